@@ -1,0 +1,84 @@
+//! # kiln-formats
+//!
+//! The Kiln archive schema and nothing else: the fixed [`header`], the rkyv
+//! body types in [`level`], and the semantic checks in [`verify`]. Both the
+//! baker (which writes archives) and the runtime (which maps them) depend on
+//! this crate, so the two can never disagree about a byte.
+//!
+//! An archive file is `[Header; 64 bytes][rkyv body]`. Reading one is:
+//! [`Header::parse`] → [`Header::check_body`] → [`access_body`] (rkyv's
+//! checked access plus [`verify::verify_level`]).
+
+pub mod header;
+pub mod level;
+pub mod verify;
+
+pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
+pub use level::{ArchivedLevel, Instance, Level, Node, TriMesh};
+
+use thiserror::Error;
+
+/// Why an archive body was rejected.
+#[derive(Debug, Error)]
+pub enum ArchiveError {
+    /// The fixed header is wrong.
+    #[error(transparent)]
+    Header(#[from] HeaderError),
+    /// The body is not a structurally valid rkyv archive of a [`Level`].
+    #[error("archive body is malformed: {0}")]
+    Structure(String),
+    /// The body is structurally valid but breaks a semantic invariant.
+    #[error("archive content is invalid: {0}")]
+    Semantic(#[from] verify::VerifyError),
+    /// The body is not aligned for zero-copy access.
+    #[error("archive body is not {align}-byte aligned in memory")]
+    Misaligned {
+        /// Alignment required.
+        align: usize,
+    },
+}
+
+/// Serialises a level into a complete archive file (header + body).
+///
+/// Deterministic: the same `level` and arguments give the same bytes.
+pub fn encode(level: &Level, content_hash: [u8; 16], baker_version: [u16; 3]) -> Vec<u8> {
+    let body = rkyv::to_bytes::<rkyv::rancor::Error>(level)
+        .expect("serialising plain vectors into memory cannot fail");
+    let header = Header {
+        format_version: FORMAT_VERSION,
+        flags: header::flags::AABB_NODES,
+        baker_version,
+        content_hash,
+        body_len: body.len() as u64,
+        body_hash: header::body_hash(&body),
+    };
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&header.to_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Validates a body (the bytes after the header) and returns the archived
+/// level: rkyv's structural check, then [`verify::verify_level`].
+///
+/// `body` must start at a [`header::BODY_ALIGN`]-aligned address.
+pub fn access_body(body: &[u8]) -> Result<&ArchivedLevel, ArchiveError> {
+    if body.as_ptr() as usize % header::BODY_ALIGN != 0 {
+        return Err(ArchiveError::Misaligned {
+            align: header::BODY_ALIGN,
+        });
+    }
+    let level = rkyv::access::<ArchivedLevel, rkyv::rancor::Error>(body)
+        .map_err(|e| ArchiveError::Structure(e.to_string()))?;
+    verify::verify_level(level)?;
+    Ok(level)
+}
+
+/// Parses the header of a whole archive file, checks the body checksum and
+/// validates the body. The file must start at a 16-byte aligned address.
+pub fn access_file(file: &[u8]) -> Result<(Header, &ArchivedLevel), ArchiveError> {
+    let header = Header::parse(file)?;
+    let body = &file[HEADER_LEN..];
+    header.check_body(body)?;
+    Ok((header, access_body(body)?))
+}

@@ -1,0 +1,437 @@
+//! Semantic verification: the invariants rkyv's structural check cannot see.
+//!
+//! After [`verify_level`] accepts an archive, every index a query can follow
+//! is in range, every tree is a proper binary tree in depth-first order no
+//! deeper than [`MAX_DEPTH`], its leaves cover the primitives exactly once and
+//! in order, and every number a query reads is finite. Queries rely on this
+//! and do not re-check, so no archive can make them panic, read out of bounds
+//! or loop forever. The baker runs the same checks on what it writes.
+
+use crate::level::{
+    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, MAX_DEPTH, NodeView, leaf_range,
+};
+use thiserror::Error;
+
+/// A broken tree invariant.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum TreeError {
+    /// The tree has nodes but nothing to cover, or primitives but no nodes.
+    #[error("{nodes} nodes for {prims} primitives")]
+    Empty {
+        /// Node count.
+        nodes: usize,
+        /// Primitive count.
+        prims: usize,
+    },
+    /// A node's `end` is not where its parent's layout puts it.
+    #[error("node {node}: subtree end {found}, expected {expected}")]
+    End {
+        /// Node index.
+        node: usize,
+        /// Stored end.
+        found: u32,
+        /// End implied by the parent.
+        expected: usize,
+    },
+    /// An inner node's left subtree leaves no room for a right child.
+    #[error("node {node}: left subtree ends at {left_end}, outside ({node}+1, {end})")]
+    Split {
+        /// Node index.
+        node: usize,
+        /// End of the left subtree.
+        left_end: u32,
+        /// End of this node's subtree.
+        end: usize,
+    },
+    /// The tree is deeper than [`MAX_DEPTH`].
+    #[error("deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// An inner node's split axis is not 0, 1 or 2.
+    #[error("node {node}: split axis {axis} is not 0, 1 or 2")]
+    Axis {
+        /// Node index.
+        node: usize,
+        /// Stored axis.
+        axis: u32,
+    },
+    /// A leaf's primitive range is not the next run of primitives.
+    #[error("node {node}: leaf covers {first}..{first}+{count}, expected to start at {expected} (of {prims})")]
+    Leaf {
+        /// Node index.
+        node: usize,
+        /// First primitive.
+        first: u32,
+        /// Primitive count.
+        count: u32,
+        /// Where the leaf should start.
+        expected: usize,
+        /// Primitive count of the tree.
+        prims: usize,
+    },
+    /// A leaf holds more primitives than allowed.
+    #[error("node {node}: leaf holds {count} primitives, at most {max} allowed")]
+    LeafSize {
+        /// Node index.
+        node: usize,
+        /// Count found.
+        count: u32,
+        /// Allowed maximum.
+        max: u32,
+    },
+    /// The leaves do not cover every primitive.
+    #[error("leaves cover {covered} of {prims} primitives")]
+    Coverage {
+        /// Primitives covered.
+        covered: usize,
+        /// Primitives present.
+        prims: usize,
+    },
+    /// A box is not finite or has min > max.
+    #[error("node {node}: box {min:?}..{max:?} is not finite and ordered")]
+    Bounds {
+        /// Node index.
+        node: usize,
+        /// Lower corner.
+        min: [f32; 3],
+        /// Upper corner.
+        max: [f32; 3],
+    },
+}
+
+/// Shape statistics gathered while verifying a tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TreeStats {
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Number of leaves.
+    pub leaves: usize,
+    /// Depth of the deepest leaf (root = 1).
+    pub depth: usize,
+    /// Surface area heuristic cost: Σ area(inner) + Σ area(leaf)·prims,
+    /// divided by the root's area (1 traversal step ≙ 1 primitive test).
+    pub sah_cost: f64,
+}
+
+/// Checks one depth-first tree over `prims` primitives whose leaves hold at
+/// most `max_leaf` primitives. Runs in O(nodes) with an explicit stack.
+pub fn verify_tree<N: NodeView>(
+    nodes: &[N],
+    prims: usize,
+    max_leaf: u32,
+) -> Result<TreeStats, TreeError> {
+    if nodes.is_empty() || prims == 0 {
+        if nodes.is_empty() && prims == 0 {
+            return Ok(TreeStats::default());
+        }
+        return Err(TreeError::Empty {
+            nodes: nodes.len(),
+            prims,
+        });
+    }
+    let area = |n: &N| {
+        let (a, b) = (n.min(), n.max());
+        let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
+        2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
+    };
+    let mut stats = TreeStats {
+        nodes: nodes.len(),
+        ..TreeStats::default()
+    };
+    let mut next_prim = 0usize;
+    let mut sah = 0.0f64;
+    // (node, expected end, depth); left pushed last so it is visited first,
+    // which makes leaves arrive in depth-first order.
+    let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(MAX_DEPTH * 2);
+    stack.push((0, nodes.len(), 1));
+    while let Some((i, expected_end, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return Err(TreeError::TooDeep);
+        }
+        let node = &nodes[i];
+        if node.end() as usize != expected_end {
+            return Err(TreeError::End {
+                node: i,
+                found: node.end(),
+                expected: expected_end,
+            });
+        }
+        let (min, max) = (node.min(), node.max());
+        if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
+            return Err(TreeError::Bounds { node: i, min, max });
+        }
+        stats.depth = stats.depth.max(depth);
+        if expected_end == i + 1 {
+            let (first, count) = leaf_range(node.data());
+            if count > max_leaf {
+                return Err(TreeError::LeafSize {
+                    node: i,
+                    count,
+                    max: max_leaf,
+                });
+            }
+            if first as usize != next_prim || next_prim + count as usize > prims {
+                return Err(TreeError::Leaf {
+                    node: i,
+                    first,
+                    count,
+                    expected: next_prim,
+                    prims,
+                });
+            }
+            next_prim += count as usize;
+            stats.leaves += 1;
+            sah += area(node) * f64::from(count);
+        } else {
+            if node.data() > 2 {
+                return Err(TreeError::Axis {
+                    node: i,
+                    axis: node.data(),
+                });
+            }
+            // `i + 1 < expected_end` holds here, so the left child exists.
+            let left_end = nodes[i + 1].end();
+            if !(left_end as usize > i + 1 && (left_end as usize) < expected_end) {
+                return Err(TreeError::Split {
+                    node: i,
+                    left_end,
+                    end: expected_end,
+                });
+            }
+            sah += area(node);
+            stack.push((left_end as usize, expected_end, depth + 1));
+            stack.push((i + 1, left_end as usize, depth + 1));
+        }
+    }
+    if next_prim != prims {
+        return Err(TreeError::Coverage {
+            covered: next_prim,
+            prims,
+        });
+    }
+    let root_area = area(&nodes[0]);
+    stats.sah_cost = if root_area > 0.0 { sah / root_area } else { 0.0 };
+    Ok(stats)
+}
+
+/// Where in a level a problem was found, and what it is.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum VerifyError {
+    /// A mesh's tree is malformed.
+    #[error("mesh {mesh}: tree: {source}")]
+    MeshTree {
+        /// Mesh index.
+        mesh: usize,
+        /// The broken invariant.
+        source: TreeError,
+    },
+    /// A triangle refers to a vertex that does not exist.
+    #[error("mesh {mesh}: triangle {triangle} uses vertex {vertex} of {vertices}")]
+    VertexIndex {
+        /// Mesh index.
+        mesh: usize,
+        /// Triangle index.
+        triangle: usize,
+        /// Vertex index used.
+        vertex: u32,
+        /// Vertex count.
+        vertices: usize,
+    },
+    /// A vertex coordinate is NaN or infinite.
+    #[error("mesh {mesh}: vertex {vertex} is not finite")]
+    Vertex {
+        /// Mesh index.
+        mesh: usize,
+        /// Vertex index.
+        vertex: usize,
+    },
+    /// Parallel arrays disagree in length.
+    #[error("mesh {mesh}: {triangles} triangles but {ids} source ids")]
+    SourceIds {
+        /// Mesh index.
+        mesh: usize,
+        /// Triangle count.
+        triangles: usize,
+        /// Source id count.
+        ids: usize,
+    },
+    /// An instance refers to a mesh that does not exist.
+    #[error("instance {instance}: mesh {mesh} of {meshes}")]
+    InstanceMesh {
+        /// Instance index.
+        instance: usize,
+        /// Mesh index used.
+        mesh: u32,
+        /// Mesh count.
+        meshes: usize,
+    },
+    /// An instance transform is not finite.
+    #[error("instance {instance}: transform is not finite")]
+    Transform {
+        /// Instance index.
+        instance: usize,
+    },
+    /// The name table does not match the instance table.
+    #[error("{instances} instances but {names} names")]
+    Names {
+        /// Instance count.
+        instances: usize,
+        /// Name count.
+        names: usize,
+    },
+    /// The top-level tree is malformed.
+    #[error("top-level tree: {0}")]
+    TopTree(TreeError),
+}
+
+/// Checks every semantic invariant of an archived level (see module docs).
+pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
+    for (m, mesh) in level.meshes.iter().enumerate() {
+        verify_mesh(m, mesh)?;
+    }
+    let meshes = level.meshes.len();
+    for (i, inst) in level.instances.iter().enumerate() {
+        verify_instance(i, inst, meshes)?;
+    }
+    if level.instance_names.len() != level.instances.len() {
+        return Err(VerifyError::Names {
+            instances: level.instances.len(),
+            names: level.instance_names.len(),
+        });
+    }
+    verify_tree(level.top.as_slice(), level.instances.len(), 1).map_err(VerifyError::TopTree)?;
+    Ok(())
+}
+
+fn verify_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
+    let vertices = mesh.vertices.len();
+    if let Some(v) = mesh
+        .vertices
+        .iter()
+        .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
+    {
+        return Err(VerifyError::Vertex { mesh: m, vertex: v });
+    }
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        for v in tri.iter().map(|v| v.to_native()) {
+            if v as usize >= vertices {
+                return Err(VerifyError::VertexIndex {
+                    mesh: m,
+                    triangle: t,
+                    vertex: v,
+                    vertices,
+                });
+            }
+        }
+    }
+    if mesh.source_ids.len() != mesh.triangles.len() {
+        return Err(VerifyError::SourceIds {
+            mesh: m,
+            triangles: mesh.triangles.len(),
+            ids: mesh.source_ids.len(),
+        });
+    }
+    verify_tree(
+        mesh.nodes.as_slice(),
+        mesh.triangles.len(),
+        crate::level::MAX_LEAF_TRIANGLES,
+    )
+    .map_err(|source| VerifyError::MeshTree { mesh: m, source })?;
+    Ok(())
+}
+
+fn verify_instance(i: usize, inst: &ArchivedInstance, meshes: usize) -> Result<(), VerifyError> {
+    let mesh = inst.mesh.to_native();
+    if mesh as usize >= meshes {
+        return Err(VerifyError::InstanceMesh {
+            instance: i,
+            mesh,
+            meshes,
+        });
+    }
+    let finite = inst
+        .world_from_local
+        .iter()
+        .chain(inst.local_from_world.iter())
+        .all(|v| v.to_native().is_finite());
+    if !finite {
+        return Err(VerifyError::Transform { instance: i });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::level::{Node, leaf_data};
+
+    fn node(end: u32, data: u32) -> Node {
+        Node {
+            min: [0.0; 3],
+            max: [1.0; 3],
+            end,
+            data,
+        }
+    }
+
+    /// root(0) -> leaf(1) [prims 0..2], leaf(2) [prim 2]
+    fn small() -> Vec<Node> {
+        vec![node(3, 0), node(2, leaf_data(0, 2)), node(3, leaf_data(2, 1))]
+    }
+
+    #[test]
+    fn accepts_a_well_formed_tree() {
+        let s = verify_tree(&small(), 3, 2).unwrap();
+        assert_eq!((s.nodes, s.leaves, s.depth), (3, 2, 2));
+        assert!(s.sah_cost > 0.0);
+        assert_eq!(verify_tree::<Node>(&[], 0, 2), Ok(TreeStats::default()));
+    }
+
+    #[test]
+    fn rejects_broken_trees() {
+        let mut t = small();
+        t[0].end = 2;
+        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::End { .. })));
+        let mut t = small();
+        t[1].end = 3;
+        assert!(matches!(
+            verify_tree(&t, 3, 2),
+            Err(TreeError::End { .. } | TreeError::Split { .. })
+        ));
+        let mut t = small();
+        t[2].data = leaf_data(1, 1);
+        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Leaf { .. })));
+        assert!(matches!(
+            verify_tree(&small(), 4, 2),
+            Err(TreeError::Coverage { .. })
+        ));
+        assert!(matches!(
+            verify_tree(&small(), 3, 1),
+            Err(TreeError::LeafSize { .. })
+        ));
+        let mut t = small();
+        t[1].min[0] = f32::NAN;
+        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Bounds { .. })));
+        let mut t = small();
+        t[0].data = 7;
+        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Axis { .. })));
+        assert!(matches!(
+            verify_tree(&small(), 0, 2),
+            Err(TreeError::Empty { .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_a_tree_deeper_than_the_limit() {
+        // A left-leaning chain of MAX_DEPTH + 1 leaves.
+        let leaves = MAX_DEPTH + 1;
+        let n = 2 * leaves - 1;
+        let mut t = Vec::new();
+        for d in 0..leaves - 1 {
+            // inner node at 2d, its left child at 2d+1 is a leaf, right subtree at 2d+2
+            t.push(node(n as u32, 0));
+            t.push(node((2 * d + 2) as u32, leaf_data(d as u32, 1)));
+        }
+        t.push(node(n as u32, leaf_data((leaves - 1) as u32, 1)));
+        assert_eq!(verify_tree(&t, leaves, 2), Err(TreeError::TooDeep));
+    }
+}
