@@ -1,0 +1,100 @@
+//! The bake as one function: ingest → prepare (weld, inside build) → build →
+//! encode. Writing the file is [`crate::write`]'s job, so a library user can
+//! keep the bytes in memory.
+
+use crate::build;
+use crate::ingest::{self, IngestError};
+use crate::report::BakeReport;
+use crate::scene::Scene;
+use std::path::Path;
+use std::time::Instant;
+
+/// Settings that change the baked bytes. Hashed into the header's content
+/// hash, so a change of settings makes an archive out of date.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BakeSettings {}
+
+impl BakeSettings {
+    /// A stable description of every setting, for the content hash.
+    pub fn fingerprint(&self) -> String {
+        format!("kiln-format={}", kiln_formats::FORMAT_VERSION)
+    }
+}
+
+/// An archive in memory and what the bake saw.
+#[derive(Clone, Debug)]
+pub struct Baked {
+    /// The complete archive file (header + body).
+    pub bytes: Vec<u8>,
+    /// Counts, timings and warnings.
+    pub report: BakeReport,
+}
+
+/// The baker's version as it goes into archive headers.
+pub fn baker_version() -> [u16; 3] {
+    let mut v = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse::<u16>().unwrap_or(0));
+    [0; 3].map(|_| v.next().unwrap_or(0))
+}
+
+/// Bakes one glTF file.
+pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestError> {
+    let t0 = Instant::now();
+    let ingested = ingest::load(path)?;
+    let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for bytes in &ingested.input_bytes {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    }
+    hasher.update(settings.fingerprint().as_bytes());
+    let mut baked = bake_hashed(&ingested.scene, hasher.digest128().to_le_bytes());
+    baked.report.input = path.display().to_string();
+    baked.report.ingest_ms = ingest_ms;
+    Ok(baked)
+}
+
+/// Bakes a scene built in memory (no glTF). The content hash covers the
+/// scene's geometry and placements.
+pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for m in &scene.meshes {
+        hasher.update(&(m.positions.len() as u64).to_le_bytes());
+        for p in &m.positions {
+            for c in p {
+                hasher.update(&c.to_le_bytes());
+            }
+        }
+        hasher.update(&(m.triangles.len() as u64).to_le_bytes());
+        for t in &m.triangles {
+            for i in t {
+                hasher.update(&i.to_le_bytes());
+            }
+        }
+    }
+    for i in &scene.instances {
+        hasher.update(i.name.as_bytes());
+        hasher.update(&(i.mesh as u64).to_le_bytes());
+        for v in i.transform.to_cols_array() {
+            hasher.update(&v.to_le_bytes());
+        }
+    }
+    hasher.update(settings.fingerprint().as_bytes());
+    bake_hashed(scene, hasher.digest128().to_le_bytes())
+}
+
+fn bake_hashed(scene: &Scene, content_hash: [u8; 16]) -> Baked {
+    let t0 = Instant::now();
+    let level = build::build_level(scene);
+    let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let bytes = kiln_formats::encode(&level, content_hash, baker_version());
+    // The runtime's own checks, on what we are about to hand out: a failure
+    // here is a baker bug, never a property of the input.
+    if let Err(e) = kiln_formats::check_file(&bytes) {
+        panic!("baker produced an invalid archive: {e}");
+    }
+    let report = BakeReport::new(scene, &level, bytes.len(), build_ms);
+    Baked { bytes, report }
+}

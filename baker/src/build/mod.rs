@@ -1,0 +1,23 @@
+//! Build: scene meshes become archived shapes, instances get a top-level
+//! tree. Everything here is deterministic: meshes are built in parallel but
+//! each result depends only on its input, and they are collected in order.
+
+pub mod sah;
+pub mod top;
+pub mod tri_tree;
+
+use crate::scene::Scene;
+use kiln_formats::Level;
+use rayon::prelude::*;
+
+/// Builds the archive body for a scene.
+pub fn build_level(scene: &Scene) -> Level {
+    let meshes: Vec<_> = scene.meshes.par_iter().map(tri_tree::build).collect();
+    let (instances, instance_names, top) = top::build(scene, &meshes);
+    Level {
+        meshes,
+        instances,
+        instance_names,
+        top,
+    }
+}

@@ -1,0 +1,181 @@
+//! Loading a glTF document: the container (`.gltf` JSON or `.glb`), the JSON
+//! itself (gltf-json types, our own validation), and every buffer's bytes
+//! (GLB binary chunk, external files, base64 data URIs).
+
+use super::IngestErrorKind as E;
+use gltf::json;
+use std::path::Path;
+
+/// Extensions we read (or may safely ignore) when a file lists them as required.
+const UNDERSTOOD_REQUIRED: &[&str] = &[
+    "KHR_mesh_quantization",
+    "EXT_meshopt_compression",
+    "KHR_meshopt_compression",
+    // Material and texture extensions do not affect geometry.
+    "KHR_materials_pbrSpecularGlossiness",
+    "KHR_materials_unlit",
+    "KHR_texture_transform",
+    "KHR_texture_basisu",
+    "EXT_texture_webp",
+    "EXT_texture_avif",
+    "MSFT_texture_dds",
+];
+
+/// A parsed document with its buffers loaded.
+pub struct Document {
+    /// The glTF JSON.
+    pub root: json::Root,
+    /// Bytes of each buffer; `None` for a meshopt fallback buffer that has
+    /// no data of its own.
+    pub buffers: Vec<Option<Vec<u8>>>,
+    /// Bytes of the input files read (document + external buffers), for the
+    /// content hash.
+    pub input_bytes: Vec<Vec<u8>>,
+}
+
+/// Reads and parses a `.gltf` or `.glb` file and all the buffers it uses.
+pub fn load(path: &Path) -> Result<Document, E> {
+    let bytes = std::fs::read(path).map_err(|e| E::Io(format!("cannot read the file: {e}")))?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    parse(bytes, base_dir)
+}
+
+/// Parses an in-memory `.gltf`/`.glb`; external buffers resolve against `base_dir`.
+pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
+    let (json_bytes, bin): (Vec<u8>, Option<Vec<u8>>) = if bytes.starts_with(b"glTF") {
+        let glb = gltf::Glb::from_slice(&bytes).map_err(|e| E::Container(e.to_string()))?;
+        (glb.json.into_owned(), glb.bin.map(|b| b.into_owned()))
+    } else {
+        (bytes.clone(), None)
+    };
+    let root: json::Root = serde_json::from_slice(&json_bytes).map_err(|e| {
+        if bytes.first().is_some_and(|&b| b != b'{' && !b.is_ascii_whitespace()) {
+            E::Container(format!("neither a GLB nor glTF JSON ({e})"))
+        } else {
+            E::Json(e.to_string())
+        }
+    })?;
+    for ext in &root.extensions_required {
+        if ext == "KHR_draco_mesh_compression" {
+            return Err(E::Draco);
+        }
+        if !UNDERSTOOD_REQUIRED.contains(&ext.as_str()) {
+            return Err(E::UnsupportedExtension(ext.clone()));
+        }
+    }
+    let mut input_bytes = vec![bytes];
+    let mut buffers = Vec::with_capacity(root.buffers.len());
+    let mut bin = bin;
+    for (i, b) in root.buffers.iter().enumerate() {
+        let is_fallback = b.extensions.as_ref().is_some_and(|x| {
+            ["EXT_meshopt_compression", "KHR_meshopt_compression"]
+                .iter()
+                .any(|k| x.others.get(*k).is_some_and(|v| v["fallback"] == true))
+        });
+        let data = match &b.uri {
+            None if i == 0 && bin.is_some() => bin.take(),
+            None if is_fallback => None,
+            None => {
+                return Err(E::Buffer {
+                    index: i,
+                    problem: "has no uri and there is no GLB binary chunk".into(),
+                });
+            }
+            Some(uri) if uri.starts_with("data:") => Some(decode_data_uri(uri).map_err(
+                |problem| E::Buffer {
+                    index: i,
+                    problem,
+                },
+            )?),
+            Some(uri) if is_fallback && uri.is_empty() => None,
+            Some(uri) => {
+                let file = base_dir.join(percent_decode(uri));
+                match std::fs::read(&file) {
+                    Ok(data) => {
+                        input_bytes.push(data.clone());
+                        Some(data)
+                    }
+                    Err(e) if is_fallback => {
+                        // The spec lets loaders that decode the extension skip the fallback.
+                        let _ = e;
+                        None
+                    }
+                    Err(e) => {
+                        return Err(E::Buffer {
+                            index: i,
+                            problem: format!("cannot read {}: {e}", file.display()),
+                        });
+                    }
+                }
+            }
+        };
+        if let Some(d) = &data {
+            let declared = b.byte_length.0;
+            if (d.len() as u64) < declared {
+                return Err(E::Buffer {
+                    index: i,
+                    problem: format!("declares {declared} bytes but holds {}", d.len()),
+                });
+            }
+        }
+        buffers.push(data);
+    }
+    Ok(Document {
+        root,
+        buffers,
+        input_bytes,
+    })
+}
+
+fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine;
+    let comma = uri.find(',').ok_or("data URI has no comma")?;
+    let (head, data) = (&uri[..comma], &uri[comma + 1..]);
+    if !head.ends_with(";base64") {
+        return Err("data URI is not base64-encoded".into());
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("data URI is not valid base64: {e}"))
+}
+
+/// Decodes `%XX` escapes in a relative URI (glTF URIs are RFC 3986).
+fn percent_decode(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_decode() {
+        assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("x%zzy"), "x%zzy");
+    }
+
+    #[test]
+    fn data_uris_decode() {
+        assert_eq!(
+            decode_data_uri("data:application/octet-stream;base64,AAEC").unwrap(),
+            vec![0, 1, 2]
+        );
+        assert!(decode_data_uri("data:text/plain,hello").is_err());
+    }
+}

@@ -1,0 +1,349 @@
+//! Ingest: a glTF 2.0 file becomes a [`Scene`] of unique meshes and their
+//! world placements.
+//!
+//! Covered: `.gltf` (external or data-URI buffers) and `.glb`; the default
+//! scene (else the first, else every root node); node hierarchies with TRS or
+//! matrices, accumulated in f64; triangle lists, strips and fans (points and
+//! lines skipped with a warning); indexed and non-indexed primitives; sparse
+//! accessors; integer and normalised positions (KHR_mesh_quantization);
+//! EXT_meshopt_compression. A mesh used by several nodes becomes one mesh and
+//! several instances. Draco is refused with a clear error.
+
+mod accessor;
+mod document;
+mod meshopt;
+
+use crate::scene::{Scene, SceneInstance, SceneMesh};
+use glam::{DAffine3, DMat4, DQuat, DVec3};
+use gltf::json::{self, mesh::Mode, mesh::Semantic, validation::Checked};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A file that could not be ingested, and why.
+#[derive(Debug, Error)]
+#[error("{}: {kind}", path.display())]
+pub struct IngestError {
+    /// The input file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub kind: IngestErrorKind,
+}
+
+/// The reasons ingest can fail.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum IngestErrorKind {
+    /// The file could not be read.
+    #[error("{0}")]
+    Io(String),
+    /// The GLB container or file type is wrong.
+    #[error("not a valid glTF container: {0}")]
+    Container(String),
+    /// The JSON does not parse as glTF.
+    #[error("invalid glTF JSON: {0}")]
+    Json(String),
+    /// KHR_draco_mesh_compression is required.
+    #[error("uses KHR_draco_mesh_compression, which this baker does not decode; re-export without Draco (e.g. `gltf-transform copy` or gltfpack) or with EXT_meshopt_compression")]
+    Draco,
+    /// Another required extension this baker does not understand.
+    #[error("requires the unsupported extension {0}")]
+    UnsupportedExtension(String),
+    /// A buffer is missing or malformed.
+    #[error("buffer {index} {problem}")]
+    Buffer {
+        /// Buffer index.
+        index: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Anything else structurally wrong (bad index, accessor out of range…).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What ingest produced, with the raw input bytes for the content hash.
+pub struct Ingested {
+    /// The scene.
+    pub scene: Scene,
+    /// Every input file's bytes (the document, then external buffers).
+    pub input_bytes: Vec<Vec<u8>>,
+}
+
+/// Reads a `.gltf`/`.glb` file into a scene.
+pub fn load(path: &Path) -> Result<Ingested, IngestError> {
+    let wrap = |kind| IngestError {
+        path: path.to_path_buf(),
+        kind,
+    };
+    let doc = document::load(path).map_err(wrap)?;
+    let scene = build_scene(&doc).map_err(wrap)?;
+    Ok(Ingested {
+        scene,
+        input_bytes: doc.input_bytes,
+    })
+}
+
+/// Parses an in-memory `.gltf`/`.glb` (external buffers resolve against
+/// `base_dir`). `name` is used in errors. Used by fuzzing and tests.
+pub fn load_bytes(bytes: Vec<u8>, base_dir: &Path, name: &Path) -> Result<Ingested, IngestError> {
+    let wrap = |kind| IngestError {
+        path: name.to_path_buf(),
+        kind,
+    };
+    let doc = document::parse(bytes, base_dir).map_err(wrap)?;
+    let scene = build_scene(&doc).map_err(wrap)?;
+    Ok(Ingested {
+        scene,
+        input_bytes: doc.input_bytes,
+    })
+}
+
+/// Guards against absurd or hostile hierarchies.
+const MAX_NODE_DEPTH: usize = 1024;
+
+fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
+    let root = &doc.root;
+    let views = accessor::Views::new(doc);
+    let mut scene = Scene::default();
+    let mut mesh_map: Vec<Option<usize>> = vec![None; root.meshes.len()];
+    let mut warned_skin = false;
+
+    // which nodes start the walk
+    let roots: Vec<usize> = match root.scene.map(|s| s.value()).or(if root.scenes.is_empty() {
+        None
+    } else {
+        Some(0)
+    }) {
+        Some(s) => {
+            let sc = root
+                .scenes
+                .get(s)
+                .ok_or_else(|| IngestErrorKind::Invalid(format!("default scene {s} does not exist")))?;
+            sc.nodes.iter().map(|n| n.value()).collect()
+        }
+        None => {
+            let mut is_child = vec![false; root.nodes.len()];
+            for n in &root.nodes {
+                for c in n.children.iter().flatten() {
+                    if let Some(f) = is_child.get_mut(c.value()) {
+                        *f = true;
+                    }
+                }
+            }
+            (0..root.nodes.len()).filter(|&i| !is_child[i]).collect()
+        }
+    };
+
+    // walk the hierarchy depth-first, in document order
+    let mut visited = vec![false; root.nodes.len()];
+    let mut stack: Vec<(usize, DAffine3, usize)> = roots
+        .iter()
+        .rev()
+        .map(|&n| (n, DAffine3::IDENTITY, 0))
+        .collect();
+    while let Some((ni, parent, depth)) = stack.pop() {
+        let node = root
+            .nodes
+            .get(ni)
+            .ok_or_else(|| IngestErrorKind::Invalid(format!("node {ni} does not exist")))?;
+        if std::mem::replace(&mut visited[ni], true) {
+            return Err(IngestErrorKind::Invalid(format!(
+                "node {ni} is reached twice (a cycle or a node with two parents)"
+            )));
+        }
+        if depth > MAX_NODE_DEPTH {
+            return Err(IngestErrorKind::Invalid(format!(
+                "node hierarchy deeper than {MAX_NODE_DEPTH}"
+            )));
+        }
+        let world = parent * local_transform(node, ni)?;
+        if let Some(mi) = node.mesh.map(|m| m.value()) {
+            let slot = mesh_map
+                .get_mut(mi)
+                .ok_or_else(|| IngestErrorKind::Invalid(format!("node {ni}: mesh {mi} does not exist")))?;
+            let scene_mesh = match *slot {
+                Some(s) => s,
+                None => {
+                    let m = read_mesh(doc, &views, mi, &mut scene.warnings)?;
+                    scene.meshes.push(m);
+                    *slot = Some(scene.meshes.len() - 1);
+                    scene.meshes.len() - 1
+                }
+            };
+            // glTF ignores the node transform of a skinned mesh; without a
+            // pose we bake the bind pose, in mesh space.
+            let transform = if node.skin.is_some() {
+                if !warned_skin {
+                    scene.warnings.push(
+                        "skinned meshes are baked in their bind pose (mesh space); joints are not applied"
+                            .into(),
+                    );
+                    warned_skin = true;
+                }
+                DAffine3::IDENTITY
+            } else {
+                world
+            };
+            let det = transform.matrix3.determinant();
+            if det.abs() < 1e-30 || !det.is_finite() {
+                scene.warnings.push(format!(
+                    "node {ni}: transform is singular (zero scale); its mesh is skipped"
+                ));
+            } else {
+                let name = node
+                    .name
+                    .clone()
+                    .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
+                    .unwrap_or_else(|| format!("node{ni}"));
+                scene.instances.push(SceneInstance {
+                    name,
+                    mesh: scene_mesh,
+                    transform,
+                });
+            }
+            if node
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.others.contains_key("EXT_mesh_gpu_instancing"))
+            {
+                scene.warnings.push(format!(
+                    "node {ni}: EXT_mesh_gpu_instancing transforms are not applied; only the node itself is baked"
+                ));
+            }
+        }
+        for c in node.children.iter().flatten().rev() {
+            stack.push((c.value(), world, depth + 1));
+        }
+    }
+    Ok(scene)
+}
+
+fn local_transform(node: &json::Node, ni: usize) -> Result<DAffine3, IngestErrorKind> {
+    let t = if let Some(m) = node.matrix {
+        let m = DMat4::from_cols_array(&m.map(f64::from));
+        DAffine3::from_mat4(m)
+    } else {
+        let t = DVec3::from(node.translation.unwrap_or([0.0; 3]).map(f64::from));
+        let r = node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0).map(f64::from);
+        let s = DVec3::from(node.scale.unwrap_or([1.0; 3]).map(f64::from));
+        let q = DQuat::from_array(r);
+        let q = if q.length_squared() > 0.0 {
+            q.normalize()
+        } else {
+            DQuat::IDENTITY
+        };
+        DAffine3::from_scale_rotation_translation(s, q, t)
+    };
+    if !t.is_finite() {
+        return Err(IngestErrorKind::Invalid(format!(
+            "node {ni}: transform is not finite"
+        )));
+    }
+    Ok(t)
+}
+
+fn read_mesh(
+    doc: &document::Document,
+    views: &accessor::Views,
+    mi: usize,
+    warnings: &mut Vec<String>,
+) -> Result<SceneMesh, IngestErrorKind> {
+    let mesh = &doc.root.meshes[mi];
+    let mut out = SceneMesh {
+        name: mesh.name.clone().unwrap_or_default(),
+        ..SceneMesh::default()
+    };
+    let mut source_id = 0u32;
+    for (pi, prim) in mesh.primitives.iter().enumerate() {
+        let ctx = |p: String| IngestErrorKind::Invalid(format!("mesh {mi} primitive {pi}: {p}"));
+        let mode = match prim.mode {
+            Checked::Valid(m) => m,
+            Checked::Invalid => return Err(ctx("invalid mode".into())),
+        };
+        if matches!(
+            mode,
+            Mode::Points | Mode::Lines | Mode::LineLoop | Mode::LineStrip
+        ) {
+            warnings.push(format!(
+                "mesh {mi} primitive {pi}: {mode:?} primitive skipped (no triangles)"
+            ));
+            continue;
+        }
+        if prim
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.others.contains_key("KHR_draco_mesh_compression"))
+            && prim
+                .attributes
+                .get(&Checked::Valid(Semantic::Positions))
+                .and_then(|a| doc.root.accessors.get(a.value()))
+                .is_none_or(|a| a.buffer_view.is_none())
+        {
+            return Err(IngestErrorKind::Draco);
+        }
+        let Some(pos) = prim.attributes.get(&Checked::Valid(Semantic::Positions)) else {
+            warnings.push(format!(
+                "mesh {mi} primitive {pi}: no POSITION attribute, skipped"
+            ));
+            continue;
+        };
+        let positions = accessor::read_vec3(doc, views, pos.value())?;
+        let indices: Vec<u32> = match prim.indices {
+            Some(i) => accessor::read_indices(doc, views, i.value())?,
+            None => (0..positions.len() as u32).collect(),
+        };
+        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
+            return Err(ctx(format!(
+                "index {bad} is out of range for {} vertices",
+                positions.len()
+            )));
+        }
+        let base = out.positions.len() as u32;
+        out.positions.extend_from_slice(&positions);
+        for tri in triangles(mode, &indices) {
+            out.push_triangle(tri.map(|i| i + base), source_id);
+            source_id += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Expands a primitive's index list into triangles, as the glTF spec defines
+/// for each mode (strips alternate winding so every triangle keeps the
+/// orientation of the first).
+fn triangles(mode: Mode, idx: &[u32]) -> Vec<[u32; 3]> {
+    match mode {
+        Mode::Triangles => idx.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
+        Mode::TriangleStrip => (0..idx.len().saturating_sub(2))
+            .map(|i| {
+                if i % 2 == 0 {
+                    [idx[i], idx[i + 1], idx[i + 2]]
+                } else {
+                    [idx[i + 1], idx[i], idx[i + 2]]
+                }
+            })
+            .collect(),
+        Mode::TriangleFan => (1..idx.len().saturating_sub(1))
+            .map(|i| [idx[i], idx[i + 1], idx[0]])
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_and_fans_follow_the_spec() {
+        assert_eq!(
+            triangles(Mode::TriangleStrip, &[0, 1, 2, 3, 4]),
+            vec![[0, 1, 2], [2, 1, 3], [2, 3, 4]]
+        );
+        assert_eq!(
+            triangles(Mode::TriangleFan, &[0, 1, 2, 3]),
+            vec![[1, 2, 0], [2, 3, 0]]
+        );
+        assert_eq!(triangles(Mode::Triangles, &[0, 1, 2, 3]), vec![[0, 1, 2]]);
+        assert!(triangles(Mode::TriangleStrip, &[0, 1]).is_empty());
+    }
+}

@@ -1,0 +1,68 @@
+//! What a bake reports: counts the user can check against their source,
+//! sizes, timings and warnings.
+
+use crate::scene::Scene;
+use kiln_formats::Level;
+use serde::Serialize;
+
+/// The summary of one bake.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BakeReport {
+    /// Input file (empty for in-memory scenes).
+    pub input: String,
+    /// Triangles drawn by the scene's nodes (each instance counted),
+    /// degenerate ones included: the number a viewer or `level_stats` shows.
+    pub scene_triangles: usize,
+    /// Degenerate triangles dropped, over instances.
+    pub scene_degenerate: usize,
+    /// Triangles baked, over instances (`scene_triangles - scene_degenerate`).
+    pub baked_triangles: usize,
+    /// Triangles over unique meshes (each once), degenerate ones included.
+    pub unique_triangles: usize,
+    /// Degenerate triangles over unique meshes.
+    pub unique_degenerate: usize,
+    /// Triangles stored in the archive (unique meshes, degenerates dropped).
+    pub stored_triangles: usize,
+    /// Unique meshes.
+    pub meshes: usize,
+    /// Instances in the archive.
+    pub instances: usize,
+    /// Archive size in bytes.
+    pub bytes: usize,
+    /// Archive bytes per stored triangle.
+    pub bytes_per_triangle: f64,
+    /// Time spent reading and decoding the input.
+    pub ingest_ms: f64,
+    /// Time spent building shapes and trees.
+    pub build_ms: f64,
+    /// Non-fatal problems.
+    pub warnings: Vec<String>,
+}
+
+impl BakeReport {
+    /// Summarises a bake of `scene` into `level` (`bytes` long).
+    pub fn new(scene: &Scene, level: &Level, bytes: usize, build_ms: f64) -> BakeReport {
+        let s = scene.stats();
+        let stored: usize = level.meshes.iter().map(|m| m.triangles.len()).sum();
+        BakeReport {
+            input: String::new(),
+            scene_triangles: s.scene_triangles,
+            scene_degenerate: s.scene_degenerate,
+            baked_triangles: s.scene_triangles - s.scene_degenerate,
+            unique_triangles: s.unique_triangles,
+            unique_degenerate: s.unique_degenerate,
+            stored_triangles: stored,
+            meshes: level.meshes.len(),
+            instances: level.instances.len(),
+            bytes,
+            bytes_per_triangle: if stored > 0 {
+                bytes as f64 / stored as f64
+            } else {
+                0.0
+            },
+            ingest_ms: 0.0,
+            build_ms,
+            warnings: scene.warnings.clone(),
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The baker's in-memory scene: what ingest produces and the build consumes.
+//!
+//! A scene is independent of glTF: tools and benchmarks can make one from
+//! plain triangle lists with [`Scene::from_meshes`] and bake it directly.
+
+use glam::{DAffine3, DVec3};
+
+/// A triangle mesh in its own (local) space.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneMesh {
+    /// Name from the source (may be empty).
+    pub name: String,
+    /// Vertex positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Non-degenerate triangles as indices into `positions`.
+    pub triangles: Vec<[u32; 3]>,
+    /// For each kept triangle, its index among all the source mesh's
+    /// triangles (primitives concatenated, degenerates counted).
+    pub source_ids: Vec<u32>,
+    /// Triangles dropped because two indices repeat or the area is zero.
+    pub degenerate: usize,
+}
+
+impl SceneMesh {
+    /// Builds a mesh from positions and triangles, dropping degenerate
+    /// triangles (repeated index or exactly zero area) and counting them.
+    ///
+    /// Indices must be in range; see [`SceneMesh::try_new`] for untrusted data.
+    pub fn new(name: impl Into<String>, positions: Vec<[f32; 3]>, triangles: &[[u32; 3]]) -> Self {
+        Self::try_new(name, positions, triangles).expect("triangle index out of range")
+    }
+
+    /// Like [`SceneMesh::new`], but reports the first out-of-range index
+    /// instead of panicking.
+    pub fn try_new(
+        name: impl Into<String>,
+        positions: Vec<[f32; 3]>,
+        triangles: &[[u32; 3]],
+    ) -> Result<Self, (usize, u32)> {
+        let mut mesh = SceneMesh {
+            name: name.into(),
+            positions,
+            ..SceneMesh::default()
+        };
+        for (i, &t) in triangles.iter().enumerate() {
+            if let Some(&bad) = t.iter().find(|&&v| v as usize >= mesh.positions.len()) {
+                return Err((i, bad));
+            }
+            mesh.push_triangle(t, i as u32);
+        }
+        Ok(mesh)
+    }
+
+    /// Adds one source triangle, or counts it as degenerate. Indices must be
+    /// in range.
+    pub(crate) fn push_triangle(&mut self, t: [u32; 3], source_id: u32) {
+        if is_degenerate(&self.positions, t) {
+            self.degenerate += 1;
+        } else {
+            self.triangles.push(t);
+            self.source_ids.push(source_id);
+        }
+    }
+
+    /// Triangles in the source, kept or not.
+    pub fn source_triangle_count(&self) -> usize {
+        self.triangles.len() + self.degenerate
+    }
+}
+
+/// A triangle is degenerate when two of its indices repeat or its area is
+/// exactly zero (cross product computed in f64 from the f32 positions, the
+/// rule the shared levels' statistics use).
+pub fn is_degenerate(positions: &[[f32; 3]], t: [u32; 3]) -> bool {
+    if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+        return true;
+    }
+    let p = |i: u32| DVec3::from(positions[i as usize].map(f64::from));
+    let (a, b, c) = (p(t[0]), p(t[1]), p(t[2]));
+    (b - a).cross(c - a).length_squared() == 0.0
+}
+
+/// One placement of a mesh in the world.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneInstance {
+    /// Object name (the glTF node's name, else its mesh's, else `node<i>`).
+    pub name: String,
+    /// Index into [`Scene::meshes`].
+    pub mesh: usize,
+    /// Local-to-world transform, accumulated in f64.
+    pub transform: DAffine3,
+}
+
+/// What ingest counted, for the bake report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IngestStats {
+    /// Triangles over all instances, degenerate ones included (what a viewer draws).
+    pub scene_triangles: usize,
+    /// Degenerate triangles over all instances.
+    pub scene_degenerate: usize,
+    /// Triangles over unique meshes (each once), degenerate ones included.
+    pub unique_triangles: usize,
+    /// Degenerate triangles over unique meshes.
+    pub unique_degenerate: usize,
+}
+
+/// Meshes and their placements: the input of the build step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scene {
+    /// Unique meshes.
+    pub meshes: Vec<SceneMesh>,
+    /// Placements, in source order.
+    pub instances: Vec<SceneInstance>,
+    /// Things the user should know that did not stop the bake.
+    pub warnings: Vec<String>,
+}
+
+impl Scene {
+    /// A scene with one identity-placed instance per mesh.
+    pub fn from_meshes(meshes: Vec<SceneMesh>) -> Scene {
+        let instances = meshes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| SceneInstance {
+                name: if m.name.is_empty() {
+                    format!("mesh{i}")
+                } else {
+                    m.name.clone()
+                },
+                mesh: i,
+                transform: DAffine3::IDENTITY,
+            })
+            .collect();
+        Scene {
+            meshes,
+            instances,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Counts triangles and degenerates, per instance and per unique mesh.
+    pub fn stats(&self) -> IngestStats {
+        let mut s = IngestStats::default();
+        for m in &self.meshes {
+            s.unique_triangles += m.source_triangle_count();
+            s.unique_degenerate += m.degenerate;
+        }
+        for i in &self.instances {
+            let m = &self.meshes[i.mesh];
+            s.scene_triangles += m.source_triangle_count();
+            s.scene_degenerate += m.degenerate;
+        }
+        s
+    }
+
+    /// Every kept triangle of every instance in world space (f64), with its
+    /// instance index and source triangle id: the brute-force oracle's view.
+    pub fn world_triangles(&self) -> Vec<WorldTriangle> {
+        let mut out = Vec::new();
+        for (ii, inst) in self.instances.iter().enumerate() {
+            let m = &self.meshes[inst.mesh];
+            for (t, &sid) in m.triangles.iter().zip(&m.source_ids) {
+                let v = t.map(|i| {
+                    inst.transform
+                        .transform_point3(DVec3::from(m.positions[i as usize].map(f64::from)))
+                });
+                out.push(WorldTriangle {
+                    v,
+                    instance: ii,
+                    source_id: sid,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// A triangle in world space, for oracles and exports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldTriangle {
+    /// Corners in world space.
+    pub v: [DVec3; 3],
+    /// Index into [`Scene::instances`].
+    pub instance: usize,
+    /// Source triangle id within the instance's mesh.
+    pub source_id: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn degenerates_are_dropped_and_counted() {
+        let p = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        let m = SceneMesh::new("m", p, &[[0, 1, 3], [0, 0, 1], [0, 1, 2], [1, 3, 0]]);
+        assert_eq!(m.triangles, vec![[0, 1, 3], [1, 3, 0]]);
+        assert_eq!(m.source_ids, vec![0, 3]);
+        assert_eq!(m.degenerate, 2);
+        assert_eq!(m.source_triangle_count(), 4);
+    }
+
+    #[test]
+    fn out_of_range_indices_are_reported() {
+        let p = vec![[0.0; 3]; 3];
+        assert_eq!(SceneMesh::try_new("m", p, &[[0, 1, 3]]), Err((0, 3)));
+    }
+}

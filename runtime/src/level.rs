@@ -1,0 +1,143 @@
+//! Opening an archive: map (or read) the file, check the fixed header and the
+//! body checksum, then rkyv's checked access plus `kiln_formats::verify`.
+//! After that, queries run on the mapped bytes without re-checking.
+
+use kiln_formats::{ArchiveError, ArchivedLevel, HEADER_LEN, Header};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why an archive could not be opened.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    /// The file could not be read or mapped.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The archive path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid archive.
+    #[error("{}: {source}", path.display())]
+    Invalid {
+        /// The archive path (`<memory>` for in-memory archives).
+        path: PathBuf,
+        /// What is wrong.
+        source: ArchiveError,
+    },
+}
+
+enum Storage {
+    Mapped(memmap2::Mmap),
+    Owned(rkyv::util::AlignedVec<{ kiln_formats::header::BODY_ALIGN }>),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Mapped(m) => m,
+            Storage::Owned(v) => v,
+        }
+    }
+}
+
+/// A validated, immutable baked level. Cheap to share between threads
+/// (`&Level` is `Sync`); every query takes `&self`.
+pub struct Level {
+    storage: Storage,
+    header: Header,
+}
+
+impl Level {
+    /// Memory-maps and validates an archive. Loading does no parsing and no
+    /// allocation proportional to the file: the body is used in place.
+    ///
+    /// The file must not be modified in place while it is open (replacing it
+    /// by rename, as `baker` always does, is fine: this mapping keeps the old
+    /// file).
+    pub fn open(path: impl AsRef<Path>) -> Result<Level, OpenError> {
+        let path = path.as_ref();
+        let io = |source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the mapping is read-only and private to this Level. The
+        // one hazard of file mappings, another process truncating or
+        // rewriting the file in place while it is mapped, is excluded by the
+        // documented contract above (Kiln tools replace archives by atomic
+        // rename, which leaves this mapping's inode untouched).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Level::validate(Storage::Mapped(map), path)
+    }
+
+    /// Reads an archive fully into memory and validates it (no mapping).
+    pub fn read(path: impl AsRef<Path>) -> Result<Level, OpenError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Level::from_bytes_named(&bytes, path)
+    }
+
+    /// Validates an archive held in memory (copied to aligned storage).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Level, OpenError> {
+        Level::from_bytes_named(bytes, Path::new("<memory>"))
+    }
+
+    fn from_bytes_named(bytes: &[u8], path: &Path) -> Result<Level, OpenError> {
+        let mut v = rkyv::util::AlignedVec::with_capacity(bytes.len());
+        v.extend_from_slice(bytes);
+        Level::validate(Storage::Owned(v), path)
+    }
+
+    fn validate(storage: Storage, path: &Path) -> Result<Level, OpenError> {
+        let header = kiln_formats::access_file(storage.bytes())
+            .map(|(h, _)| h)
+            .map_err(|source| OpenError::Invalid {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Level { storage, header })
+    }
+
+    /// The archive's fixed header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Size of the archive in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.storage.bytes().len()
+    }
+
+    /// The archived level, for inspection tools.
+    #[inline]
+    pub fn archive(&self) -> &ArchivedLevel {
+        let body = &self.storage.bytes()[HEADER_LEN..];
+        // SAFETY: `validate` ran rkyv's checked access and our semantic
+        // verification on exactly these bytes, which are immutable for the
+        // life of `self` (owned buffer, or a read-only mapping under the
+        // contract of `Level::open`), and the body is 16-byte aligned (page
+        // or AlignedVec start + 64).
+        unsafe { rkyv::access_unchecked::<ArchivedLevel>(body) }
+    }
+
+    /// Name of the object behind instance `instance` (empty if out of range).
+    pub fn object_name(&self, instance: u32) -> &str {
+        self.archive()
+            .instance_names
+            .get(instance as usize)
+            .map_or("", |s| s.as_str())
+    }
+}
+
+impl std::fmt::Debug for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Level")
+            .field("bytes", &self.byte_len())
+            .field("header", &self.header)
+            .finish()
+    }
+}

@@ -1,0 +1,25 @@
+//! # kiln-runtime
+//!
+//! Opens a Kiln archive (a memory map, validated once) and answers collision
+//! queries on it from any number of threads.
+//!
+//! The data path reads as the modules: [`level`] (open → validate) →
+//! [`walk`](crate) (one tree walker) → [`query`] (one file per operation).
+//!
+//! ```no_run
+//! use kiln_runtime::Level;
+//! use glam::Vec3;
+//! let level = Level::open("level.kiln")?;
+//! if let Some(hit) = level.raycast(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, 100.0) {
+//!     println!("ground at {} on {}", hit.point, level.object_name(hit.instance));
+//! }
+//! # Ok::<(), kiln_runtime::OpenError>(())
+//! ```
+
+pub mod level;
+pub mod query;
+mod walk;
+
+pub use glam::Vec3;
+pub use level::{Level, OpenError};
+pub use query::raycast::{Ray, RayHit};

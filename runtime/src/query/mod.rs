@@ -1,0 +1,5 @@
+//! Queries, one file per operation and shape pair.
+
+pub mod ray_box;
+pub mod ray_triangle;
+pub mod raycast;

@@ -1,0 +1,120 @@
+//! Ray/box slab test that never misses a box the exact ray touches.
+//!
+//! The source slides (seed 002) warn that rounding noise in a segment/box
+//! test gives false negatives and fix it by adding an upper bound of the
+//! noise to the comparison. For the slab form used here that bound is
+//! Ize's ("Robust BVH ray traversal", JCGT 2013): each slab distance carries
+//! a relative error of at most γ(3) = 3ε/(1-3ε), so the exit distance is
+//! scaled by 1 + 2γ(3) before it is compared with the entry distance.
+//! Axes along which the ray does not move are tested directly (is the
+//! origin inside the slab, faces included?), so `0 · ∞ = NaN` never arises
+//! for a ray lying in a box's face plane.
+
+use glam::Vec3;
+
+/// 1 + 2γ(3) for f32 (ε = 2⁻²⁴), rounded up.
+const EXIT_SCALE: f32 = 1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5) + f32::EPSILON;
+
+/// A ray prepared for slab tests.
+#[derive(Clone, Copy, Debug)]
+pub struct SlabRay {
+    /// Ray origin.
+    pub origin: Vec3,
+    /// Per-axis reciprocal of the direction (zero on axes where the ray
+    /// does not move).
+    pub inv_dir: Vec3,
+    /// Whether some direction component is zero (or its reciprocal overflows).
+    flat: bool,
+}
+
+impl SlabRay {
+    /// Prepares a ray.
+    #[inline]
+    pub fn new(origin: Vec3, dir: Vec3) -> Self {
+        let inv = |d: f32| {
+            let r = 1.0 / d;
+            if r.is_finite() { r } else { 0.0 }
+        };
+        let inv_dir = Vec3::new(inv(dir.x), inv(dir.y), inv(dir.z));
+        SlabRay {
+            origin,
+            inv_dir,
+            flat: inv_dir.cmpeq(Vec3::ZERO).any(),
+        }
+    }
+
+    /// Entry distance if the ray meets the box within `[0, t_max]`.
+    #[inline]
+    pub fn hit(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
+        if self.flat {
+            return self.hit_flat(min, max, t_max);
+        }
+        let t0 = (min - self.origin) * self.inv_dir;
+        let t1 = (max - self.origin) * self.inv_dir;
+        let near = t0.min(t1).max_element().max(0.0);
+        let far = t0.max(t1).min_element().min(t_max) * EXIT_SCALE;
+        (near <= far).then_some(near)
+    }
+
+    /// The slab test when the ray is parallel to one or more axes.
+    #[cold]
+    fn hit_flat(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
+        let mut near = 0.0f32;
+        let mut far = t_max;
+        for k in 0..3 {
+            let o = self.origin[k];
+            if self.inv_dir[k] == 0.0 {
+                if o < min[k] || o > max[k] {
+                    return None;
+                }
+            } else {
+                let t0 = (min[k] - o) * self.inv_dir[k];
+                let t1 = (max[k] - o) * self.inv_dir[k];
+                near = near.max(t0.min(t1));
+                far = far.min(t0.max(t1));
+            }
+        }
+        (near <= far * EXIT_SCALE).then_some(near)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_hits_and_misses() {
+        let r = SlabRay::new(Vec3::new(-1.0, 0.5, 0.5), Vec3::X);
+        assert_eq!(r.hit(Vec3::ZERO, Vec3::ONE, 10.0), Some(1.0));
+        assert_eq!(r.hit(Vec3::ZERO, Vec3::ONE, 0.5), None);
+        let r = SlabRay::new(Vec3::new(-1.0, 1.5, 0.5), Vec3::X);
+        assert_eq!(r.hit(Vec3::ZERO, Vec3::ONE, 10.0), None);
+    }
+
+    #[test]
+    fn rays_in_a_face_plane_count_as_touching() {
+        // parallel to x, lying exactly in the box's y = 0 face
+        let r = SlabRay::new(Vec3::new(-1.0, 0.0, 0.5), Vec3::X);
+        assert!(r.hit(Vec3::ZERO, Vec3::ONE, 10.0).is_some());
+        // and in the y = 1 face
+        let r = SlabRay::new(Vec3::new(-1.0, 1.0, 0.5), Vec3::X);
+        assert!(r.hit(Vec3::ZERO, Vec3::ONE, 10.0).is_some());
+    }
+
+    #[test]
+    fn flat_boxes_are_hit() {
+        let r = SlabRay::new(Vec3::new(0.5, 5.0, 0.5), Vec3::NEG_Y);
+        assert_eq!(r.hit(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0), 10.0), Some(5.0));
+    }
+
+    #[test]
+    fn a_far_box_grazed_at_a_corner_is_not_lost_to_rounding() {
+        // ray from far away through the exact corner of a box
+        let min = Vec3::new(1000.0, 1000.0, 1000.0);
+        let max = Vec3::new(1000.5, 1000.25, 1000.125);
+        let origin = Vec3::new(-3000.0, 7.0, 11.0);
+        let dir = max - origin;
+        let r = SlabRay::new(origin, dir);
+        assert!(r.hit(min, max, 2.0).is_some());
+    }
+}

@@ -1,0 +1,304 @@
+//! Ray casts against the whole level: the top-level tree in world space,
+//! then each touched instance's TriTree in its local space (the ray is
+//! transformed once per instance; the parameter `t` is the same in both
+//! spaces because the transform is affine).
+
+use super::ray_box::SlabRay;
+use super::ray_triangle::WatertightRay;
+use crate::level::Level;
+use crate::walk::{RayVisitor, walk_ray};
+use glam::Vec3;
+use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
+use rayon::prelude::*;
+
+/// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
+/// unit length; `t` is measured in multiples of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// Start point.
+    pub origin: Vec3,
+    /// Direction (non-zero).
+    pub dir: Vec3,
+    /// Largest `t` of interest (may be infinite).
+    pub max_t: f32,
+}
+
+impl Ray {
+    /// A ray from its parts.
+    pub fn new(origin: Vec3, dir: Vec3, max_t: f32) -> Ray {
+        Ray { origin, dir, max_t }
+    }
+
+    /// True when the ray can be cast: finite origin and direction, non-zero
+    /// direction, `max_t >= 0` (NaN is not).
+    pub fn is_valid(&self) -> bool {
+        self.origin.is_finite() && self.dir.is_finite() && self.dir != Vec3::ZERO && self.max_t >= 0.0
+    }
+}
+
+/// The closest hit of a ray.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    /// Ray parameter of the hit.
+    pub t: f32,
+    /// World-space hit point (`origin + t · dir`).
+    pub point: Vec3,
+    /// Unit geometric normal of the triangle, facing the ray's origin.
+    pub normal: Vec3,
+    /// Whether the ray hit the triangle's front face (counter-clockwise in
+    /// glTF terms, after the node transform's handedness).
+    pub front_face: bool,
+    /// Instance index in the archive (see [`Level::object_name`]).
+    pub instance: u32,
+    /// Index of the triangle in its source mesh (primitives concatenated).
+    pub triangle: u32,
+}
+
+#[inline]
+fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
+    Vec3::new(a[0].to_native(), a[1].to_native(), a[2].to_native())
+}
+
+#[inline]
+fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
+    let r = |k: usize| {
+        m[k].to_native() * p.x + m[k + 1].to_native() * p.y + m[k + 2].to_native() * p.z + m[k + 3].to_native()
+    };
+    Vec3::new(r(0), r(4), r(8))
+}
+
+#[inline]
+fn transform_vector(m: &[rkyv::rend::f32_le; 12], d: Vec3) -> Vec3 {
+    let r = |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
+    Vec3::new(r(0), r(4), r(8))
+}
+
+/// `Lᵀ · n` for the 3×3 part of a row-major 3×4 matrix `L`.
+#[inline]
+fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
+    let c = |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
+    Vec3::new(c(0), c(1), c(2))
+}
+
+/// Closest-hit search inside one mesh.
+struct MeshClosest<'a> {
+    mesh: &'a ArchivedTriMesh,
+    ray: WatertightRay,
+    t_max: f32,
+    hit: Option<(f32, u32)>,
+}
+
+impl RayVisitor for MeshClosest<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_range(data);
+        for t in first..first + count {
+            let tri = &self.mesh.triangles[t as usize];
+            let p = |k: usize| v3(&self.mesh.vertices[tri[k].to_native() as usize]);
+            if let Some(th) = self.ray.intersect(p(0), p(1), p(2), self.t_max) {
+                if th < self.t_max || self.hit.is_none() {
+                    self.t_max = th;
+                    self.hit = Some((th, t));
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Any-hit search inside one mesh.
+struct MeshAny<'a> {
+    mesh: &'a ArchivedTriMesh,
+    ray: WatertightRay,
+    t_max: f32,
+    found: bool,
+}
+
+impl RayVisitor for MeshAny<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_range(data);
+        for t in first..first + count {
+            let tri = &self.mesh.triangles[t as usize];
+            let p = |k: usize| v3(&self.mesh.vertices[tri[k].to_native() as usize]);
+            if self.ray.intersect(p(0), p(1), p(2), self.t_max).is_some() {
+                self.found = true;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The ray in an instance's local space.
+struct LocalRay {
+    origin: Vec3,
+    dir: Vec3,
+}
+
+fn to_local(inst: &ArchivedInstance, ray: &Ray) -> LocalRay {
+    LocalRay {
+        origin: transform_point(&inst.local_from_world, ray.origin),
+        dir: transform_vector(&inst.local_from_world, ray.dir),
+    }
+}
+
+/// Closest-hit search over the top-level tree.
+struct TopClosest<'a> {
+    level: &'a ArchivedLevel,
+    ray: Ray,
+    t_max: f32,
+    hit: Option<(f32, u32, u32)>, // t, instance, triangle slot in its mesh
+}
+
+impl RayVisitor for TopClosest<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    fn leaf(&mut self, data: u32) -> bool {
+        let (inst_index, _) = leaf_range(data);
+        let inst = &self.level.instances[inst_index as usize];
+        let mesh = &self.level.meshes[inst.mesh.to_native() as usize];
+        let local = to_local(inst, &self.ray);
+        if local.dir == Vec3::ZERO || !local.dir.is_finite() || !local.origin.is_finite() {
+            return false;
+        }
+        let mut v = MeshClosest {
+            mesh,
+            ray: WatertightRay::new(local.origin, local.dir),
+            t_max: self.t_max,
+            hit: None,
+        };
+        walk_ray(mesh.nodes.as_slice(), &SlabRay::new(local.origin, local.dir), local.dir, &mut v);
+        if let Some((t, tri)) = v.hit {
+            if self.hit.is_none() || t < self.t_max {
+                self.t_max = t;
+                self.hit = Some((t, inst_index, tri));
+            }
+        }
+        false
+    }
+}
+
+/// Any-hit search over the top-level tree.
+struct TopAny<'a> {
+    level: &'a ArchivedLevel,
+    ray: Ray,
+    found: bool,
+}
+
+impl RayVisitor for TopAny<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.ray.max_t
+    }
+    fn leaf(&mut self, data: u32) -> bool {
+        let (inst_index, _) = leaf_range(data);
+        let inst = &self.level.instances[inst_index as usize];
+        let mesh = &self.level.meshes[inst.mesh.to_native() as usize];
+        let local = to_local(inst, &self.ray);
+        if local.dir == Vec3::ZERO || !local.dir.is_finite() || !local.origin.is_finite() {
+            return false;
+        }
+        let mut v = MeshAny {
+            mesh,
+            ray: WatertightRay::new(local.origin, local.dir),
+            t_max: self.ray.max_t,
+            found: false,
+        };
+        walk_ray(mesh.nodes.as_slice(), &SlabRay::new(local.origin, local.dir), local.dir, &mut v);
+        self.found = v.found;
+        v.found
+    }
+}
+
+impl Level {
+    /// The closest hit of `origin + t · dir`, `0 <= t <= max_t`, or `None`.
+    /// Invalid rays (see [`Ray::is_valid`]) hit nothing.
+    pub fn raycast(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<RayHit> {
+        self.cast(&Ray::new(origin, dir, max_t))
+    }
+
+    /// Whether anything lies on the ray within `[0, max_t]` (occlusion test;
+    /// stops at the first hit found).
+    pub fn raycast_any(&self, origin: Vec3, dir: Vec3, max_t: f32) -> bool {
+        let ray = Ray::new(origin, dir, max_t);
+        if !ray.is_valid() {
+            return false;
+        }
+        let level = self.archive();
+        let mut v = TopAny {
+            level,
+            ray,
+            found: false,
+        };
+        walk_ray(level.top.as_slice(), &SlabRay::new(origin, dir), dir, &mut v);
+        v.found
+    }
+
+    /// [`Level::raycast`] for a prepared [`Ray`].
+    pub fn cast(&self, ray: &Ray) -> Option<RayHit> {
+        if !ray.is_valid() {
+            return None;
+        }
+        let level = self.archive();
+        let mut v = TopClosest {
+            level,
+            ray: *ray,
+            t_max: ray.max_t,
+            hit: None,
+        };
+        walk_ray(level.top.as_slice(), &SlabRay::new(ray.origin, ray.dir), ray.dir, &mut v);
+        let (t, inst_index, tri_slot) = v.hit?;
+        let inst = &level.instances[inst_index as usize];
+        let mesh = &level.meshes[inst.mesh.to_native() as usize];
+        let tri = &mesh.triangles[tri_slot as usize];
+        let p = |k: usize| v3(&mesh.vertices[tri[k].to_native() as usize]);
+        let local_n = (p(1) - p(0)).cross(p(2) - p(0));
+        // front normal in world space: L^T n (glTF: a mirroring transform
+        // flips the winding, which this inverse-transpose form already does)
+        let n = transpose_vector(&inst.local_from_world, local_n).normalize_or_zero();
+        let front_face = n.dot(ray.dir) < 0.0;
+        Some(RayHit {
+            t,
+            point: ray.origin + ray.dir * t,
+            normal: if front_face { n } else { -n },
+            front_face,
+            instance: inst_index,
+            triangle: mesh.source_ids[tri_slot as usize].to_native(),
+        })
+    }
+
+    /// Casts many rays on the rayon pool; `out[i]` answers `rays[i]`.
+    ///
+    /// # Panics
+    /// If `out` and `rays` differ in length.
+    pub fn raycast_batch(&self, rays: &[Ray], out: &mut [Option<RayHit>]) {
+        assert_eq!(rays.len(), out.len(), "one output slot per ray");
+        rays.par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(256)
+            .for_each(|(r, o)| *o = self.cast(r));
+    }
+
+    /// Occlusion tests for many rays on the rayon pool.
+    ///
+    /// # Panics
+    /// If `out` and `rays` differ in length.
+    pub fn raycast_any_batch(&self, rays: &[Ray], out: &mut [bool]) {
+        assert_eq!(rays.len(), out.len(), "one output slot per ray");
+        rays.par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(256)
+            .for_each(|(r, o)| *o = self.raycast_any(r.origin, r.dir, r.max_t));
+    }
+}

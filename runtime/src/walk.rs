@@ -1,0 +1,68 @@
+//! The one tree walker: front-to-back ray traversal of a depth-first node
+//! array, with a visitor for leaves. The visitor shrinks the ray's range as
+//! it finds hits (closest hit) or stops the walk (any hit).
+//!
+//! Safety of the walk rests on `kiln_formats::verify`: every `end` is after
+//! its node and inside its parent's range, and no tree is deeper than
+//! `MAX_DEPTH`, so indices stay in bounds, every step moves forward, and the
+//! fixed stack cannot overflow.
+
+use crate::query::ray_box::SlabRay;
+use glam::Vec3;
+use kiln_formats::level::{ArchivedNode, MAX_DEPTH};
+
+/// What the walker asks of a visitor.
+pub(crate) trait RayVisitor {
+    /// Current far end of the ray (shrinks as hits are found).
+    fn t_max(&self) -> f32;
+    /// Visits a leaf's payload; returns `true` to stop the walk.
+    fn leaf(&mut self, data: u32) -> bool;
+}
+
+#[inline]
+fn vec(v: &[rkyv::rend::f32_le; 3]) -> Vec3 {
+    Vec3::new(v[0].to_native(), v[1].to_native(), v[2].to_native())
+}
+
+/// Walks `nodes` along `ray`, nearer child first (by the split axis and the
+/// ray's direction along it, as the source slides order it).
+#[inline]
+pub(crate) fn walk_ray<V: RayVisitor>(nodes: &[ArchivedNode], ray: &SlabRay, dir: Vec3, v: &mut V) {
+    if nodes.is_empty() {
+        return;
+    }
+    let mut stack = [0u32; MAX_DEPTH];
+    let mut sp = 0usize;
+    let mut i = 0usize;
+    loop {
+        let node = &nodes[i];
+        if ray.hit(vec(&node.min), vec(&node.max), v.t_max()).is_some() {
+            let end = node.end.to_native() as usize;
+            if end == i + 1 {
+                if v.leaf(node.data.to_native()) {
+                    return;
+                }
+            } else {
+                let left = i + 1;
+                let right = nodes[left].end.to_native() as usize;
+                let axis = node.data.to_native() as usize;
+                let (near, far) = if dir[axis.min(2)] < 0.0 {
+                    (right, left)
+                } else {
+                    (left, right)
+                };
+                if sp < MAX_DEPTH {
+                    stack[sp] = far as u32;
+                    sp += 1;
+                }
+                i = near;
+                continue;
+            }
+        }
+        if sp == 0 {
+            return;
+        }
+        sp -= 1;
+        i = stack[sp] as usize;
+    }
+}
