@@ -26,3 +26,5 @@ pub use bake::{BakeSettings, Baked, bake_file, bake_scene};
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::BakeReport;
 pub use scene::{Scene, SceneInstance, SceneMesh};
+pub mod inspect;
+pub mod query;

@@ -1,1 +1,7 @@
-fn main(){}
+//! The `baker` command line: a thin shell over the `kiln_baker` library.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

@@ -192,7 +192,12 @@ mod tests {
 
     #[test]
     fn degenerates_are_dropped_and_counted() {
-        let p = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        let p = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+        ];
         let m = SceneMesh::new("m", p, &[[0, 1, 3], [0, 0, 1], [0, 1, 2], [1, 3, 0]]);
         assert_eq!(m.triangles, vec![[0, 1, 3], [1, 3, 0]]);
         assert_eq!(m.source_ids, vec![0, 3]);

@@ -81,7 +81,9 @@ pub enum HeaderError {
     #[error("unknown header flags {0:#x}")]
     Flags(u32),
     /// The body length disagrees with the file length.
-    #[error("header says the body is {declared} bytes but the file holds {actual} after the header (truncated or padded file)")]
+    #[error(
+        "header says the body is {declared} bytes but the file holds {actual} after the header (truncated or padded file)"
+    )]
     BodyLen {
         /// Declared by the header.
         declared: u64,
@@ -89,7 +91,9 @@ pub enum HeaderError {
         actual: u64,
     },
     /// The body bytes do not hash to the value in the header.
-    #[error("body checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt")]
+    #[error(
+        "body checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the file is corrupt"
+    )]
     Checksum {
         /// Stored in the header.
         stored: u64,

@@ -82,3 +82,14 @@ pub fn access_file(file: &[u8]) -> Result<(Header, &ArchivedLevel), ArchiveError
     header.check_body(body)?;
     Ok((header, access_body(body)?))
 }
+
+/// Runs every check [`access_file`] runs on a file at any address (copying
+/// it to aligned memory first when needed) and returns its header.
+pub fn check_file(file: &[u8]) -> Result<Header, ArchiveError> {
+    if file.as_ptr() as usize % header::BODY_ALIGN == 0 {
+        return access_file(file).map(|(h, _)| h);
+    }
+    let mut aligned = rkyv::util::AlignedVec::<{ header::BODY_ALIGN }>::with_capacity(file.len());
+    aligned.extend_from_slice(file);
+    access_file(&aligned).map(|(h, _)| h)
+}

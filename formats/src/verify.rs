@@ -55,7 +55,9 @@ pub enum TreeError {
         axis: u32,
     },
     /// A leaf's primitive range is not the next run of primitives.
-    #[error("node {node}: leaf covers {first}..{first}+{count}, expected to start at {expected} (of {prims})")]
+    #[error(
+        "node {node}: leaf covers {first}..{first}+{count}, expected to start at {expected} (of {prims})"
+    )]
     Leaf {
         /// Node index.
         node: usize,
@@ -209,7 +211,11 @@ pub fn verify_tree<N: NodeView>(
         });
     }
     let root_area = area(&nodes[0]);
-    stats.sah_cost = if root_area > 0.0 { sah / root_area } else { 0.0 };
+    stats.sah_cost = if root_area > 0.0 {
+        sah / root_area
+    } else {
+        0.0
+    };
     Ok(stats)
 }
 
@@ -375,7 +381,11 @@ mod tests {
 
     /// root(0) -> leaf(1) [prims 0..2], leaf(2) [prim 2]
     fn small() -> Vec<Node> {
-        vec![node(3, 0), node(2, leaf_data(0, 2)), node(3, leaf_data(2, 1))]
+        vec![
+            node(3, 0),
+            node(2, leaf_data(0, 2)),
+            node(3, leaf_data(2, 1)),
+        ]
     }
 
     #[test]
@@ -410,7 +420,10 @@ mod tests {
         ));
         let mut t = small();
         t[1].min[0] = f32::NAN;
-        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Bounds { .. })));
+        assert!(matches!(
+            verify_tree(&t, 3, 2),
+            Err(TreeError::Bounds { .. })
+        ));
         let mut t = small();
         t[0].data = 7;
         assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Axis { .. })));

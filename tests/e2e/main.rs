@@ -1,1 +1,7 @@
+//! End-to-end tests: bake real levels, open the archives, query them, and
+//! compare with brute force. One test binary, one module per concern.
 
+mod broken_gltf;
+mod corrupt;
+mod levels;
+mod rays;

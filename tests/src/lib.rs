@@ -1,1 +1,359 @@
-//! x
+//! Helpers for Kiln's end-to-end tests: finding the shared levels, reading
+//! their published statistics, generating rays, and the brute-force oracle.
+
+use glam::{DVec3, Vec3};
+use kiln_baker::scene::{Scene, WorldTriangle};
+use std::path::PathBuf;
+
+/// The shared real-world levels (`../shared/levels` beside the repository,
+/// or `$KILN_LEVELS`), or `None` after saying loudly that tests skip.
+pub fn levels_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("KILN_LEVELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/levels"));
+    if dir.join("README.md").is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "\n*** SKIPPED: shared levels not found at {} (set KILN_LEVELS); real-level checks did not run ***\n",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The repository's bundled samples.
+pub fn samples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples")
+}
+
+/// One row of the shared levels' README table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelRow {
+    /// File name.
+    pub file: String,
+    /// Triangles instanced in the scene.
+    pub instanced: usize,
+    /// Triangles over unique meshes.
+    pub unique: usize,
+}
+
+/// Parses the triangle counts out of the README table (`| \`file\` ... | N / M | ...`)
+/// and the degenerate counts out of its `level_stats` section.
+pub fn readme_rows(dir: &std::path::Path) -> Vec<LevelRow> {
+    let text = std::fs::read_to_string(dir.join("README.md")).expect("README.md readable");
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 6 || !cells[1].starts_with('`') {
+            continue;
+        }
+        let file = cells[1].split('`').nth(1).unwrap_or("").to_string();
+        let Some((a, b)) = cells[4].split_once('/') else {
+            continue;
+        };
+        let num = |s: &str| s.trim().replace(',', "").parse::<usize>().ok();
+        if let (Some(instanced), Some(unique)) = (num(a), num(b)) {
+            rows.push(LevelRow {
+                file,
+                instanced,
+                unique,
+            });
+        }
+    }
+    rows
+}
+
+/// Degenerate-triangle counts the README's `level_stats` output lists per
+/// file (`None` where it says n/a).
+pub fn readme_degenerates(dir: &std::path::Path) -> Vec<(String, Option<usize>)> {
+    let text = std::fs::read_to_string(dir.join("README.md")).expect("README.md readable");
+    let mut out = Vec::new();
+    let mut current = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("== ") {
+            current = rest.split_whitespace().next().map(str::to_string);
+        }
+        if let (Some(file), Some(pos)) = (&current, line.find("degenerate tris ")) {
+            let v = line[pos + 16..].split_whitespace().next().unwrap_or("");
+            out.push((file.clone(), v.parse().ok()));
+        }
+    }
+    out
+}
+
+/// A small deterministic generator (xorshift64*), so test rays are
+/// reproducible without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeds the generator.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    /// Uniform in [0, 1).
+    pub fn f(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let v = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (v >> 40) as f32 / (1u64 << 24) as f32
+    }
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f()
+    }
+    /// Uniform integer below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.f() as f64 * n as f64) as usize).min(n.saturating_sub(1))
+    }
+    /// A uniformly distributed unit vector.
+    pub fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            let l = v.length_squared();
+            if l > 1e-4 && l <= 1.0 {
+                return v / l.sqrt();
+            }
+        }
+    }
+}
+
+/// A test ray.
+#[derive(Clone, Copy, Debug)]
+pub struct TestRay {
+    /// Origin.
+    pub origin: Vec3,
+    /// Direction.
+    pub dir: Vec3,
+    /// Range.
+    pub max_t: f32,
+}
+
+/// World bounds of a scene's triangles.
+pub fn scene_bounds(tris: &[WorldTriangle]) -> (Vec3, Vec3) {
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for t in tris {
+        for v in t.v {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (lo.as_vec3(), hi.as_vec3())
+}
+
+/// The ray mix: a third downward probes, a third random rays of
+/// length ≤ 100, a third long visibility rays between points of the level.
+pub fn ray_mix(lo: Vec3, hi: Vec3, n: usize, seed: u64) -> Vec<TestRay> {
+    let mut r = Rng::new(seed);
+    let size = hi - lo;
+    let diag = size.length().max(1e-3);
+    let margin = size * 0.05;
+    let point = |r: &mut Rng| {
+        Vec3::new(
+            r.range(lo.x - margin.x, hi.x + margin.x),
+            r.range(lo.y - margin.y, hi.y + margin.y),
+            r.range(lo.z - margin.z, hi.z + margin.z),
+        )
+    };
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => {
+                let mut o = point(&mut r);
+                o.y = hi.y + 0.1 * diag;
+                TestRay {
+                    origin: o,
+                    dir: Vec3::NEG_Y,
+                    max_t: 2.0 * diag,
+                }
+            }
+            1 => TestRay {
+                origin: point(&mut r),
+                dir: r.unit(),
+                max_t: r.range(0.0, 100.0),
+            },
+            _ => {
+                let a = point(&mut r);
+                let b = point(&mut r);
+                TestRay {
+                    origin: a,
+                    dir: b - a,
+                    max_t: 1.0,
+                }
+            }
+        })
+        .filter(|r| r.dir != Vec3::ZERO)
+        .collect()
+}
+
+/// Brute force over every triangle in f64 (Möller–Trumbore), reporting how
+/// far inside the triangle the hit is, so the comparison can tell a real
+/// disagreement from a ray that grazes an edge within rounding.
+pub struct Oracle {
+    tris: Vec<WorldTriangle>,
+    /// World box per instance, to skip instances a ray cannot touch (the
+    /// answer is the same as testing their triangles).
+    boxes: Vec<(DVec3, DVec3, usize, usize)>,
+    /// (instance, source id) → index into `tris`.
+    by_id: std::collections::HashMap<(usize, u32), usize>,
+}
+
+/// An oracle hit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OracleHit {
+    /// Ray parameter.
+    pub t: f64,
+    /// Instance (scene order).
+    pub instance: usize,
+    /// Source triangle id.
+    pub source_id: u32,
+    /// |cos| of the angle between the ray and the triangle normal.
+    pub cos: f64,
+}
+
+impl Oracle {
+    /// Prepares the oracle for a scene.
+    pub fn new(scene: &Scene) -> Oracle {
+        let tris = scene.world_triangles();
+        let mut boxes: Vec<(DVec3, DVec3, usize, usize)> = Vec::new();
+        let mut start = 0;
+        while start < tris.len() {
+            let inst = tris[start].instance;
+            let mut end = start;
+            let mut lo = DVec3::splat(f64::INFINITY);
+            let mut hi = DVec3::splat(f64::NEG_INFINITY);
+            while end < tris.len() && tris[end].instance == inst {
+                for v in tris[end].v {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+                end += 1;
+            }
+            boxes.push((lo, hi, start, end));
+            start = end;
+        }
+        let by_id = tris
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ((t.instance, t.source_id), i))
+            .collect();
+        Oracle { tris, boxes, by_id }
+    }
+
+    /// All world triangles.
+    pub fn triangles(&self) -> &[WorldTriangle] {
+        &self.tris
+    }
+
+    /// Closest hit with `t <= max_t`. `slack` is a distance in world
+    /// units: a positive slack also accepts rays passing that close outside
+    /// a triangle's edges (near misses); a negative one demands hits at
+    /// least that far inside (clear hits). It grows as 1/cos θ for rays at
+    /// a grazing angle θ to the triangle, where an error in the ray moves
+    /// the hit point across the plane that much more.
+    pub fn closest(&self, ray: &TestRay, slack: f64, max_t: f64) -> Option<OracleHit> {
+        let o = ray.origin.as_dvec3();
+        let d = ray.dir.as_dvec3();
+        let mut best: Option<OracleHit> = None;
+        for &(lo, hi, s, e) in &self.boxes {
+            let pad = (hi - lo).max_element() * 1e-6 + slack.abs() + 1e-9;
+            if !slab(o, d, lo - pad, hi + pad, max_t) {
+                continue;
+            }
+            for tri in &self.tris[s..e] {
+                if let Some(h) = moller(o, d, tri.v) {
+                    if h.margin >= -slack / h.cos.max(1e-3)
+                        && h.t <= max_t
+                        && best.is_none_or(|b| h.t < b.t)
+                    {
+                        best = Some(OracleHit {
+                            t: h.t,
+                            instance: tri.instance,
+                            source_id: tri.source_id,
+                            cos: h.cos,
+                        });
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Where the ray meets one specific triangle's plane, if the point is
+    /// within `slack` of the triangle, with the angle cosine.
+    pub fn t_on(
+        &self,
+        ray: &TestRay,
+        instance: usize,
+        source_id: u32,
+        slack: f64,
+    ) -> Option<(f64, f64)> {
+        let o = ray.origin.as_dvec3();
+        let d = ray.dir.as_dvec3();
+        let tri = &self.tris[*self.by_id.get(&(instance, source_id))?];
+        moller(o, d, tri.v)
+            .filter(|h| h.margin >= -slack / h.cos.max(1e-3))
+            .map(|h| (h.t, h.cos))
+    }
+}
+
+fn slab(o: DVec3, d: DVec3, lo: DVec3, hi: DVec3, max_t: f64) -> bool {
+    let (mut near, mut far) = (0.0f64, max_t);
+    for k in 0..3 {
+        if d[k] == 0.0 {
+            if o[k] < lo[k] || o[k] > hi[k] {
+                return false;
+            }
+        } else {
+            let a = (lo[k] - o[k]) / d[k];
+            let b = (hi[k] - o[k]) / d[k];
+            near = near.max(a.min(b));
+            far = far.min(a.max(b));
+        }
+    }
+    near <= far * (1.0 + 1e-9) + 1e-12
+}
+
+struct PlaneHit {
+    t: f64,
+    /// Signed distance from the hit point to the nearest edge (positive inside).
+    margin: f64,
+    cos: f64,
+}
+
+/// Möller–Trumbore in f64, reporting how far inside the triangle the hit
+/// point lies as a distance (barycentric coordinate × altitude), which
+/// stays meaningful for sliver triangles.
+fn moller(o: DVec3, d: DVec3, v: [DVec3; 3]) -> Option<PlaneHit> {
+    let e1 = v[1] - v[0];
+    let e2 = v[2] - v[0];
+    let p = d.cross(e2);
+    let det = e1.dot(p);
+    if det == 0.0 || !det.is_finite() {
+        return None;
+    }
+    let inv = 1.0 / det;
+    let s = o - v[0];
+    let u = s.dot(p) * inv;
+    let q = s.cross(e1);
+    let w = d.dot(q) * inv;
+    let t = e2.dot(q) * inv;
+    if t < -1e-9 {
+        return None;
+    }
+    let n = e1.cross(e2);
+    let area2 = n.length();
+    let margin = ((1.0 - u - w) * area2 / (v[2] - v[1]).length())
+        .min(u * area2 / e2.length())
+        .min(w * area2 / e1.length());
+    Some(PlaneHit {
+        t: t.max(0.0),
+        margin,
+        cos: (n.dot(d) / (area2 * d.length())).abs(),
+    })
+}

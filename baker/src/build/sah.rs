@@ -196,7 +196,9 @@ fn sah_split(prims: &mut [PrimRef], min: [f32; 3], max: [f32; 3]) -> (usize, usi
         Some((_, axis, split)) => {
             let extent = cmax[axis] - cmin[axis];
             let scale = BINS as f32 / extent;
-            let mid = partition(prims, |p| bin_of(p.centroid2(axis), cmin[axis], scale) < split);
+            let mid = partition(prims, |p| {
+                bin_of(p.centroid2(axis), cmin[axis], scale) < split
+            });
             debug_assert!(mid > 0 && mid < prims.len());
             (mid, axis)
         }
@@ -326,17 +328,27 @@ mod tests {
             .collect();
         let nodes = build(&mut p);
         let left_end = nodes[1].end as usize;
-        assert_eq!((left_end - 1).div_ceil(2), 10, "left subtree holds the small cluster");
+        assert_eq!(
+            (left_end - 1).div_ceil(2),
+            10,
+            "left subtree holds the small cluster"
+        );
     }
 
     #[test]
     fn parallel_and_serial_builds_are_identical() {
         let base = prims(50_000, 7);
         let mut a = base.clone();
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let na = one.install(|| build(&mut a));
         let mut b = base.clone();
-        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         let nb = two.install(|| build(&mut b));
         assert_eq!(na, nb);
         assert_eq!(a, b);

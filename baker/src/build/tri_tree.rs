@@ -74,7 +74,10 @@ fn weld(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> (Vec<[f32; 3]>, Vec<[
     let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(&flat));
     let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
     let indices = meshopt::remap_index_buffer(Some(&flat), count, &remap);
-    let tris = indices.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+    let tris = indices
+        .chunks_exact(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
     (vertices, tris)
 }
 
@@ -169,8 +172,16 @@ mod tests {
             for x in 0..n {
                 let (fx, fy) = (x as f32, y as f32);
                 for t in [
-                    [[fx, 0.0, fy], [fx + 1.0, 0.0, fy], [fx + 1.0, 0.0, fy + 1.0]],
-                    [[fx, 0.0, fy], [fx + 1.0, 0.0, fy + 1.0], [fx, 0.0, fy + 1.0]],
+                    [
+                        [fx, 0.0, fy],
+                        [fx + 1.0, 0.0, fy],
+                        [fx + 1.0, 0.0, fy + 1.0],
+                    ],
+                    [
+                        [fx, 0.0, fy],
+                        [fx + 1.0, 0.0, fy + 1.0],
+                        [fx, 0.0, fy + 1.0],
+                    ],
                 ] {
                     let b = pos.len() as u32;
                     pos.extend_from_slice(&t);
@@ -213,7 +224,11 @@ mod tests {
 
     #[test]
     fn a_lone_triangle_makes_a_one_triangle_leaf() {
-        let m = SceneMesh::new("t", vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], &[[0, 1, 2]]);
+        let m = SceneMesh::new(
+            "t",
+            vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            &[[0, 1, 2]],
+        );
         let t = build(&m);
         assert_eq!(t.nodes.len(), 1);
         assert_eq!(leaf_range(t.nodes[0].data), (0, 1));

@@ -107,7 +107,11 @@ fn read_component(b: &[u8], c: ComponentType, normalized: bool) -> f64 {
         }
         ComponentType::I16 => {
             let v = f64::from(i16::from_le_bytes([b[0], b[1]]));
-            if normalized { (v / 32767.0).max(-1.0) } else { v }
+            if normalized {
+                (v / 32767.0).max(-1.0)
+            } else {
+                v
+            }
         }
         ComponentType::U16 => {
             let v = f64::from(u16::from_le_bytes([b[0], b[1]]));
@@ -150,7 +154,9 @@ fn layout<'b>(
     let elem = (width * component_size(ctype)) as u64;
     let stride = stride.map_or(elem, |s| s as u64);
     if stride < elem {
-        return Err(format!("byteStride {stride} is smaller than an element ({elem} bytes)"));
+        return Err(format!(
+            "byteStride {stride} is smaller than an element ({elem} bytes)"
+        ));
     }
     if count > 0 {
         let need = (count - 1)
@@ -175,12 +181,7 @@ fn layout<'b>(
 
 /// Reads accessor `index` as `count × width` f64 values, checking that its
 /// type has `width` components.
-pub fn read_f64(
-    doc: &Document,
-    views: &Views,
-    index: usize,
-    width: usize,
-) -> Result<Vec<f64>, E> {
+pub fn read_f64(doc: &Document, views: &Views, index: usize, width: usize) -> Result<Vec<f64>, E> {
     let err = |problem: String| E::Invalid(format!("accessor {index}: {problem}"));
     let acc = doc
         .root
@@ -232,8 +233,15 @@ pub fn read_f64(
         let il = layout(&iv.bytes, sparse.indices.byte_offset.0, None, sc, 1, itype)
             .map_err(|p| err(format!("sparse indices: {p}")))?;
         let vv = views.get(sparse.values.buffer_view.value())?;
-        let vl = layout(&vv.bytes, sparse.values.byte_offset.0, None, sc, width, ctype)
-            .map_err(|p| err(format!("sparse values: {p}")))?;
+        let vl = layout(
+            &vv.bytes,
+            sparse.values.byte_offset.0,
+            None,
+            sc,
+            width,
+            ctype,
+        )
+        .map_err(|p| err(format!("sparse values: {p}")))?;
         let mut idx = [0.0f64];
         for k in 0..sc as usize {
             il.element(k, false, &mut idx);
@@ -241,7 +249,11 @@ pub fn read_f64(
             if target >= n {
                 return Err(err(format!("sparse index {target} >= count {count}")));
             }
-            vl.element(k, acc.normalized, &mut out[target * width..(target + 1) * width]);
+            vl.element(
+                k,
+                acc.normalized,
+                &mut out[target * width..(target + 1) * width],
+            );
         }
     }
     Ok(out)
@@ -280,7 +292,10 @@ mod tests {
         assert_eq!(read_component(&[0x80], ComponentType::I8, true), -1.0);
         assert_eq!(read_component(&[255], ComponentType::U8, true), 1.0);
         assert_eq!(read_component(&[0xff, 0x7f], ComponentType::I16, true), 1.0);
-        assert_eq!(read_component(&[0x00, 0x80], ComponentType::I16, false), -32768.0);
+        assert_eq!(
+            read_component(&[0x00, 0x80], ComponentType::I16, false),
+            -32768.0
+        );
         assert_eq!(read_component(&[0xff, 0xff], ComponentType::U16, true), 1.0);
     }
 

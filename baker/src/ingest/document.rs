@@ -49,7 +49,10 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
         (bytes.clone(), None)
     };
     let root: json::Root = serde_json::from_slice(&json_bytes).map_err(|e| {
-        if bytes.first().is_some_and(|&b| b != b'{' && !b.is_ascii_whitespace()) {
+        if bytes
+            .first()
+            .is_some_and(|&b| b != b'{' && !b.is_ascii_whitespace())
+        {
             E::Container(format!("neither a GLB nor glTF JSON ({e})"))
         } else {
             E::Json(e.to_string())
@@ -81,12 +84,9 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
                     problem: "has no uri and there is no GLB binary chunk".into(),
                 });
             }
-            Some(uri) if uri.starts_with("data:") => Some(decode_data_uri(uri).map_err(
-                |problem| E::Buffer {
-                    index: i,
-                    problem,
-                },
-            )?),
+            Some(uri) if uri.starts_with("data:") => {
+                Some(decode_data_uri(uri).map_err(|problem| E::Buffer { index: i, problem })?)
+            }
             Some(uri) if is_fallback && uri.is_empty() => None,
             Some(uri) => {
                 let file = base_dir.join(percent_decode(uri));

@@ -40,7 +40,9 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
     let rc = match mode {
         "ATTRIBUTES" => {
             if stride == 0 || stride % 4 != 0 || stride > 256 {
-                return Err(format!("meshopt ATTRIBUTES byteStride {stride} is not a multiple of 4 in 4..=256"));
+                return Err(format!(
+                    "meshopt ATTRIBUTES byteStride {stride} is not a multiple of 4 in 4..=256"
+                ));
             }
             // SAFETY: `dst` holds `count * stride` bytes (rounded up to whole
             // u32s); the decoder writes exactly that many and reads at most
@@ -61,7 +63,9 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
                 return Err(format!("meshopt {mode} byteStride {stride} is not 2 or 4"));
             }
             if mode == "TRIANGLES" && count % 3 != 0 {
-                return Err(format!("meshopt TRIANGLES count {count} is not a multiple of 3"));
+                return Err(format!(
+                    "meshopt TRIANGLES count {count} is not a multiple of 3"
+                ));
             }
             let decode = if mode == "TRIANGLES" {
                 ffi::meshopt_decodeIndexBuffer
@@ -70,7 +74,15 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
             };
             // SAFETY: as above: `dst` holds `count * stride` bytes, `stride`
             // is 2 or 4 and `count` is a multiple of 3 for triangle lists.
-            unsafe { decode(dst.as_mut_ptr().cast(), count, stride, src.as_ptr(), src.len()) }
+            unsafe {
+                decode(
+                    dst.as_mut_ptr().cast(),
+                    count,
+                    stride,
+                    src.as_ptr(),
+                    src.len(),
+                )
+            }
         }
         other => return Err(format!("unknown meshopt mode {other:?}")),
     };

@@ -42,7 +42,9 @@ pub enum IngestErrorKind {
     #[error("invalid glTF JSON: {0}")]
     Json(String),
     /// KHR_draco_mesh_compression is required.
-    #[error("uses KHR_draco_mesh_compression, which this baker does not decode; re-export without Draco (e.g. `gltf-transform copy` or gltfpack) or with EXT_meshopt_compression")]
+    #[error(
+        "uses KHR_draco_mesh_compression, which this baker does not decode; re-export without Draco (e.g. `gltf-transform copy` or gltfpack) or with EXT_meshopt_compression"
+    )]
     Draco,
     /// Another required extension this baker does not understand.
     #[error("requires the unsupported extension {0}")]
@@ -114,10 +116,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         Some(0)
     }) {
         Some(s) => {
-            let sc = root
-                .scenes
-                .get(s)
-                .ok_or_else(|| IngestErrorKind::Invalid(format!("default scene {s} does not exist")))?;
+            let sc = root.scenes.get(s).ok_or_else(|| {
+                IngestErrorKind::Invalid(format!("default scene {s} does not exist"))
+            })?;
             sc.nodes.iter().map(|n| n.value()).collect()
         }
         None => {
@@ -157,9 +158,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         }
         let world = parent * local_transform(node, ni)?;
         if let Some(mi) = node.mesh.map(|m| m.value()) {
-            let slot = mesh_map
-                .get_mut(mi)
-                .ok_or_else(|| IngestErrorKind::Invalid(format!("node {ni}: mesh {mi} does not exist")))?;
+            let slot = mesh_map.get_mut(mi).ok_or_else(|| {
+                IngestErrorKind::Invalid(format!("node {ni}: mesh {mi} does not exist"))
+            })?;
             let scene_mesh = match *slot {
                 Some(s) => s,
                 None => {
@@ -214,6 +215,13 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             stack.push((c.value(), world, depth + 1));
         }
     }
+    let unused = mesh_map.iter().filter(|m| m.is_none()).count();
+    if unused > 0 {
+        scene.warnings.push(format!(
+            "{unused} of {} meshes are not drawn by any node of the scene (e.g. referenced only by physics extensions); they are not baked",
+            mesh_map.len()
+        ));
+    }
     Ok(scene)
 }
 
@@ -223,7 +231,10 @@ fn local_transform(node: &json::Node, ni: usize) -> Result<DAffine3, IngestError
         DAffine3::from_mat4(m)
     } else {
         let t = DVec3::from(node.translation.unwrap_or([0.0; 3]).map(f64::from));
-        let r = node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0).map(f64::from);
+        let r = node
+            .rotation
+            .map_or([0.0, 0.0, 0.0, 1.0], |q| q.0)
+            .map(f64::from);
         let s = DVec3::from(node.scale.unwrap_or([1.0; 3]).map(f64::from));
         let q = DQuat::from_array(r);
         let q = if q.length_squared() > 0.0 {

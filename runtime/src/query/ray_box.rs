@@ -13,7 +13,8 @@
 use glam::Vec3;
 
 /// 1 + 2γ(3) for f32 (ε = 2⁻²⁴), rounded up.
-const EXIT_SCALE: f32 = 1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5) + f32::EPSILON;
+const EXIT_SCALE: f32 =
+    1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5) + f32::EPSILON;
 
 /// A ray prepared for slab tests.
 #[derive(Clone, Copy, Debug)]

@@ -32,7 +32,10 @@ impl Ray {
     /// True when the ray can be cast: finite origin and direction, non-zero
     /// direction, `max_t >= 0` (NaN is not).
     pub fn is_valid(&self) -> bool {
-        self.origin.is_finite() && self.dir.is_finite() && self.dir != Vec3::ZERO && self.max_t >= 0.0
+        self.origin.is_finite()
+            && self.dir.is_finite()
+            && self.dir != Vec3::ZERO
+            && self.max_t >= 0.0
     }
 }
 
@@ -62,21 +65,26 @@ fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
 #[inline]
 fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
     let r = |k: usize| {
-        m[k].to_native() * p.x + m[k + 1].to_native() * p.y + m[k + 2].to_native() * p.z + m[k + 3].to_native()
+        m[k].to_native() * p.x
+            + m[k + 1].to_native() * p.y
+            + m[k + 2].to_native() * p.z
+            + m[k + 3].to_native()
     };
     Vec3::new(r(0), r(4), r(8))
 }
 
 #[inline]
 fn transform_vector(m: &[rkyv::rend::f32_le; 12], d: Vec3) -> Vec3 {
-    let r = |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
+    let r =
+        |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
     Vec3::new(r(0), r(4), r(8))
 }
 
 /// `Lᵀ · n` for the 3×3 part of a row-major 3×4 matrix `L`.
 #[inline]
 fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
-    let c = |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
+    let c =
+        |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
     Vec3::new(c(0), c(1), c(2))
 }
 
@@ -178,7 +186,12 @@ impl RayVisitor for TopClosest<'_> {
             t_max: self.t_max,
             hit: None,
         };
-        walk_ray(mesh.nodes.as_slice(), &SlabRay::new(local.origin, local.dir), local.dir, &mut v);
+        walk_ray(
+            mesh.nodes.as_slice(),
+            &SlabRay::new(local.origin, local.dir),
+            local.dir,
+            &mut v,
+        );
         if let Some((t, tri)) = v.hit {
             if self.hit.is_none() || t < self.t_max {
                 self.t_max = t;
@@ -215,7 +228,12 @@ impl RayVisitor for TopAny<'_> {
             t_max: self.ray.max_t,
             found: false,
         };
-        walk_ray(mesh.nodes.as_slice(), &SlabRay::new(local.origin, local.dir), local.dir, &mut v);
+        walk_ray(
+            mesh.nodes.as_slice(),
+            &SlabRay::new(local.origin, local.dir),
+            local.dir,
+            &mut v,
+        );
         self.found = v.found;
         v.found
     }
@@ -241,7 +259,12 @@ impl Level {
             ray,
             found: false,
         };
-        walk_ray(level.top.as_slice(), &SlabRay::new(origin, dir), dir, &mut v);
+        walk_ray(
+            level.top.as_slice(),
+            &SlabRay::new(origin, dir),
+            dir,
+            &mut v,
+        );
         v.found
     }
 
@@ -257,7 +280,12 @@ impl Level {
             t_max: ray.max_t,
             hit: None,
         };
-        walk_ray(level.top.as_slice(), &SlabRay::new(ray.origin, ray.dir), ray.dir, &mut v);
+        walk_ray(
+            level.top.as_slice(),
+            &SlabRay::new(ray.origin, ray.dir),
+            ray.dir,
+            &mut v,
+        );
         let (t, inst_index, tri_slot) = v.hit?;
         let inst = &level.instances[inst_index as usize];
         let mesh = &level.meshes[inst.mesh.to_native() as usize];

@@ -1,0 +1,236 @@
+//! `baker inspect`: what an archive holds and what it costs.
+
+use kiln_formats::level::MAX_LEAF_TRIANGLES;
+use kiln_formats::verify::verify_tree;
+use kiln_runtime::Level;
+use serde::Serialize;
+
+/// Bytes per section of the body (payload bytes; the rest is rkyv
+/// bookkeeping and padding, reported as `other`).
+#[derive(Debug, Default, Serialize)]
+pub struct Sections {
+    /// Fixed header.
+    pub header: usize,
+    /// Mesh vertices.
+    pub vertices: usize,
+    /// Mesh triangle indices.
+    pub triangles: usize,
+    /// Source triangle ids.
+    pub source_ids: usize,
+    /// Mesh tree nodes.
+    pub mesh_nodes: usize,
+    /// Instance records.
+    pub instances: usize,
+    /// Top-level tree nodes.
+    pub top_nodes: usize,
+    /// Names (meshes and objects).
+    pub names: usize,
+    /// Everything else.
+    pub other: usize,
+}
+
+/// One row of the per-object table.
+#[derive(Debug, Serialize)]
+pub struct ObjectRow {
+    /// Instance index.
+    pub instance: usize,
+    /// Object name.
+    pub name: String,
+    /// Mesh index.
+    pub mesh: u32,
+    /// Triangles in the mesh.
+    pub triangles: usize,
+    /// Depth of the mesh tree.
+    pub depth: usize,
+    /// World-space box of the instance (top-level leaf box).
+    pub bounds: [[f32; 3]; 2],
+}
+
+/// The full inspection report.
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    /// Archive format version.
+    pub format_version: u32,
+    /// Baker version that wrote it.
+    pub baker_version: String,
+    /// Content hash (hex).
+    pub content_hash: String,
+    /// Total bytes.
+    pub bytes: usize,
+    /// Bytes per section.
+    pub sections: Sections,
+    /// Unique meshes.
+    pub meshes: usize,
+    /// Instances.
+    pub instances: usize,
+    /// Triangles stored (each mesh once).
+    pub stored_triangles: usize,
+    /// Triangles in the world (each instance).
+    pub world_triangles: usize,
+    /// Archive bytes per stored triangle.
+    pub bytes_per_triangle: f64,
+    /// Deepest mesh tree.
+    pub max_mesh_depth: usize,
+    /// Triangle-weighted mean SAH cost of the mesh trees.
+    pub mesh_sah_cost: f64,
+    /// Depth of the top-level tree.
+    pub top_depth: usize,
+    /// SAH cost of the top-level tree.
+    pub top_sah_cost: f64,
+    /// World bounds (min, max), if the level is not empty.
+    pub bounds: Option<[[f32; 3]; 2]>,
+    /// One row per instance.
+    pub objects: Vec<ObjectRow>,
+}
+
+/// Inspects an opened archive.
+pub fn inspect(level: &Level) -> InspectReport {
+    let a = level.archive();
+    let h = level.header();
+    let mut s = Sections {
+        header: kiln_formats::HEADER_LEN,
+        ..Sections::default()
+    };
+    let mut mesh_depths = Vec::with_capacity(a.meshes.len());
+    let (mut stored, mut sah_sum, mut max_depth) = (0usize, 0.0f64, 0usize);
+    for m in a.meshes.iter() {
+        s.vertices += m.vertices.len() * 12;
+        s.triangles += m.triangles.len() * 12;
+        s.source_ids += m.source_ids.len() * 4;
+        s.mesh_nodes += m.nodes.len() * 32;
+        s.names += m.name.len();
+        // verified at open, so this cannot fail; stats only
+        let st = verify_tree(m.nodes.as_slice(), m.triangles.len(), MAX_LEAF_TRIANGLES)
+            .unwrap_or_default();
+        mesh_depths.push(st.depth);
+        stored += m.triangles.len();
+        sah_sum += st.sah_cost * m.triangles.len() as f64;
+        max_depth = max_depth.max(st.depth);
+    }
+    s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
+    s.top_nodes = a.top.len() * 32;
+    s.names += a.instance_names.iter().map(|n| n.len()).sum::<usize>();
+    let payload = s.header
+        + s.vertices
+        + s.triangles
+        + s.source_ids
+        + s.mesh_nodes
+        + s.instances
+        + s.top_nodes
+        + s.names;
+    s.other = level.byte_len().saturating_sub(payload);
+    let top = verify_tree(a.top.as_slice(), a.instances.len(), 1).unwrap_or_default();
+
+    // leaf boxes of the top tree, by instance
+    let mut inst_boxes = vec![[[0.0f32; 3]; 2]; a.instances.len()];
+    for (i, n) in a.top.iter().enumerate() {
+        if n.end.to_native() as usize == i + 1 {
+            let (first, _) = kiln_formats::level::leaf_range(n.data.to_native());
+            if let Some(b) = inst_boxes.get_mut(first as usize) {
+                *b = [n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native())];
+            }
+        }
+    }
+    let mut world_triangles = 0;
+    let objects = a
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            let mi = inst.mesh.to_native();
+            let tris = a.meshes[mi as usize].triangles.len();
+            world_triangles += tris;
+            ObjectRow {
+                instance: i,
+                name: level.object_name(i as u32).to_string(),
+                mesh: mi,
+                triangles: tris,
+                depth: mesh_depths[mi as usize],
+                bounds: inst_boxes[i],
+            }
+        })
+        .collect();
+    InspectReport {
+        format_version: h.format_version,
+        baker_version: format!(
+            "{}.{}.{}",
+            h.baker_version[0], h.baker_version[1], h.baker_version[2]
+        ),
+        content_hash: h.content_hash.iter().map(|b| format!("{b:02x}")).collect(),
+        bytes: level.byte_len(),
+        sections: s,
+        meshes: a.meshes.len(),
+        instances: a.instances.len(),
+        stored_triangles: stored,
+        world_triangles,
+        bytes_per_triangle: if stored > 0 {
+            level.byte_len() as f64 / stored as f64
+        } else {
+            0.0
+        },
+        max_mesh_depth: max_depth,
+        mesh_sah_cost: if stored > 0 {
+            sah_sum / stored as f64
+        } else {
+            0.0
+        },
+        top_depth: top.depth,
+        top_sah_cost: top.sah_cost,
+        bounds: a
+            .top
+            .first()
+            .map(|n| [n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native())]),
+        objects,
+    }
+}
+
+/// Human-readable form of the report.
+pub fn to_text(r: &InspectReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "format v{}  baker {}  content {}",
+        r.format_version, r.baker_version, r.content_hash
+    );
+    let _ = writeln!(
+        s,
+        "{} bytes, {} meshes, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
+        r.bytes, r.meshes, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
+    );
+    let x = &r.sections;
+    let _ = writeln!(
+        s,
+        "sections: header {} | vertices {} | triangles {} | source ids {} | mesh nodes {} | instances {} | top nodes {} | names {} | other {}",
+        x.header,
+        x.vertices,
+        x.triangles,
+        x.source_ids,
+        x.mesh_nodes,
+        x.instances,
+        x.top_nodes,
+        x.names,
+        x.other
+    );
+    let _ = writeln!(
+        s,
+        "mesh trees: max depth {}, SAH cost {:.2} (triangle-weighted) | top tree: depth {}, SAH cost {:.2}",
+        r.max_mesh_depth, r.mesh_sah_cost, r.top_depth, r.top_sah_cost
+    );
+    if let Some(b) = r.bounds {
+        let _ = writeln!(s, "bounds: {:?} .. {:?}", b[0], b[1]);
+    }
+    let _ = writeln!(
+        s,
+        "{:>6}  {:>5}  {:>9}  {:>5}  name",
+        "inst", "mesh", "triangles", "depth"
+    );
+    for o in &r.objects {
+        let _ = writeln!(
+            s,
+            "{:>6}  {:>5}  {:>9}  {:>5}  {}",
+            o.instance, o.mesh, o.triangles, o.depth, o.name
+        );
+    }
+    s
+}

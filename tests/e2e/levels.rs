@@ -1,0 +1,145 @@
+//! Every shared level bakes, its counts match the published ones, archives
+//! are deterministic at any thread count, and instancing stores a mesh once.
+
+use kiln_baker::{BakeSettings, bake_file};
+use kiln_runtime::Level;
+use kiln_tests::{levels_dir, readme_degenerates, readme_rows};
+
+fn is_draco(name: &str) -> bool {
+    name.contains("draco")
+}
+
+#[test]
+fn every_shared_level_bakes_and_counts_match_the_readme() {
+    let Some(dir) = levels_dir() else { return };
+    let rows = readme_rows(&dir);
+    let degens = readme_degenerates(&dir);
+    assert!(rows.len() >= 20, "README table parsed: {} rows", rows.len());
+    let mut checked = 0;
+    for row in rows.iter().filter(|r| !r.file.ends_with(".bin")) {
+        let path = dir.join(&row.file);
+        let result = bake_file(&path, &BakeSettings::default());
+        if is_draco(&row.file) {
+            let e = result.expect_err("Draco is refused");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&row.file) && msg.contains("KHR_draco_mesh_compression"),
+                "{msg}"
+            );
+            continue;
+        }
+        let baked = result.unwrap_or_else(|e| panic!("{e}"));
+        let r = &baked.report;
+        assert_eq!(
+            r.scene_triangles, row.instanced,
+            "{}: instanced triangles",
+            row.file
+        );
+        assert_eq!(
+            r.baked_triangles + r.scene_degenerate,
+            row.instanced,
+            "{}",
+            row.file
+        );
+        let all_meshes_drawn = !r
+            .warnings
+            .iter()
+            .any(|w| w.contains("not drawn by any node"));
+        if all_meshes_drawn {
+            assert_eq!(
+                r.unique_triangles, row.unique,
+                "{}: unique triangles",
+                row.file
+            );
+            // where the README knows the degenerate count (over unique meshes)
+            if let Some((_, Some(d))) = degens.iter().find(|(f, _)| *f == row.file) {
+                assert_eq!(
+                    r.unique_degenerate, *d,
+                    "{}: degenerate triangles",
+                    row.file
+                );
+            }
+        } else {
+            assert!(r.unique_triangles < row.unique, "{}", row.file);
+        }
+        // the archive opens and holds what the report says
+        let level = Level::from_bytes(&baked.bytes).unwrap();
+        let a = level.archive();
+        let world: usize = a
+            .instances
+            .iter()
+            .map(|i| a.meshes[i.mesh.to_native() as usize].triangles.len())
+            .sum();
+        assert_eq!(world, r.baked_triangles, "{}", row.file);
+        checked += 1;
+    }
+    assert!(checked >= 19, "checked {checked} levels");
+}
+
+#[test]
+fn a_mesh_used_by_two_nodes_is_stored_once() {
+    let Some(dir) = levels_dir() else { return };
+    // shape_collection: one mesh is used by two nodes (README)
+    let baked = bake_file(&dir.join("shape_collection.glb"), &BakeSettings::default()).unwrap();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    let a = level.archive();
+    assert_eq!(a.meshes.len(), 6);
+    assert_eq!(a.instances.len(), 7);
+    assert_eq!(baked.report.stored_triangles, 2390);
+    assert_eq!(baked.report.baked_triangles, 3542);
+}
+
+#[test]
+fn archives_are_byte_identical_at_one_and_two_threads() {
+    let Some(dir) = levels_dir() else { return };
+    for file in [
+        "sauer_pandora.glb",
+        "godot_truck_town.gltf",
+        "bevy_terrain.glb",
+    ] {
+        let bake = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    bake_file(&dir.join(file), &BakeSettings::default())
+                        .unwrap()
+                        .bytes
+                })
+        };
+        let one = bake(1);
+        let two = bake(2);
+        assert!(
+            one == two,
+            "{file}: archives differ between 1 and 2 threads"
+        );
+    }
+}
+
+#[test]
+fn quantized_and_meshopt_variants_match_the_plain_level() {
+    let Some(dir) = levels_dir() else { return };
+    let plain = bake_file(&dir.join("sauer_pandora.glb"), &BakeSettings::default()).unwrap();
+    let bounds = |bytes: &[u8]| {
+        let l = Level::from_bytes(bytes).unwrap();
+        let n = &l.archive().top[0];
+        (n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native()))
+    };
+    let (plo, phi) = bounds(&plain.bytes);
+    for file in ["sauer_pandora_quantized.glb", "sauer_pandora_meshopt.glb"] {
+        let b = bake_file(&dir.join(file), &BakeSettings::default()).unwrap();
+        assert_eq!(
+            b.report.baked_triangles, plain.report.baked_triangles,
+            "{file}"
+        );
+        let (lo, hi) = bounds(&b.bytes);
+        for k in 0..3 {
+            // the README: world bbox within quantisation error (~0.05 units here)
+            assert!(
+                (lo[k] - plo[k]).abs() < 0.1 && (hi[k] - phi[k]).abs() < 0.1,
+                "{file}: {lo:?}..{hi:?} vs {plo:?}..{phi:?}"
+            );
+        }
+    }
+}
