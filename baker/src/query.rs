@@ -42,7 +42,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
             None | Some(Value::Null) => f32::INFINITY,
             Some(m) => {
                 let m = m.as_f64().ok_or("ray.max_t must be a number")? as f32;
-                if !(m >= 0.0) {
+                if m.is_nan() || m < 0.0 {
                     return Err("ray.max_t must be >= 0".into());
                 }
                 m

@@ -1,1 +1,336 @@
-fn main() {}
+//! Kiln against its peer, parry3d, on the same meshes and the same rays, in
+//! one process, on one thread.
+//!
+//! ```text
+//! cargo bench -p kiln-runtime --bench peers            # full run (2.1M-triangle terrain, 1M rays)
+//! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
+//! ```
+//!
+//! Prints a table and writes the same figures to `target/peers.json`.
+//! Memory for parry3d is measured with a counting allocator (bytes still
+//! held by the built `TriMesh`, input vertices and indices included);
+//! Kiln's is the archive size.
+
+use glam::Vec3;
+use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
+use kiln_runtime::Level;
+use parry3d::query::{Ray as PRay, RayCast};
+use parry3d::shape::TriMesh;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::time::Instant;
+
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; the only
+// addition is a relaxed counter of live bytes, which allocates nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+struct Rng(u64);
+impl Rng {
+    fn f(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn range(&mut self, a: f32, b: f32) -> f32 {
+        a + (b - a) * self.f()
+    }
+    fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if v.length_squared() > 1e-4 && v.length_squared() <= 1.0 {
+                return v.normalize();
+            }
+        }
+    }
+}
+
+/// fBm terrain of `n × n` quads over 1 m cells.
+fn terrain(n: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let hash = |x: i32, y: i32, o: u32| {
+        let mut h = (x as u32).wrapping_mul(374_761_393)
+            ^ (y as u32).wrapping_mul(668_265_263)
+            ^ o.wrapping_mul(2_246_822_519);
+        h = (h ^ (h >> 13)).wrapping_mul(1_274_126_177);
+        (h ^ (h >> 16)) as f32 / u32::MAX as f32
+    };
+    let noise = |x: f32, y: f32, o: u32| {
+        let (xi, yi) = (x.floor() as i32, y.floor() as i32);
+        let (fx, fy) = (x - xi as f32, y - yi as f32);
+        let s = |t: f32| t * t * (3.0 - 2.0 * t);
+        let (a, b) = (hash(xi, yi, o), hash(xi + 1, yi, o));
+        let (c, d) = (hash(xi, yi + 1, o), hash(xi + 1, yi + 1, o));
+        let top = a + (b - a) * s(fx);
+        let bot = c + (d - c) * s(fx);
+        top + (bot - top) * s(fy)
+    };
+    let mut pos = Vec::with_capacity(((n + 1) * (n + 1)) as usize);
+    for y in 0..=n {
+        for x in 0..=n {
+            let mut h = 0.0;
+            let (mut amp, mut freq) = (40.0, 1.0 / 128.0);
+            for o in 0..6 {
+                h += amp * noise(x as f32 * freq, y as f32 * freq, o);
+                amp *= 0.5;
+                freq *= 2.0;
+            }
+            pos.push([x as f32, h, y as f32]);
+        }
+    }
+    let mut tris = Vec::with_capacity((2 * n * n) as usize);
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            tris.push([i, i + n + 1, i + 1]);
+            tris.push([i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    (pos, tris)
+}
+
+#[derive(Clone, Copy)]
+struct Q {
+    o: Vec3,
+    d: Vec3,
+    t: f32,
+}
+
+/// Probes, random rays ≤ 100 m, visibility rays: a third each.
+fn rays(lo: Vec3, hi: Vec3, n: usize) -> Vec<Q> {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let p = |r: &mut Rng| {
+        Vec3::new(
+            r.range(lo.x, hi.x),
+            r.range(lo.y, hi.y),
+            r.range(lo.z, hi.z),
+        )
+    };
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => {
+                let mut o = p(&mut r);
+                o.y = hi.y + 10.0;
+                Q {
+                    o,
+                    d: Vec3::NEG_Y,
+                    t: (hi.y - lo.y) + 20.0,
+                }
+            }
+            1 => Q {
+                o: p(&mut r),
+                d: r.unit(),
+                t: r.range(0.0, 100.0),
+            },
+            _ => {
+                let (a, b) = (p(&mut r), p(&mut r));
+                Q {
+                    o: a,
+                    d: b - a,
+                    t: 1.0,
+                }
+            }
+        })
+        .collect()
+}
+
+struct Row {
+    mesh: String,
+    query: String,
+    kiln: f64,
+    parry: f64,
+    unit: &'static str,
+}
+
+fn pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+}
+
+fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, nrays: usize, rows: &mut Vec<Row>) {
+    let ntri = tris.len();
+    eprintln!("{name}: {ntri} triangles, {} vertices", pos.len());
+    let scene = Scene::from_meshes(vec![SceneMesh::new(name, pos.clone(), &tris)]);
+
+    // build: Kiln at 1 and 2 threads (bake + encode + validate), parry once
+    let mut baked = None;
+    for threads in [1, 2] {
+        let t0 = Instant::now();
+        let b = pool(threads).install(|| bake_scene(&scene, &BakeSettings::default()));
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        rows.push(Row {
+            mesh: name.into(),
+            query: format!(
+                "build ms ({threads} thread{})",
+                if threads == 1 { "" } else { "s" }
+            ),
+            kiln: ms,
+            parry: f64::NAN,
+            unit: "ms",
+        });
+        baked = Some(b);
+    }
+    let baked = baked.unwrap();
+    let before = LIVE.load(Ordering::Relaxed);
+    let t0 = Instant::now();
+    let verts: Vec<parry3d::math::Vector> = pos
+        .iter()
+        .map(|p| parry3d::math::Vector::new(p[0], p[1], p[2]))
+        .collect();
+    let mesh = TriMesh::new(verts, tris.clone()).expect("parry builds the mesh");
+    let parry_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let parry_bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.mesh == name && r.query.starts_with("build"))
+    {
+        r.parry = parry_ms;
+    }
+    rows.push(Row {
+        mesh: name.into(),
+        query: "bytes/triangle".into(),
+        kiln: baked.bytes.len() as f64 / ntri as f64,
+        parry: parry_bytes / ntri as f64,
+        unit: "B",
+    });
+
+    // load: write, then map + validate
+    let path = std::env::temp_dir().join(format!("kiln-peers-{}.kiln", std::process::id()));
+    std::fs::write(&path, &baked.bytes).unwrap();
+    let t0 = Instant::now();
+    let level = Level::open(&path).unwrap();
+    let load_ms = t0.elapsed().as_secs_f64() * 1e3;
+    rows.push(Row {
+        mesh: name.into(),
+        query: "load ms (map + validate)".into(),
+        kiln: load_ms,
+        parry: f64::NAN,
+        unit: "ms",
+    });
+
+    let (lo, hi) = pos.iter().fold(
+        (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+        |(a, b), p| (a.min(Vec3::from(*p)), b.max(Vec3::from(*p))),
+    );
+    let qs = rays(lo, hi, nrays);
+    // one thread, same rays, same order
+    let t0 = Instant::now();
+    let mut kiln_hits = 0usize;
+    for q in &qs {
+        kiln_hits += level.raycast(q.o, q.d, q.t).is_some() as usize;
+    }
+    let kiln_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let mut parry_hits = 0usize;
+    for q in &qs {
+        let ray = PRay::new(
+            parry3d::math::Vector::new(q.o.x, q.o.y, q.o.z),
+            parry3d::math::Vector::new(q.d.x, q.d.y, q.d.z),
+        );
+        parry_hits += mesh.cast_local_ray(&ray, q.t, true).is_some() as usize;
+    }
+    let parry_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "  rays: kiln {kiln_hits} hits, parry {parry_hits} hits of {}",
+        qs.len()
+    );
+    rows.push(Row {
+        mesh: name.into(),
+        query: "rays/s".into(),
+        kiln: qs.len() as f64 / kiln_s,
+        parry: qs.len() as f64 / parry_s,
+        unit: "/s",
+    });
+    let _ = std::fs::remove_file(&path);
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (n, nrays) = if quick {
+        (128, 20_000)
+    } else {
+        (1024, 1_000_000)
+    };
+    let mut rows = Vec::new();
+    let (pos, tris) = terrain(n);
+    run(&format!("terrain {n}x{n}"), pos, tris, nrays, &mut rows);
+
+    let pandora = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/levels/sauer_pandora.glb");
+    if pandora.is_file() {
+        // the whole level flattened to world space, so both sides see the same triangles
+        let scene = kiln_baker::ingest::load(&pandora).unwrap().scene;
+        let mut pos = Vec::new();
+        let mut tris = Vec::new();
+        for w in scene.world_triangles() {
+            let b = pos.len() as u32;
+            pos.extend(w.v.map(|v| v.as_vec3().to_array()));
+            tris.push([b, b + 1, b + 2]);
+        }
+        run("sauer_pandora", pos, tris, nrays, &mut rows);
+    } else {
+        eprintln!("*** sauer_pandora.glb not found beside the repository: skipped ***");
+    }
+
+    println!(
+        "{:<20} {:<26} {:>14} {:>14} {:>10}",
+        "mesh", "figure", "kiln", "parry3d", "kiln/parry"
+    );
+    for r in &rows {
+        let ratio = r.kiln / r.parry;
+        println!(
+            "{:<20} {:<26} {:>12.1}{:<2} {:>12.1}{:<2} {:>10}",
+            r.mesh,
+            r.query,
+            r.kiln,
+            r.unit,
+            r.parry,
+            r.unit,
+            if ratio.is_finite() {
+                format!("{ratio:.2}")
+            } else {
+                "-".into()
+            }
+        );
+    }
+    let json: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let num = |v: f64| if v.is_finite() { serde_json::json!(v) } else { serde_json::Value::Null };
+            serde_json::json!({"mesh": r.mesh, "query": r.query, "kiln_per_s": num(r.kiln), "parry_per_s": num(r.parry), "ratio": num(r.kiln / r.parry), "unit": r.unit})
+        })
+        .collect();
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/peers.json");
+    if let Some(parent) = out.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    eprintln!("figures written to {}", out.display());
+}

@@ -1,1 +1,150 @@
+//! Corrupt and hostile archives: truncation at every 1/64 of the file, and
+//! 10k random bit flips / byte overwrites. `open` must return an error, or
+//! the queries must answer without panicking. Each damaged file is tried
+//! twice: as is (the body checksum catches it) and "hostile", with the
+//! checksum recomputed so that rkyv's validation and our verify must stand
+//! on their own.
 
+use glam::Vec3;
+use kiln_baker::{BakeSettings, Scene, bake_file, bake_scene, scene::SceneMesh};
+use kiln_formats::{HEADER_LEN, header::body_hash};
+use kiln_runtime::Level;
+use kiln_tests::{Rng, levels_dir};
+
+/// A baked archive to damage: a shared level if present, else a generated one.
+fn archive() -> Vec<u8> {
+    if let Some(dir) = levels_dir() {
+        return bake_file(&dir.join("shape_collection.glb"), &BakeSettings::default())
+            .unwrap()
+            .bytes;
+    }
+    let mut pos = Vec::new();
+    let mut tris = Vec::new();
+    for y in 0..20u32 {
+        for x in 0..20u32 {
+            pos.push([x as f32, ((x * y) % 7) as f32 * 0.1, y as f32]);
+            if x > 0 && y > 0 {
+                let i = y * 20 + x;
+                tris.push([i - 21, i - 20, i]);
+                tris.push([i - 21, i, i - 1]);
+            }
+        }
+    }
+    bake_scene(
+        &Scene::from_meshes(vec![SceneMesh::new("grid", pos, &tris)]),
+        &BakeSettings::default(),
+    )
+    .bytes
+}
+
+/// Fixes the header's body hash so the damage reaches the validator.
+fn rehash(bytes: &mut [u8]) {
+    if bytes.len() >= HEADER_LEN {
+        let h = body_hash(&bytes[HEADER_LEN..]);
+        bytes[48..56].copy_from_slice(&h.to_le_bytes());
+    }
+}
+
+/// Opens the bytes; if that works, queries must not panic.
+fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
+    match Level::from_bytes(bytes) {
+        Err(e) => {
+            assert!(!e.to_string().is_empty());
+            false
+        }
+        Ok(level) => {
+            for _ in 0..50 {
+                let o = Vec3::new(
+                    rng.range(-10.0, 10.0),
+                    rng.range(-10.0, 10.0),
+                    rng.range(-10.0, 10.0),
+                );
+                let _ = level.raycast(o, rng.unit(), 100.0);
+                let _ = level.raycast_any(o, rng.unit(), 100.0);
+            }
+            let _ = kiln_baker::inspect::inspect(&level);
+            let _ = kiln_baker::export::world_objects(&level);
+            true
+        }
+    }
+}
+
+#[test]
+fn truncation_at_every_64th_of_the_file_is_an_error() {
+    let good = archive();
+    let mut rng = Rng::new(1);
+    for k in 0..64 {
+        let cut = good.len() * k / 64;
+        let mut bytes = good[..cut].to_vec();
+        assert!(
+            !exercise(&bytes, &mut rng),
+            "truncated at {cut} of {} opened",
+            good.len()
+        );
+        // a hostile header claiming the shorter length
+        if bytes.len() >= HEADER_LEN {
+            let body = (bytes.len() - HEADER_LEN) as u64;
+            bytes[40..48].copy_from_slice(&body.to_le_bytes());
+            rehash(&mut bytes);
+            exercise(&bytes, &mut rng);
+        }
+    }
+}
+
+#[test]
+fn random_bit_flips_and_overwrites_never_panic() {
+    let good = archive();
+    let mut rng = Rng::new(2);
+    let (mut caught_by_checksum, mut rejected, mut opened) = (0, 0, 0);
+    for i in 0..10_000 {
+        let mut bytes = good.clone();
+        let flips = 1 + rng.below(4);
+        for _ in 0..flips {
+            let at = rng.below(bytes.len());
+            if i % 2 == 0 {
+                bytes[at] ^= 1 << rng.below(8);
+            } else {
+                bytes[at] = rng.below(256) as u8;
+            }
+        }
+        if bytes == good {
+            continue;
+        }
+        if !exercise(&bytes, &mut rng) {
+            caught_by_checksum += 1;
+        }
+        rehash(&mut bytes);
+        if exercise(&bytes, &mut rng) {
+            opened += 1;
+        } else {
+            rejected += 1;
+        }
+    }
+    eprintln!(
+        "10k damaged archives: {caught_by_checksum} rejected with the checksum; hostile (rehashed): {rejected} rejected, {opened} opened and queried safely"
+    );
+    assert!(caught_by_checksum > 9_900);
+    assert!(rejected > 0 && opened > 0, "both outcomes are exercised");
+}
+
+#[test]
+fn hostile_tree_links_are_rejected_not_followed() {
+    // point the top-level tree's root `end` at itself: a loop if followed
+    let good = archive();
+    let level = Level::from_bytes(&good).unwrap();
+    let root_end = level.archive().top[0].end.to_native();
+    let needle = root_end.to_le_bytes();
+    // find the root node by its end field and break it
+    let mut found = 0;
+    for at in HEADER_LEN..good.len() - 4 {
+        if good[at..at + 4] == needle {
+            let mut bytes = good.clone();
+            bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+            rehash(&mut bytes);
+            let mut rng = Rng::new(3);
+            exercise(&bytes, &mut rng);
+            found += 1;
+        }
+    }
+    assert!(found > 0);
+}

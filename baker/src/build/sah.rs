@@ -160,7 +160,7 @@ fn sah_split(prims: &mut [PrimRef], min: [f32; 3], max: [f32; 3]) -> (usize, usi
     let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, split bin)
     for axis in 0..3 {
         let extent = cmax[axis] - cmin[axis];
-        if !(extent > 0.0) {
+        if extent.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             continue;
         }
         let scale = BINS as f32 / extent;

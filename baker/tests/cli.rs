@@ -1,0 +1,171 @@
+//! The `baker` binary end to end: bake → inspect → query → export, exit
+//! codes, and that a failed bake never clobbers a good archive.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn baker() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_baker"))
+}
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples")
+        .join(name)
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kiln-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn bake_inspect_query_export_round_trip() {
+    let dir = tmpdir("round");
+    let out = dir.join("shapes.kiln");
+    let st = baker()
+        .args([
+            "bake",
+            sample("shape_collection.glb").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(report["baked_triangles"], 3542);
+
+    let st = baker()
+        .args(["inspect", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let inspect: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(inspect["instances"], 7);
+    assert_eq!(inspect["world_triangles"], 3542);
+
+    // a probe straight down onto the scene's middle, a bad line, a miss
+    let mut child = baker()
+        .args(["query", out.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let hit = &lines[0]["hit"];
+    assert!(hit["t"].as_f64().unwrap() > 0.0 && hit["t"].as_f64().unwrap() < 100.0);
+    assert!(hit["object"].is_string());
+    assert!(lines[1]["error"].is_string());
+    assert!(lines[2]["hit"].is_null());
+
+    for ext in ["glb", "obj"] {
+        let e = dir.join(format!("export.{ext}"));
+        let st = baker()
+            .args(["export", out.to_str().unwrap(), "-o", e.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+        assert!(std::fs::metadata(&e).unwrap().len() > 1000);
+    }
+    // the exported GLB is itself valid input with the same triangle count
+    let again = dir.join("again.kiln");
+    let st = baker()
+        .args([
+            "bake",
+            dir.join("export.glb").to_str().unwrap(),
+            "-o",
+            again.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(r["baked_triangles"], 3542);
+}
+
+#[test]
+fn a_failed_bake_exits_non_zero_and_keeps_the_good_archive() {
+    let dir = tmpdir("fail");
+    let out = dir.join("box.kiln");
+    let st = baker()
+        .args([
+            "bake",
+            sample("khr_Box.glb").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let good = std::fs::read(&out).unwrap();
+    let broken = dir.join("broken.glb");
+    std::fs::write(&broken, &good[..100]).unwrap(); // not even a GLB
+    let st = baker()
+        .args([
+            "bake",
+            broken.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!st.status.success());
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("broken.glb"), "{err}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        good,
+        "the good archive is untouched"
+    );
+
+    let st = baker()
+        .args(["inspect", broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!st.status.success());
+    assert!(String::from_utf8_lossy(&st.stderr).contains("broken.glb"));
+}
+
+#[test]
+fn out_dir_bakes_several_files_and_reports_each() {
+    let dir = tmpdir("many");
+    let st = baker()
+        .args([
+            "bake",
+            sample("khr_Box.glb").to_str().unwrap(),
+            sample("vk_terrain.gltf").to_str().unwrap(),
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    assert!(dir.join("khr_Box.kiln").is_file() && dir.join("vk_terrain.kiln").is_file());
+    let st = baker()
+        .args(["bake", sample("khr_Box.glb").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!st.status.success(), "no output given is an error");
+}
