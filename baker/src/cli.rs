@@ -30,7 +30,7 @@ enum Command {
         /// Output archive (only with a single input).
         #[arg(short = 'o', long = "out", conflicts_with = "out_dir")]
         out: Option<PathBuf>,
-        /// Output directory: each input becomes <DIR>/<stem>.kiln.
+        /// Output directory: each input becomes DIR/STEM.kiln.
         #[arg(long)]
         out_dir: Option<PathBuf>,
         /// Print one JSON report per input on stdout.

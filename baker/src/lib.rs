@@ -4,7 +4,7 @@
 //!
 //! The bake reads as its modules, in order: [`ingest`] (glTF → [`Scene`]) →
 //! [`build`] (weld, pair, SAH trees, top-level tree) → encode
-//! (`kiln_formats::encode`) → [`write`] (atomic). [`bake`] strings them
+//! (`kiln_formats::encode`) → [`write`](mod@write) (atomic). [`bake`](mod@bake) strings them
 //! together; the `baker` binary is a thin shell over this library.
 //!
 //! ```no_run
