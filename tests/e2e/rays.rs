@@ -242,3 +242,63 @@ fn rays_through_shared_edges_and_vertices_of_closed_meshes_never_slip_through() 
         eprintln!("{file}: {rays} rays at shared edges and vertices, none slipped through");
     }
 }
+
+#[test]
+fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
+    use glam::{DAffine3, DQuat, DVec3};
+    use kiln_baker::{SceneInstance, SceneMesh, bake_scene};
+    // normal (v1-v0)×(v2-v0) = X×Z = -Y: the front face looks down
+    let tri = SceneMesh::new(
+        "t",
+        vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+        &[[0, 1, 2]],
+    );
+    let mirror = DAffine3::from_scale_rotation_translation(
+        DVec3::new(-1.0, 1.0, 1.0),
+        DQuat::IDENTITY,
+        DVec3::new(5.0, 0.0, 0.0),
+    );
+    let scene = kiln_baker::Scene {
+        meshes: vec![tri],
+        instances: vec![
+            SceneInstance {
+                name: "plain".into(),
+                mesh: 0,
+                transform: DAffine3::IDENTITY,
+            },
+            SceneInstance {
+                name: "mirrored".into(),
+                mesh: 0,
+                transform: mirror,
+            },
+        ],
+        warnings: Vec::new(),
+    };
+    let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+    for (x, name) in [(0.25f32, "plain"), (4.75, "mirrored")] {
+        let up = level
+            .raycast(Vec3::new(x, -1.0, 0.25), Vec3::Y, 10.0)
+            .unwrap();
+        assert_eq!(level.object_name(up.instance), name);
+        assert!(up.front_face, "{name}: from below is the front");
+        assert_eq!(up.normal, Vec3::NEG_Y);
+        let down = level
+            .raycast(Vec3::new(x, 1.0, 0.25), Vec3::NEG_Y, 10.0)
+            .unwrap();
+        assert!(!down.front_face, "{name}: from above is the back");
+        assert_eq!(down.normal, Vec3::Y, "normals face the ray origin");
+        assert_eq!(down.t, 1.0);
+    }
+    // occlusion agrees with closest hit on random rays
+    let mut r = Rng::new(4);
+    for _ in 0..2000 {
+        let o = Vec3::new(r.range(-2.0, 7.0), r.range(-2.0, 2.0), r.range(-2.0, 3.0));
+        let d = r.unit();
+        let t = r.range(0.0, 5.0);
+        assert_eq!(level.raycast(o, d, t).is_some(), level.raycast_any(o, d, t));
+    }
+    // invalid rays hit nothing
+    assert!(level.raycast(Vec3::NAN, Vec3::Y, 1.0).is_none());
+    assert!(level.raycast(Vec3::ZERO, Vec3::ZERO, 1.0).is_none());
+    assert!(!level.raycast_any(Vec3::ZERO, Vec3::Y, f32::NAN));
+}

@@ -8,7 +8,7 @@ use super::ray_triangle::WatertightRay;
 use crate::level::Level;
 use crate::walk::{RayVisitor, walk_ray};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
+use kiln_formats::level::{ArchivedLevel, ArchivedTriMesh, leaf_range};
 use rayon::prelude::*;
 
 /// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
@@ -88,15 +88,16 @@ fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
     Vec3::new(c(0), c(1), c(2))
 }
 
-/// Closest-hit search inside one mesh.
-struct MeshClosest<'a> {
+/// Hit search inside one mesh: closest hit, or (with `any`) the first found.
+struct MeshSearch<'a> {
     mesh: &'a ArchivedTriMesh,
     ray: WatertightRay,
     t_max: f32,
+    any: bool,
     hit: Option<(f32, u32)>,
 }
 
-impl RayVisitor for MeshClosest<'_> {
+impl RayVisitor for MeshSearch<'_> {
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -108,9 +109,12 @@ impl RayVisitor for MeshClosest<'_> {
             let tri = &self.mesh.triangles[t as usize];
             let p = |k: usize| v3(&self.mesh.vertices[tri[k].to_native() as usize]);
             if let Some(th) = self.ray.intersect(p(0), p(1), p(2), self.t_max) {
-                if th < self.t_max || self.hit.is_none() {
+                if self.hit.is_none() || th < self.t_max {
                     self.t_max = th;
                     self.hit = Some((th, t));
+                    if self.any {
+                        return true;
+                    }
                 }
             }
         }
@@ -118,56 +122,17 @@ impl RayVisitor for MeshClosest<'_> {
     }
 }
 
-/// Any-hit search inside one mesh.
-struct MeshAny<'a> {
-    mesh: &'a ArchivedTriMesh,
-    ray: WatertightRay,
-    t_max: f32,
-    found: bool,
-}
-
-impl RayVisitor for MeshAny<'_> {
-    #[inline]
-    fn t_max(&self) -> f32 {
-        self.t_max
-    }
-    #[inline]
-    fn leaf(&mut self, data: u32) -> bool {
-        let (first, count) = leaf_range(data);
-        for t in first..first + count {
-            let tri = &self.mesh.triangles[t as usize];
-            let p = |k: usize| v3(&self.mesh.vertices[tri[k].to_native() as usize]);
-            if self.ray.intersect(p(0), p(1), p(2), self.t_max).is_some() {
-                self.found = true;
-                return true;
-            }
-        }
-        false
-    }
-}
-
-/// The ray in an instance's local space.
-struct LocalRay {
-    origin: Vec3,
-    dir: Vec3,
-}
-
-fn to_local(inst: &ArchivedInstance, ray: &Ray) -> LocalRay {
-    LocalRay {
-        origin: transform_point(&inst.local_from_world, ray.origin),
-        dir: transform_vector(&inst.local_from_world, ray.dir),
-    }
-}
-
-/// Closest-hit search over the top-level tree.
-struct TopClosest<'a> {
+/// Hit search over the top-level tree: each instance leaf transforms the
+/// ray into local space and searches its mesh with the current range.
+struct TopSearch<'a> {
     level: &'a ArchivedLevel,
     ray: Ray,
     t_max: f32,
+    any: bool,
     hit: Option<(f32, u32, u32)>, // t, instance, triangle slot in its mesh
 }
 
-impl RayVisitor for TopClosest<'_> {
+impl RayVisitor for TopSearch<'_> {
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
@@ -176,20 +141,22 @@ impl RayVisitor for TopClosest<'_> {
         let (inst_index, _) = leaf_range(data);
         let inst = &self.level.instances[inst_index as usize];
         let mesh = &self.level.meshes[inst.mesh.to_native() as usize];
-        let local = to_local(inst, &self.ray);
-        if local.dir == Vec3::ZERO || !local.dir.is_finite() || !local.origin.is_finite() {
+        let origin = transform_point(&inst.local_from_world, self.ray.origin);
+        let dir = transform_vector(&inst.local_from_world, self.ray.dir);
+        if dir == Vec3::ZERO || !dir.is_finite() || !origin.is_finite() {
             return false;
         }
-        let mut v = MeshClosest {
+        let mut v = MeshSearch {
             mesh,
-            ray: WatertightRay::new(local.origin, local.dir),
+            ray: WatertightRay::new(origin, dir),
             t_max: self.t_max,
+            any: self.any,
             hit: None,
         };
         walk_ray(
             mesh.nodes.as_slice(),
-            &SlabRay::new(local.origin, local.dir),
-            local.dir,
+            &SlabRay::new(origin, dir),
+            dir,
             &mut v,
         );
         if let Some((t, tri)) = v.hit {
@@ -198,44 +165,28 @@ impl RayVisitor for TopClosest<'_> {
                 self.hit = Some((t, inst_index, tri));
             }
         }
-        false
+        self.any && self.hit.is_some()
     }
 }
 
-/// Any-hit search over the top-level tree.
-struct TopAny<'a> {
-    level: &'a ArchivedLevel,
-    ray: Ray,
-    found: bool,
-}
-
-impl RayVisitor for TopAny<'_> {
-    #[inline]
-    fn t_max(&self) -> f32 {
-        self.ray.max_t
-    }
-    fn leaf(&mut self, data: u32) -> bool {
-        let (inst_index, _) = leaf_range(data);
-        let inst = &self.level.instances[inst_index as usize];
-        let mesh = &self.level.meshes[inst.mesh.to_native() as usize];
-        let local = to_local(inst, &self.ray);
-        if local.dir == Vec3::ZERO || !local.dir.is_finite() || !local.origin.is_finite() {
-            return false;
-        }
-        let mut v = MeshAny {
-            mesh,
-            ray: WatertightRay::new(local.origin, local.dir),
-            t_max: self.ray.max_t,
-            found: false,
+impl Level {
+    /// Walks the level for `ray` (which must be valid).
+    fn search(&self, ray: &Ray, any: bool) -> Option<(f32, u32, u32)> {
+        let level = self.archive();
+        let mut v = TopSearch {
+            level,
+            ray: *ray,
+            t_max: ray.max_t,
+            any,
+            hit: None,
         };
         walk_ray(
-            mesh.nodes.as_slice(),
-            &SlabRay::new(local.origin, local.dir),
-            local.dir,
+            level.top.as_slice(),
+            &SlabRay::new(ray.origin, ray.dir),
+            ray.dir,
             &mut v,
         );
-        self.found = v.found;
-        v.found
+        v.hit
     }
 }
 
@@ -250,22 +201,7 @@ impl Level {
     /// stops at the first hit found).
     pub fn raycast_any(&self, origin: Vec3, dir: Vec3, max_t: f32) -> bool {
         let ray = Ray::new(origin, dir, max_t);
-        if !ray.is_valid() {
-            return false;
-        }
-        let level = self.archive();
-        let mut v = TopAny {
-            level,
-            ray,
-            found: false,
-        };
-        walk_ray(
-            level.top.as_slice(),
-            &SlabRay::new(origin, dir),
-            dir,
-            &mut v,
-        );
-        v.found
+        ray.is_valid() && self.search(&ray, true).is_some()
     }
 
     /// [`Level::raycast`] for a prepared [`Ray`].
@@ -273,20 +209,8 @@ impl Level {
         if !ray.is_valid() {
             return None;
         }
+        let (t, inst_index, tri_slot) = self.search(ray, false)?;
         let level = self.archive();
-        let mut v = TopClosest {
-            level,
-            ray: *ray,
-            t_max: ray.max_t,
-            hit: None,
-        };
-        walk_ray(
-            level.top.as_slice(),
-            &SlabRay::new(ray.origin, ray.dir),
-            ray.dir,
-            &mut v,
-        );
-        let (t, inst_index, tri_slot) = v.hit?;
         let inst = &level.instances[inst_index as usize];
         let mesh = &level.meshes[inst.mesh.to_native() as usize];
         let tri = &mesh.triangles[tri_slot as usize];
