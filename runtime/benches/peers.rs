@@ -303,16 +303,21 @@ fn main() {
         "{:<20} {:<26} {:>14} {:>14} {:>10}",
         "mesh", "figure", "kiln", "parry3d", "kiln/parry"
     );
+    let cell = |v: f64, unit: &str| {
+        if v.is_finite() {
+            format!("{v:.1}{unit}")
+        } else {
+            "-".into()
+        }
+    };
     for r in &rows {
         let ratio = r.kiln / r.parry;
         println!(
-            "{:<20} {:<26} {:>12.1}{:<2} {:>12.1}{:<2} {:>10}",
+            "{:<20} {:<26} {:>14} {:>14} {:>10}",
             r.mesh,
             r.query,
-            r.kiln,
-            r.unit,
-            r.parry,
-            r.unit,
+            cell(r.kiln, r.unit),
+            cell(r.parry, r.unit),
             if ratio.is_finite() {
                 format!("{ratio:.2}")
             } else {
