@@ -58,6 +58,11 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
 
 /// Bakes a scene built in memory (no glTF). The content hash covers the
 /// scene's geometry and placements.
+///
+/// # Panics
+/// If a position or transform is not finite or the world-space geometry
+/// does not fit in f32 (the archive could not be valid). Scenes from
+/// [`crate::ingest`] never do: ingest rejects such files with an error.
 pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for m in &scene.meshes {

@@ -189,6 +189,8 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                 scene.warnings.push(format!(
                     "node {ni}: transform is singular (zero scale); its mesh is skipped"
                 ));
+            } else if let Some(problem) = out_of_range(&scene.meshes[scene_mesh], &transform) {
+                return Err(IngestErrorKind::Invalid(format!("node {ni}: {problem}")));
             } else {
                 let name = node
                     .name
@@ -223,6 +225,25 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         ));
     }
     Ok(scene)
+}
+
+/// Archives hold f32: the world-space geometry and both matrices must fit.
+fn out_of_range(mesh: &SceneMesh, xf: &DAffine3) -> Option<String> {
+    const LIMIT: f64 = (f32::MAX / 4.0) as f64;
+    let inv = xf.inverse();
+    let matrices_fit = xf
+        .to_cols_array()
+        .iter()
+        .chain(inv.to_cols_array().iter())
+        .all(|v| v.abs() < LIMIT);
+    if !matrices_fit {
+        return Some("transform or its inverse does not fit in f32".into());
+    }
+    let too_far = mesh.positions.iter().any(|p| {
+        let w = xf.transform_point3(DVec3::from(p.map(f64::from)));
+        w.abs().max_element() >= LIMIT
+    });
+    too_far.then(|| "world-space geometry exceeds the f32 range".into())
 }
 
 fn local_transform(node: &json::Node, ni: usize) -> Result<DAffine3, IngestErrorKind> {
@@ -298,6 +319,12 @@ fn read_mesh(
             continue;
         };
         let positions = accessor::read_vec3(doc, views, pos.value())?;
+        if let Some(i) = positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(ctx(format!("POSITION {i} is not a finite f32 vector")));
+        }
         let indices: Vec<u32> = match prim.indices {
             Some(i) => accessor::read_indices(doc, views, i.value())?,
             None => (0..positions.len() as u32).collect(),
