@@ -1,0 +1,26 @@
+//! Any text as a `baker query` line: always one JSON answer, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
+
+static LEVEL: OnceLock<kiln_runtime::Level> = OnceLock::new();
+
+fuzz_target!(|data: &[u8]| {
+    let level = LEVEL.get_or_init(|| {
+        let mesh = kiln_baker::SceneMesh::new(
+            "tri",
+            vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+            &[[0, 1, 2]],
+        );
+        let baked = kiln_baker::bake_scene(
+            &kiln_baker::Scene::from_meshes(vec![mesh]),
+            &kiln_baker::BakeSettings::default(),
+        );
+        kiln_runtime::Level::from_bytes(&baked.bytes).unwrap()
+    });
+    if let Ok(line) = std::str::from_utf8(data) {
+        let v = kiln_baker::query::answer_line(level, line);
+        assert!(v.is_object());
+    }
+});
