@@ -23,3 +23,4 @@ mod walk;
 pub use glam::Vec3;
 pub use level::{Level, OpenError};
 pub use query::raycast::{Ray, RayHit};
+pub use query::sphere::{Sphere, SphereOverlap, Sweep, SweepHit};

@@ -25,9 +25,17 @@ fn vec(v: &[rkyv::rend::f32_le; 3]) -> Vec3 {
 }
 
 /// Walks `nodes` along `ray`, nearer child first (by the split axis and the
-/// ray's direction along it, as the source slides order it).
+/// ray's direction along it, as the source slides order it). Every box is
+/// grown by `inflate` on each side first: zero for rays, a sphere's extent
+/// for sweeps (a ray cast against the Minkowski sum, seed 002).
 #[inline]
-pub(crate) fn walk_ray<V: RayVisitor>(nodes: &[ArchivedNode], ray: &SlabRay, dir: Vec3, v: &mut V) {
+pub(crate) fn walk_ray<V: RayVisitor>(
+    nodes: &[ArchivedNode],
+    ray: &SlabRay,
+    dir: Vec3,
+    inflate: Vec3,
+    v: &mut V,
+) {
     if nodes.is_empty() {
         return;
     }
@@ -36,7 +44,14 @@ pub(crate) fn walk_ray<V: RayVisitor>(nodes: &[ArchivedNode], ray: &SlabRay, dir
     let mut i = 0usize;
     loop {
         let node = &nodes[i];
-        if ray.hit(vec(&node.min), vec(&node.max), v.t_max()).is_some() {
+        if ray
+            .hit(
+                vec(&node.min) - inflate,
+                vec(&node.max) + inflate,
+                v.t_max(),
+            )
+            .is_some()
+        {
             let end = node.end.to_native() as usize;
             if end == i + 1 {
                 if v.leaf(node.data.to_native()) {
@@ -64,5 +79,32 @@ pub(crate) fn walk_ray<V: RayVisitor>(nodes: &[ArchivedNode], ray: &SlabRay, dir
         }
         sp -= 1;
         i = stack[sp] as usize;
+    }
+}
+
+/// Visits, in array order, every leaf whose box overlaps the box
+/// `lo..=hi`, skipping whole subtrees whose box does not (the sequential
+/// skip-count traversal of the source slides). The visitor returns `true`
+/// to stop.
+#[inline]
+pub(crate) fn walk_box(
+    nodes: &[ArchivedNode],
+    lo: Vec3,
+    hi: Vec3,
+    mut leaf: impl FnMut(u32) -> bool,
+) {
+    let mut i = 0usize;
+    while i < nodes.len() {
+        let node = &nodes[i];
+        let end = node.end.to_native() as usize;
+        let overlaps = vec(&node.min).cmple(hi).all() && vec(&node.max).cmpge(lo).all();
+        if overlaps {
+            if end == i + 1 && leaf(node.data.to_native()) {
+                return;
+            }
+            i += 1;
+        } else {
+            i = end;
+        }
     }
 }

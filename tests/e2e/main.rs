@@ -5,3 +5,4 @@ mod broken_gltf;
 mod corrupt;
 mod levels;
 mod rays;
+mod spheres;

@@ -357,3 +357,72 @@ fn moller(o: DVec3, d: DVec3, v: [DVec3; 3]) -> Option<PlaneHit> {
         cos: (n.dot(d) / (area2 * d.length())).abs(),
     })
 }
+
+/// Distance from `p` to triangle `v` in f64, computed independently of the
+/// runtime: the plane projection if it falls inside, else the nearest of
+/// the three edges.
+pub fn dist_point_triangle(p: DVec3, v: [DVec3; 3]) -> f64 {
+    let seg = |a: DVec3, b: DVec3| {
+        let ab = b - a;
+        let l = ab.length_squared();
+        let s = if l > 0.0 {
+            ((p - a).dot(ab) / l).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (a + ab * s - p).length()
+    };
+    let edges = seg(v[0], v[1]).min(seg(v[1], v[2])).min(seg(v[2], v[0]));
+    let n = (v[1] - v[0]).cross(v[2] - v[0]);
+    let nl = n.length();
+    if nl == 0.0 {
+        return edges;
+    }
+    let n = n / nl;
+    let h = (p - v[0]).dot(n);
+    let q = p - n * h;
+    let inside = (0..3).all(|k| (v[(k + 1) % 3] - v[k]).cross(q - v[k]).dot(n) >= 0.0);
+    if inside { h.abs() } else { edges }
+}
+
+/// First `t` in `[0, max_t]` at which a sphere moving along `c + t·d`
+/// comes within `r` of triangle `v`, found by ternary search for the
+/// closest approach (the distance is convex in `t`) and bisection before
+/// it. Also returns the closest approach distance.
+pub fn sweep_oracle(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> (Option<f64>, f64) {
+    let f = |t: f64| dist_point_triangle(c + d * t, v);
+    if f(0.0) <= r {
+        return (Some(0.0), f(0.0));
+    }
+    let (mut lo, mut hi) = (0.0f64, max_t);
+    for _ in 0..200 {
+        let m1 = lo + (hi - lo) / 3.0;
+        let m2 = hi - (hi - lo) / 3.0;
+        if f(m1) <= f(m2) {
+            hi = m2;
+        } else {
+            lo = m1;
+        }
+        if hi - lo < 1e-13 * max_t.max(1.0) {
+            break;
+        }
+    }
+    let t_min = 0.5 * (lo + hi);
+    let closest = f(t_min);
+    if closest > r {
+        return (None, closest);
+    }
+    let (mut a, mut b) = (0.0f64, t_min);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if f(m) <= r {
+            b = m;
+        } else {
+            a = m;
+        }
+        if b - a < 1e-14 * max_t.max(1.0) {
+            break;
+        }
+    }
+    (Some(b), closest)
+}

@@ -3,3 +3,5 @@
 pub mod ray_box;
 pub mod ray_triangle;
 pub mod raycast;
+pub mod sphere;
+pub mod sphere_triangle;

@@ -58,12 +58,12 @@ pub struct RayHit {
 }
 
 #[inline]
-fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
+pub(crate) fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
     Vec3::new(a[0].to_native(), a[1].to_native(), a[2].to_native())
 }
 
 #[inline]
-fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
+pub(crate) fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
     let r = |k: usize| {
         m[k].to_native() * p.x
             + m[k + 1].to_native() * p.y
@@ -74,7 +74,7 @@ fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
 }
 
 #[inline]
-fn transform_vector(m: &[rkyv::rend::f32_le; 12], d: Vec3) -> Vec3 {
+pub(crate) fn transform_vector(m: &[rkyv::rend::f32_le; 12], d: Vec3) -> Vec3 {
     let r =
         |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
     Vec3::new(r(0), r(4), r(8))
@@ -157,6 +157,7 @@ impl RayVisitor for TopSearch<'_> {
             mesh.nodes.as_slice(),
             &SlabRay::new(origin, dir),
             dir,
+            Vec3::ZERO,
             &mut v,
         );
         if let Some((t, tri)) = v.hit {
@@ -184,6 +185,7 @@ impl Level {
             level.top.as_slice(),
             &SlabRay::new(ray.origin, ray.dir),
             ray.dir,
+            Vec3::ZERO,
             &mut v,
         );
         v.hit

@@ -1,0 +1,402 @@
+//! Sphere queries against the whole level: overlaps (which objects a
+//! resting sphere touches) and sweeps (when a moving sphere first touches
+//! anything).
+//!
+//! Culling runs in each instance's local space, where the world sphere is
+//! bounded by the box `L·c ± r·|row_i(L)|` (exact for the ellipsoid a
+//! non-uniform scale makes of it). The exact tests then run in world space
+//! and f64 on the candidate triangles, so any transform is handled exactly.
+
+use super::ray_box::SlabRay;
+use super::raycast::{transform_point, transform_vector, v3};
+use super::sphere_triangle::{self, Contact};
+use crate::level::Level;
+use crate::walk::{RayVisitor, walk_box, walk_ray};
+use glam::{DVec3, Vec3};
+use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
+use rayon::prelude::*;
+
+/// One object touched by a sphere.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SphereOverlap {
+    /// Instance index (see [`Level::object_name`]).
+    pub instance: u32,
+    /// Closest point of the object to the sphere's centre.
+    pub point: Vec3,
+    /// Unit normal from the object towards the centre (the face normal on
+    /// the centre's side when the centre lies on the surface).
+    pub normal: Vec3,
+    /// Penetration depth: radius minus the distance to `point` (≥ 0).
+    pub depth: f32,
+    /// Source triangle id of the closest point.
+    pub triangle: u32,
+}
+
+/// The first contact of a swept sphere.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepHit {
+    /// Time of impact: the sphere's centre is at `center + t·dir`. Zero when
+    /// it starts in contact.
+    pub t: f32,
+    /// Contact point on the object.
+    pub point: Vec3,
+    /// Unit normal from the contact towards the sphere's centre at `t` (for
+    /// a sphere starting in contact, the direction that separates it).
+    pub normal: Vec3,
+    /// Instance index.
+    pub instance: u32,
+    /// Source triangle id.
+    pub triangle: u32,
+}
+
+/// A sphere query: centre and radius.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sphere {
+    /// Centre.
+    pub center: Vec3,
+    /// Radius (≥ 0).
+    pub radius: f32,
+}
+
+/// A sphere sweep: `center + t·dir`, `t` in `[0, max_t]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sweep {
+    /// Start centre.
+    pub center: Vec3,
+    /// Radius (≥ 0).
+    pub radius: f32,
+    /// Motion (non-zero).
+    pub dir: Vec3,
+    /// Largest `t` of interest.
+    pub max_t: f32,
+}
+
+fn valid_sphere(c: Vec3, r: f32) -> bool {
+    c.is_finite() && r.is_finite() && r >= 0.0
+}
+
+/// An instance's placement, prepared for exact world-space triangle tests.
+struct Frame<'a> {
+    inst: &'a ArchivedInstance,
+    /// World-from-local in f64, or `None` for the identity.
+    world: Option<[f64; 12]>,
+}
+
+impl<'a> Frame<'a> {
+    fn new(inst: &'a ArchivedInstance) -> Self {
+        let m: [f64; 12] = std::array::from_fn(|k| f64::from(inst.world_from_local[k].to_native()));
+        const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+        Frame {
+            inst,
+            world: (m != ID).then_some(m),
+        }
+    }
+
+    fn point(&self, p: Vec3) -> DVec3 {
+        let p = p.as_dvec3();
+        match &self.world {
+            None => p,
+            Some(m) => DVec3::new(
+                m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
+                m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
+                m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
+            ),
+        }
+    }
+
+    fn triangle(&self, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
+        let tri = &mesh.triangles[slot as usize];
+        [0, 1, 2].map(|k| self.point(v3(&mesh.vertices[tri[k].to_native() as usize])))
+    }
+
+    /// Half-extent, in local space, of the box around a world sphere of radius `r`.
+    fn local_extent(&self, r: f32) -> Vec3 {
+        let l = &self.inst.local_from_world;
+        let row = |k: usize| {
+            Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native()).length()
+        };
+        // a hair more than r·|row| so f32 rounding of the local centre
+        // cannot cull a triangle that touches
+        Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
+    }
+}
+
+fn mesh_of<'a>(level: &'a ArchivedLevel, inst: &ArchivedInstance) -> &'a ArchivedTriMesh {
+    &level.meshes[inst.mesh.to_native() as usize]
+}
+
+impl Level {
+    /// Every object the sphere touches (distance ≤ `radius`), each once with
+    /// its closest point, in instance order. Appends to `out`, which it
+    /// clears first, so a caller can reuse one buffer and never allocate.
+    pub fn overlap_sphere_into(&self, center: Vec3, radius: f32, out: &mut Vec<SphereOverlap>) {
+        out.clear();
+        if !valid_sphere(center, radius) {
+            return;
+        }
+        let level = self.archive();
+        let c = center.as_dvec3();
+        let r = f64::from(radius);
+        let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
+        walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
+            let (ii, _) = leaf_range(data);
+            let inst = &level.instances[ii as usize];
+            let mesh = mesh_of(level, inst);
+            let frame = Frame::new(inst);
+            let lc = transform_point(&inst.local_from_world, center);
+            let le = frame.local_extent(radius);
+            let mut best: Option<(f64, Contact, u32)> = None;
+            walk_box(mesh.nodes.as_slice(), lc - le, lc + le, |leaf| {
+                let (first, count) = leaf_range(leaf);
+                for slot in first..first + count {
+                    let [a, b, cc] = frame.triangle(mesh, slot);
+                    if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
+                        let d = (c - hit.point).length();
+                        if best.is_none_or(|(bd, _, _)| d < bd) {
+                            best = Some((d, hit, slot));
+                        }
+                    }
+                }
+                false
+            });
+            if let Some((d, hit, slot)) = best {
+                out.push(SphereOverlap {
+                    instance: ii,
+                    point: hit.point.as_vec3(),
+                    normal: hit.normal.as_vec3(),
+                    depth: (r - d).max(0.0) as f32,
+                    triangle: mesh.source_ids[slot as usize].to_native(),
+                });
+            }
+            false
+        });
+    }
+
+    /// [`Level::overlap_sphere_into`] into a new vector.
+    pub fn overlap_sphere(&self, center: Vec3, radius: f32) -> Vec<SphereOverlap> {
+        let mut out = Vec::new();
+        self.overlap_sphere_into(center, radius, &mut out);
+        out
+    }
+
+    /// Whether the sphere touches anything (stops at the first contact).
+    pub fn intersects_sphere(&self, center: Vec3, radius: f32) -> bool {
+        if !valid_sphere(center, radius) {
+            return false;
+        }
+        let level = self.archive();
+        let c = center.as_dvec3();
+        let r = f64::from(radius);
+        let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
+        let mut found = false;
+        walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
+            let (ii, _) = leaf_range(data);
+            let inst = &level.instances[ii as usize];
+            let mesh = mesh_of(level, inst);
+            let frame = Frame::new(inst);
+            let lc = transform_point(&inst.local_from_world, center);
+            let le = frame.local_extent(radius);
+            walk_box(mesh.nodes.as_slice(), lc - le, lc + le, |leaf| {
+                let (first, count) = leaf_range(leaf);
+                found = (first..first + count).any(|slot| {
+                    let [a, b, cc] = frame.triangle(mesh, slot);
+                    sphere_triangle::overlap(c, r, a, b, cc).is_some()
+                });
+                found
+            });
+            found
+        });
+        found
+    }
+
+    /// The first contact of a sphere moving from `center` along `dir` for
+    /// `t` in `[0, max_t]`, against faces, edges and vertices; no
+    /// tunnelling at any speed. A sphere that starts in contact reports
+    /// `t = 0` with the separating normal.
+    pub fn sweep_sphere(
+        &self,
+        center: Vec3,
+        radius: f32,
+        dir: Vec3,
+        max_t: f32,
+    ) -> Option<SweepHit> {
+        if !valid_sphere(center, radius)
+            || !dir.is_finite()
+            || dir == Vec3::ZERO
+            || max_t.is_nan()
+            || max_t < 0.0
+        {
+            return None;
+        }
+        let level = self.archive();
+        let mut v = SweepTop {
+            level,
+            c: center.as_dvec3(),
+            r: f64::from(radius),
+            d: dir.as_dvec3(),
+            center,
+            radius,
+            dir,
+            t_max: max_t,
+            best: None,
+        };
+        let inflate = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
+        walk_ray(
+            level.top.as_slice(),
+            &SlabRay::new(center, dir),
+            dir,
+            inflate,
+            &mut v,
+        );
+        v.best.map(|(hit, ii, tri)| SweepHit {
+            t: hit.t as f32,
+            point: hit.point.as_vec3(),
+            normal: hit.normal.as_vec3(),
+            instance: ii,
+            triangle: tri,
+        })
+    }
+
+    /// Overlap queries for many spheres on the rayon pool: `out[i]` answers
+    /// `spheres[i]`.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn overlap_sphere_batch(&self, spheres: &[Sphere], out: &mut [Vec<SphereOverlap>]) {
+        assert_eq!(spheres.len(), out.len(), "one output slot per sphere");
+        spheres
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(64)
+            .for_each(|(s, o)| self.overlap_sphere_into(s.center, s.radius, o));
+    }
+
+    /// Yes/no sphere tests on the rayon pool.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn intersects_sphere_batch(&self, spheres: &[Sphere], out: &mut [bool]) {
+        assert_eq!(spheres.len(), out.len(), "one output slot per sphere");
+        spheres
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(64)
+            .for_each(|(s, o)| *o = self.intersects_sphere(s.center, s.radius));
+    }
+
+    /// Sphere sweeps on the rayon pool.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn sweep_sphere_batch(&self, sweeps: &[Sweep], out: &mut [Option<SweepHit>]) {
+        assert_eq!(sweeps.len(), out.len(), "one output slot per sweep");
+        sweeps
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .with_min_len(64)
+            .for_each(|(s, o)| *o = self.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
+    }
+}
+
+/// Sweep visitor over the top-level tree.
+struct SweepTop<'a> {
+    level: &'a ArchivedLevel,
+    c: DVec3,
+    r: f64,
+    d: DVec3,
+    center: Vec3,
+    radius: f32,
+    dir: Vec3,
+    t_max: f32,
+    best: Option<(Contact, u32, u32)>,
+}
+
+impl RayVisitor for SweepTop<'_> {
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (ii, _) = leaf_range(data);
+        let inst = &self.level.instances[ii as usize];
+        let mesh = mesh_of(self.level, inst);
+        let frame = Frame::new(inst);
+        let lo = transform_point(&inst.local_from_world, self.center);
+        let ld = transform_vector(&inst.local_from_world, self.dir);
+        if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
+            return false;
+        }
+        let mut v = SweepMesh {
+            top: self,
+            mesh,
+            frame: &frame,
+            found: None,
+        };
+        let inflate = frame.local_extent(v.top.radius);
+        walk_ray(
+            mesh.nodes.as_slice(),
+            &SlabRay::new(lo, ld),
+            ld,
+            inflate,
+            &mut v,
+        );
+        if let Some((hit, slot)) = v.found {
+            self.best = Some((hit, ii, mesh.source_ids[slot as usize].to_native()));
+        }
+        // a contact at t = 0 cannot be beaten
+        self.best.is_some_and(|(h, _, _)| h.t == 0.0)
+    }
+}
+
+/// Sweep visitor inside one mesh; shrinks the shared range as it finds contacts.
+struct SweepMesh<'a, 'b> {
+    top: &'b mut SweepTop<'a>,
+    mesh: &'a ArchivedTriMesh,
+    frame: &'b Frame<'a>,
+    found: Option<(Contact, u32)>,
+}
+
+impl RayVisitor for SweepMesh<'_, '_> {
+    fn t_max(&self) -> f32 {
+        self.top.t_max
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_range(data);
+        for slot in first..first + count {
+            let [a, b, c] = self.frame.triangle(self.mesh, slot);
+            // the f64 test sees the exact range: compare against the best f64 t so far
+            let limit = self
+                .top
+                .best
+                .map(|(h, _, _)| h.t)
+                .into_iter()
+                .chain(self.found.map(|(h, _)| h.t))
+                .fold(f64::from(self.top.t_max), f64::min);
+            if let Some(hit) =
+                sphere_triangle::sweep(self.top.c, self.top.r, self.top.d, limit, a, b, c)
+            {
+                if self.found.is_none_or(|(h, _)| hit.t < h.t) {
+                    // widen the f32 cull range by an ulp so equal-time
+                    // contacts elsewhere are not culled by rounding
+                    self.top.t_max = next_up(hit.t as f32);
+                    self.found = Some((hit, slot));
+                    if hit.t == 0.0 {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The next f32 above a non-negative finite `x` (`f32::next_up` needs a
+/// newer compiler than the workspace's minimum).
+fn next_up(x: f32) -> f32 {
+    if x.is_finite() && x >= 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}

@@ -1,0 +1,331 @@
+//! Sphere overlaps and sweeps against brute force over every triangle, on
+//! shared levels and generated terrain, with adversarial cases: sweeps that
+//! start in contact, graze along surfaces, aim at vertices and edges, and
+//! cross thin slabs.
+
+use glam::{DVec3, Vec3};
+use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_file, bake_scene, ingest};
+use kiln_runtime::Level;
+use kiln_tests::{Rng, dist_point_triangle, levels_dir, scene_bounds, sweep_oracle};
+
+/// Required agreement, in metres (scene units).
+const TOL: f64 = 1e-4;
+
+struct Case {
+    name: String,
+    scene: Scene,
+    level: Level,
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    // generated terrain (always available), with a thin slab floating above it
+    let n = 48u32;
+    let mut pos = Vec::new();
+    let mut tris = Vec::new();
+    for y in 0..=n {
+        for x in 0..=n {
+            let h = ((x as f32 * 0.37).sin() + (y as f32 * 0.23).cos()) * 1.5;
+            pos.push([x as f32, h, y as f32]);
+        }
+    }
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            tris.push([i, i + n + 1, i + 1]);
+            tris.push([i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    let b = pos.len() as u32;
+    for (yy, sign) in [(6.0f32, 1u32), (6.002, 0)] {
+        pos.extend_from_slice(&[
+            [10.0, yy, 10.0],
+            [20.0, yy, 10.0],
+            [20.0, yy, 20.0],
+            [10.0, yy, 20.0],
+        ]);
+        let o = pos.len() as u32 - 4;
+        let _ = b;
+        if sign == 1 {
+            tris.extend_from_slice(&[[o, o + 1, o + 2], [o, o + 2, o + 3]]);
+        } else {
+            tris.extend_from_slice(&[[o, o + 2, o + 1], [o, o + 3, o + 2]]);
+        }
+    }
+    let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos, &tris)]);
+    let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+    out.push(Case {
+        name: "generated terrain + slab".into(),
+        scene,
+        level,
+    });
+    if let Some(dir) = levels_dir() {
+        for f in [
+            "bevy_terrain.glb",
+            "vk_terrain.gltf",
+            "godot_truck_town.gltf",
+            "shape_collection.glb",
+            "many-cubes.gltf",
+            "sauer_pandora.glb",
+        ] {
+            let path = dir.join(f);
+            let scene = ingest::load(&path).unwrap().scene;
+            let level =
+                Level::from_bytes(&bake_file(&path, &BakeSettings::default()).unwrap().bytes)
+                    .unwrap();
+            out.push(Case {
+                name: f.into(),
+                scene,
+                level,
+            });
+        }
+    }
+    out
+}
+
+/// Per-instance minimum distance from `c`, brute force.
+fn instance_distances(
+    scene: &Scene,
+    tris: &[kiln_baker::scene::WorldTriangle],
+    c: DVec3,
+) -> Vec<f64> {
+    let mut d = vec![f64::INFINITY; scene.instances.len()];
+    for t in tris {
+        let x = dist_point_triangle(c, t.v);
+        if x < d[t.instance] {
+            d[t.instance] = x;
+        }
+    }
+    d
+}
+
+#[test]
+fn sphere_overlaps_match_brute_force() {
+    for case in cases() {
+        let tris = case.scene.world_triangles();
+        let (lo, hi) = scene_bounds(&tris);
+        let sources: Vec<usize> = case
+            .level
+            .archive()
+            .instances
+            .iter()
+            .map(|i| i.source.to_native() as usize)
+            .collect();
+        let mut rng = Rng::new(17);
+        let (mut queries, mut touching, mut reported) = (0, 0, 0);
+        for i in 0..600 {
+            let r = rng.range(0.5, 2.0);
+            // half the spheres centred near a random surface point (touching is likely)
+            let c = if i % 2 == 0 {
+                let t = &tris[rng.below(tris.len())];
+                let (u, v) = (rng.f() as f64, rng.f() as f64);
+                let (u, v) = if u + v > 1.0 {
+                    (1.0 - u, 1.0 - v)
+                } else {
+                    (u, v)
+                };
+                let p = t.v[0] + (t.v[1] - t.v[0]) * u + (t.v[2] - t.v[0]) * v;
+                (p + rng.unit().as_dvec3() * (rng.f() as f64 * 2.5)).as_vec3()
+            } else {
+                Vec3::new(
+                    rng.range(lo.x, hi.x),
+                    rng.range(lo.y, hi.y),
+                    rng.range(lo.z, hi.z),
+                )
+            };
+            let got = case.level.overlap_sphere(c, r);
+            let dist = instance_distances(&case.scene, &tris, c.as_dvec3());
+            queries += 1;
+            let r = r as f64;
+            for (si, &d) in dist.iter().enumerate() {
+                if d <= r - TOL {
+                    touching += 1;
+                    assert!(
+                        got.iter().any(|o| sources[o.instance as usize] == si),
+                        "{}: sphere {c} r {r} touches instance {si} (distance {d}) but it was not reported",
+                        case.name
+                    );
+                }
+            }
+            for o in &got {
+                let si = sources[o.instance as usize];
+                reported += 1;
+                assert!(
+                    dist[si] <= r + TOL,
+                    "{}: reported instance {si} at distance {}",
+                    case.name,
+                    dist[si]
+                );
+                assert!(
+                    ((r - dist[si]) - o.depth as f64).abs() <= TOL * 10.0,
+                    "{}: depth {} vs {}",
+                    case.name,
+                    o.depth,
+                    r - dist[si]
+                );
+                let pd = (o.point.as_dvec3() - c.as_dvec3()).length();
+                assert!(
+                    (pd - dist[si]).abs() <= TOL * 10.0,
+                    "{}: point distance {pd} vs {}",
+                    case.name,
+                    dist[si]
+                );
+            }
+            assert_eq!(
+                case.level.intersects_sphere(c, r as f32),
+                !got.is_empty(),
+                "{}",
+                case.name
+            );
+        }
+        eprintln!(
+            "{:28} overlaps: {queries} spheres, {touching} touching pairs, {reported} reported",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn sphere_sweeps_match_brute_force() {
+    for case in cases() {
+        let tris = case.scene.world_triangles();
+        let (lo, hi) = scene_bounds(&tris);
+        let mut rng = Rng::new(23);
+        let (mut hits, mut starts, mut n) = (0, 0, 0);
+        for i in 0..400 {
+            let r = if i % 5 == 0 {
+                rng.range(0.05, 2.0)
+            } else {
+                0.5
+            };
+            let t = &tris[rng.below(tris.len())];
+            let target = match i % 4 {
+                0 => t.v[rng.below(3)],                // a vertex
+                1 => (t.v[0] + t.v[1]) * 0.5,          // an edge
+                _ => (t.v[0] + t.v[1] + t.v[2]) / 3.0, // a face
+            };
+            let n_face = (t.v[1] - t.v[0]).cross(t.v[2] - t.v[0]).normalize_or_zero();
+            let (c, d, max_t) = match i % 8 {
+                // starts in contact
+                0 => (
+                    target + n_face * (r as f64 * 0.5),
+                    rng.unit().as_dvec3(),
+                    10.0,
+                ),
+                // grazes along the surface, just clear of it
+                1 => {
+                    let along = n_face.any_orthonormal_vector();
+                    (
+                        target + n_face * (r as f64 + 1e-3) - along * 5.0,
+                        along,
+                        10.0,
+                    )
+                }
+                // random, 10 m
+                2 | 3 => (
+                    DVec3::new(
+                        rng.range(lo.x, hi.x) as f64,
+                        rng.range(lo.y, hi.y) as f64,
+                        rng.range(lo.z, hi.z) as f64,
+                    ),
+                    rng.unit().as_dvec3(),
+                    10.0,
+                ),
+                // aimed at the target from a few metres away
+                _ => {
+                    let from =
+                        target + rng.unit().as_dvec3() * (r as f64 + rng.range(0.5, 8.0) as f64);
+                    (from, (target - from).normalize(), 10.0)
+                }
+            };
+            let (cf, df) = (c.as_vec3(), d.as_vec3());
+            // the oracle sees the same f32 inputs the runtime does
+            let (c, d) = (cf.as_dvec3(), df.as_dvec3());
+            let got = case.level.sweep_sphere(cf, r, df, max_t);
+            let rr = r as f64;
+            let mut want: Option<f64> = None;
+            let mut closest = f64::INFINITY;
+            for tri in &tris {
+                // cull by the swept box, as any brute force would
+                let (a, b) = (
+                    c.min(c + d * max_t as f64) - rr - 1e-3,
+                    c.max(c + d * max_t as f64) + rr + 1e-3,
+                );
+                let tl = tri.v[0].min(tri.v[1]).min(tri.v[2]);
+                let th = tri.v[0].max(tri.v[1]).max(tri.v[2]);
+                if th.cmplt(a).any() || tl.cmpgt(b).any() {
+                    continue;
+                }
+                let (toi, cl) = sweep_oracle(c, d, rr, max_t as f64, tri.v);
+                closest = closest.min(cl);
+                if let Some(t) = toi {
+                    want = Some(want.map_or(t, |w: f64| w.min(t)));
+                }
+            }
+            n += 1;
+            match (got, want) {
+                (Some(g), Some(w)) => {
+                    hits += 1;
+                    starts += (w == 0.0) as usize;
+                    assert!(
+                        ((g.t as f64 - w) * d.length()).abs() <= TOL,
+                        "{}: sweep {i} from {c} dir {d} r {r}: t {} vs oracle {w}",
+                        case.name,
+                        g.t
+                    );
+                    let at = c + d * g.t as f64;
+                    let sep = (at - g.point.as_dvec3()).length();
+                    assert!(
+                        (sep - rr).abs() <= 10.0 * TOL || w == 0.0,
+                        "{}: contact point {sep} from the centre, r {r}",
+                        case.name
+                    );
+                    assert!(
+                        (g.normal.length() - 1.0).abs() < 1e-3,
+                        "{}: normal {:?}",
+                        case.name,
+                        g.normal
+                    );
+                }
+                (Some(g), None) => assert!(
+                    closest <= rr + TOL,
+                    "{}: sweep {i} reports contact at t {} but passes {} clear (r {r})",
+                    case.name,
+                    g.t,
+                    closest - rr
+                ),
+                (None, Some(w)) => assert!(
+                    closest >= rr - TOL,
+                    "{}: sweep {i} from {c} dir {d} r {r} missed a contact at t {w} (closest approach {closest})",
+                    case.name
+                ),
+                (None, None) => {}
+            }
+        }
+        eprintln!(
+            "{:28} sweeps: {n}, {hits} hits, {starts} starting in contact",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
+    let case = cases().into_iter().next().unwrap();
+    // straight down through the two slab faces 2 mm apart, very fast
+    for k in 0..50 {
+        let x = 10.5 + k as f32 * 0.18;
+        let hit = case
+            .level
+            .sweep_sphere(
+                Vec3::new(x, 500.0, 15.0),
+                0.05,
+                Vec3::new(0.0, -1e5, 0.0),
+                1.0,
+            )
+            .unwrap();
+        let y = 500.0 - hit.t * 1e5;
+        assert!((y - 6.052).abs() < 1e-3, "stopped at y {y}");
+        assert!(hit.normal.y > 0.99);
+    }
+}
