@@ -30,6 +30,32 @@ fn vec3(v: &Value, what: &str) -> Result<Vec3, String> {
     Ok(v)
 }
 
+/// `max_t`: absent or null means no limit.
+fn max_t(q: &Value, what: &str) -> Result<f32, String> {
+    match q.get("max_t") {
+        None | Some(Value::Null) => Ok(f32::INFINITY),
+        Some(m) => {
+            let m = m
+                .as_f64()
+                .ok_or_else(|| format!("{what} must be a number"))? as f32;
+            if m.is_nan() || m < 0.0 {
+                return Err(format!("{what} must be >= 0"));
+            }
+            Ok(m)
+        }
+    }
+}
+
+fn radius(v: &Value, what: &str) -> Result<f32, String> {
+    let r = v
+        .as_f64()
+        .ok_or_else(|| format!("{what} must be a number"))? as f32;
+    if !(r.is_finite() && r >= 0.0) {
+        return Err(format!("{what} must be finite and >= 0"));
+    }
+    Ok(r)
+}
+
 fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     let obj = v.as_object().ok_or("a request must be a JSON object")?;
     if let Some(r) = obj.get("ray") {
@@ -38,16 +64,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         if dir == Vec3::ZERO {
             return Err("ray.dir must not be zero".into());
         }
-        let max_t = match r.get("max_t") {
-            None | Some(Value::Null) => f32::INFINITY,
-            Some(m) => {
-                let m = m.as_f64().ok_or("ray.max_t must be a number")? as f32;
-                if m.is_nan() || m < 0.0 {
-                    return Err("ray.max_t must be >= 0".into());
-                }
-                m
-            }
-        };
+        let max_t = max_t(r, "ray.max_t")?;
         let hit = level.raycast(origin, dir, max_t).map(|h| {
             json!({
                 "t": h.t,
@@ -61,12 +78,47 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         });
         return Ok(json!({ "hit": hit }));
     }
-    for kind in ["sphere", "sweep", "point"] {
-        if obj.contains_key(kind) {
-            return Err(format!(
-                "{kind} queries are not implemented yet in this version (ray queries are)"
-            ));
+    if let Some(q) = obj.get("sphere") {
+        let center = vec3(&q["center"], "sphere.center")?;
+        let radius = radius(&q["radius"], "sphere.radius")?;
+        let overlaps: Vec<Value> = level
+            .overlap_sphere(center, radius)
+            .iter()
+            .map(|o| {
+                json!({
+                    "object": level.object_name(o.instance),
+                    "instance": o.instance,
+                    "point": o.point.to_array(),
+                    "normal": o.normal.to_array(),
+                    "depth": o.depth,
+                    "feature": o.triangle,
+                })
+            })
+            .collect();
+        return Ok(json!({ "overlaps": overlaps }));
+    }
+    if let Some(q) = obj.get("sweep") {
+        let center = vec3(&q["center"], "sweep.center")?;
+        let radius = radius(&q["radius"], "sweep.radius")?;
+        let dir = vec3(&q["dir"], "sweep.dir")?;
+        if dir == Vec3::ZERO {
+            return Err("sweep.dir must not be zero".into());
         }
+        let max_t = max_t(q, "sweep.max_t")?;
+        let hit = level.sweep_sphere(center, radius, dir, max_t).map(|h| {
+            json!({
+                "t": h.t,
+                "point": h.point.to_array(),
+                "normal": h.normal.to_array(),
+                "object": level.object_name(h.instance),
+                "instance": h.instance,
+                "feature": h.triangle,
+            })
+        });
+        return Ok(json!({ "hit": hit }));
+    }
+    if obj.contains_key("point") {
+        return Err("point queries need solid shapes (polytopes, BSP trees), which this version does not bake yet".into());
     }
     Err("unknown request: expected one of ray, sphere, sweep, point".into())
 }

@@ -63,7 +63,7 @@ fn bake_inspect_query_export_round_trip() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n")
+        .write_all(b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n{\"sphere\":{\"center\":[0,0.5,0],\"radius\":1}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":0.5,\"dir\":[0,-1,0],\"max_t\":20}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":-1,\"dir\":[0,-1,0]}}\n")
         .unwrap();
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success());
@@ -72,12 +72,22 @@ fn bake_inspect_query_export_round_trip() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3);
+    assert_eq!(lines.len(), 6);
     let hit = &lines[0]["hit"];
     assert!(hit["t"].as_f64().unwrap() > 0.0 && hit["t"].as_f64().unwrap() < 100.0);
     assert!(hit["object"].is_string());
     assert!(lines[1]["error"].is_string());
     assert!(lines[2]["hit"].is_null());
+    let overlaps = lines[3]["overlaps"].as_array().unwrap();
+    assert!(!overlaps.is_empty() && overlaps.iter().all(|o| o["depth"].as_f64().unwrap() >= 0.0));
+    // the sweep stops half a metre above the surface the ray found
+    let ray_t = lines[0]["hit"]["t"].as_f64().unwrap();
+    let sweep_t = lines[4]["hit"]["t"].as_f64().unwrap();
+    assert!(
+        (sweep_t - (ray_t - 0.5)).abs() < 1e-3,
+        "sweep {sweep_t} vs ray {ray_t}"
+    );
+    assert!(lines[5]["error"].is_string());
 
     for ext in ["glb", "obj"] {
         let e = dir.join(format!("export.{ext}"));

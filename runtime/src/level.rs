@@ -10,20 +10,20 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum OpenError {
     /// The file could not be read or mapped.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The archive path.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (part of the message, so not repeated as a source).
+        error: std::io::Error,
     },
     /// The file is not a valid archive.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Invalid {
         /// The archive path (`<memory>` for in-memory archives).
         path: PathBuf,
         /// What is wrong.
-        source: ArchiveError,
+        error: ArchiveError,
     },
 }
 
@@ -57,9 +57,9 @@ impl Level {
     /// file).
     pub fn open(path: impl AsRef<Path>) -> Result<Level, OpenError> {
         let path = path.as_ref();
-        let io = |source| OpenError::Io {
+        let io = |error| OpenError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the mapping is read-only and private to this Level. The
@@ -74,9 +74,9 @@ impl Level {
     /// Reads an archive fully into memory and validates it (no mapping).
     pub fn read(path: impl AsRef<Path>) -> Result<Level, OpenError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| OpenError::Io {
+        let bytes = std::fs::read(path).map_err(|error| OpenError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Level::from_bytes_named(&bytes, path)
     }
@@ -95,9 +95,9 @@ impl Level {
     fn validate(storage: Storage, path: &Path) -> Result<Level, OpenError> {
         let header = kiln_formats::access_file(storage.bytes())
             .map(|(h, _)| h)
-            .map_err(|source| OpenError::Invalid {
+            .map_err(|error| OpenError::Invalid {
                 path: path.to_path_buf(),
-                source,
+                error,
             })?;
         Ok(Level { storage, header })
     }
