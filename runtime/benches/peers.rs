@@ -2,7 +2,7 @@
 //! one process, on one thread.
 //!
 //! ```text
-//! cargo bench -p kiln-runtime --bench peers            # full run (2.1M-triangle terrain, 1M rays)
+//! cargo bench -p kiln-runtime --bench peers            # full run (2.1M-triangle terrain; 1M rays, 200k overlaps, 100k sweeps)
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
 //! ```
 //!
@@ -174,7 +174,30 @@ fn pool(n: usize) -> rayon::ThreadPool {
         .unwrap()
 }
 
-fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, nrays: usize, rows: &mut Vec<Row>) {
+/// Points on the surface: a random point of a random triangle.
+fn surface_points(pos: &[[f32; 3]], tris: &[[u32; 3]], n: usize, seed: u64) -> Vec<Vec3> {
+    let mut r = Rng(seed);
+    (0..n)
+        .map(|_| {
+            let t = tris[((r.f() as f64 * tris.len() as f64) as usize).min(tris.len() - 1)];
+            let (mut u, mut v) = (r.f(), r.f());
+            if u + v > 1.0 {
+                (u, v) = (1.0 - u, 1.0 - v);
+            }
+            let p = |k: usize| Vec3::from(pos[t[k] as usize]);
+            p(0) + (p(1) - p(0)) * u + (p(2) - p(0)) * v
+        })
+        .collect()
+}
+
+struct Counts {
+    rays: usize,
+    overlaps: usize,
+    sweeps: usize,
+}
+
+fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &mut Vec<Row>) {
+    let nrays = n.rays;
     let ntri = tris.len();
     eprintln!("{name}: {ntri} triangles, {} vertices", pos.len());
     let scene = Scene::from_meshes(vec![SceneMesh::new(name, pos.clone(), &tris)]);
@@ -268,19 +291,144 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, nrays: usize, rows: 
         parry: qs.len() as f64 / parry_s,
         unit: "/s",
     });
+
+    // sphere overlaps near the surface, r 0.5–2 m
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let spheres: Vec<(Vec3, f32)> = surface_points(&pos, &tris, n.overlaps, 7)
+        .into_iter()
+        .map(|p| {
+            let r = rng.range(0.5, 2.0);
+            (p + rng.unit() * r * rng.range(0.0, 1.5), r)
+        })
+        .collect();
+    let mut buf = Vec::new();
+    let t0 = Instant::now();
+    let mut kiln_touch = 0usize;
+    for &(c, r) in &spheres {
+        level.overlap_sphere_into(c, r, &mut buf);
+        kiln_touch += !buf.is_empty() as usize;
+    }
+    let kiln_s = t0.elapsed().as_secs_f64();
+    let identity = parry3d::math::Pose::IDENTITY;
+    let t0 = Instant::now();
+    let mut parry_touch = 0usize;
+    for &(c, r) in &spheres {
+        let ball = parry3d::shape::Ball::new(r);
+        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
+        parry_touch += parry3d::query::contact(&at, &ball, &identity, &mesh, 0.0)
+            .unwrap()
+            .is_some() as usize;
+    }
+    let parry_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "  overlaps: kiln {kiln_touch} touching, parry {parry_touch} of {}",
+        spheres.len()
+    );
+    rows.push(Row {
+        mesh: name.into(),
+        query: "sphere overlaps/s".into(),
+        kiln: spheres.len() as f64 / kiln_s,
+        parry: spheres.len() as f64 / parry_s,
+        unit: "/s",
+    });
+    let t0 = Instant::now();
+    let mut k = 0usize;
+    for &(c, r) in &spheres {
+        k += level.intersects_sphere(c, r) as usize;
+    }
+    let kiln_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let mut p = 0usize;
+    for &(c, r) in &spheres {
+        let ball = parry3d::shape::Ball::new(r);
+        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
+        p += parry3d::query::intersection_test(&at, &ball, &identity, &mesh)
+            .unwrap()
+            .intersecting as usize;
+    }
+    let parry_s = t0.elapsed().as_secs_f64();
+    eprintln!("  intersects: kiln {k}, parry {p} of {}", spheres.len());
+    rows.push(Row {
+        mesh: name.into(),
+        query: "sphere yes/no tests/s".into(),
+        kiln: spheres.len() as f64 / kiln_s,
+        parry: spheres.len() as f64 / parry_s,
+        unit: "/s",
+    });
+
+    // sphere sweeps, r 0.5 m, 10 m, starting 1–3 m above the surface
+    let sweeps: Vec<(Vec3, Vec3)> = surface_points(&pos, &tris, n.sweeps, 11)
+        .into_iter()
+        .map(|p| {
+            let mut d = rng.unit();
+            d.y = -d.y.abs() * 0.5;
+            (p + Vec3::Y * rng.range(1.0, 3.0), d.normalize())
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut kiln_hits = 0usize;
+    for &(c, d) in &sweeps {
+        kiln_hits += level.sweep_sphere(c, 0.5, d, 10.0).is_some() as usize;
+    }
+    let kiln_s = t0.elapsed().as_secs_f64();
+    let ball = parry3d::shape::Ball::new(0.5);
+    let t0 = Instant::now();
+    let mut parry_hits = 0usize;
+    for &(c, d) in &sweeps {
+        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
+        let vel = parry3d::math::Vector::new(d.x, d.y, d.z);
+        let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(10.0);
+        parry_hits += parry3d::query::cast_shapes(
+            &at,
+            vel,
+            &ball,
+            &identity,
+            parry3d::math::Vector::ZERO,
+            &mesh,
+            opts,
+        )
+        .unwrap()
+        .is_some() as usize;
+    }
+    let parry_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "  sweeps: kiln {kiln_hits} hits, parry {parry_hits} hits of {}",
+        sweeps.len()
+    );
+    rows.push(Row {
+        mesh: name.into(),
+        query: "sphere sweeps/s".into(),
+        kiln: sweeps.len() as f64 / kiln_s,
+        parry: sweeps.len() as f64 / parry_s,
+        unit: "/s",
+    });
     let _ = std::fs::remove_file(&path);
 }
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let (n, nrays) = if quick {
-        (128, 20_000)
+    let (n, counts) = if quick {
+        (
+            128,
+            Counts {
+                rays: 20_000,
+                overlaps: 5_000,
+                sweeps: 2_000,
+            },
+        )
     } else {
-        (1024, 1_000_000)
+        (
+            1024,
+            Counts {
+                rays: 1_000_000,
+                overlaps: 200_000,
+                sweeps: 100_000,
+            },
+        )
     };
     let mut rows = Vec::new();
     let (pos, tris) = terrain(n);
-    run(&format!("terrain {n}x{n}"), pos, tris, nrays, &mut rows);
+    run(&format!("terrain {n}x{n}"), pos, tris, &counts, &mut rows);
 
     let pandora = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/levels/sauer_pandora.glb");
@@ -294,7 +442,7 @@ fn main() {
             pos.extend(w.v.map(|v| v.as_vec3().to_array()));
             tris.push([b, b + 1, b + 2]);
         }
-        run("sauer_pandora", pos, tris, nrays, &mut rows);
+        run("sauer_pandora", pos, tris, &counts, &mut rows);
     } else {
         eprintln!("*** sauer_pandora.glb not found beside the repository: skipped ***");
     }
