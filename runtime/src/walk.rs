@@ -24,61 +24,76 @@ fn vec(v: &[rkyv::rend::f32_le; 3]) -> Vec3 {
     Vec3::new(v[0].to_native(), v[1].to_native(), v[2].to_native())
 }
 
-/// Walks `nodes` along `ray`, nearer child first (by the split axis and the
-/// ray's direction along it, as the source slides order it). Every box is
+/// Walks `nodes` along `ray`, front to back: at each inner node both
+/// children are tested and the nearer hit (by entry distance) is entered
+/// first while the farther waits on the stack with its entry distance, so
+/// it is dropped unseen once a closer hit shrinks the range. Every box is
 /// grown by `inflate` on each side first: zero for rays, a sphere's extent
 /// for sweeps (a ray cast against the Minkowski sum, seed 002).
 #[inline]
 pub(crate) fn walk_ray<V: RayVisitor>(
     nodes: &[ArchivedNode],
     ray: &SlabRay,
-    dir: Vec3,
     inflate: Vec3,
     v: &mut V,
 ) {
-    if nodes.is_empty() {
+    let hit =
+        |n: &ArchivedNode, t_max: f32| ray.hit(vec(&n.min) - inflate, vec(&n.max) + inflate, t_max);
+    let Some(root) = nodes.first() else { return };
+    if hit(root, v.t_max()).is_none() {
         return;
     }
-    let mut stack = [0u32; MAX_DEPTH];
+    let mut stack = [(0u32, 0f32); MAX_DEPTH];
     let mut sp = 0usize;
     let mut i = 0usize;
     loop {
         let node = &nodes[i];
-        if ray
-            .hit(
-                vec(&node.min) - inflate,
-                vec(&node.max) + inflate,
-                v.t_max(),
-            )
-            .is_some()
-        {
-            let end = node.end.to_native() as usize;
-            if end == i + 1 {
-                if v.leaf(node.data.to_native()) {
-                    return;
+        let end = node.end.to_native() as usize;
+        if end == i + 1 {
+            if v.leaf(node.data.to_native()) {
+                return;
+            }
+        } else {
+            let left = i + 1;
+            let right = nodes[left].end.to_native() as usize;
+            let t_max = v.t_max();
+            match (hit(&nodes[left], t_max), hit(&nodes[right], t_max)) {
+                (Some(tl), Some(tr)) => {
+                    let (near, far, t_far) = if tl <= tr {
+                        (left, right, tr)
+                    } else {
+                        (right, left, tl)
+                    };
+                    if sp < MAX_DEPTH {
+                        stack[sp] = (far as u32, t_far);
+                        sp += 1;
+                    }
+                    i = near;
+                    continue;
                 }
-            } else {
-                let left = i + 1;
-                let right = nodes[left].end.to_native() as usize;
-                let axis = node.data.to_native() as usize;
-                let (near, far) = if dir[axis.min(2)] < 0.0 {
-                    (right, left)
-                } else {
-                    (left, right)
-                };
-                if sp < MAX_DEPTH {
-                    stack[sp] = far as u32;
-                    sp += 1;
+                (Some(_), None) => {
+                    i = left;
+                    continue;
                 }
-                i = near;
-                continue;
+                (None, Some(_)) => {
+                    i = right;
+                    continue;
+                }
+                (None, None) => {}
             }
         }
-        if sp == 0 {
-            return;
+        // next waiting subtree still in range
+        loop {
+            if sp == 0 {
+                return;
+            }
+            sp -= 1;
+            let (next, t_entry) = stack[sp];
+            if t_entry <= v.t_max() {
+                i = next as usize;
+                break;
+            }
         }
-        sp -= 1;
-        i = stack[sp] as usize;
     }
 }
 

@@ -218,3 +218,20 @@ fn meshopt_with_broken_payload_is_an_error() {
         "damaged meshopt payloads: {errors} of 500 rejected, the rest decoded to other geometry"
     );
 }
+
+#[test]
+fn fuzzer_findings_stay_fixed() {
+    // every file in tests/fuzz_regressions once crashed a fuzz target
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz_regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap();
+        if let Ok(i) = ingest::load_bytes(bytes, Path::new("."), Path::new(name)) {
+            let _ = kiln_baker::bake_scene(&i.scene, &BakeSettings::default());
+        }
+        n += 1;
+    }
+    assert!(n > 0);
+}

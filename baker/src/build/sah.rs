@@ -10,6 +10,7 @@
 //! and the result is byte-identical whatever the thread count (every
 //! floating-point reduction happens inside one task, in a fixed order).
 
+use glam::Vec3A;
 use kiln_formats::level::{MAX_DEPTH, Node, leaf_data};
 
 /// A primitive to partition: its box, doubled centroid, and caller id.
@@ -23,21 +24,76 @@ pub struct PrimRef {
     pub id: u32,
 }
 
-impl PrimRef {
-    #[inline]
-    fn centroid2(&self, axis: usize) -> f32 {
-        self.min[axis] + self.max[axis]
-    }
+/// The builder's working form of a primitive: SIMD-friendly bounds and
+/// the doubled centroid (`min + max`), computed once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Prim {
+    min: Vec3A,
+    max: Vec3A,
+    c2: Vec3A,
+    id: u32,
 }
 
 /// Number of candidate split planes per axis is `BINS - 1`.
 const BINS: usize = 16;
+/// Nodes this small get an exact SAH sweep over sorted centroids instead
+/// of binning (cheaper than clearing the bins, and better).
+const SMALL: usize = 12;
 /// Below this many primitives a subtree is built on the current thread.
 const PARALLEL_GRAIN: usize = 4096;
 /// Past this depth splits are median splits, which bounds the depth by
 /// `SAH_DEPTH + log2(n)`, far below [`MAX_DEPTH`].
 const SAH_DEPTH: usize = 64;
 const _: () = assert!(SAH_DEPTH + 33 < MAX_DEPTH);
+
+/// A box and a centroid box, grown together.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    min: Vec3A,
+    max: Vec3A,
+    cmin: Vec3A,
+    cmax: Vec3A,
+    count: u32,
+}
+
+const EMPTY: Bounds = Bounds {
+    min: Vec3A::splat(f32::INFINITY),
+    max: Vec3A::splat(f32::NEG_INFINITY),
+    cmin: Vec3A::splat(f32::INFINITY),
+    cmax: Vec3A::splat(f32::NEG_INFINITY),
+    count: 0,
+};
+
+impl Bounds {
+    #[inline]
+    fn add(&mut self, p: &Prim) {
+        self.min = self.min.min(p.min);
+        self.max = self.max.max(p.max);
+        self.cmin = self.cmin.min(p.c2);
+        self.cmax = self.cmax.max(p.c2);
+        self.count += 1;
+    }
+    #[inline]
+    fn merge(&mut self, o: &Bounds) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.cmin = self.cmin.min(o.cmin);
+        self.cmax = self.cmax.max(o.cmax);
+        self.count += o.count;
+    }
+    #[inline]
+    fn half_area(&self) -> f32 {
+        let d = self.max - self.min;
+        d.x * d.y + d.y * d.z + d.z * d.x
+    }
+    fn of(prims: &[Prim]) -> Bounds {
+        let mut b = EMPTY;
+        for p in prims {
+            b.add(p);
+        }
+        b
+    }
+}
 
 /// Builds the tree. On return `prims` is in leaf order (leaf `j` in
 /// depth-first order holds `prims[j]`), and each leaf's `data` is
@@ -46,6 +102,18 @@ pub fn build(prims: &mut [PrimRef]) -> Vec<Node> {
     if prims.is_empty() {
         return Vec::new();
     }
+    let mut work: Vec<Prim> = prims
+        .iter()
+        .map(|p| {
+            let (min, max) = (Vec3A::from(p.min), Vec3A::from(p.max));
+            Prim {
+                min,
+                max,
+                c2: min + max,
+                id: p.id,
+            }
+        })
+        .collect();
     let mut nodes = vec![
         Node {
             min: [0.0; 3],
@@ -53,35 +121,56 @@ pub fn build(prims: &mut [PrimRef]) -> Vec<Node> {
             end: 0,
             data: 0,
         };
-        2 * prims.len() - 1
+        2 * work.len() - 1
     ];
-    build_rec(prims, &mut nodes, 0, 0, 1);
+    let bounds = Bounds::of(&work);
+    build_rec(&mut work, &mut nodes, 0, 0, 1, bounds);
+    for (out, p) in prims.iter_mut().zip(&work) {
+        *out = PrimRef {
+            min: p.min.to_array(),
+            max: p.max.to_array(),
+            id: p.id,
+        };
+    }
     nodes
 }
 
 /// Builds the subtree over `prims` (which sit at `first_prim..` in leaf
-/// order) into `nodes`, whose first element is array index `base`.
-fn build_rec(prims: &mut [PrimRef], nodes: &mut [Node], base: u32, first_prim: u32, depth: usize) {
+/// order, with box and centroid box `b`) into `nodes`, whose first element
+/// is array index `base`.
+fn build_rec(
+    prims: &mut [Prim],
+    nodes: &mut [Node],
+    base: u32,
+    first_prim: u32,
+    depth: usize,
+    b: Bounds,
+) {
     debug_assert_eq!(nodes.len(), 2 * prims.len() - 1);
-    let (min, max) = bounds(prims);
     let end = base + nodes.len() as u32;
     if prims.len() == 1 {
         nodes[0] = Node {
-            min,
-            max,
+            min: b.min.to_array(),
+            max: b.max.to_array(),
             end,
             data: leaf_data(first_prim, 1),
         };
         return;
     }
-    let (mid, axis) = if depth < SAH_DEPTH {
-        sah_split(prims, min, max)
+    let split = if depth >= SAH_DEPTH {
+        None
+    } else if prims.len() <= SMALL {
+        small_split(prims)
     } else {
-        median_split(prims, min, max)
+        sah_split(prims, &b)
+    };
+    let (mid, axis, left, right) = match split {
+        Some(s) => s,
+        None => median_split(prims, &b),
     };
     nodes[0] = Node {
-        min,
-        max,
+        min: b.min.to_array(),
+        max: b.max.to_array(),
         end,
         data: axis as u32,
     };
@@ -94,116 +183,44 @@ fn build_rec(prims: &mut [PrimRef], nodes: &mut [Node], base: u32, first_prim: u
     let right_first = first_prim + mid as u32;
     if parallel {
         rayon::join(
-            || build_rec(left_prims, left_nodes, left_base, first_prim, depth + 1),
-            || build_rec(right_prims, right_nodes, right_base, right_first, depth + 1),
+            || {
+                build_rec(
+                    left_prims,
+                    left_nodes,
+                    left_base,
+                    first_prim,
+                    depth + 1,
+                    left,
+                )
+            },
+            || {
+                build_rec(
+                    right_prims,
+                    right_nodes,
+                    right_base,
+                    right_first,
+                    depth + 1,
+                    right,
+                )
+            },
         );
     } else {
-        build_rec(left_prims, left_nodes, left_base, first_prim, depth + 1);
-        build_rec(right_prims, right_nodes, right_base, right_first, depth + 1);
-    }
-}
-
-fn bounds(prims: &[PrimRef]) -> ([f32; 3], [f32; 3]) {
-    let mut min = [f32::INFINITY; 3];
-    let mut max = [f32::NEG_INFINITY; 3];
-    for p in prims {
-        for k in 0..3 {
-            min[k] = min[k].min(p.min[k]);
-            max[k] = max[k].max(p.max[k]);
-        }
-    }
-    (min, max)
-}
-
-fn half_area(min: [f32; 3], max: [f32; 3]) -> f32 {
-    let d = [max[0] - min[0], max[1] - min[1], max[2] - min[2]];
-    d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
-}
-
-#[derive(Clone, Copy)]
-struct Bin {
-    min: [f32; 3],
-    max: [f32; 3],
-    count: u32,
-}
-
-const EMPTY_BIN: Bin = Bin {
-    min: [f32::INFINITY; 3],
-    max: [f32::NEG_INFINITY; 3],
-    count: 0,
-};
-
-impl Bin {
-    fn grow(&mut self, min: [f32; 3], max: [f32; 3], count: u32) {
-        for k in 0..3 {
-            self.min[k] = self.min[k].min(min[k]);
-            self.max[k] = self.max[k].max(max[k]);
-        }
-        self.count += count;
-    }
-}
-
-/// Splits at the best binned-SAH plane over all three axes; returns the
-/// number of primitives on the left (both sides non-empty) and the axis.
-/// Leaves always hold one primitive, so only the two children's costs
-/// (area × count) are compared.
-fn sah_split(prims: &mut [PrimRef], min: [f32; 3], max: [f32; 3]) -> (usize, usize) {
-    // centroid bounds (doubled centroids, like PrimRef::centroid2)
-    let mut cmin = [f32::INFINITY; 3];
-    let mut cmax = [f32::NEG_INFINITY; 3];
-    for p in prims.iter() {
-        for k in 0..3 {
-            cmin[k] = cmin[k].min(p.centroid2(k));
-            cmax[k] = cmax[k].max(p.centroid2(k));
-        }
-    }
-    let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, split bin)
-    for axis in 0..3 {
-        let extent = cmax[axis] - cmin[axis];
-        if extent.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            continue;
-        }
-        let scale = BINS as f32 / extent;
-        let mut bins = [EMPTY_BIN; BINS];
-        for p in prims.iter() {
-            bins[bin_of(p.centroid2(axis), cmin[axis], scale)].grow(p.min, p.max, 1);
-        }
-        // sweep from the right, then from the left
-        let mut right_area = [0.0f32; BINS];
-        let mut acc = EMPTY_BIN;
-        for b in (1..BINS).rev() {
-            acc.grow(bins[b].min, bins[b].max, bins[b].count);
-            right_area[b] = if acc.count > 0 {
-                half_area(acc.min, acc.max) * acc.count as f32
-            } else {
-                0.0
-            };
-        }
-        let mut left = EMPTY_BIN;
-        for b in 1..BINS {
-            left.grow(bins[b - 1].min, bins[b - 1].max, bins[b - 1].count);
-            let right_count = prims.len() as u32 - left.count;
-            if left.count == 0 || right_count == 0 {
-                continue;
-            }
-            let cost = half_area(left.min, left.max) * left.count as f32 + right_area[b];
-            if best.is_none_or(|(c, _, _)| cost < c) {
-                best = Some((cost, axis, b));
-            }
-        }
-    }
-    match best {
-        Some((_, axis, split)) => {
-            let extent = cmax[axis] - cmin[axis];
-            let scale = BINS as f32 / extent;
-            let mid = partition(prims, |p| {
-                bin_of(p.centroid2(axis), cmin[axis], scale) < split
-            });
-            debug_assert!(mid > 0 && mid < prims.len());
-            (mid, axis)
-        }
-        // all centroids coincide: any split is as good as any other
-        None => median_split(prims, min, max),
+        build_rec(
+            left_prims,
+            left_nodes,
+            left_base,
+            first_prim,
+            depth + 1,
+            left,
+        );
+        build_rec(
+            right_prims,
+            right_nodes,
+            right_base,
+            right_first,
+            depth + 1,
+            right,
+        );
     }
 }
 
@@ -212,28 +229,126 @@ fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
     (((c - cmin) * scale) as usize).min(BINS - 1)
 }
 
+/// Splits at the best binned-SAH plane over all three axes (binned in one
+/// pass); returns the left count (both sides non-empty), the axis, and the
+/// children's bounds, which come straight from the bins. Leaves always
+/// hold one primitive, so only the children's costs (area × count) are
+/// compared. `None` when all centroids coincide.
+fn sah_split(prims: &mut [Prim], b: &Bounds) -> Option<(usize, usize, Bounds, Bounds)> {
+    let extent = b.cmax - b.cmin;
+    let mut scale = [0.0f32; 3];
+    for k in 0..3 {
+        if extent[k] > 0.0 {
+            scale[k] = BINS as f32 / extent[k];
+        }
+    }
+    if scale == [0.0; 3] {
+        return None;
+    }
+    let cmin = b.cmin.to_array();
+    let mut bins = [[EMPTY; BINS]; 3];
+    for p in prims.iter() {
+        let c = p.c2.to_array();
+        for k in 0..3 {
+            bins[k][bin_of(c[k], cmin[k], scale[k])].add(p);
+        }
+    }
+    let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, split bin)
+    for k in 0..3 {
+        if scale[k] == 0.0 {
+            continue;
+        }
+        let mut right_cost = [0.0f32; BINS];
+        let mut acc = EMPTY;
+        for s in (1..BINS).rev() {
+            acc.merge(&bins[k][s]);
+            right_cost[s] = if acc.count > 0 {
+                acc.half_area() * acc.count as f32
+            } else {
+                0.0
+            };
+        }
+        let mut left = EMPTY;
+        for s in 1..BINS {
+            left.merge(&bins[k][s - 1]);
+            if left.count == 0 || left.count as usize == prims.len() {
+                continue;
+            }
+            let cost = left.half_area() * left.count as f32 + right_cost[s];
+            if best.is_none_or(|(c, _, _)| cost < c) {
+                best = Some((cost, k, s));
+            }
+        }
+    }
+    let (_, axis, split) = best?;
+    let (mut left, mut right) = (EMPTY, EMPTY);
+    for (s, bin) in bins[axis].iter().enumerate() {
+        if s < split {
+            left.merge(bin)
+        } else {
+            right.merge(bin)
+        }
+    }
+    let mid = partition(prims, |p| {
+        bin_of(p.c2[axis], cmin[axis], scale[axis]) < split
+    });
+    debug_assert_eq!(mid, left.count as usize);
+    Some((mid, axis, left, right))
+}
+
+/// Exact SAH for a small node: for each axis, sort by centroid and sweep
+/// every split position. `None` only if the node has fewer than two prims.
+fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
+    let n = prims.len();
+    let mut best: Option<(f32, usize, usize)> = None;
+    let mut right_cost = [0.0f32; SMALL];
+    for k in 0..3 {
+        sort_axis(prims, k);
+        let mut acc = EMPTY;
+        for s in (1..n).rev() {
+            acc.add(&prims[s]);
+            right_cost[s] = acc.half_area() * acc.count as f32;
+        }
+        let mut left = EMPTY;
+        for s in 1..n {
+            left.add(&prims[s - 1]);
+            let cost = left.half_area() * left.count as f32 + right_cost[s];
+            if best.is_none_or(|(c, _, _)| cost < c) {
+                best = Some((cost, k, s));
+            }
+        }
+    }
+    let (_, axis, mid) = best?;
+    sort_axis(prims, axis);
+    let (l, r) = prims.split_at(mid);
+    Some((mid, axis, Bounds::of(l), Bounds::of(r)))
+}
+
+fn sort_axis(prims: &mut [Prim], axis: usize) {
+    prims.sort_unstable_by(|a, b| a.c2[axis].total_cmp(&b.c2[axis]).then(a.id.cmp(&b.id)));
+}
+
 /// Splits in half by count along the longest axis of the node box.
-fn median_split(prims: &mut [PrimRef], min: [f32; 3], max: [f32; 3]) -> (usize, usize) {
-    let d = [max[0] - min[0], max[1] - min[1], max[2] - min[2]];
-    let axis = if d[0] >= d[1] && d[0] >= d[2] {
+fn median_split(prims: &mut [Prim], b: &Bounds) -> (usize, usize, Bounds, Bounds) {
+    let d = b.max - b.min;
+    let axis = if d.x >= d.y && d.x >= d.z {
         0
-    } else if d[1] >= d[2] {
+    } else if d.y >= d.z {
         1
     } else {
         2
     };
     let mid = prims.len() / 2;
     prims.select_nth_unstable_by(mid, |a, b| {
-        a.centroid2(axis)
-            .total_cmp(&b.centroid2(axis))
-            .then(a.id.cmp(&b.id))
+        a.c2[axis].total_cmp(&b.c2[axis]).then(a.id.cmp(&b.id))
     });
-    (mid, axis)
+    let (l, r) = prims.split_at(mid);
+    (mid, axis, Bounds::of(l), Bounds::of(r))
 }
 
-/// Stable-order-independent in-place partition; returns the count of
-/// elements for which `left` holds, which end up first.
-fn partition(prims: &mut [PrimRef], left: impl Fn(&PrimRef) -> bool) -> usize {
+/// In-place partition; returns the count of elements for which `left`
+/// holds, which end up first.
+fn partition(prims: &mut [Prim], left: impl Fn(&Prim) -> bool) -> usize {
     let mut i = 0;
     let mut j = prims.len();
     while i < j {

@@ -86,15 +86,30 @@ fn weld(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> (Vec<[f32; 3]>, Vec<[
 /// that depends only on the input.
 fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<[Option<u32>; 2]> {
     let n = triangles.len();
-    // edges as (lo, hi, triangle), sorted so equal edges are adjacent
-    let mut edges: Vec<(u32, u32, u32)> = Vec::with_capacity(3 * n);
+    // edges bucketed by their lower vertex (a counting sort, O(n)): each
+    // bucket is tiny, so matching edges are found by a short scan
+    let nv = vertices.len();
+    let mut start = vec![0u32; nv + 1];
+    for tri in triangles {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            start[a.min(b) as usize + 1] += 1;
+        }
+    }
+    for v in 0..nv {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut bucket = vec![(0u32, 0u32); 3 * n]; // (other vertex, triangle)
     for (t, tri) in triangles.iter().enumerate() {
         for k in 0..3 {
             let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            edges.push((a.min(b), a.max(b), t as u32));
+            let (lo, hi) = (a.min(b), a.max(b));
+            let slot = &mut fill[lo as usize];
+            bucket[*slot as usize] = (hi, t as u32);
+            *slot += 1;
         }
     }
-    edges.sort_unstable();
     // up to three neighbour candidates per triangle
     let mut neighbours = vec![[u32::MAX; 3]; n];
     let mut add = |t: u32, other: u32| {
@@ -103,11 +118,13 @@ fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<[Option<
             *s = other;
         }
     };
-    for group in edges.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
-        for x in group {
-            for y in group {
-                if x.2 != y.2 {
-                    add(x.2, y.2);
+    for v in 0..nv {
+        let edges = &bucket[start[v] as usize..start[v + 1] as usize];
+        for (i, x) in edges.iter().enumerate() {
+            for y in &edges[i + 1..] {
+                if x.0 == y.0 && x.1 != y.1 {
+                    add(x.1, y.1);
+                    add(y.1, x.1);
                 }
             }
         }

@@ -43,8 +43,8 @@ pub fn load(path: &Path) -> Result<Document, E> {
 /// Parses an in-memory `.gltf`/`.glb`; external buffers resolve against `base_dir`.
 pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
     let (json_bytes, bin): (Vec<u8>, Option<Vec<u8>>) = if bytes.starts_with(b"glTF") {
-        let glb = gltf::Glb::from_slice(&bytes).map_err(|e| E::Container(e.to_string()))?;
-        (glb.json.into_owned(), glb.bin.map(|b| b.into_owned()))
+        let (json, bin) = split_glb(&bytes).map_err(E::Container)?;
+        (json.to_vec(), bin.map(<[u8]>::to_vec))
     } else {
         (bytes.clone(), None)
     };
@@ -127,6 +127,52 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
     })
 }
 
+/// Splits a GLB container into its JSON chunk and optional BIN chunk
+/// (glTF 2.0 §4.4), with every length checked. (The gltf crate's splitter
+/// subtracts the header size from an untrusted length unchecked.)
+fn split_glb(data: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
+    let u32_at = |o: usize| -> Result<u32, String> {
+        data.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| format!("GLB truncated at byte {o} (file is {} bytes)", data.len()))
+    };
+    let version = u32_at(4)?;
+    if version != 2 {
+        return Err(format!(
+            "GLB version {version}, only version 2 is supported"
+        ));
+    }
+    let length = u32_at(8)? as usize;
+    if length > data.len() {
+        return Err(format!(
+            "GLB header says {length} bytes but the file has {}",
+            data.len()
+        ));
+    }
+    let data = &data[..length];
+    let mut offset = 12usize;
+    let mut chunks = Vec::new();
+    while offset < data.len() {
+        let len = u32_at(offset)? as usize;
+        let kind = u32_at(offset + 4)?;
+        let start = offset + 8;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| format!("GLB chunk at byte {offset} ({len} bytes) runs past the end"))?;
+        chunks.push((kind, &data[start..end]));
+        offset = end.next_multiple_of(4);
+    }
+    const JSON: u32 = 0x4E4F_534A;
+    const BIN: u32 = 0x004E_4942;
+    match chunks.as_slice() {
+        [(JSON, json), rest @ ..] => {
+            Ok((json, rest.iter().find(|(k, _)| *k == BIN).map(|(_, b)| *b)))
+        }
+        _ => Err("GLB does not start with a JSON chunk".into()),
+    }
+}
+
 fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
     use base64::Engine;
     let comma = uri.find(',').ok_or("data URI has no comma")?;
@@ -168,6 +214,20 @@ mod tests {
         assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("x%zzy"), "x%zzy");
+    }
+
+    #[test]
+    fn glb_lengths_are_checked() {
+        // regression: a fuzzed header length of 11 made the gltf crate's
+        // splitter underflow
+        let mut glb = b"glTF\x02\0\0\0\x0b\0\0\0".to_vec();
+        assert!(split_glb(&glb).is_err());
+        glb[8] = 0xff;
+        assert!(split_glb(&glb).unwrap_err().contains("header says"));
+        let mut ok = b"glTF\x02\0\0\0\x20\0\0\0\x04\0\0\0JSON{}  \x00\0\0\0BIN\0".to_vec();
+        assert_eq!(split_glb(&ok).unwrap(), (&b"{}  "[..], Some(&b""[..])));
+        ok[12] = 0xff; // chunk longer than the file
+        assert!(split_glb(&ok).unwrap_err().contains("runs past"));
     }
 
     #[test]

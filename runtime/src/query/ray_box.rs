@@ -10,7 +10,7 @@
 //! origin inside the slab, faces included?), so `0 · ∞ = NaN` never arises
 //! for a ray lying in a box's face plane.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// 1 + 2γ(3) for f32 (ε = 2⁻²⁴), rounded up.
 const EXIT_SCALE: f32 =
@@ -20,10 +20,10 @@ const EXIT_SCALE: f32 =
 #[derive(Clone, Copy, Debug)]
 pub struct SlabRay {
     /// Ray origin.
-    pub origin: Vec3,
+    pub origin: Vec3A,
     /// Per-axis reciprocal of the direction (zero on axes where the ray
     /// does not move).
-    pub inv_dir: Vec3,
+    pub inv_dir: Vec3A,
     /// Whether some direction component is zero (or its reciprocal overflows).
     flat: bool,
 }
@@ -36,11 +36,11 @@ impl SlabRay {
             let r = 1.0 / d;
             if r.is_finite() { r } else { 0.0 }
         };
-        let inv_dir = Vec3::new(inv(dir.x), inv(dir.y), inv(dir.z));
+        let inv_dir = Vec3A::new(inv(dir.x), inv(dir.y), inv(dir.z));
         SlabRay {
-            origin,
+            origin: origin.into(),
             inv_dir,
-            flat: inv_dir.cmpeq(Vec3::ZERO).any(),
+            flat: inv_dir.cmpeq(Vec3A::ZERO).any(),
         }
     }
 
@@ -50,8 +50,8 @@ impl SlabRay {
         if self.flat {
             return self.hit_flat(min, max, t_max);
         }
-        let t0 = (min - self.origin) * self.inv_dir;
-        let t1 = (max - self.origin) * self.inv_dir;
+        let t0 = (Vec3A::from(min) - self.origin) * self.inv_dir;
+        let t1 = (Vec3A::from(max) - self.origin) * self.inv_dir;
         let near = t0.min(t1).max_element().max(0.0);
         let far = t0.max(t1).min_element().min(t_max) * EXIT_SCALE;
         (near <= far).then_some(near)

@@ -55,9 +55,10 @@ impl WatertightRay {
     /// `(v0, v1, v2)` (either side) with `0 <= t <= t_max`.
     #[inline]
     pub fn intersect(&self, v0: Vec3, v1: Vec3, v2: Vec3, t_max: f32) -> Option<f32> {
-        let a = v0 - self.origin;
-        let b = v1 - self.origin;
-        let c = v2 - self.origin;
+        // plain arrays: indexing a glam vector by a runtime axis is a branch
+        let a = (v0 - self.origin).to_array();
+        let b = (v1 - self.origin).to_array();
+        let c = (v2 - self.origin).to_array();
         let (kx, ky, kz) = (self.kx, self.ky, self.kz);
         let ax = a[kx] - self.sx * a[kz];
         let ay = a[ky] - self.sy * a[kz];

@@ -156,7 +156,6 @@ impl RayVisitor for TopSearch<'_> {
         walk_ray(
             mesh.nodes.as_slice(),
             &SlabRay::new(origin, dir),
-            dir,
             Vec3::ZERO,
             &mut v,
         );
@@ -184,7 +183,6 @@ impl Level {
         walk_ray(
             level.top.as_slice(),
             &SlabRay::new(ray.origin, ray.dir),
-            ray.dir,
             Vec3::ZERO,
             &mut v,
         );

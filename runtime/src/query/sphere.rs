@@ -244,7 +244,6 @@ impl Level {
         walk_ray(
             level.top.as_slice(),
             &SlabRay::new(center, dir),
-            dir,
             inflate,
             &mut v,
         );
@@ -336,7 +335,6 @@ impl RayVisitor for SweepTop<'_> {
         walk_ray(
             mesh.nodes.as_slice(),
             &SlabRay::new(lo, ld),
-            ld,
             inflate,
             &mut v,
         );
