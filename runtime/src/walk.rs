@@ -8,7 +8,7 @@
 //! fixed stack cannot overflow.
 
 use crate::query::ray_box::SlabRay;
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 use kiln_formats::level::{ArchivedNode, MAX_DEPTH};
 
 /// What the walker asks of a visitor.
@@ -97,23 +97,20 @@ pub(crate) fn walk_ray<V: RayVisitor>(
     }
 }
 
-/// Visits, in array order, every leaf whose box overlaps the box
-/// `lo..=hi`, skipping whole subtrees whose box does not (the sequential
-/// skip-count traversal of the source slides). The visitor returns `true`
-/// to stop.
+/// Visits, in array order, every leaf whose box passes `overlaps`,
+/// skipping whole subtrees whose box does not (the sequential skip-count
+/// traversal of the source slides). The leaf visitor returns `true` to stop.
 #[inline]
-pub(crate) fn walk_box(
+pub(crate) fn walk_boxes(
     nodes: &[ArchivedNode],
-    lo: Vec3,
-    hi: Vec3,
+    overlaps: impl Fn(Vec3A, Vec3A) -> bool,
     mut leaf: impl FnMut(u32) -> bool,
 ) {
     let mut i = 0usize;
     while i < nodes.len() {
         let node = &nodes[i];
         let end = node.end.to_native() as usize;
-        let overlaps = vec(&node.min).cmple(hi).all() && vec(&node.max).cmpge(lo).all();
-        if overlaps {
+        if overlaps(vec3a(&node.min), vec3a(&node.max)) {
             if end == i + 1 && leaf(node.data.to_native()) {
                 return;
             }
@@ -122,4 +119,33 @@ pub(crate) fn walk_box(
             i = end;
         }
     }
+}
+
+/// [`walk_boxes`] against the box `lo..=hi`.
+#[inline]
+pub(crate) fn walk_box(nodes: &[ArchivedNode], lo: Vec3, hi: Vec3, leaf: impl FnMut(u32) -> bool) {
+    let (lo, hi) = (Vec3A::from(lo), Vec3A::from(hi));
+    walk_boxes(
+        nodes,
+        |min, max| min.cmple(hi).all() && max.cmpge(lo).all(),
+        leaf,
+    )
+}
+
+/// [`walk_boxes`] against the ball of radius `r` around `c` (exact
+/// distance from the centre to each box).
+#[inline]
+pub(crate) fn walk_ball(nodes: &[ArchivedNode], c: Vec3, r: f32, leaf: impl FnMut(u32) -> bool) {
+    let c = Vec3A::from(c);
+    let r2 = r * r;
+    walk_boxes(
+        nodes,
+        |min, max| c.clamp(min, max).distance_squared(c) <= r2,
+        leaf,
+    )
+}
+
+#[inline]
+fn vec3a(v: &[rkyv::rend::f32_le; 3]) -> Vec3A {
+    Vec3A::new(v[0].to_native(), v[1].to_native(), v[2].to_native())
 }

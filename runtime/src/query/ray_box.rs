@@ -10,7 +10,7 @@
 //! origin inside the slab, faces included?), so `0 · ∞ = NaN` never arises
 //! for a ray lying in a box's face plane.
 
-use glam::{Vec3, Vec3A};
+use glam::{BVec3A, Vec3, Vec3A};
 
 /// 1 + 2γ(3) for f32 (ε = 2⁻²⁴), rounded up.
 const EXIT_SCALE: f32 =
@@ -24,8 +24,10 @@ pub struct SlabRay {
     /// Per-axis reciprocal of the direction (zero on axes where the ray
     /// does not move).
     pub inv_dir: Vec3A,
-    /// Whether some direction component is zero (or its reciprocal overflows).
-    flat: bool,
+    /// Axes along which the ray does not move (zero reciprocal).
+    flat: BVec3A,
+    /// Whether any axis is flat.
+    any_flat: bool,
 }
 
 impl SlabRay {
@@ -37,45 +39,34 @@ impl SlabRay {
             if r.is_finite() { r } else { 0.0 }
         };
         let inv_dir = Vec3A::new(inv(dir.x), inv(dir.y), inv(dir.z));
+        let flat = inv_dir.cmpeq(Vec3A::ZERO);
         SlabRay {
             origin: origin.into(),
             inv_dir,
-            flat: inv_dir.cmpeq(Vec3A::ZERO).any(),
+            flat,
+            any_flat: flat.any(),
         }
     }
 
     /// Entry distance if the ray meets the box within `[0, t_max]`.
     #[inline]
     pub fn hit(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
-        if self.flat {
-            return self.hit_flat(min, max, t_max);
+        let (min, max) = (Vec3A::from(min), Vec3A::from(max));
+        let t0 = (min - self.origin) * self.inv_dir;
+        let t1 = (max - self.origin) * self.inv_dir;
+        let mut lo = t0.min(t1);
+        let mut hi = t0.max(t1);
+        if self.any_flat {
+            // on a flat axis the slab is everything or nothing: is the
+            // origin between the faces (faces included)?
+            let inside = self.origin.cmpge(min) & self.origin.cmple(max);
+            let inf = Vec3A::splat(f32::INFINITY);
+            lo = Vec3A::select(self.flat, Vec3A::select(inside, -inf, inf), lo);
+            hi = Vec3A::select(self.flat, Vec3A::select(inside, inf, -inf), hi);
         }
-        let t0 = (Vec3A::from(min) - self.origin) * self.inv_dir;
-        let t1 = (Vec3A::from(max) - self.origin) * self.inv_dir;
-        let near = t0.min(t1).max_element().max(0.0);
-        let far = t0.max(t1).min_element().min(t_max) * EXIT_SCALE;
+        let near = lo.max_element().max(0.0);
+        let far = hi.min_element().min(t_max) * EXIT_SCALE;
         (near <= far).then_some(near)
-    }
-
-    /// The slab test when the ray is parallel to one or more axes.
-    #[cold]
-    fn hit_flat(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
-        let mut near = 0.0f32;
-        let mut far = t_max;
-        for k in 0..3 {
-            let o = self.origin[k];
-            if self.inv_dir[k] == 0.0 {
-                if o < min[k] || o > max[k] {
-                    return None;
-                }
-            } else {
-                let t0 = (min[k] - o) * self.inv_dir[k];
-                let t1 = (max[k] - o) * self.inv_dir[k];
-                near = near.max(t0.min(t1));
-                far = far.min(t0.max(t1));
-            }
-        }
-        (near <= far * EXIT_SCALE).then_some(near)
     }
 }
 

@@ -11,7 +11,7 @@ use super::ray_box::SlabRay;
 use super::raycast::{transform_point, transform_vector, v3};
 use super::sphere_triangle::{self, Contact};
 use crate::level::Level;
-use crate::walk::{RayVisitor, walk_box, walk_ray};
+use crate::walk::{RayVisitor, walk_ball, walk_box, walk_ray};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
 use rayon::prelude::*;
@@ -109,6 +109,49 @@ impl<'a> Frame<'a> {
         [0, 1, 2].map(|k| self.point(v3(&mesh.vertices[tri[k].to_native() as usize])))
     }
 
+    /// If world→local is a similarity (equal row lengths, orthogonal rows:
+    /// rotation, uniform scale, translation), its scale: a world sphere of
+    /// radius `r` is then a local sphere of radius `r·scale`.
+    fn similarity_scale(&self) -> Option<f32> {
+        let l = &self.inst.local_from_world;
+        let row =
+            |k: usize| Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native());
+        let (a, b, c) = (row(0), row(4), row(8));
+        let s = a.length();
+        let tol = 1e-5 * s * s;
+        let similar = (b.length() - s).abs() <= 1e-5 * s
+            && (c.length() - s).abs() <= 1e-5 * s
+            && a.dot(b).abs() <= tol
+            && b.dot(c).abs() <= tol
+            && c.dot(a).abs() <= tol;
+        similar.then_some(s)
+    }
+
+    /// Visits the leaves of `mesh` that a world sphere may touch, culling in
+    /// local space: exactly by distance when the transform is a similarity,
+    /// else by the box around the ellipsoid the sphere becomes.
+    fn walk_sphere(
+        &self,
+        mesh: &ArchivedTriMesh,
+        center: Vec3,
+        radius: f32,
+        leaf: impl FnMut(u32) -> bool,
+    ) {
+        let lc = transform_point(&self.inst.local_from_world, center);
+        match self.similarity_scale() {
+            Some(s) => walk_ball(
+                mesh.nodes.as_slice(),
+                lc,
+                radius * s * (1.0 + 1e-5) + 1e-6 * radius.max(1.0),
+                leaf,
+            ),
+            None => {
+                let le = self.local_extent(radius);
+                walk_box(mesh.nodes.as_slice(), lc - le, lc + le, leaf)
+            }
+        }
+    }
+
     /// Half-extent, in local space, of the box around a world sphere of radius `r`.
     fn local_extent(&self, r: f32) -> Vec3 {
         let l = &self.inst.local_from_world;
@@ -143,10 +186,8 @@ impl Level {
             let inst = &level.instances[ii as usize];
             let mesh = mesh_of(level, inst);
             let frame = Frame::new(inst);
-            let lc = transform_point(&inst.local_from_world, center);
-            let le = frame.local_extent(radius);
             let mut best: Option<(f64, Contact, u32)> = None;
-            walk_box(mesh.nodes.as_slice(), lc - le, lc + le, |leaf| {
+            frame.walk_sphere(mesh, center, radius, |leaf| {
                 let (first, count) = leaf_range(leaf);
                 for slot in first..first + count {
                     let [a, b, cc] = frame.triangle(mesh, slot);
@@ -194,9 +235,7 @@ impl Level {
             let inst = &level.instances[ii as usize];
             let mesh = mesh_of(level, inst);
             let frame = Frame::new(inst);
-            let lc = transform_point(&inst.local_from_world, center);
-            let le = frame.local_extent(radius);
-            walk_box(mesh.nodes.as_slice(), lc - le, lc + le, |leaf| {
+            frame.walk_sphere(mesh, center, radius, |leaf| {
                 let (first, count) = leaf_range(leaf);
                 found = (first..first + count).any(|slot| {
                     let [a, b, cc] = frame.triangle(mesh, slot);
