@@ -65,19 +65,15 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
 /// [`crate::ingest`] never do: ingest rejects such files with an error.
 pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    // whole arrays at a time: per-value updates dominated the bake of large meshes
+    let mut buf: Vec<u8> = Vec::new();
     for m in &scene.meshes {
-        hasher.update(&(m.positions.len() as u64).to_le_bytes());
-        for p in &m.positions {
-            for c in p {
-                hasher.update(&c.to_le_bytes());
-            }
-        }
-        hasher.update(&(m.triangles.len() as u64).to_le_bytes());
-        for t in &m.triangles {
-            for i in t {
-                hasher.update(&i.to_le_bytes());
-            }
-        }
+        buf.clear();
+        buf.extend_from_slice(&(m.positions.len() as u64).to_le_bytes());
+        buf.extend(m.positions.iter().flatten().flat_map(|c| c.to_le_bytes()));
+        buf.extend_from_slice(&(m.triangles.len() as u64).to_le_bytes());
+        buf.extend(m.triangles.iter().flatten().flat_map(|i| i.to_le_bytes()));
+        hasher.update(&buf);
     }
     for i in &scene.instances {
         hasher.update(i.name.as_bytes());
