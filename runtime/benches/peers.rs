@@ -367,18 +367,22 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
         .collect();
     let t0 = Instant::now();
     let mut kiln_hits = 0usize;
+    let mut kiln_toi = Vec::with_capacity(sweeps.len());
     for &(c, d) in &sweeps {
-        kiln_hits += level.sweep_sphere(c, 0.5, d, 10.0).is_some() as usize;
+        let h = level.sweep_sphere(c, 0.5, d, 10.0);
+        kiln_hits += h.is_some() as usize;
+        kiln_toi.push(h.map(|h| h.t));
     }
     let kiln_s = t0.elapsed().as_secs_f64();
     let ball = parry3d::shape::Ball::new(0.5);
+    let mut parry_toi = Vec::with_capacity(sweeps.len());
     let t0 = Instant::now();
     let mut parry_hits = 0usize;
     for &(c, d) in &sweeps {
         let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
         let vel = parry3d::math::Vector::new(d.x, d.y, d.z);
         let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(10.0);
-        parry_hits += parry3d::query::cast_shapes(
+        let h = parry3d::query::cast_shapes(
             &at,
             vel,
             &ball,
@@ -387,13 +391,29 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
             &mesh,
             opts,
         )
-        .unwrap()
-        .is_some() as usize;
+        .unwrap();
+        parry_hits += h.is_some() as usize;
+        parry_toi.push(h.map(|h| h.time_of_impact));
     }
     let parry_s = t0.elapsed().as_secs_f64();
     eprintln!(
         "  sweeps: kiln {kiln_hits} hits, parry {parry_hits} hits of {}",
         sweeps.len()
+    );
+    // where both hit, how far apart are the times of impact (metres: |dir| = 1)?
+    let pairs: Vec<(f32, f32)> = kiln_toi
+        .iter()
+        .zip(&parry_toi)
+        .filter_map(|(k, p)| Some(((*k)?, (*p)?)))
+        .collect();
+    let max = pairs
+        .iter()
+        .map(|(k, p)| (k - p).abs())
+        .fold(0.0f32, f32::max);
+    let early = pairs.iter().filter(|(k, p)| p + 1e-4 < *k).count();
+    eprintln!(
+        "  sweep TOI |kiln - parry|: max {max:.2e} m; parry earlier by > 0.1 mm in {early} of {}",
+        pairs.len()
     );
     rows.push(Row {
         mesh: name.into(),
