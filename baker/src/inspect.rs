@@ -1,7 +1,7 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
 use kiln_formats::level::MAX_LEAF_TRIANGLES;
-use kiln_formats::verify::verify_tree;
+use kiln_formats::verify::{ArchivedMeshTree, verify_tree};
 use kiln_runtime::Level;
 use serde::Serialize;
 
@@ -97,10 +97,10 @@ pub fn inspect(level: &Level) -> InspectReport {
         s.vertices += m.vertices.len() * 12;
         s.triangles += m.triangles.len() * 12;
         s.source_ids += m.source_ids.len() * 4;
-        s.mesh_nodes += m.nodes.len() * 32;
+        s.mesh_nodes += m.nodes.len() * std::mem::size_of::<kiln_formats::level::ArchivedQNode>();
         s.names += m.name.len();
         // verified at open, so this cannot fail; stats only
-        let st = verify_tree(m.nodes.as_slice(), m.triangles.len(), MAX_LEAF_TRIANGLES)
+        let st = verify_tree(&ArchivedMeshTree(m), m.triangles.len(), MAX_LEAF_TRIANGLES)
             .unwrap_or_default();
         mesh_depths.push(st.depth);
         stored += m.triangles.len();

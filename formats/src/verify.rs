@@ -8,7 +8,7 @@
 //! or loop forever. The baker runs the same checks on what it writes.
 
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, MAX_DEPTH, NodeView, leaf_range,
+    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, MAX_DEPTH, NodeView, dequantize, leaf_range,
 };
 use thiserror::Error;
 
@@ -114,10 +114,86 @@ pub struct TreeStats {
     pub sah_cost: f64,
 }
 
+/// Read access to a tree for verification: float nodes and quantised
+/// nodes (decoded) alike.
+pub trait TreeView {
+    /// Number of nodes.
+    fn len(&self) -> usize;
+    /// Whether the tree has no nodes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Subtree end of node `i`.
+    fn end(&self, i: usize) -> u32;
+    /// Payload of node `i`.
+    fn data(&self, i: usize) -> u32;
+    /// Box of node `i`.
+    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]);
+}
+
+impl<N: NodeView> TreeView for [N] {
+    fn len(&self) -> usize {
+        <[N]>::len(self)
+    }
+    fn end(&self, i: usize) -> u32 {
+        self[i].end()
+    }
+    fn data(&self, i: usize) -> u32 {
+        self[i].data()
+    }
+    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
+        (self[i].min(), self[i].max())
+    }
+}
+
+impl<N: NodeView> TreeView for Vec<N> {
+    fn len(&self) -> usize {
+        <Vec<N>>::len(self)
+    }
+    fn end(&self, i: usize) -> u32 {
+        self[i].end()
+    }
+    fn data(&self, i: usize) -> u32 {
+        self[i].data()
+    }
+    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
+        (self[i].min(), self[i].max())
+    }
+}
+
+/// An archived mesh's quantised tree, decoded on access.
+pub struct ArchivedMeshTree<'a>(pub &'a ArchivedTriMesh);
+
+impl TreeView for ArchivedMeshTree<'_> {
+    fn len(&self) -> usize {
+        self.0.nodes.len()
+    }
+    fn end(&self, i: usize) -> u32 {
+        self.0.nodes[i].end.to_native()
+    }
+    fn data(&self, i: usize) -> u32 {
+        self.0.nodes[i].data.to_native()
+    }
+    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
+        let m = self.0;
+        let n = &m.nodes[i];
+        let d = |q: &[rkyv::rend::u16_le; 3]| {
+            [0, 1, 2].map(|k| {
+                dequantize(
+                    m.origin[k].to_native(),
+                    m.scale[k].to_native(),
+                    q[k].to_native(),
+                )
+            })
+        };
+        (d(&n.min), d(&n.max))
+    }
+}
+
 /// Checks one depth-first tree over `prims` primitives whose leaves hold at
 /// most `max_leaf` primitives. Runs in O(nodes) with an explicit stack.
-pub fn verify_tree<N: NodeView>(
-    nodes: &[N],
+pub fn verify_tree<T: TreeView + ?Sized>(
+    nodes: &T,
     prims: usize,
     max_leaf: u32,
 ) -> Result<TreeStats, TreeError> {
@@ -130,8 +206,8 @@ pub fn verify_tree<N: NodeView>(
             prims,
         });
     }
-    let area = |n: &N| {
-        let (a, b) = (n.min(), n.max());
+    let area = |i: usize| {
+        let (a, b) = nodes.bounds(i);
         let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
         2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
     };
@@ -149,21 +225,21 @@ pub fn verify_tree<N: NodeView>(
         if depth > MAX_DEPTH {
             return Err(TreeError::TooDeep);
         }
-        let node = &nodes[i];
-        if node.end() as usize != expected_end {
+        let end = nodes.end(i);
+        if end as usize != expected_end {
             return Err(TreeError::End {
                 node: i,
-                found: node.end(),
+                found: end,
                 expected: expected_end,
             });
         }
-        let (min, max) = (node.min(), node.max());
+        let (min, max) = nodes.bounds(i);
         if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
             return Err(TreeError::Bounds { node: i, min, max });
         }
         stats.depth = stats.depth.max(depth);
         if expected_end == i + 1 {
-            let (first, count) = leaf_range(node.data());
+            let (first, count) = leaf_range(nodes.data(i));
             if count > max_leaf {
                 return Err(TreeError::LeafSize {
                     node: i,
@@ -182,16 +258,16 @@ pub fn verify_tree<N: NodeView>(
             }
             next_prim += count as usize;
             stats.leaves += 1;
-            sah += area(node) * f64::from(count);
+            sah += area(i) * f64::from(count);
         } else {
-            if node.data() > 2 {
+            if nodes.data(i) > 2 {
                 return Err(TreeError::Axis {
                     node: i,
-                    axis: node.data(),
+                    axis: nodes.data(i),
                 });
             }
             // `i + 1 < expected_end` holds here, so the left child exists.
-            let left_end = nodes[i + 1].end();
+            let left_end = nodes.end(i + 1);
             if !(left_end as usize > i + 1 && (left_end as usize) < expected_end) {
                 return Err(TreeError::Split {
                     node: i,
@@ -199,7 +275,7 @@ pub fn verify_tree<N: NodeView>(
                     end: expected_end,
                 });
             }
-            sah += area(node);
+            sah += area(i);
             stack.push((left_end as usize, expected_end, depth + 1));
             stack.push((i + 1, left_end as usize, depth + 1));
         }
@@ -210,7 +286,7 @@ pub fn verify_tree<N: NodeView>(
             prims,
         });
     }
-    let root_area = area(&nodes[0]);
+    let root_area = area(0);
     stats.sah_cost = if root_area > 0.0 {
         sah / root_area
     } else {
@@ -287,6 +363,12 @@ pub enum VerifyError {
     /// The top-level tree is malformed.
     #[error("top-level tree: {0}")]
     TopTree(TreeError),
+    /// A mesh's quantisation frame is not finite.
+    #[error("mesh {mesh}: node quantisation origin/scale is not finite and non-negative")]
+    Quantization {
+        /// Mesh index.
+        mesh: usize,
+    },
 }
 
 /// Checks every semantic invariant of an archived level (see module docs).
@@ -336,8 +418,16 @@ fn verify_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             ids: mesh.source_ids.len(),
         });
     }
+    // the quantisation frame must decode to finite numbers everywhere
+    let frame_ok = (0..3).all(|k| {
+        let (o, s) = (mesh.origin[k].to_native(), mesh.scale[k].to_native());
+        o.is_finite() && s.is_finite() && s >= 0.0 && dequantize(o, s, u16::MAX).is_finite()
+    });
+    if !frame_ok {
+        return Err(VerifyError::Quantization { mesh: m });
+    }
     verify_tree(
-        mesh.nodes.as_slice(),
+        &ArchivedMeshTree(mesh),
         mesh.triangles.len(),
         crate::level::MAX_LEAF_TRIANGLES,
     )
@@ -393,7 +483,7 @@ mod tests {
         let s = verify_tree(&small(), 3, 2).unwrap();
         assert_eq!((s.nodes, s.leaves, s.depth), (3, 2, 2));
         assert!(s.sah_cost > 0.0);
-        assert_eq!(verify_tree::<Node>(&[], 0, 2), Ok(TreeStats::default()));
+        assert_eq!(verify_tree::<[Node]>(&[], 0, 2), Ok(TreeStats::default()));
     }
 
     #[test]

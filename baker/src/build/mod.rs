@@ -2,6 +2,7 @@
 //! tree. Everything here is deterministic: meshes are built in parallel but
 //! each result depends only on its input, and they are collected in order.
 
+pub mod quantize;
 pub mod sah;
 pub mod top;
 pub mod tri_tree;

@@ -51,11 +51,14 @@ pub fn build(mesh: &SceneMesh) -> TriMesh {
             n.data = leaf_data(leaf_tri_start[leaf as usize], count);
         }
     }
+    let (origin, scale, nodes) = super::quantize::quantize(&nodes);
     TriMesh {
         name: mesh.name.clone(),
         vertices,
         triangles: out_tris,
         source_ids: out_ids,
+        origin,
+        scale,
         nodes,
     }
 }
@@ -178,7 +181,25 @@ fn tri_bounds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kiln_formats::verify::verify_tree;
+    use kiln_formats::verify::{TreeView, verify_tree};
+
+    /// A mesh's quantised tree, decoded, for the shared verifier.
+    struct Decoded<'a>(&'a TriMesh);
+
+    impl TreeView for Decoded<'_> {
+        fn len(&self) -> usize {
+            self.0.nodes.len()
+        }
+        fn end(&self, i: usize) -> u32 {
+            self.0.nodes[i].end
+        }
+        fn data(&self, i: usize) -> u32 {
+            self.0.nodes[i].data
+        }
+        fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
+            self.0.node_box(i)
+        }
+    }
 
     /// A grid of `n × n` quads, two triangles each, with split vertices
     /// (every triangle has its own three vertices, like a seam-heavy export).
@@ -214,7 +235,7 @@ mod tests {
         let m = build(&grid(8));
         assert_eq!(m.vertices.len(), 81);
         assert_eq!(m.triangles.len(), 128);
-        let stats = verify_tree(&m.nodes, m.triangles.len(), 2).unwrap();
+        let stats = verify_tree(&Decoded(&m), m.triangles.len(), 2).unwrap();
         assert_eq!(stats.leaves, 64, "every leaf holds a pair");
         // every source triangle appears once
         let mut ids = m.source_ids.clone();

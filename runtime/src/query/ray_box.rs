@@ -51,7 +51,12 @@ impl SlabRay {
     /// Entry distance if the ray meets the box within `[0, t_max]`.
     #[inline]
     pub fn hit(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
-        let (min, max) = (Vec3A::from(min), Vec3A::from(max));
+        self.hit_a(min.into(), max.into(), t_max)
+    }
+
+    /// [`SlabRay::hit`] for SIMD vectors.
+    #[inline]
+    pub fn hit_a(&self, min: Vec3A, max: Vec3A, t_max: f32) -> Option<f32> {
         let t0 = (min - self.origin) * self.inv_dir;
         let t1 = (max - self.origin) * self.inv_dir;
         let mut lo = t0.min(t1);

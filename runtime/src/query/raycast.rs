@@ -6,7 +6,7 @@
 use super::ray_box::SlabRay;
 use super::ray_triangle::WatertightRay;
 use crate::level::Level;
-use crate::walk::{RayVisitor, walk_ray};
+use crate::walk::{QTree, RayVisitor, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedLevel, ArchivedTriMesh, leaf_range};
 use rayon::prelude::*;
@@ -154,7 +154,7 @@ impl RayVisitor for TopSearch<'_> {
             hit: None,
         };
         walk_ray(
-            mesh.nodes.as_slice(),
+            &QTree::of(mesh),
             &SlabRay::new(origin, dir),
             Vec3::ZERO,
             &mut v,

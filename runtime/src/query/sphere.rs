@@ -11,7 +11,7 @@ use super::ray_box::SlabRay;
 use super::raycast::{transform_point, transform_vector, v3};
 use super::sphere_triangle::{self, Contact};
 use crate::level::Level;
-use crate::walk::{RayVisitor, walk_ball, walk_box, walk_ray};
+use crate::walk::{QTree, RayVisitor, walk_ball, walk_box, walk_ray};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
 use rayon::prelude::*;
@@ -140,14 +140,14 @@ impl<'a> Frame<'a> {
         let lc = transform_point(&self.inst.local_from_world, center);
         match self.similarity_scale() {
             Some(s) => walk_ball(
-                mesh.nodes.as_slice(),
+                &QTree::of(mesh),
                 lc,
                 radius * s * (1.0 + 1e-5) + 1e-6 * radius.max(1.0),
                 leaf,
             ),
             None => {
                 let le = self.local_extent(radius);
-                walk_box(mesh.nodes.as_slice(), lc - le, lc + le, leaf)
+                walk_box(&QTree::of(mesh), lc - le, lc + le, leaf)
             }
         }
     }
@@ -371,12 +371,7 @@ impl RayVisitor for SweepTop<'_> {
             found: None,
         };
         let inflate = frame.local_extent(v.top.radius);
-        walk_ray(
-            mesh.nodes.as_slice(),
-            &SlabRay::new(lo, ld),
-            inflate,
-            &mut v,
-        );
+        walk_ray(&QTree::of(mesh), &SlabRay::new(lo, ld), inflate, &mut v);
         if let Some((hit, slot)) = v.found {
             self.best = Some((hit, ii, mesh.source_ids[slot as usize].to_native()));
         }
