@@ -146,21 +146,6 @@ impl<N: NodeView> TreeView for [N] {
     }
 }
 
-impl<N: NodeView> TreeView for Vec<N> {
-    fn len(&self) -> usize {
-        <Vec<N>>::len(self)
-    }
-    fn end(&self, i: usize) -> u32 {
-        self[i].end()
-    }
-    fn data(&self, i: usize) -> u32 {
-        self[i].data()
-    }
-    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
-        (self[i].min(), self[i].max())
-    }
-}
-
 /// An archived mesh's quantised tree, decoded on access.
 pub struct ArchivedMeshTree<'a>(pub &'a ArchivedTriMesh);
 
@@ -480,7 +465,7 @@ mod tests {
 
     #[test]
     fn accepts_a_well_formed_tree() {
-        let s = verify_tree(&small(), 3, 2).unwrap();
+        let s = verify_tree(small().as_slice(), 3, 2).unwrap();
         assert_eq!((s.nodes, s.leaves, s.depth), (3, 2, 2));
         assert!(s.sah_cost > 0.0);
         assert_eq!(verify_tree::<[Node]>(&[], 0, 2), Ok(TreeStats::default()));
@@ -490,35 +475,44 @@ mod tests {
     fn rejects_broken_trees() {
         let mut t = small();
         t[0].end = 2;
-        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::End { .. })));
+        assert!(matches!(
+            verify_tree(t.as_slice(), 3, 2),
+            Err(TreeError::End { .. })
+        ));
         let mut t = small();
         t[1].end = 3;
         assert!(matches!(
-            verify_tree(&t, 3, 2),
+            verify_tree(t.as_slice(), 3, 2),
             Err(TreeError::End { .. } | TreeError::Split { .. })
         ));
         let mut t = small();
         t[2].data = leaf_data(1, 1);
-        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Leaf { .. })));
         assert!(matches!(
-            verify_tree(&small(), 4, 2),
+            verify_tree(t.as_slice(), 3, 2),
+            Err(TreeError::Leaf { .. })
+        ));
+        assert!(matches!(
+            verify_tree(small().as_slice(), 4, 2),
             Err(TreeError::Coverage { .. })
         ));
         assert!(matches!(
-            verify_tree(&small(), 3, 1),
+            verify_tree(small().as_slice(), 3, 1),
             Err(TreeError::LeafSize { .. })
         ));
         let mut t = small();
         t[1].min[0] = f32::NAN;
         assert!(matches!(
-            verify_tree(&t, 3, 2),
+            verify_tree(t.as_slice(), 3, 2),
             Err(TreeError::Bounds { .. })
         ));
         let mut t = small();
         t[0].data = 7;
-        assert!(matches!(verify_tree(&t, 3, 2), Err(TreeError::Axis { .. })));
         assert!(matches!(
-            verify_tree(&small(), 0, 2),
+            verify_tree(t.as_slice(), 3, 2),
+            Err(TreeError::Axis { .. })
+        ));
+        assert!(matches!(
+            verify_tree(small().as_slice(), 0, 2),
             Err(TreeError::Empty { .. })
         ));
     }
@@ -535,6 +529,9 @@ mod tests {
             t.push(node((2 * d + 2) as u32, leaf_data(d as u32, 1)));
         }
         t.push(node(n as u32, leaf_data((leaves - 1) as u32, 1)));
-        assert_eq!(verify_tree(&t, leaves, 2), Err(TreeError::TooDeep));
+        assert_eq!(
+            verify_tree(t.as_slice(), leaves, 2),
+            Err(TreeError::TooDeep)
+        );
     }
 }

@@ -392,7 +392,7 @@ mod tests {
         for n in 1..=100 {
             let mut p = prims(n, n as u32);
             let nodes = build(&mut p);
-            let stats = verify_tree(&nodes, n, 1).unwrap();
+            let stats = verify_tree(nodes.as_slice(), n, 1).unwrap();
             assert_eq!(stats.leaves, n);
             let mut ids: Vec<u32> = p.iter().map(|p| p.id).collect();
             ids.sort();
@@ -425,7 +425,7 @@ mod tests {
             q.id = i as u32;
         }
         let nodes = build(&mut p);
-        verify_tree(&nodes, 33, 1).unwrap();
+        verify_tree(nodes.as_slice(), 33, 1).unwrap();
     }
 
     #[test]
