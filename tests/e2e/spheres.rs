@@ -329,3 +329,62 @@ fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
         assert!(hit.normal.y > 0.99);
     }
 }
+
+#[test]
+fn batched_queries_answer_like_single_ones() {
+    use kiln_runtime::{Ray, Sphere, Sweep};
+    let case = cases().into_iter().next().unwrap();
+    let level = &case.level;
+    let mut rng = Rng::new(31);
+    let point = |rng: &mut Rng| {
+        Vec3::new(
+            rng.range(-2.0, 50.0),
+            rng.range(-3.0, 8.0),
+            rng.range(-2.0, 50.0),
+        )
+    };
+    let rays: Vec<Ray> = (0..3000)
+        .map(|_| Ray::new(point(&mut rng), rng.unit(), rng.range(0.0, 40.0)))
+        .collect();
+    let spheres: Vec<Sphere> = (0..3000)
+        .map(|_| Sphere {
+            center: point(&mut rng),
+            radius: rng.range(0.1, 2.0),
+        })
+        .collect();
+    let sweeps: Vec<Sweep> = (0..3000)
+        .map(|_| Sweep {
+            center: point(&mut rng),
+            radius: rng.range(0.1, 1.0),
+            dir: rng.unit(),
+            max_t: 10.0,
+        })
+        .collect();
+
+    let mut hits = vec![None; rays.len()];
+    level.raycast_batch(&rays, &mut hits);
+    let mut any = vec![false; rays.len()];
+    level.raycast_any_batch(&rays, &mut any);
+    for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
+        assert_eq!(*h, level.cast(r));
+        assert_eq!(*a, level.raycast_any(r.origin, r.dir, r.max_t));
+    }
+    let mut overlaps = vec![Vec::new(); spheres.len()];
+    level.overlap_sphere_batch(&spheres, &mut overlaps);
+    let mut touch = vec![false; spheres.len()];
+    level.intersects_sphere_batch(&spheres, &mut touch);
+    for ((s, o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
+        assert_eq!(*o, level.overlap_sphere(s.center, s.radius));
+        assert_eq!(*t, level.intersects_sphere(s.center, s.radius));
+    }
+    let mut swept = vec![None; sweeps.len()];
+    level.sweep_sphere_batch(&sweeps, &mut swept);
+    for (s, h) in sweeps.iter().zip(&swept) {
+        assert_eq!(*h, level.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
+    }
+    assert!(
+        hits.iter().any(Option::is_some)
+            && swept.iter().any(Option::is_some)
+            && touch.iter().any(|t| *t)
+    );
+}

@@ -5,3 +5,24 @@ pub mod ray_triangle;
 pub mod raycast;
 pub mod sphere;
 pub mod sphere_triangle;
+
+use rayon::prelude::*;
+
+/// Answers `queries[i]` into `out[i]` on the rayon pool: the shared body of
+/// every `*_batch` method.
+///
+/// # Panics
+/// If the slices differ in length.
+pub(crate) fn batch<Q: Sync, R: Send>(
+    queries: &[Q],
+    out: &mut [R],
+    min_len: usize,
+    answer: impl Fn(&Q, &mut R) + Sync + Send,
+) {
+    assert_eq!(queries.len(), out.len(), "one output slot per query");
+    queries
+        .par_iter()
+        .zip(out.par_iter_mut())
+        .with_min_len(min_len)
+        .for_each(|(q, o)| answer(q, o));
+}

@@ -9,7 +9,6 @@ use crate::level::Level;
 use crate::walk::{QTree, RayVisitor, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedLevel, ArchivedTriMesh, leaf_range};
-use rayon::prelude::*;
 
 /// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
 /// unit length; `t` is measured in multiples of it.
@@ -235,11 +234,7 @@ impl Level {
     /// # Panics
     /// If `out` and `rays` differ in length.
     pub fn raycast_batch(&self, rays: &[Ray], out: &mut [Option<RayHit>]) {
-        assert_eq!(rays.len(), out.len(), "one output slot per ray");
-        rays.par_iter()
-            .zip(out.par_iter_mut())
-            .with_min_len(256)
-            .for_each(|(r, o)| *o = self.cast(r));
+        super::batch(rays, out, 256, |r, o| *o = self.cast(r));
     }
 
     /// Occlusion tests for many rays on the rayon pool.
@@ -247,10 +242,8 @@ impl Level {
     /// # Panics
     /// If `out` and `rays` differ in length.
     pub fn raycast_any_batch(&self, rays: &[Ray], out: &mut [bool]) {
-        assert_eq!(rays.len(), out.len(), "one output slot per ray");
-        rays.par_iter()
-            .zip(out.par_iter_mut())
-            .with_min_len(256)
-            .for_each(|(r, o)| *o = self.raycast_any(r.origin, r.dir, r.max_t));
+        super::batch(rays, out, 256, |r, o| {
+            *o = self.raycast_any(r.origin, r.dir, r.max_t)
+        });
     }
 }

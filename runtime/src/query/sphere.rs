@@ -14,7 +14,6 @@ use crate::level::Level;
 use crate::walk::{QTree, RayVisitor, walk_ball, walk_box, walk_ray};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
-use rayon::prelude::*;
 
 /// One object touched by a sphere.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -270,13 +269,14 @@ impl Level {
         let level = self.archive();
         let mut v = SweepTop {
             level,
-            c: center.as_dvec3(),
-            r: f64::from(radius),
-            d: dir.as_dvec3(),
-            center,
-            radius,
-            dir,
+            sweep: Sweep {
+                center,
+                radius,
+                dir,
+                max_t,
+            },
             t_max: max_t,
+            best_t: f64::from(max_t),
             best: None,
         };
         let inflate = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
@@ -301,12 +301,9 @@ impl Level {
     /// # Panics
     /// If the slices differ in length.
     pub fn overlap_sphere_batch(&self, spheres: &[Sphere], out: &mut [Vec<SphereOverlap>]) {
-        assert_eq!(spheres.len(), out.len(), "one output slot per sphere");
-        spheres
-            .par_iter()
-            .zip(out.par_iter_mut())
-            .with_min_len(64)
-            .for_each(|(s, o)| self.overlap_sphere_into(s.center, s.radius, o));
+        super::batch(spheres, out, 64, |s, o| {
+            self.overlap_sphere_into(s.center, s.radius, o)
+        });
     }
 
     /// Yes/no sphere tests on the rayon pool.
@@ -314,12 +311,9 @@ impl Level {
     /// # Panics
     /// If the slices differ in length.
     pub fn intersects_sphere_batch(&self, spheres: &[Sphere], out: &mut [bool]) {
-        assert_eq!(spheres.len(), out.len(), "one output slot per sphere");
-        spheres
-            .par_iter()
-            .zip(out.par_iter_mut())
-            .with_min_len(64)
-            .for_each(|(s, o)| *o = self.intersects_sphere(s.center, s.radius));
+        super::batch(spheres, out, 64, |s, o| {
+            *o = self.intersects_sphere(s.center, s.radius)
+        });
     }
 
     /// Sphere sweeps on the rayon pool.
@@ -327,26 +321,21 @@ impl Level {
     /// # Panics
     /// If the slices differ in length.
     pub fn sweep_sphere_batch(&self, sweeps: &[Sweep], out: &mut [Option<SweepHit>]) {
-        assert_eq!(sweeps.len(), out.len(), "one output slot per sweep");
-        sweeps
-            .par_iter()
-            .zip(out.par_iter_mut())
-            .with_min_len(64)
-            .for_each(|(s, o)| *o = self.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
+        super::batch(sweeps, out, 64, |s, o| {
+            *o = self.sweep_sphere(s.center, s.radius, s.dir, s.max_t)
+        });
     }
 }
 
-/// Sweep visitor over the top-level tree.
+/// Sweep visitor over the top-level tree. `t_max` (f32) culls boxes;
+/// `best_t` is the exact f64 time of the best contact so far, the limit of
+/// the exact per-triangle tests.
 struct SweepTop<'a> {
     level: &'a ArchivedLevel,
-    c: DVec3,
-    r: f64,
-    d: DVec3,
-    center: Vec3,
-    radius: f32,
-    dir: Vec3,
+    sweep: Sweep,
     t_max: f32,
-    best: Option<(Contact, u32, u32)>,
+    best_t: f64,
+    best: Option<(Contact, u32, u32)>, // contact, instance, source triangle
 }
 
 impl RayVisitor for SweepTop<'_> {
@@ -359,33 +348,38 @@ impl RayVisitor for SweepTop<'_> {
         let inst = &self.level.instances[ii as usize];
         let mesh = mesh_of(self.level, inst);
         let frame = Frame::new(inst);
-        let lo = transform_point(&inst.local_from_world, self.center);
-        let ld = transform_vector(&inst.local_from_world, self.dir);
+        let s = self.sweep;
+        let lo = transform_point(&inst.local_from_world, s.center);
+        let ld = transform_vector(&inst.local_from_world, s.dir);
         if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
             return false;
         }
+        let inflate = frame.local_extent(s.radius);
         let mut v = SweepMesh {
             top: self,
+            instance: ii,
             mesh,
             frame: &frame,
-            found: None,
+            c: s.center.as_dvec3(),
+            r: f64::from(s.radius),
+            d: s.dir.as_dvec3(),
         };
-        let inflate = frame.local_extent(v.top.radius);
         walk_ray(&QTree::of(mesh), &SlabRay::new(lo, ld), inflate, &mut v);
-        if let Some((hit, slot)) = v.found {
-            self.best = Some((hit, ii, mesh.source_ids[slot as usize].to_native()));
-        }
         // a contact at t = 0 cannot be beaten
-        self.best.is_some_and(|(h, _, _)| h.t == 0.0)
+        self.best.is_some() && self.best_t == 0.0
     }
 }
 
-/// Sweep visitor inside one mesh; shrinks the shared range as it finds contacts.
+/// Sweep visitor inside one instance's mesh; records contacts in the top
+/// visitor, shrinking the shared range.
 struct SweepMesh<'a, 'b> {
     top: &'b mut SweepTop<'a>,
+    instance: u32,
     mesh: &'a ArchivedTriMesh,
     frame: &'b Frame<'a>,
-    found: Option<(Contact, u32)>,
+    c: DVec3,
+    r: f64,
+    d: DVec3,
 }
 
 impl RayVisitor for SweepMesh<'_, '_> {
@@ -397,25 +391,20 @@ impl RayVisitor for SweepMesh<'_, '_> {
         let (first, count) = leaf_range(data);
         for slot in first..first + count {
             let [a, b, c] = self.frame.triangle(self.mesh, slot);
-            // the f64 test sees the exact range: compare against the best f64 t so far
-            let limit = self
-                .top
-                .best
-                .map(|(h, _, _)| h.t)
-                .into_iter()
-                .chain(self.found.map(|(h, _)| h.t))
-                .fold(f64::from(self.top.t_max), f64::min);
-            if let Some(hit) =
-                sphere_triangle::sweep(self.top.c, self.top.r, self.top.d, limit, a, b, c)
-            {
-                if self.found.is_none_or(|(h, _)| hit.t < h.t) {
-                    // widen the f32 cull range by an ulp so equal-time
-                    // contacts elsewhere are not culled by rounding
-                    self.top.t_max = next_up(hit.t as f32);
-                    self.found = Some((hit, slot));
-                    if hit.t == 0.0 {
-                        return true;
-                    }
+            let Some(hit) =
+                sphere_triangle::sweep(self.c, self.r, self.d, self.top.best_t, a, b, c)
+            else {
+                continue;
+            };
+            if self.top.best.is_none() || hit.t < self.top.best_t {
+                self.top.best_t = hit.t;
+                // widen the f32 cull range by an ulp so equal-time contacts
+                // elsewhere are not culled by rounding
+                self.top.t_max = next_up(hit.t as f32);
+                let tri = self.mesh.source_ids[slot as usize].to_native();
+                self.top.best = Some((hit, self.instance, tri));
+                if hit.t == 0.0 {
+                    return true;
                 }
             }
         }
