@@ -45,10 +45,7 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
     let ingested = ingest::load(path)?;
     let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    for bytes in &ingested.input_bytes {
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    }
+    hasher.update(&ingested.input_hash.to_le_bytes());
     hasher.update(settings.fingerprint().as_bytes());
     let mut baked = bake_hashed(&ingested.scene, hasher.digest128().to_le_bytes());
     baked.report.input = path.display().to_string();

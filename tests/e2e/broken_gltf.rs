@@ -235,3 +235,36 @@ fn fuzzer_findings_stay_fixed() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn the_content_hash_covers_external_buffers() {
+    let dir = tmp("hash");
+    std::fs::create_dir_all(&dir).unwrap();
+    let gltf = dir.join("tri.gltf");
+    let bin = dir.join("tri.bin");
+    // the minimal triangle, with its buffer moved to a file
+    std::fs::write(
+        &gltf,
+        triangle_gltf(|d| d["buffers"][0]["uri"] = "tri.bin".into()),
+    )
+    .unwrap();
+    let write_bin = |y: f32| {
+        let mut b = Vec::new();
+        for v in [0.0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, y, 0.0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for i in [0u16, 1, 2, 0] {
+            b.extend_from_slice(&i.to_le_bytes());
+        }
+        std::fs::write(&bin, b).unwrap();
+    };
+    let hash = || {
+        let bytes = bake_file(&gltf, &BakeSettings::default()).unwrap().bytes;
+        kiln_formats::Header::parse(&bytes).unwrap().content_hash
+    };
+    write_bin(1.0);
+    let first = hash();
+    assert_eq!(first, hash(), "same input, same hash");
+    write_bin(2.0);
+    assert_ne!(first, hash(), "a changed .bin changes the hash");
+}

@@ -181,30 +181,7 @@ fn build_rec(
     let left_base = base + 1;
     let right_base = base + 2 * mid as u32;
     let right_first = first_prim + mid as u32;
-    if parallel {
-        rayon::join(
-            || {
-                build_rec(
-                    left_prims,
-                    left_nodes,
-                    left_base,
-                    first_prim,
-                    depth + 1,
-                    left,
-                )
-            },
-            || {
-                build_rec(
-                    right_prims,
-                    right_nodes,
-                    right_base,
-                    right_first,
-                    depth + 1,
-                    right,
-                )
-            },
-        );
-    } else {
+    let mut build_left = || {
         build_rec(
             left_prims,
             left_nodes,
@@ -212,7 +189,9 @@ fn build_rec(
             first_prim,
             depth + 1,
             left,
-        );
+        )
+    };
+    let mut build_right = || {
         build_rec(
             right_prims,
             right_nodes,
@@ -220,7 +199,13 @@ fn build_rec(
             right_first,
             depth + 1,
             right,
-        );
+        )
+    };
+    if parallel {
+        rayon::join(build_left, build_right);
+    } else {
+        build_left();
+        build_right();
     }
 }
 

@@ -28,9 +28,9 @@ pub struct Document {
     /// Bytes of each buffer; `None` for a meshopt fallback buffer that has
     /// no data of its own.
     pub buffers: Vec<Option<Vec<u8>>>,
-    /// Bytes of the input files read (document + external buffers), for the
-    /// content hash.
-    pub input_bytes: Vec<Vec<u8>>,
+    /// xxh3-128 of every input file read (the document, then external
+    /// buffers, each prefixed by its length), for the content hash.
+    pub input_hash: u128,
 }
 
 /// Reads and parses a `.gltf` or `.glb` file and all the buffers it uses.
@@ -42,13 +42,16 @@ pub fn load(path: &Path) -> Result<Document, E> {
 
 /// Parses an in-memory `.gltf`/`.glb`; external buffers resolve against `base_dir`.
 pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
-    let (json_bytes, bin): (Vec<u8>, Option<Vec<u8>>) = if bytes.starts_with(b"glTF") {
+    // hash inputs as they are read rather than keeping copies for later
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hash_input(&mut hasher, &bytes);
+    let (json_bytes, bin): (&[u8], Option<Vec<u8>>) = if bytes.starts_with(b"glTF") {
         let (json, bin) = split_glb(&bytes).map_err(E::Container)?;
-        (json.to_vec(), bin.map(<[u8]>::to_vec))
+        (json, bin.map(<[u8]>::to_vec))
     } else {
-        (bytes.clone(), None)
+        (&bytes, None)
     };
-    let root: json::Root = serde_json::from_slice(&json_bytes).map_err(|e| {
+    let root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
         if bytes
             .first()
             .is_some_and(|&b| b != b'{' && !b.is_ascii_whitespace())
@@ -66,7 +69,6 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
             return Err(E::UnsupportedExtension(ext.clone()));
         }
     }
-    let mut input_bytes = vec![bytes];
     let mut buffers = Vec::with_capacity(root.buffers.len());
     let mut bin = bin;
     for (i, b) in root.buffers.iter().enumerate() {
@@ -92,7 +94,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
                 let file = base_dir.join(percent_decode(uri));
                 match std::fs::read(&file) {
                     Ok(data) => {
-                        input_bytes.push(data.clone());
+                        hash_input(&mut hasher, &data);
                         Some(data)
                     }
                     Err(e) if is_fallback => {
@@ -123,8 +125,15 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
     Ok(Document {
         root,
         buffers,
-        input_bytes,
+        input_hash: hasher.digest128(),
     })
+}
+
+/// Feeds one input file to the content hash, length first so that file
+/// boundaries are part of it.
+fn hash_input(hasher: &mut xxhash_rust::xxh3::Xxh3, bytes: &[u8]) {
+    hasher.update(&(bytes.len() as u64).to_le_bytes());
+    hasher.update(bytes);
 }
 
 /// Splits a GLB container into its JSON chunk and optional BIN chunk

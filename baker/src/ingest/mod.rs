@@ -62,12 +62,13 @@ pub enum IngestErrorKind {
     Invalid(String),
 }
 
-/// What ingest produced, with the raw input bytes for the content hash.
+/// What ingest produced, with the hash of its input for up-to-date checks.
 pub struct Ingested {
     /// The scene.
     pub scene: Scene,
-    /// Every input file's bytes (the document, then external buffers).
-    pub input_bytes: Vec<Vec<u8>>,
+    /// xxh3-128 of every input file read (the document, then external
+    /// buffers, each prefixed by its length).
+    pub input_hash: u128,
 }
 
 /// Reads a `.gltf`/`.glb` file into a scene.
@@ -80,7 +81,7 @@ pub fn load(path: &Path) -> Result<Ingested, IngestError> {
     let scene = build_scene(&doc).map_err(wrap)?;
     Ok(Ingested {
         scene,
-        input_bytes: doc.input_bytes,
+        input_hash: doc.input_hash,
     })
 }
 
@@ -95,7 +96,7 @@ pub fn load_bytes(bytes: Vec<u8>, base_dir: &Path, name: &Path) -> Result<Ingest
     let scene = build_scene(&doc).map_err(wrap)?;
     Ok(Ingested {
         scene,
-        input_bytes: doc.input_bytes,
+        input_hash: doc.input_hash,
     })
 }
 
