@@ -23,7 +23,7 @@ struct Tally {
     failures: Vec<String>,
 }
 
-fn check_level(path: &Path, extra_aimed: bool) -> Tally {
+fn check_level(path: &Path) -> Tally {
     let scene = ingest::load(path).unwrap().scene;
     let baked = bake_file(path, &BakeSettings::default()).unwrap();
     let level = Level::from_bytes(&baked.bytes).unwrap();
@@ -37,26 +37,24 @@ fn check_level(path: &Path, extra_aimed: bool) -> Tally {
     let (lo, hi) = scene_bounds(oracle.triangles());
     let scale = lo.abs().max(hi.abs()).max_element() as f64 + 1.0;
     let mut rays = ray_mix(lo, hi, RAYS, 0x5eed ^ path.to_string_lossy().len() as u64);
-    if extra_aimed {
-        // rays aimed at vertices and edge midpoints of the level itself
-        let mut r = Rng::new(99);
-        let tris = oracle.triangles();
-        for i in 0..RAYS / 4 {
-            let t = &tris[r.below(tris.len())];
-            let target = if i % 2 == 0 {
-                t.v[r.below(3)]
-            } else {
-                let k = r.below(3);
-                (t.v[k] + t.v[(k + 1) % 3]) * 0.5
-            }
-            .as_vec3();
-            let origin = target + r.unit() * r.range(0.1, 50.0);
-            rays.push(TestRay {
-                origin,
-                dir: target - origin,
-                max_t: 2.0,
-            });
+    // rays aimed at vertices and edge midpoints of the level itself
+    let mut r = Rng::new(99);
+    let tris = oracle.triangles();
+    for i in 0..RAYS / 4 {
+        let t = &tris[r.below(tris.len())];
+        let target = if i % 2 == 0 {
+            t.v[r.below(3)]
+        } else {
+            let k = r.below(3);
+            (t.v[k] + t.v[(k + 1) % 3]) * 0.5
         }
+        .as_vec3();
+        let origin = target + r.unit() * r.range(0.1, 50.0);
+        rays.push(TestRay {
+            origin,
+            dir: target - origin,
+            max_t: 2.0,
+        });
     }
     let mut tally = Tally::default();
     let mixed = rays.len().min(RAYS);
@@ -140,7 +138,7 @@ fn rays_match_brute_force_on_every_shared_level() {
             .map(|p| {
                 (
                     p.file_name().unwrap().to_string_lossy().to_string(),
-                    check_level(p, true),
+                    check_level(p),
                 )
             })
             .collect()

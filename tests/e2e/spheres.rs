@@ -36,8 +36,8 @@ fn cases() -> Vec<Case> {
             tris.push([i + 1, i + n + 1, i + n + 2]);
         }
     }
-    let b = pos.len() as u32;
-    for (yy, sign) in [(6.0f32, 1u32), (6.002, 0)] {
+    // two facing quads 2 mm apart: a thin closed slab
+    for (yy, facing_up) in [(6.0f32, false), (6.002, true)] {
         pos.extend_from_slice(&[
             [10.0, yy, 10.0],
             [20.0, yy, 10.0],
@@ -45,11 +45,10 @@ fn cases() -> Vec<Case> {
             [10.0, yy, 20.0],
         ]);
         let o = pos.len() as u32 - 4;
-        let _ = b;
-        if sign == 1 {
-            tris.extend_from_slice(&[[o, o + 1, o + 2], [o, o + 2, o + 3]]);
-        } else {
+        if facing_up {
             tris.extend_from_slice(&[[o, o + 2, o + 1], [o, o + 3, o + 2]]);
+        } else {
+            tris.extend_from_slice(&[[o, o + 1, o + 2], [o, o + 2, o + 3]]);
         }
     }
     let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos, &tris)]);
