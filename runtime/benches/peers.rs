@@ -167,6 +167,33 @@ struct Row {
     unit: &'static str,
 }
 
+/// Times `kiln` then `parry` over the same `n` queries (each returns how
+/// many queries found something), prints both counts and adds a rate row.
+fn compare(
+    rows: &mut Vec<Row>,
+    mesh: &str,
+    query: &str,
+    what: &str,
+    n: usize,
+    kiln: impl FnOnce() -> usize,
+    parry: impl FnOnce() -> usize,
+) {
+    let t0 = Instant::now();
+    let k = kiln();
+    let kiln_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let p = parry();
+    let parry_s = t0.elapsed().as_secs_f64();
+    eprintln!("  {query}: kiln {k} {what}, parry {p} {what} of {n}");
+    rows.push(Row {
+        mesh: mesh.into(),
+        query: query.into(),
+        kiln: n as f64 / kiln_s,
+        parry: n as f64 / parry_s,
+        unit: "/s",
+    });
+}
+
 fn pool(n: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -263,34 +290,31 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
         |(a, b), p| (a.min(Vec3::from(*p)), b.max(Vec3::from(*p))),
     );
     let qs = rays(lo, hi, nrays);
-    // one thread, same rays, same order
-    let t0 = Instant::now();
-    let mut kiln_hits = 0usize;
-    for q in &qs {
-        kiln_hits += level.raycast(q.o, q.d, q.t).is_some() as usize;
-    }
-    let kiln_s = t0.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    let mut parry_hits = 0usize;
-    for q in &qs {
-        let ray = PRay::new(
-            parry3d::math::Vector::new(q.o.x, q.o.y, q.o.z),
-            parry3d::math::Vector::new(q.d.x, q.d.y, q.d.z),
-        );
-        parry_hits += mesh.cast_local_ray(&ray, q.t, true).is_some() as usize;
-    }
-    let parry_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "  rays: kiln {kiln_hits} hits, parry {parry_hits} hits of {}",
-        qs.len()
+    let identity = parry3d::math::Pose::IDENTITY;
+    let v = |p: Vec3| parry3d::math::Vector::new(p.x, p.y, p.z);
+    let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
+
+    // one thread, same queries, same order
+    compare(
+        rows,
+        name,
+        "rays/s",
+        "hits",
+        qs.len(),
+        || {
+            qs.iter()
+                .filter(|q| level.raycast(q.o, q.d, q.t).is_some())
+                .count()
+        },
+        || {
+            qs.iter()
+                .filter(|q| {
+                    mesh.cast_local_ray(&PRay::new(v(q.o), v(q.d)), q.t, true)
+                        .is_some()
+                })
+                .count()
+        },
     );
-    rows.push(Row {
-        mesh: name.into(),
-        query: "rays/s".into(),
-        kiln: qs.len() as f64 / kiln_s,
-        parry: qs.len() as f64 / parry_s,
-        unit: "/s",
-    });
 
     // sphere overlaps near the surface, r 0.5–2 m
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
@@ -302,59 +326,57 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
         })
         .collect();
     let mut buf = Vec::new();
-    let t0 = Instant::now();
-    let mut kiln_touch = 0usize;
-    for &(c, r) in &spheres {
-        level.overlap_sphere_into(c, r, &mut buf);
-        kiln_touch += !buf.is_empty() as usize;
-    }
-    let kiln_s = t0.elapsed().as_secs_f64();
-    let identity = parry3d::math::Pose::IDENTITY;
-    let t0 = Instant::now();
-    let mut parry_touch = 0usize;
-    for &(c, r) in &spheres {
-        let ball = parry3d::shape::Ball::new(r);
-        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
-        parry_touch += parry3d::query::contact(&at, &ball, &identity, &mesh, 0.0)
-            .unwrap()
-            .is_some() as usize;
-    }
-    let parry_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "  overlaps: kiln {kiln_touch} touching, parry {parry_touch} of {}",
-        spheres.len()
+    compare(
+        rows,
+        name,
+        "sphere overlaps/s",
+        "touching",
+        spheres.len(),
+        || {
+            spheres
+                .iter()
+                .filter(|&&(c, r)| {
+                    level.overlap_sphere_into(c, r, &mut buf);
+                    !buf.is_empty()
+                })
+                .count()
+        },
+        || {
+            spheres
+                .iter()
+                .filter(|&&(c, r)| {
+                    let ball = parry3d::shape::Ball::new(r);
+                    parry3d::query::contact(&at(c), &ball, &identity, &mesh, 0.0)
+                        .unwrap()
+                        .is_some()
+                })
+                .count()
+        },
     );
-    rows.push(Row {
-        mesh: name.into(),
-        query: "sphere overlaps/s".into(),
-        kiln: spheres.len() as f64 / kiln_s,
-        parry: spheres.len() as f64 / parry_s,
-        unit: "/s",
-    });
-    let t0 = Instant::now();
-    let mut k = 0usize;
-    for &(c, r) in &spheres {
-        k += level.intersects_sphere(c, r) as usize;
-    }
-    let kiln_s = t0.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    let mut p = 0usize;
-    for &(c, r) in &spheres {
-        let ball = parry3d::shape::Ball::new(r);
-        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
-        p += parry3d::query::intersection_test(&at, &ball, &identity, &mesh)
-            .unwrap()
-            .intersecting as usize;
-    }
-    let parry_s = t0.elapsed().as_secs_f64();
-    eprintln!("  intersects: kiln {k}, parry {p} of {}", spheres.len());
-    rows.push(Row {
-        mesh: name.into(),
-        query: "sphere yes/no tests/s".into(),
-        kiln: spheres.len() as f64 / kiln_s,
-        parry: spheres.len() as f64 / parry_s,
-        unit: "/s",
-    });
+    compare(
+        rows,
+        name,
+        "sphere yes/no tests/s",
+        "touching",
+        spheres.len(),
+        || {
+            spheres
+                .iter()
+                .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                .count()
+        },
+        || {
+            spheres
+                .iter()
+                .filter(|&&(c, r)| {
+                    let ball = parry3d::shape::Ball::new(r);
+                    parry3d::query::intersection_test(&at(c), &ball, &identity, &mesh)
+                        .unwrap()
+                        .intersecting
+                })
+                .count()
+        },
+    );
 
     // sphere sweeps, r 0.5 m, 10 m, starting 1–3 m above the surface
     let sweeps: Vec<(Vec3, Vec3)> = surface_points(&pos, &tris, n.sweeps, 11)
@@ -365,40 +387,33 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
             (p + Vec3::Y * rng.range(1.0, 3.0), d.normalize())
         })
         .collect();
-    let t0 = Instant::now();
-    let mut kiln_hits = 0usize;
-    let mut kiln_toi = Vec::with_capacity(sweeps.len());
-    for &(c, d) in &sweeps {
-        let h = level.sweep_sphere(c, 0.5, d, 10.0);
-        kiln_hits += h.is_some() as usize;
-        kiln_toi.push(h.map(|h| h.t));
-    }
-    let kiln_s = t0.elapsed().as_secs_f64();
     let ball = parry3d::shape::Ball::new(0.5);
+    let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(10.0);
+    let mut kiln_toi = Vec::with_capacity(sweeps.len());
     let mut parry_toi = Vec::with_capacity(sweeps.len());
-    let t0 = Instant::now();
-    let mut parry_hits = 0usize;
-    for &(c, d) in &sweeps {
-        let at = parry3d::math::Pose::translation(c.x, c.y, c.z);
-        let vel = parry3d::math::Vector::new(d.x, d.y, d.z);
-        let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(10.0);
-        let h = parry3d::query::cast_shapes(
-            &at,
-            vel,
-            &ball,
-            &identity,
-            parry3d::math::Vector::ZERO,
-            &mesh,
-            opts,
-        )
-        .unwrap();
-        parry_hits += h.is_some() as usize;
-        parry_toi.push(h.map(|h| h.time_of_impact));
-    }
-    let parry_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "  sweeps: kiln {kiln_hits} hits, parry {parry_hits} hits of {}",
-        sweeps.len()
+    compare(
+        rows,
+        name,
+        "sphere sweeps/s",
+        "hits",
+        sweeps.len(),
+        || {
+            kiln_toi.extend(
+                sweeps
+                    .iter()
+                    .map(|&(c, d)| level.sweep_sphere(c, 0.5, d, 10.0).map(|h| h.t)),
+            );
+            kiln_toi.iter().flatten().count()
+        },
+        || {
+            parry_toi.extend(sweeps.iter().map(|&(c, d)| {
+                let zero = parry3d::math::Vector::ZERO;
+                parry3d::query::cast_shapes(&at(c), v(d), &ball, &identity, zero, &mesh, opts)
+                    .unwrap()
+                    .map(|h| h.time_of_impact)
+            }));
+            parry_toi.iter().flatten().count()
+        },
     );
     // where both hit, how far apart are the times of impact (metres: |dir| = 1)?
     let pairs: Vec<(f32, f32)> = kiln_toi
@@ -415,13 +430,6 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
         "  sweep TOI |kiln - parry|: max {max:.2e} m; parry earlier by > 0.1 mm in {early} of {}",
         pairs.len()
     );
-    rows.push(Row {
-        mesh: name.into(),
-        query: "sphere sweeps/s".into(),
-        kiln: sweeps.len() as f64 / kiln_s,
-        parry: sweeps.len() as f64 / parry_s,
-        unit: "/s",
-    });
     let _ = std::fs::remove_file(&path);
 }
 
