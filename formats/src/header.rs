@@ -36,7 +36,8 @@ pub const BODY_ALIGN: usize = 16;
 
 /// Header flag bits.
 pub mod flags {
-    /// Mesh trees use AABB nodes (the only kind in format version 1).
+    /// Mesh trees use (quantised) AABB nodes; always set in format version 2,
+    /// reserved to tell them from sphere-node trees later.
     pub const AABB_NODES: u32 = 1 << 0;
 }
 

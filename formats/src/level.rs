@@ -30,12 +30,13 @@ pub const MAX_DEPTH: usize = 128;
 /// Most triangles a mesh leaf may reference.
 pub const MAX_LEAF_TRIANGLES: u32 = 2;
 
-/// One node of a mesh tree or of the top-level tree: an axis-aligned box, the
-/// end of its subtree, and a payload (`data`).
+/// One node of the top-level tree: an axis-aligned box, the end of its
+/// subtree, and a payload (`data`). Mesh trees use the quantised [`QNode`]
+/// with the same `end` and `data`.
 ///
 /// For a leaf, `data` is `first << 1 | (count - 1)`: the leaf covers
-/// primitives `first..first + count` (triangles for a mesh tree, `count == 1`
-/// instances for the top-level tree). For an inner node, `data` is the split
+/// primitives `first..first + count` (one or two triangles for a mesh tree,
+/// one instance for the top-level tree). For an inner node, `data` is the split
 /// axis (0, 1 or 2), used to visit the nearer child first.
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]

@@ -4,7 +4,7 @@
 //! queries on it from any number of threads.
 //!
 //! The data path reads as the modules: [`level`] (open → validate) →
-//! [`walk`](crate) (one tree walker) → [`query`] (one file per operation).
+//! `walk` (the tree walkers) → [`query`] (one file per operation).
 //!
 //! ```no_run
 //! use kiln_runtime::Level;

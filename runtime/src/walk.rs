@@ -1,6 +1,8 @@
-//! The one tree walker: front-to-back ray traversal of a depth-first node
-//! array, with a visitor for leaves. The visitor shrinks the ray's range as
-//! it finds hits (closest hit) or stops the walk (any hit).
+//! The tree walkers, over float (top-level) and quantised (mesh) node
+//! arrays alike through the [`Tree`] trait: a front-to-back ray walk with a
+//! visitor for leaves, which shrinks the ray's range as it finds hits
+//! (closest hit) or stops the walk (any hit); and a skip-count walk over
+//! the nodes a box or ball touches.
 //!
 //! Safety of the walk rests on `kiln_formats::verify`: every `end` is after
 //! its node and inside its parent's range, and no tree is deeper than
