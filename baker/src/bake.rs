@@ -6,6 +6,7 @@ use crate::build;
 use crate::ingest::{self, IngestError};
 use crate::report::BakeReport;
 use crate::scene::Scene;
+use kiln_formats::level::TreeKind;
 use std::path::Path;
 use std::time::Instant;
 
@@ -13,12 +14,25 @@ use std::time::Instant;
 /// hash, so a change of settings makes an archive out of date.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct BakeSettings {}
+pub struct BakeSettings {
+    /// Bounding volumes of the triangle-mesh (terrain) trees.
+    pub tree: TreeKind,
+}
 
 impl BakeSettings {
+    /// The settings with mesh trees of `kind`.
+    pub fn with_tree(mut self, kind: TreeKind) -> Self {
+        self.tree = kind;
+        self
+    }
+
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
-        format!("kiln-format={}", kiln_formats::FORMAT_VERSION)
+        format!(
+            "kiln-format={};tree={}",
+            kiln_formats::FORMAT_VERSION,
+            self.tree.name()
+        )
     }
 }
 
@@ -47,7 +61,11 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(&ingested.input_hash.to_le_bytes());
     hasher.update(settings.fingerprint().as_bytes());
-    let mut baked = bake_hashed(&ingested.scene, hasher.digest128().to_le_bytes());
+    let mut baked = bake_hashed(
+        &ingested.scene,
+        settings,
+        hasher.digest128().to_le_bytes(),
+    );
     baked.report.input = path.display().to_string();
     baked.report.ingest_ms = ingest_ms;
     Ok(baked)
@@ -80,12 +98,12 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         }
     }
     hasher.update(settings.fingerprint().as_bytes());
-    bake_hashed(scene, hasher.digest128().to_le_bytes())
+    bake_hashed(scene, settings, hasher.digest128().to_le_bytes())
 }
 
-fn bake_hashed(scene: &Scene, content_hash: [u8; 16]) -> Baked {
+fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
     let t0 = Instant::now();
-    let level = build::build_level(scene);
+    let level = build::build_level(scene, settings.tree);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
     // The runtime's own checks, on what we are about to hand out: a failure

@@ -2,8 +2,9 @@
 //! never sees clap types; each command turns its arguments into library calls.
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use kiln_baker::{BakeSettings, export, inspect, query, write};
+use kiln_formats::level::TreeKind;
 use kiln_runtime::Level;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -39,6 +40,9 @@ enum Command {
         /// Worker threads (default: all cores). Output is identical for any value.
         #[arg(long)]
         threads: Option<usize>,
+        /// Bounding volumes of the triangle-mesh (terrain) trees.
+        #[arg(long, value_enum, default_value_t = TreeArg::Aabb)]
+        terrain_tree: TreeArg,
     },
     /// Show what an archive holds: counts, bytes, tree quality, objects.
     Inspect {
@@ -66,6 +70,25 @@ enum Command {
     },
 }
 
+/// `--terrain-tree` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TreeArg {
+    /// Axis-aligned boxes, 8-bit child boxes in every node (the default:
+    /// faster rays, overlaps and sweeps, smaller; see README).
+    Aabb,
+    /// Spheres from MeldSpheres, 16-bit.
+    Sphere,
+}
+
+impl From<TreeArg> for TreeKind {
+    fn from(t: TreeArg) -> TreeKind {
+        match t {
+            TreeArg::Aabb => TreeKind::Aabb,
+            TreeArg::Sphere => TreeKind::Sphere,
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -75,7 +98,18 @@ pub fn main() -> ExitCode {
             out_dir,
             json,
             threads,
-        } => bake(&inputs, out.as_deref(), out_dir.as_deref(), json, threads),
+            terrain_tree,
+        } => {
+            let settings = BakeSettings::default().with_tree(terrain_tree.into());
+            bake(
+                &inputs,
+                out.as_deref(),
+                out_dir.as_deref(),
+                json,
+                threads,
+                &settings,
+            )
+        }
         Command::Inspect { archive, json } => inspect_cmd(&archive, json).map(|_| true),
         Command::Query { archive, input } => query_cmd(&archive, input.as_deref()).map(|_| true),
         Command::Export { archive, out } => export_cmd(&archive, &out).map(|_| true),
@@ -97,6 +131,7 @@ fn bake(
     out_dir: Option<&Path>,
     json: bool,
     threads: Option<usize>,
+    settings: &BakeSettings,
 ) -> Result<bool> {
     if let Some(n) = threads {
         rayon::ThreadPoolBuilder::new()
@@ -126,10 +161,9 @@ fn bake(
         }
         _ => bail!("say where to write: -o <OUT> (one input) or --out-dir <DIR>"),
     };
-    let settings = BakeSettings::default();
     let mut ok = true;
     for (n, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
-        let result = kiln_baker::bake_file(input, &settings)
+        let result = kiln_baker::bake_file(input, settings)
             .map_err(anyhow::Error::from)
             .and_then(|baked| {
                 write::write_atomic(output, &baked.bytes)

@@ -38,11 +38,7 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
                     [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3])
                 })
                 .collect();
-            let triangles = mesh
-                .triangles
-                .iter()
-                .map(|t| t.map(|v| v.to_native()))
-                .collect();
+            let triangles = mesh.triangles().map(|(t, _)| t).collect();
             ExportObject {
                 name: level.object_name(i as u32).to_string(),
                 positions,

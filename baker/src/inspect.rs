@@ -1,7 +1,7 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
-use kiln_formats::level::MAX_LEAF_TRIANGLES;
-use kiln_formats::verify::{ArchivedMeshTree, verify_tree};
+use kiln_formats::level::TreeKind;
+use kiln_formats::verify::{verify_mesh_tree, verify_tree};
 use kiln_runtime::Level;
 use serde::Serialize;
 
@@ -13,7 +13,7 @@ pub struct Sections {
     pub header: usize,
     /// Mesh vertices.
     pub vertices: usize,
-    /// Mesh triangle indices.
+    /// Mesh leaves (triangle pairs as four vertex indices).
     pub triangles: usize,
     /// Source triangle ids.
     pub source_ids: usize,
@@ -42,6 +42,8 @@ pub struct ObjectRow {
     pub triangles: usize,
     /// Depth of the mesh tree.
     pub depth: usize,
+    /// Kind of the mesh tree (`aabb` or `sphere`).
+    pub tree: &'static str,
     /// World-space box of the instance (top-level leaf box).
     pub bounds: [[f32; 3]; 2],
 }
@@ -95,16 +97,19 @@ pub fn inspect(level: &Level) -> InspectReport {
     let (mut stored, mut sah_sum, mut max_depth) = (0usize, 0.0f64, 0usize);
     for m in a.meshes.iter() {
         s.vertices += m.vertices.len() * 12;
-        s.triangles += m.triangles.len() * 12;
-        s.source_ids += m.source_ids.len() * 4;
-        s.mesh_nodes += m.nodes.len() * std::mem::size_of::<kiln_formats::level::ArchivedQNode>();
+        s.triangles += m.leaves.len() * 16;
+        s.source_ids += m.source_ids.len() * 8;
+        s.mesh_nodes += m.boxes.len()
+            * std::mem::size_of::<kiln_formats::level::ArchivedBoxNode>()
+            + m.spheres.len() * std::mem::size_of::<kiln_formats::level::ArchivedSphereNode>();
         s.names += m.name.len();
         // verified at open, so this cannot fail; stats only
-        let st = verify_tree(&ArchivedMeshTree(m), m.triangles.len(), MAX_LEAF_TRIANGLES)
-            .unwrap_or_default();
-        mesh_depths.push(st.depth);
-        stored += m.triangles.len();
-        sah_sum += st.sah_cost * m.triangles.len() as f64;
+        let st = verify_mesh_tree(m).unwrap_or_default();
+        let kind = TreeKind::from_tag(m.kind.to_native()).unwrap_or_default();
+        mesh_depths.push((st.depth, kind.name()));
+        let tris = m.triangle_count();
+        stored += tris;
+        sah_sum += st.sah_cost * tris as f64;
         max_depth = max_depth.max(st.depth);
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
@@ -138,14 +143,15 @@ pub fn inspect(level: &Level) -> InspectReport {
         .enumerate()
         .map(|(i, inst)| {
             let mi = inst.mesh.to_native();
-            let tris = a.meshes[mi as usize].triangles.len();
+            let tris = a.meshes[mi as usize].triangle_count();
             world_triangles += tris;
             ObjectRow {
                 instance: i,
                 name: level.object_name(i as u32).to_string(),
                 mesh: mi,
                 triangles: tris,
-                depth: mesh_depths[mi as usize],
+                depth: mesh_depths[mi as usize].0,
+                tree: mesh_depths[mi as usize].1,
                 bounds: inst_boxes[i],
             }
         })
@@ -222,14 +228,14 @@ pub fn to_text(r: &InspectReport) -> String {
     }
     let _ = writeln!(
         s,
-        "{:>6}  {:>5}  {:>9}  {:>5}  name",
-        "inst", "mesh", "triangles", "depth"
+        "{:>6}  {:>5}  {:>9}  {:>6}  {:>5}  name",
+        "inst", "mesh", "triangles", "tree", "depth"
     );
     for o in &r.objects {
         let _ = writeln!(
             s,
-            "{:>6}  {:>5}  {:>9}  {:>5}  {}",
-            o.instance, o.mesh, o.triangles, o.depth, o.name
+            "{:>6}  {:>5}  {:>9}  {:>6}  {:>5}  {}",
+            o.instance, o.mesh, o.triangles, o.tree, o.depth, o.name
         );
     }
     s

@@ -43,7 +43,7 @@ impl BakeReport {
     /// Summarises a bake of `scene` into `level` (`bytes` long).
     pub fn new(scene: &Scene, level: &Level, bytes: usize, build_ms: f64) -> BakeReport {
         let s = scene.stats();
-        let stored: usize = level.meshes.iter().map(|m| m.triangles.len()).sum();
+        let stored: usize = level.meshes.iter().map(|m| m.triangle_count()).sum();
         BakeReport {
             input: String::new(),
             scene_triangles: s.scene_triangles,

@@ -24,7 +24,7 @@ pub const MAGIC: [u8; 8] = *b"KILNARC\0";
 
 /// Version of the archived layout. Any change to archived bytes bumps it and
 /// adds a line to `FORMAT_CHANGES.md`.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Size of the fixed header; the rkyv body starts right after it. A multiple
 /// of 16 so that a page-aligned mapping gives the body the alignment rkyv needs.
@@ -36,9 +36,11 @@ pub const BODY_ALIGN: usize = 16;
 
 /// Header flag bits.
 pub mod flags {
-    /// Mesh trees use (quantised) AABB nodes; always set in format version 2,
-    /// reserved to tell them from sphere-node trees later.
+    /// Some mesh trees use box nodes (informational: each mesh says its
+    /// own kind).
     pub const AABB_NODES: u32 = 1 << 0;
+    /// Some mesh trees use sphere nodes (informational, as above).
+    pub const SPHERE_NODES: u32 = 1 << 1;
 }
 
 /// The decoded fixed header.
@@ -142,7 +144,7 @@ impl Header {
             });
         }
         let flags = u32_at(12);
-        if flags & !flags::AABB_NODES != 0 {
+        if flags & !(flags::AABB_NODES | flags::SPHERE_NODES) != 0 {
             return Err(HeaderError::Flags(flags));
         }
         if u16_at(22) != 0 || h[56..64].iter().any(|&b| b != 0) {

@@ -44,9 +44,19 @@ pub enum ArchiveError {
 pub fn encode(level: &Level, content_hash: [u8; 16], baker_version: [u16; 3]) -> Vec<u8> {
     let body = rkyv::to_bytes::<rkyv::rancor::Error>(level)
         .expect("serialising plain vectors into memory cannot fail");
+    let has = |kind: level::TreeKind| level.meshes.iter().any(|m| m.kind == kind.tag());
+    let flags = if has(level::TreeKind::Aabb) {
+        header::flags::AABB_NODES
+    } else {
+        0
+    } | if has(level::TreeKind::Sphere) {
+        header::flags::SPHERE_NODES
+    } else {
+        0
+    };
     let header = Header {
         format_version: FORMAT_VERSION,
-        flags: header::flags::AABB_NODES,
+        flags,
         baker_version,
         content_hash,
         body_len: body.len() as u64,

@@ -8,7 +8,8 @@
 //! or loop forever. The baker runs the same checks on what it writes.
 
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, MAX_DEPTH, NodeView, dequantize, leaf_range,
+    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, LEAF_BIT, MAX_DEPTH, NodeView, TreeKind,
+    box_step, decode_hi, decode_lo, dequantize, leaf_range,
 };
 use thiserror::Error;
 
@@ -88,6 +89,35 @@ pub enum TreeError {
         /// Primitives present.
         prims: usize,
     },
+    /// A mesh tree's child reference is not the next node in depth-first
+    /// order.
+    #[error("node {node}: child {child} should be inner node {expected}")]
+    Order {
+        /// Parent node index.
+        node: usize,
+        /// Reference found.
+        child: u32,
+        /// Next inner node in depth-first order.
+        expected: usize,
+    },
+    /// A mesh's tree-kind tag is unknown, or the other kind's nodes are present.
+    #[error("tree kind {tag} with {boxes} box nodes and {spheres} sphere nodes")]
+    Kind {
+        /// Stored tag.
+        tag: u32,
+        /// Box nodes present.
+        boxes: usize,
+        /// Sphere nodes present.
+        spheres: usize,
+    },
+    /// A leaf's triangle count disagrees with its source ids.
+    #[error("leaf {leaf}: {count} triangles but source ids say otherwise")]
+    LeafCount {
+        /// Leaf index.
+        leaf: usize,
+        /// Triangle count in the reference.
+        count: u32,
+    },
     /// A box is not finite or has min > max.
     #[error("node {node}: box {min:?}..{max:?} is not finite and ordered")]
     Bounds {
@@ -146,33 +176,162 @@ impl<N: NodeView> TreeView for [N] {
     }
 }
 
-/// An archived mesh's quantised tree, decoded on access.
-pub struct ArchivedMeshTree<'a>(pub &'a ArchivedTriMesh);
+/// A decoded bounding volume of a mesh tree (for statistics and checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Vol {
+    Box([f32; 3], [f32; 3]),
+    Ball([f32; 3], f32),
+}
 
-impl TreeView for ArchivedMeshTree<'_> {
-    fn len(&self) -> usize {
-        self.0.nodes.len()
+impl Vol {
+    /// Surface area (up to a constant shared by every volume of a tree).
+    fn area(&self) -> f64 {
+        match *self {
+            Vol::Box(a, b) => {
+                let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
+                2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
+            }
+            Vol::Ball(_, r) => 4.0 * std::f64::consts::PI * f64::from(r) * f64::from(r),
+        }
     }
-    fn end(&self, i: usize) -> u32 {
-        self.0.nodes[i].end.to_native()
+}
+
+/// Checks a mesh's tree: kind and node count, child references in
+/// depth-first order (inner nodes numbered as the walk meets them, leaves
+/// likewise, so every node and leaf is reached exactly once and the walk
+/// cannot loop), leaf triangle counts against the source ids, depth at
+/// most [`MAX_DEPTH`], decoded child boxes ordered. Returns the tree's
+/// shape statistics (`nodes` counts inner nodes).
+pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
+    let leaves = mesh.leaves.len();
+    let tag = mesh.kind.to_native();
+    let (nb, ns) = (mesh.boxes.len(), mesh.spheres.len());
+    let kind_err = TreeError::Kind {
+        tag,
+        boxes: nb,
+        spheres: ns,
+    };
+    let inner = match TreeKind::from_tag(tag) {
+        Some(TreeKind::Aabb) if ns == 0 => nb,
+        Some(TreeKind::Sphere) if nb == 0 => ns,
+        _ => return Err(kind_err),
+    };
+    if leaves == 0 || inner != leaves - 1 {
+        if leaves == 0 && inner == 0 {
+            return Ok(TreeStats::default());
+        }
+        return Err(TreeError::Empty {
+            nodes: inner,
+            prims: leaves,
+        });
     }
-    fn data(&self, i: usize) -> u32 {
-        self.0.nodes[i].data.to_native()
-    }
-    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
-        let m = self.0;
-        let n = &m.nodes[i];
-        let d = |q: &[rkyv::rend::u16_le; 3]| {
-            [0, 1, 2].map(|k| {
-                dequantize(
-                    m.origin[k].to_native(),
-                    m.scale[k].to_native(),
-                    q[k].to_native(),
-                )
+    let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
+    let frame = &mesh.sphere_frame;
+    let ball = |q: &[rkyv::rend::u16_le; 4]| {
+        let (c, r) = crate::level::SphereFrame {
+            origin: f(&frame.origin),
+            scale: f(&frame.scale),
+            radius_scale: frame.radius_scale.to_native(),
+            root: [0; 4],
+        }
+        .decode(q.map(|x| x.to_native()));
+        Vol::Ball(c, r)
+    };
+    let root_vol = if tag == TreeKind::Aabb.tag() {
+        Vol::Box(f(&mesh.min), f(&mesh.max))
+    } else {
+        ball(&frame.root)
+    };
+    // the children of inner node `i` inside `vol`
+    let children = |i: usize, vol: Vol| -> [(u32, Vol); 2] {
+        if tag == TreeKind::Aabb.tag() {
+            let n = &mesh.boxes[i];
+            let Vol::Box(pmin, pmax) = vol else {
+                unreachable!("box trees hold boxes")
+            };
+            let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
+            [0, 1].map(|c| {
+                let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[c][k]));
+                let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[c][k]));
+                (n.child[c].to_native(), Vol::Box(lo, hi))
             })
-        };
-        (d(&n.min), d(&n.max))
+        } else {
+            let n = &mesh.spheres[i];
+            [0, 1].map(|c| (n.child[c].to_native(), ball(&n.sphere[c])))
+        }
+    };
+    let mut stats = TreeStats {
+        nodes: inner,
+        ..TreeStats::default()
+    };
+    let (mut next_inner, mut next_leaf) = (0usize, 0usize);
+    let mut sah = 0.0f64;
+    // (reference, parent, depth, volume); left pushed last, visited first
+    let mut stack = Vec::with_capacity(2 * MAX_DEPTH);
+    stack.push((mesh.root.to_native(), 0usize, 1usize, root_vol));
+    while let Some((r, parent, depth, vol)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return Err(TreeError::TooDeep);
+        }
+        if let Vol::Box(min, max) = vol {
+            if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
+                return Err(TreeError::Bounds {
+                    node: parent,
+                    min,
+                    max,
+                });
+            }
+        }
+        stats.depth = stats.depth.max(depth);
+        if r & LEAF_BIT != 0 {
+            let (leaf, count) = leaf_range(r & !LEAF_BIT);
+            if leaf as usize != next_leaf {
+                return Err(TreeError::Leaf {
+                    node: parent,
+                    first: leaf,
+                    count,
+                    expected: next_leaf,
+                    prims: leaves,
+                });
+            }
+            let second = mesh.source_ids[next_leaf][1].to_native() != u32::MAX;
+            if (count == 2) != second {
+                return Err(TreeError::LeafCount {
+                    leaf: next_leaf,
+                    count,
+                });
+            }
+            next_leaf += 1;
+            stats.leaves += 1;
+            sah += vol.area() * f64::from(count);
+        } else {
+            if r as usize != next_inner || next_inner >= inner {
+                return Err(TreeError::Order {
+                    node: parent,
+                    child: r,
+                    expected: next_inner,
+                });
+            }
+            next_inner += 1;
+            sah += vol.area();
+            let [left, right] = children(r as usize, vol);
+            stack.push((right.0, r as usize, depth + 1, right.1));
+            stack.push((left.0, r as usize, depth + 1, left.1));
+        }
     }
+    if next_leaf != leaves {
+        return Err(TreeError::Coverage {
+            covered: next_leaf,
+            prims: leaves,
+        });
+    }
+    let root_area = root_vol.area();
+    stats.sah_cost = if root_area > 0.0 {
+        sah / root_area
+    } else {
+        0.0
+    };
+    Ok(stats)
 }
 
 /// Checks one depth-first tree over `prims` primitives whose leaves hold at
@@ -291,12 +450,12 @@ pub enum VerifyError {
         /// The broken invariant.
         source: TreeError,
     },
-    /// A triangle refers to a vertex that does not exist.
-    #[error("mesh {mesh}: triangle {triangle} uses vertex {vertex} of {vertices}")]
+    /// A leaf refers to a vertex that does not exist.
+    #[error("mesh {mesh}: leaf {triangle} uses vertex {vertex} of {vertices}")]
     VertexIndex {
         /// Mesh index.
         mesh: usize,
-        /// Triangle index.
+        /// Leaf index.
         triangle: usize,
         /// Vertex index used.
         vertex: u32,
@@ -312,13 +471,13 @@ pub enum VerifyError {
         vertex: usize,
     },
     /// Parallel arrays disagree in length.
-    #[error("mesh {mesh}: {triangles} triangles but {ids} source ids")]
+    #[error("mesh {mesh}: {triangles} leaves but {ids} source-id pairs")]
     SourceIds {
         /// Mesh index.
         mesh: usize,
-        /// Triangle count.
+        /// Leaf count.
         triangles: usize,
-        /// Source id count.
+        /// Source-id pair count.
         ids: usize,
     },
     /// An instance refers to a mesh that does not exist.
@@ -349,7 +508,7 @@ pub enum VerifyError {
     #[error("top-level tree: {0}")]
     TopTree(TreeError),
     /// A mesh's quantisation frame is not finite.
-    #[error("mesh {mesh}: node quantisation origin/scale is not finite and non-negative")]
+    #[error("mesh {mesh}: root box or sphere frame is not finite and ordered")]
     Quantization {
         /// Mesh index.
         mesh: usize,
@@ -384,8 +543,8 @@ fn verify_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     {
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        for v in tri.iter().map(|v| v.to_native()) {
+    for (t, leaf) in mesh.leaves.iter().enumerate() {
+        for v in leaf.iter().map(|v| v.to_native()) {
             if v as usize >= vertices {
                 return Err(VerifyError::VertexIndex {
                     mesh: m,
@@ -396,27 +555,31 @@ fn verify_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             }
         }
     }
-    if mesh.source_ids.len() != mesh.triangles.len() {
+    if mesh.source_ids.len() != mesh.leaves.len() {
         return Err(VerifyError::SourceIds {
             mesh: m,
-            triangles: mesh.triangles.len(),
+            triangles: mesh.leaves.len(),
             ids: mesh.source_ids.len(),
         });
     }
-    // the quantisation frame must decode to finite numbers everywhere
-    let frame_ok = (0..3).all(|k| {
-        let (o, s) = (mesh.origin[k].to_native(), mesh.scale[k].to_native());
-        o.is_finite() && s.is_finite() && s >= 0.0 && dequantize(o, s, u16::MAX).is_finite()
+    // the root box and the sphere frame must decode to finite numbers everywhere
+    let fin = |v: f32| v.is_finite();
+    let box_ok = (0..3).all(|k| {
+        let (lo, hi) = (mesh.min[k].to_native(), mesh.max[k].to_native());
+        fin(lo) && fin(hi) && lo <= hi && fin(hi - lo)
     });
-    if !frame_ok {
+    let fr = &mesh.sphere_frame;
+    let rs = fr.radius_scale.to_native();
+    let sphere_ok = (0..3).all(|k| {
+        let (o, s) = (fr.origin[k].to_native(), fr.scale[k].to_native());
+        fin(o) && fin(s) && s >= 0.0 && fin(dequantize(o, s, u16::MAX))
+    }) && fin(rs)
+        && rs >= 0.0
+        && fin(rs * f32::from(u16::MAX));
+    if !(box_ok && sphere_ok) {
         return Err(VerifyError::Quantization { mesh: m });
     }
-    verify_tree(
-        &ArchivedMeshTree(mesh),
-        mesh.triangles.len(),
-        crate::level::MAX_LEAF_TRIANGLES,
-    )
-    .map_err(|source| VerifyError::MeshTree { mesh: m, source })?;
+    verify_mesh_tree(mesh).map_err(|source| VerifyError::MeshTree { mesh: m, source })?;
     Ok(())
 }
 

@@ -129,24 +129,33 @@ fn random_bit_flips_and_overwrites_never_panic() {
 
 #[test]
 fn hostile_tree_links_are_rejected_not_followed() {
-    // Find the exact byte offsets of the top-level root's and the first
-    // mesh root's `end` fields, then make each point back at its own node
-    // (a loop if a walker followed it). The checksum is fixed up, so only
-    // validation stands between the archive and the queries.
+    // Find the exact byte offsets of the top-level root's `end` field and
+    // of the first mesh root's first child reference, then make each point
+    // back at its own node (a loop if a walker followed it). The checksum is
+    // fixed up, so only validation stands between the archive and the
+    // queries.
     let good = archive();
     let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
     aligned.extend_from_slice(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
+    let mesh = level
+        .meshes
+        .iter()
+        .find(|m| !m.boxes.is_empty())
+        .expect("a mesh with inner nodes");
     let offsets = [
-        &level.top[0].end as *const _ as usize - base,
-        &level.meshes[0].nodes[0].end as *const _ as usize - base,
+        (&level.top[0].end as *const _ as usize - base, "subtree end"),
+        (
+            &mesh.boxes[0].child[0] as *const _ as usize - base,
+            "should be inner node",
+        ),
     ];
-    for at in offsets {
+    for (at, want) in offsets {
         let mut bytes = good.clone();
         bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
         rehash(&mut bytes);
         let err = Level::from_bytes(&bytes).expect_err("a looping tree must not open");
-        assert!(err.to_string().contains("subtree end"), "{err}");
+        assert!(err.to_string().contains(want), "{err}");
     }
 }

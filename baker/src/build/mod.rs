@@ -9,11 +9,16 @@ pub mod tri_tree;
 
 use crate::scene::Scene;
 use kiln_formats::Level;
+use kiln_formats::level::TreeKind;
 use rayon::prelude::*;
 
-/// Builds the archive body for a scene.
-pub fn build_level(scene: &Scene) -> Level {
-    let meshes: Vec<_> = scene.meshes.par_iter().map(tri_tree::build).collect();
+/// Builds the archive body for a scene, with mesh trees of `kind`.
+pub fn build_level(scene: &Scene, kind: TreeKind) -> Level {
+    let meshes: Vec<_> = scene
+        .meshes
+        .par_iter()
+        .map(|m| tri_tree::build(m, kind))
+        .collect();
     let (instances, instance_names, top) = top::build(scene, &meshes);
     Level {
         meshes,

@@ -13,7 +13,7 @@ pub fn build(scene: &Scene, meshes: &[TriMesh]) -> (Vec<Instance>, Vec<String>, 
         .instances
         .iter()
         .enumerate()
-        .filter(|(_, inst)| !meshes[inst.mesh].triangles.is_empty())
+        .filter(|(_, inst)| !meshes[inst.mesh].leaves.is_empty())
         .map(|(i, inst)| {
             let (min, max) = world_box(&meshes[inst.mesh], &inst.transform);
             PrimRef {

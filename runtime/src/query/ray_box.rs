@@ -21,6 +21,8 @@ const EXIT_SCALE: f32 =
 pub struct SlabRay {
     /// Ray origin.
     pub origin: Vec3A,
+    /// Ray direction.
+    pub dir: Vec3A,
     /// Per-axis reciprocal of the direction (zero on axes where the ray
     /// does not move).
     pub inv_dir: Vec3A,
@@ -42,6 +44,7 @@ impl SlabRay {
         let flat = inv_dir.cmpeq(Vec3A::ZERO);
         SlabRay {
             origin: origin.into(),
+            dir: dir.into(),
             inv_dir,
             flat,
             any_flat: flat.any(),
@@ -72,6 +75,32 @@ impl SlabRay {
         let near = lo.max_element().max(0.0);
         let far = hi.min_element().min(t_max) * EXIT_SCALE;
         (near <= far).then_some(near)
+    }
+}
+
+impl SlabRay {
+    /// Entry distance if the ray meets the ball `c`, `r` within
+    /// `[0, t_max]`. Conservative: the radius is grown by a bound on the
+    /// f32 rounding of the distance from the centre to the ray's line
+    /// (a few ulps of the coordinates and of the distance along the ray),
+    /// so a ball the exact ray touches is never missed.
+    #[inline]
+    pub fn hit_ball(&self, c: Vec3A, r: f32, t_max: f32) -> Option<f32> {
+        let oc = c - self.origin;
+        let dd = self.dir.length_squared();
+        let tc = oc.dot(self.dir) / dd;
+        let along = self.dir * tc;
+        let off = oc - along;
+        let m = c.abs().max_element() + self.origin.abs().max_element() + along.abs().max_element();
+        let rr = r * (1.0 + 1e-6) + 2e-6 * m;
+        let h2 = rr * rr - off.length_squared();
+        if !(h2 >= 0.0) {
+            return None;
+        }
+        let h = (h2 / dd).sqrt() * (1.0 + 1e-6);
+        let near = (tc - h).max(0.0);
+        let far = tc + h;
+        (far >= 0.0 && near <= t_max * EXIT_SCALE).then_some(near)
     }
 }
 

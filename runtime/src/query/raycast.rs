@@ -6,7 +6,7 @@
 use super::ray_box::SlabRay;
 use super::ray_triangle::WatertightRay;
 use crate::level::Level;
-use crate::walk::{QTree, RayVisitor, walk_ray};
+use crate::walk::{Grow, MeshTree, RayVisitor, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedLevel, ArchivedTriMesh, leaf_range};
 
@@ -87,13 +87,26 @@ fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
     Vec3::new(c(0), c(1), c(2))
 }
 
+/// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
+#[inline]
+pub(crate) fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
+    let q = mesh.leaves[(slot >> 1) as usize].map(|v| v.to_native());
+    kiln_formats::level::leaf_triangle(q, slot & 1)
+}
+
+/// Source triangle id of triangle `slot`.
+#[inline]
+pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
+    mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
+}
+
 /// Hit search inside one mesh: closest hit, or (with `any`) the first found.
 struct MeshSearch<'a> {
     mesh: &'a ArchivedTriMesh,
     ray: WatertightRay,
     t_max: f32,
     any: bool,
-    hit: Option<(f32, u32)>,
+    hit: Option<(f32, u32)>, // t, triangle slot (leaf << 1 | triangle in leaf)
 }
 
 impl RayVisitor for MeshSearch<'_> {
@@ -103,14 +116,17 @@ impl RayVisitor for MeshSearch<'_> {
     }
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
-        let (first, count) = leaf_range(data);
-        for t in first..first + count {
-            let tri = &self.mesh.triangles[t as usize];
-            let p = |k: usize| v3(&self.mesh.vertices[tri[k].to_native() as usize]);
-            if let Some(th) = self.ray.intersect(p(0), p(1), p(2), self.t_max) {
+        let (leaf, count) = leaf_range(data);
+        let q = &self.mesh.leaves[leaf as usize];
+        let p = |k: usize| v3(&self.mesh.vertices[q[k].to_native() as usize]);
+        // (a, b, c) and (c, b, d)
+        let (a, b, c) = (p(0), p(1), p(2));
+        let tris = [(a, b, c), (c, b, p(3))];
+        for (k, &(x, y, z)) in tris.iter().take(count as usize).enumerate() {
+            if let Some(th) = self.ray.intersect(x, y, z, self.t_max) {
                 if self.hit.is_none() || th < self.t_max {
                     self.t_max = th;
-                    self.hit = Some((th, t));
+                    self.hit = Some((th, leaf << 1 | k as u32));
                     if self.any {
                         return true;
                     }
@@ -152,12 +168,7 @@ impl RayVisitor for TopSearch<'_> {
             any: self.any,
             hit: None,
         };
-        walk_ray(
-            &QTree::of(mesh),
-            &SlabRay::new(origin, dir),
-            Vec3::ZERO,
-            &mut v,
-        );
+        MeshTree::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
         if let Some((t, tri)) = v.hit {
             if self.hit.is_none() || t < self.t_max {
                 self.t_max = t;
@@ -182,7 +193,7 @@ impl Level {
         walk_ray(
             level.top.as_slice(),
             &SlabRay::new(ray.origin, ray.dir),
-            Vec3::ZERO,
+            &Grow::NONE,
             &mut v,
         );
         v.hit
@@ -212,8 +223,8 @@ impl Level {
         let level = self.archive();
         let inst = &level.instances[inst_index as usize];
         let mesh = &level.meshes[inst.mesh.to_native() as usize];
-        let tri = &mesh.triangles[tri_slot as usize];
-        let p = |k: usize| v3(&mesh.vertices[tri[k].to_native() as usize]);
+        let tri = slot_triangle(mesh, tri_slot);
+        let p = |k: usize| v3(&mesh.vertices[tri[k] as usize]);
         let local_n = (p(1) - p(0)).cross(p(2) - p(0));
         // front normal in world space: L^T n (glTF: a mirroring transform
         // flips the winding, which this inverse-transpose form already does)
@@ -225,7 +236,7 @@ impl Level {
             normal: if front_face { n } else { -n },
             front_face,
             instance: inst_index,
-            triangle: mesh.source_ids[tri_slot as usize].to_native(),
+            triangle: slot_source(mesh, tri_slot),
         })
     }
 

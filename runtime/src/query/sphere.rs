@@ -8,10 +8,10 @@
 //! and f64 on the candidate triangles, so any transform is handled exactly.
 
 use super::ray_box::SlabRay;
-use super::raycast::{transform_point, transform_vector, v3};
+use super::raycast::{slot_source, slot_triangle, transform_point, transform_vector, v3};
 use super::sphere_triangle::{self, Contact};
 use crate::level::Level;
-use crate::walk::{QTree, RayVisitor, walk_ball, walk_box, walk_ray};
+use crate::walk::{Grow, MeshTree, RayVisitor, walk_box, walk_ray};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
 
@@ -104,8 +104,8 @@ impl<'a> Frame<'a> {
     }
 
     fn triangle(&self, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
-        let tri = &mesh.triangles[slot as usize];
-        [0, 1, 2].map(|k| self.point(v3(&mesh.vertices[tri[k].to_native() as usize])))
+        let tri = slot_triangle(mesh, slot);
+        [0, 1, 2].map(|k| self.point(v3(&mesh.vertices[tri[k] as usize])))
     }
 
     /// If world→local is a similarity (equal row lengths, orthogonal rows:
@@ -137,17 +137,25 @@ impl<'a> Frame<'a> {
         leaf: impl FnMut(u32) -> bool,
     ) {
         let lc = transform_point(&self.inst.local_from_world, center);
+        let tree = MeshTree::of(mesh);
         match self.similarity_scale() {
-            Some(s) => walk_ball(
-                &QTree::of(mesh),
-                lc,
-                radius * s * (1.0 + 1e-5) + 1e-6 * radius.max(1.0),
-                leaf,
-            ),
+            Some(s) => tree.walk_ball(lc, local_radius(radius, s), leaf),
             None => {
                 let le = self.local_extent(radius);
-                walk_box(&QTree::of(mesh), lc - le, lc + le, leaf)
+                tree.walk_box(lc - le, lc + le, leaf)
             }
+        }
+    }
+
+    /// How a world sphere of radius `r` grows local volumes in a sweep.
+    fn local_grow(&self, r: f32) -> Grow {
+        let ext = self.local_extent(r);
+        match self.similarity_scale() {
+            Some(s) => Grow {
+                ext: ext.into(),
+                radius: local_radius(r, s),
+            },
+            None => Grow::by_extent(ext),
         }
     }
 
@@ -161,6 +169,12 @@ impl<'a> Frame<'a> {
         // cannot cull a triangle that touches
         Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
     }
+}
+
+/// A world radius in a similarity frame of scale `s`, grown by a hair so
+/// f32 rounding of the local centre cannot cull a triangle that touches.
+fn local_radius(r: f32, s: f32) -> f32 {
+    r * s * (1.0 + 1e-5) + 1e-6 * r.max(1.0)
 }
 
 fn mesh_of<'a>(level: &'a ArchivedLevel, inst: &ArchivedInstance) -> &'a ArchivedTriMesh {
@@ -188,7 +202,7 @@ impl Level {
             let mut best: Option<(f64, Contact, u32)> = None;
             frame.walk_sphere(mesh, center, radius, |leaf| {
                 let (first, count) = leaf_range(leaf);
-                for slot in first..first + count {
+                for slot in first << 1..(first << 1) + count {
                     let [a, b, cc] = frame.triangle(mesh, slot);
                     if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
                         let d = (c - hit.point).length();
@@ -205,7 +219,7 @@ impl Level {
                     point: hit.point.as_vec3(),
                     normal: hit.normal.as_vec3(),
                     depth: (r - d).max(0.0) as f32,
-                    triangle: mesh.source_ids[slot as usize].to_native(),
+                    triangle: slot_source(mesh, slot),
                 });
             }
             false
@@ -236,7 +250,7 @@ impl Level {
             let frame = Frame::new(inst);
             frame.walk_sphere(mesh, center, radius, |leaf| {
                 let (first, count) = leaf_range(leaf);
-                found = (first..first + count).any(|slot| {
+                found = (first << 1..(first << 1) + count).any(|slot| {
                     let [a, b, cc] = frame.triangle(mesh, slot);
                     sphere_triangle::overlap(c, r, a, b, cc).is_some()
                 });
@@ -279,11 +293,11 @@ impl Level {
             best_t: f64::from(max_t),
             best: None,
         };
-        let inflate = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
+        let grow = Grow::by_extent(Vec3::splat(radius * (1.0 + 1e-5) + 1e-6));
         walk_ray(
             level.top.as_slice(),
             &SlabRay::new(center, dir),
-            inflate,
+            &grow,
             &mut v,
         );
         v.best.map(|(hit, ii, tri)| SweepHit {
@@ -354,7 +368,7 @@ impl RayVisitor for SweepTop<'_> {
         if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
             return false;
         }
-        let inflate = frame.local_extent(s.radius);
+        let grow = frame.local_grow(s.radius);
         let mut v = SweepMesh {
             top: self,
             instance: ii,
@@ -364,7 +378,7 @@ impl RayVisitor for SweepTop<'_> {
             r: f64::from(s.radius),
             d: s.dir.as_dvec3(),
         };
-        walk_ray(&QTree::of(mesh), &SlabRay::new(lo, ld), inflate, &mut v);
+        MeshTree::of(mesh).walk_ray(&SlabRay::new(lo, ld), &grow, &mut v);
         // a contact at t = 0 cannot be beaten
         self.best.is_some() && self.best_t == 0.0
     }
@@ -389,7 +403,7 @@ impl RayVisitor for SweepMesh<'_, '_> {
 
     fn leaf(&mut self, data: u32) -> bool {
         let (first, count) = leaf_range(data);
-        for slot in first..first + count {
+        for slot in first << 1..(first << 1) + count {
             let [a, b, c] = self.frame.triangle(self.mesh, slot);
             let Some(hit) =
                 sphere_triangle::sweep(self.c, self.r, self.d, self.top.best_t, a, b, c)
@@ -401,7 +415,7 @@ impl RayVisitor for SweepMesh<'_, '_> {
                 // widen the f32 cull range by an ulp so equal-time contacts
                 // elsewhere are not culled by rounding
                 self.top.t_max = next_up(hit.t as f32);
-                let tri = self.mesh.source_ids[slot as usize].to_native();
+                let tri = slot_source(self.mesh, slot);
                 self.top.best = Some((hit, self.instance, tri));
                 if hit.t == 0.0 {
                     return true;
