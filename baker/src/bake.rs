@@ -61,11 +61,7 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(&ingested.input_hash.to_le_bytes());
     hasher.update(settings.fingerprint().as_bytes());
-    let mut baked = bake_hashed(
-        &ingested.scene,
-        settings,
-        hasher.digest128().to_le_bytes(),
-    );
+    let mut baked = bake_hashed(&ingested.scene, settings, hasher.digest128().to_le_bytes());
     baked.report.input = path.display().to_string();
     baked.report.ingest_ms = ingest_ms;
     Ok(baked)

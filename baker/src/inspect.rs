@@ -99,8 +99,7 @@ pub fn inspect(level: &Level) -> InspectReport {
         s.vertices += m.vertices.len() * 12;
         s.triangles += m.leaves.len() * 16;
         s.source_ids += m.source_ids.len() * 8;
-        s.mesh_nodes += m.boxes.len()
-            * std::mem::size_of::<kiln_formats::level::ArchivedBoxNode>()
+        s.mesh_nodes += m.boxes.len() * std::mem::size_of::<kiln_formats::level::ArchivedBoxNode>()
             + m.spheres.len() * std::mem::size_of::<kiln_formats::level::ArchivedSphereNode>();
         s.names += m.name.len();
         // verified at open, so this cannot fail; stats only

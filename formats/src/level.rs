@@ -248,13 +248,10 @@ impl TriMesh {
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
     pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
-        self.leaves
-            .iter()
-            .zip(&self.source_ids)
-            .flat_map(|(q, s)| {
-                let second = (s[1] != u32::MAX).then_some((leaf_triangle(*q, 1), s[1]));
-                std::iter::once((leaf_triangle(*q, 0), s[0])).chain(second)
-            })
+        self.leaves.iter().zip(&self.source_ids).flat_map(|(q, s)| {
+            let second = (s[1] != u32::MAX).then_some((leaf_triangle(*q, 1), s[1]));
+            std::iter::once((leaf_triangle(*q, 0), s[0])).chain(second)
+        })
     }
 }
 
@@ -284,7 +281,11 @@ impl ArchivedTriMesh {
 /// Triangle `k` (0 or 1) of a leaf `[a, b, c, d]`.
 #[inline]
 pub const fn leaf_triangle(q: [u32; 4], k: u32) -> [u32; 3] {
-    if k == 0 { [q[0], q[1], q[2]] } else { [q[2], q[1], q[3]] }
+    if k == 0 {
+        [q[0], q[1], q[2]]
+    } else {
+        [q[2], q[1], q[3]]
+    }
 }
 
 /// A whole baked level: the archive body.

@@ -5,6 +5,7 @@
 
 use glam::{DVec3, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_file, bake_scene, ingest};
+use kiln_formats::level::TreeKind;
 use kiln_runtime::Level;
 use kiln_tests::{Rng, dist_point_triangle, levels_dir, scene_bounds, sweep_oracle};
 
@@ -14,7 +15,29 @@ const TOL: f64 = 1e-4;
 struct Case {
     name: String,
     scene: Scene,
-    level: Level,
+    /// The scene baked with each tree kind; every query is checked on both
+    /// against one brute-force answer.
+    levels: Vec<(TreeKind, Level)>,
+}
+
+fn both_kinds(bake: impl Fn(&BakeSettings) -> Vec<u8>) -> Vec<(TreeKind, Level)> {
+    [TreeKind::Aabb, TreeKind::Sphere]
+        .into_iter()
+        .map(|k| {
+            let bytes = bake(&BakeSettings::default().with_tree(k));
+            (k, Level::from_bytes(&bytes).unwrap())
+        })
+        .collect()
+}
+
+/// Instances' scene order, by archive index.
+fn sources(level: &Level) -> Vec<usize> {
+    level
+        .archive()
+        .instances
+        .iter()
+        .map(|i| i.source.to_native() as usize)
+        .collect()
 }
 
 fn cases() -> Vec<Case> {
@@ -52,11 +75,11 @@ fn cases() -> Vec<Case> {
         }
     }
     let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos, &tris)]);
-    let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+    let levels = both_kinds(|s| bake_scene(&scene, s).bytes);
     out.push(Case {
         name: "generated terrain + slab".into(),
         scene,
-        level,
+        levels,
     });
     if let Some(dir) = levels_dir() {
         for f in [
@@ -69,13 +92,11 @@ fn cases() -> Vec<Case> {
         ] {
             let path = dir.join(f);
             let scene = ingest::load(&path).unwrap().scene;
-            let level =
-                Level::from_bytes(&bake_file(&path, &BakeSettings::default()).unwrap().bytes)
-                    .unwrap();
+            let levels = both_kinds(|s| bake_file(&path, s).unwrap().bytes);
             out.push(Case {
                 name: f.into(),
                 scene,
-                level,
+                levels,
             });
         }
     }
@@ -103,13 +124,6 @@ fn sphere_overlaps_match_brute_force() {
     for case in cases() {
         let tris = case.scene.world_triangles();
         let (lo, hi) = scene_bounds(&tris);
-        let sources: Vec<usize> = case
-            .level
-            .archive()
-            .instances
-            .iter()
-            .map(|i| i.source.to_native() as usize)
-            .collect();
         let mut rng = Rng::new(17);
         let (mut queries, mut touching, mut reported) = (0, 0, 0);
         for i in 0..600 {
@@ -132,53 +146,52 @@ fn sphere_overlaps_match_brute_force() {
                     rng.range(lo.z, hi.z),
                 )
             };
-            let got = case.level.overlap_sphere(c, r);
             let dist = instance_distances(&case.scene, &tris, c.as_dvec3());
             queries += 1;
-            let r = r as f64;
-            for (si, &d) in dist.iter().enumerate() {
-                if d <= r - TOL {
-                    touching += 1;
+            for (kind, level) in &case.levels {
+                let name = format!("{} ({})", case.name, kind.name());
+                let sources = sources(level);
+                let got = level.overlap_sphere(c, r);
+                let r = r as f64;
+                for (si, &d) in dist.iter().enumerate() {
+                    if d <= r - TOL {
+                        touching += 1;
+                        assert!(
+                            got.iter().any(|o| sources[o.instance as usize] == si),
+                            "{name}: sphere {c} r {r} touches instance {si} (distance {d}) but it was not reported",
+                        );
+                    }
+                }
+                for o in &got {
+                    let si = sources[o.instance as usize];
+                    reported += 1;
                     assert!(
-                        got.iter().any(|o| sources[o.instance as usize] == si),
-                        "{}: sphere {c} r {r} touches instance {si} (distance {d}) but it was not reported",
-                        case.name
+                        dist[si] <= r + TOL,
+                        "{name}: reported instance {si} at distance {}",
+                        dist[si]
+                    );
+                    assert!(
+                        ((r - dist[si]) - o.depth as f64).abs() <= TOL * 10.0,
+                        "{name}: depth {} vs {}",
+                        o.depth,
+                        r - dist[si]
+                    );
+                    let pd = (o.point.as_dvec3() - c.as_dvec3()).length();
+                    assert!(
+                        (pd - dist[si]).abs() <= TOL * 10.0,
+                        "{name}: point distance {pd} vs {}",
+                        dist[si]
                     );
                 }
-            }
-            for o in &got {
-                let si = sources[o.instance as usize];
-                reported += 1;
-                assert!(
-                    dist[si] <= r + TOL,
-                    "{}: reported instance {si} at distance {}",
-                    case.name,
-                    dist[si]
-                );
-                assert!(
-                    ((r - dist[si]) - o.depth as f64).abs() <= TOL * 10.0,
-                    "{}: depth {} vs {}",
-                    case.name,
-                    o.depth,
-                    r - dist[si]
-                );
-                let pd = (o.point.as_dvec3() - c.as_dvec3()).length();
-                assert!(
-                    (pd - dist[si]).abs() <= TOL * 10.0,
-                    "{}: point distance {pd} vs {}",
-                    case.name,
-                    dist[si]
+                assert_eq!(
+                    level.intersects_sphere(c, r as f32),
+                    !got.is_empty(),
+                    "{name}"
                 );
             }
-            assert_eq!(
-                case.level.intersects_sphere(c, r as f32),
-                !got.is_empty(),
-                "{}",
-                case.name
-            );
         }
         eprintln!(
-            "{:28} overlaps: {queries} spheres, {touching} touching pairs, {reported} reported",
+            "{:28} overlaps: {queries} spheres, both tree kinds: {touching} touching pairs, {reported} reported",
             case.name
         );
     }
@@ -240,7 +253,6 @@ fn sphere_sweeps_match_brute_force() {
             let (cf, df) = (c.as_vec3(), d.as_vec3());
             // the oracle sees the same f32 inputs the runtime does
             let (c, d) = (cf.as_dvec3(), df.as_dvec3());
-            let got = case.level.sweep_sphere(cf, r, df, max_t);
             let rr = r as f64;
             let mut want: Option<f64> = None;
             let mut closest = f64::INFINITY;
@@ -262,47 +274,51 @@ fn sphere_sweeps_match_brute_force() {
                 }
             }
             n += 1;
-            match (got, want) {
-                (Some(g), Some(w)) => {
-                    hits += 1;
-                    starts += (w == 0.0) as usize;
-                    assert!(
-                        ((g.t as f64 - w) * d.length()).abs() <= TOL,
-                        "{}: sweep {i} from {c} dir {d} r {r}: t {} vs oracle {w}",
-                        case.name,
-                        g.t
-                    );
-                    let at = c + d * g.t as f64;
-                    let sep = (at - g.point.as_dvec3()).length();
-                    assert!(
-                        (sep - rr).abs() <= 10.0 * TOL || w == 0.0,
-                        "{}: contact point {sep} from the centre, r {r}",
-                        case.name
-                    );
-                    assert!(
-                        (g.normal.length() - 1.0).abs() < 1e-3,
-                        "{}: normal {:?}",
-                        case.name,
-                        g.normal
-                    );
+            for (kind, level) in &case.levels {
+                let name = format!("{} ({})", case.name, kind.name());
+                let got = level.sweep_sphere(cf, r, df, max_t);
+                match (got, want) {
+                    (Some(g), Some(w)) => {
+                        hits += 1;
+                        starts += (w == 0.0) as usize;
+                        assert!(
+                            ((g.t as f64 - w) * d.length()).abs() <= TOL,
+                            "{}: sweep {i} from {c} dir {d} r {r}: t {} vs oracle {w}",
+                            name,
+                            g.t
+                        );
+                        let at = c + d * g.t as f64;
+                        let sep = (at - g.point.as_dvec3()).length();
+                        assert!(
+                            (sep - rr).abs() <= 10.0 * TOL || w == 0.0,
+                            "{}: contact point {sep} from the centre, r {r}",
+                            name
+                        );
+                        assert!(
+                            (g.normal.length() - 1.0).abs() < 1e-3,
+                            "{}: normal {:?}",
+                            name,
+                            g.normal
+                        );
+                    }
+                    (Some(g), None) => assert!(
+                        closest <= rr + TOL,
+                        "{}: sweep {i} reports contact at t {} but passes {} clear (r {r})",
+                        name,
+                        g.t,
+                        closest - rr
+                    ),
+                    (None, Some(w)) => assert!(
+                        closest >= rr - TOL,
+                        "{}: sweep {i} from {c} dir {d} r {r} missed a contact at t {w} (closest approach {closest})",
+                        name
+                    ),
+                    (None, None) => {}
                 }
-                (Some(g), None) => assert!(
-                    closest <= rr + TOL,
-                    "{}: sweep {i} reports contact at t {} but passes {} clear (r {r})",
-                    case.name,
-                    g.t,
-                    closest - rr
-                ),
-                (None, Some(w)) => assert!(
-                    closest >= rr - TOL,
-                    "{}: sweep {i} from {c} dir {d} r {r} missed a contact at t {w} (closest approach {closest})",
-                    case.name
-                ),
-                (None, None) => {}
             }
         }
         eprintln!(
-            "{:28} sweeps: {n}, {hits} hits, {starts} starting in contact",
+            "{:28} sweeps: {n}, both tree kinds: {hits} hits, {starts} starting in contact",
             case.name
         );
     }
@@ -312,20 +328,25 @@ fn sphere_sweeps_match_brute_force() {
 fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
     let case = cases().into_iter().next().unwrap();
     // straight down through the two slab faces 2 mm apart, very fast
-    for k in 0..50 {
-        let x = 10.5 + k as f32 * 0.18;
-        let hit = case
-            .level
-            .sweep_sphere(
-                Vec3::new(x, 500.0, 15.0),
-                0.05,
-                Vec3::new(0.0, -1e5, 0.0),
-                1.0,
-            )
-            .unwrap();
-        let y = 500.0 - hit.t * 1e5;
-        assert!((y - 6.052).abs() < 1e-3, "stopped at y {y}");
-        assert!(hit.normal.y > 0.99);
+    for (kind, level) in &case.levels {
+        for k in 0..50 {
+            let x = 10.5 + k as f32 * 0.18;
+            let hit = level
+                .sweep_sphere(
+                    Vec3::new(x, 500.0, 15.0),
+                    0.05,
+                    Vec3::new(0.0, -1e5, 0.0),
+                    1.0,
+                )
+                .unwrap();
+            let y: f32 = 500.0 - hit.t * 1e5;
+            assert!(
+                (y - 6.052).abs() < 1e-3,
+                "{}: stopped at y {y}",
+                kind.name()
+            );
+            assert!(hit.normal.y > 0.99);
+        }
     }
 }
 
@@ -333,7 +354,6 @@ fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
 fn batched_queries_answer_like_single_ones() {
     use kiln_runtime::{Ray, Sphere, Sweep};
     let case = cases().into_iter().next().unwrap();
-    let level = &case.level;
     let mut rng = Rng::new(31);
     let point = |rng: &mut Rng| {
         Vec3::new(
@@ -360,30 +380,32 @@ fn batched_queries_answer_like_single_ones() {
         })
         .collect();
 
-    let mut hits = vec![None; rays.len()];
-    level.raycast_batch(&rays, &mut hits);
-    let mut any = vec![false; rays.len()];
-    level.raycast_any_batch(&rays, &mut any);
-    for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
-        assert_eq!(*h, level.cast(r));
-        assert_eq!(*a, level.raycast_any(r.origin, r.dir, r.max_t));
+    for (_, level) in &case.levels {
+        let mut hits = vec![None; rays.len()];
+        level.raycast_batch(&rays, &mut hits);
+        let mut any = vec![false; rays.len()];
+        level.raycast_any_batch(&rays, &mut any);
+        for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
+            assert_eq!(*h, level.cast(r));
+            assert_eq!(*a, level.raycast_any(r.origin, r.dir, r.max_t));
+        }
+        let mut overlaps = vec![Vec::new(); spheres.len()];
+        level.overlap_sphere_batch(&spheres, &mut overlaps);
+        let mut touch = vec![false; spheres.len()];
+        level.intersects_sphere_batch(&spheres, &mut touch);
+        for ((s, o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
+            assert_eq!(*o, level.overlap_sphere(s.center, s.radius));
+            assert_eq!(*t, level.intersects_sphere(s.center, s.radius));
+        }
+        let mut swept = vec![None; sweeps.len()];
+        level.sweep_sphere_batch(&sweeps, &mut swept);
+        for (s, h) in sweeps.iter().zip(&swept) {
+            assert_eq!(*h, level.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
+        }
+        assert!(
+            hits.iter().any(Option::is_some)
+                && swept.iter().any(Option::is_some)
+                && touch.iter().any(|t| *t)
+        );
     }
-    let mut overlaps = vec![Vec::new(); spheres.len()];
-    level.overlap_sphere_batch(&spheres, &mut overlaps);
-    let mut touch = vec![false; spheres.len()];
-    level.intersects_sphere_batch(&spheres, &mut touch);
-    for ((s, o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
-        assert_eq!(*o, level.overlap_sphere(s.center, s.radius));
-        assert_eq!(*t, level.intersects_sphere(s.center, s.radius));
-    }
-    let mut swept = vec![None; sweeps.len()];
-    level.sweep_sphere_batch(&sweeps, &mut swept);
-    for (s, h) in sweeps.iter().zip(&swept) {
-        assert_eq!(*h, level.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
-    }
-    assert!(
-        hits.iter().any(Option::is_some)
-            && swept.iter().any(Option::is_some)
-            && touch.iter().any(|t| *t)
-    );
 }

@@ -150,7 +150,8 @@ pub fn encode_spheres(
         }
         s
     });
-    let diag = (DVec3::from(root.max.map(f64::from)) - DVec3::from(root.min.map(f64::from))).length();
+    let diag =
+        (DVec3::from(root.max.map(f64::from)) - DVec3::from(root.min.map(f64::from))).length();
     let radius_scale = ((diag * 1.01 / f64::from(STEPS16)) as f32).max(f32::MIN_POSITIVE);
     let mut frame = SphereFrame {
         origin,
@@ -296,7 +297,11 @@ mod tests {
             root: [0; 4],
         };
         for i in 0..1000 {
-            let c = DVec3::new(-1000.0 + i as f64 * 1.999, 3.0 + (i % 60) as f64 * 1e-3, 7.0);
+            let c = DVec3::new(
+                -1000.0 + i as f64 * 1.999,
+                3.0 + (i % 60) as f64 * 1e-3,
+                7.0,
+            );
             let r = (i % 17) as f64 * 0.37;
             let (dc, dr) = frame.decode(quantize_sphere(&frame, (c, r)));
             let dc = DVec3::from(dc.map(f64::from));

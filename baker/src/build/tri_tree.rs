@@ -73,8 +73,7 @@ pub fn build(mesh: &SceneMesh, kind: TreeKind) -> TriMesh {
                     .map(|&v| out.vertices[v as usize])
                     .collect()
             };
-            let (root, frame, spheres) =
-                super::quantize::encode_spheres(&nodes, payload, points);
+            let (root, frame, spheres) = super::quantize::encode_spheres(&nodes, payload, points);
             (out.root, out.sphere_frame, out.spheres) = (root, frame, spheres);
         }
     }
@@ -304,12 +303,7 @@ mod tests {
         // two triangles over the edge (1, 2), both walking it 1 → 2
         let m = SceneMesh::new(
             "t",
-            vec![
-                [0.0; 3],
-                [1.0, 0.0, 0.0],
-                [0.0, 1.0, 0.0],
-                [1.0, 1.0, 0.0],
-            ],
+            vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]],
             &[[0, 1, 2], [3, 1, 2]],
         );
         let t = build(&m, TreeKind::Aabb);
