@@ -94,7 +94,7 @@ impl SlabRay {
         let m = c.abs().max_element() + self.origin.abs().max_element() + along.abs().max_element();
         let rr = r * (1.0 + 1e-6) + 2e-6 * m;
         let h2 = rr * rr - off.length_squared();
-        if !(h2 >= 0.0) {
+        if h2.is_nan() || h2 < 0.0 {
             return None;
         }
         let h = (h2 / dd).sqrt() * (1.0 + 1e-6);
@@ -125,6 +125,28 @@ mod tests {
         // and in the y = 1 face
         let r = SlabRay::new(Vec3::new(-1.0, 1.0, 0.5), Vec3::X);
         assert!(r.hit(Vec3::ZERO, Vec3::ONE, 10.0).is_some());
+    }
+
+    #[test]
+    fn balls_are_hit_from_outside_inside_and_at_a_graze() {
+        let r = SlabRay::new(Vec3::new(-5.0, 0.0, 0.0), Vec3::X);
+        let t = r.hit_ball(Vec3A::ZERO, 1.0, 100.0).unwrap();
+        assert!((t - 4.0).abs() < 1e-4, "{t}");
+        assert_eq!(r.hit_ball(Vec3A::ZERO, 1.0, 3.0), None, "beyond t_max");
+        // tangent: the line passes exactly at distance r
+        assert!(r.hit_ball(Vec3A::new(0.0, 1.0, 0.0), 1.0, 100.0).is_some());
+        assert_eq!(r.hit_ball(Vec3A::new(0.0, 1.01, 0.0), 1.0, 100.0), None);
+        // behind the origin: no; around the origin: entry 0
+        assert_eq!(r.hit_ball(Vec3A::new(-8.0, 0.0, 0.0), 1.0, 100.0), None);
+        assert_eq!(
+            r.hit_ball(Vec3A::new(-5.0, 0.5, 0.0), 1.0, 100.0),
+            Some(0.0)
+        );
+        // far from the origin, grazing: never lost to rounding
+        let o = Vec3::new(10_000.0, 10_000.0, 10_000.0);
+        let r = SlabRay::new(o, Vec3::new(1.0, 1e-3, 0.0));
+        let c = Vec3A::from(o + Vec3::new(50.0, 0.05, 0.25));
+        assert!(r.hit_ball(c, 0.25, 100.0).is_some());
     }
 
     #[test]
