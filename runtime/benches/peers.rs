@@ -4,6 +4,7 @@
 //! ```text
 //! cargo bench -p kiln-runtime --bench peers            # full run (2.1M-triangle terrain; 1M rays, 200k overlaps, 100k sweeps)
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
+//! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! ```
 //!
 //! Prints a table and writes the same figures to `target/peers.json`.
@@ -13,6 +14,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
+use kiln_formats::level::TreeKind;
 use kiln_runtime::Level;
 use parry3d::query::{Ray as PRay, RayCast};
 use parry3d::shape::TriMesh;
@@ -223,7 +225,14 @@ struct Counts {
     sweeps: usize,
 }
 
-fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &mut Vec<Row>) {
+fn run(
+    name: &str,
+    pos: Vec<[f32; 3]>,
+    tris: Vec<[u32; 3]>,
+    kind: TreeKind,
+    n: &Counts,
+    rows: &mut Vec<Row>,
+) {
     let nrays = n.rays;
     let ntri = tris.len();
     eprintln!("{name}: {ntri} triangles, {} vertices", pos.len());
@@ -233,7 +242,8 @@ fn run(name: &str, pos: Vec<[f32; 3]>, tris: Vec<[u32; 3]>, n: &Counts, rows: &m
     let mut baked = None;
     for threads in [1, 2] {
         let t0 = Instant::now();
-        let b = pool(threads).install(|| bake_scene(&scene, &BakeSettings::default()));
+        let settings = BakeSettings::default().with_tree(kind);
+        let b = pool(threads).install(|| bake_scene(&scene, &settings));
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         rows.push(Row {
             mesh: name.into(),
@@ -454,9 +464,22 @@ fn main() {
             },
         )
     };
+    // `--tree aabb|sphere` measures one tree kind; both by default
+    let args: Vec<String> = std::env::args().collect();
+    let kinds: Vec<TreeKind> = match args.iter().position(|a| a == "--tree") {
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("aabb") => vec![TreeKind::Aabb],
+            Some("sphere") => vec![TreeKind::Sphere],
+            other => panic!("--tree takes aabb or sphere, not {other:?}"),
+        },
+        None => vec![TreeKind::Aabb, TreeKind::Sphere],
+    };
     let mut rows = Vec::new();
     let (pos, tris) = terrain(n);
-    run(&format!("terrain {n}x{n}"), pos, tris, &counts, &mut rows);
+    for &kind in &kinds {
+        let name = format!("terrain {n}x{n} {}", kind.name());
+        run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
+    }
 
     let pandora = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/levels/sauer_pandora.glb");
@@ -470,13 +493,16 @@ fn main() {
             pos.extend(w.v.map(|v| v.as_vec3().to_array()));
             tris.push([b, b + 1, b + 2]);
         }
-        run("sauer_pandora", pos, tris, &counts, &mut rows);
+        for &kind in &kinds {
+            let name = format!("sauer_pandora {}", kind.name());
+            run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
+        }
     } else {
         eprintln!("*** sauer_pandora.glb not found beside the repository: skipped ***");
     }
 
     println!(
-        "{:<20} {:<26} {:>14} {:>14} {:>10}",
+        "{:<26} {:<26} {:>14} {:>14} {:>10}",
         "mesh", "figure", "kiln", "parry3d", "kiln/parry"
     );
     let cell = |v: f64, unit: &str| {
@@ -489,7 +515,7 @@ fn main() {
     for r in &rows {
         let ratio = r.kiln / r.parry;
         println!(
-            "{:<20} {:<26} {:>14} {:>14} {:>10}",
+            "{:<26} {:<26} {:>14} {:>14} {:>10}",
             r.mesh,
             r.query,
             cell(r.kiln, r.unit),
