@@ -440,6 +440,34 @@ fn run(
         "  sweep TOI |kiln - parry|: max {max:.2e} m; parry earlier by > 0.1 mm in {early} of {}",
         pairs.len()
     );
+    // the worst disagreement, against Kiln's exact sphere/triangle test run
+    // over every triangle (no tree): which side is off?
+    let worst = (0..sweeps.len())
+        .filter_map(|i| Some((i, (kiln_toi[i]? - parry_toi[i]?).abs())))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((i, _)) = worst {
+        let (c, d) = sweeps[i];
+        let brute = tris
+            .iter()
+            .filter_map(|t| {
+                let p = |k: usize| Vec3::from(pos[t[k] as usize]).as_dvec3();
+                kiln_runtime::query::sphere_triangle::sweep(
+                    c.as_dvec3(),
+                    0.5,
+                    d.as_dvec3(),
+                    10.0,
+                    p(0),
+                    p(1),
+                    p(2),
+                )
+            })
+            .map(|h| h.t)
+            .fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "  worst sweep {i}: kiln t {:?}, parry t {:?}, every triangle without a tree {brute}",
+            kiln_toi[i], parry_toi[i]
+        );
+    }
     let _ = std::fs::remove_file(&path);
 }
 
