@@ -1,7 +1,7 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
 use kiln_formats::level::TreeKind;
-use kiln_formats::verify::{verify_mesh_tree, verify_tree};
+use kiln_formats::verify::{mesh_tree_stats, verify_tree};
 use kiln_runtime::Level;
 use serde::Serialize;
 
@@ -103,7 +103,7 @@ pub fn inspect(level: &Level) -> InspectReport {
             + m.spheres.len() * std::mem::size_of::<kiln_formats::level::ArchivedSphereNode>();
         s.names += m.name.len();
         // verified at open, so this cannot fail; stats only
-        let st = verify_mesh_tree(m).unwrap_or_default();
+        let st = mesh_tree_stats(m).unwrap_or_default();
         let kind = TreeKind::from_tag(m.kind.to_native()).unwrap_or_default();
         mesh_depths.push((st.depth, kind.name()));
         let tris = m.triangle_count();

@@ -118,6 +118,12 @@ pub enum TreeError {
         /// Triangle count in the reference.
         count: u32,
     },
+    /// A box node's child codes put a lower face above an upper face.
+    #[error("node {node}: a child box's lower and upper codes cross")]
+    Crossed {
+        /// Node index.
+        node: usize,
+    },
     /// A box is not finite or has min > max.
     #[error("node {node}: box {min:?}..{max:?} is not finite and ordered")]
     Bounds {
@@ -200,9 +206,19 @@ impl Vol {
 /// depth-first order (inner nodes numbered as the walk meets them, leaves
 /// likewise, so every node and leaf is reached exactly once and the walk
 /// cannot loop), leaf triangle counts against the source ids, depth at
-/// most [`MAX_DEPTH`], decoded child boxes ordered. Returns the tree's
-/// shape statistics (`nodes` counts inner nodes).
-pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
+/// most [`MAX_DEPTH`], child-box codes that cannot cross (lower + upper
+/// code ≤ 255 per axis).
+pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
+    walk_mesh_tree(mesh, false).map(|_| ())
+}
+
+/// [`verify_mesh_tree`] plus the tree's shape statistics (decodes every
+/// volume, so slower; `nodes` counts inner nodes).
+pub fn mesh_tree_stats(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
+    walk_mesh_tree(mesh, true)
+}
+
+fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats, TreeError> {
     let leaves = mesh.leaves.len();
     let tag = mesh.kind.to_native();
     let (nb, ns) = (mesh.boxes.len(), mesh.spheres.len());
@@ -244,6 +260,14 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> 
     };
     // the children of inner node `i` inside `vol`
     let children = |i: usize, vol: Vol| -> [(u32, Vol); 2] {
+        if !with_stats {
+            let child = if tag == TreeKind::Aabb.tag() {
+                &mesh.boxes[i].child
+            } else {
+                &mesh.spheres[i].child
+            };
+            return [0, 1].map(|c| (child[c].to_native(), vol));
+        }
         if tag == TreeKind::Aabb.tag() {
             let n = &mesh.boxes[i];
             let Vol::Box(pmin, pmax) = vol else {
@@ -273,15 +297,6 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> 
         if depth > MAX_DEPTH {
             return Err(TreeError::TooDeep);
         }
-        if let Vol::Box(min, max) = vol {
-            if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
-                return Err(TreeError::Bounds {
-                    node: parent,
-                    min,
-                    max,
-                });
-            }
-        }
         stats.depth = stats.depth.max(depth);
         if r & LEAF_BIT != 0 {
             let (leaf, count) = leaf_range(r & !LEAF_BIT);
@@ -303,7 +318,9 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> 
             }
             next_leaf += 1;
             stats.leaves += 1;
-            sah += vol.area() * f64::from(count);
+            if with_stats {
+                sah += vol.area() * f64::from(count);
+            }
         } else {
             if r as usize != next_inner || next_inner >= inner {
                 return Err(TreeError::Order {
@@ -313,7 +330,17 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> 
                 });
             }
             next_inner += 1;
-            sah += vol.area();
+            if tag == TreeKind::Aabb.tag() {
+                let n = &mesh.boxes[r as usize];
+                let crossed = (0..2)
+                    .any(|c| (0..3).any(|k| u16::from(n.lo[c][k]) + u16::from(n.hi[c][k]) > 255));
+                if crossed {
+                    return Err(TreeError::Crossed { node: r as usize });
+                }
+            }
+            if with_stats {
+                sah += vol.area();
+            }
             let [left, right] = children(r as usize, vol);
             stack.push((right.0, r as usize, depth + 1, right.1));
             stack.push((left.0, r as usize, depth + 1, left.1));

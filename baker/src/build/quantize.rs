@@ -63,8 +63,16 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
         for (c, child) in [l, r].into_iter().enumerate() {
             let n = &nodes[child];
             for k in 0..3 {
-                node.lo[c][k] = code_lo(pmin[k], step[k], n.min[k]);
-                node.hi[c][k] = code_hi(pmax[k], step[k], n.max[k]);
+                let mut lo = code_lo(pmin[k], step[k], n.min[k]);
+                let mut hi = code_hi(pmax[k], step[k], n.max[k]);
+                // codes that cross (possible only when a step is below the
+                // coordinates' ulp) are refused by verification; backing
+                // either off only grows the box
+                while u16::from(lo) + u16::from(hi) > 255 {
+                    if lo > hi { lo -= 1 } else { hi -= 1 }
+                }
+                node.lo[c][k] = lo;
+                node.hi[c][k] = hi;
             }
             let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], node.lo[c][k]));
             let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[c][k]));
