@@ -20,9 +20,9 @@
 //!  end:    5      4      3      4      5
 //! ```
 //!
-//! **Mesh trees** store only inner nodes, each holding both children's
-//! bounds (quantised boxes, [`BoxNode`], or quantised spheres,
-//! [`SphereNode`]) and two child references; a reference with
+//! **Mesh trees** are 4-wide and store only inner nodes, each holding its
+//! children's bounds (quantised boxes, [`BoxNode`], or quantised spheres,
+//! [`SphereNode`]) and up to four child references; a reference with
 //! [`LEAF_BIT`] set names a leaf of one or two triangles instead of a
 //! node. Inner nodes are in depth-first order and leaves in the order the
 //! walk meets them, which verification enforces.
@@ -60,42 +60,51 @@ pub struct Node {
 /// Tag of a child reference that points at a leaf (see [`BoxNode::child`]).
 pub const LEAF_BIT: u32 = 1 << 31;
 
+/// An unused child slot of a mesh-tree node. Used slots come first.
+pub const EMPTY: u32 = u32::MAX;
+
+/// Children per mesh-tree node.
+pub const WIDTH: usize = 4;
+
 /// Steps of the 8-bit child-box codes of a [`BoxNode`].
 pub const BOX_STEPS: f32 = 255.0;
 
-/// An inner node of a mesh's box tree: the boxes of **both** children,
+/// An inner node of a mesh's box tree: the boxes of up to four children,
 /// quantised to 8 bits per face against this node's own decoded box, and
-/// the two child references. Leaves are not nodes; a mesh with `L` leaves
-/// has `L - 1` of these, in depth-first order (the root is node 0 and a
-/// node's children always come after it).
+/// the child references. Leaves are not nodes. Inner nodes are in
+/// depth-first order (the root is node 0 and a node's inner children come
+/// after it). Codes are stored per axis, then per child, so a walk decodes
+/// and tests all four children with one SIMD lane each.
 ///
-/// With `step = (max - min) · (1/255)` of the parent box (see
-/// [`box_step`]), child `c`'s box is `min + lo[c] · step ..= max - hi[c] ·
-/// step`: lower faces count up from the parent's lower face and upper
-/// faces count down from its upper face, so code 0 reproduces the parent's
-/// faces exactly. The baker rounds outward against exactly this formula.
+/// With `step = (max - min) · (1/255)` of the node's box (see
+/// [`box_step`]), child `c`'s box is `min + lo[k][c] · step ..= max -
+/// hi[k][c] · step` on axis `k`: lower faces count up from the node's lower
+/// face and upper faces count down from its upper face, so code 0
+/// reproduces the node's faces exactly. The baker rounds outward against
+/// exactly this formula.
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct BoxNode {
-    /// Lower-face codes of the two children.
-    pub lo: [[u8; 3]; 2],
-    /// Upper-face codes (steps down from the parent's upper face).
-    pub hi: [[u8; 3]; 2],
-    /// Child references: an inner node index, or [`LEAF_BIT`] | leaf
-    /// payload (`leaf << 1 | (triangles - 1)`, see [`leaf_data`]).
-    pub child: [u32; 2],
+    /// Lower-face codes, `[axis][child]`.
+    pub lo: [[u8; WIDTH]; 3],
+    /// Upper-face codes (steps down from the node's upper face), `[axis][child]`.
+    pub hi: [[u8; WIDTH]; 3],
+    /// Child references: an inner node index, [`LEAF_BIT`] | leaf payload
+    /// (`leaf << 1 | (triangles - 1)`, see [`leaf_data`]), or [`EMPTY`]
+    /// (only after the used slots; at least two slots are used).
+    pub child: [u32; WIDTH],
 }
 
-/// An inner node of a mesh's sphere tree: the spheres of both children,
-/// quantised to 16 bits against the mesh's [`SphereFrame`] (centre per
-/// axis, then radius), and the two child references (as in [`BoxNode`]).
+/// An inner node of a mesh's sphere tree: the spheres of up to four
+/// children, quantised to 16 bits against the mesh's [`SphereFrame`], and
+/// the child references (as in [`BoxNode`]).
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct SphereNode {
-    /// `[x, y, z, r]` codes of the two children.
-    pub sphere: [[u16; 4]; 2],
+    /// Codes `[component][child]`, components x, y, z, radius.
+    pub sphere: [[u16; WIDTH]; 4],
     /// Child references, as in [`BoxNode::child`].
-    pub child: [u32; 2],
+    pub child: [u32; WIDTH],
 }
 
 /// Decoding frame of a mesh's sphere tree: a centre code `q` decodes to
@@ -305,10 +314,10 @@ const _: () = {
     assert!(std::mem::size_of::<Node>() == 32);
     assert!(std::mem::size_of::<ArchivedNode>() == 32);
     assert!(std::mem::align_of::<ArchivedNode>() == 4);
-    assert!(std::mem::size_of::<BoxNode>() == 20);
-    assert!(std::mem::size_of::<ArchivedBoxNode>() == 20);
+    assert!(std::mem::size_of::<BoxNode>() == 40);
+    assert!(std::mem::size_of::<ArchivedBoxNode>() == 40);
     assert!(std::mem::align_of::<ArchivedBoxNode>() == 4);
-    assert!(std::mem::size_of::<ArchivedSphereNode>() == 24);
+    assert!(std::mem::size_of::<ArchivedSphereNode>() == 48);
     assert!(std::mem::align_of::<ArchivedSphereNode>() == 4);
     assert!(std::mem::size_of::<Instance>() == 104);
     assert!(std::mem::size_of::<ArchivedInstance>() == 104);
@@ -328,8 +337,8 @@ pub const fn leaf_range(data: u32) -> (u32, u32) {
 }
 
 /// Largest primitive index a leaf can encode (a mesh leaf payload also
-/// carries [`LEAF_BIT`]).
-pub const MAX_PRIMITIVES: u32 = u32::MAX >> 2;
+/// carries [`LEAF_BIT`], and the largest payload would read as [`EMPTY`]).
+pub const MAX_PRIMITIVES: u32 = (u32::MAX >> 2) - 1;
 
 /// Read access shared by [`Node`] and [`ArchivedNode`], so verification and
 /// statistics are written once.

@@ -8,8 +8,8 @@
 //! or loop forever. The baker runs the same checks on what it writes.
 
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, LEAF_BIT, MAX_DEPTH, NodeView, TreeKind,
-    box_step, decode_hi, decode_lo, dequantize, leaf_range,
+    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, EMPTY, LEAF_BIT, MAX_DEPTH, NodeView,
+    TreeKind, WIDTH, box_step, decode_hi, decode_lo, dequantize, leaf_range,
 };
 use thiserror::Error;
 
@@ -118,6 +118,13 @@ pub enum TreeError {
         /// Triangle count in the reference.
         count: u32,
     },
+    /// A mesh-tree node uses fewer than two child slots, or an empty slot
+    /// comes before a used one.
+    #[error("node {node}: child slots are not two or more used, then empty")]
+    Slots {
+        /// Node index.
+        node: usize,
+    },
     /// A box node's child codes put a lower face above an upper face.
     #[error("node {node}: a child box's lower and upper codes cross")]
     Crossed {
@@ -202,12 +209,12 @@ impl Vol {
     }
 }
 
-/// Checks a mesh's tree: kind and node count, child references in
-/// depth-first order (inner nodes numbered as the walk meets them, leaves
-/// likewise, so every node and leaf is reached exactly once and the walk
-/// cannot loop), leaf triangle counts against the source ids, depth at
-/// most [`MAX_DEPTH`], child-box codes that cannot cross (lower + upper
-/// code ≤ 255 per axis).
+/// Checks a mesh's tree: kind and node count, two to four used child slots
+/// per node (empty ones last), child references in depth-first order
+/// (inner nodes numbered as the walk meets them, leaves likewise, so every
+/// node and leaf is reached exactly once and the walk cannot loop), leaf
+/// triangle counts against the source ids, depth at most [`MAX_DEPTH`],
+/// child-box codes that cannot cross (lower + upper code ≤ 255 per axis).
 pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
     walk_mesh_tree(mesh, false).map(|_| ())
 }
@@ -227,12 +234,14 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
         boxes: nb,
         spheres: ns,
     };
-    let inner = match TreeKind::from_tag(tag) {
-        Some(TreeKind::Aabb) if ns == 0 => nb,
-        Some(TreeKind::Sphere) if nb == 0 => ns,
+    let boxes = match TreeKind::from_tag(tag) {
+        Some(TreeKind::Aabb) if ns == 0 => true,
+        Some(TreeKind::Sphere) if nb == 0 => false,
         _ => return Err(kind_err),
     };
-    if leaves == 0 || inner != leaves - 1 {
+    let inner = nb + ns;
+    // a node has 2 to 4 children: L leaves need between ⌈(L-1)/3⌉ and L-1 nodes
+    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
         if leaves == 0 && inner == 0 {
             return Ok(TreeStats::default());
         }
@@ -242,46 +251,45 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
         });
     }
     let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
-    let frame = &mesh.sphere_frame;
-    let ball = |q: &[rkyv::rend::u16_le; 4]| {
-        let (c, r) = crate::level::SphereFrame {
-            origin: f(&frame.origin),
-            scale: f(&frame.scale),
-            radius_scale: frame.radius_scale.to_native(),
-            root: [0; 4],
-        }
-        .decode(q.map(|x| x.to_native()));
+    let frame = crate::level::SphereFrame {
+        origin: f(&mesh.sphere_frame.origin),
+        scale: f(&mesh.sphere_frame.scale),
+        radius_scale: mesh.sphere_frame.radius_scale.to_native(),
+        root: [0; 4],
+    };
+    let ball = |q: [u16; 4]| {
+        let (c, r) = frame.decode(q);
         Vol::Ball(c, r)
     };
-    let root_vol = if tag == TreeKind::Aabb.tag() {
+    let root_vol = if boxes {
         Vol::Box(f(&mesh.min), f(&mesh.max))
     } else {
-        ball(&frame.root)
+        ball(mesh.sphere_frame.root.map(|x| x.to_native()))
     };
-    // the children of inner node `i` inside `vol`
-    let children = |i: usize, vol: Vol| -> [(u32, Vol); 2] {
-        if !with_stats {
-            let child = if tag == TreeKind::Aabb.tag() {
-                &mesh.boxes[i].child
-            } else {
-                &mesh.spheres[i].child
-            };
-            return [0, 1].map(|c| (child[c].to_native(), vol));
+    let refs = |i: usize| {
+        if boxes {
+            mesh.boxes[i].child.map(|c| c.to_native())
+        } else {
+            mesh.spheres[i].child.map(|c| c.to_native())
         }
-        if tag == TreeKind::Aabb.tag() {
+    };
+    // the volume of child `c` of inner node `i`, whose volume is `vol`
+    let child_vol = |i: usize, c: usize, vol: Vol| -> Vol {
+        if !with_stats {
+            return vol;
+        }
+        if boxes {
             let n = &mesh.boxes[i];
             let Vol::Box(pmin, pmax) = vol else {
                 unreachable!("box trees hold boxes")
             };
             let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-            [0, 1].map(|c| {
-                let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[c][k]));
-                let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[c][k]));
-                (n.child[c].to_native(), Vol::Box(lo, hi))
-            })
+            Vol::Box(
+                std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c])),
+                std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c])),
+            )
         } else {
-            let n = &mesh.spheres[i];
-            [0, 1].map(|c| (n.child[c].to_native(), ball(&n.sphere[c])))
+            ball(mesh.spheres[i].sphere.map(|q| q[c].to_native()))
         }
     };
     let mut stats = TreeStats {
@@ -290,8 +298,8 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
     };
     let (mut next_inner, mut next_leaf) = (0usize, 0usize);
     let mut sah = 0.0f64;
-    // (reference, parent, depth, volume); left pushed last, visited first
-    let mut stack = Vec::with_capacity(2 * MAX_DEPTH);
+    // (reference, parent, depth, volume); first child pushed last, visited first
+    let mut stack = Vec::with_capacity(WIDTH * MAX_DEPTH);
     stack.push((mesh.root.to_native(), 0usize, 1usize, root_vol));
     while let Some((r, parent, depth, vol)) = stack.pop() {
         if depth > MAX_DEPTH {
@@ -300,7 +308,7 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
         stats.depth = stats.depth.max(depth);
         if r & LEAF_BIT != 0 {
             let (leaf, count) = leaf_range(r & !LEAF_BIT);
-            if leaf as usize != next_leaf {
+            if leaf as usize != next_leaf || next_leaf >= leaves {
                 return Err(TreeError::Leaf {
                     node: parent,
                     first: leaf,
@@ -321,32 +329,38 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
             if with_stats {
                 sah += vol.area() * f64::from(count);
             }
-        } else {
-            if r as usize != next_inner || next_inner >= inner {
-                return Err(TreeError::Order {
-                    node: parent,
-                    child: r,
-                    expected: next_inner,
-                });
+            continue;
+        }
+        if r as usize != next_inner || next_inner >= inner {
+            return Err(TreeError::Order {
+                node: parent,
+                child: r,
+                expected: next_inner,
+            });
+        }
+        let i = r as usize;
+        next_inner += 1;
+        let child = refs(i);
+        let used = child.iter().take_while(|&&c| c != EMPTY).count();
+        if used < 2 || child[used..].iter().any(|&c| c != EMPTY) {
+            return Err(TreeError::Slots { node: i });
+        }
+        if boxes {
+            let n = &mesh.boxes[i];
+            let crossed = (0..used)
+                .any(|c| (0..3).any(|k| u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]) > 255));
+            if crossed {
+                return Err(TreeError::Crossed { node: i });
             }
-            next_inner += 1;
-            if tag == TreeKind::Aabb.tag() {
-                let n = &mesh.boxes[r as usize];
-                let crossed = (0..2)
-                    .any(|c| (0..3).any(|k| u16::from(n.lo[c][k]) + u16::from(n.hi[c][k]) > 255));
-                if crossed {
-                    return Err(TreeError::Crossed { node: r as usize });
-                }
-            }
-            if with_stats {
-                sah += vol.area();
-            }
-            let [left, right] = children(r as usize, vol);
-            stack.push((right.0, r as usize, depth + 1, right.1));
-            stack.push((left.0, r as usize, depth + 1, left.1));
+        }
+        if with_stats {
+            sah += vol.area();
+        }
+        for c in (0..used).rev() {
+            stack.push((child[c], i, depth + 1, child_vol(i, c, vol)));
         }
     }
-    if next_leaf != leaves {
+    if next_leaf != leaves || next_inner != inner {
         return Err(TreeError::Coverage {
             covered: next_leaf,
             prims: leaves,

@@ -1,8 +1,9 @@
 //! The tree walkers, written once over the [`Tree`] trait: the top-level
-//! tree (float boxes, skip-count array) and mesh trees (both children's
-//! quantised boxes or spheres in every inner node, decoded on the fly).
-//! A walk carries each node's decoded [`Volume`], because box children are
-//! quantised against their parent's box.
+//! tree (float boxes, binary skip-count array) and mesh trees (up to four
+//! children's quantised boxes or spheres in every inner node, decoded on
+//! the fly; box children are decoded and tested four at a time, one SIMD
+//! lane each). A walk carries each node's decoded [`Volume`], because box
+//! children are quantised against their parent's box.
 //!
 //! - [`walk_ray`]: front to back, with a visitor for leaves that shrinks the
 //!   ray's range as it finds hits (closest hit) or stops the walk (any hit).
@@ -11,13 +12,14 @@
 //! Safety of the walk rests on `kiln_formats::verify`: child references are
 //! in range and in depth-first order (so every step goes deeper, and the
 //! walk ends), and no tree is deeper than `MAX_DEPTH`, so the fixed stacks
-//! (one entry per level at most) cannot overflow.
+//! (at most `WIDTH - 1` entries per level of the current path) cannot
+//! overflow.
 
 use crate::query::ray_box::SlabRay;
-use glam::{Vec3, Vec3A};
+use glam::{Vec3, Vec3A, Vec4};
 use kiln_formats::level::{
-    ArchivedBoxNode, ArchivedNode, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, LEAF_BIT,
-    MAX_DEPTH, TreeKind,
+    ArchivedBoxNode, ArchivedNode, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, EMPTY, LEAF_BIT,
+    MAX_DEPTH, TreeKind, WIDTH,
 };
 use std::mem::MaybeUninit;
 
@@ -49,6 +51,25 @@ impl Grow {
     }
 }
 
+/// What an overlap walk looks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Probe {
+    /// A ball.
+    Ball {
+        /// Centre.
+        c: Vec3A,
+        /// Radius.
+        r: f32,
+    },
+    /// An axis-aligned box.
+    Box {
+        /// Lower corner.
+        lo: Vec3A,
+        /// Upper corner.
+        hi: Vec3A,
+    },
+}
+
 /// A bounding volume a walk can test.
 pub(crate) trait Volume: Copy {
     /// Entry distance of `ray` into the volume grown by `grow`, if it meets
@@ -58,6 +79,14 @@ pub(crate) trait Volume: Copy {
     fn touches_ball(&self, c: Vec3A, r: f32) -> bool;
     /// Whether the box `lo..=hi` may touch the volume (conservative).
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool;
+    /// Whether `probe` may touch the volume (conservative).
+    #[inline]
+    fn touches(&self, probe: &Probe) -> bool {
+        match *probe {
+            Probe::Ball { c, r } => self.touches_ball(c, r),
+            Probe::Box { lo, hi } => self.touches_box(lo, hi),
+        }
+    }
 }
 
 /// An axis-aligned box.
@@ -116,6 +145,10 @@ impl Volume for Ball {
     }
 }
 
+/// Children found by a walk step: `(reference, entry distance, volume)`
+/// in the first `n` slots.
+pub(crate) type Found<V> = [(u32, f32, V); WIDTH];
+
 /// What the walkers need of a tree. References are inner-node indices, or
 /// [`LEAF_BIT`] | leaf payload.
 pub(crate) trait Tree {
@@ -123,10 +156,30 @@ pub(crate) trait Tree {
     type Vol: Volume;
     /// The root reference and volume; `None` for an empty tree.
     fn root(&self) -> Option<(u32, Self::Vol)>;
-    /// The children of inner node `node`, whose volume is `vol`.
-    fn children(&self, node: u32, vol: &Self::Vol) -> [(u32, Self::Vol); 2];
+    /// The children of inner node `node` (volume `vol`) whose volume,
+    /// grown by `grow`, the ray enters within `[0, t_max]`: written to
+    /// `out`, their number returned.
+    fn ray_children(
+        &self,
+        node: u32,
+        vol: &Self::Vol,
+        ray: &SlabRay,
+        grow: &Grow,
+        t_max: f32,
+        out: &mut Found<Self::Vol>,
+    ) -> usize;
+    /// The children of inner node `node` whose volume may touch `probe`
+    /// (entry distances unused).
+    fn probe_children(
+        &self,
+        node: u32,
+        vol: &Self::Vol,
+        probe: &Probe,
+        out: &mut Found<Self::Vol>,
+    ) -> usize;
 }
 
+/// The two children of a top-level node, tested one by one.
 impl Tree for [ArchivedNode] {
     type Vol = Aabb;
     #[inline]
@@ -134,11 +187,43 @@ impl Tree for [ArchivedNode] {
         (!self.is_empty()).then(|| (top_ref(self, 0), top_box(&self[0])))
     }
     #[inline]
-    fn children(&self, node: u32, _: &Aabb) -> [(u32, Aabb); 2] {
-        let l = node as usize + 1;
-        let r = self[l].end.to_native() as usize;
-        [l, r].map(|i| (top_ref(self, i), top_box(&self[i])))
+    fn ray_children(
+        &self,
+        node: u32,
+        _: &Aabb,
+        ray: &SlabRay,
+        grow: &Grow,
+        t_max: f32,
+        out: &mut Found<Aabb>,
+    ) -> usize {
+        let mut n = 0;
+        for i in top_children(self, node) {
+            let b = top_box(&self[i]);
+            if let Some(t) = b.ray_entry(ray, grow, t_max) {
+                out[n] = (top_ref(self, i), t, b);
+                n += 1;
+            }
+        }
+        n
     }
+    #[inline]
+    fn probe_children(&self, node: u32, _: &Aabb, probe: &Probe, out: &mut Found<Aabb>) -> usize {
+        let mut n = 0;
+        for i in top_children(self, node) {
+            let b = top_box(&self[i]);
+            if b.touches(probe) {
+                out[n] = (top_ref(self, i), 0.0, b);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+#[inline]
+fn top_children(nodes: &[ArchivedNode], node: u32) -> [usize; 2] {
+    let l = node as usize + 1;
+    [l, nodes[l].end.to_native() as usize]
 }
 
 #[inline]
@@ -165,6 +250,75 @@ pub(crate) struct BoxTree<'a> {
     root: Option<(u32, Aabb)>,
 }
 
+/// The four children's boxes of a box node, one SIMD lane per child.
+struct Boxes4 {
+    lo: [Vec4; 3],
+    hi: [Vec4; 3],
+    /// Lanes with a child.
+    used: glam::BVec4A,
+    child: [u32; WIDTH],
+}
+
+impl Boxes4 {
+    /// Child `c`'s box.
+    #[inline]
+    fn lane(&self, c: usize) -> Aabb {
+        let l = |v: &[Vec4; 3]| Vec3A::new(v[0][c], v[1][c], v[2][c]);
+        Aabb {
+            min: l(&self.lo),
+            max: l(&self.hi),
+        }
+    }
+
+    /// Writes the children in `mask` (with distances `t`) to `out`.
+    #[inline]
+    fn gather(&self, mask: glam::BVec4A, t: Vec4, out: &mut Found<Aabb>) -> usize {
+        let bits = (mask & self.used).bitmask();
+        let mut n = 0;
+        for c in 0..WIDTH {
+            if bits & (1 << c) != 0 {
+                out[n] = (self.child[c], t[c], self.lane(c));
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl BoxTree<'_> {
+    /// Decodes node `node`'s children inside `vol`: the same IEEE
+    /// operations, lane by lane, as `kiln_formats::level::{box_step,
+    /// decode_lo, decode_hi}`, which the baker rounded against.
+    #[inline]
+    fn decode(&self, node: u32, vol: &Aabb) -> Boxes4 {
+        let n = &self.nodes[node as usize];
+        let step = (vol.max - vol.min) * (1.0 / BOX_STEPS);
+        let q = |v: &[u8; WIDTH]| {
+            Vec4::new(
+                f32::from(v[0]),
+                f32::from(v[1]),
+                f32::from(v[2]),
+                f32::from(v[3]),
+            )
+        };
+        let lo = [0, 1, 2].map(|k| Vec4::splat(vol.min[k]) + q(&n.lo[k]) * Vec4::splat(step[k]));
+        let hi = [0, 1, 2].map(|k| Vec4::splat(vol.max[k]) - q(&n.hi[k]) * Vec4::splat(step[k]));
+        let child = n.child.each_ref().map(|c| c.to_native());
+        let used = glam::BVec4A::new(
+            child[0] != EMPTY,
+            child[1] != EMPTY,
+            child[2] != EMPTY,
+            child[3] != EMPTY,
+        );
+        Boxes4 {
+            lo,
+            hi,
+            used,
+            child,
+        }
+    }
+}
+
 impl Tree for BoxTree<'_> {
     type Vol = Aabb;
     #[inline]
@@ -172,22 +326,61 @@ impl Tree for BoxTree<'_> {
         self.root
     }
     #[inline]
-    fn children(&self, node: u32, vol: &Aabb) -> [(u32, Aabb); 2] {
-        // the same IEEE operations, lane by lane, as
-        // `kiln_formats::level::{box_step, decode_lo, decode_hi}`, which the
-        // baker rounded against
-        let n = &self.nodes[node as usize];
-        let step = (vol.max - vol.min) * (1.0 / BOX_STEPS);
-        let q = |v: &[u8; 3]| Vec3A::new(f32::from(v[0]), f32::from(v[1]), f32::from(v[2]));
-        [0, 1].map(|c| {
-            (
-                n.child[c].to_native(),
-                Aabb {
-                    min: vol.min + q(&n.lo[c]) * step,
-                    max: vol.max - q(&n.hi[c]) * step,
-                },
-            )
-        })
+    fn ray_children(
+        &self,
+        node: u32,
+        vol: &Aabb,
+        ray: &SlabRay,
+        grow: &Grow,
+        t_max: f32,
+        out: &mut Found<Aabb>,
+    ) -> usize {
+        let b = self.decode(node, vol);
+        // the slab test of `SlabRay::hit_a`, four boxes at once
+        let mut near = Vec4::ZERO;
+        let mut far = Vec4::splat(t_max);
+        for k in 0..3 {
+            let l = b.lo[k] - Vec4::splat(grow.ext[k]);
+            let h = b.hi[k] + Vec4::splat(grow.ext[k]);
+            let o = Vec4::splat(ray.origin[k]);
+            if ray.inv_dir[k] == 0.0 {
+                // the ray does not move along k: inside the slab or not
+                let inside = o.cmpge(l) & o.cmple(h);
+                far = Vec4::select(inside, far, Vec4::splat(f32::NEG_INFINITY));
+            } else {
+                let inv = Vec4::splat(ray.inv_dir[k]);
+                let t0 = (l - o) * inv;
+                let t1 = (h - o) * inv;
+                near = near.max(t0.min(t1));
+                far = far.min(t0.max(t1));
+            }
+        }
+        let hit = near.cmple(far * crate::query::ray_box::EXIT_SCALE);
+        b.gather(hit, near, out)
+    }
+    #[inline]
+    fn probe_children(&self, node: u32, vol: &Aabb, probe: &Probe, out: &mut Found<Aabb>) -> usize {
+        let b = self.decode(node, vol);
+        let hit = match *probe {
+            Probe::Ball { c, r } => {
+                // squared distance from the centre to each box
+                let mut d2 = Vec4::ZERO;
+                for k in 0..3 {
+                    let ck = Vec4::splat(c[k]);
+                    let d = (b.lo[k] - ck).max(ck - b.hi[k]).max(Vec4::ZERO);
+                    d2 += d * d;
+                }
+                d2.cmple(Vec4::splat(r * r))
+            }
+            Probe::Box { lo, hi } => {
+                let mut m = glam::BVec4A::splat(true);
+                for k in 0..3 {
+                    m &= b.lo[k].cmple(Vec4::splat(hi[k])) & b.hi[k].cmpge(Vec4::splat(lo[k]));
+                }
+                m
+            }
+        };
+        b.gather(hit, Vec4::ZERO, out)
     }
 }
 
@@ -201,15 +394,27 @@ pub(crate) struct SphereTree<'a> {
 }
 
 impl SphereTree<'_> {
+    /// Decodes `[x, y, z, r]` codes: origin + q · scale and q ·
+    /// radius_scale, as `kiln_formats::level::SphereFrame::decode`.
     #[inline]
-    fn decode(&self, q: &[rkyv::rend::u16_le; 4]) -> Ball {
-        // origin + q · scale and q · radius_scale: as
-        // `kiln_formats::level::SphereFrame::decode`
-        let f = |k: usize| f32::from(q[k].to_native());
+    fn decode(&self, q: [u16; 4]) -> Ball {
+        let f = |k: usize| f32::from(q[k]);
         Ball {
             c: self.origin + Vec3A::new(f(0), f(1), f(2)) * self.scale,
             r: f(3) * self.radius_scale,
         }
+    }
+
+    /// Child `c` of node `n`, if the slot is used.
+    #[inline]
+    fn child(&self, n: &ArchivedSphereNode, c: usize) -> Option<(u32, Ball)> {
+        let r = n.child[c].to_native();
+        (r != EMPTY).then(|| {
+            (
+                r,
+                self.decode(n.sphere.each_ref().map(|v| v[c].to_native())),
+            )
+        })
     }
 }
 
@@ -220,9 +425,40 @@ impl Tree for SphereTree<'_> {
         self.root
     }
     #[inline]
-    fn children(&self, node: u32, _: &Ball) -> [(u32, Ball); 2] {
+    fn ray_children(
+        &self,
+        node: u32,
+        _: &Ball,
+        ray: &SlabRay,
+        grow: &Grow,
+        t_max: f32,
+        out: &mut Found<Ball>,
+    ) -> usize {
         let n = &self.nodes[node as usize];
-        [0, 1].map(|c| (n.child[c].to_native(), self.decode(&n.sphere[c])))
+        let mut k = 0;
+        for c in 0..WIDTH {
+            if let Some((r, b)) = self.child(n, c) {
+                if let Some(t) = b.ray_entry(ray, grow, t_max) {
+                    out[k] = (r, t, b);
+                    k += 1;
+                }
+            }
+        }
+        k
+    }
+    #[inline]
+    fn probe_children(&self, node: u32, _: &Ball, probe: &Probe, out: &mut Found<Ball>) -> usize {
+        let n = &self.nodes[node as usize];
+        let mut k = 0;
+        for c in 0..WIDTH {
+            if let Some((r, b)) = self.child(n, c) {
+                if b.touches(probe) {
+                    out[k] = (r, 0.0, b);
+                    k += 1;
+                }
+            }
+        }
+        k
     }
 }
 
@@ -250,7 +486,7 @@ impl<'a> MeshTree<'a> {
                 root: None,
             };
             if !empty {
-                t.root = Some((root, t.decode(&fr.root)));
+                t.root = Some((root, t.decode(fr.root.each_ref().map(|v| v.to_native()))));
             }
             MeshTree::Spheres(t)
         } else {
@@ -277,20 +513,23 @@ impl<'a> MeshTree<'a> {
     /// The leaves whose volume may touch the ball `c`, `r`.
     #[inline]
     pub(crate) fn walk_ball(&self, c: Vec3, r: f32, leaf: impl FnMut(u32) -> bool) {
-        let c = Vec3A::from(c);
+        let probe = Probe::Ball { c: c.into(), r };
         match self {
-            MeshTree::Boxes(t) => walk_overlap(t, |v| v.touches_ball(c, r), leaf),
-            MeshTree::Spheres(t) => walk_overlap(t, |v| v.touches_ball(c, r), leaf),
+            MeshTree::Boxes(t) => walk_overlap(t, &probe, leaf),
+            MeshTree::Spheres(t) => walk_overlap(t, &probe, leaf),
         }
     }
 
     /// The leaves whose volume may touch the box `lo..=hi`.
     #[inline]
     pub(crate) fn walk_box(&self, lo: Vec3, hi: Vec3, leaf: impl FnMut(u32) -> bool) {
-        let (lo, hi) = (Vec3A::from(lo), Vec3A::from(hi));
+        let probe = Probe::Box {
+            lo: lo.into(),
+            hi: hi.into(),
+        };
         match self {
-            MeshTree::Boxes(t) => walk_overlap(t, |v| v.touches_box(lo, hi), leaf),
-            MeshTree::Spheres(t) => walk_overlap(t, |v| v.touches_box(lo, hi), leaf),
+            MeshTree::Boxes(t) => walk_overlap(t, &probe, leaf),
+            MeshTree::Spheres(t) => walk_overlap(t, &probe, leaf),
         }
     }
 }
@@ -303,11 +542,14 @@ pub(crate) trait RayVisitor {
     fn leaf(&mut self, data: u32) -> bool;
 }
 
-/// A fixed stack of at most [`MAX_DEPTH`] entries that is never
-/// initialised as a whole (a walk is short; clearing kilobytes per query
-/// would cost more than the walk).
+/// Most entries a walk can leave waiting: `WIDTH - 1` per level.
+const STACK: usize = (WIDTH - 1) * MAX_DEPTH;
+
+/// A fixed stack of at most [`STACK`] entries that is never initialised as
+/// a whole (a walk is short; clearing kilobytes per query would cost more
+/// than the walk).
 struct Stack<E: Copy> {
-    slots: [MaybeUninit<E>; MAX_DEPTH],
+    slots: [MaybeUninit<E>; STACK],
     len: usize,
 }
 
@@ -315,14 +557,15 @@ impl<E: Copy> Stack<E> {
     #[inline]
     fn new() -> Self {
         Stack {
-            slots: [const { MaybeUninit::uninit() }; MAX_DEPTH],
+            slots: [const { MaybeUninit::uninit() }; STACK],
             len: 0,
         }
     }
     #[inline]
     fn push(&mut self, e: E) {
-        // bounds-checked: a verified tree never needs more than MAX_DEPTH
-        // entries (one per level of the current path), so this cannot panic
+        // bounds-checked: a verified tree never needs more than STACK
+        // entries (WIDTH - 1 per level of the current path), so this
+        // cannot panic
         self.slots[self.len] = MaybeUninit::new(e);
         self.len += 1;
     }
@@ -340,11 +583,12 @@ impl<E: Copy> Stack<E> {
     }
 }
 
-/// Walks `tree` along `ray`, front to back: at each inner node both
-/// children are tested and the nearer hit (by entry distance) is entered
-/// first while the farther waits on the stack with its entry distance, so
-/// it is dropped unseen once a closer hit shrinks the range. Every volume
-/// is grown by `grow` first: nothing for rays, the sphere for sweeps.
+/// Walks `tree` along `ray`, front to back: at each inner node every child
+/// is tested and the nearest hit (by entry distance) is entered first while
+/// the others wait on the stack with their entry distances, nearer ones on
+/// top, so they are dropped unseen once a closer hit shrinks the range.
+/// Every volume is grown by `grow` first: nothing for rays, the sphere for
+/// sweeps.
 #[inline]
 pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     tree: &T,
@@ -359,37 +603,29 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
         return;
     }
     let mut stack = Stack::<(u32, f32, T::Vol)>::new();
+    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
     loop {
         if r & LEAF_BIT != 0 {
             if v.leaf(r & !LEAF_BIT) {
                 return;
             }
         } else {
-            let [(lr, lv), (rr, rv)] = tree.children(r, &vol);
-            let t_max = v.t_max();
-            match (
-                lv.ray_entry(ray, grow, t_max),
-                rv.ray_entry(ray, grow, t_max),
-            ) {
-                (Some(tl), Some(tr)) => {
-                    if tl <= tr {
-                        stack.push((rr, tr, rv));
-                        (r, vol) = (lr, lv);
-                    } else {
-                        stack.push((lr, tl, lv));
-                        (r, vol) = (rr, rv);
+            let n = tree.ray_children(r, &vol, ray, grow, v.t_max(), &mut found);
+            if n > 0 {
+                // sort by entry distance, farthest first (n ≤ 4)
+                let hits = &mut found[..n];
+                for i in 1..n {
+                    let mut j = i;
+                    while j > 0 && hits[j - 1].1 < hits[j].1 {
+                        hits.swap(j - 1, j);
+                        j -= 1;
                     }
-                    continue;
                 }
-                (Some(_), None) => {
-                    (r, vol) = (lr, lv);
-                    continue;
+                for &e in &hits[..n - 1] {
+                    stack.push(e);
                 }
-                (None, Some(_)) => {
-                    (r, vol) = (rr, rv);
-                    continue;
-                }
-                (None, None) => {}
+                (r, vol) = (hits[n - 1].0, hits[n - 1].2);
+                continue;
             }
         }
         // next waiting subtree still in range
@@ -405,44 +641,36 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     }
 }
 
-/// Visits, depth first, every leaf whose volume passes `test`, skipping
-/// whole subtrees whose volume does not. The leaf visitor returns `true` to
-/// stop.
+/// Visits, depth first, every leaf whose volume may touch `probe`,
+/// skipping whole subtrees whose volume does not. The leaf visitor returns
+/// `true` to stop.
 #[inline]
 pub(crate) fn walk_overlap<T: Tree + ?Sized>(
     tree: &T,
-    test: impl Fn(&T::Vol) -> bool,
+    probe: &Probe,
     mut leaf: impl FnMut(u32) -> bool,
 ) {
     let Some((mut r, mut vol)) = tree.root() else {
         return;
     };
-    if !test(&vol) {
+    if !vol.touches(probe) {
         return;
     }
     let mut stack = Stack::<(u32, T::Vol)>::new();
+    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
     loop {
         if r & LEAF_BIT != 0 {
             if leaf(r & !LEAF_BIT) {
                 return;
             }
         } else {
-            let [(lr, lv), (rr, rv)] = tree.children(r, &vol);
-            match (test(&lv), test(&rv)) {
-                (true, true) => {
-                    stack.push((rr, rv));
-                    (r, vol) = (lr, lv);
-                    continue;
+            let n = tree.probe_children(r, &vol, probe, &mut found);
+            if n > 0 {
+                for &(nr, _, nv) in found[1..n].iter().rev() {
+                    stack.push((nr, nv));
                 }
-                (true, false) => {
-                    (r, vol) = (lr, lv);
-                    continue;
-                }
-                (false, true) => {
-                    (r, vol) = (rr, rv);
-                    continue;
-                }
-                (false, false) => {}
+                (r, vol) = (found[0].0, found[0].2);
+                continue;
             }
         }
         let Some((next, next_vol)) = stack.pop() else {
@@ -460,8 +688,11 @@ pub(crate) fn walk_box<T: Tree + ?Sized>(
     hi: Vec3,
     leaf: impl FnMut(u32) -> bool,
 ) {
-    let (lo, hi) = (Vec3A::from(lo), Vec3A::from(hi));
-    walk_overlap(tree, |v| v.touches_box(lo, hi), leaf)
+    let probe = Probe::Box {
+        lo: lo.into(),
+        hi: hi.into(),
+    };
+    walk_overlap(tree, &probe, leaf)
 }
 
 #[inline]

@@ -13,54 +13,86 @@
 
 use glam::DVec3;
 use kiln_formats::level::{
-    BoxNode, LEAF_BIT, Node, SphereFrame, SphereNode, box_step, decode_hi, decode_lo, dequantize,
+    BoxNode, EMPTY, LEAF_BIT, Node, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
+    dequantize,
 };
 
-/// The archived reference of every skip-count node: `LEAF_BIT | data` for
-/// a leaf (after `leaf_payload` rewrites its data), the depth-first inner
-/// index otherwise.
-fn references(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> Vec<u32> {
-    let mut inner = 0u32;
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            if n.end as usize == i + 1 {
-                LEAF_BIT | leaf_payload(n.data)
+/// Groups the binary skip-count tree into nodes of up to [`WIDTH`]
+/// children: starting from a binary node's two children, the inner child
+/// with the largest surface area is replaced by its own two children (in
+/// place, so leaves keep their left-to-right order) until four children or
+/// only leaves remain. Returns the wide nodes in depth-first order (first
+/// child first), each as the binary node it came from and its children's
+/// binary indices, plus each binary node's archived reference.
+fn collapse(
+    nodes: &[Node],
+    leaf_payload: impl Fn(u32) -> u32,
+) -> (Vec<(usize, Vec<usize>)>, Vec<u32>) {
+    let is_leaf = |i: usize| nodes[i].end as usize == i + 1;
+    let kids = |i: usize| [i + 1, nodes[i + 1].end as usize];
+    let area = |i: usize| {
+        let n = &nodes[i];
+        let d = [0, 1, 2].map(|k| f64::from(n.max[k]) - f64::from(n.min[k]));
+        d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+    };
+    let mut refs = vec![EMPTY; nodes.len()];
+    let mut wide = Vec::new();
+    if nodes.is_empty() {
+        return (wide, refs);
+    }
+    if is_leaf(0) {
+        refs[0] = LEAF_BIT | leaf_payload(nodes[0].data);
+        return (wide, refs);
+    }
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        refs[b] = wide.len() as u32;
+        let mut children: Vec<usize> = kids(b).to_vec();
+        while children.len() < WIDTH {
+            // the widest inner child, first on ties
+            let Some(pos) = (0..children.len()).filter(|&p| !is_leaf(children[p])).fold(
+                None,
+                |best: Option<usize>, p| match best {
+                    Some(q) if area(children[q]) >= area(children[p]) => Some(q),
+                    _ => Some(p),
+                },
+            ) else {
+                break;
+            };
+            let c = children[pos];
+            children.splice(pos..=pos, kids(c));
+        }
+        for &c in children.iter().rev() {
+            if is_leaf(c) {
+                refs[c] = LEAF_BIT | leaf_payload(nodes[c].data);
             } else {
-                inner += 1;
-                inner - 1
+                stack.push(c);
             }
-        })
-        .collect()
-}
-
-/// Children (left, right) of every inner skip-count node, in order.
-fn inner_children(nodes: &[Node]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-    (0..nodes.len())
-        .filter(|&i| nodes[i].end as usize != i + 1)
-        .map(|i| (i, i + 1, nodes[i + 1].end as usize))
+        }
+        wide.push((b, children));
+    }
+    (wide, refs)
 }
 
 /// Box tree: returns the root reference and the inner nodes.
 pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, Vec<BoxNode>) {
-    let refs = references(nodes, leaf_payload);
+    let (wide, refs) = collapse(nodes, leaf_payload);
     let Some(root) = nodes.first() else {
         return (0, Vec::new());
     };
-    // decoded box of every node, filled parent before children
+    // decoded box of every binary node that becomes a wide child, parent first
     let mut dec = vec![([0.0f32; 3], [0.0f32; 3]); nodes.len()];
     dec[0] = (root.min, root.max);
-    let mut out = Vec::with_capacity(nodes.len() / 2);
-    for (i, l, r) in inner_children(nodes) {
-        let (pmin, pmax) = dec[i];
+    let mut out = Vec::with_capacity(wide.len());
+    for (b, children) in &wide {
+        let (pmin, pmax) = dec[*b];
         let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
         let mut node = BoxNode {
-            lo: [[0; 3]; 2],
-            hi: [[0; 3]; 2],
-            child: [refs[l], refs[r]],
+            lo: [[0; WIDTH]; 3],
+            hi: [[0; WIDTH]; 3],
+            child: [EMPTY; WIDTH],
         };
-        for (c, child) in [l, r].into_iter().enumerate() {
+        for (c, &child) in children.iter().enumerate() {
             let n = &nodes[child];
             for k in 0..3 {
                 let mut lo = code_lo(pmin[k], step[k], n.min[k]);
@@ -71,17 +103,18 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
                 while u16::from(lo) + u16::from(hi) > 255 {
                     if lo > hi { lo -= 1 } else { hi -= 1 }
                 }
-                node.lo[c][k] = lo;
-                node.hi[c][k] = hi;
+                node.lo[k][c] = lo;
+                node.hi[k][c] = hi;
             }
-            let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], node.lo[c][k]));
-            let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[c][k]));
+            let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], node.lo[k][c]));
+            let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[k][c]));
             // outward rounding is the whole point: check it, always (cheap)
             assert!(
                 (0..3).all(|k| lo[k] <= n.min[k] && hi[k] >= n.max[k]),
                 "decoded child box does not contain the exact box"
             );
             dec[child] = (lo, hi);
+            node.child[c] = refs[child];
         }
         out.push(node);
     }
@@ -124,7 +157,7 @@ pub fn encode_spheres(
     leaf_payload: impl Fn(u32) -> u32,
     leaf_points: impl Fn(u32) -> Vec<[f32; 3]>,
 ) -> (u32, SphereFrame, Vec<SphereNode>) {
-    let refs = references(nodes, &leaf_payload);
+    let (wide, refs) = collapse(nodes, &leaf_payload);
     let Some(root) = nodes.first() else {
         return (0, SphereFrame::default(), Vec::new());
     };
@@ -168,13 +201,21 @@ pub fn encode_spheres(
         root: [0; 4],
     };
     frame.root = quantize_sphere(&frame, exact[0]);
-    let out = inner_children(nodes)
-        .map(|(_, l, r)| SphereNode {
-            sphere: [
-                quantize_sphere(&frame, exact[l]),
-                quantize_sphere(&frame, exact[r]),
-            ],
-            child: [refs[l], refs[r]],
+    let out = wide
+        .iter()
+        .map(|(_, children)| {
+            let mut node = SphereNode {
+                sphere: [[0; WIDTH]; 4],
+                child: [EMPTY; WIDTH],
+            };
+            for (c, &child) in children.iter().enumerate() {
+                let q = quantize_sphere(&frame, exact[child]);
+                for (k, v) in q.into_iter().enumerate() {
+                    node.sphere[k][c] = v;
+                }
+                node.child[c] = refs[child];
+            }
+            node
         })
         .collect();
     (refs[0], frame, out)
@@ -265,7 +306,17 @@ mod tests {
         );
         let (root, boxes) = encode_boxes(&nodes, |d| d);
         assert_eq!(root, 0);
-        assert_eq!(boxes.len(), 255);
+        // 4-wide: between 255/3 and 255 nodes, every leaf referenced once
+        assert!(boxes.len() >= 85 && boxes.len() < 255, "{}", boxes.len());
+        let mut leaves: Vec<u32> = boxes
+            .iter()
+            .flat_map(|b| b.child)
+            .filter(|&c| c != EMPTY && c & LEAF_BIT != 0)
+            .collect();
+        leaves.sort();
+        assert_eq!(leaves.len(), 256);
+        leaves.dedup();
+        assert_eq!(leaves.len(), 256);
         // encode_boxes asserts containment; here: codes are used (tight),
         // not all zero
         let used = boxes
@@ -273,7 +324,7 @@ mod tests {
             .flat_map(|b| b.lo.iter().chain(&b.hi).flatten())
             .filter(|&&q| q > 0)
             .count();
-        assert!(used > boxes.len() * 4, "codes too loose: {used}");
+        assert!(used > boxes.len() * 8, "codes too loose: {used}");
     }
 
     #[test]

@@ -274,7 +274,11 @@ mod tests {
             assert_eq!(m.vertices.len(), 81);
             assert_eq!(m.leaves.len(), 64, "every leaf holds a pair");
             assert_eq!(m.triangle_count(), 128);
-            assert_eq!(m.boxes.len() + m.spheres.len(), 63);
+            let inner = m.boxes.len() + m.spheres.len();
+            assert!(
+                (21..63).contains(&inner),
+                "4-wide: {inner} nodes for 64 leaves"
+            );
             // every source triangle appears once, with its winding
             let mut ids: Vec<u32> = m.triangles().map(|(_, id)| id).collect();
             ids.sort();

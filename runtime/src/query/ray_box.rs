@@ -13,7 +13,7 @@
 use glam::{BVec3A, Vec3, Vec3A};
 
 /// 1 + 2γ(3) for f32 (ε = 2⁻²⁴), rounded up.
-const EXIT_SCALE: f32 =
+pub(crate) const EXIT_SCALE: f32 =
     1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5) + f32::EPSILON;
 
 /// A ray prepared for slab tests.
