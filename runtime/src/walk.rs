@@ -79,6 +79,8 @@ pub(crate) trait Volume: Copy {
     fn touches_ball(&self, c: Vec3A, r: f32) -> bool;
     /// Whether the box `lo..=hi` may touch the volume (conservative).
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool;
+    /// A lower bound of the squared distance from `c` to the volume.
+    fn dist2(&self, c: Vec3A) -> f32;
     /// Whether `probe` may touch the volume (conservative).
     #[inline]
     fn touches(&self, probe: &Probe) -> bool {
@@ -108,6 +110,10 @@ impl Volume for Aabb {
     #[inline]
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool {
         self.min.cmple(hi).all() && self.max.cmpge(lo).all()
+    }
+    #[inline]
+    fn dist2(&self, c: Vec3A) -> f32 {
+        c.clamp(self.min, self.max).distance_squared(c)
     }
 }
 
@@ -143,6 +149,11 @@ impl Volume for Ball {
         let s = self.slack(p, self.r);
         self.c.distance_squared(p) <= s * s
     }
+    #[inline]
+    fn dist2(&self, c: Vec3A) -> f32 {
+        let d = (self.c.distance(c) - self.slack(c, self.r)).max(0.0);
+        d * d
+    }
 }
 
 /// Children found by a walk step: `(reference, entry distance, volume)`
@@ -168,8 +179,9 @@ pub(crate) trait Tree {
         t_max: f32,
         out: &mut Found<Self::Vol>,
     ) -> usize;
-    /// The children of inner node `node` whose volume may touch `probe`
-    /// (entry distances unused).
+    /// The children of inner node `node` whose volume may touch `probe`,
+    /// each with a lower bound of its squared distance from a ball probe's
+    /// centre (zero for box probes).
     fn probe_children(
         &self,
         node: u32,
@@ -212,11 +224,21 @@ impl Tree for [ArchivedNode] {
         for i in top_children(self, node) {
             let b = top_box(&self[i]);
             if b.touches(probe) {
-                out[n] = (top_ref(self, i), 0.0, b);
+                out[n] = (top_ref(self, i), probe_dist2(&b, probe), b);
                 n += 1;
             }
         }
         n
+    }
+}
+
+/// The squared distance a ball probe's centre keeps from `v` (a lower
+/// bound), zero for box probes.
+#[inline]
+fn probe_dist2<V: Volume>(v: &V, probe: &Probe) -> f32 {
+    match *probe {
+        Probe::Ball { c, .. } => v.dist2(c),
+        Probe::Box { .. } => 0.0,
     }
 }
 
@@ -263,10 +285,9 @@ impl Boxes4 {
     /// Child `c`'s box.
     #[inline]
     fn lane(&self, c: usize) -> Aabb {
-        let l = |v: &[Vec4; 3]| Vec3A::new(v[0][c], v[1][c], v[2][c]);
         Aabb {
-            min: l(&self.lo),
-            max: l(&self.hi),
+            min: Vec3A::new(self.lo[0][c], self.lo[1][c], self.lo[2][c]),
+            max: Vec3A::new(self.hi[0][c], self.hi[1][c], self.hi[2][c]),
         }
     }
 
@@ -288,34 +309,65 @@ impl Boxes4 {
 impl BoxTree<'_> {
     /// Decodes node `node`'s children inside `vol`: the same IEEE
     /// operations, lane by lane, as `kiln_formats::level::{box_step,
-    /// decode_lo, decode_hi}`, which the baker rounded against.
-    #[inline]
+    /// decode_lo, decode_hi}`, which the baker rounded against. Written out
+    /// per axis: array `map`s here cost more than the tests themselves.
+    #[inline(always)]
     fn decode(&self, node: u32, vol: &Aabb) -> Boxes4 {
         let n = &self.nodes[node as usize];
         let step = (vol.max - vol.min) * (1.0 / BOX_STEPS);
-        let q = |v: &[u8; WIDTH]| {
-            Vec4::new(
-                f32::from(v[0]),
-                f32::from(v[1]),
-                f32::from(v[2]),
-                f32::from(v[3]),
-            )
-        };
-        let lo = [0, 1, 2].map(|k| Vec4::splat(vol.min[k]) + q(&n.lo[k]) * Vec4::splat(step[k]));
-        let hi = [0, 1, 2].map(|k| Vec4::splat(vol.max[k]) - q(&n.hi[k]) * Vec4::splat(step[k]));
-        let child = n.child.each_ref().map(|c| c.to_native());
-        let used = glam::BVec4A::new(
-            child[0] != EMPTY,
-            child[1] != EMPTY,
-            child[2] != EMPTY,
-            child[3] != EMPTY,
-        );
+        let (min, max) = (vol.min, vol.max);
+        let lo = [
+            Vec4::splat(min.x) + codes(&n.lo[0]) * Vec4::splat(step.x),
+            Vec4::splat(min.y) + codes(&n.lo[1]) * Vec4::splat(step.y),
+            Vec4::splat(min.z) + codes(&n.lo[2]) * Vec4::splat(step.z),
+        ];
+        let hi = [
+            Vec4::splat(max.x) - codes(&n.hi[0]) * Vec4::splat(step.x),
+            Vec4::splat(max.y) - codes(&n.hi[1]) * Vec4::splat(step.y),
+            Vec4::splat(max.z) - codes(&n.hi[2]) * Vec4::splat(step.z),
+        ];
+        let child = [
+            n.child[0].to_native(),
+            n.child[1].to_native(),
+            n.child[2].to_native(),
+            n.child[3].to_native(),
+        ];
+        // used slots come first and there are at least two
+        let used = glam::BVec4A::new(true, true, child[2] != EMPTY, child[3] != EMPTY);
         Boxes4 {
             lo,
             hi,
             used,
             child,
         }
+    }
+}
+
+/// Four 8-bit codes as floats.
+#[inline(always)]
+fn codes(v: &[u8; WIDTH]) -> Vec4 {
+    Vec4::new(
+        f32::from(v[0]),
+        f32::from(v[1]),
+        f32::from(v[2]),
+        f32::from(v[3]),
+    )
+}
+
+/// One axis of the four-box slab test: narrows `near`/`far`.
+#[inline(always)]
+fn slab4(near: &mut Vec4, far: &mut Vec4, l: Vec4, h: Vec4, o: f32, inv: f32) {
+    let o = Vec4::splat(o);
+    if inv == 0.0 {
+        // the ray does not move along this axis: inside the slab or not
+        let inside = o.cmpge(l) & o.cmple(h);
+        *far = Vec4::select(inside, *far, Vec4::splat(f32::NEG_INFINITY));
+    } else {
+        let inv = Vec4::splat(inv);
+        let t0 = (l - o) * inv;
+        let t1 = (h - o) * inv;
+        *near = near.max(t0.min(t1));
+        *far = far.min(t0.max(t1));
     }
 }
 
@@ -339,22 +391,13 @@ impl Tree for BoxTree<'_> {
         // the slab test of `SlabRay::hit_a`, four boxes at once
         let mut near = Vec4::ZERO;
         let mut far = Vec4::splat(t_max);
-        for k in 0..3 {
-            let l = b.lo[k] - Vec4::splat(grow.ext[k]);
-            let h = b.hi[k] + Vec4::splat(grow.ext[k]);
-            let o = Vec4::splat(ray.origin[k]);
-            if ray.inv_dir[k] == 0.0 {
-                // the ray does not move along k: inside the slab or not
-                let inside = o.cmpge(l) & o.cmple(h);
-                far = Vec4::select(inside, far, Vec4::splat(f32::NEG_INFINITY));
-            } else {
-                let inv = Vec4::splat(ray.inv_dir[k]);
-                let t0 = (l - o) * inv;
-                let t1 = (h - o) * inv;
-                near = near.max(t0.min(t1));
-                far = far.min(t0.max(t1));
-            }
-        }
+        let (g, o, inv) = (grow.ext, ray.origin, ray.inv_dir);
+        let gx = Vec4::splat(g.x);
+        let gy = Vec4::splat(g.y);
+        let gz = Vec4::splat(g.z);
+        slab4(&mut near, &mut far, b.lo[0] - gx, b.hi[0] + gx, o.x, inv.x);
+        slab4(&mut near, &mut far, b.lo[1] - gy, b.hi[1] + gy, o.y, inv.y);
+        slab4(&mut near, &mut far, b.lo[2] - gz, b.hi[2] + gz, o.z, inv.z);
         let hit = near.cmple(far * crate::query::ray_box::EXIT_SCALE);
         b.gather(hit, near, out)
     }
@@ -364,20 +407,25 @@ impl Tree for BoxTree<'_> {
         let hit = match *probe {
             Probe::Ball { c, r } => {
                 // squared distance from the centre to each box
-                let mut d2 = Vec4::ZERO;
-                for k in 0..3 {
-                    let ck = Vec4::splat(c[k]);
-                    let d = (b.lo[k] - ck).max(ck - b.hi[k]).max(Vec4::ZERO);
-                    d2 += d * d;
-                }
-                d2.cmple(Vec4::splat(r * r))
+                let d = |l: Vec4, h: Vec4, c: f32| {
+                    let c = Vec4::splat(c);
+                    (l - c).max(c - h).max(Vec4::ZERO)
+                };
+                let (dx, dy, dz) = (
+                    d(b.lo[0], b.hi[0], c.x),
+                    d(b.lo[1], b.hi[1], c.y),
+                    d(b.lo[2], b.hi[2], c.z),
+                );
+                let d2 = dx * dx + dy * dy + dz * dz;
+                return b.gather(d2.cmple(Vec4::splat(r * r)), d2, out);
             }
             Probe::Box { lo, hi } => {
-                let mut m = glam::BVec4A::splat(true);
-                for k in 0..3 {
-                    m &= b.lo[k].cmple(Vec4::splat(hi[k])) & b.hi[k].cmpge(Vec4::splat(lo[k]));
-                }
-                m
+                let o = |l: Vec4, h: Vec4, a: f32, b: f32| {
+                    l.cmple(Vec4::splat(b)) & h.cmpge(Vec4::splat(a))
+                };
+                o(b.lo[0], b.hi[0], lo.x, hi.x)
+                    & o(b.lo[1], b.hi[1], lo.y, hi.y)
+                    & o(b.lo[2], b.hi[2], lo.z, hi.z)
             }
         };
         b.gather(hit, Vec4::ZERO, out)
@@ -453,7 +501,7 @@ impl Tree for SphereTree<'_> {
         for c in 0..WIDTH {
             if let Some((r, b)) = self.child(n, c) {
                 if b.touches(probe) {
-                    out[k] = (r, 0.0, b);
+                    out[k] = (r, probe_dist2(&b, probe), b);
                     k += 1;
                 }
             }
@@ -510,13 +558,12 @@ impl<'a> MeshTree<'a> {
         }
     }
 
-    /// The leaves whose volume may touch the ball `c`, `r`.
+    /// [`walk_nearest`] on this tree.
     #[inline]
-    pub(crate) fn walk_ball(&self, c: Vec3, r: f32, leaf: impl FnMut(u32) -> bool) {
-        let probe = Probe::Ball { c: c.into(), r };
+    pub(crate) fn walk_nearest<V: NearVisitor>(&self, c: Vec3, v: &mut V) {
         match self {
-            MeshTree::Boxes(t) => walk_overlap(t, &probe, leaf),
-            MeshTree::Spheres(t) => walk_overlap(t, &probe, leaf),
+            MeshTree::Boxes(t) => walk_nearest(t, c.into(), v),
+            MeshTree::Spheres(t) => walk_nearest(t, c.into(), v),
         }
     }
 
@@ -677,6 +724,68 @@ pub(crate) fn walk_overlap<T: Tree + ?Sized>(
             return;
         };
         (r, vol) = (next, next_vol);
+    }
+}
+
+/// What the nearest-first walker asks of a visitor.
+pub(crate) trait NearVisitor {
+    /// Distance from the centre beyond which nothing is of interest
+    /// (shrinks as closer leaves are found).
+    fn radius(&self) -> f32;
+    /// Visits a leaf's payload; returns `true` to stop the walk.
+    fn leaf(&mut self, data: u32) -> bool;
+}
+
+/// Visits the leaves within the visitor's radius of `c`, nearest volume
+/// first, dropping every waiting subtree that lies beyond the radius once
+/// it shrinks (branch and bound: a closest-point search visits the few
+/// leaves near the answer, not every leaf in the first radius).
+#[inline]
+pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A, v: &mut V) {
+    let Some((mut r, mut vol)) = tree.root() else {
+        return;
+    };
+    let rad = v.radius();
+    if vol.dist2(c) > rad * rad {
+        return;
+    }
+    let mut stack = Stack::<(u32, f32, T::Vol)>::new();
+    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
+    loop {
+        if r & LEAF_BIT != 0 {
+            if v.leaf(r & !LEAF_BIT) {
+                return;
+            }
+        } else {
+            let probe = Probe::Ball { c, r: v.radius() };
+            let n = tree.probe_children(r, &vol, &probe, &mut found);
+            if n > 0 {
+                // nearest last, so it is entered and the next nearest pops first
+                let near = &mut found[..n];
+                for i in 1..n {
+                    let mut j = i;
+                    while j > 0 && near[j - 1].1 < near[j].1 {
+                        near.swap(j - 1, j);
+                        j -= 1;
+                    }
+                }
+                for &e in &near[..n - 1] {
+                    stack.push(e);
+                }
+                (r, vol) = (near[n - 1].0, near[n - 1].2);
+                continue;
+            }
+        }
+        loop {
+            let Some((next, d2, next_vol)) = stack.pop() else {
+                return;
+            };
+            let rad = v.radius();
+            if d2 <= rad * rad {
+                (r, vol) = (next, next_vol);
+                break;
+            }
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::ray_box::SlabRay;
 use super::raycast::{slot_source, slot_triangle, transform_point, transform_vector, v3};
 use super::sphere_triangle::{self, Contact};
 use crate::level::Level;
-use crate::walk::{Grow, MeshTree, RayVisitor, walk_box, walk_ray};
+use crate::walk::{Grow, MeshTree, NearVisitor, RayVisitor, walk_box, walk_ray};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedTriMesh, leaf_range};
 
@@ -127,22 +127,32 @@ impl<'a> Frame<'a> {
     }
 
     /// Visits the leaves of `mesh` that a world sphere may touch, culling in
-    /// local space: exactly by distance when the transform is a similarity,
-    /// else by the box around the ellipsoid the sphere becomes.
+    /// local space. With a similarity transform the walk is exact by
+    /// distance and nearest first, and `leaf` returns the world radius
+    /// still of interest (the best distance so far, so farther subtrees are
+    /// dropped); otherwise the walk visits the leaves in the box around the
+    /// ellipsoid the sphere becomes. A negative return stops the walk.
     fn walk_sphere(
         &self,
         mesh: &ArchivedTriMesh,
         center: Vec3,
         radius: f32,
-        leaf: impl FnMut(u32) -> bool,
+        mut leaf: impl FnMut(u32) -> f32,
     ) {
         let lc = transform_point(&self.inst.local_from_world, center);
         let tree = MeshTree::of(mesh);
         match self.similarity_scale() {
-            Some(s) => tree.walk_ball(lc, local_radius(radius, s), leaf),
+            Some(s) => {
+                let mut v = Shrinking {
+                    leaf,
+                    world: radius,
+                    scale: s,
+                };
+                tree.walk_nearest(lc, &mut v)
+            }
             None => {
                 let le = self.local_extent(radius);
-                tree.walk_box(lc - le, lc + le, leaf)
+                tree.walk_box(lc - le, lc + le, |d| leaf(d) < 0.0)
             }
         }
     }
@@ -168,6 +178,30 @@ impl<'a> Frame<'a> {
         // a hair more than r·|row| so f32 rounding of the local centre
         // cannot cull a triangle that touches
         Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
+    }
+}
+
+/// A nearest-first walk's visitor around a leaf closure that returns the
+/// world radius still of interest (negative: stop).
+struct Shrinking<F> {
+    leaf: F,
+    world: f32,
+    scale: f32,
+}
+
+impl<F: FnMut(u32) -> f32> NearVisitor for Shrinking<F> {
+    #[inline]
+    fn radius(&self) -> f32 {
+        local_radius(self.world, self.scale)
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        let w = (self.leaf)(data);
+        if w < 0.0 {
+            return true;
+        }
+        self.world = self.world.min(w);
+        false
     }
 }
 
@@ -211,7 +245,8 @@ impl Level {
                         }
                     }
                 }
-                false
+                // only something closer than the best so far matters now
+                best.map_or(radius, |(d, _, _)| next_up(d as f32))
             });
             if let Some((d, hit, slot)) = best {
                 out.push(SphereOverlap {
@@ -254,7 +289,7 @@ impl Level {
                     let [a, b, cc] = frame.triangle(mesh, slot);
                     sphere_triangle::overlap(c, r, a, b, cc).is_some()
                 });
-                found
+                if found { -1.0 } else { radius }
             });
             found
         });
