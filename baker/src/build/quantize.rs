@@ -22,21 +22,16 @@ use kiln_formats::level::{
 /// with the largest surface area is replaced by its own two children (in
 /// place, so leaves keep their left-to-right order) until four children or
 /// only leaves remain. Returns the wide nodes in depth-first order (first
-/// child first), each as the binary node it came from and its children's
-/// binary indices, plus each binary node's archived reference.
-fn collapse(
-    nodes: &[Node],
-    leaf_payload: impl Fn(u32) -> u32,
-) -> (Vec<(usize, Vec<usize>)>, Vec<u32>) {
+/// child first), plus each binary node's archived reference.
+fn collapse(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (Vec<Wide>, Vec<u32>) {
     let is_leaf = |i: usize| nodes[i].end as usize == i + 1;
-    let kids = |i: usize| [i + 1, nodes[i + 1].end as usize];
     let area = |i: usize| {
         let n = &nodes[i];
-        let d = [0, 1, 2].map(|k| f64::from(n.max[k]) - f64::from(n.min[k]));
+        let d = [0, 1, 2].map(|k| n.max[k] - n.min[k]);
         d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
     };
     let mut refs = vec![EMPTY; nodes.len()];
-    let mut wide = Vec::new();
+    let mut wide = Vec::with_capacity(nodes.len() / 4 + 1);
     if nodes.is_empty() {
         return (wide, refs);
     }
@@ -47,31 +42,46 @@ fn collapse(
     let mut stack = vec![0usize];
     while let Some(b) = stack.pop() {
         refs[b] = wide.len() as u32;
-        let mut children: Vec<usize> = kids(b).to_vec();
-        while children.len() < WIDTH {
+        let mut w = Wide {
+            node: b,
+            children: [b + 1, nodes[b + 1].end as usize, 0, 0],
+            len: 2,
+        };
+        while w.len < WIDTH {
             // the widest inner child, first on ties
-            let Some(pos) = (0..children.len()).filter(|&p| !is_leaf(children[p])).fold(
-                None,
-                |best: Option<usize>, p| match best {
-                    Some(q) if area(children[q]) >= area(children[p]) => Some(q),
-                    _ => Some(p),
-                },
-            ) else {
-                break;
-            };
-            let c = children[pos];
-            children.splice(pos..=pos, kids(c));
+            let mut pick: Option<(usize, f32)> = None;
+            for p in 0..w.len {
+                let c = w.children[p];
+                if !is_leaf(c) && pick.is_none_or(|(_, a)| area(c) > a) {
+                    pick = Some((p, area(c)));
+                }
+            }
+            let Some((p, _)) = pick else { break };
+            // open it in place: its two children take its slot
+            let c = w.children[p];
+            w.children.copy_within(p + 1..w.len, p + 2);
+            w.children[p] = c + 1;
+            w.children[p + 1] = nodes[c + 1].end as usize;
+            w.len += 1;
         }
-        for &c in children.iter().rev() {
+        for &c in w.children[..w.len].iter().rev() {
             if is_leaf(c) {
                 refs[c] = LEAF_BIT | leaf_payload(nodes[c].data);
             } else {
                 stack.push(c);
             }
         }
-        wide.push((b, children));
+        wide.push(w);
     }
     (wide, refs)
+}
+
+/// A wide node before encoding: the binary node it replaces and the
+/// binary nodes that are its children.
+struct Wide {
+    node: usize,
+    children: [usize; WIDTH],
+    len: usize,
 }
 
 /// Box tree: returns the root reference and the inner nodes.
@@ -84,15 +94,15 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
     let mut dec = vec![([0.0f32; 3], [0.0f32; 3]); nodes.len()];
     dec[0] = (root.min, root.max);
     let mut out = Vec::with_capacity(wide.len());
-    for (b, children) in &wide {
-        let (pmin, pmax) = dec[*b];
+    for w in &wide {
+        let (pmin, pmax) = dec[w.node];
         let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
         let mut node = BoxNode {
             lo: [[0; WIDTH]; 3],
             hi: [[0; WIDTH]; 3],
             child: [EMPTY; WIDTH],
         };
-        for (c, &child) in children.iter().enumerate() {
+        for (c, &child) in w.children[..w.len].iter().enumerate() {
             let n = &nodes[child];
             for k in 0..3 {
                 let mut lo = code_lo(pmin[k], step[k], n.min[k]);
@@ -127,7 +137,9 @@ fn code_lo(pmin: f32, step: f32, x: f32) -> u8 {
     if step <= 0.0 {
         return 0;
     }
-    let mut q = ((x - pmin) / step).floor().clamp(0.0, 255.0) as u8;
+    // `as` truncates toward zero and saturates: floor for the non-negative
+    // quotient, without a libm call
+    let mut q = ((x - pmin) / step).clamp(0.0, 255.0) as u8;
     while q > 0 && decode_lo(pmin, step, q) > x {
         q -= 1;
     }
@@ -139,7 +151,7 @@ fn code_hi(pmax: f32, step: f32, x: f32) -> u8 {
     if step <= 0.0 {
         return 0;
     }
-    let mut q = ((pmax - x) / step).floor().clamp(0.0, 255.0) as u8;
+    let mut q = ((pmax - x) / step).clamp(0.0, 255.0) as u8;
     while q > 0 && decode_hi(pmax, step, q) < x {
         q -= 1;
     }
@@ -203,12 +215,12 @@ pub fn encode_spheres(
     frame.root = quantize_sphere(&frame, exact[0]);
     let out = wide
         .iter()
-        .map(|(_, children)| {
+        .map(|w| {
             let mut node = SphereNode {
                 sphere: [[0; WIDTH]; 4],
                 child: [EMPTY; WIDTH],
             };
-            for (c, &child) in children.iter().enumerate() {
+            for (c, &child) in w.children[..w.len].iter().enumerate() {
                 let q = quantize_sphere(&frame, exact[child]);
                 for (k, v) in q.into_iter().enumerate() {
                     node.sphere[k][c] = v;

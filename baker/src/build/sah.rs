@@ -211,7 +211,23 @@ fn build_rec(
 
 #[inline]
 fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
-    (((c - cmin) * scale) as usize).min(BINS - 1)
+    // clamp in float, then a plain truncating cast: `as usize` of an
+    // unclamped float was a tenth of the whole bake
+    ((c - cmin) * scale).clamp(0.0, (BINS - 1) as f32) as i32 as usize
+}
+
+/// [`bin_of`] for all three axes at once.
+#[inline]
+fn bins_of(c: Vec3A, cmin: Vec3A, scale: Vec3A) -> [usize; 3] {
+    let f = ((c - cmin) * scale)
+        .max(Vec3A::ZERO)
+        .min(Vec3A::splat((BINS - 1) as f32))
+        .to_array();
+    [
+        f[0] as i32 as usize,
+        f[1] as i32 as usize,
+        f[2] as i32 as usize,
+    ]
 }
 
 /// Splits at the best binned-SAH plane over all three axes (binned in one
@@ -232,11 +248,12 @@ fn sah_split(prims: &mut [Prim], b: &Bounds) -> Option<(usize, usize, Bounds, Bo
     }
     let cmin = b.cmin.to_array();
     let mut bins = [[EMPTY; BINS]; 3];
+    let (cmin_v, scale_v) = (b.cmin, Vec3A::from(scale));
     for p in prims.iter() {
-        let c = p.c2.to_array();
-        for k in 0..3 {
-            bins[k][bin_of(c[k], cmin[k], scale[k])].add(p);
-        }
+        let [x, y, z] = bins_of(p.c2, cmin_v, scale_v);
+        bins[0][x].add(p);
+        bins[1][y].add(p);
+        bins[2][z].add(p);
     }
     let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, split bin)
     for k in 0..3 {
@@ -285,32 +302,56 @@ fn sah_split(prims: &mut [Prim], b: &Bounds) -> Option<(usize, usize, Bounds, Bo
 /// every split position. `None` only if the node has fewer than two prims.
 fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
     let n = prims.len();
-    let mut best: Option<(f32, usize, usize)> = None;
+    if n == 2 {
+        // one way to split two
+        return Some((1, 0, Bounds::of(&prims[..1]), Bounds::of(&prims[1..])));
+    }
+    // per axis, the order of the prims by centroid (ties by id), as small
+    // indices: sorting 64-byte prims four times per node dominated the build
+    let mut best: Option<(f32, usize, usize, [u8; SMALL])> = None;
     let mut right_cost = [0.0f32; SMALL];
     for k in 0..3 {
-        sort_axis(prims, k);
+        let mut order = [0u8; SMALL];
+        for (i, o) in order.iter_mut().enumerate().take(n) {
+            *o = i as u8;
+        }
+        let key = |i: u8| {
+            let p = &prims[i as usize];
+            (p.c2[k], p.id)
+        };
+        // insertion sort: n ≤ 12
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && {
+                let (a, b) = (key(order[j - 1]), key(order[j]));
+                a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_gt()
+            } {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         let mut acc = EMPTY;
         for s in (1..n).rev() {
-            acc.add(&prims[s]);
+            acc.add(&prims[order[s] as usize]);
             right_cost[s] = acc.half_area() * acc.count as f32;
         }
         let mut left = EMPTY;
         for s in 1..n {
-            left.add(&prims[s - 1]);
+            left.add(&prims[order[s - 1] as usize]);
             let cost = left.half_area() * left.count as f32 + right_cost[s];
-            if best.is_none_or(|(c, _, _)| cost < c) {
-                best = Some((cost, k, s));
+            if best.as_ref().is_none_or(|b| cost < b.0) {
+                best = Some((cost, k, s, order));
             }
         }
     }
-    let (_, axis, mid) = best?;
-    sort_axis(prims, axis);
+    let (_, axis, mid, order) = best?;
+    let mut sorted = [prims[0]; SMALL];
+    for (dst, &i) in sorted.iter_mut().zip(&order[..n]) {
+        *dst = prims[i as usize];
+    }
+    prims.copy_from_slice(&sorted[..n]);
     let (l, r) = prims.split_at(mid);
     Some((mid, axis, Bounds::of(l), Bounds::of(r)))
-}
-
-fn sort_axis(prims: &mut [Prim], axis: usize) {
-    prims.sort_unstable_by(|a, b| a.c2[axis].total_cmp(&b.c2[axis]).then(a.id.cmp(&b.id)));
 }
 
 /// Splits in half by count along the longest axis of the node box.

@@ -90,7 +90,13 @@ fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
 /// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
 #[inline]
 pub(crate) fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
-    let q = mesh.leaves[(slot >> 1) as usize].map(|v| v.to_native());
+    let q = &mesh.leaves[(slot >> 1) as usize];
+    let q = [
+        q[0].to_native(),
+        q[1].to_native(),
+        q[2].to_native(),
+        q[3].to_native(),
+    ];
     kiln_formats::level::leaf_triangle(q, slot & 1)
 }
 

@@ -91,6 +91,7 @@ impl<'a> Frame<'a> {
         }
     }
 
+    #[inline]
     fn point(&self, p: Vec3) -> DVec3 {
         let p = p.as_dvec3();
         match &self.world {
@@ -103,9 +104,11 @@ impl<'a> Frame<'a> {
         }
     }
 
+    #[inline]
     fn triangle(&self, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
         let tri = slot_triangle(mesh, slot);
-        [0, 1, 2].map(|k| self.point(v3(&mesh.vertices[tri[k] as usize])))
+        let p = |k: usize| self.point(v3(&mesh.vertices[tri[k] as usize]));
+        [p(0), p(1), p(2)]
     }
 
     /// If world→local is a similarity (equal row lengths, orthogonal rows:
