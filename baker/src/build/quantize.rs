@@ -43,7 +43,6 @@ fn collapse(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (Vec<Wide>, Ve
     while let Some(b) = stack.pop() {
         refs[b] = wide.len() as u32;
         let mut w = Wide {
-            node: b,
             children: [b + 1, nodes[b + 1].end as usize, 0, 0],
             len: 2,
         };
@@ -76,10 +75,8 @@ fn collapse(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (Vec<Wide>, Ve
     (wide, refs)
 }
 
-/// A wide node before encoding: the binary node it replaces and the
-/// binary nodes that are its children.
+/// A wide node before encoding: the binary nodes that are its children.
 struct Wide {
-    node: usize,
     children: [usize; WIDTH],
     len: usize,
 }
@@ -91,11 +88,14 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
         return (0, Vec::new());
     };
     // decoded box of every binary node that becomes a wide child, parent first
-    let mut dec = vec![([0.0f32; 3], [0.0f32; 3]); nodes.len()];
-    dec[0] = (root.min, root.max);
+    // decoded box of every wide node, by wide index (parents come first)
+    let mut dec = vec![([0.0f32; 3], [0.0f32; 3]); wide.len()];
+    if let Some(d) = dec.first_mut() {
+        *d = (root.min, root.max);
+    }
     let mut out = Vec::with_capacity(wide.len());
-    for w in &wide {
-        let (pmin, pmax) = dec[w.node];
+    for (wi, w) in wide.iter().enumerate() {
+        let (pmin, pmax) = dec[wi];
         let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
         let mut node = BoxNode {
             lo: [[0; WIDTH]; 3],
@@ -123,7 +123,9 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
                 (0..3).all(|k| lo[k] <= n.min[k] && hi[k] >= n.max[k]),
                 "decoded child box does not contain the exact box"
             );
-            dec[child] = (lo, hi);
+            if refs[child] & LEAF_BIT == 0 {
+                dec[refs[child] as usize] = (lo, hi);
+            }
             node.child[c] = refs[child];
         }
         out.push(node);
