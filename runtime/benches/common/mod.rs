@@ -1,0 +1,141 @@
+//! The workload the peer benchmark and the profiling example share: a
+//! seeded generator, the fBm terrain, and the ray mix.
+
+use glam::Vec3;
+
+/// A small seeded xorshift generator (the same sequence on every machine).
+pub struct Rng(pub u64);
+impl Rng {
+    /// Uniform in [0, 1).
+    pub fn f(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
+    }
+    /// Uniform in [a, b).
+    pub fn range(&mut self, a: f32, b: f32) -> f32 {
+        a + (b - a) * self.f()
+    }
+    /// A uniform random unit vector.
+    pub fn unit(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            if v.length_squared() > 1e-4 && v.length_squared() <= 1.0 {
+                return v.normalize();
+            }
+        }
+    }
+}
+
+/// fBm terrain of `n × n` quads over 1 m cells.
+pub fn terrain(n: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let hash = |x: i32, y: i32, o: u32| {
+        let mut h = (x as u32).wrapping_mul(374_761_393)
+            ^ (y as u32).wrapping_mul(668_265_263)
+            ^ o.wrapping_mul(2_246_822_519);
+        h = (h ^ (h >> 13)).wrapping_mul(1_274_126_177);
+        (h ^ (h >> 16)) as f32 / u32::MAX as f32
+    };
+    let noise = |x: f32, y: f32, o: u32| {
+        let (xi, yi) = (x.floor() as i32, y.floor() as i32);
+        let (fx, fy) = (x - xi as f32, y - yi as f32);
+        let s = |t: f32| t * t * (3.0 - 2.0 * t);
+        let (a, b) = (hash(xi, yi, o), hash(xi + 1, yi, o));
+        let (c, d) = (hash(xi, yi + 1, o), hash(xi + 1, yi + 1, o));
+        let top = a + (b - a) * s(fx);
+        let bot = c + (d - c) * s(fx);
+        top + (bot - top) * s(fy)
+    };
+    let mut pos = Vec::with_capacity(((n + 1) * (n + 1)) as usize);
+    for y in 0..=n {
+        for x in 0..=n {
+            let mut h = 0.0;
+            let (mut amp, mut freq) = (40.0, 1.0 / 128.0);
+            for o in 0..6 {
+                h += amp * noise(x as f32 * freq, y as f32 * freq, o);
+                amp *= 0.5;
+                freq *= 2.0;
+            }
+            pos.push([x as f32, h, y as f32]);
+        }
+    }
+    let mut tris = Vec::with_capacity((2 * n * n) as usize);
+    for y in 0..n {
+        for x in 0..n {
+            let i = y * (n + 1) + x;
+            tris.push([i, i + n + 1, i + 1]);
+            tris.push([i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    (pos, tris)
+}
+
+#[derive(Clone, Copy)]
+/// A ray query: origin, direction, range.
+pub struct Q {
+    /// Origin.
+    pub o: Vec3,
+    /// Direction.
+    pub d: Vec3,
+    /// Largest t.
+    pub t: f32,
+}
+
+/// Probes, random rays ≤ 100 m, visibility rays: a third each.
+pub fn rays(lo: Vec3, hi: Vec3, n: usize) -> Vec<Q> {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let p = |r: &mut Rng| {
+        Vec3::new(
+            r.range(lo.x, hi.x),
+            r.range(lo.y, hi.y),
+            r.range(lo.z, hi.z),
+        )
+    };
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => {
+                let mut o = p(&mut r);
+                o.y = hi.y + 10.0;
+                Q {
+                    o,
+                    d: Vec3::NEG_Y,
+                    t: (hi.y - lo.y) + 20.0,
+                }
+            }
+            1 => Q {
+                o: p(&mut r),
+                d: r.unit(),
+                t: r.range(0.0, 100.0),
+            },
+            _ => {
+                let (a, b) = (p(&mut r), p(&mut r));
+                Q {
+                    o: a,
+                    d: b - a,
+                    t: 1.0,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Points on the surface: a random point of a random triangle.
+pub fn surface_points(pos: &[[f32; 3]], tris: &[[u32; 3]], n: usize, seed: u64) -> Vec<Vec3> {
+    let mut r = Rng(seed);
+    (0..n)
+        .map(|_| {
+            let t = tris[((r.f() as f64 * tris.len() as f64) as usize).min(tris.len() - 1)];
+            let (mut u, mut v) = (r.f(), r.f());
+            if u + v > 1.0 {
+                (u, v) = (1.0 - u, 1.0 - v);
+            }
+            let p = |k: usize| Vec3::from(pos[t[k] as usize]);
+            p(0) + (p(1) - p(0)) * u + (p(2) - p(0)) * v
+        })
+        .collect()
+}

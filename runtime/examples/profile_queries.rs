@@ -1,0 +1,100 @@
+//! One query kind in a loop on the benchmark's 2.1M-triangle terrain, for
+//! profilers (the figures in ARCHITECTURE.md's "Measured" section come from
+//! `valgrind --tool=cachegrind --cache-sim=no` over this program).
+//!
+//! ```text
+//! cargo build --release -p kiln-runtime --example profile_queries
+//! target/release/examples/profile_queries bake            # writes the archive once
+//! target/release/examples/profile_queries probes 3000     # 20 passes over 1,000 probe rays
+//! target/release/examples/profile_queries none            # the same run without queries
+//! ```
+//!
+//! Kinds: `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
+//! three ray classes), `overlaps`, `yes-no`, `sweeps`. The second argument
+//! is the number of rays generated (a third of them per class) or spheres.
+//! The difference between a kind and `none` divided by 20 × the queries
+//! run is the cost per query.
+
+#[allow(dead_code)] // shared with the benchmark, which uses all of it
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use common::{Rng, rays, surface_points, terrain};
+use glam::Vec3;
+use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
+use kiln_runtime::Level;
+
+const PASSES: usize = 20;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let kind = args.next().unwrap_or_else(|| "probes".into());
+    let n: usize = args.next().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let path = std::env::temp_dir().join("kiln-profile-terrain1024.kiln");
+    let (pos, tris) = terrain(1024);
+    if kind == "bake" || !path.exists() {
+        let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
+        let baked = bake_scene(&scene, &BakeSettings::default());
+        std::fs::write(&path, &baked.bytes).expect("write the archive");
+        if kind == "bake" {
+            return;
+        }
+    }
+    let level = Level::open(&path).expect("open the archive");
+    let (lo, hi) = pos.iter().fold(
+        (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+        |(a, b), p| (a.min(Vec3::from(*p)), b.max(Vec3::from(*p))),
+    );
+    let qs = rays(lo, hi, n);
+    let class = |c: usize| qs.iter().skip(c).step_by(3).collect::<Vec<_>>();
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let spheres: Vec<(Vec3, f32)> = surface_points(&pos, &tris, n, 7)
+        .into_iter()
+        .map(|p| {
+            let r = rng.range(0.5, 2.0);
+            (p + rng.unit() * r * rng.range(0.0, 1.5), r)
+        })
+        .collect();
+    let mut found = 0usize;
+    let mut buf = Vec::new();
+    for _ in 0..PASSES {
+        found += match kind.as_str() {
+            "none" => 0,
+            "probes" | "random" | "visibility" => {
+                let c = ["probes", "random", "visibility"]
+                    .iter()
+                    .position(|k| *k == kind)
+                    .unwrap_or(0);
+                class(c)
+                    .iter()
+                    .filter(|q| level.raycast(q.o, q.d, q.t).is_some())
+                    .count()
+            }
+            "overlaps" => spheres
+                .iter()
+                .map(|&(c, r)| {
+                    level.overlap_sphere_into(c, r, &mut buf);
+                    buf.len()
+                })
+                .sum(),
+            "yes-no" => spheres
+                .iter()
+                .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                .count(),
+            "sweeps" => spheres
+                .iter()
+                .filter(|&&(c, _)| {
+                    let d = Vec3::new(0.6, -0.3, 0.2).normalize();
+                    level
+                        .sweep_sphere(c + Vec3::Y * 2.0, 0.5, d, 10.0)
+                        .is_some()
+                })
+                .count(),
+            other => {
+                eprintln!("unknown kind {other}");
+                std::process::exit(2);
+            }
+        };
+    }
+    println!("{kind}: {found} found over {PASSES} passes");
+}
