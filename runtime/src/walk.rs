@@ -667,44 +667,79 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     grow: &Grow,
     v: &mut V,
 ) {
-    let Some((mut r, mut vol)) = tree.root() else {
+    let Some((r, vol)) = tree.root() else {
         return;
     };
     if vol.ray_entry(ray, grow, v.t_max()).is_none() {
         return;
     }
+    ordered_walk(
+        tree,
+        (r, vol),
+        v,
+        |v, data| v.leaf(data),
+        |tree, node, vol, v, found| tree.ray_children(node, vol, ray, grow, v.t_max(), found),
+        // a waiting subtree is entered only while still in range
+        |v, t_entry| t_entry <= v.t_max(),
+    );
+}
+
+/// Orders a node's children by distance (n ≤ 4), leaves all but the
+/// nearest waiting on the stack, nearer ones on top, and returns the
+/// nearest to enter.
+#[inline(always)]
+fn nearest_first<V: Copy>(
+    found: &mut [(u32, f32, V)],
+    stack: &mut Stack<(u32, f32, V)>,
+) -> (u32, V) {
+    let n = found.len();
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && found[j - 1].1 < found[j].1 {
+            found.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    for &e in &found[..n - 1] {
+        stack.push(e);
+    }
+    (found[n - 1].0, found[n - 1].2)
+}
+
+/// The walk shared by [`walk_ray`] and [`walk_nearest`]: from `root`,
+/// visit leaves with `leaf` (true stops), enter the nearest of the
+/// children `children` finds (each with a distance key) while the others
+/// wait, and on the way back enter a waiting subtree only if `keep` still
+/// accepts its key.
+#[inline(always)]
+fn ordered_walk<T: Tree + ?Sized, V>(
+    tree: &T,
+    root: (u32, T::Vol),
+    v: &mut V,
+    leaf: impl Fn(&mut V, u32) -> bool,
+    children: impl Fn(&T, u32, &T::Vol, &V, &mut Found<T::Vol>) -> usize,
+    keep: impl Fn(&V, f32) -> bool,
+) {
+    let (mut r, mut vol) = root;
     let mut stack = Stack::<(u32, f32, T::Vol)>::new();
     let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
     loop {
         if r & LEAF_BIT != 0 {
-            if v.leaf(r & !LEAF_BIT) {
+            if leaf(v, r & !LEAF_BIT) {
                 return;
             }
         } else {
-            let n = tree.ray_children(r, &vol, ray, grow, v.t_max(), &mut found);
+            let n = children(tree, r, &vol, v, &mut found);
             if n > 0 {
-                // sort by entry distance, farthest first (n ≤ 4)
-                let hits = &mut found[..n];
-                for i in 1..n {
-                    let mut j = i;
-                    while j > 0 && hits[j - 1].1 < hits[j].1 {
-                        hits.swap(j - 1, j);
-                        j -= 1;
-                    }
-                }
-                for &e in &hits[..n - 1] {
-                    stack.push(e);
-                }
-                (r, vol) = (hits[n - 1].0, hits[n - 1].2);
+                (r, vol) = nearest_first(&mut found[..n], &mut stack);
                 continue;
             }
         }
-        // next waiting subtree still in range
         loop {
-            let Some((next, t_entry, next_vol)) = stack.pop() else {
+            let Some((next, key, next_vol)) = stack.pop() else {
                 return;
             };
-            if t_entry <= v.t_max() {
+            if keep(v, key) {
                 (r, vol) = (next, next_vol);
                 break;
             }
@@ -766,51 +801,27 @@ pub(crate) trait NearVisitor {
 /// leaves near the answer, not every leaf in the first radius).
 #[inline]
 pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A, v: &mut V) {
-    let Some((mut r, mut vol)) = tree.root() else {
+    let Some((r, vol)) = tree.root() else {
         return;
     };
     let rad = v.radius();
     if vol.dist2(c) > rad * rad {
         return;
     }
-    let mut stack = Stack::<(u32, f32, T::Vol)>::new();
-    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
-    loop {
-        if r & LEAF_BIT != 0 {
-            if v.leaf(r & !LEAF_BIT) {
-                return;
-            }
-        } else {
-            let probe = Probe::Ball { c, r: v.radius() };
-            let n = tree.probe_children(r, &vol, &probe, &mut found);
-            if n > 0 {
-                // nearest last, so it is entered and the next nearest pops first
-                let near = &mut found[..n];
-                for i in 1..n {
-                    let mut j = i;
-                    while j > 0 && near[j - 1].1 < near[j].1 {
-                        near.swap(j - 1, j);
-                        j -= 1;
-                    }
-                }
-                for &e in &near[..n - 1] {
-                    stack.push(e);
-                }
-                (r, vol) = (near[n - 1].0, near[n - 1].2);
-                continue;
-            }
-        }
-        loop {
-            let Some((next, d2, next_vol)) = stack.pop() else {
-                return;
-            };
+    ordered_walk(
+        tree,
+        (r, vol),
+        v,
+        |v, data| v.leaf(data),
+        |tree, node, vol, v, found| {
+            tree.probe_children(node, vol, &Probe::Ball { c, r: v.radius() }, found)
+        },
+        // a waiting subtree is entered only while within the shrunk radius
+        |v, d2| {
             let rad = v.radius();
-            if d2 <= rad * rad {
-                (r, vol) = (next, next_vol);
-                break;
-            }
-        }
-    }
+            d2 <= rad * rad
+        },
+    );
 }
 
 /// [`walk_overlap`] against the box `lo..=hi`.
