@@ -1,6 +1,7 @@
 //! Any bytes as an archive, with the body checksum fixed up so the input
 //! reaches rkyv's validation and our verify: open must fail cleanly or
-//! every query must run without panicking.
+//! every query (rays, sphere overlaps, yes/no tests, sweeps) must run
+//! without panicking.
 #![no_main]
 
 use kiln_formats::{HEADER_LEN, header::body_hash};
@@ -17,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
         for d in [Vec3::X, Vec3::NEG_Y, Vec3::new(0.3, -0.5, 0.8)] {
             let _ = level.raycast(Vec3::ZERO, d, f32::INFINITY);
             let _ = level.raycast_any(Vec3::new(1.0, 2.0, 3.0), d, 1e6);
+            let _ = level.sweep_sphere(Vec3::new(0.5, 3.0, -0.5), 0.75, d, 50.0);
         }
+        let _ = level.overlap_sphere(Vec3::new(0.2, 0.1, -0.3), 2.0);
+        let _ = level.intersects_sphere(Vec3::new(-1.0, 0.5, 0.0), 0.5);
         let _ = kiln_baker::inspect::inspect(&level);
         let _ = kiln_baker::export::world_objects(&level);
     }
