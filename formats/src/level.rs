@@ -34,9 +34,6 @@ use rkyv::{Archive, Serialize};
 /// traversal can use a fixed-size stack.
 pub const MAX_DEPTH: usize = 128;
 
-/// Most triangles a mesh leaf may reference.
-pub const MAX_LEAF_TRIANGLES: u32 = 2;
-
 /// One node of the top-level tree: an axis-aligned box, the end of its
 /// subtree, and a payload (`data`).
 ///
