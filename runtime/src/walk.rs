@@ -75,18 +75,21 @@ pub(crate) trait Volume: Copy {
     /// Entry distance of `ray` into the volume grown by `grow`, if it meets
     /// it within `[0, t_max]`; never misses a volume the exact ray meets.
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32>;
-    /// Whether the ball `c`, `r` may touch the volume (conservative).
-    fn touches_ball(&self, c: Vec3A, r: f32) -> bool;
     /// Whether the box `lo..=hi` may touch the volume (conservative).
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool;
     /// A lower bound of the squared distance from `c` to the volume.
     fn dist2(&self, c: Vec3A) -> f32;
-    /// Whether `probe` may touch the volume (conservative).
+    /// If `probe` may touch the volume (conservative), its key for the
+    /// walk: the squared distance from a ball probe's centre, zero for a
+    /// box probe.
     #[inline]
-    fn touches(&self, probe: &Probe) -> bool {
+    fn probe_key(&self, probe: &Probe) -> Option<f32> {
         match *probe {
-            Probe::Ball { c, r } => self.touches_ball(c, r),
-            Probe::Box { lo, hi } => self.touches_box(lo, hi),
+            Probe::Ball { c, r } => {
+                let d2 = self.dist2(c);
+                (d2 <= r * r).then_some(d2)
+            }
+            Probe::Box { lo, hi } => self.touches_box(lo, hi).then_some(0.0),
         }
     }
 }
@@ -102,10 +105,6 @@ impl Volume for Aabb {
     #[inline]
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32> {
         ray.hit_a(self.min - grow.ext, self.max + grow.ext, t_max)
-    }
-    #[inline]
-    fn touches_ball(&self, c: Vec3A, r: f32) -> bool {
-        c.clamp(self.min, self.max).distance_squared(c) <= r * r
     }
     #[inline]
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool {
@@ -137,11 +136,6 @@ impl Volume for Ball {
     #[inline]
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32> {
         ray.hit_ball(self.c, self.r + grow.radius, t_max)
-    }
-    #[inline]
-    fn touches_ball(&self, c: Vec3A, r: f32) -> bool {
-        let s = self.slack(c, self.r + r);
-        self.c.distance_squared(c) <= s * s
     }
     #[inline]
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool {
@@ -223,22 +217,12 @@ impl Tree for [ArchivedNode] {
         let mut n = 0;
         for i in top_children(self, node) {
             let b = top_box(&self[i]);
-            if b.touches(probe) {
-                out[n] = (top_ref(self, i), probe_dist2(&b, probe), b);
+            if let Some(key) = b.probe_key(probe) {
+                out[n] = (top_ref(self, i), key, b);
                 n += 1;
             }
         }
         n
-    }
-}
-
-/// The squared distance a ball probe's centre keeps from `v` (a lower
-/// bound), zero for box probes.
-#[inline]
-fn probe_dist2<V: Volume>(v: &V, probe: &Probe) -> f32 {
-    match *probe {
-        Probe::Ball { c, .. } => v.dist2(c),
-        Probe::Box { .. } => 0.0,
     }
 }
 
@@ -524,8 +508,8 @@ impl Tree for SphereTree<'_> {
         let mut k = 0;
         for c in 0..WIDTH {
             if let Some((r, b)) = self.child(n, c) {
-                if b.touches(probe) {
-                    out[k] = (r, probe_dist2(&b, probe), b);
+                if let Some(key) = b.probe_key(probe) {
+                    out[k] = (r, key, b);
                     k += 1;
                 }
             }
@@ -759,7 +743,7 @@ pub(crate) fn walk_overlap<T: Tree + ?Sized>(
     let Some((mut r, mut vol)) = tree.root() else {
         return;
     };
-    if !vol.touches(probe) {
+    if vol.probe_key(probe).is_none() {
         return;
     }
     let mut stack = Stack::<(u32, T::Vol)>::new();

@@ -5,7 +5,9 @@ use glam::Vec3;
 use kiln_baker::{BakeSettings, bake_file, ingest};
 use kiln_formats::level::TreeKind;
 use kiln_runtime::Level;
-use kiln_tests::{Oracle, Rng, TestRay, levels_dir, ray_mix, scene_bounds};
+use kiln_tests::{
+    Oracle, Rng, TestRay, both_kinds, levels_dir, ray_mix, scene_bounds, scene_order,
+};
 use std::path::Path;
 
 /// Rays per level (the issue asks for at least 20k).
@@ -25,18 +27,11 @@ struct Tally {
 }
 
 /// Both tree kinds of one level, each with its instances' scene order.
-fn both_kinds(path: &Path) -> Vec<(TreeKind, Level, Vec<usize>)> {
-    [TreeKind::Aabb, TreeKind::Sphere]
+fn both_kinds_of(path: &Path) -> Vec<(TreeKind, Level, Vec<usize>)> {
+    both_kinds(|s| bake_file(path, s).unwrap().bytes)
         .into_iter()
-        .map(|kind| {
-            let baked = bake_file(path, &BakeSettings::default().with_tree(kind)).unwrap();
-            let level = Level::from_bytes(&baked.bytes).unwrap();
-            let sources = level
-                .archive()
-                .instances
-                .iter()
-                .map(|i| i.source.to_native() as usize)
-                .collect();
+        .map(|(kind, level)| {
+            let sources = scene_order(&level);
             (kind, level, sources)
         })
         .collect()
@@ -45,7 +40,7 @@ fn both_kinds(path: &Path) -> Vec<(TreeKind, Level, Vec<usize>)> {
 /// Checks every ray on both tree kinds against one brute-force answer.
 fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
     let scene = ingest::load(path).unwrap().scene;
-    let levels = both_kinds(path);
+    let levels = both_kinds_of(path);
     let oracle = Oracle::new(&scene);
     let (lo, hi) = scene_bounds(oracle.triangles());
     let scale = lo.abs().max(hi.abs()).max_element() as f64 + 1.0;
@@ -218,7 +213,7 @@ fn rays_through_shared_edges_and_vertices_of_closed_meshes_never_slip_through() 
     for file in ["khr_Box.glb", "many-cubes.gltf", "shape_collection.glb"] {
         let path = dir.join(file);
         let scene = ingest::load(&path).unwrap().scene;
-        let levels = both_kinds(&path);
+        let levels = both_kinds_of(&path);
         let convex = convex_instances(&scene);
         assert!(!convex.is_empty(), "{file}: some convex closed meshes");
         let mut rng = Rng::new(7);

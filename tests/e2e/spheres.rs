@@ -4,10 +4,12 @@
 //! cross thin slabs.
 
 use glam::{DVec3, Vec3};
-use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_file, bake_scene, ingest};
+use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
 use kiln_formats::level::TreeKind;
 use kiln_runtime::Level;
-use kiln_tests::{Rng, dist_point_triangle, levels_dir, scene_bounds, sweep_oracle};
+use kiln_tests::{
+    Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,
+};
 
 /// Required agreement, in metres (scene units).
 const TOL: f64 = 1e-4;
@@ -18,26 +20,6 @@ struct Case {
     /// The scene baked with each tree kind; every query is checked on both
     /// against one brute-force answer.
     levels: Vec<(TreeKind, Level)>,
-}
-
-fn both_kinds(bake: impl Fn(&BakeSettings) -> Vec<u8>) -> Vec<(TreeKind, Level)> {
-    [TreeKind::Aabb, TreeKind::Sphere]
-        .into_iter()
-        .map(|k| {
-            let bytes = bake(&BakeSettings::default().with_tree(k));
-            (k, Level::from_bytes(&bytes).unwrap())
-        })
-        .collect()
-}
-
-/// Instances' scene order, by archive index.
-fn sources(level: &Level) -> Vec<usize> {
-    level
-        .archive()
-        .instances
-        .iter()
-        .map(|i| i.source.to_native() as usize)
-        .collect()
 }
 
 fn cases() -> Vec<Case> {
@@ -150,7 +132,7 @@ fn sphere_overlaps_match_brute_force() {
             queries += 1;
             for (kind, level) in &case.levels {
                 let name = format!("{} ({})", case.name, kind.name());
-                let sources = sources(level);
+                let sources = scene_order(level);
                 let got = level.overlap_sphere(c, r);
                 let r = r as f64;
                 for (si, &d) in dist.iter().enumerate() {

@@ -426,3 +426,29 @@ pub fn sweep_oracle(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> (O
     }
     (Some(b), closest)
 }
+
+/// A scene baked with each tree kind, AABB first: every oracle test checks
+/// both against one brute-force answer.
+pub fn both_kinds(
+    bake: impl Fn(&kiln_baker::BakeSettings) -> Vec<u8>,
+) -> Vec<(kiln_formats::level::TreeKind, kiln_runtime::Level)> {
+    use kiln_formats::level::TreeKind;
+    [TreeKind::Aabb, TreeKind::Sphere]
+        .into_iter()
+        .map(|k| {
+            let bytes = bake(&kiln_baker::BakeSettings::default().with_tree(k));
+            (k, kiln_runtime::Level::from_bytes(&bytes).unwrap())
+        })
+        .collect()
+}
+
+/// Each archived instance's index in the baked scene (instances are
+/// stored in top-tree leaf order).
+pub fn scene_order(level: &kiln_runtime::Level) -> Vec<usize> {
+    level
+        .archive()
+        .instances
+        .iter()
+        .map(|i| i.source.to_native() as usize)
+        .collect()
+}

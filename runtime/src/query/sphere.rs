@@ -131,16 +131,16 @@ impl<'a> Frame<'a> {
 
     /// Visits the leaves of `mesh` that a world sphere may touch, culling in
     /// local space. With a similarity transform the walk is exact by
-    /// distance and nearest first, and `leaf` returns the world radius
+    /// distance and nearest first, and `leaf` may shrink the world radius
     /// still of interest (the best distance so far, so farther subtrees are
     /// dropped); otherwise the walk visits the leaves in the box around the
-    /// ellipsoid the sphere becomes. A negative return stops the walk.
+    /// ellipsoid the sphere becomes.
     fn walk_sphere(
         &self,
         mesh: &ArchivedTriMesh,
         center: Vec3,
         radius: f32,
-        mut leaf: impl FnMut(u32) -> f32,
+        mut leaf: impl FnMut(u32) -> Next,
     ) {
         let lc = transform_point(&self.inst.local_from_world, center);
         let tree = MeshTree::of(mesh);
@@ -155,7 +155,7 @@ impl<'a> Frame<'a> {
             }
             None => {
                 let le = self.local_extent(radius);
-                tree.walk_box(lc - le, lc + le, |d| leaf(d) < 0.0)
+                tree.walk_box(lc - le, lc + le, |d| leaf(d) == Next::Stop)
             }
         }
     }
@@ -184,27 +184,37 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// A nearest-first walk's visitor around a leaf closure that returns the
-/// world radius still of interest (negative: stop).
+/// What a sphere walk's leaf visitor asks for next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Next {
+    /// Go on, with only this world radius still of interest.
+    Within(f32),
+    /// Stop the walk.
+    Stop,
+}
+
+/// A nearest-first walk's visitor around a leaf closure that may shrink
+/// the world radius still of interest.
 struct Shrinking<F> {
     leaf: F,
     world: f32,
     scale: f32,
 }
 
-impl<F: FnMut(u32) -> f32> NearVisitor for Shrinking<F> {
+impl<F: FnMut(u32) -> Next> NearVisitor for Shrinking<F> {
     #[inline]
     fn radius(&self) -> f32 {
         local_radius(self.world, self.scale)
     }
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
-        let w = (self.leaf)(data);
-        if w < 0.0 {
-            return true;
+        match (self.leaf)(data) {
+            Next::Stop => true,
+            Next::Within(w) => {
+                self.world = self.world.min(w);
+                false
+            }
         }
-        self.world = self.world.min(w);
-        false
     }
 }
 
@@ -249,7 +259,7 @@ impl Level {
                     }
                 }
                 // only something closer than the best so far matters now
-                best.map_or(radius, |(d, _, _)| next_up(d as f32))
+                Next::Within(best.map_or(radius, |(d, _, _)| next_up(d as f32)))
             });
             if let Some((d, hit, slot)) = best {
                 out.push(SphereOverlap {
@@ -292,7 +302,11 @@ impl Level {
                     let [a, b, cc] = frame.triangle(mesh, slot);
                     sphere_triangle::overlap(c, r, a, b, cc).is_some()
                 });
-                if found { -1.0 } else { radius }
+                if found {
+                    Next::Stop
+                } else {
+                    Next::Within(radius)
+                }
             });
             found
         });
