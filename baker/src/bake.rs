@@ -1,40 +1,15 @@
-//! The bake as one function: ingest → prepare (weld, inside build) → build →
-//! encode. Writing the file is [`crate::write`]'s job, so a library user can
-//! keep the bytes in memory.
+//! The bake as one function, its steps in order: config ([`BakeSettings`])
+//! → ingest → classify → prepare (inside build, per shape) → build →
+//! encode. Writing the file is [`crate::write`]'s job, so a library user
+//! can keep the bytes in memory.
 
-use crate::build;
+use crate::config::BakeSettings;
 use crate::ingest::{self, IngestError};
 use crate::report::BakeReport;
 use crate::scene::Scene;
-use kiln_formats::level::TreeKind;
+use crate::{build, classify, encode};
 use std::path::Path;
 use std::time::Instant;
-
-/// Settings that change the baked bytes. Hashed into the header's content
-/// hash, so a change of settings makes an archive out of date.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BakeSettings {
-    /// Bounding volumes of the triangle-mesh (terrain) trees.
-    pub tree: TreeKind,
-}
-
-impl BakeSettings {
-    /// The settings with mesh trees of `kind`.
-    pub fn with_tree(mut self, kind: TreeKind) -> Self {
-        self.tree = kind;
-        self
-    }
-
-    /// A stable description of every setting, for the content hash.
-    pub fn fingerprint(&self) -> String {
-        format!(
-            "kiln-format={};tree={}",
-            kiln_formats::FORMAT_VERSION,
-            self.tree.name()
-        )
-    }
-}
 
 /// An archive in memory and what the bake saw.
 #[derive(Clone, Debug)]
@@ -99,7 +74,9 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
 
 fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
     let t0 = Instant::now();
-    let level = build::build_level(scene, settings.tree);
+    let choices = classify::classify(scene);
+    let built = build::build_level(scene, &choices, settings);
+    let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
     // The runtime's own checks, on what we are about to hand out: a failure

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use kiln_baker::{BakeSettings, export, inspect, query, write};
-use kiln_formats::level::TreeKind;
+use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -177,14 +177,14 @@ fn bake(
                     eprintln!("warning: {}: {w}", input.display());
                 }
                 eprintln!(
-                    "[{}/{}] {} -> {}: {} triangles baked ({} degenerate dropped) in {} meshes / {} instances, {} bytes ({:.1} B/tri), {:.0} ms",
+                    "[{}/{}] {} -> {}: {} triangles baked ({} degenerate dropped) in {} shapes / {} instances, {} bytes ({:.1} B/tri), {:.0} ms",
                     n + 1,
                     inputs.len(),
                     input.display(),
                     output.display(),
                     r.baked_triangles,
                     r.scene_degenerate,
-                    r.meshes,
+                    r.shapes,
                     r.instances,
                     r.bytes,
                     r.bytes_per_triangle,

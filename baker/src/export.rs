@@ -3,6 +3,7 @@
 //! object per instance, named after the source node, so a collider can be
 //! traced back to what made it.
 
+use kiln_formats::level::ArchivedShape;
 use kiln_runtime::Level;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -24,21 +25,19 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
         .iter()
         .enumerate()
         .map(|(i, inst)| {
-            let mesh = &a.meshes[inst.mesh.to_native() as usize];
+            let (local_positions, triangles) =
+                shape_mesh(&a.shapes[inst.shape.to_native() as usize]);
             let m: Vec<f32> = inst
                 .world_from_local
                 .iter()
                 .map(|v| v.to_native())
                 .collect();
-            let positions = mesh
-                .vertices
+            let positions = local_positions
                 .iter()
-                .map(|v| {
-                    let p = v.map(|c| c.to_native());
+                .map(|p| {
                     [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3])
                 })
                 .collect();
-            let triangles = mesh.triangles().map(|(t, _)| t).collect();
             ExportObject {
                 name: level.object_name(i as u32).to_string(),
                 positions,
@@ -46,6 +45,19 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
             }
         })
         .collect()
+}
+
+/// A shape as a triangle mesh in its local space.
+fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    match shape {
+        ArchivedShape::TriMesh(mesh) => (
+            mesh.vertices
+                .iter()
+                .map(|v| v.map(|c| c.to_native()))
+                .collect(),
+            mesh.triangles().map(|(t, _)| t).collect(),
+        ),
+    }
 }
 
 /// Wavefront OBJ text.

@@ -1,6 +1,6 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
-use kiln_formats::level::TreeKind;
+use kiln_formats::level::ArchivedShape;
 use kiln_formats::verify::{mesh_tree_stats, verify_tree};
 use kiln_runtime::Level;
 use serde::Serialize;
@@ -23,7 +23,7 @@ pub struct Sections {
     pub instances: usize,
     /// Top-level tree nodes.
     pub top_nodes: usize,
-    /// Names (meshes and objects).
+    /// Names (meshes and objects) and classification rules.
     pub names: usize,
     /// Everything else.
     pub other: usize,
@@ -36,13 +36,17 @@ pub struct ObjectRow {
     pub instance: usize,
     /// Object name.
     pub name: String,
-    /// Mesh index.
-    pub mesh: u32,
-    /// Triangles in the mesh.
+    /// Shape index.
+    pub shape: u32,
+    /// Shape kind (`trimesh`, …).
+    pub kind: &'static str,
+    /// The classification rule that chose the shape.
+    pub rule: String,
+    /// Triangles in the shape (triangle meshes; 0 for other shapes).
     pub triangles: usize,
-    /// Depth of the mesh tree.
+    /// Depth of the shape's tree (triangle meshes; 0 for other shapes).
     pub depth: usize,
-    /// Kind of the mesh tree (`aabb` or `sphere`).
+    /// Kind of the mesh tree (`aabb` or `sphere`; `-` for other shapes).
     pub tree: &'static str,
     /// World-space box of the instance (top-level leaf box).
     pub bounds: [[f32; 3]; 2],
@@ -61,8 +65,10 @@ pub struct InspectReport {
     pub bytes: usize,
     /// Bytes per section.
     pub sections: Sections,
-    /// Unique meshes.
-    pub meshes: usize,
+    /// Unique shapes.
+    pub shapes: usize,
+    /// Unique shapes per kind, e.g. `{"trimesh": 3}`.
+    pub shape_kinds: std::collections::BTreeMap<&'static str, usize>,
     /// Instances.
     pub instances: usize,
     /// Triangles stored (each mesh once).
@@ -93,27 +99,33 @@ pub fn inspect(level: &Level) -> InspectReport {
         header: kiln_formats::HEADER_LEN,
         ..Sections::default()
     };
-    let mut mesh_depths = Vec::with_capacity(a.meshes.len());
+    // per shape: (triangles, depth, tree kind)
+    let mut shape_rows = Vec::with_capacity(a.shapes.len());
+    let mut shape_kinds = std::collections::BTreeMap::new();
     let (mut stored, mut sah_sum, mut max_depth) = (0usize, 0.0f64, 0usize);
-    for m in a.meshes.iter() {
-        s.vertices += m.vertices.len() * 12;
-        s.triangles += m.leaves.len() * 16;
-        s.source_ids += m.source_ids.len() * 8;
-        s.mesh_nodes += m.boxes.len() * std::mem::size_of::<kiln_formats::level::ArchivedBoxNode>()
-            + m.spheres.len() * std::mem::size_of::<kiln_formats::level::ArchivedSphereNode>();
-        s.names += m.name.len();
-        // verified at open, so this cannot fail; stats only
-        let st = mesh_tree_stats(m).unwrap_or_default();
-        let kind = TreeKind::from_tag(m.kind.to_native()).unwrap_or_default();
-        mesh_depths.push((st.depth, kind.name()));
-        let tris = m.triangle_count();
-        stored += tris;
-        sah_sum += st.sah_cost * tris as f64;
-        max_depth = max_depth.max(st.depth);
+    for shape in a.shapes.iter() {
+        *shape_kinds.entry(shape.kind_name()).or_insert(0) += 1;
+        match shape {
+            ArchivedShape::TriMesh(m) => {
+                s.vertices += m.vertices.len() * 12;
+                s.triangles += m.leaves.len() * 16;
+                s.source_ids += m.source_ids.len() * 8;
+                s.mesh_nodes += m.tree.node_bytes();
+                s.names += m.name.len();
+                // verified at open, so this cannot fail; stats only
+                let st = mesh_tree_stats(m).unwrap_or_default();
+                let tris = m.triangle_count();
+                shape_rows.push((tris, st.depth, m.tree.kind().name()));
+                stored += tris;
+                sah_sum += st.sah_cost * tris as f64;
+                max_depth = max_depth.max(st.depth);
+            }
+        }
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
     s.top_nodes = a.top.len() * 32;
     s.names += a.instance_names.iter().map(|n| n.len()).sum::<usize>();
+    s.names += a.instance_rules.iter().map(|n| n.len()).sum::<usize>();
     let payload = s.header
         + s.vertices
         + s.triangles
@@ -141,16 +153,18 @@ pub fn inspect(level: &Level) -> InspectReport {
         .iter()
         .enumerate()
         .map(|(i, inst)| {
-            let mi = inst.mesh.to_native();
-            let tris = a.meshes[mi as usize].triangle_count();
+            let si = inst.shape.to_native();
+            let (tris, depth, tree) = shape_rows[si as usize];
             world_triangles += tris;
             ObjectRow {
                 instance: i,
                 name: level.object_name(i as u32).to_string(),
-                mesh: mi,
+                shape: si,
+                kind: a.shapes[si as usize].kind_name(),
+                rule: a.instance_rules[i].to_string(),
                 triangles: tris,
-                depth: mesh_depths[mi as usize].0,
-                tree: mesh_depths[mi as usize].1,
+                depth,
+                tree,
                 bounds: inst_boxes[i],
             }
         })
@@ -164,7 +178,8 @@ pub fn inspect(level: &Level) -> InspectReport {
         content_hash: h.content_hash.iter().map(|b| format!("{b:02x}")).collect(),
         bytes: level.byte_len(),
         sections: s,
-        meshes: a.meshes.len(),
+        shapes: a.shapes.len(),
+        shape_kinds,
         instances: a.instances.len(),
         stored_triangles: stored,
         world_triangles,
@@ -200,9 +215,15 @@ pub fn to_text(r: &InspectReport) -> String {
     );
     let _ = writeln!(
         s,
-        "{} bytes, {} meshes, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
-        r.bytes, r.meshes, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
+        "{} bytes, {} shapes, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
+        r.bytes, r.shapes, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
     );
+    let kinds: Vec<String> = r
+        .shape_kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let _ = writeln!(s, "shapes by kind: {}", kinds.join(", "));
     let x = &r.sections;
     let _ = writeln!(
         s,
@@ -227,14 +248,14 @@ pub fn to_text(r: &InspectReport) -> String {
     }
     let _ = writeln!(
         s,
-        "{:>6}  {:>5}  {:>9}  {:>6}  {:>5}  name",
-        "inst", "mesh", "triangles", "tree", "depth"
+        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  rule",
+        "inst", "shape", "kind", "triangles", "tree", "depth", "name"
     );
     for o in &r.objects {
         let _ = writeln!(
             s,
-            "{:>6}  {:>5}  {:>9}  {:>6}  {:>5}  {}",
-            o.instance, o.mesh, o.triangles, o.tree, o.depth, o.name
+            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {}",
+            o.instance, o.shape, o.kind, o.triangles, o.tree, o.depth, o.name, o.rule
         );
     }
     s

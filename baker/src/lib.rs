@@ -2,10 +2,13 @@
 //!
 //! Turns glTF levels (or in-memory triangle meshes) into Kiln archives.
 //!
-//! The bake reads as its modules, in order: [`ingest`] (glTF → [`Scene`]) →
-//! [`build`] (weld, pair, SAH trees, top-level tree) → encode
-//! (`kiln_formats::encode`) → [`write`](mod@write) (atomic). [`bake`](mod@bake) strings them
-//! together; the `baker` binary is a thin shell over this library.
+//! The bake reads as its modules, in order: [`config`] (settings) →
+//! [`ingest`] (glTF → [`Scene`]) → [`classify`] (a collider kind per
+//! object, and the rule that chose it) → [`prepare`] (weld, …) →
+//! [`build`] (shapes in the builders' own types, top-level tree) →
+//! [`encode`] (archive types, then `kiln_formats::encode` for the bytes) →
+//! [`write`](mod@write) (atomic). [`bake`](mod@bake) strings them together;
+//! the `baker` binary is a thin shell over this library.
 //!
 //! ```no_run
 //! use kiln_baker::{bake_file, BakeSettings};
@@ -16,13 +19,18 @@
 
 pub mod bake;
 pub mod build;
+pub mod classify;
+pub mod config;
+pub mod encode;
 pub mod export;
 pub mod ingest;
+pub mod prepare;
 pub mod report;
 pub mod scene;
 pub mod write;
 
-pub use bake::{BakeSettings, Baked, bake_file, bake_scene};
+pub use bake::{Baked, bake_file, bake_scene};
+pub use config::BakeSettings;
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::BakeReport;
 pub use scene::{Scene, SceneInstance, SceneMesh};

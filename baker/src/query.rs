@@ -73,7 +73,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                 "front_face": h.front_face,
                 "object": level.object_name(h.instance),
                 "instance": h.instance,
-                "feature": h.triangle,
+                "feature": h.feature,
             })
         });
         return Ok(json!({ "hit": hit }));
@@ -91,7 +91,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     "point": o.point.to_array(),
                     "normal": o.normal.to_array(),
                     "depth": o.depth,
-                    "feature": o.triangle,
+                    "feature": o.feature,
                 })
             })
             .collect();
@@ -112,7 +112,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                 "normal": h.normal.to_array(),
                 "object": level.object_name(h.instance),
                 "instance": h.instance,
-                "feature": h.triangle,
+                "feature": h.feature,
             })
         });
         return Ok(json!({ "hit": hit }));

@@ -2,7 +2,7 @@
 //! sizes, timings and warnings.
 
 use crate::scene::Scene;
-use kiln_formats::Level;
+use kiln_formats::{Level, Shape};
 use serde::Serialize;
 
 /// The summary of one bake.
@@ -23,8 +23,8 @@ pub struct BakeReport {
     pub unique_degenerate: usize,
     /// Triangles stored in the archive (unique meshes, degenerates dropped).
     pub stored_triangles: usize,
-    /// Unique meshes.
-    pub meshes: usize,
+    /// Unique shapes.
+    pub shapes: usize,
     /// Instances in the archive.
     pub instances: usize,
     /// Archive size in bytes.
@@ -43,7 +43,13 @@ impl BakeReport {
     /// Summarises a bake of `scene` into `level` (`bytes` long).
     pub fn new(scene: &Scene, level: &Level, bytes: usize, build_ms: f64) -> BakeReport {
         let s = scene.stats();
-        let stored: usize = level.meshes.iter().map(|m| m.triangle_count()).sum();
+        let stored: usize = level
+            .shapes
+            .iter()
+            .map(|s| match s {
+                Shape::TriMesh(m) => m.triangle_count(),
+            })
+            .sum();
         BakeReport {
             input: String::new(),
             scene_triangles: s.scene_triangles,
@@ -52,7 +58,7 @@ impl BakeReport {
             unique_triangles: s.unique_triangles,
             unique_degenerate: s.unique_degenerate,
             stored_triangles: stored,
-            meshes: level.meshes.len(),
+            shapes: level.shapes.len(),
             instances: level.instances.len(),
             bytes,
             bytes_per_triangle: if stored > 0 {

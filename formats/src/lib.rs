@@ -1,7 +1,8 @@
 //! # kiln-formats
 //!
 //! The Kiln archive schema and nothing else: the fixed [`header`], the rkyv
-//! body types in [`level`], and the semantic checks in [`verify`]. Both the
+//! body types ([`level`] ties together one file per shape family:
+//! [`tri_mesh`], …), and the semantic checks in [`verify`]. Both the
 //! baker (which writes archives) and the runtime (which maps them) depend on
 //! this crate, so the two can never disagree about a byte.
 //!
@@ -11,10 +12,12 @@
 
 pub mod header;
 pub mod level;
+pub mod tri_mesh;
 pub mod verify;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
-pub use level::{ArchivedLevel, Instance, Level, Node, TriMesh};
+pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Node, Shape};
+pub use tri_mesh::{MeshTree, TreeKind, TriMesh};
 
 use thiserror::Error;
 
@@ -44,12 +47,17 @@ pub enum ArchiveError {
 pub fn encode(level: &Level, content_hash: [u8; 16], baker_version: [u16; 3]) -> Vec<u8> {
     let body = rkyv::to_bytes::<rkyv::rancor::Error>(level)
         .expect("serialising plain vectors into memory cannot fail");
-    let has = |kind: level::TreeKind| level.meshes.iter().any(|m| m.kind == kind.tag());
-    let flags = if has(level::TreeKind::Aabb) {
+    let has = |kind: TreeKind| {
+        level
+            .shapes
+            .iter()
+            .any(|s| matches!(s, Shape::TriMesh(m) if m.tree.kind() == kind))
+    };
+    let flags = if has(TreeKind::Aabb) {
         header::flags::AABB_NODES
     } else {
         0
-    } | if has(level::TreeKind::Sphere) {
+    } | if has(TreeKind::Sphere) {
         header::flags::SPHERE_NODES
     } else {
         0

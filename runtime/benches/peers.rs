@@ -14,7 +14,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
-use kiln_formats::level::TreeKind;
+use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use parry3d::query::{Ray as PRay, RayCast};
 use parry3d::shape::TriMesh;
@@ -325,7 +325,7 @@ fn run(
             .iter()
             .filter_map(|t| {
                 let p = |k: usize| Vec3::from(pos[t[k] as usize]).as_dvec3();
-                kiln_runtime::query::sphere_triangle::sweep(
+                kiln_runtime::geom::sphere_triangle::sweep(
                     c.as_dvec3(),
                     0.5,
                     d.as_dvec3(),

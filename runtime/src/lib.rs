@@ -4,7 +4,10 @@
 //! queries on it from any number of threads.
 //!
 //! The data path reads as the modules: [`level`] (open → validate) →
-//! `walk` (the tree walkers) → [`query`] (one file per operation).
+//! [`query`] (level-wide operations: the top-level tree picks instances) →
+//! `instance` (placement) → `shape` (one module per shape family, each
+//! answering every query kind) → `walk` (tree walkers) and [`geom`] (the
+//! primitive tests: ray/box, ray/triangle, sphere/triangle).
 //!
 //! ```no_run
 //! use kiln_runtime::Level;
@@ -16,8 +19,11 @@
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
+pub mod geom;
+mod instance;
 pub mod level;
 pub mod query;
+mod shape;
 mod walk;
 
 pub use glam::Vec3;

@@ -15,11 +15,12 @@
 //! (at most `WIDTH - 1` entries per level of the current path) cannot
 //! overflow.
 
-use crate::query::ray_box::SlabRay;
+use crate::geom::ray_box::SlabRay;
 use glam::{Vec3, Vec3A, Vec4};
-use kiln_formats::level::{
-    ArchivedBoxNode, ArchivedNode, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, EMPTY, LEAF_BIT,
-    MAX_DEPTH, TreeKind, WIDTH,
+use kiln_formats::level::{ArchivedNode, MAX_DEPTH};
+use kiln_formats::tri_mesh::{
+    ArchivedBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, EMPTY,
+    LEAF_BIT, WIDTH,
 };
 use std::mem::MaybeUninit;
 
@@ -406,7 +407,7 @@ impl Tree for BoxTree<'_> {
         slab4(&mut near, &mut far, b.lo[0] - gx, b.hi[0] + gx, o.x, inv.x);
         slab4(&mut near, &mut far, b.lo[1] - gy, b.hi[1] + gy, o.y, inv.y);
         slab4(&mut near, &mut far, b.lo[2] - gz, b.hi[2] + gz, o.z, inv.z);
-        let hit = near.cmple(far * crate::query::ray_box::EXIT_SCALE);
+        let hit = near.cmple(far * crate::geom::ray_box::EXIT_SCALE);
         b.gather(hit, near, out)
     }
     #[inline(always)]
@@ -519,41 +520,44 @@ impl Tree for SphereTree<'_> {
 }
 
 /// A mesh's tree, whichever kind it is.
-pub(crate) enum MeshTree<'a> {
+pub(crate) enum TreeRef<'a> {
     /// Box nodes.
     Boxes(BoxTree<'a>),
     /// Sphere nodes.
     Spheres(SphereTree<'a>),
 }
 
-impl<'a> MeshTree<'a> {
-    /// The tree of `mesh` (verified: its kind tag is known).
+impl<'a> TreeRef<'a> {
+    /// The tree of `mesh`.
     #[inline]
     pub(crate) fn of(mesh: &'a ArchivedTriMesh) -> Self {
         let root = mesh.root.to_native();
         let empty = mesh.leaves.is_empty();
-        if mesh.kind.to_native() == TreeKind::Sphere.tag() {
-            let fr = &mesh.sphere_frame;
-            let mut t = SphereTree {
-                nodes: mesh.spheres.as_slice(),
-                origin: vec3a(&fr.origin),
-                scale: vec3a(&fr.scale),
-                radius_scale: fr.radius_scale.to_native(),
-                root: None,
-            };
-            if !empty {
-                t.root = Some((root, t.decode(fr.root.each_ref().map(|v| v.to_native()))));
+        match &mesh.tree {
+            ArchivedMeshTree::Spheres(st) => {
+                let fr = &st.frame;
+                let mut t = SphereTree {
+                    nodes: st.nodes.as_slice(),
+                    origin: vec3a(&fr.origin),
+                    scale: vec3a(&fr.scale),
+                    radius_scale: fr.radius_scale.to_native(),
+                    root: None,
+                };
+                if !empty {
+                    t.root = Some((root, t.decode(fr.root.each_ref().map(|v| v.to_native()))));
+                }
+                TreeRef::Spheres(t)
             }
-            MeshTree::Spheres(t)
-        } else {
-            let vol = Aabb {
-                min: vec3a(&mesh.min),
-                max: vec3a(&mesh.max),
-            };
-            MeshTree::Boxes(BoxTree {
-                nodes: mesh.boxes.as_slice(),
-                root: (!empty).then_some((root, vol)),
-            })
+            ArchivedMeshTree::Boxes(nodes) => {
+                let vol = Aabb {
+                    min: vec3a(&mesh.min),
+                    max: vec3a(&mesh.max),
+                };
+                TreeRef::Boxes(BoxTree {
+                    nodes: nodes.as_slice(),
+                    root: (!empty).then_some((root, vol)),
+                })
+            }
         }
     }
 
@@ -561,8 +565,8 @@ impl<'a> MeshTree<'a> {
     #[inline]
     pub(crate) fn walk_ray<V: RayVisitor>(&self, ray: &SlabRay, grow: &Grow, v: &mut V) {
         match self {
-            MeshTree::Boxes(t) => walk_ray(t, ray, grow, v),
-            MeshTree::Spheres(t) => walk_ray(t, ray, grow, v),
+            TreeRef::Boxes(t) => walk_ray(t, ray, grow, v),
+            TreeRef::Spheres(t) => walk_ray(t, ray, grow, v),
         }
     }
 
@@ -570,8 +574,8 @@ impl<'a> MeshTree<'a> {
     #[inline]
     pub(crate) fn walk_nearest<V: NearVisitor>(&self, c: Vec3, v: &mut V) {
         match self {
-            MeshTree::Boxes(t) => walk_nearest(t, c.into(), v),
-            MeshTree::Spheres(t) => walk_nearest(t, c.into(), v),
+            TreeRef::Boxes(t) => walk_nearest(t, c.into(), v),
+            TreeRef::Spheres(t) => walk_nearest(t, c.into(), v),
         }
     }
 
@@ -583,8 +587,8 @@ impl<'a> MeshTree<'a> {
             hi: hi.into(),
         };
         match self {
-            MeshTree::Boxes(t) => walk_overlap(t, &probe, leaf),
-            MeshTree::Spheres(t) => walk_overlap(t, &probe, leaf),
+            TreeRef::Boxes(t) => walk_overlap(t, &probe, leaf),
+            TreeRef::Spheres(t) => walk_overlap(t, &probe, leaf),
         }
     }
 }

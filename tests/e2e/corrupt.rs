@@ -7,6 +7,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, bake_file, bake_scene, scene::SceneMesh};
+use kiln_formats::tri_mesh::ArchivedMeshTree;
 use kiln_formats::{HEADER_LEN, header::body_hash};
 use kiln_runtime::Level;
 use kiln_tests::{Rng, levels_dir};
@@ -139,15 +140,18 @@ fn hostile_tree_links_are_rejected_not_followed() {
     aligned.extend_from_slice(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
-    let mesh = level
-        .meshes
+    let boxes = level
+        .shapes
         .iter()
-        .find(|m| !m.boxes.is_empty())
+        .find_map(|s| match &s.tri_mesh()?.tree {
+            ArchivedMeshTree::Boxes(b) if !b.is_empty() => Some(b),
+            _ => None,
+        })
         .expect("a mesh with inner nodes");
     let offsets = [
         (&level.top[0].end as *const _ as usize - base, "subtree end"),
         (
-            &mesh.boxes[0].child[0] as *const _ as usize - base,
+            &boxes[0].child[0] as *const _ as usize - base,
             "should be inner node",
         ),
     ];

@@ -3,7 +3,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, bake_file, ingest};
-use kiln_formats::level::TreeKind;
+use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use kiln_tests::{
     Oracle, Rng, TestRay, both_kinds, levels_dir, ray_mix, scene_bounds, scene_order,
@@ -106,7 +106,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                     let inst = sources[h.instance as usize];
                     let t = h.t as f64;
                     // the reported triangle really is on the ray at t
-                    match oracle.t_on(ray, inst, h.triangle, slack) {
+                    match oracle.t_on(ray, inst, h.feature, slack) {
                         Some((ot, cos)) if (ot - t).abs() <= tol(ot, cos) => {}
                         other => tally.failures.push(format!(
                             "hit {h:?} (instance {inst}) is not on the ray (oracle t {other:?}) for {ray:?}"
@@ -122,7 +122,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                             "hit at t={t} but a clear hit exists at t={} ({c:?}) for {ray:?}",
                             c.t
                         )),
-                        Some(c) if c.instance == inst && c.source_id == h.triangle => {
+                        Some(c) if c.instance == inst && c.source_id == h.feature => {
                             tally.agree += 1
                         }
                         Some(c) if (c.t - t).abs() <= tol(c.t, c.cos) => tally.agree += 1, // exact tie

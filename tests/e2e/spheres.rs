@@ -5,7 +5,7 @@
 
 use glam::{DVec3, Vec3};
 use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
-use kiln_formats::level::TreeKind;
+use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use kiln_tests::{
     Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,

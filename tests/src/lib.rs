@@ -431,8 +431,8 @@ pub fn sweep_oracle(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> (O
 /// both against one brute-force answer.
 pub fn both_kinds(
     bake: impl Fn(&kiln_baker::BakeSettings) -> Vec<u8>,
-) -> Vec<(kiln_formats::level::TreeKind, kiln_runtime::Level)> {
-    use kiln_formats::level::TreeKind;
+) -> Vec<(kiln_formats::TreeKind, kiln_runtime::Level)> {
+    use kiln_formats::TreeKind;
     [TreeKind::Aabb, TreeKind::Sphere]
         .into_iter()
         .map(|k| {

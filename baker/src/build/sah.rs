@@ -1,8 +1,8 @@
 //! Top-down binary tree construction with the binned surface area heuristic
 //! (Wald, "On fast construction of SAH-based bounding volume hierarchies",
-//! 2007), one primitive per leaf, written straight into the depth-first
-//! array of `kiln_formats::level` (left child after its parent, `end` one
-//! past the subtree).
+//! 2007), one primitive per leaf, written straight into a depth-first
+//! array of [`BinNode`]s (left child after its parent, `end` one past the
+//! subtree).
 //!
 //! A subtree over `k` primitives always has `2k - 1` nodes, so the array
 //! position of every subtree is known before it is built: the two halves of
@@ -11,7 +11,40 @@
 //! floating-point reduction happens inside one task, in a fixed order).
 
 use glam::Vec3A;
-use kiln_formats::level::{MAX_DEPTH, Node, leaf_data};
+use kiln_formats::level::{MAX_DEPTH, leaf_data};
+
+/// One node of the builder's binary tree, in a depth-first array: the
+/// skip-count layout of the archive's top-level tree (left child at
+/// `i + 1`, `end` one past the subtree, a leaf when `end == i + 1`).
+/// Encoding turns it into archived nodes (the top-level tree) or 4-wide
+/// quantised nodes (mesh trees).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BinNode {
+    /// Lower corner of the box.
+    pub min: [f32; 3],
+    /// Upper corner of the box.
+    pub max: [f32; 3],
+    /// One past the last node of this node's subtree.
+    pub end: u32,
+    /// Leaf: `leaf_data(first, 1)`; inner: the split axis.
+    pub data: u32,
+}
+
+/// Lets `kiln_formats::verify::verify_tree` check builder trees too.
+impl kiln_formats::level::NodeView for BinNode {
+    fn min(&self) -> [f32; 3] {
+        self.min
+    }
+    fn max(&self) -> [f32; 3] {
+        self.max
+    }
+    fn end(&self) -> u32 {
+        self.end
+    }
+    fn data(&self) -> u32 {
+        self.data
+    }
+}
 
 /// A primitive to partition: its box, doubled centroid, and caller id.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,7 +131,7 @@ impl Bounds {
 /// Builds the tree. On return `prims` is in leaf order (leaf `j` in
 /// depth-first order holds `prims[j]`), and each leaf's `data` is
 /// `leaf_data(j, 1)`.
-pub fn build(prims: &mut [PrimRef]) -> Vec<Node> {
+pub fn build(prims: &mut [PrimRef]) -> Vec<BinNode> {
     if prims.is_empty() {
         return Vec::new();
     }
@@ -115,7 +148,7 @@ pub fn build(prims: &mut [PrimRef]) -> Vec<Node> {
         })
         .collect();
     let mut nodes = vec![
-        Node {
+        BinNode {
             min: [0.0; 3],
             max: [0.0; 3],
             end: 0,
@@ -140,7 +173,7 @@ pub fn build(prims: &mut [PrimRef]) -> Vec<Node> {
 /// is array index `base`.
 fn build_rec(
     prims: &mut [Prim],
-    nodes: &mut [Node],
+    nodes: &mut [BinNode],
     base: u32,
     first_prim: u32,
     depth: usize,
@@ -149,7 +182,7 @@ fn build_rec(
     debug_assert_eq!(nodes.len(), 2 * prims.len() - 1);
     let end = base + nodes.len() as u32;
     if prims.len() == 1 {
-        nodes[0] = Node {
+        nodes[0] = BinNode {
             min: b.min.to_array(),
             max: b.max.to_array(),
             end,
@@ -168,7 +201,7 @@ fn build_rec(
         Some(s) => s,
         None => median_split(prims, &b),
     };
-    nodes[0] = Node {
+    nodes[0] = BinNode {
         min: b.min.to_array(),
         max: b.max.to_array(),
         end,

@@ -2,28 +2,79 @@
 //! two-triangle leaves (the terrain trick of the Pathfinder sphere-tree
 //! article, seed 000), under a binned-SAH AABB tree (seed 002).
 //!
-//! Steps: weld vertices by exact position (meshopt's remap) so that edges
-//! shared across UV/normal seams are found → pair triangles greedily across
-//! shared edges, choosing the partner whose union box is smallest → one
-//! primitive per pair (or lone triangle) → SAH tree → triangles laid out in
-//! leaf order.
+//! Steps, on a mesh welded by position (`prepare`, so that edges shared
+//! across UV/normal seams are found): pair triangles greedily across shared
+//! edges, choosing the partner whose union box is smallest → one primitive
+//! per pair (or lone triangle) → SAH tree → leaves laid out in tree order.
 
-use super::sah::{self, PrimRef};
-use crate::scene::SceneMesh;
-use kiln_formats::level::{SphereFrame, TreeKind, TriMesh, leaf_data, leaf_range};
+use super::sah::{self, BinNode, PrimRef};
+use crate::prepare::WeldedMesh;
+use kiln_formats::level::{leaf_data, leaf_range};
+use kiln_formats::tri_mesh::TreeKind;
 
-/// Builds the archived mesh for one scene mesh, with a tree of `kind`.
-pub fn build(mesh: &SceneMesh, kind: TreeKind) -> TriMesh {
-    // weld by position
-    let (vertices, triangles) = weld(&mesh.positions, &mesh.triangles);
+/// A built TriMesh: welded vertices, leaves in tree order and the binary
+/// SAH tree over them (one leaf per pair). `encode` collapses the tree to
+/// 4-wide quantised nodes of `kind`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TriTree {
+    /// Source mesh name.
+    pub name: String,
+    /// Welded vertex positions.
+    pub vertices: Vec<[f32; 3]>,
+    /// Leaves in tree order: quads `[a, b, c, d]` = (a, b, c) + (c, b, d),
+    /// or a lone triangle with `d = c`.
+    pub leaves: Vec<[u32; 4]>,
+    /// Source triangle ids per leaf (`u32::MAX` for a missing second).
+    pub source_ids: Vec<[u32; 2]>,
+    /// Binary tree over the leaves (leaf `j` holds `leaves[j]`).
+    pub nodes: Vec<BinNode>,
+    /// Kind of volumes the archived tree will use.
+    pub kind: TreeKind,
+}
+
+impl TriTree {
+    /// Triangles in the tree.
+    pub fn triangle_count(&self) -> usize {
+        self.source_ids
+            .iter()
+            .map(|s| if s[1] == u32::MAX { 1 } else { 2 })
+            .sum()
+    }
+
+    /// The archived leaf payload of the builder leaf payload `data`
+    /// (`leaf_data(position, 1)`): the archive counts triangles.
+    pub fn leaf_payload(&self, data: u32) -> u32 {
+        let (pos, _) = leaf_range(data);
+        leaf_data(
+            pos,
+            1 + u32::from(self.source_ids[pos as usize][1] != u32::MAX),
+        )
+    }
+
+    /// The vertices of the leaf with builder payload `data`.
+    pub fn leaf_points(&self, data: u32) -> Vec<[f32; 3]> {
+        let (pos, _) = leaf_range(data);
+        let q = self.leaves[pos as usize];
+        let n = if self.source_ids[pos as usize][1] == u32::MAX {
+            3
+        } else {
+            4
+        };
+        q[..n].iter().map(|&v| self.vertices[v as usize]).collect()
+    }
+}
+
+/// Builds the tree of a welded mesh.
+pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
+    let vertices = &mesh.vertices;
     // pair across shared edges, as leaf quads
-    let pairs = pair_triangles(&vertices, &triangles);
+    let pairs = pair_triangles(vertices, &mesh.triangles);
     // tree over pairs
     let mut prims: Vec<PrimRef> = pairs
         .iter()
         .enumerate()
         .map(|(i, pair)| {
-            let (min, max) = quad_bounds(&vertices, &pair.quad, pair.second.is_some());
+            let (min, max) = quad_bounds(vertices, &pair.quad, pair.second.is_some());
             PrimRef {
                 min,
                 max,
@@ -34,14 +85,9 @@ pub fn build(mesh: &SceneMesh, kind: TreeKind) -> TriMesh {
     let nodes = sah::build(&mut prims);
     // leaves in tree order
     let leaves: Vec<&Pair> = prims.iter().map(|p| &pairs[p.id as usize]).collect();
-    // the builder's leaves say `leaf_data(position, 1)`; ours count triangles
-    let payload = |data: u32| {
-        let (pos, _) = leaf_range(data);
-        leaf_data(pos, 1 + u32::from(leaves[pos as usize].second.is_some()))
-    };
-    let mut out = TriMesh {
+    TriTree {
         name: mesh.name.clone(),
-        vertices,
+        vertices: mesh.vertices.clone(),
         leaves: leaves.iter().map(|p| p.quad).collect(),
         source_ids: leaves
             .iter()
@@ -52,32 +98,9 @@ pub fn build(mesh: &SceneMesh, kind: TreeKind) -> TriMesh {
                 ]
             })
             .collect(),
-        min: nodes.first().map_or([0.0; 3], |n| n.min),
-        max: nodes.first().map_or([0.0; 3], |n| n.max),
-        root: 0,
-        kind: kind.tag(),
-        boxes: Vec::new(),
-        sphere_frame: SphereFrame::default(),
-        spheres: Vec::new(),
-    };
-    match kind {
-        TreeKind::Aabb => {
-            (out.root, out.boxes) = super::quantize::encode_boxes(&nodes, payload);
-        }
-        TreeKind::Sphere => {
-            let points = |data: u32| {
-                let p = leaves[leaf_range(data).0 as usize];
-                let n = if p.second.is_some() { 4 } else { 3 };
-                p.quad[..n]
-                    .iter()
-                    .map(|&v| out.vertices[v as usize])
-                    .collect()
-            };
-            let (root, frame, spheres) = super::quantize::encode_spheres(&nodes, payload, points);
-            (out.root, out.sphere_frame, out.spheres) = (root, frame, spheres);
-        }
+        nodes,
+        kind,
     }
-    out
 }
 
 /// A leaf before layout: its quad (see [`TriMesh`]) and the welded
@@ -86,27 +109,6 @@ struct Pair {
     quad: [u32; 4],
     first: u32,
     second: Option<u32>,
-}
-
-/// Merges vertices with bit-identical positions (after mapping -0.0 to 0.0)
-/// and drops unused ones.
-fn weld(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
-    if triangles.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
-    let canon: Vec<[f32; 3]> = positions
-        .iter()
-        .map(|p| p.map(|c| if c == 0.0 { 0.0 } else { c }))
-        .collect();
-    let flat: Vec<u32> = triangles.iter().flatten().copied().collect();
-    let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(&flat));
-    let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
-    let indices = meshopt::remap_index_buffer(Some(&flat), count, &remap);
-    let tris = indices
-        .chunks_exact(3)
-        .map(|c| [c[0], c[1], c[2]])
-        .collect();
-    (vertices, tris)
 }
 
 /// Greedy pairing across shared edges that the two triangles walk in
@@ -227,7 +229,13 @@ fn quad_bounds(vertices: &[[f32; 3]], quad: &[u32; 4], pair: bool) -> ([f32; 3],
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kiln_formats::level::{LEAF_BIT, leaf_triangle};
+    use crate::scene::SceneMesh;
+    use kiln_formats::tri_mesh::{LEAF_BIT, TriMesh, leaf_triangle};
+
+    /// Weld, build and encode: the archived mesh a scene mesh becomes.
+    fn build(src: &SceneMesh, kind: TreeKind) -> TriMesh {
+        crate::encode::tri_mesh(&super::build(&crate::prepare::weld(src), kind))
+    }
 
     /// A grid of `n × n` quads, two triangles each, with split vertices
     /// (every triangle has its own three vertices, like a seam-heavy export).
@@ -274,7 +282,7 @@ mod tests {
             assert_eq!(m.vertices.len(), 81);
             assert_eq!(m.leaves.len(), 64, "every leaf holds a pair");
             assert_eq!(m.triangle_count(), 128);
-            let inner = m.boxes.len() + m.spheres.len();
+            let inner = m.tree.len();
             assert!(
                 (21..63).contains(&inner),
                 "4-wide: {inner} nodes for 64 leaves"
@@ -324,7 +332,7 @@ mod tests {
         );
         for kind in [TreeKind::Aabb, TreeKind::Sphere] {
             let t = build(&m, kind);
-            assert!(t.boxes.is_empty() && t.spheres.is_empty());
+            assert!(t.tree.is_empty());
             assert_eq!(t.root, LEAF_BIT | leaf_data(0, 1));
             assert_eq!(t.source_ids, vec![[0, u32::MAX]]);
         }

@@ -1,10 +1,8 @@
-//! Queries, one file per operation and shape pair.
+//! Level-wide queries, one file per operation: the top-level tree picks
+//! the instances, their shapes answer (`shape`).
 
-pub mod ray_box;
-pub mod ray_triangle;
 pub mod raycast;
 pub mod sphere;
-pub mod sphere_triangle;
 
 use rayon::prelude::*;
 

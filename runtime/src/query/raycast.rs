@@ -1,14 +1,15 @@
 //! Ray casts against the whole level: the top-level tree in world space,
-//! then each touched instance's TriTree in its local space (the ray is
+//! then each touched instance's shape in its local space (the ray is
 //! transformed once per instance; the parameter `t` is the same in both
 //! spaces because the transform is affine).
 
-use super::ray_box::SlabRay;
-use super::ray_triangle::WatertightRay;
+use crate::geom::ray_box::SlabRay;
+use crate::instance::transpose_vector;
 use crate::level::Level;
-use crate::walk::{Grow, MeshTree, RayVisitor, walk_ray};
+use crate::shape::{LocalRayHit, ShapeRef};
+use crate::walk::{Grow, RayVisitor, walk_ray};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedLevel, ArchivedTriMesh, leaf_range};
+use kiln_formats::level::{ArchivedLevel, leaf_range};
 
 /// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
 /// unit length; `t` is measured in multiples of it.
@@ -45,112 +46,30 @@ pub struct RayHit {
     pub t: f32,
     /// World-space hit point (`origin + t · dir`).
     pub point: Vec3,
-    /// Unit geometric normal of the triangle, facing the ray's origin.
+    /// Unit geometric normal of the surface hit, facing the ray's origin.
+    /// A ray that starts inside a solid reports `t = 0` and `-dir`
+    /// (normalised) here.
     pub normal: Vec3,
-    /// Whether the ray hit the triangle's front face (counter-clockwise in
-    /// glTF terms, after the node transform's handedness).
+    /// Whether the ray hit the surface's front face (for triangles:
+    /// counter-clockwise in glTF terms, after the node transform's
+    /// handedness; for solids: the outside). False for a ray that starts
+    /// inside a solid.
     pub front_face: bool,
     /// Instance index in the archive (see [`Level::object_name`]).
     pub instance: u32,
-    /// Index of the triangle in its source mesh (primitives concatenated).
-    pub triangle: u32,
+    /// The feature hit: for a triangle mesh, the index of the triangle in
+    /// its source mesh (primitives concatenated); for a solid, its face.
+    pub feature: u32,
 }
 
-#[inline]
-pub(crate) fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
-    Vec3::new(a[0].to_native(), a[1].to_native(), a[2].to_native())
-}
-
-#[inline]
-pub(crate) fn transform_point(m: &[rkyv::rend::f32_le; 12], p: Vec3) -> Vec3 {
-    let r = |k: usize| {
-        m[k].to_native() * p.x
-            + m[k + 1].to_native() * p.y
-            + m[k + 2].to_native() * p.z
-            + m[k + 3].to_native()
-    };
-    Vec3::new(r(0), r(4), r(8))
-}
-
-#[inline]
-pub(crate) fn transform_vector(m: &[rkyv::rend::f32_le; 12], d: Vec3) -> Vec3 {
-    let r =
-        |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
-    Vec3::new(r(0), r(4), r(8))
-}
-
-/// `Lᵀ · n` for the 3×3 part of a row-major 3×4 matrix `L`.
-#[inline]
-fn transpose_vector(m: &[rkyv::rend::f32_le; 12], n: Vec3) -> Vec3 {
-    let c =
-        |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
-    Vec3::new(c(0), c(1), c(2))
-}
-
-/// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
-#[inline]
-pub(crate) fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
-    let q = &mesh.leaves[(slot >> 1) as usize];
-    let q = [
-        q[0].to_native(),
-        q[1].to_native(),
-        q[2].to_native(),
-        q[3].to_native(),
-    ];
-    kiln_formats::level::leaf_triangle(q, slot & 1)
-}
-
-/// Source triangle id of triangle `slot`.
-#[inline]
-pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
-    mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
-}
-
-/// Hit search inside one mesh: closest hit, or (with `any`) the first found.
-struct MeshSearch<'a> {
-    mesh: &'a ArchivedTriMesh,
-    ray: WatertightRay,
-    t_max: f32,
-    any: bool,
-    hit: Option<(f32, u32)>, // t, triangle slot (leaf << 1 | triangle in leaf)
-}
-
-impl RayVisitor for MeshSearch<'_> {
-    #[inline]
-    fn t_max(&self) -> f32 {
-        self.t_max
-    }
-    #[inline]
-    fn leaf(&mut self, data: u32) -> bool {
-        let (leaf, count) = leaf_range(data);
-        let q = &self.mesh.leaves[leaf as usize];
-        let p = |k: usize| v3(&self.mesh.vertices[q[k].to_native() as usize]);
-        // (a, b, c) and (c, b, d)
-        let (a, b, c) = (p(0), p(1), p(2));
-        let tris = [(a, b, c), (c, b, p(3))];
-        for (k, &(x, y, z)) in tris.iter().take(count as usize).enumerate() {
-            if let Some(th) = self.ray.intersect(x, y, z, self.t_max) {
-                if self.hit.is_none() || th < self.t_max {
-                    self.t_max = th;
-                    self.hit = Some((th, leaf << 1 | k as u32));
-                    if self.any {
-                        return true;
-                    }
-                }
-            }
-        }
-        false
-    }
-}
-
-/// Hit search over the top-level tree: each instance leaf transforms the
-/// ray into local space and searches its mesh with the current range.
+/// Hit search over the top-level tree: each instance leaf asks its shape
+/// for a hit within the current range.
 struct TopSearch<'a> {
     level: &'a ArchivedLevel,
     ray: Ray,
     t_max: f32,
     any: bool,
-    hit: Option<(f32, u32, u32)>, // t, instance, triangle slot in its mesh
+    hit: Option<(LocalRayHit, u32)>, // hit, instance
 }
 
 impl RayVisitor for TopSearch<'_> {
@@ -161,24 +80,11 @@ impl RayVisitor for TopSearch<'_> {
     fn leaf(&mut self, data: u32) -> bool {
         let (inst_index, _) = leaf_range(data);
         let inst = &self.level.instances[inst_index as usize];
-        let mesh = &self.level.meshes[inst.mesh.to_native() as usize];
-        let origin = transform_point(&inst.local_from_world, self.ray.origin);
-        let dir = transform_vector(&inst.local_from_world, self.ray.dir);
-        if dir == Vec3::ZERO || !dir.is_finite() || !origin.is_finite() {
-            return false;
-        }
-        let mut v = MeshSearch {
-            mesh,
-            ray: WatertightRay::new(origin, dir),
-            t_max: self.t_max,
-            any: self.any,
-            hit: None,
-        };
-        MeshTree::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
-        if let Some((t, tri)) = v.hit {
-            if self.hit.is_none() || t < self.t_max {
-                self.t_max = t;
-                self.hit = Some((t, inst_index, tri));
+        let shape = ShapeRef(&self.level.shapes[inst.shape.to_native() as usize]);
+        if let Some(h) = shape.raycast(inst, self.ray.origin, self.ray.dir, self.t_max, self.any) {
+            if self.hit.is_none() || h.t < self.t_max {
+                self.t_max = h.t;
+                self.hit = Some((h, inst_index));
             }
         }
         self.any && self.hit.is_some()
@@ -187,7 +93,7 @@ impl RayVisitor for TopSearch<'_> {
 
 impl Level {
     /// Walks the level for `ray` (which must be valid).
-    fn search(&self, ray: &Ray, any: bool) -> Option<(f32, u32, u32)> {
+    fn search(&self, ray: &Ray, any: bool) -> Option<(LocalRayHit, u32)> {
         let level = self.archive();
         let mut v = TopSearch {
             level,
@@ -225,24 +131,29 @@ impl Level {
         if !ray.is_valid() {
             return None;
         }
-        let (t, inst_index, tri_slot) = self.search(ray, false)?;
-        let level = self.archive();
-        let inst = &level.instances[inst_index as usize];
-        let mesh = &level.meshes[inst.mesh.to_native() as usize];
-        let tri = slot_triangle(mesh, tri_slot);
-        let p = |k: usize| v3(&mesh.vertices[tri[k] as usize]);
-        let local_n = (p(1) - p(0)).cross(p(2) - p(0));
+        let (h, inst_index) = self.search(ray, false)?;
+        let inst = &self.archive().instances[inst_index as usize];
+        if h.inside {
+            return Some(RayHit {
+                t: 0.0,
+                point: ray.origin,
+                normal: -ray.dir.normalize(),
+                front_face: false,
+                instance: inst_index,
+                feature: h.feature,
+            });
+        }
         // front normal in world space: L^T n (glTF: a mirroring transform
         // flips the winding, which this inverse-transpose form already does)
-        let n = transpose_vector(&inst.local_from_world, local_n).normalize_or_zero();
+        let n = transpose_vector(&inst.local_from_world, h.normal).normalize_or_zero();
         let front_face = n.dot(ray.dir) < 0.0;
         Some(RayHit {
-            t,
-            point: ray.origin + ray.dir * t,
+            t: h.t,
+            point: ray.origin + ray.dir * h.t,
             normal: if front_face { n } else { -n },
             front_face,
             instance: inst_index,
-            triangle: slot_source(mesh, tri_slot),
+            feature: h.feature,
         })
     }
 

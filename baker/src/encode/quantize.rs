@@ -6,14 +6,15 @@
 //!
 //! - Boxes: 8 bits per face against the parent's *decoded* box (lower
 //!   faces up from its lower face, upper faces down from its upper face,
-//!   see [`kiln_formats::level::BoxNode`]).
+//!   see [`kiln_formats::tri_mesh::BoxNode`]).
 //! - Spheres: MeldSpheres (seed 000) over the same partition, computed in
 //!   f64; centres and radii quantised to 16 bits against the mesh's box,
 //!   radii rounded up so the decoded sphere contains the exact one.
 
+use crate::build::sah::BinNode as Node;
 use glam::DVec3;
-use kiln_formats::level::{
-    BoxNode, EMPTY, LEAF_BIT, Node, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
+use kiln_formats::tri_mesh::{
+    BoxNode, EMPTY, LEAF_BIT, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
     dequantize,
 };
 

@@ -1,4 +1,5 @@
 //! Semantic verification: the invariants rkyv's structural check cannot see.
+//! One file per shape family; [`verify_level`] dispatches on the shape.
 //!
 //! After [`verify_level`] accepts an archive, every index a query can follow
 //! is in range, every tree is a proper binary tree in depth-first order no
@@ -7,9 +8,12 @@
 //! and do not re-check, so no archive can make them panic, read out of bounds
 //! or loop forever. The baker runs the same checks on what it writes.
 
+mod tri_mesh;
+
+pub use tri_mesh::{mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
+
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedTriMesh, EMPTY, LEAF_BIT, MAX_DEPTH, NodeView,
-    TreeKind, WIDTH, box_step, decode_hi, decode_lo, dequantize, leaf_range,
+    ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
 };
 use thiserror::Error;
 
@@ -100,16 +104,6 @@ pub enum TreeError {
         /// Next inner node in depth-first order.
         expected: usize,
     },
-    /// A mesh's tree-kind tag is unknown, or the other kind's nodes are present.
-    #[error("tree kind {tag} with {boxes} box nodes and {spheres} sphere nodes")]
-    Kind {
-        /// Stored tag.
-        tag: u32,
-        /// Box nodes present.
-        boxes: usize,
-        /// Sphere nodes present.
-        spheres: usize,
-    },
     /// A leaf's triangle count disagrees with its source ids.
     #[error("leaf {leaf}: {count} triangles but source ids say otherwise")]
     LeafCount {
@@ -187,192 +181,6 @@ impl<N: NodeView> TreeView for [N] {
     fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
         (self[i].min(), self[i].max())
     }
-}
-
-/// A decoded bounding volume of a mesh tree (for statistics and checks).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Vol {
-    Box([f32; 3], [f32; 3]),
-    Ball([f32; 3], f32),
-}
-
-impl Vol {
-    /// Surface area (up to a constant shared by every volume of a tree).
-    fn area(&self) -> f64 {
-        match *self {
-            Vol::Box(a, b) => {
-                let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
-                2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
-            }
-            Vol::Ball(_, r) => 4.0 * std::f64::consts::PI * f64::from(r) * f64::from(r),
-        }
-    }
-}
-
-/// Checks a mesh's tree: kind and node count, two to four used child slots
-/// per node (empty ones last), child references in depth-first order
-/// (inner nodes numbered as the walk meets them, leaves likewise, so every
-/// node and leaf is reached exactly once and the walk cannot loop), leaf
-/// triangle counts against the source ids, depth at most [`MAX_DEPTH`],
-/// child-box codes that cannot cross (lower + upper code ≤ 255 per axis).
-pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
-    walk_mesh_tree(mesh, false).map(|_| ())
-}
-
-/// [`verify_mesh_tree`] plus the tree's shape statistics (decodes every
-/// volume, so slower; `nodes` counts inner nodes).
-pub fn mesh_tree_stats(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
-    walk_mesh_tree(mesh, true)
-}
-
-fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats, TreeError> {
-    let leaves = mesh.leaves.len();
-    let tag = mesh.kind.to_native();
-    let (nb, ns) = (mesh.boxes.len(), mesh.spheres.len());
-    let kind_err = TreeError::Kind {
-        tag,
-        boxes: nb,
-        spheres: ns,
-    };
-    let boxes = match TreeKind::from_tag(tag) {
-        Some(TreeKind::Aabb) if ns == 0 => true,
-        Some(TreeKind::Sphere) if nb == 0 => false,
-        _ => return Err(kind_err),
-    };
-    let inner = nb + ns;
-    // a node has 2 to 4 children: L leaves need between ⌈(L-1)/3⌉ and L-1 nodes
-    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
-        if leaves == 0 && inner == 0 {
-            return Ok(TreeStats::default());
-        }
-        return Err(TreeError::Empty {
-            nodes: inner,
-            prims: leaves,
-        });
-    }
-    let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
-    let frame = crate::level::SphereFrame {
-        origin: f(&mesh.sphere_frame.origin),
-        scale: f(&mesh.sphere_frame.scale),
-        radius_scale: mesh.sphere_frame.radius_scale.to_native(),
-        root: [0; 4],
-    };
-    let ball = |q: [u16; 4]| {
-        let (c, r) = frame.decode(q);
-        Vol::Ball(c, r)
-    };
-    let root_vol = if boxes {
-        Vol::Box(f(&mesh.min), f(&mesh.max))
-    } else {
-        ball(mesh.sphere_frame.root.map(|x| x.to_native()))
-    };
-    let refs = |i: usize| {
-        if boxes {
-            mesh.boxes[i].child.map(|c| c.to_native())
-        } else {
-            mesh.spheres[i].child.map(|c| c.to_native())
-        }
-    };
-    // the volume of child `c` of inner node `i`, whose volume is `vol`
-    let child_vol = |i: usize, c: usize, vol: Vol| -> Vol {
-        if !with_stats {
-            return vol;
-        }
-        if boxes {
-            let n = &mesh.boxes[i];
-            let Vol::Box(pmin, pmax) = vol else {
-                unreachable!("box trees hold boxes")
-            };
-            let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-            Vol::Box(
-                std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c])),
-                std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c])),
-            )
-        } else {
-            ball(mesh.spheres[i].sphere.map(|q| q[c].to_native()))
-        }
-    };
-    let mut stats = TreeStats {
-        nodes: inner,
-        ..TreeStats::default()
-    };
-    let (mut next_inner, mut next_leaf) = (0usize, 0usize);
-    let mut sah = 0.0f64;
-    // (reference, parent, depth, volume); first child pushed last, visited first
-    let mut stack = Vec::with_capacity(WIDTH * MAX_DEPTH);
-    stack.push((mesh.root.to_native(), 0usize, 1usize, root_vol));
-    while let Some((r, parent, depth, vol)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            return Err(TreeError::TooDeep);
-        }
-        stats.depth = stats.depth.max(depth);
-        if r & LEAF_BIT != 0 {
-            let (leaf, count) = leaf_range(r & !LEAF_BIT);
-            if leaf as usize != next_leaf || next_leaf >= leaves {
-                return Err(TreeError::Leaf {
-                    node: parent,
-                    first: leaf,
-                    count,
-                    expected: next_leaf,
-                    prims: leaves,
-                });
-            }
-            let second = mesh.source_ids[next_leaf][1].to_native() != u32::MAX;
-            if (count == 2) != second {
-                return Err(TreeError::LeafCount {
-                    leaf: next_leaf,
-                    count,
-                });
-            }
-            next_leaf += 1;
-            stats.leaves += 1;
-            if with_stats {
-                sah += vol.area() * f64::from(count);
-            }
-            continue;
-        }
-        if r as usize != next_inner || next_inner >= inner {
-            return Err(TreeError::Order {
-                node: parent,
-                child: r,
-                expected: next_inner,
-            });
-        }
-        let i = r as usize;
-        next_inner += 1;
-        let child = refs(i);
-        let used = child.iter().take_while(|&&c| c != EMPTY).count();
-        if used < 2 || child[used..].iter().any(|&c| c != EMPTY) {
-            return Err(TreeError::Slots { node: i });
-        }
-        if boxes {
-            let n = &mesh.boxes[i];
-            let crossed = (0..used)
-                .any(|c| (0..3).any(|k| u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]) > 255));
-            if crossed {
-                return Err(TreeError::Crossed { node: i });
-            }
-        }
-        if with_stats {
-            sah += vol.area();
-        }
-        for c in (0..used).rev() {
-            stack.push((child[c], i, depth + 1, child_vol(i, c, vol)));
-        }
-    }
-    if next_leaf != leaves || next_inner != inner {
-        return Err(TreeError::Coverage {
-            covered: next_leaf,
-            prims: leaves,
-        });
-    }
-    let root_area = root_vol.area();
-    stats.sah_cost = if root_area > 0.0 {
-        sah / root_area
-    } else {
-        0.0
-    };
-    Ok(stats)
 }
 
 /// Checks one depth-first tree over `prims` primitives whose leaves hold at
@@ -521,15 +329,15 @@ pub enum VerifyError {
         /// Source-id pair count.
         ids: usize,
     },
-    /// An instance refers to a mesh that does not exist.
-    #[error("instance {instance}: mesh {mesh} of {meshes}")]
-    InstanceMesh {
+    /// An instance refers to a shape that does not exist.
+    #[error("instance {instance}: shape {shape} of {shapes}")]
+    InstanceShape {
         /// Instance index.
         instance: usize,
-        /// Mesh index used.
-        mesh: u32,
-        /// Mesh count.
-        meshes: usize,
+        /// Shape index used.
+        shape: u32,
+        /// Shape count.
+        shapes: usize,
     },
     /// An instance transform is not finite.
     #[error("instance {instance}: transform is not finite")]
@@ -537,8 +345,8 @@ pub enum VerifyError {
         /// Instance index.
         instance: usize,
     },
-    /// The name table does not match the instance table.
-    #[error("{instances} instances but {names} names")]
+    /// A name or rule table does not match the instance table.
+    #[error("{instances} instances but {names} names or rules")]
     Names {
         /// Instance count.
         instances: usize,
@@ -558,79 +366,34 @@ pub enum VerifyError {
 
 /// Checks every semantic invariant of an archived level (see module docs).
 pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
-    for (m, mesh) in level.meshes.iter().enumerate() {
-        verify_mesh(m, mesh)?;
+    for (s, shape) in level.shapes.iter().enumerate() {
+        match shape {
+            ArchivedShape::TriMesh(mesh) => verify_tri_mesh(s, mesh)?,
+        }
     }
-    let meshes = level.meshes.len();
+    let shapes = level.shapes.len();
     for (i, inst) in level.instances.iter().enumerate() {
-        verify_instance(i, inst, meshes)?;
+        verify_instance(i, inst, shapes)?;
     }
-    if level.instance_names.len() != level.instances.len() {
-        return Err(VerifyError::Names {
-            instances: level.instances.len(),
-            names: level.instance_names.len(),
-        });
+    for names in [level.instance_names.len(), level.instance_rules.len()] {
+        if names != level.instances.len() {
+            return Err(VerifyError::Names {
+                instances: level.instances.len(),
+                names,
+            });
+        }
     }
     verify_tree(level.top.as_slice(), level.instances.len(), 1).map_err(VerifyError::TopTree)?;
     Ok(())
 }
 
-fn verify_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
-    let vertices = mesh.vertices.len();
-    if let Some(v) = mesh
-        .vertices
-        .iter()
-        .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
-    {
-        return Err(VerifyError::Vertex { mesh: m, vertex: v });
-    }
-    for (t, leaf) in mesh.leaves.iter().enumerate() {
-        for v in leaf.iter().map(|v| v.to_native()) {
-            if v as usize >= vertices {
-                return Err(VerifyError::VertexIndex {
-                    mesh: m,
-                    triangle: t,
-                    vertex: v,
-                    vertices,
-                });
-            }
-        }
-    }
-    if mesh.source_ids.len() != mesh.leaves.len() {
-        return Err(VerifyError::SourceIds {
-            mesh: m,
-            triangles: mesh.leaves.len(),
-            ids: mesh.source_ids.len(),
-        });
-    }
-    // the root box and the sphere frame must decode to finite numbers everywhere
-    let fin = |v: f32| v.is_finite();
-    let box_ok = (0..3).all(|k| {
-        let (lo, hi) = (mesh.min[k].to_native(), mesh.max[k].to_native());
-        fin(lo) && fin(hi) && lo <= hi && fin(hi - lo)
-    });
-    let fr = &mesh.sphere_frame;
-    let rs = fr.radius_scale.to_native();
-    let sphere_ok = (0..3).all(|k| {
-        let (o, s) = (fr.origin[k].to_native(), fr.scale[k].to_native());
-        fin(o) && fin(s) && s >= 0.0 && fin(dequantize(o, s, u16::MAX))
-    }) && fin(rs)
-        && rs >= 0.0
-        && fin(rs * f32::from(u16::MAX));
-    if !(box_ok && sphere_ok) {
-        return Err(VerifyError::Quantization { mesh: m });
-    }
-    verify_mesh_tree(mesh).map_err(|source| VerifyError::MeshTree { mesh: m, source })?;
-    Ok(())
-}
-
-fn verify_instance(i: usize, inst: &ArchivedInstance, meshes: usize) -> Result<(), VerifyError> {
-    let mesh = inst.mesh.to_native();
-    if mesh as usize >= meshes {
-        return Err(VerifyError::InstanceMesh {
+fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(), VerifyError> {
+    let shape = inst.shape.to_native();
+    if shape as usize >= shapes {
+        return Err(VerifyError::InstanceShape {
             instance: i,
-            mesh,
-            meshes,
+            shape,
+            shapes,
         });
     }
     let finite = inst

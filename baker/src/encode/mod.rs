@@ -1,0 +1,111 @@
+//! Encode: the builders' shapes and placements flattened into the
+//! archive's types (`kiln_formats`), ready for rkyv. Mesh trees are
+//! collapsed to 4-wide nodes and quantised here ([`quantize`]).
+
+pub mod quantize;
+
+use crate::build::sah::BinNode;
+use crate::build::tri_tree::TriTree;
+use crate::build::{BuiltLevel, BuiltShape};
+use glam::DAffine3;
+use kiln_formats::level::{Instance, Level, Node, Shape};
+use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
+
+/// The archive body of a built level.
+pub fn level(built: &BuiltLevel) -> Level {
+    Level {
+        shapes: built.shapes.iter().map(shape).collect(),
+        instances: built
+            .placed
+            .iter()
+            .map(|p| Instance {
+                world_from_local: to_rows(&p.transform),
+                local_from_world: to_rows(&p.transform.inverse()),
+                shape: p.shape as u32,
+                source: p.source as u32,
+            })
+            .collect(),
+        instance_names: built.placed.iter().map(|p| p.name.clone()).collect(),
+        instance_rules: built.placed.iter().map(|p| p.rule.clone()).collect(),
+        top: built.top.iter().map(top_node).collect(),
+    }
+}
+
+fn shape(s: &BuiltShape) -> Shape {
+    match s {
+        BuiltShape::TriMesh(t) => Shape::TriMesh(tri_mesh(t)),
+    }
+}
+
+fn top_node(n: &BinNode) -> Node {
+    Node {
+        min: n.min,
+        max: n.max,
+        end: n.end,
+        data: n.data,
+    }
+}
+
+/// A TriTree as an archived TriMesh: the binary tree collapsed to 4-wide
+/// inner nodes holding their children's quantised volumes.
+pub fn tri_mesh(t: &TriTree) -> TriMesh {
+    let payload = |data: u32| t.leaf_payload(data);
+    let (root, tree) = match t.kind {
+        TreeKind::Aabb => {
+            let (root, nodes) = quantize::encode_boxes(&t.nodes, payload);
+            (root, MeshTree::Boxes(nodes))
+        }
+        TreeKind::Sphere => {
+            let (root, frame, nodes) =
+                quantize::encode_spheres(&t.nodes, payload, |d| t.leaf_points(d));
+            (root, MeshTree::Spheres(SphereTree { frame, nodes }))
+        }
+    };
+    TriMesh {
+        name: t.name.clone(),
+        vertices: t.vertices.clone(),
+        leaves: t.leaves.clone(),
+        source_ids: t.source_ids.clone(),
+        min: t.nodes.first().map_or([0.0; 3], |n| n.min),
+        max: t.nodes.first().map_or([0.0; 3], |n| n.max),
+        root,
+        tree,
+    }
+}
+
+/// 3×4 row-major, f32.
+pub fn to_rows(a: &DAffine3) -> [f32; 12] {
+    let m = a.matrix3;
+    let t = a.translation;
+    [
+        m.x_axis.x, m.y_axis.x, m.z_axis.x, t.x, //
+        m.x_axis.y, m.y_axis.y, m.z_axis.y, t.y, //
+        m.x_axis.z, m.y_axis.z, m.z_axis.z, t.z,
+    ]
+    .map(|v| v as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{DQuat, DVec3};
+
+    #[test]
+    fn rows_apply_like_the_affine() {
+        let a = DAffine3::from_scale_rotation_translation(
+            DVec3::new(1.0, 2.0, -3.0),
+            DQuat::from_rotation_y(0.7),
+            DVec3::new(5.0, 6.0, 7.0),
+        );
+        let r = to_rows(&a);
+        let p = DVec3::new(0.3, -1.2, 2.5);
+        let q = a.transform_point3(p);
+        for row in 0..3 {
+            let v = r[row * 4] as f64 * p.x
+                + r[row * 4 + 1] as f64 * p.y
+                + r[row * 4 + 2] as f64 * p.z
+                + r[row * 4 + 3] as f64;
+            assert!((v - q[row]).abs() < 1e-5);
+        }
+    }
+}

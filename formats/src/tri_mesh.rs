@@ -1,0 +1,293 @@
+//! The TriMesh shape: a triangle mesh under a 4-wide tree (terrain, and
+//! any mesh that is neither convex nor a primitive).
+//!
+//! Triangles are stored as **leaves** of one or two triangles that share
+//! an edge, as quads. The tree stores inner nodes only, each holding its
+//! children's bounds (quantised boxes, [`BoxNode`], or quantised spheres,
+//! [`SphereNode`]) and up to four child references; a reference with
+//! [`LEAF_BIT`] set names a leaf instead of a node. Inner nodes are in
+//! depth-first order and leaves in the order the walk meets them, which
+//! verification enforces.
+
+use rkyv::{Archive, Serialize};
+
+/// Tag of a child reference that points at a leaf (see [`BoxNode::child`]).
+pub const LEAF_BIT: u32 = 1 << 31;
+
+/// An unused child slot of a mesh-tree node. Used slots come first.
+pub const EMPTY: u32 = u32::MAX;
+
+/// Children per mesh-tree node.
+pub const WIDTH: usize = 4;
+
+/// Steps of the 8-bit child-box codes of a [`BoxNode`].
+pub const BOX_STEPS: f32 = 255.0;
+
+/// An inner node of a mesh's box tree: the boxes of up to four children,
+/// quantised to 8 bits per face against this node's own decoded box, and
+/// the child references. Leaves are not nodes. Inner nodes are in
+/// depth-first order (the root is node 0 and a node's inner children come
+/// after it). Codes are stored per axis, then per child, so a walk decodes
+/// and tests all four children with one SIMD lane each.
+///
+/// With `step = (max - min) · (1/255)` of the node's box (see
+/// [`box_step`]), child `c`'s box is `min + lo[k][c] · step ..= max -
+/// hi[k][c] · step` on axis `k`: lower faces count up from the node's lower
+/// face and upper faces count down from its upper face, so code 0
+/// reproduces the node's faces exactly. The baker rounds outward against
+/// exactly this formula.
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct BoxNode {
+    /// Lower-face codes, `[axis][child]`.
+    pub lo: [[u8; WIDTH]; 3],
+    /// Upper-face codes (steps down from the node's upper face), `[axis][child]`.
+    pub hi: [[u8; WIDTH]; 3],
+    /// Child references: an inner node index, [`LEAF_BIT`] | leaf payload
+    /// (`leaf << 1 | (triangles - 1)`, see [`crate::level::leaf_data`]), or [`EMPTY`]
+    /// (only after the used slots; at least two slots are used).
+    pub child: [u32; WIDTH],
+}
+
+/// An inner node of a mesh's sphere tree: the spheres of up to four
+/// children, quantised to 16 bits against the mesh's [`SphereFrame`], and
+/// the child references (as in [`BoxNode`]).
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct SphereNode {
+    /// Codes `[component][child]`, components x, y, z, radius.
+    pub sphere: [[u16; WIDTH]; 4],
+    /// Child references, as in [`BoxNode::child`].
+    pub child: [u32; WIDTH],
+}
+
+/// Decoding frame of a mesh's sphere tree: a centre code `q` decodes to
+/// `origin + q · scale` per axis and a radius code to `q · radius_scale`,
+/// in f32, in exactly this order.
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq, Default)]
+#[repr(C)]
+pub struct SphereFrame {
+    /// Lowest centre.
+    pub origin: [f32; 3],
+    /// Centre step per axis.
+    pub scale: [f32; 3],
+    /// Radius step.
+    pub radius_scale: f32,
+    /// The root's sphere codes.
+    pub root: [u16; 4],
+}
+
+/// Which kind of bounding volumes a mesh tree uses (a bake setting; the
+/// archive says it per mesh through [`MeshTree`]'s variant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TreeKind {
+    /// Axis-aligned boxes ([`BoxNode`]).
+    #[default]
+    Aabb,
+    /// Spheres ([`SphereNode`]).
+    Sphere,
+}
+
+impl TreeKind {
+    /// The name the command line uses.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TreeKind::Aabb => "aabb",
+            TreeKind::Sphere => "sphere",
+        }
+    }
+}
+
+/// The decode step of a parent box `min..=max` for its children's codes.
+#[inline]
+pub fn box_step(min: f32, max: f32) -> f32 {
+    (max - min) * (1.0 / BOX_STEPS)
+}
+
+/// A child's decoded lower face: `parent_min + q · step`.
+#[inline]
+pub fn decode_lo(parent_min: f32, step: f32, q: u8) -> f32 {
+    parent_min + f32::from(q) * step
+}
+
+/// A child's decoded upper face: `parent_max - q · step`.
+#[inline]
+pub fn decode_hi(parent_max: f32, step: f32, q: u8) -> f32 {
+    parent_max - f32::from(q) * step
+}
+
+/// Decodes one 16-bit coordinate: `origin + q · scale`, in f32, in
+/// exactly this order (the baker rounds against the same formula).
+#[inline]
+pub fn dequantize(origin: f32, scale: f32, q: u16) -> f32 {
+    origin + f32::from(q) * scale
+}
+
+impl SphereFrame {
+    /// Decodes sphere codes to `(centre, radius)`.
+    pub fn decode(&self, q: [u16; 4]) -> ([f32; 3], f32) {
+        (
+            [0, 1, 2].map(|k| dequantize(self.origin[k], self.scale[k], q[k])),
+            f32::from(q[3]) * self.radius_scale,
+        )
+    }
+}
+
+/// A mesh's tree: 4-wide inner nodes holding their children's quantised
+/// boxes or spheres, in depth-first order (the root is node 0).
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub enum MeshTree {
+    /// Box nodes, decoded against the mesh's exact box ([`TriMesh::min`],
+    /// [`TriMesh::max`]) and then each node's decoded box.
+    Boxes(Vec<BoxNode>),
+    /// Sphere nodes with their decoding frame.
+    Spheres(SphereTree),
+}
+
+/// A sphere tree: inner nodes and the frame their codes decode against.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub struct SphereTree {
+    /// Decoding frame (and the root sphere).
+    pub frame: SphereFrame,
+    /// Inner nodes, depth-first.
+    pub nodes: Vec<SphereNode>,
+}
+
+impl MeshTree {
+    /// Which kind of volumes this tree uses.
+    pub fn kind(&self) -> TreeKind {
+        match self {
+            MeshTree::Boxes(_) => TreeKind::Aabb,
+            MeshTree::Spheres(_) => TreeKind::Sphere,
+        }
+    }
+    /// Number of inner nodes.
+    pub fn len(&self) -> usize {
+        match self {
+            MeshTree::Boxes(n) => n.len(),
+            MeshTree::Spheres(t) => t.nodes.len(),
+        }
+    }
+    /// Whether the tree has no inner nodes (zero or one leaf).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ArchivedMeshTree {
+    /// Which kind of volumes this tree uses.
+    pub fn kind(&self) -> TreeKind {
+        match self {
+            ArchivedMeshTree::Boxes(_) => TreeKind::Aabb,
+            ArchivedMeshTree::Spheres(_) => TreeKind::Sphere,
+        }
+    }
+    /// Number of inner nodes.
+    pub fn len(&self) -> usize {
+        match self {
+            ArchivedMeshTree::Boxes(n) => n.len(),
+            ArchivedMeshTree::Spheres(t) => t.nodes.len(),
+        }
+    }
+    /// Whether the tree has no inner nodes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes of inner nodes.
+    pub fn node_bytes(&self) -> usize {
+        match self {
+            ArchivedMeshTree::Boxes(n) => n.len() * std::mem::size_of::<ArchivedBoxNode>(),
+            ArchivedMeshTree::Spheres(t) => {
+                t.nodes.len() * std::mem::size_of::<ArchivedSphereNode>()
+            }
+        }
+    }
+}
+
+/// A triangle mesh with its tree (the TriTree shape).
+///
+/// Triangles are stored as **leaves**: pairs of triangles that share an
+/// edge, as four vertex indices `[a, b, c, d]` meaning the triangles
+/// `(a, b, c)` and `(c, b, d)` (both keep the source winding); a leaf with
+/// one triangle repeats `c` as `d`. Leaves are in tree order.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub struct TriMesh {
+    /// Name of the source mesh (may be empty).
+    pub name: String,
+    /// Vertex positions in mesh space.
+    pub vertices: Vec<[f32; 3]>,
+    /// Leaves: one or two triangles as four vertex indices (see above).
+    pub leaves: Vec<[u32; 4]>,
+    /// For each leaf, the source-mesh index (primitives concatenated,
+    /// degenerate triangles counted) of its first and second triangle, so
+    /// hits map back to the artist's data; `u32::MAX` for a missing second.
+    pub source_ids: Vec<[u32; 2]>,
+    /// Lower corner of the mesh's exact box (the root box).
+    pub min: [f32; 3],
+    /// Upper corner of the mesh's exact box.
+    pub max: [f32; 3],
+    /// The root: inner node 0, or [`LEAF_BIT`] | payload when the mesh is
+    /// one leaf. Unused when there are no leaves.
+    pub root: u32,
+    /// The tree's inner nodes, boxes or spheres.
+    pub tree: MeshTree,
+}
+
+impl TriMesh {
+    /// Number of triangles stored.
+    pub fn triangle_count(&self) -> usize {
+        self.source_ids
+            .iter()
+            .map(|s| if s[1] == u32::MAX { 1 } else { 2 })
+            .sum()
+    }
+
+    /// Every stored triangle as vertex indices, with its source id, in leaf order.
+    pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
+        self.leaves.iter().zip(&self.source_ids).flat_map(|(q, s)| {
+            let second = (s[1] != u32::MAX).then_some((leaf_triangle(*q, 1), s[1]));
+            std::iter::once((leaf_triangle(*q, 0), s[0])).chain(second)
+        })
+    }
+}
+
+impl ArchivedTriMesh {
+    /// Number of triangles stored.
+    pub fn triangle_count(&self) -> usize {
+        self.source_ids
+            .iter()
+            .map(|s| if s[1].to_native() == u32::MAX { 1 } else { 2 })
+            .sum()
+    }
+
+    /// Every stored triangle as vertex indices, with its source id, in leaf order.
+    pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
+        self.leaves
+            .iter()
+            .zip(self.source_ids.iter())
+            .flat_map(|(q, s)| {
+                let q = q.map(|v| v.to_native());
+                let s = s.map(|v| v.to_native());
+                let second = (s[1] != u32::MAX).then_some((leaf_triangle(q, 1), s[1]));
+                std::iter::once((leaf_triangle(q, 0), s[0])).chain(second)
+            })
+    }
+}
+
+/// Triangle `k` (0 or 1) of a leaf `[a, b, c, d]`.
+#[inline]
+pub const fn leaf_triangle(q: [u32; 4], k: u32) -> [u32; 3] {
+    if k == 0 {
+        [q[0], q[1], q[2]]
+    } else {
+        [q[2], q[1], q[3]]
+    }
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<BoxNode>() == 40);
+    assert!(std::mem::size_of::<ArchivedBoxNode>() == 40);
+    assert!(std::mem::align_of::<ArchivedBoxNode>() == 4);
+    assert!(std::mem::size_of::<ArchivedSphereNode>() == 48);
+    assert!(std::mem::align_of::<ArchivedSphereNode>() == 4);
+};

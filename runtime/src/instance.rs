@@ -1,0 +1,141 @@
+//! Placement: how an instance puts its shape into the world.
+//!
+//! Archived instances hold `world_from_local` and `local_from_world` as f32
+//! 3×4 rows. Rays and culling use them as they are (a ray's `t` is the same
+//! in both spaces because the map is affine). Exact sphere tests use
+//! [`Placement`]: `world_from_local` in f64, and whether the map is a
+//! similarity (rotation, uniform scale, translation), computed once per
+//! instance and query.
+
+use glam::{DVec3, Vec3};
+use kiln_formats::level::ArchivedInstance;
+
+/// A 3×4 row-major archived matrix.
+pub(crate) type Rows = [rkyv::rend::f32_le; 12];
+
+/// An archived `[f32; 3]` as a vector.
+#[inline]
+pub(crate) fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
+    Vec3::new(a[0].to_native(), a[1].to_native(), a[2].to_native())
+}
+
+/// `M · p` (point: rotation, scale and translation).
+#[inline]
+pub(crate) fn transform_point(m: &Rows, p: Vec3) -> Vec3 {
+    let r = |k: usize| {
+        m[k].to_native() * p.x
+            + m[k + 1].to_native() * p.y
+            + m[k + 2].to_native() * p.z
+            + m[k + 3].to_native()
+    };
+    Vec3::new(r(0), r(4), r(8))
+}
+
+/// `M · d` (vector: no translation).
+#[inline]
+pub(crate) fn transform_vector(m: &Rows, d: Vec3) -> Vec3 {
+    let r =
+        |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
+    Vec3::new(r(0), r(4), r(8))
+}
+
+/// `Mᵀ · n` for the 3×3 part of `M`: with `M = local_from_world` this takes
+/// a local normal to world space (the inverse transpose of
+/// `world_from_local`), which also flips it under a mirroring transform,
+/// as glTF's winding rule asks.
+#[inline]
+pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
+    let c =
+        |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
+    Vec3::new(c(0), c(1), c(2))
+}
+
+/// An instance prepared for exact world-space tests.
+pub(crate) struct Placement<'a> {
+    /// The archived instance.
+    pub inst: &'a ArchivedInstance,
+    /// World-from-local in f64, or `None` for the identity.
+    world: Option<[f64; 12]>,
+    /// The scale of `local_from_world` if it is a similarity.
+    similarity: Option<f32>,
+}
+
+impl<'a> Placement<'a> {
+    /// Prepares `inst`.
+    pub fn new(inst: &'a ArchivedInstance) -> Self {
+        let m: [f64; 12] = std::array::from_fn(|k| f64::from(inst.world_from_local[k].to_native()));
+        const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+        Placement {
+            inst,
+            world: (m != ID).then_some(m),
+            similarity: similarity_scale(&inst.local_from_world),
+        }
+    }
+
+    /// A local point in world space, in f64.
+    #[inline]
+    pub fn world_point(&self, p: Vec3) -> DVec3 {
+        let p = p.as_dvec3();
+        match &self.world {
+            None => p,
+            Some(m) => DVec3::new(
+                m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
+                m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
+                m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
+            ),
+        }
+    }
+
+    /// A world point in local space (f32, for culling).
+    #[inline]
+    pub fn local_point(&self, p: Vec3) -> Vec3 {
+        transform_point(&self.inst.local_from_world, p)
+    }
+
+    /// A world vector in local space (f32, for culling).
+    #[inline]
+    pub fn local_vector(&self, d: Vec3) -> Vec3 {
+        transform_vector(&self.inst.local_from_world, d)
+    }
+
+    /// If world→local is a similarity, its scale: a world sphere of radius
+    /// `r` is then a local sphere of radius `r·scale`.
+    #[inline]
+    pub fn similarity(&self) -> Option<f32> {
+        self.similarity
+    }
+
+    /// Half-extent, in local space, of the box around a world sphere of
+    /// radius `r` (exact for the ellipsoid a non-uniform scale makes of
+    /// it: `r·|row_i(L)|`), grown by a hair so f32 rounding of the local
+    /// centre cannot cull a feature that touches.
+    pub fn local_extent(&self, r: f32) -> Vec3 {
+        let l = &self.inst.local_from_world;
+        let row = |k: usize| {
+            Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native()).length()
+        };
+        Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
+    }
+}
+
+/// A world radius in a similarity frame of scale `s`, grown by a hair so
+/// f32 rounding of the local centre cannot cull a feature that touches.
+#[inline]
+pub(crate) fn local_radius(r: f32, s: f32) -> f32 {
+    r * s * (1.0 + 1e-5) + 1e-6 * r.max(1.0)
+}
+
+/// The scale of a similarity (equal row lengths, orthogonal rows), if `l`
+/// is one.
+fn similarity_scale(l: &Rows) -> Option<f32> {
+    let row = |k: usize| Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native());
+    let (a, b, c) = (row(0), row(4), row(8));
+    let s = a.length();
+    let tol = 1e-5 * s * s;
+    let similar = (b.length() - s).abs() <= 1e-5 * s
+        && (c.length() - s).abs() <= 1e-5 * s
+        && a.dot(b).abs() <= tol
+        && b.dot(c).abs() <= tol
+        && c.dot(a).abs() <= tol;
+    similar.then_some(s)
+}

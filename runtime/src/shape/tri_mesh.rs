@@ -1,0 +1,328 @@
+//! Queries on the TriMesh shape: its 4-wide tree walked in local space,
+//! exact triangle tests at the leaves.
+//!
+//! Rays are transformed into local space once and tested with the
+//! watertight ray/triangle test there. Sphere queries cull in local space
+//! (an exact ball for similarity placements, the box around the ellipsoid
+//! otherwise) and run the exact face/edge/vertex tests on world-space f64
+//! copies of the candidate triangles, so any placement is handled exactly.
+
+use super::{LocalRayHit, ShapeContact};
+use crate::geom::ray_box::SlabRay;
+use crate::geom::ray_triangle::WatertightRay;
+use crate::geom::sphere_triangle;
+use crate::instance::{Placement, local_radius, v3};
+use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
+use glam::{DVec3, Vec3};
+use kiln_formats::level::leaf_range;
+use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
+
+/// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
+#[inline]
+fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
+    let q = &mesh.leaves[(slot >> 1) as usize];
+    let q = [
+        q[0].to_native(),
+        q[1].to_native(),
+        q[2].to_native(),
+        q[3].to_native(),
+    ];
+    leaf_triangle(q, slot & 1)
+}
+
+/// Source triangle id of triangle `slot`: the feature a hit reports.
+#[inline]
+fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
+    mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
+}
+
+/// Triangle `slot` in world space, f64.
+#[inline]
+fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
+    let tri = slot_triangle(mesh, slot);
+    let p = |k: usize| place.world_point(v3(&mesh.vertices[tri[k] as usize]));
+    [p(0), p(1), p(2)]
+}
+
+/// Hit search inside one mesh: closest hit, or (with `any`) the first found.
+struct MeshSearch<'a> {
+    mesh: &'a ArchivedTriMesh,
+    ray: WatertightRay,
+    t_max: f32,
+    any: bool,
+    hit: Option<(f32, u32)>, // t, triangle slot (leaf << 1 | triangle in leaf)
+}
+
+impl RayVisitor for MeshSearch<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        let (leaf, count) = leaf_range(data);
+        let q = &self.mesh.leaves[leaf as usize];
+        let p = |k: usize| v3(&self.mesh.vertices[q[k].to_native() as usize]);
+        // (a, b, c) and (c, b, d)
+        let (a, b, c) = (p(0), p(1), p(2));
+        let tris = [(a, b, c), (c, b, p(3))];
+        for (k, &(x, y, z)) in tris.iter().take(count as usize).enumerate() {
+            if let Some(th) = self.ray.intersect(x, y, z, self.t_max) {
+                if self.hit.is_none() || th < self.t_max {
+                    self.t_max = th;
+                    self.hit = Some((th, leaf << 1 | k as u32));
+                    if self.any {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The closest hit (or with `any`, the first found) of the local ray
+/// `origin + t·dir` with `t ≤ t_max`. The normal is the triangle's
+/// winding normal in local space (unnormalised).
+#[inline]
+pub(crate) fn raycast(
+    mesh: &ArchivedTriMesh,
+    origin: Vec3,
+    dir: Vec3,
+    t_max: f32,
+    any: bool,
+) -> Option<LocalRayHit> {
+    let mut v = MeshSearch {
+        mesh,
+        ray: WatertightRay::new(origin, dir),
+        t_max,
+        any,
+        hit: None,
+    };
+    TreeRef::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
+    let (t, slot) = v.hit?;
+    let tri = slot_triangle(mesh, slot);
+    let p = |k: usize| v3(&mesh.vertices[tri[k] as usize]);
+    Some(LocalRayHit {
+        t,
+        normal: (p(1) - p(0)).cross(p(2) - p(0)),
+        feature: slot_source(mesh, slot),
+        inside: false,
+    })
+}
+
+/// What a sphere walk's leaf visitor asks for next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Next {
+    /// Go on, with only this world radius still of interest.
+    Within(f32),
+    /// Stop the walk.
+    Stop,
+}
+
+/// A nearest-first walk's visitor around a leaf closure that may shrink
+/// the world radius still of interest.
+struct Shrinking<F> {
+    leaf: F,
+    world: f32,
+    scale: f32,
+}
+
+impl<F: FnMut(u32) -> Next> NearVisitor for Shrinking<F> {
+    #[inline]
+    fn radius(&self) -> f32 {
+        local_radius(self.world, self.scale)
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        match (self.leaf)(data) {
+            Next::Stop => true,
+            Next::Within(w) => {
+                self.world = self.world.min(w);
+                false
+            }
+        }
+    }
+}
+
+/// Visits the leaves of `mesh` that a world sphere may touch, culling in
+/// local space. With a similarity placement the walk is exact by distance
+/// and nearest first, and `leaf` may shrink the world radius still of
+/// interest (the best distance so far, so farther subtrees are dropped);
+/// otherwise the walk visits the leaves in the box around the ellipsoid
+/// the sphere becomes.
+fn walk_sphere(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    center: Vec3,
+    radius: f32,
+    mut leaf: impl FnMut(u32) -> Next,
+) {
+    let lc = place.local_point(center);
+    let tree = TreeRef::of(mesh);
+    match place.similarity() {
+        Some(s) => {
+            let mut v = Shrinking {
+                leaf,
+                world: radius,
+                scale: s,
+            };
+            tree.walk_nearest(lc, &mut v)
+        }
+        None => {
+            let le = place.local_extent(radius);
+            tree.walk_box(lc - le, lc + le, |d| leaf(d) == Next::Stop)
+        }
+    }
+}
+
+/// The closest point of the mesh to `center` within `radius` (world
+/// space, f64), with its distance.
+pub(crate) fn closest(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    center: Vec3,
+    radius: f32,
+) -> Option<ShapeContact> {
+    let c = center.as_dvec3();
+    let r = f64::from(radius);
+    let mut best: Option<ShapeContact> = None;
+    walk_sphere(place, mesh, center, radius, |leaf| {
+        let (first, count) = leaf_range(leaf);
+        for slot in first << 1..(first << 1) + count {
+            let [a, b, cc] = world_triangle(place, mesh, slot);
+            if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
+                let d = (c - hit.point).length();
+                if best.is_none_or(|b| d < b.distance) {
+                    best = Some(ShapeContact {
+                        contact: hit,
+                        distance: d,
+                        feature: slot,
+                        inside: false,
+                    });
+                }
+            }
+        }
+        // only something closer than the best so far matters now
+        Next::Within(best.map_or(radius, |b| next_up(b.distance as f32)))
+    });
+    best.map(|b| ShapeContact {
+        feature: slot_source(mesh, b.feature),
+        ..b
+    })
+}
+
+/// Whether the mesh comes within `radius` of `center` (stops at the first
+/// contact).
+pub(crate) fn touches(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    center: Vec3,
+    radius: f32,
+) -> bool {
+    let c = center.as_dvec3();
+    let r = f64::from(radius);
+    let mut found = false;
+    walk_sphere(place, mesh, center, radius, |leaf| {
+        let (first, count) = leaf_range(leaf);
+        found = (first << 1..(first << 1) + count).any(|slot| {
+            let [a, b, cc] = world_triangle(place, mesh, slot);
+            sphere_triangle::overlap(c, r, a, b, cc).is_some()
+        });
+        if found {
+            Next::Stop
+        } else {
+            Next::Within(radius)
+        }
+    });
+    found
+}
+
+/// Sweep visitor inside one mesh. `t_cull` (f32) culls volumes; `limit`
+/// is the exact f64 time of the best contact so far, the bound of the
+/// exact per-triangle tests.
+struct SweepMesh<'a, 'b> {
+    mesh: &'a ArchivedTriMesh,
+    place: &'b Placement<'a>,
+    c: DVec3,
+    r: f64,
+    d: DVec3,
+    t_cull: f32,
+    limit: f64,
+    best: Option<(sphere_triangle::Contact, u32)>,
+}
+
+impl RayVisitor for SweepMesh<'_, '_> {
+    fn t_max(&self) -> f32 {
+        self.t_cull
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_range(data);
+        for slot in first << 1..(first << 1) + count {
+            let [a, b, c] = world_triangle(self.place, self.mesh, slot);
+            let Some(hit) = sphere_triangle::sweep(self.c, self.r, self.d, self.limit, a, b, c)
+            else {
+                continue;
+            };
+            if self.best.is_none() || hit.t < self.limit {
+                self.limit = hit.t;
+                // widen the f32 cull range by an ulp so equal-time contacts
+                // elsewhere are not culled by rounding
+                self.t_cull = next_up(hit.t as f32);
+                self.best = Some((hit, slot));
+                if hit.t == 0.0 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The first contact, at a time `≤ limit`, of the world sphere `center +
+/// t·dir` (radius `radius`) with the mesh; volumes are culled beyond
+/// `t_cull`.
+pub(crate) fn sweep(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    s: &crate::Sweep,
+    limit: f64,
+    t_cull: f32,
+) -> Option<(sphere_triangle::Contact, u32)> {
+    let lo = place.local_point(s.center);
+    let ld = place.local_vector(s.dir);
+    if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
+        return None;
+    }
+    let ext = place.local_extent(s.radius);
+    let grow = match place.similarity() {
+        Some(sc) => Grow {
+            ext: ext.into(),
+            radius: local_radius(s.radius, sc),
+        },
+        None => Grow::by_extent(ext),
+    };
+    let mut v = SweepMesh {
+        mesh,
+        place,
+        c: s.center.as_dvec3(),
+        r: f64::from(s.radius),
+        d: s.dir.as_dvec3(),
+        t_cull,
+        limit,
+        best: None,
+    };
+    TreeRef::of(mesh).walk_ray(&SlabRay::new(lo, ld), &grow, &mut v);
+    v.best.map(|(hit, slot)| (hit, slot_source(mesh, slot)))
+}
+
+/// The next f32 above a non-negative finite `x` (`f32::next_up` needs a
+/// newer compiler than the workspace's minimum).
+pub(crate) fn next_up(x: f32) -> f32 {
+    if x.is_finite() && x >= 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}
