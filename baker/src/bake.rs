@@ -74,7 +74,7 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
 
 fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
     let t0 = Instant::now();
-    let choices = classify::classify(scene);
+    let (choices, warnings) = classify::classify(scene, settings);
     let built = build::build_level(scene, &choices, settings);
     let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -84,6 +84,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     if let Err(e) = kiln_formats::check_file(&bytes) {
         panic!("baker produced an invalid archive: {e}");
     }
-    let report = BakeReport::new(scene, &level, bytes.len(), build_ms);
+    let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
+    report.warnings.extend(warnings);
     Baked { bytes, report }
 }

@@ -43,6 +43,16 @@ enum Command {
         /// Bounding volumes of the triangle-mesh (terrain) trees.
         #[arg(long, value_enum, default_value_t = TreeArg::Aabb)]
         terrain_tree: TreeArg,
+        /// Automatic classification: a closed mesh within this fraction of
+        /// its convex hull's volume becomes a polytope.
+        #[arg(long, default_value_t = 0.02)]
+        convex_tolerance: f64,
+        /// Most planes a polytope may have; larger hulls stay triangle meshes.
+        #[arg(long, default_value_t = 64)]
+        max_planes: usize,
+        /// Bake every object as a triangle mesh (no classification).
+        #[arg(long)]
+        all_meshes: bool,
     },
     /// Show what an archive holds: counts, bytes, tree quality, objects.
     Inspect {
@@ -99,8 +109,16 @@ pub fn main() -> ExitCode {
             json,
             threads,
             terrain_tree,
+            convex_tolerance,
+            max_planes,
+            all_meshes,
         } => {
-            let settings = BakeSettings::default().with_tree(terrain_tree.into());
+            let mut settings = BakeSettings::default().with_tree(terrain_tree.into());
+            settings.convex_tolerance = convex_tolerance;
+            settings.max_planes = max_planes;
+            if all_meshes {
+                settings = settings.all_meshes();
+            }
             bake(
                 &inputs,
                 out.as_deref(),

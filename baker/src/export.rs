@@ -47,7 +47,14 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
         .collect()
 }
 
-/// A shape as a triangle mesh in its local space.
+/// Segments around a tessellated sphere or capsule (and half as many
+/// rings per hemisphere): the exported surface lies within
+/// `r·(1 − cos(π/SEGMENTS))` ≈ 1.9% of the radius inside the true one.
+pub const SEGMENTS: u32 = 16;
+
+/// A shape as a triangle mesh in its local space: triangle meshes as
+/// stored, polytopes' faces fanned into triangles, boxes as 12 triangles,
+/// spheres and capsules tessellated with [`SEGMENTS`] segments.
 fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     match shape {
         ArchivedShape::TriMesh(mesh) => (
@@ -57,7 +64,79 @@ fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
                 .collect(),
             mesh.triangles().map(|(t, _)| t).collect(),
         ),
+        ArchivedShape::Polytope(p) => {
+            let mut tris = Vec::new();
+            for k in 0..p.planes.len() {
+                let f = p.face(k);
+                for j in 1..f.len() - 1 {
+                    tris.push([f[0], f[j], f[j + 1]].map(|v| v.to_native()));
+                }
+            }
+            (
+                p.vertices
+                    .iter()
+                    .map(|v| v.map(|c| c.to_native()))
+                    .collect(),
+                tris,
+            )
+        }
+        ArchivedShape::Cuboid(c) => {
+            let h = c.half_extents.map(|x| x.to_native());
+            let v = (0..8)
+                .map(|i| [0, 1, 2].map(|k| if i & (1 << k) != 0 { h[k] } else { -h[k] }))
+                .collect();
+            let quads: [[u32; 4]; 6] = [
+                [1, 3, 7, 5],
+                [0, 4, 6, 2],
+                [2, 6, 7, 3],
+                [0, 1, 5, 4],
+                [4, 5, 7, 6],
+                [0, 2, 3, 1],
+            ];
+            let tris = quads
+                .iter()
+                .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+                .collect();
+            (v, tris)
+        }
+        ArchivedShape::Sphere(s) => rounded(0.0, s.radius.to_native()),
+        ArchivedShape::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
     }
+}
+
+/// A capsule along y (a sphere when `half` is 0) as rings of vertices.
+fn rounded(half: f32, r: f32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let rings = SEGMENTS / 2; // per hemisphere, pole excluded
+    let mut ring_y = Vec::new();
+    for i in 1..=rings {
+        let a = std::f32::consts::FRAC_PI_2 * (i as f32 / rings as f32);
+        ring_y.push((-half - r * a.cos(), r * a.sin()));
+    }
+    for i in (0..rings).rev() {
+        let a = std::f32::consts::FRAC_PI_2 * (i as f32 / rings as f32);
+        ring_y.push((half + r * a.cos(), r * a.sin()));
+    }
+    let mut v = vec![[0.0, -half - r, 0.0]];
+    for &(y, rr) in &ring_y {
+        for s in 0..SEGMENTS {
+            let t = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
+            v.push([rr * t.cos(), y, rr * t.sin()]);
+        }
+    }
+    v.push([0.0, half + r, 0.0]);
+    let top = v.len() as u32 - 1;
+    let ring = |i: u32, s: u32| 1 + i * SEGMENTS + s % SEGMENTS;
+    let last = ring_y.len() as u32 - 1;
+    let mut tris = Vec::new();
+    for s in 0..SEGMENTS {
+        tris.push([0, ring(0, s), ring(0, s + 1)]);
+        tris.push([top, ring(last, s + 1), ring(last, s)]);
+        for i in 0..last {
+            tris.push([ring(i, s), ring(i + 1, s), ring(i + 1, s + 1)]);
+            tris.push([ring(i, s), ring(i + 1, s + 1), ring(i, s + 1)]);
+        }
+    }
+    (v, tris)
 }
 
 /// Wavefront OBJ text.

@@ -19,6 +19,8 @@ pub struct Sections {
     pub source_ids: usize,
     /// Mesh tree nodes.
     pub mesh_nodes: usize,
+    /// Polytope planes and face loops.
+    pub planes: usize,
     /// Instance records.
     pub instances: usize,
     /// Top-level tree nodes.
@@ -120,6 +122,14 @@ pub fn inspect(level: &Level) -> InspectReport {
                 sah_sum += st.sah_cost * tris as f64;
                 max_depth = max_depth.max(st.depth);
             }
+            ArchivedShape::Polytope(p) => {
+                s.vertices += p.vertices.len() * 12;
+                s.planes += p.planes.len() * 16 + (p.face_starts.len() + p.face_vertices.len()) * 4;
+                shape_rows.push((0, 0, "-"));
+            }
+            ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_) => {
+                shape_rows.push((0, 0, "-"));
+            }
         }
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
@@ -131,6 +141,7 @@ pub fn inspect(level: &Level) -> InspectReport {
         + s.triangles
         + s.source_ids
         + s.mesh_nodes
+        + s.planes
         + s.instances
         + s.top_nodes
         + s.names;
@@ -227,12 +238,13 @@ pub fn to_text(r: &InspectReport) -> String {
     let x = &r.sections;
     let _ = writeln!(
         s,
-        "sections: header {} | vertices {} | triangles {} | source ids {} | mesh nodes {} | instances {} | top nodes {} | names {} | other {}",
+        "sections: header {} | vertices {} | triangles {} | source ids {} | mesh nodes {} | planes {} | instances {} | top nodes {} | names {} | other {}",
         x.header,
         x.vertices,
         x.triangles,
         x.source_ids,
         x.mesh_nodes,
+        x.planes,
         x.instances,
         x.top_nodes,
         x.names,

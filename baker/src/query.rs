@@ -117,8 +117,14 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         });
         return Ok(json!({ "hit": hit }));
     }
-    if obj.contains_key("point") {
-        return Err("point queries need solid shapes (polytopes, BSP trees), which this version does not bake yet".into());
+    if let Some(p) = obj.get("point") {
+        let p = vec3(p, "point")?;
+        let inside: Vec<&str> = level
+            .contains_point(p)
+            .iter()
+            .map(|&i| level.object_name(i))
+            .collect();
+        return Ok(json!({ "inside": inside }));
     }
     Err("unknown request: expected one of ray, sphere, sweep, point".into())
 }

@@ -25,6 +25,8 @@ pub struct BakeReport {
     pub stored_triangles: usize,
     /// Unique shapes.
     pub shapes: usize,
+    /// Unique shapes per kind, e.g. `{"polytope": 2, "trimesh": 3}`.
+    pub shape_kinds: std::collections::BTreeMap<String, usize>,
     /// Instances in the archive.
     pub instances: usize,
     /// Archive size in bytes.
@@ -48,6 +50,7 @@ impl BakeReport {
             .iter()
             .map(|s| match s {
                 Shape::TriMesh(m) => m.triangle_count(),
+                _ => 0,
             })
             .sum();
         BakeReport {
@@ -59,6 +62,10 @@ impl BakeReport {
             unique_degenerate: s.unique_degenerate,
             stored_triangles: stored,
             shapes: level.shapes.len(),
+            shape_kinds: level.shapes.iter().fold(Default::default(), |mut m, s| {
+                *m.entry(s.kind_name().to_string()).or_insert(0) += 1;
+                m
+            }),
             instances: level.instances.len(),
             bytes,
             bytes_per_triangle: if stored > 0 {

@@ -89,6 +89,8 @@ pub struct SceneInstance {
     pub mesh: usize,
     /// Local-to-world transform, accumulated in f64.
     pub transform: DAffine3,
+    /// The node's `extras.collider` value, if it has one (classification).
+    pub extras_collider: Option<String>,
 }
 
 /// What ingest counted, for the bake report.
@@ -129,6 +131,7 @@ impl Scene {
                 },
                 mesh: i,
                 transform: DAffine3::IDENTITY,
+                extras_collider: None,
             })
             .collect();
         Scene {

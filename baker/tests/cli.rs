@@ -31,6 +31,8 @@ fn bake_inspect_query_export_round_trip() {
             "-o",
             out.to_str().unwrap(),
             "--json",
+            // every object a triangle mesh: the export round trip counts triangles
+            "--all-meshes",
         ])
         .output()
         .unwrap();

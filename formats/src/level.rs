@@ -21,6 +21,8 @@
 //!  end:    5      4      3      4      5
 //! ```
 
+use crate::polytope::Polytope;
+use crate::primitive::{Capsule, Cuboid, Sphere};
 use crate::tri_mesh::TriMesh;
 use rkyv::{Archive, Serialize};
 
@@ -73,6 +75,14 @@ pub struct Instance {
 pub enum Shape {
     /// A triangle mesh under a tree (terrain, open or large meshes).
     TriMesh(TriMesh),
+    /// A convex polytope (planes, vertices, faces).
+    Polytope(Polytope),
+    /// A box.
+    Cuboid(Cuboid),
+    /// A sphere.
+    Sphere(Sphere),
+    /// A capsule.
+    Capsule(Capsule),
 }
 
 impl Shape {
@@ -80,6 +90,10 @@ impl Shape {
     pub fn kind_name(&self) -> &'static str {
         match self {
             Shape::TriMesh(_) => "trimesh",
+            Shape::Polytope(_) => "polytope",
+            Shape::Cuboid(_) => "box",
+            Shape::Sphere(_) => "sphere",
+            Shape::Capsule(_) => "capsule",
         }
     }
 }
@@ -89,13 +103,26 @@ impl ArchivedShape {
     pub fn kind_name(&self) -> &'static str {
         match self {
             ArchivedShape::TriMesh(_) => "trimesh",
+            ArchivedShape::Polytope(_) => "polytope",
+            ArchivedShape::Cuboid(_) => "box",
+            ArchivedShape::Sphere(_) => "sphere",
+            ArchivedShape::Capsule(_) => "capsule",
         }
+    }
+
+    /// Whether the shape is a primitive (placed only by similarities).
+    pub fn is_primitive(&self) -> bool {
+        matches!(
+            self,
+            ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_)
+        )
     }
 
     /// The triangle mesh, if this shape is one.
     pub fn tri_mesh(&self) -> Option<&crate::tri_mesh::ArchivedTriMesh> {
         match self {
             ArchivedShape::TriMesh(m) => Some(m),
+            _ => None,
         }
     }
 }

@@ -116,7 +116,7 @@ fn run(
     let mut baked = None;
     for threads in [1, 2] {
         let t0 = Instant::now();
-        let settings = BakeSettings::default().with_tree(kind);
+        let settings = BakeSettings::default().all_meshes().with_tree(kind);
         let b = pool(threads).install(|| bake_scene(&scene, &settings));
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         rows.push(Row {

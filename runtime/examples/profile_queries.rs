@@ -34,7 +34,7 @@ fn main() {
     let (pos, tris) = terrain(1024);
     if kind == "bake" || !path.exists() {
         let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
-        let baked = bake_scene(&scene, &BakeSettings::default());
+        let baked = bake_scene(&scene, &BakeSettings::default().all_meshes());
         std::fs::write(&path, &baked.bytes).expect("write the archive");
         if kind == "bake" {
             return;

@@ -58,6 +58,10 @@ pub(crate) struct Placement<'a> {
     world: Option<[f64; 12]>,
     /// The scale of `local_from_world` if it is a similarity.
     similarity: Option<f32>,
+    /// Local-from-world in f64: the inverse of the f64 `world`, so points
+    /// taken to local space and back agree to f64 rounding (computed on
+    /// first use).
+    local: std::cell::OnceCell<[f64; 12]>,
 }
 
 impl<'a> Placement<'a> {
@@ -69,7 +73,53 @@ impl<'a> Placement<'a> {
             inst,
             world: (m != ID).then_some(m),
             similarity: similarity_scale(&inst.local_from_world),
+            local: std::cell::OnceCell::new(),
         }
+    }
+
+    /// World-from-local in f64.
+    #[inline]
+    pub fn world_matrix(&self) -> [f64; 12] {
+        self.world
+            .unwrap_or([1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.])
+    }
+
+    /// Local-from-world in f64 (the exact inverse of [`Self::world_matrix`]
+    /// up to f64 rounding).
+    #[inline]
+    pub fn local_matrix(&self) -> [f64; 12] {
+        *self.local.get_or_init(|| invert(&self.world_matrix()))
+    }
+
+    /// A world point in local space, f64.
+    #[inline]
+    pub fn local_point64(&self, p: DVec3) -> DVec3 {
+        apply(&self.local_matrix(), p, 1.0)
+    }
+
+    /// A world vector in local space, f64.
+    #[inline]
+    pub fn local_vector64(&self, d: DVec3) -> DVec3 {
+        apply(&self.local_matrix(), d, 0.0)
+    }
+
+    /// A local point in world space, f64.
+    #[inline]
+    pub fn world_point64(&self, p: DVec3) -> DVec3 {
+        apply(&self.world_matrix(), p, 1.0)
+    }
+
+    /// A local vector in world space, f64.
+    #[inline]
+    pub fn world_vector64(&self, d: DVec3) -> DVec3 {
+        apply(&self.world_matrix(), d, 0.0)
+    }
+
+    /// World length of a unit local length along the first axis (the
+    /// scale of a similarity placement).
+    #[inline]
+    pub fn world_scale(&self) -> f64 {
+        self.world_vector64(DVec3::X).length()
     }
 
     /// A local point in world space, in f64.
@@ -116,6 +166,34 @@ impl<'a> Placement<'a> {
         };
         Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
     }
+}
+
+/// `M · (p, w)` for a 3×4 row-major f64 matrix (`w` 1 for points, 0 for
+/// vectors).
+#[inline]
+pub(crate) fn apply(m: &[f64; 12], p: DVec3, w: f64) -> DVec3 {
+    DVec3::new(
+        m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3] * w,
+        m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7] * w,
+        m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11] * w,
+    )
+}
+
+/// The inverse of an invertible 3×4 affine map, in f64.
+fn invert(m: &[f64; 12]) -> [f64; 12] {
+    let a = glam::DMat3::from_cols(
+        DVec3::new(m[0], m[4], m[8]),
+        DVec3::new(m[1], m[5], m[9]),
+        DVec3::new(m[2], m[6], m[10]),
+    );
+    let inv = a.inverse();
+    let t = -(inv * DVec3::new(m[3], m[7], m[11]));
+    let (x, y, z) = (inv.x_axis, inv.y_axis, inv.z_axis);
+    [
+        x.x, y.x, z.x, t.x, //
+        x.y, y.y, z.y, t.y, //
+        x.z, y.z, z.z, t.z,
+    ]
 }
 
 /// A world radius in a similarity frame of scale `s`, grown by a hair so

@@ -18,7 +18,7 @@ fn every_shared_level_bakes_and_counts_match_the_readme() {
     let mut checked = 0;
     for row in rows.iter().filter(|r| !r.file.ends_with(".bin")) {
         let path = dir.join(&row.file);
-        let result = bake_file(&path, &BakeSettings::default());
+        let result = bake_file(&path, &BakeSettings::default().all_meshes());
         if is_draco(&row.file) {
             let e = result.expect_err("Draco is refused");
             let msg = e.to_string();
@@ -84,7 +84,11 @@ fn every_shared_level_bakes_and_counts_match_the_readme() {
 fn a_mesh_used_by_two_nodes_is_stored_once() {
     let Some(dir) = levels_dir() else { return };
     // shape_collection: one mesh is used by two nodes (README)
-    let baked = bake_file(&dir.join("shape_collection.glb"), &BakeSettings::default()).unwrap();
+    let baked = bake_file(
+        &dir.join("shape_collection.glb"),
+        &BakeSettings::default().all_meshes(),
+    )
+    .unwrap();
     let level = Level::from_bytes(&baked.bytes).unwrap();
     let a = level.archive();
     assert_eq!(a.shapes.len(), 6);

@@ -5,4 +5,5 @@ mod broken_gltf;
 mod corrupt;
 mod levels;
 mod rays;
+mod shapes;
 mod spheres;

@@ -287,16 +287,19 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
                 name: "plain".into(),
                 mesh: 0,
                 transform: DAffine3::IDENTITY,
+                extras_collider: None,
             },
             SceneInstance {
                 name: "mirrored".into(),
                 mesh: 0,
                 transform: mirror,
+                extras_collider: None,
             },
         ],
         warnings: Vec::new(),
     };
-    let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+    let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default().all_meshes()).bytes)
+        .unwrap();
     for (x, name) in [(0.25f32, "plain"), (4.75, "mirrored")] {
         let up = level
             .raycast(Vec3::new(x, -1.0, 0.25), Vec3::Y, 10.0)

@@ -436,7 +436,11 @@ pub fn both_kinds(
     [TreeKind::Aabb, TreeKind::Sphere]
         .into_iter()
         .map(|k| {
-            let bytes = bake(&kiln_baker::BakeSettings::default().with_tree(k));
+            let bytes = bake(
+                &kiln_baker::BakeSettings::default()
+                    .all_meshes()
+                    .with_tree(k),
+            );
             (k, kiln_runtime::Level::from_bytes(&bytes).unwrap())
         })
         .collect()

@@ -5,7 +5,9 @@
 //! Everything here is deterministic: shapes are built in parallel but each
 //! depends only on its input, and they are collected in first-use order.
 
+pub mod hull;
 pub mod sah;
+pub mod solid;
 pub mod top;
 pub mod tri_tree;
 
@@ -16,6 +18,7 @@ use crate::scene::Scene;
 use glam::DAffine3;
 use rayon::prelude::*;
 use sah::BinNode;
+use solid::{BuiltPolytope, Primitive};
 use tri_tree::TriTree;
 
 /// A built shape, in the builder's own form.
@@ -23,14 +26,20 @@ use tri_tree::TriTree;
 pub enum BuiltShape {
     /// A triangle mesh and its binary tree.
     TriMesh(TriTree),
+    /// A convex polytope.
+    Polytope(BuiltPolytope),
+    /// A fitted primitive, centred on the origin of its own frame.
+    Primitive(Primitive),
 }
 
 impl BuiltShape {
     /// The shape's points that bound it (every point of the shape lies in
     /// their convex hull), for world boxes.
-    pub fn hull_points(&self) -> &[[f32; 3]] {
+    pub fn hull_points(&self) -> Vec<[f32; 3]> {
         match self {
-            BuiltShape::TriMesh(t) => &t.vertices,
+            BuiltShape::TriMesh(t) => t.vertices.clone(),
+            BuiltShape::Polytope(p) => p.vertices.clone(),
+            BuiltShape::Primitive(p) => p.box_corners(),
         }
     }
 
@@ -38,6 +47,7 @@ impl BuiltShape {
     pub fn is_empty(&self) -> bool {
         match self {
             BuiltShape::TriMesh(t) => t.leaves.is_empty(),
+            BuiltShape::Polytope(_) | BuiltShape::Primitive(_) => false,
         }
     }
 }
@@ -79,36 +89,47 @@ pub fn build_level(scene: &Scene, choices: &[Choice], settings: &BakeSettings) -
         .iter()
         .zip(choices)
         .map(|(inst, c)| {
-            *index.entry((inst.mesh, c.kind)).or_insert_with(|| {
-                keys.push((inst.mesh, c.kind));
+            // primitives are placed by similarities only: under any other
+            // placement the mesh's hull stands in (a box's hull is exact)
+            let kind = if c.kind.is_primitive() && !is_similarity(&inst.transform) {
+                ColliderKind::Convex
+            } else {
+                c.kind
+            };
+            *index.entry((inst.mesh, kind)).or_insert_with(|| {
+                keys.push((inst.mesh, kind));
                 keys.len() - 1
             })
         })
         .collect();
-    let shapes: Vec<BuiltShape> = keys
+    // each shape, with what its builder wants the placements and the
+    // report to know: the shape's frame in mesh space, a note for the rule
+    let built: Vec<(BuiltShape, DAffine3, Option<String>)> = keys
         .par_iter()
-        .map(|&(mesh, kind)| {
-            let mesh = &scene.meshes[mesh];
-            match kind {
-                ColliderKind::TriMesh => {
-                    BuiltShape::TriMesh(tri_tree::build(&prepare::weld(mesh), settings.tree))
-                }
-            }
-        })
+        .map(|&(mesh, kind)| build_shape(&scene.meshes[mesh], kind, settings))
         .collect();
     let placed: Vec<Placed> = scene
         .instances
         .iter()
         .enumerate()
-        .filter(|&(i, _)| !shapes[shape_of[i]].is_empty())
-        .map(|(i, inst)| Placed {
-            source: i,
-            shape: shape_of[i],
-            transform: inst.transform,
-            name: inst.name.clone(),
-            rule: choices[i].rule.clone(),
+        .filter(|&(i, _)| choices[i].kind != ColliderKind::None)
+        .filter(|&(i, _)| !built[shape_of[i]].0.is_empty())
+        .map(|(i, inst)| {
+            let (_, frame, note) = &built[shape_of[i]];
+            let rule = match note {
+                Some(n) => format!("{} ({n})", choices[i].rule),
+                None => choices[i].rule.clone(),
+            };
+            Placed {
+                source: i,
+                shape: shape_of[i],
+                transform: inst.transform * *frame,
+                name: inst.name.clone(),
+                rule,
+            }
         })
         .collect();
+    let shapes: Vec<BuiltShape> = built.into_iter().map(|(s, _, _)| s).collect();
     let (order, top) = top::build(&placed, &shapes);
     let placed = order.iter().map(|&i| placed[i].clone()).collect();
     BuiltLevel {
@@ -116,4 +137,54 @@ pub fn build_level(scene: &Scene, choices: &[Choice], settings: &BakeSettings) -
         placed,
         top,
     }
+}
+
+/// Builds one shape of `kind` from a scene mesh: the shape, its frame in
+/// mesh space (primitives are centred on their own origin), and a note for
+/// the report (fit error, fallback).
+fn build_shape(
+    mesh: &crate::scene::SceneMesh,
+    kind: ColliderKind,
+    settings: &BakeSettings,
+) -> (BuiltShape, DAffine3, Option<String>) {
+    let welded = prepare::weld(mesh);
+    let tri = |note: Option<String>| {
+        (
+            BuiltShape::TriMesh(tri_tree::build(&welded, settings.tree)),
+            DAffine3::IDENTITY,
+            note,
+        )
+    };
+    match kind {
+        ColliderKind::TriMesh | ColliderKind::None => tri(None),
+        ColliderKind::Convex => match solid::polytope(&welded.vertices, settings.max_planes) {
+            Ok(p) => (BuiltShape::Polytope(p), DAffine3::IDENTITY, None),
+            Err(why) => tri(Some(format!("{why}; kept as a triangle mesh"))),
+        },
+        ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {
+            match solid::fit(&welded.vertices, kind) {
+                Some((p, frame, error)) => (
+                    BuiltShape::Primitive(p),
+                    frame,
+                    Some(format!("fit error {error:.4} m")),
+                ),
+                None => tri(Some("nothing to fit; kept as a triangle mesh".into())),
+            }
+        }
+    }
+}
+
+/// Whether a transform is a similarity (orthogonal axes of equal length,
+/// to 1e-6 relative).
+pub fn is_similarity(t: &DAffine3) -> bool {
+    let m = t.matrix3;
+    let (a, b, c) = (m.x_axis, m.y_axis, m.z_axis);
+    let s2 = a.length_squared();
+    let tol = 1e-6 * s2;
+    s2 > 0.0
+        && (b.length_squared() - s2).abs() <= tol
+        && (c.length_squared() - s2).abs() <= tol
+        && a.dot(b).abs() <= tol
+        && b.dot(c).abs() <= tol
+        && c.dot(a).abs() <= tol
 }

@@ -11,7 +11,7 @@ pub fn build(placed: &[Placed], shapes: &[BuiltShape]) -> (Vec<usize>, Vec<BinNo
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let (min, max) = world_box(shapes[p.shape].hull_points(), &p.transform);
+            let (min, max) = world_box(&shapes[p.shape].hull_points(), &p.transform);
             PrimRef {
                 min,
                 max,

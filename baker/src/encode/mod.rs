@@ -5,10 +5,13 @@
 pub mod quantize;
 
 use crate::build::sah::BinNode;
+use crate::build::solid::{BuiltPolytope, Primitive};
 use crate::build::tri_tree::TriTree;
 use crate::build::{BuiltLevel, BuiltShape};
 use glam::DAffine3;
 use kiln_formats::level::{Instance, Level, Node, Shape};
+use kiln_formats::polytope::Polytope;
+use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
 
 /// The archive body of a built level.
@@ -34,6 +37,54 @@ pub fn level(built: &BuiltLevel) -> Level {
 fn shape(s: &BuiltShape) -> Shape {
     match s {
         BuiltShape::TriMesh(t) => Shape::TriMesh(tri_mesh(t)),
+        BuiltShape::Polytope(p) => Shape::Polytope(polytope(p)),
+        BuiltShape::Primitive(Primitive::Cuboid(h)) => Shape::Cuboid(Cuboid { half_extents: *h }),
+        BuiltShape::Primitive(Primitive::Sphere(r)) => Shape::Sphere(Sphere { radius: *r }),
+        BuiltShape::Primitive(Primitive::Capsule(h, r)) => Shape::Capsule(Capsule {
+            half_height: *h,
+            radius: *r,
+        }),
+    }
+}
+
+/// A built polytope in archive form: f32 planes, loops flattened.
+fn polytope(p: &BuiltPolytope) -> Polytope {
+    let mut face_starts = vec![0u32];
+    let mut face_vertices = Vec::new();
+    for f in &p.faces {
+        face_vertices.extend_from_slice(f);
+        face_starts.push(face_vertices.len() as u32);
+    }
+    let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for v in &p.vertices {
+        for k in 0..3 {
+            min[k] = min[k].min(v[k]);
+            max[k] = max[k].max(v[k]);
+        }
+    }
+    Polytope {
+        planes: p
+            .planes
+            .iter()
+            .map(|(n, d)| {
+                // round the offset up so no vertex ends up outside in f32
+                let nf = n.as_vec3();
+                let mut df = *d as f32;
+                if f64::from(df) < *d {
+                    df = f32::from_bits(if df >= 0.0 {
+                        df.to_bits() + 1
+                    } else {
+                        df.to_bits() - 1
+                    });
+                }
+                [nf.x, nf.y, nf.z, df]
+            })
+            .collect(),
+        vertices: p.vertices.clone(),
+        face_starts,
+        face_vertices,
+        min,
+        max,
     }
 }
 

@@ -198,10 +198,16 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     .clone()
                     .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
                     .unwrap_or_else(|| format!("node{ni}"));
+                let extras_collider = node
+                    .extras
+                    .as_ref()
+                    .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
+                    .and_then(|v| v.get("collider")?.as_str().map(str::to_owned));
                 scene.instances.push(SceneInstance {
                     name,
                     mesh: scene_mesh,
                     transform,
+                    extras_collider,
                 });
             }
             if node

@@ -8,8 +8,10 @@
 //! and do not re-check, so no archive can make them panic, read out of bounds
 //! or loop forever. The baker runs the same checks on what it writes.
 
+mod polytope;
 mod tri_mesh;
 
+pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere};
 pub use tri_mesh::{mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
 use crate::level::{
@@ -339,6 +341,20 @@ pub enum VerifyError {
         /// Shape count.
         shapes: usize,
     },
+    /// A shape breaks its family's invariants.
+    #[error("shape {shape}: {problem}")]
+    Shape {
+        /// Shape index.
+        shape: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A primitive is placed by a transform that is not a similarity.
+    #[error("instance {instance}: a primitive placed by a transform that is not a similarity")]
+    NotSimilar {
+        /// Instance index.
+        instance: usize,
+    },
     /// An instance transform is not finite.
     #[error("instance {instance}: transform is not finite")]
     Transform {
@@ -369,11 +385,18 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     for (s, shape) in level.shapes.iter().enumerate() {
         match shape {
             ArchivedShape::TriMesh(mesh) => verify_tri_mesh(s, mesh)?,
+            ArchivedShape::Polytope(p) => verify_polytope(s, p)?,
+            ArchivedShape::Cuboid(c) => verify_cuboid(s, c)?,
+            ArchivedShape::Sphere(b) => verify_sphere(s, b)?,
+            ArchivedShape::Capsule(c) => verify_capsule(s, c)?,
         }
     }
     let shapes = level.shapes.len();
     for (i, inst) in level.instances.iter().enumerate() {
         verify_instance(i, inst, shapes)?;
+        if level.shapes[inst.shape.to_native() as usize].is_primitive() && !is_similarity(inst) {
+            return Err(VerifyError::NotSimilar { instance: i });
+        }
     }
     for names in [level.instance_names.len(), level.instance_rules.len()] {
         if names != level.instances.len() {
@@ -405,6 +428,23 @@ fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(
         return Err(VerifyError::Transform { instance: i });
     }
     Ok(())
+}
+
+/// Whether an instance's `world_from_local` is a similarity (orthogonal
+/// columns of equal length) to 1e-4 relative.
+fn is_similarity(inst: &ArchivedInstance) -> bool {
+    let m = inst.world_from_local.map(|x| f64::from(x.to_native()));
+    let col = |k: usize| [m[k], m[4 + k], m[8 + k]];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let (a, b, c) = (col(0), col(1), col(2));
+    let s2 = dot(a, a);
+    let tol = 1e-4 * s2;
+    s2 > 0.0
+        && (dot(b, b) - s2).abs() <= 2.0 * tol
+        && (dot(c, c) - s2).abs() <= 2.0 * tol
+        && dot(a, b).abs() <= tol
+        && dot(b, c).abs() <= tol
+        && dot(c, a).abs() <= tol
 }
 
 #[cfg(test)]

@@ -165,7 +165,7 @@ fn inside(p: DVec3, a: DVec3, b: DVec3, c: DVec3, n: DVec3) -> bool {
 
 /// Entry time of the ray `o + t·d` into the sphere at `v`, radius `r`,
 /// for an origin outside it.
-fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
+pub(crate) fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
     let m = o - v;
     let a = d.length_squared();
     let b = m.dot(d);
@@ -182,7 +182,7 @@ fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
 
 /// Entry time into the cylinder of radius `r` around segment `p..q`, and
 /// the segment parameter of the contact, if that parameter is in `[0, 1]`.
-fn ray_cylinder(o: DVec3, d: DVec3, p: DVec3, q: DVec3, r: f64) -> Option<(f64, f64)> {
+pub(crate) fn ray_cylinder(o: DVec3, d: DVec3, p: DVec3, q: DVec3, r: f64) -> Option<(f64, f64)> {
     let e = q - p;
     let ee = e.length_squared();
     if ee == 0.0 {

@@ -8,12 +8,15 @@
 //! new shape family cannot be added without saying how it answers each
 //! query: no query can silently miss a shape.
 
+pub(crate) mod convex;
+pub(crate) mod solid;
 pub(crate) mod tri_mesh;
 
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::{Placement, transform_point, transform_vector};
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedShape};
+use solid::{Convex, LocalPolytope, Rounded};
 
 /// A ray hit in a shape's local space.
 #[derive(Clone, Copy, Debug)]
@@ -76,24 +79,30 @@ impl<'a> ShapeRef<'a> {
         if ld == Vec3::ZERO || !ld.is_finite() || !lo.is_finite() {
             return None;
         }
-        match self.0 {
-            ArchivedShape::TriMesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
+        match self.solid() {
+            Solid::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
+            Solid::Convex(c) => c.raycast(lo, ld, t_max),
+            Solid::Rounded(r) => r.raycast(lo, ld, t_max),
         }
     }
 
     /// The closest point of the shape within `radius` of `center`.
     #[inline]
     pub fn closest(self, place: &Placement<'a>, center: Vec3, radius: f32) -> Option<ShapeContact> {
-        match self.0 {
-            ArchivedShape::TriMesh(m) => tri_mesh::closest(place, m, center, radius),
+        match self.solid() {
+            Solid::Mesh(m) => tri_mesh::closest(place, m, center, radius),
+            Solid::Convex(c) => c.closest(place, center, radius),
+            Solid::Rounded(r) => r.closest(place, center, radius),
         }
     }
 
     /// Whether the shape comes within `radius` of `center`.
     #[inline]
     pub fn touches(self, place: &Placement<'a>, center: Vec3, radius: f32) -> bool {
-        match self.0 {
-            ArchivedShape::TriMesh(m) => tri_mesh::touches(place, m, center, radius),
+        match self.solid() {
+            Solid::Mesh(m) => tri_mesh::touches(place, m, center, radius),
+            Solid::Convex(c) => c.closest(place, center, radius).is_some(),
+            Solid::Rounded(r) => r.closest(place, center, radius).is_some(),
         }
     }
 
@@ -107,8 +116,55 @@ impl<'a> ShapeRef<'a> {
         limit: f64,
         t_cull: f32,
     ) -> Option<(Contact, u32)> {
-        match self.0 {
-            ArchivedShape::TriMesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
+        match self.solid() {
+            Solid::Mesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
+            Solid::Convex(c) => c.sweep(place, s, limit),
+            Solid::Rounded(r) => r.sweep(place, s, limit),
         }
     }
+
+    /// Whether the world point `p` is inside the shape (triangle meshes
+    /// have no inside).
+    #[inline]
+    pub fn contains(self, place: &Placement<'a>, p: Vec3) -> bool {
+        match self.solid() {
+            Solid::Mesh(_) => false,
+            Solid::Convex(c) => c.contains(place, p),
+            Solid::Rounded(r) => r.contains(place, p),
+        }
+    }
+
+    /// The shape as one of the three ways queries are answered.
+    #[inline]
+    fn solid(self) -> Solid<'a> {
+        let f = |x: &rkyv::rend::f32_le| f64::from(x.to_native());
+        match self.0 {
+            ArchivedShape::TriMesh(m) => Solid::Mesh(m),
+            ArchivedShape::Polytope(p) => Solid::Convex(Convex::Polytope(LocalPolytope(p))),
+            ArchivedShape::Cuboid(c) => {
+                let h = &c.half_extents;
+                Solid::Convex(Convex::Box(convex::BoxView(DVec3::new(
+                    f(&h[0]),
+                    f(&h[1]),
+                    f(&h[2]),
+                ))))
+            }
+            ArchivedShape::Sphere(s) => Solid::Rounded(Rounded {
+                half: 0.0,
+                radius: f(&s.radius),
+            }),
+            ArchivedShape::Capsule(c) => Solid::Rounded(Rounded {
+                half: f(&c.half_height),
+                radius: f(&c.radius),
+            }),
+        }
+    }
+}
+
+/// How a shape family answers: its tree, the convex routines, or the
+/// closed forms of a rounded segment.
+enum Solid<'a> {
+    Mesh(&'a kiln_formats::tri_mesh::ArchivedTriMesh),
+    Convex(Convex<'a>),
+    Rounded(Rounded),
 }

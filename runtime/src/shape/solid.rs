@@ -1,0 +1,357 @@
+//! Queries on the solid shapes: polytopes and boxes (through the convex
+//! routines of [`super::convex`]), spheres and capsules (closed forms).
+//!
+//! Spaces: rays and point containment are affine-invariant, so they run in
+//! local space for any placement. Closest points and sweeps measure
+//! distances: for a similarity placement they run in local space (the
+//! world sphere is a local sphere of radius `r / scale`) and the answer is
+//! mapped back; a polytope under any other placement is taken to world
+//! space plane by plane and vertex by vertex, in f64, so non-uniform scale
+//! and shear are exact too. Primitives are only ever placed by similarities
+//! (verification enforces it).
+
+use super::convex::{self, BoxView, ConvexView, RayAnswer};
+use super::{LocalRayHit, ShapeContact};
+use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
+use crate::instance::{Placement, apply};
+use glam::{DVec3, Vec3};
+use kiln_formats::polytope::ArchivedPolytope;
+
+/// A polytope in its local space.
+pub(crate) struct LocalPolytope<'a>(pub &'a ArchivedPolytope);
+
+impl ConvexView for LocalPolytope<'_> {
+    #[inline]
+    fn plane_count(&self) -> usize {
+        self.0.planes.len()
+    }
+    #[inline]
+    fn plane(&self, k: usize) -> (DVec3, f64) {
+        let p = &self.0.planes[k];
+        let f = |i: usize| f64::from(p[i].to_native());
+        (DVec3::new(f(0), f(1), f(2)), f(3))
+    }
+    #[inline]
+    fn face_len(&self, k: usize) -> usize {
+        self.0.face(k).len()
+    }
+    #[inline]
+    fn face_index(&self, k: usize, j: usize) -> u32 {
+        self.0.face(k)[j].to_native()
+    }
+    #[inline]
+    fn vertex_count(&self) -> usize {
+        self.0.vertices.len()
+    }
+    #[inline]
+    fn vertex(&self, v: u32) -> DVec3 {
+        let p = &self.0.vertices[v as usize];
+        DVec3::new(
+            f64::from(p[0].to_native()),
+            f64::from(p[1].to_native()),
+            f64::from(p[2].to_native()),
+        )
+    }
+}
+
+/// A polytope taken to world space by any affine placement: planes by the
+/// inverse transpose (renormalised), vertices by the placement, in f64.
+struct WorldPolytope<'a> {
+    local: LocalPolytope<'a>,
+    world: [f64; 12],
+    inv: [f64; 12],
+}
+
+impl ConvexView for WorldPolytope<'_> {
+    fn plane_count(&self) -> usize {
+        self.local.plane_count()
+    }
+    fn plane(&self, k: usize) -> (DVec3, f64) {
+        let (n, d) = self.local.plane(k);
+        let l = &self.inv;
+        // n · (L w + t) ≤ d  ⇔  (Lᵀ n) · w ≤ d − n · t
+        let nw = DVec3::new(
+            l[0] * n.x + l[4] * n.y + l[8] * n.z,
+            l[1] * n.x + l[5] * n.y + l[9] * n.z,
+            l[2] * n.x + l[6] * n.y + l[10] * n.z,
+        );
+        let dw = d - n.dot(DVec3::new(l[3], l[7], l[11]));
+        let len = nw.length();
+        (nw / len, dw / len)
+    }
+    fn face_len(&self, k: usize) -> usize {
+        self.local.face_len(k)
+    }
+    fn face_index(&self, k: usize, j: usize) -> u32 {
+        self.local.face_index(k, j)
+    }
+    fn vertex_count(&self) -> usize {
+        self.local.vertex_count()
+    }
+    fn vertex(&self, v: u32) -> DVec3 {
+        apply(&self.world, self.local.vertex(v), 1.0)
+    }
+}
+
+/// A convex shape: the local view, and whether it may be taken to world
+/// space when the placement is not a similarity.
+pub(crate) enum Convex<'a> {
+    /// A polytope.
+    Polytope(LocalPolytope<'a>),
+    /// A box (placed by similarities only).
+    Box(BoxView),
+}
+
+impl Convex<'_> {
+    /// Runs `f` on the local view.
+    #[inline]
+    fn local<R>(&self, f: impl FnOnce(&dyn LocalRun) -> R) -> R {
+        match self {
+            Convex::Polytope(p) => f(p),
+            Convex::Box(b) => f(b),
+        }
+    }
+}
+
+/// The convex routines on a local view, object-safe so [`Convex`] can
+/// hand either view to one closure.
+trait LocalRun {
+    fn ray(&self, o: DVec3, d: DVec3, t_max: f64) -> Option<RayAnswer>;
+    fn closest(&self, p: DVec3) -> convex::Closest;
+    fn sweep(&self, c: DVec3, r: f64, d: DVec3, limit: f64) -> Option<(Contact, u32)>;
+    fn contains(&self, p: DVec3) -> bool;
+    fn plane_normal(&self, k: usize) -> DVec3;
+}
+
+impl<V: ConvexView> LocalRun for V {
+    fn ray(&self, o: DVec3, d: DVec3, t_max: f64) -> Option<RayAnswer> {
+        convex::raycast(self, o, d, t_max)
+    }
+    fn closest(&self, p: DVec3) -> convex::Closest {
+        convex::closest(self, p)
+    }
+    fn sweep(&self, c: DVec3, r: f64, d: DVec3, limit: f64) -> Option<(Contact, u32)> {
+        convex::sweep(self, c, r, d, limit)
+    }
+    fn contains(&self, p: DVec3) -> bool {
+        convex::contains(self, p)
+    }
+    fn plane_normal(&self, k: usize) -> DVec3 {
+        self.plane(k).0
+    }
+}
+
+impl<'a> Convex<'a> {
+    /// Ray in local space (any placement: rays are affine-invariant).
+    pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
+        self.local(|v| {
+            let hit = v.ray(o.as_dvec3(), d.as_dvec3(), f64::from(t_max))?;
+            Some(match hit {
+                RayAnswer::Inside => LocalRayHit {
+                    t: 0.0,
+                    normal: -d,
+                    feature: u32::MAX,
+                    inside: true,
+                },
+                RayAnswer::Enter { t, face } => LocalRayHit {
+                    t: t as f32,
+                    normal: v.plane_normal(face as usize).as_vec3(),
+                    feature: face,
+                    inside: false,
+                },
+            })
+        })
+    }
+
+    /// Whether the world point `p` is inside.
+    pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
+        let lp = place.local_point64(p.as_dvec3());
+        self.local(|v| v.contains(lp))
+    }
+
+    /// Closest surface point to `c` if within `r` (or `c` inside), world space.
+    pub fn closest(&self, place: &Placement<'a>, c: Vec3, r: f32) -> Option<ShapeContact> {
+        let cw = c.as_dvec3();
+        let (cl, distance, inside, face) = match (self, place.similarity()) {
+            (Convex::Polytope(p), None) => {
+                let w = self.world_view(p, place);
+                let cl = convex::closest(&w, cw);
+                let contact = Contact {
+                    t: 0.0,
+                    point: cl.point,
+                    normal: cl.normal,
+                };
+                return keep(contact, cl.distance, cl.inside, cl.face, r);
+            }
+            _ => {
+                let s = place.world_scale();
+                let cl = self.local(|v| v.closest(place.local_point64(cw)));
+                (cl, cl.distance * s, cl.inside, cl.face)
+            }
+        };
+        let contact = Contact {
+            t: 0.0,
+            point: place.world_point64(cl.point),
+            normal: place.world_vector64(cl.normal).normalize(),
+        };
+        keep(contact, distance, inside, face, r)
+    }
+
+    /// First contact of the sweep at a time `≤ limit`.
+    pub fn sweep(
+        &self,
+        place: &Placement<'a>,
+        s: &crate::Sweep,
+        limit: f64,
+    ) -> Option<(Contact, u32)> {
+        let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
+        if let (Convex::Polytope(p), None) = (self, place.similarity()) {
+            return convex::sweep(&self.world_view(p, place), c, r, d, limit);
+        }
+        let scale = place.world_scale();
+        let (lc, ld) = (place.local_point64(c), place.local_vector64(d));
+        let (h, face) = self.local(|v| v.sweep(lc, r / scale, ld, limit))?;
+        let contact = Contact {
+            t: h.t,
+            point: place.world_point64(h.point),
+            normal: place.world_vector64(h.normal).normalize(),
+        };
+        Some((contact, face))
+    }
+
+    fn world_view<'b>(&self, p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b> {
+        WorldPolytope {
+            local: LocalPolytope(p.0),
+            world: place.world_matrix(),
+            inv: place.local_matrix(),
+        }
+    }
+}
+
+/// A closest point kept only if it touches a sphere of radius `r`.
+fn keep(contact: Contact, distance: f64, inside: bool, face: u32, r: f32) -> Option<ShapeContact> {
+    (inside || distance <= f64::from(r)).then_some(ShapeContact {
+        contact,
+        distance,
+        feature: face,
+        inside,
+    })
+}
+
+/// A sphere or capsule: the points within `radius` of the segment from
+/// `(0, -half, 0)` to `(0, half, 0)` (a sphere has `half = 0`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rounded {
+    /// Half the segment's length.
+    pub half: f64,
+    /// Radius.
+    pub radius: f64,
+}
+
+/// Closest point of segment `a..b` to `p`.
+fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
+    let e = b - a;
+    let ee = e.length_squared();
+    if ee == 0.0 {
+        return a;
+    }
+    a + e * ((p - a).dot(e) / ee).clamp(0.0, 1.0)
+}
+
+impl Rounded {
+    /// The segment's ends in world space.
+    fn ends(&self, place: &Placement) -> (DVec3, DVec3) {
+        let h = DVec3::new(0.0, self.half, 0.0);
+        (place.world_point64(-h), place.world_point64(h))
+    }
+
+    /// First entry of `o + t·d` into the rounded segment `a..b` of radius
+    /// `r`, for an origin outside it.
+    fn enter(a: DVec3, b: DVec3, r: f64, o: DVec3, d: DVec3) -> Option<f64> {
+        let side = ray_cylinder(o, d, a, b, r).map(|(t, _)| t);
+        [side, ray_sphere(o, d, a, r), ray_sphere(o, d, b, r)]
+            .into_iter()
+            .flatten()
+            .min_by(f64::total_cmp)
+    }
+
+    /// Ray in local space.
+    pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
+        let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
+        let h = DVec3::new(0.0, self.half, 0.0);
+        if (o64 - on_segment(-h, h, o64)).length() <= self.radius {
+            return Some(LocalRayHit {
+                t: 0.0,
+                normal: -d,
+                feature: 0,
+                inside: true,
+            });
+        }
+        let t = Self::enter(-h, h, self.radius, o64, d64)?;
+        if t > f64::from(t_max) {
+            return None;
+        }
+        let p = o64 + d64 * t;
+        Some(LocalRayHit {
+            t: t as f32,
+            normal: (p - on_segment(-h, h, p)).as_vec3(),
+            feature: 0,
+            inside: false,
+        })
+    }
+
+    /// Whether the world point `p` is inside.
+    pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
+        let (a, b) = self.ends(place);
+        let p = p.as_dvec3();
+        (p - on_segment(a, b, p)).length() <= self.radius * place.world_scale()
+    }
+
+    /// Closest surface point to `c` if within `r` (or `c` inside).
+    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
+        let (a, b) = self.ends(place);
+        let rad = self.radius * place.world_scale();
+        let c = c.as_dvec3();
+        let q = on_segment(a, b, c);
+        let v = c - q;
+        let len = v.length();
+        let normal = if len > 0.0 {
+            v / len
+        } else {
+            // on the axis: any direction across it
+            (b - a).any_orthonormal_vector()
+        };
+        let normal = if normal.is_finite() { normal } else { DVec3::Y };
+        let contact = Contact {
+            t: 0.0,
+            point: q + normal * rad,
+            normal,
+        };
+        keep(contact, (len - rad).abs(), len <= rad, 0, r)
+    }
+
+    /// First contact of the sweep at a time `≤ limit`.
+    pub fn sweep(&self, place: &Placement, s: &crate::Sweep, limit: f64) -> Option<(Contact, u32)> {
+        let (a, b) = self.ends(place);
+        let rad = self.radius * place.world_scale();
+        let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
+        let q = on_segment(a, b, c);
+        if (c - q).length() <= rad + r {
+            let h = self.closest(place, s.center, f32::INFINITY)?;
+            return Some((h.contact, 0));
+        }
+        let t = Self::enter(a, b, rad + r, c, d)?;
+        if t > limit {
+            return None;
+        }
+        let at = c + d * t;
+        let q = on_segment(a, b, at);
+        let normal = (at - q).normalize();
+        let contact = Contact {
+            t,
+            point: q + normal * rad,
+            normal,
+        };
+        Some((contact, 0))
+    }
+}

@@ -1,0 +1,348 @@
+//! Solid shapes (polytopes, boxes, spheres, capsules) against brute force:
+//! every query kind on one object at a time, placed by identity, rotation
+//! with uniform scale far from the origin, and non-uniform scale with
+//! rotation. The oracle for polytopes and boxes uses only the exported
+//! triangles (their planes for inside tests and ray clipping, the triangles
+//! for distances and sweeps); spheres and capsules use closed forms on the
+//! placed segment.
+
+use glam::{DAffine3, DQuat, DVec3};
+use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+use kiln_runtime::Level;
+use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
+
+/// A closed cube mesh of side 2 centred on `c`, outward winding.
+fn cube(c: [f32; 3]) -> SceneMesh {
+    let p: Vec<[f32; 3]> = (0..8)
+        .map(|i| [0, 1, 2].map(|k| c[k] + if i & (1 << k) != 0 { 1.0 } else { -1.0 }))
+        .collect();
+    let quads = [
+        [1, 3, 7, 5],
+        [0, 4, 6, 2],
+        [2, 6, 7, 3],
+        [0, 1, 5, 4],
+        [4, 5, 7, 6],
+        [0, 2, 3, 1],
+    ];
+    let tris: Vec<[u32; 3]> = quads
+        .iter()
+        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+        .collect();
+    SceneMesh::new("cube", p, &tris)
+}
+
+/// One object: the cube mesh, classified by `collider` (None: automatic),
+/// placed by `xf`.
+fn level(collider: Option<&str>, xf: DAffine3) -> Level {
+    let scene = Scene {
+        meshes: vec![cube([0.5, 0.0, -0.25])],
+        instances: vec![SceneInstance {
+            name: "obj".into(),
+            mesh: 0,
+            transform: xf,
+            extras_collider: collider.map(str::to_owned),
+        }],
+        warnings: Vec::new(),
+    };
+    Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
+}
+
+fn placements() -> Vec<(&'static str, DAffine3)> {
+    vec![
+        ("identity", DAffine3::IDENTITY),
+        (
+            "rotated, scale 2, far",
+            DAffine3::from_scale_rotation_translation(
+                DVec3::splat(2.0),
+                DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),
+                DVec3::new(1000.0, -200.0, 500.0),
+            ),
+        ),
+        (
+            "non-uniform",
+            DAffine3::from_scale_rotation_translation(
+                DVec3::new(1.0, 3.0, 0.5),
+                DQuat::from_rotation_y(0.6),
+                DVec3::new(-3.0, 1.0, 2.0),
+            ),
+        ),
+    ]
+}
+
+/// A convex solid given by world triangles.
+struct Solid {
+    tris: Vec<[DVec3; 3]>,
+    planes: Vec<(DVec3, f64)>,
+}
+
+impl Solid {
+    fn of(level: &Level) -> Solid {
+        let objs = kiln_baker::export::world_objects(level);
+        let o = &objs[0];
+        let p = |i: u32| DVec3::from(o.positions[i as usize].map(f64::from));
+        let tris: Vec<[DVec3; 3]> = o.triangles.iter().map(|t| t.map(p)).collect();
+        let planes = tris
+            .iter()
+            .map(|t| {
+                let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize();
+                (n, n.dot(t[0]))
+            })
+            .collect();
+        Solid { tris, planes }
+    }
+    fn inside(&self, p: DVec3, eps: f64) -> bool {
+        self.planes.iter().all(|(n, d)| n.dot(p) <= d + eps)
+    }
+    fn ray(&self, o: DVec3, d: DVec3, max_t: f64) -> Option<f64> {
+        let (mut t0, mut t1) = (0.0f64, max_t);
+        for (n, off) in &self.planes {
+            let h = n.dot(o) - off;
+            let dn = n.dot(d);
+            if dn == 0.0 {
+                if h > 0.0 {
+                    return None;
+                }
+                continue;
+            }
+            let t = -h / dn;
+            if dn < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+        (t0 <= t1).then_some(t0)
+    }
+    fn distance(&self, p: DVec3) -> f64 {
+        self.tris
+            .iter()
+            .map(|t| dist_point_triangle(p, *t))
+            .fold(f64::INFINITY, f64::min)
+    }
+    fn sweep(&self, c: DVec3, d: DVec3, r: f64, max_t: f64) -> Option<f64> {
+        if self.inside(c, 0.0) {
+            return Some(0.0);
+        }
+        self.tris
+            .iter()
+            .filter_map(|t| sweep_oracle(c, d, r, max_t, *t).0)
+            .min_by(f64::total_cmp)
+    }
+}
+
+#[test]
+fn polytopes_and_boxes_answer_every_query_like_brute_force() {
+    let mut rng = Rng::new(77);
+    let mut checked = 0;
+    let (mut ray_hits, mut sweep_hits, mut insides, mut touches) = (0, 0, 0, 0);
+    for (collider, kind) in [(None, "polytope"), (Some("box"), "box")] {
+        for (what, xf) in placements() {
+            let level = level(collider, xf);
+            let a = level.archive();
+            let got_kind = a.shapes[a.instances[0].shape.to_native() as usize].kind_name();
+            // a box under a non-uniform placement becomes its hull
+            let want = if kind == "box" && what == "non-uniform" {
+                "polytope"
+            } else {
+                kind
+            };
+            assert_eq!(got_kind, want, "{what}");
+            let solid = Solid::of(&level);
+            let centre = xf.transform_point3(DVec3::new(0.5, 0.0, -0.25));
+            let size = xf.matrix3.x_axis.length().max(3.0) * 2.0;
+            let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
+            for i in 0..2000 {
+                let p = centre + rng.unit().as_dvec3() * size * f64::from(rng.f());
+                let pf = p.as_vec3();
+                let pd = pf.as_dvec3();
+                // points
+                let inside = !level.contains_point(pf).is_empty();
+                insides += usize::from(inside);
+                let clear = solid.distance(pd);
+                if clear > tol {
+                    assert_eq!(inside, solid.inside(pd, 0.0), "{what} point {i} {pd}");
+                }
+                // rays, aimed at the centre half the time
+                let dir = if i % 2 == 0 {
+                    (centre - pd).as_vec3().normalize()
+                } else {
+                    rng.unit()
+                };
+                let want = solid.ray(pd, dir.as_dvec3(), 100.0);
+                let got = level.raycast(pf, dir, 100.0);
+                match (want, got) {
+                    (Some(t), Some(h)) => {
+                        ray_hits += 1;
+                        assert!(
+                            (f64::from(h.t) - t).abs() <= tol * 10.0,
+                            "{what} ray {i}: {} vs {t}",
+                            h.t
+                        )
+                    }
+                    (None, None) => {}
+                    (w, g) => assert!(clear <= tol, "{what} ray {i}: {w:?} vs {g:?}"),
+                }
+                // sphere overlap: closest point and depth
+                let r = 0.2 + rng.f() * 2.0;
+                let ov = level.overlap_sphere(pf, r);
+                let inside_exact = solid.inside(pd, 0.0);
+                let want_touch = inside_exact || clear <= f64::from(r);
+                if (clear - f64::from(r)).abs() > tol {
+                    assert_eq!(!ov.is_empty(), want_touch, "{what} overlap {i}");
+                    assert_eq!(level.intersects_sphere(pf, r), want_touch);
+                }
+                touches += usize::from(!ov.is_empty());
+                if let Some(o) = ov.first() {
+                    let depth = if inside_exact {
+                        // depth below the surface: nearest plane
+                        f64::from(r)
+                            + solid
+                                .planes
+                                .iter()
+                                .map(|(n, d)| d - n.dot(pd))
+                                .fold(f64::INFINITY, f64::min)
+                    } else {
+                        f64::from(r) - clear
+                    };
+                    assert!(
+                        (f64::from(o.depth) - depth).abs() <= tol * 10.0,
+                        "{what} overlap {i}: depth {} vs {depth}",
+                        o.depth
+                    );
+                }
+                // sweeps
+                if i % 4 == 0 {
+                    let d = (centre - pd).as_vec3().normalize() + rng.unit() * 0.3;
+                    let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), 50.0);
+                    let got = level.sweep_sphere(pf, r, d, 50.0);
+                    match (want, got) {
+                        (Some(t), Some(h)) => {
+                            sweep_hits += 1;
+                            assert!(
+                                (f64::from(h.t) - t).abs() <= tol * 10.0,
+                                "{what} sweep {i}: {} vs {t}",
+                                h.t
+                            )
+                        }
+                        (None, None) => {}
+                        (w, g) => panic!("{what} sweep {i}: {w:?} vs {g:?}"),
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 12_000);
+    // every outcome is exercised (not a test of empty answers)
+    eprintln!(
+        "shapes: {ray_hits} ray hits, {sweep_hits} sweep hits, {insides} points inside, {touches} overlaps of {checked}"
+    );
+    assert!(ray_hits > 3000 && sweep_hits > 1000 && insides > 300 && touches > 2000);
+}
+
+#[test]
+fn spheres_and_capsules_answer_like_closed_forms() {
+    let mut rng = Rng::new(5);
+    for collider in ["sphere", "capsule"] {
+        for (what, xf) in placements().into_iter().take(2) {
+            let level = level(Some(collider), xf);
+            let a = level.archive();
+            assert_eq!(
+                a.shapes[a.instances[0].shape.to_native() as usize].kind_name(),
+                collider
+            );
+            // the placed segment and radius, from the archive
+            let inst = &a.instances[0];
+            let m: Vec<f64> = inst
+                .world_from_local
+                .iter()
+                .map(|v| f64::from(v.to_native()))
+                .collect();
+            let w = |p: DVec3| {
+                DVec3::new(
+                    m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
+                    m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
+                    m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
+                )
+            };
+            let scale = DVec3::new(m[0], m[4], m[8]).length();
+            let (half, rad) = match &a.shapes[0] {
+                kiln_formats::ArchivedShape::Sphere(s) => (0.0, f64::from(s.radius.to_native())),
+                kiln_formats::ArchivedShape::Capsule(c) => (
+                    f64::from(c.half_height.to_native()),
+                    f64::from(c.radius.to_native()),
+                ),
+                _ => unreachable!(),
+            };
+            let (sa, sb) = (
+                w(DVec3::new(0.0, -half, 0.0)),
+                w(DVec3::new(0.0, half, 0.0)),
+            );
+            let rad = rad * scale;
+            let seg = |p: DVec3| {
+                let e = sb - sa;
+                let t = if e.length_squared() > 0.0 {
+                    ((p - sa).dot(e) / e.length_squared()).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                (p - (sa + e * t)).length()
+            };
+            // the fitted sphere holds every cube corner
+            assert!(rad >= 3f64.sqrt() * scale * 0.999 || collider == "capsule");
+            let centre = (sa + sb) * 0.5;
+            let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
+            for i in 0..1000 {
+                let p = centre + rng.unit().as_dvec3() * rad * 3.0 * f64::from(rng.f());
+                let (pf, pd) = (p.as_vec3(), p.as_vec3().as_dvec3());
+                let dist = seg(pd) - rad;
+                if dist.abs() > tol {
+                    assert_eq!(
+                        !level.contains_point(pf).is_empty(),
+                        dist < 0.0,
+                        "{what} {i}"
+                    );
+                }
+                let r = 0.1 + rng.f();
+                let ov = level.overlap_sphere(pf, r);
+                if (dist - f64::from(r)).abs() > tol {
+                    assert_eq!(!ov.is_empty(), dist <= f64::from(r), "{what} {i}");
+                }
+                if let Some(o) = ov.first() {
+                    assert!((f64::from(o.depth) - (f64::from(r) - dist)).abs() <= tol * 10.0);
+                }
+                // a sweep towards the centre: first time the distance reaches r
+                let d = (centre - pd).as_vec3() + rng.unit() * 0.5 * rad as f32;
+                let got = level.sweep_sphere(pf, r, d, 2.0);
+                let f = |t: f64| seg(pd + d.as_dvec3() * t) - rad - f64::from(r);
+                let want = if f(0.0) <= 0.0 {
+                    Some(0.0)
+                } else {
+                    // scan then bisect (the distance along a line to a
+                    // segment is convex)
+                    let steps = 4000;
+                    (1..=steps)
+                        .map(|k| 2.0 * k as f64 / steps as f64)
+                        .find(|&t| f(t) <= 0.0)
+                        .map(|hi| {
+                            let (mut a, mut b) = (hi - 2.0 / steps as f64, hi);
+                            for _ in 0..100 {
+                                let m = 0.5 * (a + b);
+                                if f(m) <= 0.0 { b = m } else { a = m }
+                            }
+                            b
+                        })
+                };
+                match (want, got) {
+                    (Some(t), Some(h)) => {
+                        assert!((f64::from(h.t) - t).abs() <= tol * 10.0, "{what} sweep {i}")
+                    }
+                    (None, None) => {}
+                    // grazes the scan cannot see
+                    (None, Some(h)) => assert!(f(f64::from(h.t)) <= tol * 10.0),
+                    (Some(t), None) => panic!("{what} sweep {i}: missed a contact at {t}"),
+                }
+            }
+        }
+    }
+}
