@@ -1,13 +1,12 @@
 //! The bake as one function, its steps in order: config ([`BakeSettings`])
-//! → ingest → classify → prepare (inside build, per shape) → build →
-//! encode. Writing the file is [`crate::write`]'s job, so a library user
+//! → ingest → prepare (weld every mesh once) → classify → build → encode. Writing the file is [`crate::write`]'s job, so a library user
 //! can keep the bytes in memory.
 
 use crate::config::BakeSettings;
 use crate::ingest::{self, IngestError};
 use crate::report::BakeReport;
 use crate::scene::Scene;
-use crate::{build, classify, encode};
+use crate::{build, classify, encode, prepare};
 use std::path::Path;
 use std::time::Instant;
 
@@ -74,8 +73,9 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
 
 fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
     let t0 = Instant::now();
-    let (choices, warnings) = classify::classify(scene, settings);
-    let built = build::build_level(scene, &choices, settings);
+    let welded = prepare::weld_all(scene);
+    let (choices, warnings) = classify::classify(scene, &welded, settings);
+    let built = build::build_level(scene, &welded, &choices, settings);
     let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());

@@ -5,6 +5,7 @@
 //! may classify differently, and then bake two shapes.
 
 use crate::config::BakeSettings;
+use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
 
 /// The kinds of collider a scene mesh can become.
@@ -76,7 +77,11 @@ pub struct Choice {
 /// polytope; everything else a triangle mesh.
 ///
 /// Returns the choices and warnings (e.g. an unknown extras value).
-pub fn classify(scene: &Scene, settings: &BakeSettings) -> (Vec<Choice>, Vec<String>) {
+pub fn classify(
+    scene: &Scene,
+    welded: &[WeldedMesh],
+    settings: &BakeSettings,
+) -> (Vec<Choice>, Vec<String>) {
     if !settings.classify {
         let all = scene.instances.iter().map(|_| Choice {
             kind: ColliderKind::TriMesh,
@@ -104,7 +109,7 @@ pub fn classify(scene: &Scene, settings: &BakeSettings) -> (Vec<Choice>, Vec<Str
                     )),
                 }
             }
-            let f = *facts[inst.mesh].get_or_insert_with(|| analyse(&scene.meshes[inst.mesh]));
+            let f = *facts[inst.mesh].get_or_insert_with(|| analyse(&welded[inst.mesh]));
             let ratio = f.volume / f.hull_volume;
             if f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - settings.convex_tolerance {
                 Choice {
@@ -144,9 +149,8 @@ pub struct MeshFacts {
 /// (larger meshes stay triangle meshes).
 pub const AUTO_HULL_VERTICES: usize = 4096;
 
-/// Closedness and volumes of a mesh.
-pub fn analyse(mesh: &crate::scene::SceneMesh) -> MeshFacts {
-    let w = crate::prepare::weld(mesh);
+/// Closedness and volumes of a welded mesh.
+pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     let mut edges = std::collections::HashMap::new();
     for t in &w.triangles {
         for k in 0..3 {

@@ -4,6 +4,7 @@
 //! traced back to what made it.
 
 use kiln_formats::level::ArchivedShape;
+use kiln_formats::primitive::Cuboid;
 use kiln_runtime::Level;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -65,13 +66,10 @@ fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
             mesh.triangles().map(|(t, _)| t).collect(),
         ),
         ArchivedShape::Polytope(p) => {
-            let mut tris = Vec::new();
-            for k in 0..p.planes.len() {
-                let f = p.face(k);
-                for j in 1..f.len() - 1 {
-                    tris.push([f[0], f[j], f[j + 1]].map(|v| v.to_native()));
-                }
-            }
+            let loops: Vec<Vec<u32>> = (0..p.planes.len())
+                .map(|k| p.face(k).iter().map(|v| v.to_native()).collect())
+                .collect();
+            let tris = fan(loops.iter().map(|l| &l[..]));
             (
                 p.vertices
                     .iter()
@@ -82,26 +80,19 @@ fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
         }
         ArchivedShape::Cuboid(c) => {
             let h = c.half_extents.map(|x| x.to_native());
-            let v = (0..8)
-                .map(|i| [0, 1, 2].map(|k| if i & (1 << k) != 0 { h[k] } else { -h[k] }))
-                .collect();
-            let quads: [[u32; 4]; 6] = [
-                [1, 3, 7, 5],
-                [0, 4, 6, 2],
-                [2, 6, 7, 3],
-                [0, 1, 5, 4],
-                [4, 5, 7, 6],
-                [0, 2, 3, 1],
-            ];
-            let tris = quads
-                .iter()
-                .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-                .collect();
-            (v, tris)
+            let v = (0..8).map(|i| Cuboid::corner(h, i)).collect();
+            (v, fan(Cuboid::FACES.iter().map(|q| &q[..])))
         }
         ArchivedShape::Sphere(s) => rounded(0.0, s.radius.to_native()),
         ArchivedShape::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
     }
+}
+
+/// Convex face loops fanned into triangles (winding kept).
+fn fan<'a>(loops: impl Iterator<Item = &'a [u32]>) -> Vec<[u32; 3]> {
+    loops
+        .flat_map(|f| (1..f.len() - 1).map(move |j| [f[0], f[j], f[j + 1]]))
+        .collect()
 }
 
 /// A capsule along y (a sphere when `half` is 0) as rings of vertices.

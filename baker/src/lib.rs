@@ -3,8 +3,8 @@
 //! Turns glTF levels (or in-memory triangle meshes) into Kiln archives.
 //!
 //! The bake reads as its modules, in order: [`config`] (settings) →
-//! [`ingest`] (glTF → [`Scene`]) → [`classify`] (a collider kind per
-//! object, and the rule that chose it) → [`prepare`] (weld, …) →
+//! [`ingest`] (glTF → [`Scene`]) → [`prepare`] (weld every mesh once) →
+//! [`classify`] (a collider kind per object, and the rule that chose it) →
 //! [`build`] (shapes in the builders' own types, top-level tree) →
 //! [`encode`] (archive types, then `kiln_formats::encode` for the bytes) →
 //! [`write`](mod@write) (atomic). [`bake`](mod@bake) strings them together;

@@ -18,6 +18,12 @@ pub struct WeldedMesh {
     pub source_ids: Vec<u32>,
 }
 
+/// Every mesh of a scene welded, in parallel (one result per mesh, in order).
+pub fn weld_all(scene: &crate::scene::Scene) -> Vec<WeldedMesh> {
+    use rayon::prelude::*;
+    scene.meshes.par_iter().map(weld).collect()
+}
+
 /// Welds `mesh` by position.
 pub fn weld(mesh: &SceneMesh) -> WeldedMesh {
     let (vertices, triangles) = weld_positions(&mesh.positions, &mesh.triangles);

@@ -69,6 +69,26 @@ pub struct Instance {
     pub source: u32,
 }
 
+/// If the 3×3 part of a row-major 3×4 matrix is a similarity — orthogonal
+/// columns of equal length, to `tol` relative to the squared length — its
+/// scale (the columns' length). The baker, verification and the runtime
+/// all decide "similarity" with this one test (at different tolerances).
+pub fn similarity_scale(m: &[f64; 12], tol: f64) -> Option<f64> {
+    let col = |k: usize| [m[k], m[4 + k], m[8 + k]];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let (a, b, c) = (col(0), col(1), col(2));
+    let s2 = dot(a, a);
+    let t = tol * s2;
+    let similar = s2 > 0.0
+        && s2.is_finite()
+        && (dot(b, b) - s2).abs() <= t
+        && (dot(c, c) - s2).abs() <= t
+        && dot(a, b).abs() <= t
+        && dot(b, c).abs() <= t
+        && dot(c, a).abs() <= t;
+    similar.then(|| s2.sqrt())
+}
+
 /// One collision shape, in its own local space. Instances refer to shapes
 /// by index, so a shape used by many objects is stored once.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]

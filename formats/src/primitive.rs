@@ -14,6 +14,31 @@ pub struct Cuboid {
     pub half_extents: [f32; 3],
 }
 
+impl Cuboid {
+    /// The corners' numbering every tool shares: corner `i` has `+h_k` on
+    /// axis `k` where bit `k` of `i` is set, `-h_k` otherwise.
+    pub fn corner(half_extents: [f32; 3], i: u32) -> [f32; 3] {
+        [0, 1, 2].map(|k| {
+            if i & (1 << k) != 0 {
+                half_extents[k]
+            } else {
+                -half_extents[k]
+            }
+        })
+    }
+
+    /// The faces as corner loops, counter-clockwise seen from outside, in
+    /// plane order `+x, -x, +y, -y, +z, -z` (face `2k` faces `+axis k`).
+    pub const FACES: [[u32; 4]; 6] = [
+        [1, 3, 7, 5],
+        [0, 4, 6, 2],
+        [2, 6, 7, 3],
+        [0, 1, 5, 4],
+        [4, 5, 7, 6],
+        [0, 2, 3, 1],
+    ];
+}
+
 /// A sphere centred on the origin.
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]

@@ -50,6 +50,9 @@ pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
     Vec3::new(c(0), c(1), c(2))
 }
 
+/// The identity as a 3×4 row-major matrix.
+const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+
 /// An instance prepared for exact world-space tests.
 pub(crate) struct Placement<'a> {
     /// The archived instance.
@@ -68,11 +71,15 @@ impl<'a> Placement<'a> {
     /// Prepares `inst`.
     pub fn new(inst: &'a ArchivedInstance) -> Self {
         let m: [f64; 12] = std::array::from_fn(|k| f64::from(inst.world_from_local[k].to_native()));
-        const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+        let world = (m != ID).then_some(m);
         Placement {
             inst,
-            world: (m != ID).then_some(m),
-            similarity: similarity_scale(&inst.local_from_world),
+            // the identity needs no test (most instances of flattened levels)
+            similarity: match world {
+                None => Some(1.0),
+                Some(_) => similarity_scale(&inst.local_from_world),
+            },
+            world,
             local: std::cell::OnceCell::new(),
         }
     }
@@ -80,8 +87,7 @@ impl<'a> Placement<'a> {
     /// World-from-local in f64.
     #[inline]
     pub fn world_matrix(&self) -> [f64; 12] {
-        self.world
-            .unwrap_or([1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.])
+        self.world.unwrap_or(ID)
     }
 
     /// Local-from-world in f64 (the exact inverse of [`Self::world_matrix`]
@@ -103,16 +109,16 @@ impl<'a> Placement<'a> {
         apply(&self.local_matrix(), d, 0.0)
     }
 
-    /// A local point in world space, f64.
+    /// A local point in world space, f64 (the identity costs nothing).
     #[inline]
     pub fn world_point64(&self, p: DVec3) -> DVec3 {
-        apply(&self.world_matrix(), p, 1.0)
+        self.world.as_ref().map_or(p, |m| apply(m, p, 1.0))
     }
 
     /// A local vector in world space, f64.
     #[inline]
     pub fn world_vector64(&self, d: DVec3) -> DVec3 {
-        apply(&self.world_matrix(), d, 0.0)
+        self.world.as_ref().map_or(d, |m| apply(m, d, 0.0))
     }
 
     /// World length of a unit local length along the first axis (the
@@ -120,20 +126,6 @@ impl<'a> Placement<'a> {
     #[inline]
     pub fn world_scale(&self) -> f64 {
         self.world_vector64(DVec3::X).length()
-    }
-
-    /// A local point in world space, in f64.
-    #[inline]
-    pub fn world_point(&self, p: Vec3) -> DVec3 {
-        let p = p.as_dvec3();
-        match &self.world {
-            None => p,
-            Some(m) => DVec3::new(
-                m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
-                m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
-                m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
-            ),
-        }
     }
 
     /// A world point in local space (f32, for culling).
@@ -203,17 +195,9 @@ pub(crate) fn local_radius(r: f32, s: f32) -> f32 {
     r * s * (1.0 + 1e-5) + 1e-6 * r.max(1.0)
 }
 
-/// The scale of a similarity (equal row lengths, orthogonal rows), if `l`
-/// is one.
+/// The scale of `l` if it is a similarity, to 1e-5 (the shared test,
+/// `kiln_formats::level::similarity_scale`).
 fn similarity_scale(l: &Rows) -> Option<f32> {
-    let row = |k: usize| Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native());
-    let (a, b, c) = (row(0), row(4), row(8));
-    let s = a.length();
-    let tol = 1e-5 * s * s;
-    let similar = (b.length() - s).abs() <= 1e-5 * s
-        && (c.length() - s).abs() <= 1e-5 * s
-        && a.dot(b).abs() <= tol
-        && b.dot(c).abs() <= tol
-        && c.dot(a).abs() <= tol;
-    similar.then_some(s)
+    let m = l.map(|x| f64::from(x.to_native()));
+    kiln_formats::level::similarity_scale(&m, 1e-5).map(|s| s as f32)
 }

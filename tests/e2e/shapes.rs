@@ -8,23 +8,20 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+use kiln_formats::primitive::Cuboid;
 use kiln_runtime::Level;
 use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
 
-/// A closed cube mesh of side 2 centred on `c`, outward winding.
+/// A closed cube mesh of side 2 centred on `c`, outward winding (the
+/// archive's own corner and face numbering, fanned).
 fn cube(c: [f32; 3]) -> SceneMesh {
     let p: Vec<[f32; 3]> = (0..8)
-        .map(|i| [0, 1, 2].map(|k| c[k] + if i & (1 << k) != 0 { 1.0 } else { -1.0 }))
+        .map(|i| {
+            let q = Cuboid::corner([1.0; 3], i);
+            [0, 1, 2].map(|k| c[k] + q[k])
+        })
         .collect();
-    let quads = [
-        [1, 3, 7, 5],
-        [0, 4, 6, 2],
-        [2, 6, 7, 3],
-        [0, 1, 5, 4],
-        [4, 5, 7, 6],
-        [0, 2, 3, 1],
-    ];
-    let tris: Vec<[u32; 3]> = quads
+    let tris: Vec<[u32; 3]> = Cuboid::FACES
         .iter()
         .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
         .collect();
@@ -345,4 +342,30 @@ fn spheres_and_capsules_answer_like_closed_forms() {
             }
         }
     }
+}
+
+#[test]
+fn the_bundled_shape_collection_classifies_object_by_object() {
+    let path = kiln_tests::samples_dir().join("shape_collection.glb");
+    let baked = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    let a = level.archive();
+    let mut seen = Vec::new();
+    for (i, inst) in a.instances.iter().enumerate() {
+        let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
+        let rule = a.instance_rules[i].as_str();
+        seen.push(format!("{} {kind}: {rule}", level.object_name(i as u32)));
+    }
+    seen.sort();
+    let want = [
+        "Cone polytope: auto: closed, 100.0% of its hull's volume",
+        "Cube polytope: auto: closed, 100.0% of its hull's volume",
+        "Cylinder polytope: auto: closed, 100.0% of its hull's volume",
+        // convex, but more faces than the 64-plane cap: stays a mesh
+        "Icosphere trimesh: auto: closed, 100.0% of its hull's volume (hull has 80 faces, more than 64; kept as a triangle mesh)",
+        "Sphere trimesh: auto: closed, 100.0% of its hull's volume (hull has 512 faces, more than 64; kept as a triangle mesh)",
+        "Torus trimesh: auto: triangle mesh (53.0% of its hull's volume)",
+        "Torus.001 trimesh: auto: triangle mesh (53.0% of its hull's volume)",
+    ];
+    assert_eq!(seen, want);
 }

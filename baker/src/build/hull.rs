@@ -46,6 +46,14 @@ struct Tri {
     alive: bool,
 }
 
+impl Tri {
+    /// Signed distance of `p` above the face's plane.
+    #[inline]
+    fn dist(&self, p: DVec3) -> f64 {
+        self.n.dot(p) - self.d
+    }
+}
+
 fn tri(points: &[DVec3], v: [usize; 3]) -> Tri {
     let (a, b, c) = (points[v[0]], points[v[1]], points[v[2]]);
     let n = (b - a).cross(c - a).normalize_or_zero();
@@ -114,18 +122,34 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
         if [i0, i1, i2, i3].contains(&pi) {
             continue;
         }
+        // the faces the point sees, grown across edges from the one it
+        // sees best, so the set is connected and its boundary one loop
+        // (a global distance test can split it where faces are nearly
+        // coplanar with the point, and the cone then tears the surface)
+        let seed = (0..tris.len())
+            .filter(|&t| tris[t].alive)
+            .max_by(|&a, &b| tris[a].dist(p).total_cmp(&tris[b].dist(p)))?;
+        if tris[seed].dist(p) <= eps {
+            continue; // inside, or on the hull within rounding
+        }
         visible.clear();
-        visible.extend(
-            (0..tris.len()).filter(|&t| tris[t].alive && tris[t].n.dot(p) - tris[t].d > eps),
-        );
-        if visible.is_empty() {
-            continue;
+        visible.push(seed);
+        tris[seed].alive = false;
+        let mut next = 0;
+        while next < visible.len() {
+            let v = tris[visible[next]].v;
+            next += 1;
+            for k in 0..3 {
+                if let Some(&o) = edges.get(&(v[(k + 1) % 3], v[k])) {
+                    if tris[o].alive && tris[o].dist(p) > 0.0 {
+                        tris[o].alive = false;
+                        visible.push(o);
+                    }
+                }
+            }
         }
         // horizon: edges of visible faces whose neighbour is not visible
         let mut horizon = Vec::new();
-        for &t in &visible {
-            tris[t].alive = false;
-        }
         for &t in &visible {
             let v = tris[t].v;
             for k in 0..3 {
@@ -185,10 +209,10 @@ fn merge(points: &[DVec3], tris: &[Tri], eps: f64) -> Option<Hull> {
                 return None; // not closed: numerical trouble, give up cleanly
             };
             let (a, b) = (&tris[t], &tris[alive[j]]);
-            let far = [a, b].iter().any(|x| {
-                let y = if std::ptr::eq(*x, a) { b } else { a };
-                y.v.iter().any(|&q| (x.n.dot(points[q]) - x.d).abs() > eps)
-            });
+            // one plane: parallel normals, and each triangle's corners on
+            // the other's plane
+            let off = |x: &Tri, y: &Tri| y.v.iter().any(|&q| x.dist(points[q]).abs() > eps);
+            let far = off(a, b) || off(b, a);
             if a.n.dot(b.n) > 1.0 - 1e-9 && !far {
                 let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
                 if ri != rj {
@@ -302,6 +326,28 @@ mod tests {
                 assert!(n.dot(*v) <= d + 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn a_uv_sphere_in_f32_has_a_hull() {
+        // rings of points: many nearly coplanar quads near the poles
+        let mut pts = vec![DVec3::Y, DVec3::NEG_Y];
+        for i in 1..16 {
+            let a = std::f64::consts::PI * i as f64 / 16.0;
+            for j in 0..32 {
+                let b = std::f64::consts::TAU * j as f64 / 32.0;
+                let p = DVec3::new(a.sin() * b.cos(), a.cos(), a.sin() * b.sin());
+                pts.push(p.as_vec3().as_dvec3());
+            }
+        }
+        let h = hull(&pts).expect("a hull");
+        assert_eq!(h.vertices.len(), pts.len());
+        let ideal = 4.0 / 3.0 * std::f64::consts::PI;
+        assert!(
+            h.volume() > 0.9 * ideal && h.volume() < ideal,
+            "{}",
+            h.volume()
+        );
     }
 
     #[test]

@@ -13,12 +13,13 @@ pub mod tri_tree;
 
 use crate::classify::{Choice, ColliderKind};
 use crate::config::BakeSettings;
-use crate::prepare;
+use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
 use glam::DAffine3;
 use rayon::prelude::*;
 use sah::BinNode;
 use solid::{BuiltPolytope, Primitive};
+use std::borrow::Cow;
 use tri_tree::TriTree;
 
 /// A built shape, in the builder's own form.
@@ -35,11 +36,11 @@ pub enum BuiltShape {
 impl BuiltShape {
     /// The shape's points that bound it (every point of the shape lies in
     /// their convex hull), for world boxes.
-    pub fn hull_points(&self) -> Vec<[f32; 3]> {
+    pub fn hull_points(&self) -> Cow<'_, [[f32; 3]]> {
         match self {
-            BuiltShape::TriMesh(t) => t.vertices.clone(),
-            BuiltShape::Polytope(p) => p.vertices.clone(),
-            BuiltShape::Primitive(p) => p.box_corners(),
+            BuiltShape::TriMesh(t) => Cow::Borrowed(&t.vertices),
+            BuiltShape::Polytope(p) => Cow::Borrowed(&p.vertices),
+            BuiltShape::Primitive(p) => Cow::Owned(p.box_corners()),
         }
     }
 
@@ -79,16 +80,25 @@ pub struct BuiltLevel {
 }
 
 /// Builds every shape the choices ask for (one per distinct (mesh, kind)
-/// pair) and the top-level tree.
-pub fn build_level(scene: &Scene, choices: &[Choice], settings: &BakeSettings) -> BuiltLevel {
+/// pair; `welded[m]` is scene mesh `m` welded) and the top-level tree.
+pub fn build_level(
+    scene: &Scene,
+    welded: &[WeldedMesh],
+    choices: &[Choice],
+    settings: &BakeSettings,
+) -> BuiltLevel {
     // distinct (mesh, kind) pairs in first-use order
     let mut keys: Vec<(usize, ColliderKind)> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    let shape_of: Vec<usize> = scene
+    // the shape of each instance; objects without a collider get none
+    let shape_of: Vec<Option<usize>> = scene
         .instances
         .iter()
         .zip(choices)
         .map(|(inst, c)| {
+            if c.kind == ColliderKind::None {
+                return None;
+            }
             // primitives are placed by similarities only: under any other
             // placement the mesh's hull stands in (a box's hull is exact)
             let kind = if c.kind.is_primitive() && !is_similarity(&inst.transform) {
@@ -96,33 +106,33 @@ pub fn build_level(scene: &Scene, choices: &[Choice], settings: &BakeSettings) -
             } else {
                 c.kind
             };
-            *index.entry((inst.mesh, kind)).or_insert_with(|| {
+            Some(*index.entry((inst.mesh, kind)).or_insert_with(|| {
                 keys.push((inst.mesh, kind));
                 keys.len() - 1
-            })
+            }))
         })
         .collect();
     // each shape, with what its builder wants the placements and the
     // report to know: the shape's frame in mesh space, a note for the rule
     let built: Vec<(BuiltShape, DAffine3, Option<String>)> = keys
         .par_iter()
-        .map(|&(mesh, kind)| build_shape(&scene.meshes[mesh], kind, settings))
+        .map(|&(mesh, kind)| build_shape(&welded[mesh], kind, settings))
         .collect();
     let placed: Vec<Placed> = scene
         .instances
         .iter()
         .enumerate()
-        .filter(|&(i, _)| choices[i].kind != ColliderKind::None)
-        .filter(|&(i, _)| !built[shape_of[i]].0.is_empty())
-        .map(|(i, inst)| {
-            let (_, frame, note) = &built[shape_of[i]];
+        .filter_map(|(i, inst)| Some((i, inst, shape_of[i]?)))
+        .filter(|&(_, _, s)| !built[s].0.is_empty())
+        .map(|(i, inst, shape)| {
+            let (_, frame, note) = &built[shape];
             let rule = match note {
                 Some(n) => format!("{} ({n})", choices[i].rule),
                 None => choices[i].rule.clone(),
             };
             Placed {
                 source: i,
-                shape: shape_of[i],
+                shape,
                 transform: inst.transform * *frame,
                 name: inst.name.clone(),
                 rule,
@@ -143,14 +153,13 @@ pub fn build_level(scene: &Scene, choices: &[Choice], settings: &BakeSettings) -
 /// mesh space (primitives are centred on their own origin), and a note for
 /// the report (fit error, fallback).
 fn build_shape(
-    mesh: &crate::scene::SceneMesh,
+    welded: &WeldedMesh,
     kind: ColliderKind,
     settings: &BakeSettings,
 ) -> (BuiltShape, DAffine3, Option<String>) {
-    let welded = prepare::weld(mesh);
     let tri = |note: Option<String>| {
         (
-            BuiltShape::TriMesh(tri_tree::build(&welded, settings.tree)),
+            BuiltShape::TriMesh(tri_tree::build(welded, settings.tree)),
             DAffine3::IDENTITY,
             note,
         )
@@ -174,17 +183,14 @@ fn build_shape(
     }
 }
 
-/// Whether a transform is a similarity (orthogonal axes of equal length,
-/// to 1e-6 relative).
+/// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
+/// verification accepts, so what the baker calls a similarity always opens).
 pub fn is_similarity(t: &DAffine3) -> bool {
-    let m = t.matrix3;
-    let (a, b, c) = (m.x_axis, m.y_axis, m.z_axis);
-    let s2 = a.length_squared();
-    let tol = 1e-6 * s2;
-    s2 > 0.0
-        && (b.length_squared() - s2).abs() <= tol
-        && (c.length_squared() - s2).abs() <= tol
-        && a.dot(b).abs() <= tol
-        && b.dot(c).abs() <= tol
-        && c.dot(a).abs() <= tol
+    let (x, y, z) = (t.matrix3.x_axis, t.matrix3.y_axis, t.matrix3.z_axis);
+    let rows = [
+        x.x, y.x, z.x, 0.0, //
+        x.y, y.y, z.y, 0.0, //
+        x.z, y.z, z.z, 0.0,
+    ];
+    kiln_formats::level::similarity_scale(&rows, 1e-6).is_some()
 }

@@ -4,6 +4,7 @@
 use super::hull;
 use crate::classify::ColliderKind;
 use glam::{DAffine3, DQuat, DVec3};
+use kiln_formats::primitive::Cuboid;
 
 /// A polytope before encoding, in f64 (encode rounds to f32).
 #[derive(Clone, Debug, PartialEq)]
@@ -71,9 +72,7 @@ impl Primitive {
             Primitive::Sphere(r) => [r; 3],
             Primitive::Capsule(hh, r) => [r, hh + r, r],
         };
-        (0..8)
-            .map(|i| [0, 1, 2].map(|k| if i & (1 << k) != 0 { h[k] } else { -h[k] }))
-            .collect()
+        (0..8).map(|i| Cuboid::corner(h, i)).collect()
     }
 }
 

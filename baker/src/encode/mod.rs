@@ -69,15 +69,7 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
             .map(|(n, d)| {
                 // round the offset up so no vertex ends up outside in f32
                 let nf = n.as_vec3();
-                let mut df = *d as f32;
-                if f64::from(df) < *d {
-                    df = f32::from_bits(if df >= 0.0 {
-                        df.to_bits() + 1
-                    } else {
-                        df.to_bits() - 1
-                    });
-                }
-                [nf.x, nf.y, nf.z, df]
+                [nf.x, nf.y, nf.z, round_up(*d)]
             })
             .collect(),
         vertices: p.vertices.clone(),
@@ -124,6 +116,20 @@ pub fn tri_mesh(t: &TriTree) -> TriMesh {
     }
 }
 
+/// The smallest f32 at or above `x` (finite `x`).
+fn round_up(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) >= x {
+        f
+    } else if f == 0.0 {
+        f32::from_bits(1) // the smallest positive f32 (also for -0.0)
+    } else if f > 0.0 {
+        f32::from_bits(f.to_bits() + 1)
+    } else {
+        f32::from_bits(f.to_bits() - 1) // towards zero
+    }
+}
+
 /// 3×4 row-major, f32.
 pub fn to_rows(a: &DAffine3) -> [f32; 12] {
     let m = a.matrix3;
@@ -140,6 +146,24 @@ pub fn to_rows(a: &DAffine3) -> [f32; 12] {
 mod tests {
     use super::*;
     use glam::{DQuat, DVec3};
+
+    #[test]
+    fn offsets_round_up_on_both_sides_of_zero() {
+        for x in [
+            1.0f64 / 3.0,
+            -1.0 / 3.0,
+            1e-50,
+            -1e-50,
+            0.0,
+            2.5,
+            -2.5,
+            1e30,
+        ] {
+            let f = round_up(x);
+            assert!(f64::from(f) >= x, "{x} -> {f}");
+            assert!(f64::from(f) - x <= x.abs() * 1.2e-7 + 1.5e-45, "{x} -> {f}");
+        }
+    }
 
     #[test]
     fn rows_apply_like_the_affine() {

@@ -16,6 +16,7 @@ pub use tri_mesh::{mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
 use crate::level::{
     ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
+    similarity_scale,
 };
 use thiserror::Error;
 
@@ -430,21 +431,10 @@ fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(
     Ok(())
 }
 
-/// Whether an instance's `world_from_local` is a similarity (orthogonal
-/// columns of equal length) to 1e-4 relative.
+/// Whether an instance's `world_from_local` is a similarity, to 1e-4.
 fn is_similarity(inst: &ArchivedInstance) -> bool {
     let m = inst.world_from_local.map(|x| f64::from(x.to_native()));
-    let col = |k: usize| [m[k], m[4 + k], m[8 + k]];
-    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-    let (a, b, c) = (col(0), col(1), col(2));
-    let s2 = dot(a, a);
-    let tol = 1e-4 * s2;
-    s2 > 0.0
-        && (dot(b, b) - s2).abs() <= 2.0 * tol
-        && (dot(c, c) - s2).abs() <= 2.0 * tol
-        && dot(a, b).abs() <= tol
-        && dot(b, c).abs() <= tol
-        && dot(c, a).abs() <= tol
+    similarity_scale(&m, 1e-4).is_some()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
 use glam::DVec3;
+use kiln_formats::primitive::Cuboid;
 
 /// A convex solid as planes (face `k` lies in plane `k`), face loops
 /// (counter-clockwise seen from outside) and vertices, in one space.
@@ -299,19 +300,9 @@ fn nearest_plane(s: &impl ConvexView, p: DVec3) -> usize {
     best.1
 }
 
-/// A box centred on the origin as a convex view: planes `+x, -x, +y, -y,
-/// +z, -z`, corners numbered by their sign bits (bit `k` set: `+h_k`).
+/// A box centred on the origin as a convex view: planes, faces and corners
+/// numbered as [`Cuboid::FACES`] and [`Cuboid::corner`] say.
 pub(crate) struct BoxView(pub DVec3);
-
-/// Face loops of [`BoxView`], counter-clockwise seen from outside.
-const BOX_FACES: [[u32; 4]; 6] = [
-    [1, 3, 7, 5], // +x
-    [0, 4, 6, 2], // -x
-    [2, 6, 7, 3], // +y
-    [0, 1, 5, 4], // -y
-    [4, 5, 7, 6], // +z
-    [0, 2, 3, 1], // -z
-];
 
 impl ConvexView for BoxView {
     fn plane_count(&self) -> usize {
@@ -328,14 +319,14 @@ impl ConvexView for BoxView {
         4
     }
     fn face_index(&self, k: usize, j: usize) -> u32 {
-        BOX_FACES[k][j]
+        Cuboid::FACES[k][j]
     }
     fn vertex_count(&self) -> usize {
         8
     }
     fn vertex(&self, v: u32) -> DVec3 {
         let s = |k: u32| if v & (1 << k) != 0 { 1.0 } else { -1.0 };
-        DVec3::new(s(0) * self.0.x, s(1) * self.0.y, s(2) * self.0.z)
+        DVec3::new(s(0), s(1), s(2)) * self.0
     }
 }
 

@@ -93,108 +93,80 @@ impl ConvexView for WorldPolytope<'_> {
     }
 }
 
-/// A convex shape: the local view, and whether it may be taken to world
-/// space when the placement is not a similarity.
+/// A convex shape's local view: a polytope (which may also be taken to
+/// world space) or a box (placed by similarities only).
 pub(crate) enum Convex<'a> {
     /// A polytope.
     Polytope(LocalPolytope<'a>),
-    /// A box (placed by similarities only).
+    /// A box.
     Box(BoxView),
 }
 
-impl Convex<'_> {
-    /// Runs `f` on the local view.
-    #[inline]
-    fn local<R>(&self, f: impl FnOnce(&dyn LocalRun) -> R) -> R {
-        match self {
-            Convex::Polytope(p) => f(p),
-            Convex::Box(b) => f(b),
+/// Runs `$body` with `$v` bound to whichever local view `$c` holds (both
+/// are `ConvexView`s; a macro keeps the call static).
+macro_rules! on_local {
+    ($c:expr, $v:ident => $body:expr) => {
+        match $c {
+            Convex::Polytope($v) => $body,
+            Convex::Box($v) => $body,
         }
-    }
-}
-
-/// The convex routines on a local view, object-safe so [`Convex`] can
-/// hand either view to one closure.
-trait LocalRun {
-    fn ray(&self, o: DVec3, d: DVec3, t_max: f64) -> Option<RayAnswer>;
-    fn closest(&self, p: DVec3) -> convex::Closest;
-    fn sweep(&self, c: DVec3, r: f64, d: DVec3, limit: f64) -> Option<(Contact, u32)>;
-    fn contains(&self, p: DVec3) -> bool;
-    fn plane_normal(&self, k: usize) -> DVec3;
-}
-
-impl<V: ConvexView> LocalRun for V {
-    fn ray(&self, o: DVec3, d: DVec3, t_max: f64) -> Option<RayAnswer> {
-        convex::raycast(self, o, d, t_max)
-    }
-    fn closest(&self, p: DVec3) -> convex::Closest {
-        convex::closest(self, p)
-    }
-    fn sweep(&self, c: DVec3, r: f64, d: DVec3, limit: f64) -> Option<(Contact, u32)> {
-        convex::sweep(self, c, r, d, limit)
-    }
-    fn contains(&self, p: DVec3) -> bool {
-        convex::contains(self, p)
-    }
-    fn plane_normal(&self, k: usize) -> DVec3 {
-        self.plane(k).0
-    }
+    };
 }
 
 impl<'a> Convex<'a> {
     /// Ray in local space (any placement: rays are affine-invariant).
     pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
-        self.local(|v| {
-            let hit = v.ray(o.as_dvec3(), d.as_dvec3(), f64::from(t_max))?;
-            Some(match hit {
-                RayAnswer::Inside => LocalRayHit {
-                    t: 0.0,
-                    normal: -d,
-                    feature: u32::MAX,
-                    inside: true,
-                },
-                RayAnswer::Enter { t, face } => LocalRayHit {
-                    t: t as f32,
-                    normal: v.plane_normal(face as usize).as_vec3(),
-                    feature: face,
-                    inside: false,
-                },
-            })
+        let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
+        let hit = on_local!(self, v => convex::raycast(v, o64, d64, f64::from(t_max)))?;
+        Some(match hit {
+            RayAnswer::Inside => LocalRayHit {
+                t: 0.0,
+                normal: -d,
+                feature: u32::MAX,
+                inside: true,
+            },
+            RayAnswer::Enter { t, face } => LocalRayHit {
+                t: t as f32,
+                normal: on_local!(self, v => v.plane(face as usize).0).as_vec3(),
+                feature: face,
+                inside: false,
+            },
         })
     }
 
-    /// Whether the world point `p` is inside.
+    /// Whether the world point `p` is inside (containment is
+    /// affine-invariant: tested in local space for any placement).
     pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
         let lp = place.local_point64(p.as_dvec3());
-        self.local(|v| v.contains(lp))
+        on_local!(self, v => convex::contains(v, lp))
     }
 
     /// Closest surface point to `c` if within `r` (or `c` inside), world space.
     pub fn closest(&self, place: &Placement<'a>, c: Vec3, r: f32) -> Option<ShapeContact> {
         let cw = c.as_dvec3();
-        let (cl, distance, inside, face) = match (self, place.similarity()) {
-            (Convex::Polytope(p), None) => {
-                let w = self.world_view(p, place);
-                let cl = convex::closest(&w, cw);
-                let contact = Contact {
-                    t: 0.0,
-                    point: cl.point,
-                    normal: cl.normal,
-                };
-                return keep(contact, cl.distance, cl.inside, cl.face, r);
-            }
-            _ => {
-                let s = place.world_scale();
-                let cl = self.local(|v| v.closest(place.local_point64(cw)));
-                (cl, cl.distance * s, cl.inside, cl.face)
-            }
-        };
+        if let (Convex::Polytope(p), None) = (self, place.similarity()) {
+            let cl = convex::closest(&world_view(p, place), cw);
+            let contact = Contact {
+                t: 0.0,
+                point: cl.point,
+                normal: cl.normal,
+            };
+            return keep(contact, cl.distance, cl.inside, cl.face, r);
+        }
+        let lc = place.local_point64(cw);
+        let cl = on_local!(self, v => convex::closest(v, lc));
         let contact = Contact {
             t: 0.0,
             point: place.world_point64(cl.point),
             normal: place.world_vector64(cl.normal).normalize(),
         };
-        keep(contact, distance, inside, face, r)
+        keep(
+            contact,
+            cl.distance * place.world_scale(),
+            cl.inside,
+            cl.face,
+            r,
+        )
     }
 
     /// First contact of the sweep at a time `≤ limit`.
@@ -206,11 +178,14 @@ impl<'a> Convex<'a> {
     ) -> Option<(Contact, u32)> {
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
         if let (Convex::Polytope(p), None) = (self, place.similarity()) {
-            return convex::sweep(&self.world_view(p, place), c, r, d, limit);
+            return convex::sweep(&world_view(p, place), c, r, d, limit);
         }
-        let scale = place.world_scale();
-        let (lc, ld) = (place.local_point64(c), place.local_vector64(d));
-        let (h, face) = self.local(|v| v.sweep(lc, r / scale, ld, limit))?;
+        let (lc, ld, lr) = (
+            place.local_point64(c),
+            place.local_vector64(d),
+            r / place.world_scale(),
+        );
+        let (h, face) = on_local!(self, v => convex::sweep(v, lc, lr, ld, limit))?;
         let contact = Contact {
             t: h.t,
             point: place.world_point64(h.point),
@@ -218,13 +193,14 @@ impl<'a> Convex<'a> {
         };
         Some((contact, face))
     }
+}
 
-    fn world_view<'b>(&self, p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b> {
-        WorldPolytope {
-            local: LocalPolytope(p.0),
-            world: place.world_matrix(),
-            inv: place.local_matrix(),
-        }
+/// A polytope taken to world space by its (non-similar) placement.
+fn world_view<'b>(p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b> {
+    WorldPolytope {
+        local: LocalPolytope(p.0),
+        world: place.world_matrix(),
+        inv: place.local_matrix(),
     }
 }
 

@@ -40,7 +40,7 @@ fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
 #[inline]
 fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
     let tri = slot_triangle(mesh, slot);
-    let p = |k: usize| place.world_point(v3(&mesh.vertices[tri[k] as usize]));
+    let p = |k: usize| place.world_point64(v3(&mesh.vertices[tri[k] as usize]).as_dvec3());
     [p(0), p(1), p(2)]
 }
 
@@ -186,29 +186,27 @@ pub(crate) fn closest(
 ) -> Option<ShapeContact> {
     let c = center.as_dvec3();
     let r = f64::from(radius);
-    let mut best: Option<ShapeContact> = None;
+    // (contact, distance, triangle slot)
+    let mut best: Option<(sphere_triangle::Contact, f64, u32)> = None;
     walk_sphere(place, mesh, center, radius, |leaf| {
         let (first, count) = leaf_range(leaf);
         for slot in first << 1..(first << 1) + count {
             let [a, b, cc] = world_triangle(place, mesh, slot);
             if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
                 let d = (c - hit.point).length();
-                if best.is_none_or(|b| d < b.distance) {
-                    best = Some(ShapeContact {
-                        contact: hit,
-                        distance: d,
-                        feature: slot,
-                        inside: false,
-                    });
+                if best.is_none_or(|(_, bd, _)| d < bd) {
+                    best = Some((hit, d, slot));
                 }
             }
         }
         // only something closer than the best so far matters now
-        Next::Within(best.map_or(radius, |b| next_up(b.distance as f32)))
+        Next::Within(best.map_or(radius, |(_, d, _)| next_up(d as f32)))
     });
-    best.map(|b| ShapeContact {
-        feature: slot_source(mesh, b.feature),
-        ..b
+    best.map(|(contact, distance, slot)| ShapeContact {
+        contact,
+        distance,
+        feature: slot_source(mesh, slot),
+        inside: false,
     })
 }
 
