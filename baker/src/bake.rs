@@ -66,6 +66,15 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         for v in i.transform.to_cols_array() {
             hasher.update(&v.to_le_bytes());
         }
+        // what classification reads besides the name
+        let extras = i.extras_collider.as_deref().unwrap_or("");
+        hasher.update(format!("|{}|{extras}|", extras.len()).as_bytes());
+        if let Some(a) = &i.physics {
+            hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
+        }
+    }
+    if let Some(ext) = &scene.authored_physics {
+        hasher.update(ext.as_bytes());
     }
     hasher.update(settings.fingerprint().as_bytes());
     bake_hashed(scene, settings, hasher.digest128().to_le_bytes())

@@ -7,6 +7,7 @@
 use crate::config::BakeSettings;
 use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
+use rayon::prelude::*;
 
 /// The kinds of collider a scene mesh can become.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,11 +71,24 @@ pub struct Choice {
     pub rule: String,
 }
 
-/// One choice per scene instance, in scene order: node extras first
-/// (`{"collider": "convex" | "concave" | "mesh" | "terrain" | "box" |
-/// "sphere" | "capsule" | "none"}`), then automatic: a closed mesh whose
-/// volume is within `settings.convex_tolerance` of its hull's becomes a
-/// polytope; everything else a triangle mesh.
+/// One choice per scene instance, in scene order. The first rule that
+/// speaks decides:
+/// 1. glTF physics (`OMI_physics_body`/`OMI_physics_shape`,
+///    `KHR_physics_rigid_bodies`/`KHR_implicit_shapes`): the instance is an
+///    authored collider (ingest made it);
+/// 2. node extras `{"collider": "convex" | "concave" | "mesh" | "terrain" |
+///    "box" | "sphere" | "capsule" | "none"}`;
+/// 3. naming conventions: Unreal prefixes `UCX_` (convex), `UBX_` (box),
+///    `USP_` (sphere), `UCP_` (capsule) — the object named by the rest
+///    (with or without a trailing `_NN`) is their render mesh and gets no
+///    collider of its own; Godot suffixes `-col`, `-colonly` (triangle
+///    mesh), `-convcol`, `-convcolonly` (convex), case-insensitive, after
+///    `-`, `_` or `$`, trailing digits ignored;
+/// 4. in a file that authors physics, everything else is a render mesh and
+///    gets no collider (unless `settings.render_meshes`);
+/// 5. automatic: a closed mesh whose volume is within
+///    `settings.convex_tolerance` of its hull's becomes a polytope;
+///    everything else a triangle mesh.
 ///
 /// Returns the choices and warnings (e.g. an unknown extras value).
 pub fn classify(
@@ -83,55 +97,192 @@ pub fn classify(
     settings: &BakeSettings,
 ) -> (Vec<Choice>, Vec<String>) {
     if !settings.classify {
-        let all = scene.instances.iter().map(|_| Choice {
-            kind: ColliderKind::TriMesh,
-            rule: "classification off: triangle mesh".into(),
+        let all = scene.instances.iter().map(|i| match i.physics {
+            None => Choice {
+                kind: ColliderKind::TriMesh,
+                rule: "classification off: triangle mesh".into(),
+            },
+            Some(_) => Choice {
+                kind: ColliderKind::None,
+                rule: "classification off: authored colliders are not baked".into(),
+            },
         });
         return (all.collect(), Vec::new());
     }
-    let mut facts: Vec<Option<MeshFacts>> = vec![None; scene.meshes.len()];
+    // render meshes that an Unreal-prefixed collider names
+    let mut linked: std::collections::HashMap<&str, &str> = Default::default();
+    for inst in &scene.instances {
+        if inst.physics.is_none() && inst.extras_collider.is_none() {
+            if let Some((_, _, rest)) = unreal_prefix(&inst.name) {
+                linked.entry(rest).or_insert(&inst.name);
+                linked.entry(strip_number(rest)).or_insert(&inst.name);
+            }
+        }
+    }
     let mut warnings = Vec::new();
-    let out = scene
+    let explicit: Vec<Option<Choice>> = scene
         .instances
         .iter()
         .map(|inst| {
+            if let Some(a) = &inst.physics {
+                return Some(Choice {
+                    kind: a.kind,
+                    rule: format!("glTF physics: {}", a.rule),
+                });
+            }
             if let Some(v) = inst.extras_collider.as_deref() {
                 match ColliderKind::from_extras(v) {
                     Some(kind) => {
-                        return Choice {
+                        return Some(Choice {
                             kind,
                             rule: format!("node extras: collider = {v}"),
-                        };
+                        });
                     }
                     None => warnings.push(format!(
-                        "{}: unknown extras collider {v:?} (expected convex, concave, mesh, terrain, box, sphere, capsule or none); classified automatically",
+                        "{}: unknown extras collider {v:?} (expected convex, concave, mesh, terrain, box, sphere, capsule or none); classified by the other rules",
                         inst.name
                     )),
                 }
             }
-            let f = *facts[inst.mesh].get_or_insert_with(|| analyse(&welded[inst.mesh]));
+            if let Some((kind, prefix, rest)) = unreal_prefix(&inst.name) {
+                return Some(Choice {
+                    kind,
+                    rule: format!(
+                        "name prefix {prefix} (Unreal): {} collider of {}",
+                        kind.name(),
+                        strip_number(rest)
+                    ),
+                });
+            }
+            if let Some(&collider) = linked.get(inst.name.as_str()) {
+                return Some(Choice {
+                    kind: ColliderKind::None,
+                    rule: format!("render mesh of {collider} (Unreal naming): no collider of its own"),
+                });
+            }
+            if let Some((kind, suffix)) = godot_suffix(&inst.name) {
+                return Some(Choice {
+                    kind,
+                    rule: format!("name suffix {suffix} (Godot): {}", kind.name()),
+                });
+            }
+            if let Some(ext) = &scene.authored_physics {
+                if !settings.render_meshes {
+                    return Some(Choice {
+                        kind: ColliderKind::None,
+                        rule: format!("render mesh: the file authors its colliders with {ext}"),
+                    });
+                }
+            }
+            None
+        })
+        .collect();
+    // the automatic rules' facts, for the meshes that reach them, in parallel
+    let mut needed = vec![false; scene.meshes.len()];
+    for (inst, c) in scene.instances.iter().zip(&explicit) {
+        needed[inst.mesh] |= c.is_none();
+    }
+    let facts: Vec<Option<MeshFacts>> = welded
+        .par_iter()
+        .zip(&needed)
+        .map(|(w, &n)| n.then(|| analyse(w)))
+        .collect();
+    let out = scene
+        .instances
+        .iter()
+        .zip(explicit)
+        .map(|(inst, c)| {
+            if let Some(c) = c {
+                return c;
+            }
+            let f = facts[inst.mesh].expect("analysed");
             let ratio = f.volume / f.hull_volume;
-            if f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - settings.convex_tolerance {
-                Choice {
+            let convex =
+                f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - settings.convex_tolerance;
+            match f.primitive {
+                Some((kind, fill)) if convex && fill >= 1.0 - settings.convex_tolerance => Choice {
+                    kind,
+                    rule: format!(
+                        "auto: closed and convex, fills {:.1}% of a fitted {}",
+                        fill * 100.0,
+                        kind.name()
+                    ),
+                },
+                _ if convex => Choice {
                     kind: ColliderKind::Convex,
                     rule: format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
-                }
-            } else {
-                let why = if !f.closed {
-                    "not closed".to_string()
-                } else if f.hull_volume > 0.0 {
-                    format!("{:.1}% of its hull's volume", ratio * 100.0)
-                } else {
-                    "no convex hull: flat, or the hull failed".to_string()
-                };
-                Choice {
-                    kind: ColliderKind::TriMesh,
-                    rule: format!("auto: triangle mesh ({why})"),
+                },
+                _ => {
+                    let why = if !f.closed {
+                        "not closed".to_string()
+                    } else if f.hull_volume > 0.0 {
+                        format!("{:.1}% of its hull's volume", ratio * 100.0)
+                    } else {
+                        "no convex hull: flat, or the hull failed".to_string()
+                    };
+                    Choice {
+                        kind: ColliderKind::TriMesh,
+                        rule: format!("auto: triangle mesh ({why})"),
+                    }
                 }
             }
         })
         .collect();
     (out, warnings)
+}
+
+/// An Unreal collision prefix (case-insensitive): the kind, the prefix as
+/// written, and the rest of the name.
+pub fn unreal_prefix(name: &str) -> Option<(ColliderKind, &str, &str)> {
+    const PREFIXES: [(&str, ColliderKind); 4] = [
+        ("UCX_", ColliderKind::Convex),
+        ("UBX_", ColliderKind::Box),
+        ("USP_", ColliderKind::Sphere),
+        ("UCP_", ColliderKind::Capsule),
+    ];
+    let head = name.get(..4)?;
+    let &(_, kind) = PREFIXES
+        .iter()
+        .find(|(p, _)| p.eq_ignore_ascii_case(head))?;
+    let rest = &name[4..];
+    (!rest.is_empty()).then_some((kind, head, rest))
+}
+
+/// `Rock_01` → `Rock`: a trailing `_` and digits removed, if any.
+fn strip_number(s: &str) -> &str {
+    let t = s.trim_end_matches(|c: char| c.is_ascii_digit());
+    match t.strip_suffix('_') {
+        Some(base) if t.len() < s.len() && !base.is_empty() => base,
+        _ => s,
+    }
+}
+
+/// A Godot import suffix (case-insensitive, after `-`, `_` or `$`,
+/// trailing digits and a `.`/`_` before them ignored): the kind and the
+/// suffix as written.
+pub fn godot_suffix(name: &str) -> Option<(ColliderKind, &str)> {
+    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let stem = if digits.len() < name.len() {
+        digits
+            .strip_suffix(['.', '_'])
+            .filter(|s| !s.is_empty())
+            .unwrap_or(digits)
+    } else {
+        name
+    };
+    const SUFFIXES: [(&str, ColliderKind); 4] = [
+        ("convcolonly", ColliderKind::Convex),
+        ("colonly", ColliderKind::TriMesh),
+        ("convcol", ColliderKind::Convex),
+        ("col", ColliderKind::TriMesh),
+    ];
+    SUFFIXES.iter().find_map(|&(suffix, kind)| {
+        let at = stem.len().checked_sub(suffix.len() + 1)?;
+        let tail = stem.get(at..)?;
+        let (sep, word) = tail.split_at(1);
+        (matches!(sep, "-" | "_" | "$") && word.eq_ignore_ascii_case(suffix) && at > 0)
+            .then_some((kind, tail))
+    })
 }
 
 /// What automatic classification needs to know of a mesh.
@@ -143,6 +294,10 @@ pub struct MeshFacts {
     pub volume: f64,
     /// Volume of its convex hull (0 when flat or too large to check).
     pub hull_volume: f64,
+    /// The fitted primitive the hull fills best, and the fraction of the
+    /// primitive's volume it fills (the fit encloses every vertex, so the
+    /// rest is space the primitive adds).
+    pub primitive: Option<(ColliderKind, f64)>,
 }
 
 /// Most welded vertices automatic classification computes a hull for
@@ -174,9 +329,68 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     } else {
         0.0
     };
+    let primitive = if hull_volume > 0.0 {
+        let fills: Vec<(ColliderKind, f64)> = [
+            ColliderKind::Box,
+            ColliderKind::Sphere,
+            ColliderKind::Capsule,
+        ]
+        .into_iter()
+        .filter_map(|kind| {
+            let (p, _, _) = crate::build::solid::fit(&w.vertices, kind)?;
+            Some((kind, hull_volume / p.volume()))
+        })
+        .collect();
+        // the simplest primitive within half a percent of the best fill (a
+        // sphere is a capsule with no segment)
+        let best = fills.iter().map(|f| f.1).fold(0.0, f64::max);
+        fills.into_iter().find(|f| f.1 >= best - 0.005)
+    } else {
+        None
+    };
     MeshFacts {
         closed,
         volume,
         hull_volume,
+        primitive,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreal_prefixes_and_their_render_meshes() {
+        assert_eq!(
+            unreal_prefix("UCX_Rock_01"),
+            Some((ColliderKind::Convex, "UCX_", "Rock_01"))
+        );
+        assert_eq!(
+            unreal_prefix("ubx_Crate"),
+            Some((ColliderKind::Box, "ubx_", "Crate"))
+        );
+        assert_eq!(unreal_prefix("UCX_"), None);
+        assert_eq!(unreal_prefix("UCXRock"), None);
+        assert_eq!(unreal_prefix("Ü"), None);
+        assert_eq!(strip_number("Rock_01"), "Rock");
+        assert_eq!(strip_number("Rock01"), "Rock01");
+        assert_eq!(strip_number("Rock"), "Rock");
+        assert_eq!(strip_number("_01"), "_01");
+    }
+
+    #[test]
+    fn godot_suffixes() {
+        let k = |n: &str| godot_suffix(n).map(|(k, _)| k);
+        assert_eq!(k("Wall-col"), Some(ColliderKind::TriMesh));
+        assert_eq!(k("wall_COLONLY"), Some(ColliderKind::TriMesh));
+        assert_eq!(k("Crate$convcol"), Some(ColliderKind::Convex));
+        assert_eq!(k("Crate-convcolonly2"), Some(ColliderKind::Convex));
+        assert_eq!(k("Crate-col.001"), Some(ColliderKind::TriMesh));
+        assert_eq!(k("Protocol"), None);
+        assert_eq!(k("Wallcol"), None);
+        assert_eq!(k("-col"), None);
+        assert_eq!(k("Wall-colx"), None);
+        assert_eq!(godot_suffix("Crate-convcol").unwrap().1, "-convcol");
     }
 }

@@ -50,9 +50,14 @@ enum Command {
         /// Most planes a polytope may have; larger hulls stay triangle meshes.
         #[arg(long, default_value_t = 64)]
         max_planes: usize,
-        /// Bake every object as a triangle mesh (no classification).
+        /// Bake every drawn object as a triangle mesh and no authored
+        /// collider (no classification).
         #[arg(long)]
         all_meshes: bool,
+        /// In files that author colliders with glTF physics extensions,
+        /// also bake the render meshes (default: only the authored colliders).
+        #[arg(long)]
+        render_meshes: bool,
     },
     /// Show what an archive holds: counts, bytes, tree quality, objects.
     Inspect {
@@ -112,10 +117,12 @@ pub fn main() -> ExitCode {
             convex_tolerance,
             max_planes,
             all_meshes,
+            render_meshes,
         } => {
             let mut settings = BakeSettings::default().with_tree(terrain_tree.into());
             settings.convex_tolerance = convex_tolerance;
             settings.max_planes = max_planes;
+            settings.render_meshes = render_meshes;
             if all_meshes {
                 settings = settings.all_meshes();
             }
@@ -194,16 +201,23 @@ fn bake(
                 for w in &r.warnings {
                     eprintln!("warning: {}: {w}", input.display());
                 }
+                let kinds: Vec<String> = r
+                    .shape_kinds
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
                 eprintln!(
-                    "[{}/{}] {} -> {}: {} triangles baked ({} degenerate dropped) in {} shapes / {} instances, {} bytes ({:.1} B/tri), {:.0} ms",
+                    "[{}/{}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
                     n + 1,
                     inputs.len(),
                     input.display(),
                     output.display(),
-                    r.baked_triangles,
-                    r.scene_degenerate,
-                    r.shapes,
                     r.instances,
+                    r.objects,
+                    r.shapes,
+                    kinds.join(", "),
+                    r.stored_triangles,
+                    r.scene_degenerate,
                     r.bytes,
                     r.bytes_per_triangle,
                     r.ingest_ms + r.build_ms

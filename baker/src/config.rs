@@ -16,9 +16,15 @@ pub struct BakeSettings {
     /// Most planes a polytope may have (default 64); a hull with more
     /// stays a triangle mesh.
     pub max_planes: usize,
-    /// Classify at all: when false every object is a triangle mesh (what
-    /// triangle-level oracles and the peer benchmark compare against).
+    /// Classify at all: when false every drawn object is a triangle mesh
+    /// and authored physics colliders are not baked (what triangle-level
+    /// oracles and the peer benchmark compare against).
     pub classify: bool,
+    /// In a file that authors its colliders with a glTF physics
+    /// extension, also bake the render meshes (classified automatically).
+    /// Default false: such files bake exactly their authored colliders, as
+    /// engines import them.
+    pub render_meshes: bool,
 }
 
 impl Default for BakeSettings {
@@ -28,6 +34,7 @@ impl Default for BakeSettings {
             convex_tolerance: 0.02,
             max_planes: 64,
             classify: true,
+            render_meshes: false,
         }
     }
 }
@@ -49,12 +56,13 @@ impl BakeSettings {
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
         format!(
-            "kiln-format={};tree={};convex-tolerance={};max-planes={};classify={}",
+            "kiln-format={};tree={};convex-tolerance={};max-planes={};classify={};render-meshes={}",
             kiln_formats::FORMAT_VERSION,
             self.tree.name(),
             self.convex_tolerance,
             self.max_planes,
-            self.classify
+            self.classify,
+            self.render_meshes
         )
     }
 }

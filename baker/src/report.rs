@@ -23,6 +23,9 @@ pub struct BakeReport {
     pub unique_degenerate: usize,
     /// Triangles stored in the archive (unique meshes, degenerates dropped).
     pub stored_triangles: usize,
+    /// Objects in the scene (placed meshes and authored colliders), with
+    /// a collider or not.
+    pub objects: usize,
     /// Unique shapes.
     pub shapes: usize,
     /// Unique shapes per kind, e.g. `{"polytope": 2, "trimesh": 3}`.
@@ -61,6 +64,7 @@ impl BakeReport {
             unique_triangles: s.unique_triangles,
             unique_degenerate: s.unique_degenerate,
             stored_triangles: stored,
+            objects: scene.instances.len(),
             shapes: level.shapes.len(),
             shape_kinds: level.shapes.iter().fold(Default::default(), |mut m, s| {
                 *m.entry(s.kind_name().to_string()).or_insert(0) += 1;

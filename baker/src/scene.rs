@@ -3,6 +3,7 @@
 //! A scene is independent of glTF: tools and benchmarks can make one from
 //! plain triangle lists with [`Scene::from_meshes`] and bake it directly.
 
+use crate::classify::ColliderKind;
 use glam::{DAffine3, DVec3};
 
 /// A triangle mesh in its own (local) space.
@@ -19,6 +20,9 @@ pub struct SceneMesh {
     pub source_ids: Vec<u32>,
     /// Triangles dropped because two indices repeat or the area is zero.
     pub degenerate: usize,
+    /// A stand-in the baker made for an implicit physics shape (not a mesh
+    /// of the file; left out of the triangle counts).
+    pub proxy: bool,
 }
 
 impl SceneMesh {
@@ -80,8 +84,17 @@ pub fn is_degenerate(positions: &[[f32; 3]], t: [u32; 3]) -> bool {
     (b - a).cross(c - a).length_squared() == 0.0
 }
 
-/// One placement of a mesh in the world.
+/// A collider the file authors through a glTF physics extension.
 #[derive(Clone, Debug, PartialEq)]
+pub struct Authored {
+    /// What to build from the instance's mesh.
+    pub kind: ColliderKind,
+    /// Where it comes from, in words (e.g. `OMI_physics_shape 2: box`).
+    pub rule: String,
+}
+
+/// One placement of a mesh in the world.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SceneInstance {
     /// Object name (the glTF node's name, else its mesh's, else `node<i>`).
     pub name: String,
@@ -91,12 +104,18 @@ pub struct SceneInstance {
     pub transform: DAffine3,
     /// The node's `extras.collider` value, if it has one (classification).
     pub extras_collider: Option<String>,
+    /// Set when the instance is a collider a physics extension authored
+    /// (its mesh is the shape's geometry, or a proxy mesh of an implicit
+    /// shape: box corners, a sphere's or capsule's latitude rings, a
+    /// cylinder's polygon prism).
+    pub physics: Option<Authored>,
 }
 
 /// What ingest counted, for the bake report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IngestStats {
-    /// Triangles over all instances, degenerate ones included (what a viewer draws).
+    /// Triangles over all drawn instances (authored colliders left out),
+    /// degenerate ones included (what a viewer draws).
     pub scene_triangles: usize,
     /// Degenerate triangles over all instances.
     pub scene_degenerate: usize,
@@ -115,6 +134,10 @@ pub struct Scene {
     pub instances: Vec<SceneInstance>,
     /// Things the user should know that did not stop the bake.
     pub warnings: Vec<String>,
+    /// The physics extension the file authors colliders with, if any
+    /// (`OMI_physics_body`, `KHR_physics_rigid_bodies`): then objects
+    /// without an authored collider get none by default.
+    pub authored_physics: Option<String>,
 }
 
 impl Scene {
@@ -131,24 +154,25 @@ impl Scene {
                 },
                 mesh: i,
                 transform: DAffine3::IDENTITY,
-                extras_collider: None,
+                ..SceneInstance::default()
             })
             .collect();
         Scene {
             meshes,
             instances,
-            warnings: Vec::new(),
+            ..Scene::default()
         }
     }
 
     /// Counts triangles and degenerates, per instance and per unique mesh.
     pub fn stats(&self) -> IngestStats {
         let mut s = IngestStats::default();
-        for m in &self.meshes {
+        for m in self.meshes.iter().filter(|m| !m.proxy) {
             s.unique_triangles += m.source_triangle_count();
             s.unique_degenerate += m.degenerate;
         }
-        for i in &self.instances {
+        // what the file draws: authored colliders are not drawn
+        for i in self.instances.iter().filter(|i| i.physics.is_none()) {
             let m = &self.meshes[i.mesh];
             s.scene_triangles += m.source_triangle_count();
             s.scene_degenerate += m.degenerate;
@@ -156,11 +180,16 @@ impl Scene {
         s
     }
 
-    /// Every kept triangle of every instance in world space (f64), with its
-    /// instance index and source triangle id: the brute-force oracle's view.
+    /// Every kept triangle of every drawn instance (authored colliders left
+    /// out) in world space (f64), with its instance index and source
+    /// triangle id: the brute-force oracle's view of a bake with
+    /// classification off.
     pub fn world_triangles(&self) -> Vec<WorldTriangle> {
         let mut out = Vec::new();
         for (ii, inst) in self.instances.iter().enumerate() {
+            if inst.physics.is_some() {
+                continue;
+            }
             let m = &self.meshes[inst.mesh];
             for (t, &sid) in m.triangles.iter().zip(&m.source_ids) {
                 let v = t.map(|i| {

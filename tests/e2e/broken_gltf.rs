@@ -153,6 +153,44 @@ fn broken_documents_name_the_file_and_the_cause() {
             }),
             "count",
         ),
+        (
+            "omi_no_such_shape.gltf",
+            Box::new(|d| {
+                d["extensions"] = serde_json::json!({"OMI_physics_shape": {"shapes": []}});
+                d["nodes"][0]["extensions"] =
+                    serde_json::json!({"OMI_physics_body": {"collider": {"shape": 3}}});
+            }),
+            "collider shape 3 does not exist",
+        ),
+        (
+            "omi_shapes_not_array.gltf",
+            Box::new(|d| {
+                d["extensions"] = serde_json::json!({"OMI_physics_shape": {"shapes": 1}});
+            }),
+            "`shapes` is missing or not an array",
+        ),
+        (
+            "khr_negative_radius.gltf",
+            Box::new(|d| {
+                d["extensions"] = serde_json::json!({"KHR_implicit_shapes": {"shapes": [
+                    {"type": "sphere", "sphere": {"radius": -1.0}}]}});
+            }),
+            "KHR_implicit_shapes shape 0: `radius` must be a positive number",
+        ),
+        (
+            "khr_collider_without_geometry.gltf",
+            Box::new(|d| {
+                d["nodes"][0]["extensions"] = serde_json::json!({"KHR_physics_rigid_bodies": {"collider": {"geometry": {"node": "x"}}}});
+            }),
+            "`node` is missing or not an index",
+        ),
+        (
+            "khr_no_such_geometry_node.gltf",
+            Box::new(|d| {
+                d["nodes"][0]["extensions"] = serde_json::json!({"KHR_physics_rigid_bodies": {"collider": {"geometry": {"node": 9}}}});
+            }),
+            "geometry node 9 does not exist",
+        ),
     ];
     for (name, patch, cause) in cases {
         let p = tmp(name);

@@ -1,6 +1,7 @@
 //! End-to-end tests: bake real levels, open the archives, query them, and
 //! compare with brute force. One test binary, one module per concern.
 
+mod authored;
 mod broken_gltf;
 mod corrupt;
 mod levels;

@@ -287,16 +287,16 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
                 name: "plain".into(),
                 mesh: 0,
                 transform: DAffine3::IDENTITY,
-                extras_collider: None,
+                ..SceneInstance::default()
             },
             SceneInstance {
                 name: "mirrored".into(),
                 mesh: 0,
                 transform: mirror,
-                extras_collider: None,
+                ..SceneInstance::default()
             },
         ],
-        warnings: Vec::new(),
+        ..kiln_baker::Scene::default()
     };
     let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default().all_meshes()).bytes)
         .unwrap();

@@ -38,8 +38,9 @@ fn level(collider: Option<&str>, xf: DAffine3) -> Level {
             mesh: 0,
             transform: xf,
             extras_collider: collider.map(str::to_owned),
+            ..SceneInstance::default()
         }],
-        warnings: Vec::new(),
+        ..kiln_baker::Scene::default()
     };
     Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
 }
@@ -132,7 +133,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
     let mut rng = Rng::new(77);
     let mut checked = 0;
     let (mut ray_hits, mut sweep_hits, mut insides, mut touches) = (0, 0, 0, 0);
-    for (collider, kind) in [(None, "polytope"), (Some("box"), "box")] {
+    for (collider, kind) in [(Some("convex"), "polytope"), (None, "box")] {
         for (what, xf) in placements() {
             let level = level(collider, xf);
             let a = level.archive();
@@ -359,11 +360,11 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     seen.sort();
     let want = [
         "Cone polytope: auto: closed, 100.0% of its hull's volume",
-        "Cube polytope: auto: closed, 100.0% of its hull's volume",
+        "Cube box: auto: closed and convex, fills 100.0% of a fitted box (fit error 0.0000 m)",
         "Cylinder polytope: auto: closed, 100.0% of its hull's volume",
-        // convex, but more faces than the 64-plane cap: stays a mesh
-        "Icosphere trimesh: auto: closed, 100.0% of its hull's volume (hull has 80 faces, more than 64; kept as a triangle mesh)",
-        "Sphere trimesh: auto: closed, 100.0% of its hull's volume (hull has 512 faces, more than 64; kept as a triangle mesh)",
+        // convex, more faces than the 64-plane cap, fills 87% of a sphere
+        "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 63 planes, reaching up to 0.0613 m beyond it)",
+        "Sphere sphere: auto: closed and convex, fills 98.4% of a fitted sphere (fit error 0.0000 m)",
         "Torus trimesh: auto: triangle mesh (53.0% of its hull's volume)",
         "Torus.001 trimesh: auto: triangle mesh (53.0% of its hull's volume)",
     ];

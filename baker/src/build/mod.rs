@@ -90,8 +90,9 @@ pub fn build_level(
     // distinct (mesh, kind) pairs in first-use order
     let mut keys: Vec<(usize, ColliderKind)> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    // the shape of each instance; objects without a collider get none
-    let shape_of: Vec<Option<usize>> = scene
+    // the shape of each instance, and whether a primitive gave way to the
+    // hull; objects without a collider get none
+    let shape_of: Vec<Option<(usize, bool)>> = scene
         .instances
         .iter()
         .zip(choices)
@@ -101,15 +102,17 @@ pub fn build_level(
             }
             // primitives are placed by similarities only: under any other
             // placement the mesh's hull stands in (a box's hull is exact)
-            let kind = if c.kind.is_primitive() && !is_similarity(&inst.transform) {
+            let hull_instead = c.kind.is_primitive() && !is_similarity(&inst.transform);
+            let kind = if hull_instead {
                 ColliderKind::Convex
             } else {
                 c.kind
             };
-            Some(*index.entry((inst.mesh, kind)).or_insert_with(|| {
+            let shape = *index.entry((inst.mesh, kind)).or_insert_with(|| {
                 keys.push((inst.mesh, kind));
                 keys.len() - 1
-            }))
+            });
+            Some((shape, hull_instead))
         })
         .collect();
     // each shape, with what its builder wants the placements and the
@@ -123,13 +126,18 @@ pub fn build_level(
         .iter()
         .enumerate()
         .filter_map(|(i, inst)| Some((i, inst, shape_of[i]?)))
-        .filter(|&(_, _, s)| !built[s].0.is_empty())
-        .map(|(i, inst, shape)| {
+        .filter(|&(_, _, (s, _))| !built[s].0.is_empty())
+        .map(|(i, inst, (shape, hull_instead))| {
             let (_, frame, note) = &built[shape];
-            let rule = match note {
-                Some(n) => format!("{} ({n})", choices[i].rule),
-                None => choices[i].rule.clone(),
-            };
+            let mut rule = choices[i].rule.clone();
+            if hull_instead {
+                rule.push_str(
+                    " (placed with non-uniform scale or shear: the mesh's convex hull instead)",
+                );
+            }
+            if let Some(n) = note {
+                rule.push_str(&format!(" ({n})"));
+            }
             Placed {
                 source: i,
                 shape,
@@ -167,7 +175,7 @@ fn build_shape(
     match kind {
         ColliderKind::TriMesh | ColliderKind::None => tri(None),
         ColliderKind::Convex => match solid::polytope(&welded.vertices, settings.max_planes) {
-            Ok(p) => (BuiltShape::Polytope(p), DAffine3::IDENTITY, None),
+            Ok((p, note)) => (BuiltShape::Polytope(p), DAffine3::IDENTITY, note),
             Err(why) => tri(Some(format!("{why}; kept as a triangle mesh"))),
         },
         ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {

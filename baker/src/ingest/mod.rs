@@ -12,8 +12,10 @@
 mod accessor;
 mod document;
 mod meshopt;
+pub mod physics;
 
-use crate::scene::{Scene, SceneInstance, SceneMesh};
+use crate::classify::ColliderKind;
+use crate::scene::{Authored, Scene, SceneInstance, SceneMesh};
 use glam::{DAffine3, DMat4, DQuat, DVec3};
 use gltf::json::{self, mesh::Mode, mesh::Semantic, validation::Checked};
 use std::path::{Path, PathBuf};
@@ -109,6 +111,13 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     let mut scene = Scene::default();
     let mut mesh_map: Vec<Option<usize>> = vec![None; root.meshes.len()];
     let mut warned_skin = false;
+    let catalog = physics::Catalog::new(root).map_err(IngestErrorKind::Invalid)?;
+    // world transforms of the nodes the walk reaches, and the nodes that
+    // carry colliders (resolved after the walk: `geometry.node` may name a
+    // node visited later)
+    let mut worlds: Vec<Option<DAffine3>> = vec![None; root.nodes.len()];
+    let mut colliders: Vec<(usize, physics::NodeCollider)> = Vec::new();
+    let mut triggers = 0usize;
 
     // which nodes start the walk
     let roots: Vec<usize> = match root.scene.map(|s| s.value()).or(if root.scenes.is_empty() {
@@ -158,19 +167,16 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             )));
         }
         let world = parent * local_transform(node, ni)?;
+        worlds[ni] = Some(world);
+        let (collider, trigger) = physics::node_collider(node)
+            .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: {e}")))?;
+        triggers += usize::from(trigger);
+        if let Some(c) = collider {
+            colliders.push((ni, c));
+        }
         if let Some(mi) = node.mesh.map(|m| m.value()) {
-            let slot = mesh_map.get_mut(mi).ok_or_else(|| {
-                IngestErrorKind::Invalid(format!("node {ni}: mesh {mi} does not exist"))
-            })?;
-            let scene_mesh = match *slot {
-                Some(s) => s,
-                None => {
-                    let m = read_mesh(doc, &views, mi, &mut scene.warnings)?;
-                    scene.meshes.push(m);
-                    *slot = Some(scene.meshes.len() - 1);
-                    scene.meshes.len() - 1
-                }
-            };
+            let scene_mesh = scene_mesh_of(doc, &views, &mut scene, &mut mesh_map, mi)
+                .map_err(|e| with_node(ni, e))?;
             // glTF ignores the node transform of a skinned mesh; without a
             // pose we bake the bind pose, in mesh space.
             let transform = if node.skin.is_some() {
@@ -208,6 +214,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     mesh: scene_mesh,
                     transform,
                     extras_collider,
+                    physics: None,
                 });
             }
             if node
@@ -224,14 +231,175 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             stack.push((c.value(), world, depth + 1));
         }
     }
+    add_colliders(
+        doc,
+        &views,
+        &catalog,
+        &colliders,
+        &worlds,
+        &mut scene,
+        &mut mesh_map,
+    )?;
+    if triggers > 0 {
+        scene.warnings.push(format!(
+            "{triggers} physics trigger volume(s) are not colliders and are not baked"
+        ));
+    }
     let unused = mesh_map.iter().filter(|m| m.is_none()).count();
     if unused > 0 {
         scene.warnings.push(format!(
-            "{unused} of {} meshes are not drawn by any node of the scene (e.g. referenced only by physics extensions); they are not baked",
+            "{unused} of {} meshes are used by no node of the scene and no collider; they are not baked",
             mesh_map.len()
         ));
     }
     Ok(scene)
+}
+
+fn with_node(ni: usize, e: IngestErrorKind) -> IngestErrorKind {
+    match e {
+        IngestErrorKind::Invalid(m) if m.starts_with("mesh ") && m.ends_with("does not exist") => {
+            IngestErrorKind::Invalid(format!("node {ni}: {m}"))
+        }
+        other => other,
+    }
+}
+
+/// The scene mesh of document mesh `mi`, read on first use.
+fn scene_mesh_of(
+    doc: &document::Document,
+    views: &accessor::Views,
+    scene: &mut Scene,
+    mesh_map: &mut [Option<usize>],
+    mi: usize,
+) -> Result<usize, IngestErrorKind> {
+    let slot = mesh_map
+        .get_mut(mi)
+        .ok_or_else(|| IngestErrorKind::Invalid(format!("mesh {mi} does not exist")))?;
+    Ok(match *slot {
+        Some(s) => s,
+        None => {
+            let m = read_mesh(doc, views, mi, &mut scene.warnings)?;
+            scene.meshes.push(m);
+            *slot = Some(scene.meshes.len() - 1);
+            scene.meshes.len() - 1
+        }
+    })
+}
+
+/// Adds one instance per authored collider, in walk order, and marks the
+/// scene as authoring its physics.
+fn add_colliders(
+    doc: &document::Document,
+    views: &accessor::Views,
+    catalog: &physics::Catalog,
+    colliders: &[(usize, physics::NodeCollider)],
+    worlds: &[Option<DAffine3>],
+    scene: &mut Scene,
+    mesh_map: &mut [Option<usize>],
+) -> Result<(), IngestErrorKind> {
+    use physics::{Geometry, NodeCollider};
+    let root = &doc.root;
+    // one proxy mesh per implicit shape, however many nodes use it
+    let mut proxies: std::collections::HashMap<(&'static str, usize), (usize, Authored)> =
+        Default::default();
+    for &(ni, c) in colliders {
+        let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: {e}"));
+        let node = &root.nodes[ni];
+        scene.authored_physics.get_or_insert_with(|| {
+            match c {
+                NodeCollider::Omi(_) => "OMI_physics_body",
+                _ => "KHR_physics_rigid_bodies",
+            }
+            .to_string()
+        });
+        let name = node.name.clone().unwrap_or_else(|| format!("node{ni}"));
+        let (mesh, transform, authored) = match c {
+            NodeCollider::KhrNode {
+                node: target,
+                convex,
+            } => {
+                let t = root.nodes.get(target).ok_or_else(|| {
+                    bad(format!("collider geometry node {target} does not exist"))
+                })?;
+                let Some(mi) = t.mesh.map(|m| m.value()) else {
+                    scene.warnings.push(format!(
+                        "node {ni}: collider geometry node {target} has no mesh; no collider"
+                    ));
+                    continue;
+                };
+                let Some(world) = worlds[target] else {
+                    scene.warnings.push(format!(
+                        "node {ni}: collider geometry node {target} is not in the scene; no collider"
+                    ));
+                    continue;
+                };
+                let m =
+                    scene_mesh_of(doc, views, scene, mesh_map, mi).map_err(|e| with_node(ni, e))?;
+                let (kind, how) = if convex {
+                    (ColliderKind::Convex, "convex hull")
+                } else {
+                    (ColliderKind::TriMesh, "triangles")
+                };
+                let rule = format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
+                (m, world, Authored { kind, rule })
+            }
+            _ => {
+                let (g, ext, si) = catalog.shape(c).map_err(bad)?;
+                let world = worlds[ni].expect("collider nodes are visited");
+                match g {
+                    Geometry::Mesh { mesh: mi, convex } => {
+                        let m = scene_mesh_of(doc, views, scene, mesh_map, mi)
+                            .map_err(|e| with_node(ni, e))?;
+                        let (kind, how) = if convex {
+                            (ColliderKind::Convex, "convex hull")
+                        } else {
+                            (ColliderKind::TriMesh, "triangles")
+                        };
+                        let rule = format!("{ext} {si}: {how} of mesh {mi}");
+                        (m, world, Authored { kind, rule })
+                    }
+                    Geometry::Other(ty) => {
+                        scene.warnings.push(format!(
+                            "node {ni}: {ext} {si} is a {ty:?} shape, which this baker does not bake; no collider"
+                        ));
+                        continue;
+                    }
+                    _ => {
+                        let (m, authored) = match proxies.get(&(ext, si)) {
+                            Some(p) => p.clone(),
+                            None => {
+                                let (kind, rule, mesh) =
+                                    physics::implicit(&g, ext, si).expect("an implicit shape");
+                                scene.meshes.push(mesh);
+                                let p = (scene.meshes.len() - 1, Authored { kind, rule });
+                                proxies.insert((ext, si), p.clone());
+                                p
+                            }
+                        };
+                        (m, world, authored)
+                    }
+                }
+            }
+        };
+        let det = transform.matrix3.determinant();
+        if det.abs() < 1e-30 || !det.is_finite() {
+            scene.warnings.push(format!(
+                "node {ni}: transform is singular (zero scale); its collider is skipped"
+            ));
+            continue;
+        }
+        if let Some(problem) = out_of_range(&scene.meshes[mesh], &transform) {
+            return Err(bad(problem));
+        }
+        scene.instances.push(SceneInstance {
+            name,
+            mesh,
+            transform,
+            extras_collider: None,
+            physics: Some(authored),
+        });
+    }
+    Ok(())
 }
 
 /// Archives hold f32: the world-space geometry and both matrices must fit.

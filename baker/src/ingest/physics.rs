@@ -1,0 +1,496 @@
+//! glTF physics: colliders authored with `OMI_physics_body` +
+//! `OMI_physics_shape`, or with `KHR_physics_rigid_bodies` +
+//! `KHR_implicit_shapes` (and its predecessor `KHR_collision_shapes`).
+//!
+//! Each collider becomes a scene instance with an [`Authored`] kind: a mesh
+//! the shape names (convex or triangle mesh), or a proxy mesh of an implicit
+//! shape that the build fits exactly (a box's corners; a sphere's or
+//! capsule's latitude rings, whose bounding box is the shape's) or takes the
+//! hull of (a cylinder or cone as a [`CYLINDER_SEGMENTS`]-gon prism or
+//! pyramid, vertices on the circle).
+//!
+//! Decisions where the specifications leave room:
+//! - OMI capsule and cylinder `height` is the full height (caps included);
+//!   KHR capsule `height` is the distance between the cap centres, KHR
+//!   cylinder `height` the full height.
+//! - A KHR capsule with different top and bottom radii becomes a capsule of
+//!   the larger radius (it contains the tapered one; the difference is
+//!   reported in the rule).
+//! - `geometry.node` places the referenced node's mesh where that node is
+//!   drawn (its own world transform).
+//! - Triggers are not colliders and are not baked (a warning counts them);
+//!   planes and other shape types are skipped with a warning.
+
+use crate::classify::ColliderKind;
+use crate::scene::SceneMesh;
+use glam::DVec3;
+use gltf::json;
+use serde_json::Value;
+
+/// Segments of the polygon that stands in for a cylinder's circle: the
+/// polytope's sides lie at most `r (1 − cos(π/32))` ≈ 0.0048 r inside the
+/// true surface (its vertices are on it).
+pub const CYLINDER_SEGMENTS: usize = 32;
+
+/// Longitudes and latitude bands of sphere and capsule proxy meshes.
+const SPHERE_SEGMENTS: usize = 16;
+const SPHERE_BANDS: usize = 8;
+
+/// The geometry of one authored shape.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Geometry {
+    /// Full size along x, y, z.
+    Box(DVec3),
+    /// Radius.
+    Sphere(f64),
+    /// Half the distance between the cap centres, bottom and top radius.
+    Capsule(f64, f64, f64),
+    /// Half height, bottom and top radius.
+    Cylinder(f64, f64, f64),
+    /// A mesh of the document, as its hull or as triangles.
+    Mesh { mesh: usize, convex: bool },
+    /// A type this baker does not bake (e.g. `plane`, `heightfield`).
+    Other(String),
+}
+
+/// The document-level shape arrays.
+pub(super) struct Catalog {
+    omi: Vec<Geometry>,
+    khr: Vec<Geometry>,
+    khr_name: &'static str,
+}
+
+/// What a node's physics extension asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NodeCollider {
+    /// An OMI shape by index.
+    Omi(usize),
+    /// A KHR implicit shape by index; `convex` from `geometry.convexHull`.
+    KhrShape { shape: usize, convex: bool },
+    /// The mesh of another node; `convex` from `geometry.convexHull`.
+    KhrNode { node: usize, convex: bool },
+}
+
+impl Catalog {
+    /// Reads the document's shape arrays; a malformed shape is an error
+    /// naming it.
+    pub(super) fn new(root: &json::Root) -> Result<Catalog, String> {
+        let ext = |k: &str| root.extensions.as_ref().and_then(|e| e.others.get(k));
+        let omi = match ext("OMI_physics_shape") {
+            Some(v) => shapes(v, "OMI_physics_shape", omi_shape)?,
+            None => Vec::new(),
+        };
+        let (khr, khr_name) = match (ext("KHR_implicit_shapes"), ext("KHR_collision_shapes")) {
+            (Some(v), _) => (
+                shapes(v, "KHR_implicit_shapes", khr_shape)?,
+                "KHR_implicit_shapes",
+            ),
+            (None, Some(v)) => (
+                shapes(v, "KHR_collision_shapes", khr_shape)?,
+                "KHR_collision_shapes",
+            ),
+            (None, None) => (Vec::new(), "KHR_implicit_shapes"),
+        };
+        Ok(Catalog { omi, khr, khr_name })
+    }
+
+    /// The geometry a node collider names, the extension it comes from,
+    /// and the shape's index, or an error naming the bad reference.
+    pub(super) fn shape(&self, c: NodeCollider) -> Result<(Geometry, &'static str, usize), String> {
+        let (list, name, i) = match c {
+            NodeCollider::Omi(i) => (&self.omi, "OMI_physics_shape", i),
+            NodeCollider::KhrShape { shape, .. } => (&self.khr, self.khr_name, shape),
+            NodeCollider::KhrNode { .. } => unreachable!("node geometry has no shape"),
+        };
+        let g = list.get(i).ok_or_else(|| {
+            format!(
+                "collider shape {i} does not exist ({name} has {})",
+                list.len()
+            )
+        })?;
+        let g = match (c, g) {
+            // convexHull turns a mesh shape into its hull
+            (NodeCollider::KhrShape { convex: true, .. }, Geometry::Mesh { mesh, .. }) => {
+                Geometry::Mesh {
+                    mesh: *mesh,
+                    convex: true,
+                }
+            }
+            _ => g.clone(),
+        };
+        Ok((g, name, i))
+    }
+}
+
+/// The physics extension a node carries a collider in, and whether it is
+/// a trigger (not baked). An unreadable collider object is an error.
+pub(super) fn node_collider(node: &json::Node) -> Result<(Option<NodeCollider>, bool), String> {
+    let Some(ext) = node.extensions.as_ref() else {
+        return Ok((None, false));
+    };
+    if let Some(body) = ext.others.get("OMI_physics_body") {
+        let trigger = body.get("trigger").is_some();
+        return match body.get("collider") {
+            None => Ok((None, trigger)),
+            Some(c) => Ok((
+                Some(NodeCollider::Omi(index(c, "shape", "OMI_physics_body")?)),
+                trigger,
+            )),
+        };
+    }
+    if let Some(body) = ext.others.get("KHR_physics_rigid_bodies") {
+        let trigger = body.get("trigger").is_some();
+        let Some(c) = body.get("collider") else {
+            return Ok((None, trigger));
+        };
+        let what = "KHR_physics_rigid_bodies collider";
+        let found = match c.get("geometry") {
+            Some(g) => {
+                let convex = g
+                    .get("convexHull")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                if g.get("node").is_some() {
+                    NodeCollider::KhrNode {
+                        node: index(g, "node", what)?,
+                        convex,
+                    }
+                } else {
+                    NodeCollider::KhrShape {
+                        shape: index(g, "shape", what)?,
+                        convex,
+                    }
+                }
+            }
+            // the draft before `geometry`: `collider.shape`
+            None => NodeCollider::KhrShape {
+                shape: index(c, "shape", what)?,
+                convex: false,
+            },
+        };
+        return Ok((Some(found), trigger));
+    }
+    Ok((None, false))
+}
+
+fn index(v: &Value, key: &str, what: &str) -> Result<usize, String> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|i| usize::try_from(i).ok())
+        .ok_or_else(|| format!("{what}: `{key}` is missing or not an index"))
+}
+
+fn shapes(
+    v: &Value,
+    ext: &str,
+    parse: fn(&Value) -> Result<Geometry, String>,
+) -> Result<Vec<Geometry>, String> {
+    let list = v
+        .get("shapes")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{ext}: `shapes` is missing or not an array"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| parse(s).map_err(|e| format!("{ext} shape {i}: {e}")))
+        .collect()
+}
+
+/// A positive finite number at `obj[key]`, or `default` when absent.
+fn positive(obj: Option<&Value>, key: &str, default: f64, zero_ok: bool) -> Result<f64, String> {
+    let Some(v) = obj.and_then(|o| o.get(key)) else {
+        return Ok(default);
+    };
+    match v.as_f64() {
+        Some(x) if x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0)) => Ok(x),
+        _ => Err(format!("`{key}` must be a positive number, not {v}")),
+    }
+}
+
+fn size3(obj: Option<&Value>) -> Result<DVec3, String> {
+    let Some(v) = obj.and_then(|o| o.get("size")) else {
+        return Ok(DVec3::ONE);
+    };
+    let a = v
+        .as_array()
+        .filter(|a| a.len() == 3)
+        .ok_or_else(|| format!("box `size` must be three numbers, not {v}"))?;
+    let mut s = DVec3::ZERO;
+    for (k, c) in a.iter().enumerate() {
+        s[k] = match c.as_f64() {
+            Some(x) if x.is_finite() && x > 0.0 => x,
+            _ => {
+                return Err(format!(
+                    "box `size` must be three positive numbers, not {v}"
+                ));
+            }
+        };
+    }
+    Ok(s)
+}
+
+fn type_of(s: &Value) -> Result<&str, String> {
+    s.get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "`type` is missing".to_string())
+}
+
+fn omi_shape(s: &Value) -> Result<Geometry, String> {
+    let ty = type_of(s)?;
+    let body = s.get(ty);
+    Ok(match ty {
+        "box" => Geometry::Box(size3(body)?),
+        "sphere" => Geometry::Sphere(positive(body, "radius", 0.5, false)?),
+        "capsule" => {
+            let r = positive(body, "radius", 0.5, false)?;
+            let h = positive(body, "height", 2.0, false)?;
+            Geometry::Capsule((h * 0.5 - r).max(0.0), r, r)
+        }
+        "cylinder" => {
+            let r = positive(body, "radius", 0.5, false)?;
+            let h = positive(body, "height", 2.0, false)?;
+            Geometry::Cylinder(h * 0.5, r, r)
+        }
+        "convex" | "trimesh" => Geometry::Mesh {
+            mesh: index(body.unwrap_or(&Value::Null), "mesh", ty)?,
+            convex: ty == "convex",
+        },
+        other => Geometry::Other(other.to_string()),
+    })
+}
+
+fn khr_shape(s: &Value) -> Result<Geometry, String> {
+    let ty = type_of(s)?;
+    let body = s.get(ty);
+    let radii = || -> Result<(f64, f64), String> {
+        let b = positive(body, "radiusBottom", 0.25, true)?;
+        let t = positive(body, "radiusTop", 0.25, true)?;
+        if b == 0.0 && t == 0.0 {
+            return Err("both radii are zero".into());
+        }
+        Ok((b, t))
+    };
+    Ok(match ty {
+        "box" => Geometry::Box(size3(body)?),
+        "sphere" => Geometry::Sphere(positive(body, "radius", 0.5, false)?),
+        "capsule" => {
+            let h = positive(body, "height", 0.5, false)?;
+            let (b, t) = radii()?;
+            Geometry::Capsule(h * 0.5, b, t)
+        }
+        "cylinder" => {
+            let h = positive(body, "height", 0.5, false)?;
+            let (b, t) = radii()?;
+            Geometry::Cylinder(h * 0.5, b, t)
+        }
+        // KHR_collision_shapes' mesh shape, with its convexHull flag
+        "mesh" => Geometry::Mesh {
+            mesh: index(body.unwrap_or(&Value::Null), "mesh", "mesh shape")?,
+            convex: s
+                .pointer("/extensions/KHR_physics_rigid_bodies/convexHull")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        },
+        other => Geometry::Other(other.to_string()),
+    })
+}
+
+/// The collider kind and the rule text for an implicit shape, with its
+/// proxy mesh; `None` for mesh and unknown geometries.
+pub(super) fn implicit(
+    g: &Geometry,
+    ext: &str,
+    index: usize,
+) -> Option<(ColliderKind, String, SceneMesh)> {
+    let name = format!("{ext} {index}");
+    let (kind, what, mesh) = match *g {
+        Geometry::Box(s) => (
+            ColliderKind::Box,
+            format!("box {} × {} × {}", s.x, s.y, s.z),
+            box_mesh(&name, s * 0.5),
+        ),
+        Geometry::Sphere(r) => (
+            ColliderKind::Sphere,
+            format!("sphere r {r}"),
+            revolve(&name, &capsule_profile(0.0, r), SPHERE_SEGMENTS),
+        ),
+        Geometry::Capsule(hh, b, t) => {
+            let r = b.max(t);
+            let what = if b == t {
+                format!("capsule r {r}, segment {}", 2.0 * hh)
+            } else {
+                format!(
+                    "tapered capsule r {b}/{t}, segment {}: a capsule of r {r} (up to {} larger)",
+                    2.0 * hh,
+                    (b - t).abs()
+                )
+            };
+            (
+                ColliderKind::Capsule,
+                what,
+                revolve(&name, &capsule_profile(hh, r), SPHERE_SEGMENTS),
+            )
+        }
+        Geometry::Cylinder(hh, b, t) => (
+            ColliderKind::Convex,
+            format!(
+                "cylinder r {b}/{t}, height {}: {CYLINDER_SEGMENTS}-gon prism",
+                2.0 * hh
+            ),
+            revolve(
+                &name,
+                &[(-hh, 0.0), (-hh, b), (hh, t), (hh, 0.0)],
+                CYLINDER_SEGMENTS,
+            ),
+        ),
+        Geometry::Mesh { .. } | Geometry::Other(_) => return None,
+    };
+    Some((kind, format!("{name}: {what}"), mesh))
+}
+
+fn box_mesh(name: &str, h: DVec3) -> SceneMesh {
+    let p: Vec<[f32; 3]> = (0..8)
+        .map(|i| kiln_formats::primitive::Cuboid::corner(h.as_vec3().to_array(), i))
+        .collect();
+    let tris: Vec<[u32; 3]> = kiln_formats::primitive::Cuboid::FACES
+        .iter()
+        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+        .collect();
+    SceneMesh {
+        proxy: true,
+        ..SceneMesh::new(name, p, &tris)
+    }
+}
+
+/// A capsule's (y, radius) profile from the bottom pole to the top pole:
+/// a sphere split at its equator, the halves `hh` apart.
+fn capsule_profile(hh: f64, r: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for i in 0..=SPHERE_BANDS {
+        let phi = std::f64::consts::PI * (i as f64 / SPHERE_BANDS as f64 - 0.5);
+        let (s, c) = phi.sin_cos();
+        let ring = if i == 0 || i == SPHERE_BANDS {
+            0.0
+        } else {
+            r * c
+        };
+        let shift = if 2 * i < SPHERE_BANDS { -hh } else { hh };
+        if 2 * i == SPHERE_BANDS && hh > 0.0 {
+            out.push((-hh, r));
+        }
+        out.push((r * s + shift, ring));
+    }
+    out
+}
+
+/// A closed surface of revolution about y from a (y, radius) profile that
+/// starts and ends on the axis (radius 0), outward winding.
+fn revolve(name: &str, profile: &[(f64, f64)], segments: usize) -> SceneMesh {
+    let mut pos: Vec<[f32; 3]> = Vec::new();
+    // first vertex of each profile point (a pole has one, a ring `segments`)
+    let mut starts = Vec::new();
+    for &(y, r) in profile {
+        starts.push(pos.len() as u32);
+        if r == 0.0 {
+            pos.push([0.0, y as f32, 0.0]);
+        } else {
+            for k in 0..segments {
+                let a = std::f64::consts::TAU * k as f64 / segments as f64;
+                let (s, c) = a.sin_cos();
+                pos.push([(r * c) as f32, y as f32, (r * s) as f32]);
+            }
+        }
+    }
+    let at = |j: usize, k: usize| -> u32 {
+        if profile[j].1 == 0.0 {
+            starts[j]
+        } else {
+            starts[j] + (k % segments) as u32
+        }
+    };
+    let mut tris = Vec::new();
+    for j in 0..profile.len() - 1 {
+        for k in 0..segments {
+            let (a, b) = (at(j, k), at(j, k + 1));
+            let (c, d) = (at(j + 1, k), at(j + 1, k + 1));
+            // seen from outside with y up and angle growing from +x to +z,
+            // (a, c, b) and (b, c, d) run counter-clockwise
+            for t in [[a, c, b], [b, c, d]] {
+                // the fans at the poles have one triangle per quad
+                if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
+                    tris.push(t);
+                }
+            }
+        }
+    }
+    SceneMesh {
+        proxy: true,
+        ..SceneMesh::new(name, pos, &tris)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signed_volume(m: &SceneMesh) -> f64 {
+        let p = |i: u32| DVec3::from(m.positions[i as usize].map(f64::from));
+        m.triangles
+            .iter()
+            .map(|t| p(t[0]).dot(p(t[1]).cross(p(t[2]))) / 6.0)
+            .sum()
+    }
+
+    #[test]
+    fn proxies_are_closed_outward_and_the_right_size() {
+        let (_, _, sphere) = implicit(&Geometry::Sphere(2.0), "T", 0).unwrap();
+        let v = signed_volume(&sphere);
+        let exact = 4.0 / 3.0 * std::f64::consts::PI * 8.0;
+        assert!(v > 0.9 * exact && v < exact, "sphere volume {v} vs {exact}");
+        let (_, _, capsule) = implicit(&Geometry::Capsule(1.0, 0.5, 0.5), "T", 0).unwrap();
+        let v = signed_volume(&capsule);
+        let exact = 4.0 / 3.0 * std::f64::consts::PI * 0.125 + std::f64::consts::PI * 0.25 * 2.0;
+        assert!(
+            v > 0.9 * exact && v < exact,
+            "capsule volume {v} vs {exact}"
+        );
+        let top = capsule
+            .positions
+            .iter()
+            .map(|p| p[1])
+            .fold(f32::MIN, f32::max);
+        assert_eq!(top, 1.5);
+        let (kind, _, cyl) = implicit(&Geometry::Cylinder(1.0, 1.0, 0.0), "T", 0).unwrap();
+        assert_eq!(kind, ColliderKind::Convex);
+        let v = signed_volume(&cyl);
+        let cone = std::f64::consts::PI * 2.0 / 3.0;
+        assert!(v > 0.98 * cone && v < cone, "cone volume {v} vs {cone}");
+        let (_, _, b) = implicit(&Geometry::Box(DVec3::new(2.0, 4.0, 6.0)), "T", 0).unwrap();
+        assert!((signed_volume(&b) - 48.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn shapes_parse_with_defaults_and_reject_degenerate_sizes() {
+        let j = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        assert_eq!(
+            omi_shape(&j(
+                r#"{"type":"capsule","capsule":{"radius":0.5,"height":3}}"#
+            )),
+            Ok(Geometry::Capsule(1.0, 0.5, 0.5))
+        );
+        assert_eq!(
+            khr_shape(&j(r#"{"type":"capsule","capsule":{"height":3}}"#)),
+            Ok(Geometry::Capsule(1.5, 0.25, 0.25))
+        );
+        assert_eq!(
+            khr_shape(&j(r#"{"type":"box"}"#)),
+            Ok(Geometry::Box(DVec3::ONE))
+        );
+        assert!(khr_shape(&j(r#"{"type":"sphere","sphere":{"radius":-1}}"#)).is_err());
+        assert!(omi_shape(&j(r#"{"type":"box","box":{"size":[1,0,1]}}"#)).is_err());
+        assert!(omi_shape(&j(r#"{"box":{}}"#)).is_err());
+        assert_eq!(
+            khr_shape(&j(r#"{"type":"plane"}"#)),
+            Ok(Geometry::Other("plane".into()))
+        );
+    }
+}
