@@ -181,3 +181,103 @@ fn out_dir_bakes_several_files_and_reports_each() {
         .unwrap();
     assert!(!st.status.success(), "no output given is an error");
 }
+
+#[test]
+fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
+    let dir = tmpdir("classes");
+    let out = dir.join("omi.kiln");
+    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/colliders/omi_physics.gltf");
+    let bake = |extra: &[&str]| {
+        let st = baker()
+            .args([
+                "bake",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+        (r, String::from_utf8(st.stderr).unwrap())
+    };
+    let (r, stderr) = bake(&[]);
+    assert_eq!(
+        r["shape_kinds"],
+        serde_json::json!({"box": 1, "capsule": 1, "polytope": 2, "sphere": 1, "trimesh": 1})
+    );
+    assert_eq!(
+        (r["instances"].as_u64(), r["objects"].as_u64()),
+        (Some(6), Some(8))
+    );
+    assert!(stderr.contains("6 of 8 objects have colliders"), "{stderr}");
+
+    let st = baker()
+        .args(["inspect", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let inspect: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    let post = inspect["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "Post")
+        .unwrap();
+    assert_eq!(post["kind"], "capsule");
+    assert!(
+        post["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("glTF physics: OMI_physics_shape 2: capsule r 0.5"),
+        "{post}"
+    );
+    // the text form names kind and rule per object too
+    let st = baker()
+        .args(["inspect", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(st.stdout).unwrap();
+    assert!(
+        text.contains("shapes by kind: 1 box, 1 capsule, 2 polytope, 1 sphere, 1 trimesh"),
+        "{text}"
+    );
+    assert!(
+        text.contains("glTF physics: OMI_physics_shape 5: triangles of mesh 3"),
+        "{text}"
+    );
+
+    let mut child = baker()
+        .args(["query", out.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"point\":[10,1.45,0]}\n{\"point\":[10,1.55,0]}\n{\"point\":[1]}\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["inside"], serde_json::json!(["Post"]));
+    assert_eq!(lines[1]["inside"], serde_json::json!([]));
+    assert!(lines[2]["error"].is_string());
+
+    // the render meshes on request: two more objects, classified automatically
+    let (r, _) = bake(&["--render-meshes"]);
+    assert_eq!(r["instances"], 8);
+}

@@ -1,6 +1,6 @@
 //! Any bytes as an archive, with the body checksum fixed up so the input
 //! reaches rkyv's validation and our verify: open must fail cleanly or
-//! every query (rays, sphere overlaps, yes/no tests, sweeps) must run
+//! every query (rays, sphere overlaps, yes/no tests, sweeps, points) must run
 //! without panicking.
 #![no_main]
 
@@ -22,6 +22,9 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = level.overlap_sphere(Vec3::new(0.2, 0.1, -0.3), 2.0);
         let _ = level.intersects_sphere(Vec3::new(-1.0, 0.5, 0.0), 0.5);
+        for p in [Vec3::ZERO, Vec3::new(5.0, 0.2, 0.1), Vec3::new(0.5, 0.5, 0.5)] {
+            let _ = level.contains_point(p);
+        }
         let _ = kiln_baker::inspect::inspect(&level);
         let _ = kiln_baker::export::world_objects(&level);
     }

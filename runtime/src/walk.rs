@@ -25,7 +25,7 @@ use kiln_formats::tri_mesh::{
 use std::mem::MaybeUninit;
 
 /// How much a query grows every volume before testing it (a sphere sweep
-/// is a ray against volumes grown by the sphere, seed 002). `ext` and
+/// is a ray against volumes grown by the sphere: van den Bergen, GDC 2013). `ext` and
 /// `radius` bound the same shape: per-axis half-extents for boxes, a radius
 /// for spheres.
 #[derive(Clone, Copy, Debug)]

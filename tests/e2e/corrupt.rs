@@ -62,6 +62,10 @@ fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
                 );
                 let _ = level.raycast(o, rng.unit(), 100.0);
                 let _ = level.raycast_any(o, rng.unit(), 100.0);
+                let r = rng.range(0.0, 2.0);
+                let _ = level.overlap_sphere(o, r);
+                let _ = level.sweep_sphere(o, r, rng.unit(), 10.0);
+                let _ = level.contains_point(o);
             }
             let _ = kiln_baker::inspect::inspect(&level);
             let _ = kiln_baker::export::world_objects(&level);
@@ -161,5 +165,138 @@ fn hostile_tree_links_are_rejected_not_followed() {
         rehash(&mut bytes);
         let err = Level::from_bytes(&bytes).expect_err("a looping tree must not open");
         assert!(err.to_string().contains(want), "{err}");
+    }
+}
+
+/// An archive holding every shape family: the KHR physics fixture (box,
+/// sphere, capsule, polytopes, a triangle mesh).
+fn every_shape() -> Vec<u8> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/colliders/khr_physics.gltf");
+    bake_file(&path, &BakeSettings::default()).unwrap().bytes
+}
+
+#[test]
+fn hostile_shapes_are_rejected_by_verification() {
+    use kiln_formats::ArchivedShape;
+    let good = every_shape();
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
+    aligned.extend_from_slice(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    // (byte offset, bytes to write, what the error must say)
+    let mut cases: Vec<(usize, [u8; 4], &str)> = Vec::new();
+    let (mut seen_poly, mut seen_box, mut seen_ball, mut seen_cap) = (false, false, false, false);
+    for s in level.shapes.iter() {
+        match s {
+            ArchivedShape::Polytope(p) if !seen_poly => {
+                seen_poly = true;
+                let nan = f32::NAN.to_le_bytes();
+                cases.push((
+                    at(p.planes[0].as_ptr().cast()),
+                    5f32.to_le_bytes(),
+                    "unit normal",
+                ));
+                cases.push((at(p.planes[1][3..].as_ptr().cast()), nan, "unit normal"));
+                cases.push((
+                    at(p.vertices[0].as_ptr().cast()),
+                    1e6f32.to_le_bytes(),
+                    "outside the box",
+                ));
+                cases.push((
+                    at(std::ptr::from_ref(&p.face_vertices[0]).cast()),
+                    9999u32.to_le_bytes(),
+                    "a face uses vertex",
+                ));
+                cases.push((
+                    at(std::ptr::from_ref(&p.face_starts[1]).cast()),
+                    1u32.to_le_bytes(),
+                    "fewer than three",
+                ));
+                // a plane pulled inwards: the vertices stick out of it
+                let d = p.planes[0][3].to_native() - 0.5;
+                cases.push((
+                    at(p.planes[0][3..].as_ptr().cast()),
+                    d.to_le_bytes(),
+                    "outside plane 0",
+                ));
+            }
+            ArchivedShape::Cuboid(c) if !seen_box => {
+                seen_box = true;
+                cases.push((
+                    at(c.half_extents.as_ptr().cast()),
+                    0f32.to_le_bytes(),
+                    "cuboid half extent",
+                ));
+            }
+            ArchivedShape::Sphere(b) if !seen_ball => {
+                seen_ball = true;
+                cases.push((
+                    at(std::ptr::from_ref(&b.radius).cast()),
+                    (-1f32).to_le_bytes(),
+                    "sphere radius",
+                ));
+                cases.push((
+                    at(std::ptr::from_ref(&b.radius).cast()),
+                    f32::INFINITY.to_le_bytes(),
+                    "sphere radius",
+                ));
+            }
+            ArchivedShape::Capsule(c) if !seen_cap => {
+                seen_cap = true;
+                cases.push((
+                    at(std::ptr::from_ref(&c.radius).cast()),
+                    f32::NAN.to_le_bytes(),
+                    "capsule radius",
+                ));
+                cases.push((
+                    at(std::ptr::from_ref(&c.half_height).cast()),
+                    (-2f32).to_le_bytes(),
+                    "capsule half height",
+                ));
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        seen_poly && seen_box && seen_ball && seen_cap,
+        "every family present"
+    );
+    // a sphere placed by a stretching transform
+    let ball = level
+        .instances
+        .iter()
+        .position(|i| {
+            matches!(
+                level.shapes[i.shape.to_native() as usize],
+                ArchivedShape::Sphere(_)
+            )
+        })
+        .unwrap();
+    let m = &level.instances[ball].world_from_local;
+    let stretched = m[0].to_native() * 3.0;
+    cases.push((
+        at(std::ptr::from_ref(&m[0]).cast()),
+        stretched.to_le_bytes(),
+        "similarit",
+    ));
+    for (offset, value, want) in cases {
+        let mut bytes = good.clone();
+        bytes[offset..offset + 4].copy_from_slice(&value);
+        rehash(&mut bytes);
+        let err = Level::from_bytes(&bytes)
+            .err()
+            .unwrap_or_else(|| panic!("a hostile shape ({want}) opened"));
+        assert!(err.to_string().contains(want), "{want}: {err}");
+    }
+    // and random damage to the shapes file never panics
+    let mut rng = Rng::new(3);
+    for _ in 0..3000 {
+        let mut bytes = good.clone();
+        let at = HEADER_LEN + rng.below(bytes.len() - HEADER_LEN);
+        bytes[at] = rng.below(256) as u8;
+        rehash(&mut bytes);
+        exercise(&bytes, &mut rng);
     }
 }

@@ -5,6 +5,7 @@ use super::hull;
 use crate::classify::ColliderKind;
 use glam::{DAffine3, DQuat, DVec3};
 use kiln_formats::primitive::Cuboid;
+use kiln_runtime::geom::sphere_triangle::closest_point;
 
 /// A polytope before encoding, in f64 (encode rounds to f32).
 #[derive(Clone, Debug, PartialEq)]
@@ -234,44 +235,10 @@ fn distance_to_hull(h: &hull::Hull, p: DVec3) -> f64 {
         let a = h.vertices[lp[0] as usize];
         for w in lp[1..].windows(2) {
             let (b, c) = (h.vertices[w[0] as usize], h.vertices[w[1] as usize]);
-            best = best.min(p.distance(closest_on_triangle(p, a, b, c)));
+            best = best.min(p.distance(closest_point(p, a, b, c)));
         }
     }
     best
-}
-
-/// The point of triangle `abc` closest to `p` (Ericson, "Real-Time
-/// Collision Detection", 2005, §5.1.5).
-fn closest_on_triangle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
 }
 
 /// A fitted primitive, centred on the origin of its frame.

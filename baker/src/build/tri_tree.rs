@@ -1,6 +1,7 @@
 //! The TriTree shape: a mesh's triangles paired across shared edges into
 //! two-triangle leaves (the terrain trick of the Pathfinder sphere-tree
-//! article, seed 000), under a binned-SAH AABB tree (seed 002).
+//! "Scene Collision Detection" article), under a binned-SAH AABB tree (van
+//! den Bergen, "Collision Detection", GDC 2013).
 //!
 //! Steps, on a mesh welded by position (`prepare`, so that edges shared
 //! across UV/normal seams are found): pair triangles greedily across shared

@@ -1,13 +1,13 @@
 //! Turns the builder's float tree (skip-count array, one node per leaf)
 //! into a mesh's archived tree: inner nodes only, each holding both
 //! children's bounds, quantised and rounded outward (the compressed trees of
-//! seed 002), so every decoded volume contains the exact one and culling
+//! van den Bergen, GDC 2013), so every decoded volume contains the exact one and culling
 //! stays conservative.
 //!
 //! - Boxes: 8 bits per face against the parent's *decoded* box (lower
 //!   faces up from its lower face, upper faces down from its upper face,
 //!   see [`kiln_formats::tri_mesh::BoxNode`]).
-//! - Spheres: MeldSpheres (seed 000) over the same partition, computed in
+//! - Spheres: MeldSpheres (the Pathfinder sphere-tree article) over the same partition, computed in
 //!   f64; centres and radii quantised to 16 bits against the mesh's box,
 //!   radii rounded up so the decoded sphere contains the exact one.
 

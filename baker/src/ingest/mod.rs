@@ -264,6 +264,15 @@ fn with_node(ni: usize, e: IngestErrorKind) -> IngestErrorKind {
     }
 }
 
+/// The kind a physics mesh shape asks for, and how the rule says it.
+fn mesh_collider(convex: bool) -> (ColliderKind, &'static str) {
+    if convex {
+        (ColliderKind::Convex, "convex hull")
+    } else {
+        (ColliderKind::TriMesh, "triangles")
+    }
+}
+
 /// The scene mesh of document mesh `mi`, read on first use.
 fn scene_mesh_of(
     doc: &document::Document,
@@ -335,11 +344,7 @@ fn add_colliders(
                 };
                 let m =
                     scene_mesh_of(doc, views, scene, mesh_map, mi).map_err(|e| with_node(ni, e))?;
-                let (kind, how) = if convex {
-                    (ColliderKind::Convex, "convex hull")
-                } else {
-                    (ColliderKind::TriMesh, "triangles")
-                };
+                let (kind, how) = mesh_collider(convex);
                 let rule = format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
                 (m, world, Authored { kind, rule })
             }
@@ -350,11 +355,7 @@ fn add_colliders(
                     Geometry::Mesh { mesh: mi, convex } => {
                         let m = scene_mesh_of(doc, views, scene, mesh_map, mi)
                             .map_err(|e| with_node(ni, e))?;
-                        let (kind, how) = if convex {
-                            (ColliderKind::Convex, "convex hull")
-                        } else {
-                            (ColliderKind::TriMesh, "triangles")
-                        };
+                        let (kind, how) = mesh_collider(convex);
                         let rule = format!("{ext} {si}: {how} of mesh {mi}");
                         (m, world, Authored { kind, rule })
                     }

@@ -1,7 +1,7 @@
 //! Ray/box slab test that never misses a box the exact ray touches.
 //!
-//! The source slides (seed 002) warn that rounding noise in a segment/box
-//! test gives false negatives and fix it by adding an upper bound of the
+//! Van den Bergen ("Collision Detection", GDC 2013) warns that rounding noise in a segment/box
+//! test gives false negatives and fixes it by adding an upper bound of the
 //! noise to the comparison. For the slab form used here that bound is
 //! Ize's ("Robust BVH ray traversal", JCGT 2013): each slab distance carries
 //! a relative error of at most γ(3) = 3ε/(1-3ε), so the exit distance is

@@ -5,7 +5,9 @@
 //! kilometre-sized levels, and f64 costs almost nothing in scalar code.
 //!
 //! A sweep is a ray cast against the Minkowski sum of the triangle and the
-//! sphere (seed 003, and the shape casting of seed 002): the triangle's face
+//! sphere (Ericson, "Real-Time Collision Detection", 2005, §5.5.7; the
+//! shape casting of van den Bergen, "Collision Detection in Interactive 3D
+//! Environments", 2003): the triangle's face
 //! pushed out by `r` on the side the sphere starts, a capsule (cylinder of
 //! radius `r`) around each edge, and a sphere of radius `r` at each vertex.
 //! The earliest of those is the time of impact.
