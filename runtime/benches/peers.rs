@@ -5,7 +5,14 @@
 //! cargo bench -p kiln-runtime --bench peers            # full run (2.1M-triangle terrain; 1M rays, 200k overlaps, 100k sweeps)
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
+//! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
 //! ```
+//!
+//! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
+//! 2,000 each of boxes, spheres and capsules, randomly rotated, against
+//! parry3d's `Compound` of the same `ConvexPolyhedron`s / `Cuboid`s /
+//! `Ball`s / `Capsule`s; and a whole level (many-cubes) baked with
+//! classification on against all-TriTree.
 //!
 //! Prints a table and writes the same figures to `target/peers.json`.
 //! Memory for parry3d is measured with a counting allocator (bytes still
@@ -377,15 +384,21 @@ fn main() {
         None => vec![TreeKind::Aabb, TreeKind::Sphere],
     };
     let mut rows = Vec::new();
-    let (pos, tris) = terrain(n);
-    for &kind in &kinds {
+    let solids_only = args.iter().any(|a| a == "--solids");
+    solid_rows(quick, &mut rows);
+    let (pos, tris) = if solids_only {
+        (Vec::new(), Vec::new())
+    } else {
+        terrain(n)
+    };
+    for &kind in kinds.iter().filter(|_| !solids_only) {
         let name = format!("terrain {n}x{n} {}", kind.name());
         run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
     }
 
     let pandora = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/levels/sauer_pandora.glb");
-    if pandora.is_file() {
+    if pandora.is_file() && !solids_only {
         // the whole level flattened to world space, so both sides see the same triangles
         let scene = kiln_baker::ingest::load(&pandora).unwrap().scene;
         let mut pos = Vec::new();
@@ -442,4 +455,467 @@ fn main() {
     }
     std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap()).unwrap();
     eprintln!("figures written to {}", out.display());
+}
+
+/// The solid families of the solid-shape rows.
+#[derive(Clone, Copy, PartialEq)]
+enum Family {
+    Hull,
+    Box,
+    Sphere,
+    Capsule,
+}
+
+/// One generated solid: Kiln's mesh (and the collider it asks for) and
+/// parry's shape, both centred on the origin; placed by `rot` then `at`.
+struct Solid {
+    mesh: SceneMesh,
+    collider: &'static str,
+    parry: parry3d::shape::SharedShape,
+    rot: glam::Quat,
+    at: Vec3,
+    size: f32,
+}
+
+fn pv(p: Vec3) -> parry3d::math::Vector {
+    parry3d::math::Vector::new(p.x, p.y, p.z)
+}
+
+fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
+    use parry3d::shape::SharedShape;
+    // the octahedron's faces over six points (any closed mesh will do: the
+    // fit uses the points)
+    const OCTA: [[u32; 3]; 8] = [
+        [0, 2, 4],
+        [2, 1, 4],
+        [1, 3, 4],
+        [3, 0, 4],
+        [2, 0, 5],
+        [1, 2, 5],
+        [3, 1, 5],
+        [0, 3, 5],
+    ];
+    let octa = |x: f32, y: f32, z: f32| {
+        vec![
+            [x, 0.0, 0.0],
+            [-x, 0.0, 0.0],
+            [0.0, y, 0.0],
+            [0.0, -y, 0.0],
+            [0.0, 0.0, z],
+            [0.0, 0.0, -z],
+        ]
+    };
+    let (mesh, collider, parry, size) = match family {
+        Family::Hull => {
+            let n = 8 + (rng.f() * 249.0) as usize;
+            let scale = Vec3::new(
+                rng.range(0.5, 2.0),
+                rng.range(0.5, 2.0),
+                rng.range(0.5, 2.0),
+            );
+            let pts: Vec<parry3d::math::Vector> = (0..n)
+                .map(|_| pv(rng.unit() * rng.f().cbrt() * scale))
+                .collect();
+            let (v, t) = parry3d::transformation::convex_hull(&pts);
+            let pos: Vec<[f32; 3]> = v.iter().map(|p| [p.x, p.y, p.z]).collect();
+            let shape = SharedShape::convex_mesh(v, &t).expect("a hull");
+            (
+                SceneMesh::new("hull", pos, &t),
+                "convex",
+                shape,
+                scale.max_element(),
+            )
+        }
+        Family::Box => {
+            let h = Vec3::new(
+                rng.range(0.2, 2.0),
+                rng.range(0.2, 2.0),
+                rng.range(0.2, 2.0),
+            );
+            let pos: Vec<[f32; 3]> = (0..8)
+                .map(|i| kiln_formats::primitive::Cuboid::corner(h.to_array(), i))
+                .collect();
+            let tris: Vec<[u32; 3]> = kiln_formats::primitive::Cuboid::FACES
+                .iter()
+                .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+                .collect();
+            (
+                SceneMesh::new("box", pos, &tris),
+                "box",
+                SharedShape::cuboid(h.x, h.y, h.z),
+                h.max_element(),
+            )
+        }
+        Family::Sphere => {
+            let r = rng.range(0.2, 2.0);
+            (
+                SceneMesh::new("ball", octa(r, r, r), &OCTA),
+                "sphere",
+                SharedShape::ball(r),
+                r,
+            )
+        }
+        Family::Capsule => {
+            let (hh, r) = (rng.range(0.2, 2.0), rng.range(0.2, 1.0));
+            let mesh = SceneMesh::new("capsule", octa(r, hh + r, r), &OCTA);
+            (mesh, "capsule", SharedShape::capsule_y(hh, r), hh + r)
+        }
+    };
+    let rot = glam::Quat::from_euler(
+        glam::EulerRot::XYZ,
+        rng.range(0.0, 6.3),
+        rng.range(0.0, 6.3),
+        rng.range(0.0, 6.3),
+    );
+    Solid {
+        mesh,
+        collider,
+        parry,
+        rot,
+        at,
+        size,
+    }
+}
+
+/// Solid-shape rows: Kiln's level of solids against parry's `Compound` of
+/// the same shapes, rays, points, sphere tests and sweeps aimed at them.
+fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
+    let shapes = if quick { 300 } else { 2_000 };
+    let nq = if quick { 10_000 } else { 200_000 };
+    for family in [Family::Hull, Family::Box, Family::Sphere, Family::Capsule] {
+        let name = match family {
+            Family::Hull => format!("{shapes} hulls (8-256 pts)"),
+            Family::Box => format!("{shapes} boxes"),
+            Family::Sphere => format!("{shapes} spheres"),
+            Family::Capsule => format!("{shapes} capsules"),
+        };
+        // on a grid 8 m apart
+        let side = (shapes as f32).cbrt().ceil() as usize;
+        let mut rng = Rng(0x5EED_0000 + family as u64);
+        let solids: Vec<Solid> = (0..shapes)
+            .map(|i| {
+                let g = Vec3::new(
+                    (i % side) as f32,
+                    ((i / side) % side) as f32,
+                    (i / side / side) as f32,
+                );
+                solid(family, &mut rng, g * 8.0)
+            })
+            .collect();
+        let mut scene = Scene::from_meshes(solids.iter().map(|s| s.mesh.clone()).collect());
+        for (inst, s) in scene.instances.iter_mut().zip(&solids) {
+            inst.transform =
+                glam::DAffine3::from_rotation_translation(s.rot.as_dquat(), s.at.as_dvec3());
+            inst.extras_collider = Some(s.collider.to_string());
+        }
+        // every hull whole (parry keeps every face)
+        let mut settings = BakeSettings::default();
+        settings.max_planes = kiln_formats::polytope::MAX_PLANES;
+        let t0 = Instant::now();
+        let baked = bake_scene(&scene, &settings);
+        let kiln_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let kinds = &baked.report.shape_kinds;
+        eprintln!("{name}: Kiln shapes {kinds:?}");
+        let level = Level::from_bytes(&baked.bytes).unwrap();
+        let before = LIVE.load(Ordering::Relaxed);
+        let t0 = Instant::now();
+        let parts: Vec<(parry3d::math::Pose, parry3d::shape::SharedShape)> = solids
+            .iter()
+            .map(|s| {
+                let q = parry3d::math::Rotation::from_xyzw(s.rot.x, s.rot.y, s.rot.z, s.rot.w);
+                // a deep copy, so the shapes' bytes are counted with the tree
+                let shape = parry3d::shape::SharedShape(s.parry.0.clone_dyn().into());
+                (parry3d::math::Pose::from_parts(pv(s.at), q), shape)
+            })
+            .collect();
+        let compound = parry3d::shape::Compound::new(parts);
+        let parry_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let parry_bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+        rows.push(Row {
+            mesh: name.clone(),
+            query: "build ms".into(),
+            kiln: kiln_ms,
+            parry: parry_ms,
+            unit: "ms",
+        });
+        rows.push(Row {
+            mesh: name.clone(),
+            query: "bytes/shape".into(),
+            kiln: baked.bytes.len() as f64 / shapes as f64,
+            parry: parry_bytes / shapes as f64,
+            unit: "B",
+        });
+
+        // queries aimed at random shapes
+        let mut rng = Rng(0xA11_5EED + family as u64);
+        let near = |rng: &mut Rng, k: f32| {
+            let s = &solids[(rng.f() * shapes as f32) as usize % shapes];
+            (s.at + rng.unit() * s.size * k * rng.f(), s.at)
+        };
+        let identity = parry3d::math::Pose::IDENTITY;
+        let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
+        let rays: Vec<(Vec3, Vec3)> = (0..nq)
+            .map(|_| {
+                let (o, _) = near(&mut rng, 4.0);
+                let (t, _) = near(&mut rng, 0.5);
+                (o, (t - o).normalize_or(Vec3::X))
+            })
+            .collect();
+        compare(
+            rows,
+            &name,
+            "rays/s",
+            "hits",
+            nq,
+            || {
+                rays.iter()
+                    .filter(|(o, d)| level.raycast(*o, *d, 100.0).is_some())
+                    .count()
+            },
+            || {
+                rays.iter()
+                    .filter(|(o, d)| {
+                        use parry3d::query::RayCast;
+                        compound
+                            .cast_ray(&identity, &PRay::new(pv(*o), pv(*d)), 100.0, true)
+                            .is_some()
+                    })
+                    .count()
+            },
+        );
+        let points: Vec<Vec3> = (0..nq).map(|_| near(&mut rng, 1.2).0).collect();
+        compare(
+            rows,
+            &name,
+            "points/s",
+            "inside",
+            nq,
+            || {
+                points
+                    .iter()
+                    .filter(|p| !level.contains_point(**p).is_empty())
+                    .count()
+            },
+            || {
+                points
+                    .iter()
+                    .filter(|p| {
+                        use parry3d::query::PointQuery;
+                        compound.contains_point(&identity, pv(**p))
+                    })
+                    .count()
+            },
+        );
+        let balls: Vec<(Vec3, f32)> = (0..nq)
+            .map(|_| {
+                let r = rng.range(0.1, 1.0);
+                (near(&mut rng, 1.5).0, r)
+            })
+            .collect();
+        let mut buf = Vec::new();
+        compare(
+            rows,
+            &name,
+            "sphere overlaps/s",
+            "touching",
+            nq,
+            || {
+                balls
+                    .iter()
+                    .filter(|&&(c, r)| {
+                        level.overlap_sphere_into(c, r, &mut buf);
+                        !buf.is_empty()
+                    })
+                    .count()
+            },
+            || {
+                balls
+                    .iter()
+                    .filter(|&&(c, r)| {
+                        let ball = parry3d::shape::Ball::new(r);
+                        parry3d::query::contact(&at(c), &ball, &identity, &compound, 0.0)
+                            .unwrap()
+                            .is_some()
+                    })
+                    .count()
+            },
+        );
+        compare(
+            rows,
+            &name,
+            "sphere yes/no tests/s",
+            "touching",
+            nq,
+            || {
+                balls
+                    .iter()
+                    .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                    .count()
+            },
+            || {
+                balls
+                    .iter()
+                    .filter(|&&(c, r)| {
+                        let ball = parry3d::shape::Ball::new(r);
+                        parry3d::query::intersection_test(&at(c), &ball, &identity, &compound)
+                            .unwrap()
+                            .intersecting
+                    })
+                    .count()
+            },
+        );
+        let sweeps: Vec<(Vec3, Vec3)> = (0..nq / 2)
+            .map(|_| {
+                let (t, centre) = near(&mut rng, 0.5);
+                let d = rng.unit();
+                (
+                    centre + d * 6.0,
+                    (t - (centre + d * 6.0)).normalize_or(Vec3::X),
+                )
+            })
+            .collect();
+        let ball = parry3d::shape::Ball::new(0.3);
+        let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(20.0);
+        let mut kiln_toi = Vec::new();
+        let mut parry_toi = Vec::new();
+        compare(
+            rows,
+            &name,
+            "sphere sweeps/s",
+            "hits",
+            sweeps.len(),
+            || {
+                kiln_toi.extend(
+                    sweeps
+                        .iter()
+                        .map(|&(c, d)| level.sweep_sphere(c, 0.3, d, 20.0).map(|h| h.t)),
+                );
+                kiln_toi.iter().flatten().count()
+            },
+            || {
+                parry_toi.extend(sweeps.iter().map(|&(c, d)| {
+                    parry3d::query::cast_shapes(
+                        &at(c),
+                        pv(d),
+                        &ball,
+                        &identity,
+                        parry3d::math::Vector::ZERO,
+                        &compound,
+                        opts,
+                    )
+                    .unwrap()
+                    .map(|h| h.time_of_impact)
+                }));
+                parry_toi.iter().flatten().count()
+            },
+        );
+        let max = kiln_toi
+            .iter()
+            .zip(&parry_toi)
+            .filter_map(|(k, p)| Some(((*k)? - (*p)?).abs()))
+            .fold(0.0f32, f32::max);
+        eprintln!("  sweep TOI |kiln - parry| where both hit: max {max:.2e} m");
+        // the worst disagreement: is the ball touching just after the
+        // earlier time, by each library's own yes/no test?
+        let worst = (0..sweeps.len())
+            .filter_map(|i| Some((i, (kiln_toi[i]? - parry_toi[i]?).abs())))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, gap)) = worst.filter(|w| w.1 > 1e-3) {
+            let (c, d) = sweeps[i];
+            let (k, p) = (kiln_toi[i].unwrap(), parry_toi[i].unwrap());
+            let probe = |t: f32| {
+                let q = c + d * t;
+                let pr = parry3d::query::intersection_test(&at(q), &ball, &identity, &compound)
+                    .unwrap()
+                    .intersecting;
+                (level.intersects_sphere(q, 0.3), pr)
+            };
+            eprintln!(
+                "  worst sweep {i} (gap {gap:.3} m): kiln t {k}, parry t {p}; touching (kiln, parry) at kiln t+1mm {:?}, at parry t+1mm {:?}, at kiln t-1mm {:?}, at parry t-1mm {:?}",
+                probe(k + 1e-3),
+                probe(p + 1e-3),
+                probe(k - 1e-3),
+                probe(p - 1e-3)
+            );
+        }
+    }
+    whole_level_rows(quick, rows);
+}
+
+/// many-cubes baked with classification on (boxes, polytopes) against the
+/// same level as triangle meshes: bytes and queries per second, Kiln only
+/// (the "parry3d" column holds the all-TriTree figure).
+fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/levels/many-cubes.gltf");
+    if !path.is_file() {
+        eprintln!(
+            "*** many-cubes.gltf not found beside the repository: whole-level row skipped ***"
+        );
+        return;
+    }
+    let n = if quick { 10_000 } else { 200_000 };
+    let on = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
+    let off = kiln_baker::bake_file(&path, &BakeSettings::default().all_meshes()).unwrap();
+    eprintln!("many-cubes classified: {:?}", on.report.shape_kinds);
+    let (a, b) = (
+        Level::from_bytes(&on.bytes).unwrap(),
+        Level::from_bytes(&off.bytes).unwrap(),
+    );
+    let name = "many-cubes: classified (parry col.: all TriTree)";
+    rows.push(Row {
+        mesh: name.into(),
+        query: "bytes".into(),
+        kiln: on.bytes.len() as f64,
+        parry: off.bytes.len() as f64,
+        unit: "B",
+    });
+    let lo = Vec3::from(a.archive().top[0].min.map(|x| x.to_native()));
+    let hi = Vec3::from(a.archive().top[0].max.map(|x| x.to_native()));
+    let qs = rays(lo, hi, n);
+    compare(
+        rows,
+        name,
+        "rays/s",
+        "hits",
+        qs.len(),
+        || {
+            qs.iter()
+                .filter(|q| a.raycast(q.o, q.d, q.t).is_some())
+                .count()
+        },
+        || {
+            qs.iter()
+                .filter(|q| b.raycast(q.o, q.d, q.t).is_some())
+                .count()
+        },
+    );
+    let mut rng = Rng(77);
+    let balls: Vec<(Vec3, f32)> = (0..n)
+        .map(|_| {
+            (
+                lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f()),
+                rng.range(0.1, 1.0),
+            )
+        })
+        .collect();
+    compare(
+        rows,
+        name,
+        "sphere yes/no tests/s",
+        "touching",
+        n,
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| a.intersects_sphere(c, r))
+                .count()
+        },
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| b.intersects_sphere(c, r))
+                .count()
+        },
+    );
 }

@@ -59,8 +59,9 @@ pub(crate) struct Placement<'a> {
     pub inst: &'a ArchivedInstance,
     /// World-from-local in f64, or `None` for the identity.
     world: Option<[f64; 12]>,
-    /// The scale of `local_from_world` if it is a similarity.
-    similarity: Option<f32>,
+    /// The scale of `local_from_world` if it is a similarity (computed on
+    /// first use: point and ray queries on most shapes never ask).
+    similarity: std::cell::OnceCell<Option<f32>>,
     /// Local-from-world in f64: the inverse of the f64 `world`, so points
     /// taken to local space and back agree to f64 rounding (computed on
     /// first use).
@@ -76,8 +77,8 @@ impl<'a> Placement<'a> {
             inst,
             // the identity needs no test (most instances of flattened levels)
             similarity: match world {
-                None => Some(1.0),
-                Some(_) => similarity_scale(&inst.local_from_world),
+                None => std::cell::OnceCell::from(Some(1.0)),
+                Some(_) => std::cell::OnceCell::new(),
             },
             world,
             local: std::cell::OnceCell::new(),
@@ -144,7 +145,9 @@ impl<'a> Placement<'a> {
     /// `r` is then a local sphere of radius `r·scale`.
     #[inline]
     pub fn similarity(&self) -> Option<f32> {
-        self.similarity
+        *self
+            .similarity
+            .get_or_init(|| similarity_scale(&self.inst.local_from_world))
     }
 
     /// Half-extent, in local space, of the box around a world sphere of

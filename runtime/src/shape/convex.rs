@@ -108,6 +108,32 @@ pub(crate) fn closest(s: &impl ConvexView, p: DVec3) -> Closest {
     }
 }
 
+/// Whether the ball of radius `r` around `p` touches the solid, with the
+/// same answer as `closest(s, p).distance <= r` (or inside) but cheaper: a
+/// plane with `p` more than `r` in front of it separates them; otherwise
+/// the faces whose plane `p` is in front of are tried until one is within
+/// `r` (the nearest surface point lies on one of them).
+pub(crate) fn touches(s: &impl ConvexView, p: DVec3, r: f64) -> bool {
+    let mut any_out = false;
+    for k in 0..s.plane_count() {
+        let (n, d) = s.plane(k);
+        let h = n.dot(p) - d;
+        if h > r {
+            return false;
+        }
+        any_out |= h > 0.0;
+    }
+    if !any_out {
+        return true;
+    }
+    let rr = r * r;
+    (0..s.plane_count()).any(|k| {
+        let (n, d) = s.plane(k);
+        let h = n.dot(p) - d;
+        h > 0.0 && (p - closest_on_face(s, k, n, p - n * h)).length_squared() <= rr
+    })
+}
+
 /// Whether `q`, in the plane of face `k` (normal `n`), lies inside the
 /// face (edges included).
 fn inside_face(s: &impl ConvexView, k: usize, n: DVec3, q: DVec3) -> bool {

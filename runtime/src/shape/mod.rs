@@ -101,7 +101,7 @@ impl<'a> ShapeRef<'a> {
     pub fn touches(self, place: &Placement<'a>, center: Vec3, radius: f32) -> bool {
         match self.solid() {
             Solid::Mesh(m) => tri_mesh::touches(place, m, center, radius),
-            Solid::Convex(c) => c.closest(place, center, radius).is_some(),
+            Solid::Convex(c) => c.touches(place, center, radius),
             Solid::Rounded(r) => r.closest(place, center, radius).is_some(),
         }
     }

@@ -169,6 +169,18 @@ impl<'a> Convex<'a> {
         )
     }
 
+    /// Whether the world ball (`c`, `r`) touches the solid (the same
+    /// answer as [`Convex::closest`], without the contact).
+    pub fn touches(&self, place: &Placement<'a>, c: Vec3, r: f32) -> bool {
+        let (cw, r) = (c.as_dvec3(), f64::from(r));
+        if let (Convex::Polytope(p), None) = (self, place.similarity()) {
+            return convex::touches(&world_view(p, place), cw, r);
+        }
+        let lc = place.local_point64(cw);
+        let lr = r / place.world_scale();
+        on_local!(self, v => convex::touches(v, lc, lr))
+    }
+
     /// First contact of the sweep at a time `≤ limit`.
     pub fn sweep(
         &self,
@@ -244,6 +256,9 @@ impl Rounded {
     /// First entry of `o + t·d` into the rounded segment `a..b` of radius
     /// `r`, for an origin outside it.
     fn enter(a: DVec3, b: DVec3, r: f64, o: DVec3, d: DVec3) -> Option<f64> {
+        if a == b {
+            return ray_sphere(o, d, a, r);
+        }
         let side = ray_cylinder(o, d, a, b, r).map(|(t, _)| t);
         [side, ray_sphere(o, d, a, r), ray_sphere(o, d, b, r)]
             .into_iter()
