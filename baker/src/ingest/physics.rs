@@ -2,7 +2,8 @@
 //! `OMI_physics_shape`, or with `KHR_physics_rigid_bodies` +
 //! `KHR_implicit_shapes` (and its predecessor `KHR_collision_shapes`).
 //!
-//! Each collider becomes a scene instance with an [`Authored`] kind: a mesh
+//! Each collider becomes a scene instance with an
+//! [`Authored`](crate::scene::Authored) kind: a mesh
 //! the shape names (convex or triangle mesh), or a proxy mesh of an implicit
 //! shape that the build fits exactly (a box's corners; a sphere's or
 //! capsule's latitude rings, whose bounding box is the shape's) or takes the
