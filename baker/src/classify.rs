@@ -112,11 +112,12 @@ pub fn classify(
     // render meshes that an Unreal-prefixed collider names
     let mut linked: std::collections::HashMap<&str, &str> = Default::default();
     for inst in &scene.instances {
-        if inst.physics.is_none() && inst.extras_collider.is_none() {
-            if let Some((_, _, rest)) = unreal_prefix(&inst.name) {
-                linked.entry(rest).or_insert(&inst.name);
-                linked.entry(strip_number(rest)).or_insert(&inst.name);
-            }
+        if inst.physics.is_none()
+            && inst.extras_collider.is_none()
+            && let Some((_, _, rest)) = unreal_prefix(&inst.name)
+        {
+            linked.entry(rest).or_insert(&inst.name);
+            linked.entry(strip_number(rest)).or_insert(&inst.name);
         }
     }
     let mut warnings = Vec::new();
@@ -166,14 +167,13 @@ pub fn classify(
                     rule: format!("name suffix {suffix} (Godot): {}", kind.name()),
                 });
             }
-            if let Some(ext) = &scene.authored_physics {
-                if !settings.render_meshes {
+            if let Some(ext) = &scene.authored_physics
+                && !settings.render_meshes {
                     return Some(Choice {
                         kind: ColliderKind::None,
                         rule: format!("render mesh: the file authors its colliders with {ext}"),
                     });
                 }
-            }
             None
         })
         .collect();

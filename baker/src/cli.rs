@@ -198,6 +198,9 @@ fn bake(
         match result {
             Ok(baked) => {
                 let r = &baked.report;
+                for w in &r.notes {
+                    eprintln!("note: {}: {w}", input.display());
+                }
                 for w in &r.warnings {
                     eprintln!("warning: {}: {w}", input.display());
                 }
@@ -215,7 +218,11 @@ fn bake(
                     r.instances,
                     r.objects,
                     r.shapes,
-                    kinds.join(", "),
+                    if kinds.is_empty() {
+                        "none".to_string()
+                    } else {
+                        kinds.join(", ")
+                    },
                     r.stored_triangles,
                     r.scene_degenerate,
                     r.bytes,

@@ -200,10 +200,10 @@ pub fn to_glb(objects: &[ExportObject]) -> Vec<u8> {
         "buffers": [{"byteLength": bin.len()}],
     });
     let mut json_bytes = serde_json::to_vec(&doc).expect("JSON values serialise");
-    while json_bytes.len() % 4 != 0 {
+    while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + json_bytes.len() + 8 + bin.len();

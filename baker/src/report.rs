@@ -42,6 +42,8 @@ pub struct BakeReport {
     pub build_ms: f64,
     /// Non-fatal problems.
     pub warnings: Vec<String>,
+    /// Information that is not a problem (e.g. ignored extensions).
+    pub notes: Vec<String>,
 }
 
 impl BakeReport {
@@ -80,6 +82,7 @@ impl BakeReport {
             ingest_ms: 0.0,
             build_ms,
             warnings: scene.warnings.clone(),
+            notes: scene.notes.clone(),
         }
     }
 }

@@ -134,6 +134,9 @@ pub struct Scene {
     pub instances: Vec<SceneInstance>,
     /// Things the user should know that did not stop the bake.
     pub warnings: Vec<String>,
+    /// Things worth saying that are not problems (e.g. a required
+    /// extension that does not change geometry, ignored).
+    pub notes: Vec<String>,
     /// The physics extension the file authors colliders with, if any
     /// (`OMI_physics_body`, `KHR_physics_rigid_bodies`): then objects
     /// without an authored collider get none by default.

@@ -83,7 +83,7 @@ pub fn encode(level: &Level, content_hash: [u8; 16], baker_version: [u16; 3]) ->
 ///
 /// `body` must start at a [`header::BODY_ALIGN`]-aligned address.
 pub fn access_body(body: &[u8]) -> Result<&ArchivedLevel, ArchiveError> {
-    if body.as_ptr() as usize % header::BODY_ALIGN != 0 {
+    if !(body.as_ptr() as usize).is_multiple_of(header::BODY_ALIGN) {
         return Err(ArchiveError::Misaligned {
             align: header::BODY_ALIGN,
         });
@@ -106,7 +106,7 @@ pub fn access_file(file: &[u8]) -> Result<(Header, &ArchivedLevel), ArchiveError
 /// Runs every check [`access_file`] runs on a file at any address (copying
 /// it to aligned memory first when needed) and returns its header.
 pub fn check_file(file: &[u8]) -> Result<Header, ArchiveError> {
-    if file.as_ptr() as usize % header::BODY_ALIGN == 0 {
+    if (file.as_ptr() as usize).is_multiple_of(header::BODY_ALIGN) {
         return access_file(file).map(|(h, _)| h);
     }
     let mut aligned = rkyv::util::AlignedVec::<{ header::BODY_ALIGN }>::with_capacity(file.len());

@@ -840,6 +840,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         }
     }
     whole_level_rows(quick, rows);
+    forest_rows(quick, rows);
 }
 
 /// many-cubes baked with classification on (boxes, polytopes) against the
@@ -918,4 +919,170 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
                 .count()
         },
     );
+}
+
+/// A forest: one tree mesh (a trunk box under a pyramid crown, 10
+/// triangles) placed by `EXT_mesh_gpu_instancing` at 1M (quick: 10k)
+/// jittered grid points, turned about y and scaled 0.8–1.2. Written as a
+/// real .glb and baked through ingest; Kiln only (bake time, bytes per
+/// instance, rays and sphere tests per second).
+fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
+    let n: usize = if quick { 10_000 } else { 1_000_000 };
+    let side = (n as f64).sqrt().ceil() as usize;
+    let mut rng = Rng(0xF0_4E57);
+    let mut t = Vec::with_capacity(n * 12);
+    let mut r = Vec::with_capacity(n * 16);
+    let mut sc = Vec::with_capacity(n * 12);
+    for i in 0..n {
+        let p = [
+            (i % side) as f32 * 4.0 + rng.range(-1.0, 1.0),
+            0.0,
+            (i / side) as f32 * 4.0 + rng.range(-1.0, 1.0),
+        ];
+        let q = glam::Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU));
+        let s = rng.range(0.8, 1.2);
+        t.extend(p.iter().flat_map(|v| v.to_le_bytes()));
+        r.extend(q.to_array().iter().flat_map(|v| v.to_le_bytes()));
+        sc.extend([s; 3].iter().flat_map(|v| v.to_le_bytes()));
+    }
+    // trunk: a 0.3 × 2 × 0.3 box; crown: a pyramid from y 1.5 to 5
+    let pos: Vec<f32> = vec![
+        -0.15, 0.0, -0.15, 0.15, 0.0, -0.15, 0.15, 0.0, 0.15, -0.15, 0.0, 0.15, //
+        -1.5, 1.5, -1.5, 1.5, 1.5, -1.5, 1.5, 1.5, 1.5, -1.5, 1.5, 1.5, 0.0, 5.0, 0.0,
+    ];
+    let idx: Vec<u16> = vec![
+        0, 1, 5, 0, 5, 4, 1, 2, 6, 1, 6, 5, 2, 3, 7, 2, 7, 6, 3, 0, 4, 3, 4,
+        7, // trunk sides up to the crown
+        4, 5, 8, 5, 6, 8, 6, 7, 8, 7, 4, 8, // crown
+        0, 3, 2, 0, 2, 1, 4, 6, 5, 4, 7, 6, // bottoms
+    ];
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    for b in [
+        pos.iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+        idx.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        t,
+        r,
+        sc,
+    ] {
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        views
+            .push(serde_json::json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": b.len()}));
+        bin.extend_from_slice(&b);
+    }
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "extensionsUsed": ["EXT_mesh_gpu_instancing"],
+        "extensionsRequired": ["EXT_mesh_gpu_instancing"],
+        "scene": 0, "scenes": [{"nodes": [0]}],
+        "nodes": [{"name": "Tree", "mesh": 0, "extensions": {"EXT_mesh_gpu_instancing": {"attributes": {"TRANSLATION": 2, "ROTATION": 3, "SCALE": 4}}}}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 9, "type": "VEC3", "min": [-1.5, 0, -1.5], "max": [1.5, 5, 1.5]},
+            {"bufferView": 1, "componentType": 5123, "count": idx.len(), "type": "SCALAR"},
+            {"bufferView": 2, "componentType": 5126, "count": n, "type": "VEC3"},
+            {"bufferView": 3, "componentType": 5126, "count": n, "type": "VEC4"},
+            {"bufferView": 4, "componentType": 5126, "count": n, "type": "VEC3"}
+        ],
+        "bufferViews": views,
+        "buffers": [{"byteLength": bin.len()}]
+    });
+    let mut json = serde_json::to_vec(&doc).unwrap();
+    while !json.len().is_multiple_of(4) {
+        json.push(b' ');
+    }
+    let mut glb = Vec::new();
+    let total = 12 + 8 + json.len() + 8 + bin.len();
+    glb.extend_from_slice(b"glTF");
+    glb.extend_from_slice(&2u32.to_le_bytes());
+    glb.extend_from_slice(&(total as u32).to_le_bytes());
+    glb.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    glb.extend_from_slice(b"JSON");
+    glb.extend_from_slice(&json);
+    glb.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    glb.extend_from_slice(b"BIN\0");
+    glb.extend_from_slice(&bin);
+    let path = std::env::temp_dir().join(format!("kiln-forest-{}.glb", std::process::id()));
+    std::fs::write(&path, &glb).unwrap();
+    let name = format!("forest, {n} instances");
+    let t0 = Instant::now();
+    let baked = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
+    let bake_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let _ = std::fs::remove_file(&path);
+    eprintln!(
+        "{name}: {} shapes {:?}, {} bytes",
+        baked.report.shapes,
+        baked.report.shape_kinds,
+        baked.bytes.len()
+    );
+    let nan = f64::NAN;
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "bake ms (ingest + build)".into(),
+        kiln: bake_ms,
+        parry: nan,
+        unit: "ms",
+    });
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "bytes/instance".into(),
+        kiln: baked.bytes.len() as f64 / n as f64,
+        parry: nan,
+        unit: "B",
+    });
+    let t0 = Instant::now();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "load ms (validate)".into(),
+        kiln: t0.elapsed().as_secs_f64() * 1e3,
+        parry: nan,
+        unit: "ms",
+    });
+    let extent = side as f32 * 4.0;
+    let nq = if quick { 10_000 } else { 200_000 };
+    // rays from eye height into the forest, and straight down
+    let qs: Vec<(Vec3, Vec3)> = (0..nq)
+        .map(|i| {
+            let o = Vec3::new(rng.range(0.0, extent), 1.7, rng.range(0.0, extent));
+            if i % 2 == 0 {
+                let a = rng.range(0.0, std::f32::consts::TAU);
+                (o, Vec3::new(a.cos(), rng.range(-0.05, 0.05), a.sin()))
+            } else {
+                (o + Vec3::Y * 20.0, Vec3::NEG_Y)
+            }
+        })
+        .collect();
+    let t0 = Instant::now();
+    let hits = qs
+        .iter()
+        .filter(|(o, d)| level.raycast(*o, *d, 100.0).is_some())
+        .count();
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!("  rays: {hits} hits of {nq}");
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "rays/s".into(),
+        kiln: nq as f64 / s,
+        parry: nan,
+        unit: "/s",
+    });
+    let t0 = Instant::now();
+    let touching = qs
+        .iter()
+        .filter(|(o, _)| level.intersects_sphere(*o, 0.5))
+        .count();
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!("  sphere yes/no: {touching} touching of {nq}");
+    rows.push(Row {
+        mesh: name,
+        query: "sphere yes/no tests/s".into(),
+        kiln: nq as f64 / s,
+        parry: nan,
+        unit: "/s",
+    });
 }

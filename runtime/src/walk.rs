@@ -494,11 +494,11 @@ impl Tree for SphereTree<'_> {
         let n = &self.nodes[node as usize];
         let mut k = 0;
         for c in 0..WIDTH {
-            if let Some((r, b)) = self.child(n, c) {
-                if let Some(t) = b.ray_entry(ray, grow, t_max) {
-                    out[k] = (r, t, b);
-                    k += 1;
-                }
+            if let Some((r, b)) = self.child(n, c)
+                && let Some(t) = b.ray_entry(ray, grow, t_max)
+            {
+                out[k] = (r, t, b);
+                k += 1;
             }
         }
         k
@@ -508,11 +508,11 @@ impl Tree for SphereTree<'_> {
         let n = &self.nodes[node as usize];
         let mut k = 0;
         for c in 0..WIDTH {
-            if let Some((r, b)) = self.child(n, c) {
-                if let Some(key) = b.probe_key(probe) {
-                    out[k] = (r, key, b);
-                    k += 1;
-                }
+            if let Some((r, b)) = self.child(n, c)
+                && let Some(key) = b.probe_key(probe)
+            {
+                out[k] = (r, key, b);
+                k += 1;
             }
         }
         k

@@ -126,16 +126,27 @@ fn broken_documents_name_the_file_and_the_cause() {
             "reached twice",
         ),
         (
-            "draco.gltf",
+            "draco_no_view.gltf",
             Box::new(|d| {
-                d["extensionsRequired"] = serde_json::json!(["KHR_draco_mesh_compression"])
+                d["extensionsRequired"] = serde_json::json!(["KHR_draco_mesh_compression"]);
+                d["meshes"][0]["primitives"][0]["extensions"] = serde_json::json!(
+                    {"KHR_draco_mesh_compression": {"attributes": {"POSITION": 0}}});
             }),
-            "KHR_draco_mesh_compression",
+            "KHR_draco_mesh_compression has no bufferView",
+        ),
+        (
+            "draco_garbage.gltf",
+            Box::new(|d| {
+                d["extensionsRequired"] = serde_json::json!(["KHR_draco_mesh_compression"]);
+                d["meshes"][0]["primitives"][0]["extensions"] = serde_json::json!(
+                    {"KHR_draco_mesh_compression": {"bufferView": 0, "attributes": {"POSITION": 0}}});
+            }),
+            "mesh 0 primitive 0: the Draco stream does not decode",
         ),
         (
             "unknown_ext.gltf",
             Box::new(|d| d["extensionsRequired"] = serde_json::json!(["EXT_future"])),
-            "EXT_future",
+            "requires the extension EXT_future, which this baker does not implement",
         ),
         (
             "nan_matrix.gltf",
@@ -305,4 +316,36 @@ fn the_content_hash_covers_external_buffers() {
     assert_eq!(first, hash(), "same input, same hash");
     write_bin(2.0);
     assert_ne!(first, hash(), "a changed .bin changes the hash");
+}
+
+#[test]
+fn damaged_draco_streams_fail_cleanly_or_decode() {
+    let Some(dir) = levels_dir() else { return };
+    let good = std::fs::read(dir.join("khr_Box_draco.glb")).unwrap();
+    let mut rng = Rng::new(13);
+    let (mut errors, mut draco_errors) = (0, 0);
+    for i in 0..2000 {
+        let mut bytes = good.clone();
+        // the binary chunk (the Draco stream) is the file's tail
+        let tail = good.len() - 120;
+        if i % 2 == 0 {
+            let at = tail + rng.below(120);
+            bytes[at] ^= 1 << rng.below(8);
+        } else {
+            bytes.truncate(tail + rng.below(120));
+        }
+        match ingest::load_bytes(bytes, &dir, Path::new("box_draco.glb")) {
+            Ok(i) => {
+                let _ = kiln_baker::bake_scene(&i.scene, &BakeSettings::default());
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with("box_draco.glb: "), "{msg}");
+                errors += 1;
+                draco_errors += usize::from(msg.contains("Draco"));
+            }
+        }
+    }
+    eprintln!("2000 damaged Draco boxes: {errors} errors ({draco_errors} from the decoder)");
+    assert!(draco_errors > 0, "the decoder's errors are reached");
 }

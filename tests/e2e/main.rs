@@ -4,6 +4,7 @@
 mod authored;
 mod broken_gltf;
 mod corrupt;
+mod ingest;
 mod levels;
 mod rays;
 mod shapes;

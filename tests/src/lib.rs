@@ -266,18 +266,17 @@ impl Oracle {
                 continue;
             }
             for tri in &self.tris[s..e] {
-                if let Some(h) = moller(o, d, tri.v) {
-                    if h.margin >= -slack / h.cos.max(1e-3)
-                        && h.t <= max_t
-                        && best.is_none_or(|b| h.t < b.t)
-                    {
-                        best = Some(OracleHit {
-                            t: h.t,
-                            instance: tri.instance,
-                            source_id: tri.source_id,
-                            cos: h.cos,
-                        });
-                    }
+                if let Some(h) = moller(o, d, tri.v)
+                    && h.margin >= -slack / h.cos.max(1e-3)
+                    && h.t <= max_t
+                    && best.is_none_or(|b| h.t < b.t)
+                {
+                    best = Some(OracleHit {
+                        t: h.t,
+                        instance: tri.instance,
+                        source_id: tri.source_id,
+                        cos: h.cos,
+                    });
                 }
             }
         }

@@ -140,11 +140,12 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
             let v = tris[visible[next]].v;
             next += 1;
             for k in 0..3 {
-                if let Some(&o) = edges.get(&(v[(k + 1) % 3], v[k])) {
-                    if tris[o].alive && tris[o].dist(p) > 0.0 {
-                        tris[o].alive = false;
-                        visible.push(o);
-                    }
+                if let Some(&o) = edges.get(&(v[(k + 1) % 3], v[k]))
+                    && tris[o].alive
+                    && tris[o].dist(p) > 0.0
+                {
+                    tris[o].alive = false;
+                    visible.push(o);
                 }
             }
         }

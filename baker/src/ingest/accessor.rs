@@ -9,7 +9,7 @@ use gltf::json::{self, accessor::ComponentType, validation::Checked};
 
 /// Most elements one accessor may declare. Guards allocations for accessors
 /// without a buffer view (all zeros), whose size no buffer bounds.
-const MAX_ELEMENTS: u64 = 1 << 28;
+pub(super) const MAX_ELEMENTS: u64 = 1 << 28;
 
 /// The bytes of every buffer view, resolved once: a slice of its buffer, or
 /// the output of the meshopt decoder.
@@ -32,6 +32,11 @@ impl<'a> Views<'a> {
             .map(|v| resolve_view(doc, v))
             .collect();
         Views { views }
+    }
+
+    /// The bytes of buffer view `index`.
+    pub fn bytes(&self, index: usize) -> Result<&[u8], E> {
+        Ok(&self.get(index)?.bytes)
     }
 
     fn get(&self, index: usize) -> Result<&ViewBytes<'a>, E> {
@@ -270,13 +275,12 @@ pub fn read_vec3(doc: &Document, views: &Views, index: usize) -> Result<Vec<[f32
 
 /// Reads a SCALAR integer accessor as u32 indices.
 pub fn read_indices(doc: &Document, views: &Views, index: usize) -> Result<Vec<u32>, E> {
-    if let Some(acc) = doc.root.accessors.get(index) {
-        if matches!(acc.component_type, Checked::Valid(c) if matches!(c.0, ComponentType::F32 | ComponentType::I8 | ComponentType::I16))
-        {
-            return Err(E::Invalid(format!(
-                "accessor {index}: indices must be unsigned integers"
-            )));
-        }
+    if let Some(acc) = doc.root.accessors.get(index)
+        && matches!(acc.component_type, Checked::Valid(c) if matches!(c.0, ComponentType::F32 | ComponentType::I8 | ComponentType::I16))
+    {
+        return Err(E::Invalid(format!(
+            "accessor {index}: indices must be unsigned integers"
+        )));
     }
     let flat = read_f64(doc, views, index, 1)?;
     Ok(flat.into_iter().map(|v| v as u32).collect())

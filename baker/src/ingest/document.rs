@@ -6,19 +6,54 @@ use super::IngestErrorKind as E;
 use gltf::json;
 use std::path::Path;
 
-/// Extensions we read (or may safely ignore) when a file lists them as required.
-const UNDERSTOOD_REQUIRED: &[&str] = &[
+/// Required extensions the baker implements.
+pub const IMPLEMENTED: &[&str] = &[
     "KHR_mesh_quantization",
     "EXT_meshopt_compression",
     "KHR_meshopt_compression",
-    // Material and texture extensions do not affect geometry.
+    "KHR_draco_mesh_compression",
+    "EXT_mesh_gpu_instancing",
+    "KHR_physics_rigid_bodies",
+    "KHR_implicit_shapes",
+    "KHR_collision_shapes",
+    "OMI_physics_body",
+    "OMI_physics_shape",
+];
+
+/// Required extensions that do not change collision geometry: accepted
+/// with a note (materials, textures, lights, animation, metadata,
+/// visibility, variants, interactivity).
+pub const IGNORED: &[&str] = &[
+    "KHR_lights_punctual",
+    "KHR_materials_anisotropy",
+    "KHR_materials_clearcoat",
+    "KHR_materials_diffuse_transmission",
+    "KHR_materials_dispersion",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_ior",
+    "KHR_materials_iridescence",
     "KHR_materials_pbrSpecularGlossiness",
+    "KHR_materials_sheen",
+    "KHR_materials_specular",
+    "KHR_materials_transmission",
     "KHR_materials_unlit",
-    "KHR_texture_transform",
+    "KHR_materials_variants",
+    "KHR_materials_volume",
     "KHR_texture_basisu",
+    "KHR_texture_transform",
+    "KHR_animation_pointer",
+    "KHR_xmp_json_ld",
+    "KHR_node_visibility",
+    "KHR_interactivity",
+    "KHR_audio_emitter",
     "EXT_texture_webp",
     "EXT_texture_avif",
+    "EXT_lights_image_based",
+    "EXT_lights_ies",
     "MSFT_texture_dds",
+    "MSFT_lod",
+    "MSFT_packing_normalRoughnessMetallic",
+    "MSFT_packing_occlusionRoughnessMetallic",
 ];
 
 /// A parsed document with its buffers loaded.
@@ -31,6 +66,9 @@ pub struct Document {
     /// xxh3-128 of every input file read (the document, then external
     /// buffers, each prefixed by its length), for the content hash.
     pub input_hash: u128,
+    /// Things worth saying that are not problems (required extensions
+    /// that do not touch geometry, leniencies).
+    pub notes: Vec<String>,
 }
 
 /// Reads and parses a `.gltf` or `.glb` file and all the buffers it uses.
@@ -51,7 +89,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
     } else {
         (&bytes, None)
     };
-    let root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
+    let mut value: serde_json::Value = serde_json::from_slice(json_bytes).map_err(|e| {
         if bytes
             .first()
             .is_some_and(|&b| b != b'{' && !b.is_ascii_whitespace())
@@ -61,11 +99,20 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
             E::Json(e.to_string())
         }
     })?;
-    for ext in &root.extensions_required {
-        if ext == "KHR_draco_mesh_compression" {
-            return Err(E::Draco);
+    let mut notes = Vec::new();
+    // glTF 2.0 makes `scene.nodes` optional; gltf-json insists on it
+    if let Some(scenes) = value.get_mut("scenes").and_then(|s| s.as_array_mut()) {
+        for sc in scenes.iter_mut().filter_map(|s| s.as_object_mut()) {
+            sc.entry("nodes").or_insert_with(|| serde_json::json!([]));
         }
-        if !UNDERSTOOD_REQUIRED.contains(&ext.as_str()) {
+    }
+    let root: json::Root = serde_json::from_value(value).map_err(|e| E::Json(e.to_string()))?;
+    for ext in &root.extensions_required {
+        if IGNORED.contains(&ext.as_str()) {
+            notes.push(format!(
+                "requires {ext}, which does not change collision geometry; ignored"
+            ));
+        } else if !IMPLEMENTED.contains(&ext.as_str()) {
             return Err(E::UnsupportedExtension(ext.clone()));
         }
     }
@@ -126,6 +173,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
         root,
         buffers,
         input_hash: hasher.digest128(),
+        notes,
     })
 }
 
@@ -201,12 +249,13 @@ fn percent_decode(uri: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push(h << 4 | l);
+            i += 3;
+            continue;
         }
         out.push(b[i]);
         i += 1;

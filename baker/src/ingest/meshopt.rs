@@ -39,7 +39,7 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
     let mut dst = vec![0u32; total.div_ceil(4)];
     let rc = match mode {
         "ATTRIBUTES" => {
-            if stride == 0 || stride % 4 != 0 || stride > 256 {
+            if stride == 0 || !stride.is_multiple_of(4) || stride > 256 {
                 return Err(format!(
                     "meshopt ATTRIBUTES byteStride {stride} is not a multiple of 4 in 4..=256"
                 ));
@@ -62,7 +62,7 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
             if stride != 2 && stride != 4 {
                 return Err(format!("meshopt {mode} byteStride {stride} is not 2 or 4"));
             }
-            if mode == "TRIANGLES" && count % 3 != 0 {
+            if mode == "TRIANGLES" && !count.is_multiple_of(3) {
                 return Err(format!(
                     "meshopt TRIANGLES count {count} is not a multiple of 3"
                 ));
@@ -96,7 +96,7 @@ pub fn decode_view(doc: &Document, ext: &Value) -> Result<Vec<u8>, String> {
         let ok = match filter {
             "OCTAHEDRAL" | "COLOR" => stride == 4 || stride == 8,
             "QUATERNION" => stride == 8,
-            "EXPONENTIAL" => stride % 4 == 0,
+            "EXPONENTIAL" => stride.is_multiple_of(4),
             _ => return Err(format!("unknown meshopt filter {filter:?}")),
         };
         if !ok {

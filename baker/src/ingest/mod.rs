@@ -2,15 +2,22 @@
 //! world placements.
 //!
 //! Covered: `.gltf` (external or data-URI buffers) and `.glb`; the default
-//! scene (else the first, else every root node); node hierarchies with TRS or
-//! matrices, accumulated in f64; triangle lists, strips and fans (points and
-//! lines skipped with a warning); indexed and non-indexed primitives; sparse
-//! accessors; integer and normalised positions (KHR_mesh_quantization);
-//! EXT_meshopt_compression. A mesh used by several nodes becomes one mesh and
-//! several instances. Draco is refused with a clear error.
+//! scene (else the first, else every root node; scenes without `nodes` and
+//! documents without scenes are empty, with a warning); node hierarchies
+//! with TRS or matrices, accumulated in f64; triangle lists, strips and fans
+//! (points and lines skipped with a warning); indexed and non-indexed
+//! primitives; sparse accessors; integer and normalised positions
+//! (KHR_mesh_quantization); EXT_meshopt_compression; KHR_draco_mesh_compression
+//! (`draco.rs`); EXT_mesh_gpu_instancing (one placement per instance, the
+//! node's transform applied after the instance's); morph targets with the
+//! node's `weights`, else the mesh's (a node with its own weights gets its
+//! own mesh); glTF physics colliders (`physics.rs`). A mesh used by several
+//! nodes becomes one mesh and several instances. Required extensions that
+//! do not change geometry are accepted with a note; unknown ones are refused.
 
 mod accessor;
 mod document;
+mod draco;
 mod meshopt;
 pub mod physics;
 
@@ -43,13 +50,14 @@ pub enum IngestErrorKind {
     /// The JSON does not parse as glTF.
     #[error("invalid glTF JSON: {0}")]
     Json(String),
-    /// KHR_draco_mesh_compression is required.
+    /// A KHR_draco_mesh_compression stream that does not decode.
+    #[error("{0}")]
+    Draco(String),
+    /// A required extension this baker does not implement and that may
+    /// change geometry.
     #[error(
-        "uses KHR_draco_mesh_compression, which this baker does not decode; re-export without Draco (e.g. `gltf-transform copy` or gltfpack) or with EXT_meshopt_compression"
+        "requires the extension {0}, which this baker does not implement (it may change geometry; see the README's extension table)"
     )]
-    Draco,
-    /// Another required extension this baker does not understand.
-    #[error("requires the unsupported extension {0}")]
     UnsupportedExtension(String),
     /// A buffer is missing or malformed.
     #[error("buffer {index} {problem}")]
@@ -109,7 +117,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     let root = &doc.root;
     let views = accessor::Views::new(doc);
     let mut scene = Scene::default();
-    let mut mesh_map: Vec<Option<usize>> = vec![None; root.meshes.len()];
+    let mut mesh_map = MeshCache::new(root.meshes.len());
     let mut warned_skin = false;
     let catalog = physics::Catalog::new(root).map_err(IngestErrorKind::Invalid)?;
     // world transforms of the nodes the walk reaches, and the nodes that
@@ -175,8 +183,15 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             colliders.push((ni, c));
         }
         if let Some(mi) = node.mesh.map(|m| m.value()) {
-            let scene_mesh = scene_mesh_of(doc, &views, &mut scene, &mut mesh_map, mi)
-                .map_err(|e| with_node(ni, e))?;
+            let scene_mesh = scene_mesh_of(
+                doc,
+                &views,
+                &mut scene,
+                &mut mesh_map,
+                mi,
+                node.weights.as_deref(),
+            )
+            .map_err(|e| with_node(ni, e))?;
             // glTF ignores the node transform of a skinned mesh; without a
             // pose we bake the bind pose, in mesh space.
             let transform = if node.skin.is_some() {
@@ -191,39 +206,55 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             } else {
                 world
             };
-            let det = transform.matrix3.determinant();
-            if det.abs() < 1e-30 || !det.is_finite() {
-                scene.warnings.push(format!(
-                    "node {ni}: transform is singular (zero scale); its mesh is skipped"
-                ));
-            } else if let Some(problem) = out_of_range(&scene.meshes[scene_mesh], &transform) {
-                return Err(IngestErrorKind::Invalid(format!("node {ni}: {problem}")));
-            } else {
-                let name = node
-                    .name
-                    .clone()
-                    .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
-                    .unwrap_or_else(|| format!("node{ni}"));
-                let extras_collider = node
-                    .extras
-                    .as_ref()
-                    .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
-                    .and_then(|v| v.get("collider")?.as_str().map(str::to_owned));
+            let name = node
+                .name
+                .clone()
+                .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
+                .unwrap_or_else(|| format!("node{ni}"));
+            let extras_collider = node
+                .extras
+                .as_ref()
+                .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
+                .and_then(|v| v.get("collider")?.as_str().map(str::to_owned));
+            let instancing = node
+                .extensions
+                .as_ref()
+                .and_then(|e| e.others.get("EXT_mesh_gpu_instancing"));
+            // one placement, or one per GPU instance (the node's transform
+            // applied after each instance's)
+            let placements: Vec<(String, DAffine3)> = match instancing {
+                None => vec![(name, transform)],
+                Some(ext) => instances(doc, &views, ext)
+                    .map_err(|e| {
+                        IngestErrorKind::Invalid(format!("node {ni}: EXT_mesh_gpu_instancing: {e}"))
+                    })?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, t)| (format!("{name}#{k}"), transform * t))
+                    .collect(),
+            };
+            let corners = box_corners(&scene.meshes[scene_mesh]);
+            let mut singular = 0usize;
+            for (name, transform) in placements {
+                let det = transform.matrix3.determinant();
+                if det.abs() < 1e-30 || !det.is_finite() {
+                    singular += 1;
+                    continue;
+                }
+                if let Some(problem) = out_of_range(&corners, &transform) {
+                    return Err(IngestErrorKind::Invalid(format!("node {ni}: {problem}")));
+                }
                 scene.instances.push(SceneInstance {
                     name,
                     mesh: scene_mesh,
                     transform,
-                    extras_collider,
+                    extras_collider: extras_collider.clone(),
                     physics: None,
                 });
             }
-            if node
-                .extensions
-                .as_ref()
-                .is_some_and(|e| e.others.contains_key("EXT_mesh_gpu_instancing"))
-            {
+            if singular > 0 {
                 scene.warnings.push(format!(
-                    "node {ni}: EXT_mesh_gpu_instancing transforms are not applied; only the node itself is baked"
+                    "node {ni}: {singular} placement(s) with a singular transform (zero scale) skipped"
                 ));
             }
         }
@@ -245,11 +276,17 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             "{triggers} physics trigger volume(s) are not colliders and are not baked"
         ));
     }
-    let unused = mesh_map.iter().filter(|m| m.is_none()).count();
+    scene.notes.extend(doc.notes.iter().cloned());
+    if scene.instances.is_empty() {
+        scene.warnings.push(
+            "no collision geometry in this file (no node draws a mesh and nothing authors a collider); the archive is empty".into(),
+        );
+    }
+    let unused = mesh_map.used.iter().filter(|&&u| !u).count();
     if unused > 0 {
         scene.warnings.push(format!(
             "{unused} of {} meshes are used by no node of the scene and no collider; they are not baked",
-            mesh_map.len()
+            mesh_map.used.len()
         ));
     }
     Ok(scene)
@@ -273,26 +310,66 @@ fn mesh_collider(convex: bool) -> (ColliderKind, &'static str) {
     }
 }
 
-/// The scene mesh of document mesh `mi`, read on first use.
+/// Scene meshes already read: one per document mesh, and one per distinct
+/// set of non-zero morph weights a node asks for.
+struct MeshCache {
+    plain: Vec<Option<usize>>,
+    morphed: std::collections::HashMap<(usize, Vec<u32>), usize>,
+    used: Vec<bool>,
+}
+
+impl MeshCache {
+    fn new(n: usize) -> MeshCache {
+        MeshCache {
+            plain: vec![None; n],
+            morphed: Default::default(),
+            used: vec![false; n],
+        }
+    }
+}
+
+/// The scene mesh of document mesh `mi` with morph weights `node_weights`
+/// (else the mesh's own `weights`) applied, read on first use.
 fn scene_mesh_of(
     doc: &document::Document,
     views: &accessor::Views,
     scene: &mut Scene,
-    mesh_map: &mut [Option<usize>],
+    cache: &mut MeshCache,
     mi: usize,
+    node_weights: Option<&[f32]>,
 ) -> Result<usize, IngestErrorKind> {
-    let slot = mesh_map
-        .get_mut(mi)
+    let mesh = doc
+        .root
+        .meshes
+        .get(mi)
         .ok_or_else(|| IngestErrorKind::Invalid(format!("mesh {mi} does not exist")))?;
-    Ok(match *slot {
-        Some(s) => s,
-        None => {
-            let m = read_mesh(doc, views, mi, &mut scene.warnings)?;
-            scene.meshes.push(m);
-            *slot = Some(scene.meshes.len() - 1);
-            scene.meshes.len() - 1
-        }
-    })
+    cache.used[mi] = true;
+    let weights: Vec<f32> = node_weights
+        .or(mesh.weights.as_deref())
+        .unwrap_or(&[])
+        .to_vec();
+    let key: Vec<u32> = if weights.iter().all(|&w| w == 0.0) {
+        Vec::new()
+    } else {
+        weights.iter().map(|w| w.to_bits()).collect()
+    };
+    let found = if key.is_empty() {
+        cache.plain[mi]
+    } else {
+        cache.morphed.get(&(mi, key.clone())).copied()
+    };
+    if let Some(s) = found {
+        return Ok(s);
+    }
+    let m = read_mesh(doc, views, mi, &weights, &mut scene.warnings)?;
+    scene.meshes.push(m);
+    let s = scene.meshes.len() - 1;
+    if key.is_empty() {
+        cache.plain[mi] = Some(s);
+    } else {
+        cache.morphed.insert((mi, key), s);
+    }
+    Ok(s)
 }
 
 /// Adds one instance per authored collider, in walk order, and marks the
@@ -304,7 +381,7 @@ fn add_colliders(
     colliders: &[(usize, physics::NodeCollider)],
     worlds: &[Option<DAffine3>],
     scene: &mut Scene,
-    mesh_map: &mut [Option<usize>],
+    mesh_map: &mut MeshCache,
 ) -> Result<(), IngestErrorKind> {
     use physics::{Geometry, NodeCollider};
     let root = &doc.root;
@@ -342,8 +419,8 @@ fn add_colliders(
                     ));
                     continue;
                 };
-                let m =
-                    scene_mesh_of(doc, views, scene, mesh_map, mi).map_err(|e| with_node(ni, e))?;
+                let m = scene_mesh_of(doc, views, scene, mesh_map, mi, t.weights.as_deref())
+                    .map_err(|e| with_node(ni, e))?;
                 let (kind, how) = mesh_collider(convex);
                 let rule = format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
                 (m, world, Authored { kind, rule })
@@ -353,7 +430,7 @@ fn add_colliders(
                 let world = worlds[ni].expect("collider nodes are visited");
                 match g {
                     Geometry::Mesh { mesh: mi, convex } => {
-                        let m = scene_mesh_of(doc, views, scene, mesh_map, mi)
+                        let m = scene_mesh_of(doc, views, scene, mesh_map, mi, None)
                             .map_err(|e| with_node(ni, e))?;
                         let (kind, how) = mesh_collider(convex);
                         let rule = format!("{ext} {si}: {how} of mesh {mi}");
@@ -389,7 +466,7 @@ fn add_colliders(
             ));
             continue;
         }
-        if let Some(problem) = out_of_range(&scene.meshes[mesh], &transform) {
+        if let Some(problem) = out_of_range(&box_corners(&scene.meshes[mesh]), &transform) {
             return Err(bad(problem));
         }
         scene.instances.push(SceneInstance {
@@ -403,8 +480,31 @@ fn add_colliders(
     Ok(())
 }
 
-/// Archives hold f32: the world-space geometry and both matrices must fit.
-fn out_of_range(mesh: &SceneMesh, xf: &DAffine3) -> Option<String> {
+/// The corners of a mesh's bounding box: the world-space extremes of the
+/// mesh under any affine map are among their images.
+fn box_corners(mesh: &SceneMesh) -> Vec<DVec3> {
+    let Some(first) = mesh.positions.first() else {
+        return Vec::new();
+    };
+    let first = DVec3::from(first.map(f64::from));
+    let (lo, hi) = mesh.positions.iter().fold((first, first), |(l, h), p| {
+        let p = DVec3::from(p.map(f64::from));
+        (l.min(p), h.max(p))
+    });
+    (0..8)
+        .map(|i| {
+            DVec3::new(
+                if i & 1 == 0 { lo.x } else { hi.x },
+                if i & 2 == 0 { lo.y } else { hi.y },
+                if i & 4 == 0 { lo.z } else { hi.z },
+            )
+        })
+        .collect()
+}
+
+/// Archives hold f32: the world-space geometry (given by its box corners)
+/// and both matrices must fit.
+fn out_of_range(corners: &[DVec3], xf: &DAffine3) -> Option<String> {
     const LIMIT: f64 = (f32::MAX / 4.0) as f64;
     let inv = xf.inverse();
     let matrices_fit = xf
@@ -415,11 +515,82 @@ fn out_of_range(mesh: &SceneMesh, xf: &DAffine3) -> Option<String> {
     if !matrices_fit {
         return Some("transform or its inverse does not fit in f32".into());
     }
-    let too_far = mesh.positions.iter().any(|p| {
-        let w = xf.transform_point3(DVec3::from(p.map(f64::from)));
-        w.abs().max_element() >= LIMIT
-    });
+    let too_far = corners
+        .iter()
+        .any(|p| xf.transform_point3(*p).abs().max_element() >= LIMIT);
     too_far.then(|| "world-space geometry exceeds the f32 range".into())
+}
+
+/// Most instances one node may place with `EXT_mesh_gpu_instancing`
+/// (about 1 GB of scene at this count; forests of millions fit).
+const MAX_GPU_INSTANCES: usize = 1 << 23;
+
+/// The per-instance transforms of `EXT_mesh_gpu_instancing`: TRANSLATION,
+/// ROTATION (unit quaternions, float or normalised integers) and SCALE
+/// accessors, any of them absent (identity), all of one count.
+fn instances(
+    doc: &document::Document,
+    views: &accessor::Views,
+    ext: &serde_json::Value,
+) -> Result<Vec<DAffine3>, String> {
+    let attr = |k: &str| {
+        ext.pointer(&format!("/attributes/{k}"))
+            .map(|v| {
+                v.as_u64()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .ok_or_else(|| format!("{k} is not an accessor index"))
+            })
+            .transpose()
+    };
+    let read = |k: &str, width: usize| -> Result<Option<Vec<f64>>, String> {
+        match attr(k)? {
+            None => Ok(None),
+            Some(i) => accessor::read_f64(doc, views, i, width)
+                .map(Some)
+                .map_err(|e| format!("{k}: {e}")),
+        }
+    };
+    let t = read("TRANSLATION", 3)?;
+    let r = read("ROTATION", 4)?;
+    let s = read("SCALE", 3)?;
+    let counts: Vec<usize> = [(&t, 3), (&r, 4), (&s, 3)]
+        .iter()
+        .filter_map(|(v, w)| v.as_ref().map(|v| v.len() / w))
+        .collect();
+    let Some(&n) = counts.first() else {
+        return Err("no TRANSLATION, ROTATION or SCALE attribute".into());
+    };
+    if counts.iter().any(|&c| c != n) {
+        return Err(format!("attributes of different counts {counts:?}"));
+    }
+    if n > MAX_GPU_INSTANCES {
+        return Err(format!(
+            "{n} instances, more than the {MAX_GPU_INSTANCES} one node may place"
+        ));
+    }
+    (0..n)
+        .map(|k| {
+            let v3 = |a: &Option<Vec<f64>>, d: f64| {
+                a.as_ref().map_or(DVec3::splat(d), |a| {
+                    DVec3::new(a[3 * k], a[3 * k + 1], a[3 * k + 2])
+                })
+            };
+            let q = r.as_ref().map_or(DQuat::IDENTITY, |a| {
+                DQuat::from_xyzw(a[4 * k], a[4 * k + 1], a[4 * k + 2], a[4 * k + 3])
+            });
+            let q = if q.length_squared() > 0.0 && q.is_finite() {
+                q.normalize()
+            } else {
+                return Err(format!("instance {k}: ROTATION is not a quaternion"));
+            };
+            let xf = DAffine3::from_scale_rotation_translation(v3(&s, 1.0), q, v3(&t, 0.0));
+            if xf.is_finite() {
+                Ok(xf)
+            } else {
+                Err(format!("instance {k}: transform is not finite"))
+            }
+        })
+        .collect()
 }
 
 fn local_transform(node: &json::Node, ni: usize) -> Result<DAffine3, IngestErrorKind> {
@@ -453,6 +624,7 @@ fn read_mesh(
     doc: &document::Document,
     views: &accessor::Views,
     mi: usize,
+    weights: &[f32],
     warnings: &mut Vec<String>,
 ) -> Result<SceneMesh, IngestErrorKind> {
     let mesh = &doc.root.meshes[mi];
@@ -476,35 +648,87 @@ fn read_mesh(
             ));
             continue;
         }
-        if prim
-            .extensions
-            .as_ref()
-            .is_some_and(|e| e.others.contains_key("KHR_draco_mesh_compression"))
-            && prim
-                .attributes
-                .get(&Checked::Valid(Semantic::Positions))
-                .and_then(|a| doc.root.accessors.get(a.value()))
-                .is_none_or(|a| a.buffer_view.is_none())
-        {
-            return Err(IngestErrorKind::Draco);
-        }
         let Some(pos) = prim.attributes.get(&Checked::Valid(Semantic::Positions)) else {
             warnings.push(format!(
                 "mesh {mi} primitive {pi}: no POSITION attribute, skipped"
             ));
             continue;
         };
-        let positions = accessor::read_vec3(doc, views, pos.value())?;
+        let draco = prim
+            .extensions
+            .as_ref()
+            .and_then(|e| e.others.get("KHR_draco_mesh_compression"));
+        // Draco carries POSITION and the indices; a stream without POSITION
+        // leaves the accessors to speak, as the extension allows
+        let draco_position = draco.and_then(|d| d.pointer("/attributes/POSITION"));
+        let (mut positions, indices): (Vec<[f32; 3]>, Option<Vec<u32>>) =
+            match (draco, draco_position) {
+                (Some(d), Some(id)) => {
+                    let bad = |p: String| {
+                        IngestErrorKind::Draco(format!("mesh {mi} primitive {pi}: {p}"))
+                    };
+                    let id = id
+                        .as_u64()
+                        .and_then(|v| u32::try_from(v).ok())
+                        .ok_or_else(|| {
+                            bad(
+                                "KHR_draco_mesh_compression attributes.POSITION is not an id"
+                                    .into(),
+                            )
+                        })?;
+                    let view = d
+                        .get("bufferView")
+                        .and_then(|v| v.as_u64())
+                        .ok_or_else(
+                            || bad("KHR_draco_mesh_compression has no bufferView".into()),
+                        )?;
+                    let bytes = views.bytes(view as usize)?;
+                    let (p, i) = draco::decode(bytes, id).map_err(bad)?;
+                    (p, Some(i))
+                }
+                _ => {
+                    let p = accessor::read_vec3(doc, views, pos.value())?;
+                    let i = match prim.indices {
+                        Some(i) => Some(accessor::read_indices(doc, views, i.value())?),
+                        None => None,
+                    };
+                    (p, i)
+                }
+            };
+        // morph targets, with the instance's default weights
+        let targets = prim.targets.as_deref().unwrap_or(&[]);
+        for (k, target) in targets.iter().enumerate() {
+            let w = weights.get(k).copied().unwrap_or(0.0);
+            let Some(acc) = target.positions.filter(|_| w != 0.0) else {
+                continue;
+            };
+            if draco_position.is_some() {
+                warnings.push(format!(
+                    "mesh {mi} primitive {pi}: morph target {k} is not applied to a Draco primitive"
+                ));
+                continue;
+            }
+            let d = accessor::read_vec3(doc, views, acc.value())?;
+            if d.len() != positions.len() {
+                return Err(ctx(format!(
+                    "morph target {k} has {} positions for {} vertices",
+                    d.len(),
+                    positions.len()
+                )));
+            }
+            for (p, d) in positions.iter_mut().zip(&d) {
+                for c in 0..3 {
+                    p[c] += w * d[c];
+                }
+            }
+        }
         if let Some(i) = positions
             .iter()
             .position(|p| !p.iter().all(|c| c.is_finite()))
         {
             return Err(ctx(format!("POSITION {i} is not a finite f32 vector")));
         }
-        let indices: Vec<u32> = match prim.indices {
-            Some(i) => accessor::read_indices(doc, views, i.value())?,
-            None => (0..positions.len() as u32).collect(),
-        };
+        let indices: Vec<u32> = indices.unwrap_or_else(|| (0..positions.len() as u32).collect());
         if let Some(&bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
             return Err(ctx(format!(
                 "index {bad} is out of range for {} vertices",

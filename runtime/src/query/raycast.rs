@@ -81,11 +81,11 @@ impl RayVisitor for TopSearch<'_> {
         let (inst_index, _) = leaf_range(data);
         let inst = &self.level.instances[inst_index as usize];
         let shape = ShapeRef(&self.level.shapes[inst.shape.to_native() as usize]);
-        if let Some(h) = shape.raycast(inst, self.ray.origin, self.ray.dir, self.t_max, self.any) {
-            if self.hit.is_none() || h.t < self.t_max {
-                self.t_max = h.t;
-                self.hit = Some((h, inst_index));
-            }
+        if let Some(h) = shape.raycast(inst, self.ray.origin, self.ray.dir, self.t_max, self.any)
+            && (self.hit.is_none() || h.t < self.t_max)
+        {
+            self.t_max = h.t;
+            self.hit = Some((h, inst_index));
         }
         self.any && self.hit.is_some()
     }

@@ -233,14 +233,14 @@ impl RayVisitor for SweepTop<'_> {
         let inst = &self.level.instances[ii as usize];
         let place = Placement::new(inst);
         let shape = shape_of(self.level, inst);
-        if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max) {
-            if self.best.is_none() || hit.t < self.best_t {
-                self.best_t = hit.t;
-                // widen the f32 cull range by an ulp so equal-time contacts
-                // elsewhere are not culled by rounding
-                self.t_max = next_up(hit.t as f32);
-                self.best = Some((hit, ii, feature));
-            }
+        if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max)
+            && (self.best.is_none() || hit.t < self.best_t)
+        {
+            self.best_t = hit.t;
+            // widen the f32 cull range by an ulp so equal-time contacts
+            // elsewhere are not culled by rounding
+            self.t_max = next_up(hit.t as f32);
+            self.best = Some((hit, ii, feature));
         }
         // a contact at t = 0 cannot be beaten
         self.best.is_some() && self.best_t == 0.0

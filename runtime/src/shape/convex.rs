@@ -336,7 +336,7 @@ impl ConvexView for BoxView {
     }
     fn plane(&self, k: usize) -> (DVec3, f64) {
         let axis = k / 2;
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+        let sign = if k.is_multiple_of(2) { 1.0 } else { -1.0 };
         let mut n = DVec3::ZERO;
         n[axis] = sign;
         (n, self.0[axis])

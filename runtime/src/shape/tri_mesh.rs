@@ -67,13 +67,13 @@ impl RayVisitor for MeshSearch<'_> {
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, p(3))];
         for (k, &(x, y, z)) in tris.iter().take(count as usize).enumerate() {
-            if let Some(th) = self.ray.intersect(x, y, z, self.t_max) {
-                if self.hit.is_none() || th < self.t_max {
-                    self.t_max = th;
-                    self.hit = Some((th, leaf << 1 | k as u32));
-                    if self.any {
-                        return true;
-                    }
+            if let Some(th) = self.ray.intersect(x, y, z, self.t_max)
+                && (self.hit.is_none() || th < self.t_max)
+            {
+                self.t_max = th;
+                self.hit = Some((th, leaf << 1 | k as u32));
+                if self.any {
+                    return true;
                 }
             }
         }
