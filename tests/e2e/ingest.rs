@@ -235,3 +235,61 @@ fn morph_targets_bake_with_their_default_weights() {
     // three weightings of one mesh: three shapes
     assert_eq!(baked.report.shapes, 3);
 }
+
+#[test]
+fn quantized_positions_without_the_required_extension_are_read_with_a_warning() {
+    // the cube's corners as i16 (±1 → ±1 unit, not normalised)
+    let p: Vec<u8> = (0..8)
+        .flat_map(|i| kiln_formats::primitive::Cuboid::corner([1.0; 3], i))
+        .flat_map(|c| (c as i16).to_le_bytes())
+        .collect();
+    let blobs = vec![p, cube_blobs().remove(1)];
+    let (level, baked) = bake(
+        "quantized.gltf",
+        document(
+            &blobs,
+            json!({
+                "extensionsUsed": ["KHR_mesh_quantization"],
+                "scenes": [{"nodes": [0]}],
+                "nodes": [{"name": "Q", "mesh": 0}],
+                "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+                "accessors": [
+                    {"bufferView": 0, "componentType": 5122, "count": 8, "type": "VEC3"},
+                    {"bufferView": 1, "componentType": 5123, "count": 36, "type": "SCALAR"}
+                ],
+            }),
+        ),
+    );
+    assert_eq!(inside(&level, [0.9, 0.9, 0.9]), ["Q"]);
+    assert!(
+        baked
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("without requiring KHR_mesh_quantization")),
+        "{:?}",
+        baked.report.warnings
+    );
+}
+
+#[test]
+fn a_draco_stream_without_position_leaves_the_accessors_to_speak() {
+    // the extension names only NORMAL: POSITION and indices come from the
+    // accessors (the extension's fallback rule); the "stream" is never read
+    let (level, baked) = bake(
+        "draco_fallback.gltf",
+        document(
+            &cube_blobs(),
+            json!({
+                "extensionsUsed": ["KHR_draco_mesh_compression"],
+                "scenes": [{"nodes": [0]}],
+                "nodes": [{"name": "Box", "mesh": 0}],
+                "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1,
+                    "extensions": {"KHR_draco_mesh_compression": {"bufferView": 1, "attributes": {"NORMAL": 0}}}}]}],
+                "accessors": cube_accessors(),
+            }),
+        ),
+    );
+    assert_eq!(baked.report.scene_triangles, 12);
+    assert_eq!(inside(&level, [0.4, -0.4, 0.4]), ["Box"]);
+}

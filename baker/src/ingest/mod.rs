@@ -661,40 +661,50 @@ fn read_mesh(
         // Draco carries POSITION and the indices; a stream without POSITION
         // leaves the accessors to speak, as the extension allows
         let draco_position = draco.and_then(|d| d.pointer("/attributes/POSITION"));
-        let (mut positions, indices): (Vec<[f32; 3]>, Option<Vec<u32>>) =
-            match (draco, draco_position) {
-                (Some(d), Some(id)) => {
-                    let bad = |p: String| {
-                        IngestErrorKind::Draco(format!("mesh {mi} primitive {pi}: {p}"))
-                    };
-                    let id = id
-                        .as_u64()
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or_else(|| {
-                            bad(
-                                "KHR_draco_mesh_compression attributes.POSITION is not an id"
-                                    .into(),
-                            )
-                        })?;
-                    let view = d
-                        .get("bufferView")
-                        .and_then(|v| v.as_u64())
-                        .ok_or_else(
-                            || bad("KHR_draco_mesh_compression has no bufferView".into()),
-                        )?;
-                    let bytes = views.bytes(view as usize)?;
-                    let (p, i) = draco::decode(bytes, id).map_err(bad)?;
-                    (p, Some(i))
+        let (mut positions, indices): (Vec<[f32; 3]>, Option<Vec<u32>>) = match (
+            draco,
+            draco_position,
+        ) {
+            (Some(d), Some(id)) => {
+                let bad =
+                    |p: String| IngestErrorKind::Draco(format!("mesh {mi} primitive {pi}: {p}"));
+                let id = id
+                    .as_u64()
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| {
+                        bad("KHR_draco_mesh_compression attributes.POSITION is not an id".into())
+                    })?;
+                let view = d
+                    .get("bufferView")
+                    .and_then(|v| v.as_u64())
+                    .ok_or_else(|| bad("KHR_draco_mesh_compression has no bufferView".into()))?;
+                let bytes = views.bytes(view as usize)?;
+                let (p, i) = draco::decode(bytes, id).map_err(bad)?;
+                (p, Some(i))
+            }
+            _ => {
+                let p = accessor::read_vec3(doc, views, pos.value())?;
+                let quantized = doc.root.accessors.get(pos.value()).is_some_and(|a| {
+                    !matches!(a.component_type, Checked::Valid(c) if c.0 == json::accessor::ComponentType::F32)
+                });
+                let declared = doc
+                    .root
+                    .extensions_required
+                    .iter()
+                    .any(|e| e == "KHR_mesh_quantization");
+                let said = "without requiring KHR_mesh_quantization";
+                if quantized && !declared && !warnings.iter().any(|w| w.contains(said)) {
+                    warnings.push(format!(
+                        "mesh {mi} primitive {pi}: integer POSITION {said}, as the glTF spec asks; read anyway"
+                    ));
                 }
-                _ => {
-                    let p = accessor::read_vec3(doc, views, pos.value())?;
-                    let i = match prim.indices {
-                        Some(i) => Some(accessor::read_indices(doc, views, i.value())?),
-                        None => None,
-                    };
-                    (p, i)
-                }
-            };
+                let i = match prim.indices {
+                    Some(i) => Some(accessor::read_indices(doc, views, i.value())?),
+                    None => None,
+                };
+                (p, i)
+            }
+        };
         // morph targets, with the instance's default weights
         let targets = prim.targets.as_deref().unwrap_or(&[]);
         for (k, target) in targets.iter().enumerate() {
