@@ -27,15 +27,62 @@ pub fn baker_version() -> [u16; 3] {
     [0; 3].map(|_| v.next().unwrap_or(0))
 }
 
+/// The header's content hash for a file whose input bytes hash to
+/// `input_hash`, baked with `settings`.
+fn file_hash(input_hash: u128, settings: &BakeSettings) -> [u8; 16] {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&input_hash.to_le_bytes());
+    hasher.update(settings.fingerprint().as_bytes());
+    hasher.digest128().to_le_bytes()
+}
+
+/// What baking a file would produce a header for, known without building
+/// it: the content hash and the files it depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The content hash the archive's header would carry.
+    pub content_hash: [u8; 16],
+    /// Every file the bake reads: the document, then external buffers.
+    pub inputs: Vec<std::path::PathBuf>,
+}
+
+/// Reads `path` and its buffers (nothing is decoded or built) to plan its
+/// bake with `settings`.
+pub fn plan(path: &Path, settings: &BakeSettings) -> Result<Plan, IngestError> {
+    let (input_hash, inputs) = ingest::inputs(path)?;
+    Ok(Plan {
+        content_hash: file_hash(input_hash, settings),
+        inputs,
+    })
+}
+
+/// Whether the archive at `archive` is what baking by `plan` would write:
+/// its header has this format and baker version and the plan's content
+/// hash, and its body matches the header's checksum (a damaged archive is
+/// re-baked; xxh3 reads gigabytes a second, so checking costs about what
+/// reading the file does). Any doubt — a missing, short or foreign file —
+/// says no.
+pub fn is_up_to_date(archive: &Path, plan: &Plan) -> bool {
+    let Ok(file) = std::fs::read(archive) else {
+        return false;
+    };
+    match kiln_formats::header::Header::parse(&file) {
+        Ok(h) => {
+            h.baker_version == baker_version()
+                && h.content_hash == plan.content_hash
+                && h.check_body(&file[kiln_formats::HEADER_LEN..]).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
 /// Bakes one glTF file.
 pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestError> {
     let t0 = Instant::now();
     let ingested = ingest::load(path)?;
     let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(&ingested.input_hash.to_le_bytes());
-    hasher.update(settings.fingerprint().as_bytes());
-    let mut baked = bake_hashed(&ingested.scene, settings, hasher.digest128().to_le_bytes());
+    let hash = file_hash(ingested.input_hash, settings);
+    let mut baked = bake_hashed(&ingested.scene, settings, hash);
     baked.report.input = path.display().to_string();
     baked.report.ingest_ms = ingest_ms;
     Ok(baked)

@@ -23,7 +23,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Bake glTF files (.gltf/.glb) into archives.
+    /// Bake glTF files (.gltf/.glb) into archives, several in parallel.
+    /// An archive whose header says it was baked from the same input
+    /// bytes and settings by this baker is left alone (--force re-bakes).
+    /// Exit status: 0 all baked or up to date, 1 some input failed, 2 usage.
     Bake {
         /// Input glTF files.
         #[arg(required = true)]
@@ -58,6 +61,13 @@ enum Command {
         /// also bake the render meshes (default: only the authored colliders).
         #[arg(long)]
         render_meshes: bool,
+        /// Bake even when the archive is up to date.
+        #[arg(long)]
+        force: bool,
+        /// Write a Make/Ninja depfile: each archive with every file its
+        /// bake read (the document and its external buffers).
+        #[arg(long, value_name = "FILE")]
+        depfile: Option<PathBuf>,
     },
     /// Show what an archive holds: counts, bytes, tree quality, objects.
     Inspect {
@@ -118,6 +128,8 @@ pub fn main() -> ExitCode {
             max_planes,
             all_meshes,
             render_meshes,
+            force,
+            depfile,
         } => {
             let mut settings = BakeSettings::default().with_tree(terrain_tree.into());
             settings.convex_tolerance = convex_tolerance;
@@ -126,12 +138,17 @@ pub fn main() -> ExitCode {
             if all_meshes {
                 settings = settings.all_meshes();
             }
+            let opts = BakeOpts {
+                json,
+                threads,
+                force,
+                depfile,
+            };
             bake(
                 &inputs,
                 out.as_deref(),
                 out_dir.as_deref(),
-                json,
-                threads,
+                &opts,
                 &settings,
             )
         }
@@ -142,6 +159,10 @@ pub fn main() -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        Err(e) if e.downcast_ref::<Usage>().is_some() => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -149,16 +170,44 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Bakes every input; returns false if any failed (the others still bake).
+/// A command line that cannot be carried out as given (exit status 2).
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// `bake`'s switches besides the settings.
+struct BakeOpts {
+    json: bool,
+    threads: Option<usize>,
+    force: bool,
+    depfile: Option<PathBuf>,
+}
+
+/// How one input ended.
+enum Outcome {
+    Baked(Box<kiln_baker::Baked>, Vec<PathBuf>),
+    UpToDate(Vec<PathBuf>),
+    Failed(anyhow::Error),
+}
+
+/// Bakes every input in parallel; returns false if any failed (the others
+/// still bake). Lines are printed as inputs finish, each naming its input.
 fn bake(
     inputs: &[PathBuf],
     out: Option<&Path>,
     out_dir: Option<&Path>,
-    json: bool,
-    threads: Option<usize>,
+    opts: &BakeOpts,
     settings: &BakeSettings,
 ) -> Result<bool> {
-    if let Some(n) = threads {
+    use rayon::prelude::*;
+    if let Some(n) = opts.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build_global()
@@ -167,10 +216,11 @@ fn bake(
     let outputs: Vec<PathBuf> = match (out, out_dir) {
         (Some(o), None) => {
             if inputs.len() != 1 {
-                bail!(
+                return Err(Usage(format!(
                     "-o/--out takes a single input; use --out-dir for {} inputs",
                     inputs.len()
-                );
+                ))
+                .into());
             }
             vec![o.to_path_buf()]
         }
@@ -184,70 +234,154 @@ fn bake(
                 })
                 .collect()
         }
-        _ => bail!("say where to write: -o <OUT> (one input) or --out-dir <DIR>"),
+        _ => {
+            return Err(Usage(
+                "say where to write: -o <OUT> (one input) or --out-dir <DIR>".into(),
+            )
+            .into());
+        }
     };
-    let mut ok = true;
-    for (n, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
-        let result = kiln_baker::bake_file(input, settings)
-            .map_err(anyhow::Error::from)
-            .and_then(|baked| {
-                write::write_atomic(output, &baked.bytes)
-                    .with_context(|| format!("{}: cannot write", output.display()))?;
-                Ok(baked)
-            });
-        match result {
-            Ok(baked) => {
-                let r = &baked.report;
-                for w in &r.notes {
-                    eprintln!("note: {}: {w}", input.display());
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = outputs.iter().find(|o| !seen.insert(*o)) {
+        return Err(Usage(format!(
+            "two inputs would write {}; bake them into different directories",
+            dup.display()
+        ))
+        .into());
+    }
+    let total = inputs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<Outcome> = inputs
+        .par_iter()
+        .zip(&outputs)
+        .map(|(input, output)| {
+            let outcome = bake_one(input, output, opts.force, settings);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            report_one(n, total, input, output, &outcome, opts.json);
+            outcome
+        })
+        .collect();
+    if let Some(dep) = &opts.depfile {
+        let mut text = String::new();
+        for (output, outcome) in outputs.iter().zip(&outcomes) {
+            if let Outcome::Baked(_, files) | Outcome::UpToDate(files) = outcome {
+                text.push_str(&make_escape(output));
+                text.push(':');
+                for f in files {
+                    text.push(' ');
+                    text.push_str(&make_escape(f));
                 }
-                for w in &r.warnings {
-                    eprintln!("warning: {}: {w}", input.display());
-                }
-                let kinds: Vec<String> = r
-                    .shape_kinds
-                    .iter()
-                    .map(|(k, n)| format!("{n} {k}"))
-                    .collect();
-                eprintln!(
-                    "[{}/{}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
-                    n + 1,
-                    inputs.len(),
-                    input.display(),
-                    output.display(),
-                    r.instances,
-                    r.objects,
-                    r.shapes,
-                    if kinds.is_empty() {
-                        "none".to_string()
-                    } else {
-                        kinds.join(", ")
-                    },
-                    r.stored_triangles,
-                    r.scene_degenerate,
-                    r.bytes,
-                    r.bytes_per_triangle,
-                    r.ingest_ms + r.build_ms
-                );
-                if json {
-                    let mut v = serde_json::to_value(r)?;
-                    v["output"] = output.display().to_string().into();
-                    println!("{v}");
-                }
+                text.push('\n');
             }
-            Err(e) => {
-                ok = false;
-                eprintln!("error: {e:#}");
-                if json {
-                    println!(
-                        "{}",
-                        serde_json::json!({"input": input.display().to_string(), "error": format!("{e:#}")})
-                    );
-                }
+        }
+        write::write_atomic(dep, text.as_bytes())
+            .with_context(|| format!("{}: cannot write the depfile", dep.display()))?;
+    }
+    Ok(outcomes.iter().all(|o| !matches!(o, Outcome::Failed(_))))
+}
+
+/// Plans, skips if up to date, else bakes and writes one input.
+fn bake_one(input: &Path, output: &Path, force: bool, settings: &BakeSettings) -> Outcome {
+    let plan = match kiln_baker::plan(input, settings) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    if !force && kiln_baker::is_up_to_date(output, &plan) {
+        return Outcome::UpToDate(plan.inputs);
+    }
+    let result = kiln_baker::bake_file(input, settings)
+        .map_err(anyhow::Error::from)
+        .and_then(|baked| {
+            write::write_atomic(output, &baked.bytes)
+                .with_context(|| format!("{}: cannot write", output.display()))?;
+            Ok(baked)
+        });
+    match result {
+        Ok(baked) => Outcome::Baked(Box::new(baked), plan.inputs),
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// A path for a Make/Ninja depfile: spaces and `#` escaped with a
+/// backslash, `$` doubled (backslashes stay: Windows separators).
+fn make_escape(p: &Path) -> String {
+    let mut out = String::new();
+    for c in p.display().to_string().chars() {
+        match c {
+            ' ' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '$' => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Prints one input's line (stderr) and JSON report (stdout).
+fn report_one(n: usize, total: usize, input: &Path, output: &Path, outcome: &Outcome, json: bool) {
+    match outcome {
+        Outcome::UpToDate(_) => {
+            eprintln!(
+                "[{n}/{total}] {} -> {}: up to date",
+                input.display(),
+                output.display()
+            );
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"input": input.display().to_string(), "output": output.display().to_string(), "up_to_date": true})
+                );
+            }
+        }
+        Outcome::Baked(baked, _) => {
+            let r = &baked.report;
+            for w in &r.notes {
+                eprintln!("note: {}: {w}", input.display());
+            }
+            for w in &r.warnings {
+                eprintln!("warning: {}: {w}", input.display());
+            }
+            let kinds: Vec<String> = r
+                .shape_kinds
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            eprintln!(
+                "[{n}/{total}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
+                input.display(),
+                output.display(),
+                r.instances,
+                r.objects,
+                r.shapes,
+                if kinds.is_empty() {
+                    "none".to_string()
+                } else {
+                    kinds.join(", ")
+                },
+                r.stored_triangles,
+                r.scene_degenerate,
+                r.bytes,
+                r.bytes_per_triangle,
+                r.ingest_ms + r.build_ms
+            );
+            if json && let Ok(mut v) = serde_json::to_value(r) {
+                v["output"] = output.display().to_string().into();
+                v["up_to_date"] = false.into();
+                println!("{v}");
+            }
+        }
+        Outcome::Failed(e) => {
+            eprintln!("error: {e:#}");
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"input": input.display().to_string(), "error": format!("{e:#}")})
+                );
             }
         }
     }
-    Ok(ok)
 }
 
 fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {

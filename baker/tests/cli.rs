@@ -1,7 +1,7 @@
 //! The `baker` binary end to end: bake → inspect → query → export, exit
 //! codes, and that a failed bake never clobbers a good archive.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn baker() -> Command {
@@ -280,4 +280,140 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
     // the render meshes on request: two more objects, classified automatically
     let (r, _) = bake(&["--render-meshes"]);
     assert_eq!(r["instances"], 8);
+}
+
+/// A one-triangle .gltf with its buffer in a separate .bin file.
+fn triangle_with_bin(dir: &Path, z: f32) -> PathBuf {
+    let mut bin = Vec::new();
+    for v in [0.0f32, 0.0, z, 1.0, 0.0, z, 0.0, 1.0, z] {
+        bin.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(dir.join("tri data.bin"), &bin).unwrap();
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "name": "tri"}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"}],
+        "bufferViews": [{"buffer": 0, "byteLength": 36}],
+        "buffers": [{"byteLength": 36, "uri": "tri%20data.bin"}]
+    });
+    let p = dir.join("tri.gltf");
+    std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn up_to_date_archives_are_left_alone_until_an_input_or_setting_changes() {
+    let dir = tmpdir("uptodate");
+    let input = triangle_with_bin(&dir, 0.0);
+    let out = dir.join("tri.kiln");
+    let dep = dir.join("tri.d");
+    let run = |extra: &[&str]| {
+        let st = baker()
+            .args([
+                "bake",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--json",
+            ])
+            .args(["--depfile", dep.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+        r["up_to_date"].as_bool().unwrap()
+    };
+    assert!(!run(&[]), "first bake");
+    let first = std::fs::read(&out).unwrap();
+    assert!(run(&[]), "nothing changed");
+    // the depfile names the archive and both inputs, the space escaped
+    let d = std::fs::read_to_string(&dep).unwrap();
+    let want = format!(
+        "{}: {} {}\n",
+        out.display(),
+        input.display(),
+        dir.join("tri\\ data.bin").display()
+    );
+    assert_eq!(d, want);
+    // a setting changes the hash
+    assert!(!run(&["--max-planes", "32"]));
+    assert!(!run(&[]), "back to the default settings");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        first,
+        "same input, same bytes"
+    );
+    assert!(run(&[]));
+    assert!(!run(&["--force"]), "--force re-bakes");
+    // editing the buffer (not the document) makes it out of date
+    triangle_with_bin(&dir, 1.0);
+    assert!(!run(&[]));
+    assert_ne!(std::fs::read(&out).unwrap(), first);
+    // a damaged archive (header or body) is never taken for up to date
+    for at in [20, 200] {
+        assert!(run(&[]));
+        let mut bytes = std::fs::read(&out).unwrap();
+        bytes[at] ^= 0xff;
+        std::fs::write(&out, &bytes).unwrap();
+        assert!(!run(&[]), "damaged at {at}");
+    }
+}
+
+#[test]
+fn exit_status_says_usage_or_failed_inputs() {
+    let dir = tmpdir("exit");
+    let good = sample("khr_Box.glb");
+    let bad = dir.join("bad.glb");
+    std::fs::write(&bad, b"glTF nonsense").unwrap();
+    // two inputs, one output file: usage
+    let st = baker()
+        .args([
+            "bake",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "-o",
+            "x.kiln",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2));
+    // one of two inputs fails: 1, and the other is baked
+    let st = baker()
+        .args([
+            "bake",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "--out-dir",
+        ])
+        .arg(dir.join("out"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    assert!(dir.join("out/khr_Box.kiln").is_file());
+    let lines: Vec<serde_json::Value> = String::from_utf8(st.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["error"].as_str().is_some_and(|e| e.contains("bad.glb")))
+    );
+    // all good: 0
+    let st = baker()
+        .args(["bake", good.to_str().unwrap(), "--out-dir"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(0));
 }

@@ -69,6 +69,10 @@ pub struct Document {
     /// Things worth saying that are not problems (required extensions
     /// that do not touch geometry, leniencies).
     pub notes: Vec<String>,
+    /// External files read besides the document (buffers), as joined to
+    /// the document's directory: with the document, everything the bake
+    /// depends on.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 /// Reads and parses a `.gltf` or `.glb` file and all the buffers it uses.
@@ -117,6 +121,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
         }
     }
     let mut buffers = Vec::with_capacity(root.buffers.len());
+    let mut files = Vec::new();
     let mut bin = bin;
     for (i, b) in root.buffers.iter().enumerate() {
         let is_fallback = b.extensions.as_ref().is_some_and(|x| {
@@ -142,6 +147,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
                 match std::fs::read(&file) {
                     Ok(data) => {
                         hash_input(&mut hasher, &data);
+                        files.push(file);
                         Some(data)
                     }
                     Err(e) if is_fallback => {
@@ -174,6 +180,7 @@ pub fn parse(bytes: Vec<u8>, base_dir: &Path) -> Result<Document, E> {
         buffers,
         input_hash: hasher.digest128(),
         notes,
+        files,
     })
 }
 

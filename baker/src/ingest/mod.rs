@@ -95,6 +95,19 @@ pub fn load(path: &Path) -> Result<Ingested, IngestError> {
     })
 }
 
+/// What a file's bake depends on, without building its scene: the hash of
+/// every input byte (as [`Ingested::input_hash`]) and the files read (the
+/// document first, then external buffers).
+pub fn inputs(path: &Path) -> Result<(u128, Vec<PathBuf>), IngestError> {
+    let doc = document::load(path).map_err(|kind| IngestError {
+        path: path.to_path_buf(),
+        kind,
+    })?;
+    let mut files = vec![path.to_path_buf()];
+    files.extend(doc.files);
+    Ok((doc.input_hash, files))
+}
+
 /// Parses an in-memory `.gltf`/`.glb` (external buffers resolve against
 /// `base_dir`). `name` is used in errors. Used by fuzzing and tests.
 pub fn load_bytes(bytes: Vec<u8>, base_dir: &Path, name: &Path) -> Result<Ingested, IngestError> {
