@@ -417,3 +417,60 @@ fn exit_status_says_usage_or_failed_inputs() {
         .unwrap();
     assert_eq!(st.status.code(), Some(0));
 }
+
+/// Ninja from `KILN_NINJA` or the PATH (`.ci/run` installs one), if any.
+fn ninja() -> Option<PathBuf> {
+    let candidate =
+        std::env::var_os("KILN_NINJA").map_or_else(|| PathBuf::from("ninja"), PathBuf::from);
+    Command::new(&candidate)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| candidate)
+}
+
+#[test]
+fn ninja_rebakes_when_a_buffer_changes_and_only_then() {
+    let Some(ninja) = ninja() else {
+        eprintln!(
+            "\n*** SKIPPED: ninja not found (set KILN_NINJA or install it; .ci/run does) ***\n"
+        );
+        return;
+    };
+    let dir = tmpdir("ninja");
+    triangle_with_bin(&dir, 0.0);
+    std::fs::write(
+        dir.join("build.ninja"),
+        format!(
+            "rule kiln\n  command = {} bake $in -o $out --depfile $out.d\n  depfile = $out.d\n  deps = gcc\n  restat = 1\nbuild tri.kiln: kiln tri.gltf\n",
+            env!("CARGO_BIN_EXE_baker")
+        ),
+    )
+    .unwrap();
+    let run = || {
+        let o = Command::new(&ninja).arg("-C").arg(&dir).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = run();
+    assert!(first.contains("tri.kiln"), "{first}");
+    let baked = std::fs::read(dir.join("tri.kiln")).unwrap();
+    assert!(run().contains("no work to do"));
+    // the buffer changes: the depfile made it an input
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    triangle_with_bin(&dir, 2.0);
+    let again = run();
+    assert!(!again.contains("no work to do"), "{again}");
+    assert_ne!(std::fs::read(dir.join("tri.kiln")).unwrap(), baked);
+    assert!(run().contains("no work to do"));
+    // touched, not changed: the bake runs, finds the archive up to date and
+    // leaves it alone; `restat` tells ninja so, and the next run is clean
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let bin = dir.join("tri data.bin");
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::write(&bin, bytes).unwrap();
+    let touched = run();
+    assert!(!touched.contains("no work to do"), "{touched}");
+    assert!(run().contains("no work to do"));
+}
