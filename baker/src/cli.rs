@@ -43,24 +43,8 @@ enum Command {
         /// Worker threads (default: all cores). Output is identical for any value.
         #[arg(long)]
         threads: Option<usize>,
-        /// Bounding volumes of the triangle-mesh (terrain) trees.
-        #[arg(long, value_enum, default_value_t = TreeArg::Aabb)]
-        terrain_tree: TreeArg,
-        /// Automatic classification: a closed mesh within this fraction of
-        /// its convex hull's volume becomes a polytope.
-        #[arg(long, default_value_t = 0.02)]
-        convex_tolerance: f64,
-        /// Most planes a polytope may have; larger hulls stay triangle meshes.
-        #[arg(long, default_value_t = 64)]
-        max_planes: usize,
-        /// Bake every drawn object as a triangle mesh and no authored
-        /// collider (no classification).
-        #[arg(long)]
-        all_meshes: bool,
-        /// In files that author colliders with glTF physics extensions,
-        /// also bake the render meshes (default: only the authored colliders).
-        #[arg(long)]
-        render_meshes: bool,
+        #[command(flatten)]
+        settings: SettingsArgs,
         /// Bake even when the archive is up to date.
         #[arg(long)]
         force: bool,
@@ -68,6 +52,25 @@ enum Command {
         /// bake read (the document and its external buffers).
         #[arg(long, value_name = "FILE")]
         depfile: Option<PathBuf>,
+    },
+    /// Bake every glTF file named (or found under a directory named), then
+    /// re-bake each whenever it or a buffer it reads changes, until Ctrl-C.
+    Watch {
+        /// glTF files and directories to watch.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output directory: each input becomes DIR/STEM.kiln.
+        #[arg(long, required = true)]
+        out_dir: PathBuf,
+        /// Poll for changes instead of file-system events (network shares,
+        /// containers).
+        #[arg(long)]
+        poll: bool,
+        /// Print one JSON report per bake on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        settings: SettingsArgs,
     },
     /// Show what an archive holds: counts, bytes, tree quality, objects.
     Inspect {
@@ -93,6 +96,43 @@ enum Command {
         #[arg(short = 'o', long = "out")]
         out: PathBuf,
     },
+}
+
+/// The settings a bake runs with, as flags (shared by `bake` and `watch`).
+#[derive(clap::Args)]
+struct SettingsArgs {
+    /// Bounding volumes of the triangle-mesh (terrain) trees.
+    #[arg(long, value_enum, default_value_t = TreeArg::Aabb)]
+    terrain_tree: TreeArg,
+    /// Automatic classification: a closed mesh within this fraction of
+    /// its convex hull's volume becomes a polytope.
+    #[arg(long, default_value_t = 0.02)]
+    convex_tolerance: f64,
+    /// Most planes a polytope may have; larger hulls are capped (the
+    /// report says how far the capped hull reaches beyond the exact one).
+    #[arg(long, default_value_t = 64)]
+    max_planes: usize,
+    /// Bake every drawn object as a triangle mesh and no authored
+    /// collider (no classification).
+    #[arg(long)]
+    all_meshes: bool,
+    /// In files that author colliders with glTF physics extensions,
+    /// also bake the render meshes (default: only the authored colliders).
+    #[arg(long)]
+    render_meshes: bool,
+}
+
+impl SettingsArgs {
+    fn resolve(&self) -> BakeSettings {
+        let mut settings = BakeSettings::default().with_tree(self.terrain_tree.into());
+        settings.convex_tolerance = self.convex_tolerance;
+        settings.max_planes = self.max_planes;
+        settings.render_meshes = self.render_meshes;
+        if self.all_meshes {
+            settings = settings.all_meshes();
+        }
+        settings
+    }
 }
 
 /// `--terrain-tree` values.
@@ -123,21 +163,11 @@ pub fn main() -> ExitCode {
             out_dir,
             json,
             threads,
-            terrain_tree,
-            convex_tolerance,
-            max_planes,
-            all_meshes,
-            render_meshes,
+            settings,
             force,
             depfile,
         } => {
-            let mut settings = BakeSettings::default().with_tree(terrain_tree.into());
-            settings.convex_tolerance = convex_tolerance;
-            settings.max_planes = max_planes;
-            settings.render_meshes = render_meshes;
-            if all_meshes {
-                settings = settings.all_meshes();
-            }
+            let settings = settings.resolve();
             let opts = BakeOpts {
                 json,
                 threads,
@@ -152,6 +182,13 @@ pub fn main() -> ExitCode {
                 &settings,
             )
         }
+        Command::Watch {
+            paths,
+            out_dir,
+            poll,
+            json,
+            settings,
+        } => crate::watch::watch(&paths, &out_dir, poll, json, &settings.resolve()).map(|_| true),
         Command::Inspect { archive, json } => inspect_cmd(&archive, json).map(|_| true),
         Command::Query { archive, input } => query_cmd(&archive, input.as_deref()).map(|_| true),
         Command::Export { archive, out } => export_cmd(&archive, &out).map(|_| true),
@@ -191,7 +228,7 @@ struct BakeOpts {
 }
 
 /// How one input ended.
-enum Outcome {
+pub(crate) enum Outcome {
     Baked(Box<kiln_baker::Baked>, Vec<PathBuf>),
     UpToDate(Vec<PathBuf>),
     Failed(anyhow::Error),
@@ -281,7 +318,12 @@ fn bake(
 }
 
 /// Plans, skips if up to date, else bakes and writes one input.
-fn bake_one(input: &Path, output: &Path, force: bool, settings: &BakeSettings) -> Outcome {
+pub(crate) fn bake_one(
+    input: &Path,
+    output: &Path,
+    force: bool,
+    settings: &BakeSettings,
+) -> Outcome {
     let plan = match kiln_baker::plan(input, settings) {
         Ok(p) => p,
         Err(e) => return Outcome::Failed(e.into()),
@@ -320,7 +362,14 @@ fn make_escape(p: &Path) -> String {
 }
 
 /// Prints one input's line (stderr) and JSON report (stdout).
-fn report_one(n: usize, total: usize, input: &Path, output: &Path, outcome: &Outcome, json: bool) {
+pub(crate) fn report_one(
+    n: usize,
+    total: usize,
+    input: &Path,
+    output: &Path,
+    outcome: &Outcome,
+    json: bool,
+) {
     match outcome {
         Outcome::UpToDate(_) => {
             eprintln!(

@@ -474,3 +474,141 @@ fn ninja_rebakes_when_a_buffer_changes_and_only_then() {
     assert!(!touched.contains("no work to do"), "{touched}");
     assert!(run().contains("no work to do"));
 }
+
+/// Waits up to 20 s for `cond`.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        assert!(t0.elapsed().as_secs() < 20, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+}
+
+/// The archive's triangle height: a ray down the z axis from z = 100.
+fn baked_z(archive: &Path) -> Option<f32> {
+    let level = kiln_runtime::Level::read(archive).ok()?;
+    let hit = level.raycast(
+        kiln_runtime::Vec3::new(0.2, 0.2, 100.0),
+        kiln_runtime::Vec3::NEG_Z,
+        1000.0,
+    )?;
+    Some(100.0 - hit.t)
+}
+
+/// A child process killed if the test fails before stopping it.
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn watch_saves_the_way_editors_do(poll: bool) {
+    let dir = tmpdir(if poll { "watch-poll" } else { "watch" });
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    triangle_with_bin(&src, 0.0);
+    let out = dir.join("out");
+    let log = dir.join("log.txt");
+    let mut cmd = baker();
+    cmd.args([
+        "watch",
+        src.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    if poll {
+        cmd.arg("--poll");
+    }
+    let mut child = KillOnDrop(Some(
+        cmd.stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    ));
+    let archive = out.join("tri.kiln");
+    let bin = src.join("tri data.bin");
+    let at = |z: f32| {
+        let archive = archive.clone();
+        move || baked_z(&archive).is_some_and(|b| (b - z).abs() < 1e-4)
+    };
+    wait_for("the first bake", at(0.0));
+    let watching = || std::fs::read_to_string(&log).unwrap().contains("watching");
+    wait_for("the watch to start", watching);
+    let bytes = |z: f32| {
+        let mut b = Vec::new();
+        for v in [0.0f32, 0.0, z, 1.0, 0.0, z, 0.0, 1.0, z] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b
+    };
+    // write a temporary file and rename it over the buffer (Blender's way)
+    let tmp = src.join("tri data.bin.tmp");
+    std::fs::write(&tmp, bytes(1.0)).unwrap();
+    std::fs::rename(&tmp, &bin).unwrap();
+    wait_for("temp + rename", at(1.0));
+    // truncate and write in place
+    std::fs::write(&bin, bytes(2.0)).unwrap();
+    wait_for("in-place write", at(2.0));
+    // delete and recreate
+    std::fs::remove_file(&bin).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::fs::write(&bin, bytes(3.0)).unwrap();
+    wait_for("delete + recreate", at(3.0));
+    // a burst of 20 saves in about 100 ms: the last one wins
+    for k in 0..20 {
+        std::fs::write(&bin, bytes(4.0 + k as f32)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    wait_for("the burst's last save", at(23.0));
+    // a broken save prints its cause and keeps the last good archive
+    let doc = src.join("tri.gltf");
+    let good_doc = std::fs::read(&doc).unwrap();
+    std::fs::write(&doc, b"{ \"asset\": ").unwrap();
+    wait_for("the error", || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("invalid glTF JSON")
+    });
+    assert!(at(23.0)(), "the last good archive is kept");
+    // fixed, with a new buffer: baked again
+    std::fs::write(&bin, bytes(30.0)).unwrap();
+    std::fs::write(&doc, good_doc).unwrap();
+    wait_for("the fixed save", at(30.0));
+    // scratch files and new documents
+    std::fs::write(src.join("tri.gltf~"), b"backup").unwrap();
+    std::fs::copy(sample("khr_Box.glb"), src.join("box.glb")).unwrap();
+    wait_for("a new document", || out.join("box.kiln").is_file());
+    assert!(!out.join("tri.gltf~").exists());
+    // Ctrl-C: a clean exit, no temporary files left
+    let mut child = child.0.take().unwrap();
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("stopped"), "{text}");
+    let stray: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
+
+#[test]
+fn watch_rebakes_on_every_kind_of_save_and_stops_cleanly() {
+    watch_saves_the_way_editors_do(false);
+}
+
+#[test]
+fn watch_polls_when_asked() {
+    watch_saves_the_way_editors_do(true);
+}

@@ -1,0 +1,260 @@
+//! `baker watch`: bake every input once (skipping up-to-date archives),
+//! then re-bake an input whenever a file it reads changes.
+//!
+//! Parent directories are watched, not files, so every way editors save
+//! works: write a temporary file and rename it over the old one (Blender
+//! and most editors), truncate and write in place, delete and recreate.
+//! Events are debounced (`notify-debouncer-full`, 200 ms), so a burst of
+//! saves is one bake. A save that does not parse yet (half written) prints
+//! its cause, keeps the last good archive, and is tried again on the next
+//! event. Editor temporaries and backups and the output directory are
+//! ignored. `--poll` polls instead of subscribing to events (network
+//! shares, containers): every 250 ms, comparing contents (the poller's
+//! modification times have whole-second resolution).
+
+use crate::cli::{Outcome, bake_one, report_one};
+use anyhow::{Context, Result};
+use kiln_baker::BakeSettings;
+use notify_debouncer_full::notify::{self, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, new_debouncer, new_debouncer_opt};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long events settle before a bake.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Whether `p` is a glTF document by its extension.
+fn is_gltf(p: &Path) -> bool {
+    matches!(
+        p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("gltf" | "glb")
+    )
+}
+
+/// Editor temporaries and backups: `~` endings, `.swp`/`.tmp`/`.bak`/
+/// `.blend1`, names starting `.#`, `#`, or `.` (hidden, like the baker's
+/// own `.name.tmp-…` files).
+fn is_scratch(p: &Path) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+        return true;
+    };
+    name.starts_with('.')
+        || name.starts_with('#')
+        || name.ends_with('~')
+        || [
+            ".swp",
+            ".swx",
+            ".tmp",
+            ".bak",
+            ".blend1",
+            ".part",
+            ".crdownload",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
+}
+
+/// Absolute form of `p` (no symlinks resolved: files may not exist yet).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The glTF documents a command-line argument names: the file itself, or
+/// every `.gltf`/`.glb` under a directory (recursively, the output
+/// directory and hidden folders left out).
+fn documents(arg: &Path, out_dir: &Path, into: &mut BTreeSet<PathBuf>) {
+    if arg.is_dir() {
+        let Ok(entries) = std::fs::read_dir(arg) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if absolute(&p) == out_dir || is_scratch(&p) {
+                continue;
+            }
+            if p.is_dir() {
+                documents(&p, out_dir, into);
+            } else if is_gltf(&p) {
+                into.insert(absolute(&p));
+            }
+        }
+    } else {
+        into.insert(absolute(arg));
+    }
+}
+
+/// Runs until Ctrl-C. Returns when interrupted.
+pub fn watch(
+    args: &[PathBuf],
+    out_dir: &Path,
+    poll: bool,
+    json: bool,
+    settings: &BakeSettings,
+) -> Result<()> {
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("cannot create {}", out_dir.display()))?;
+    let out_dir = absolute(out_dir);
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
+            .context("cannot install the Ctrl-C handler")?;
+    }
+    let (tx, rx) = mpsc::channel::<DebounceEventResult>();
+    let mut debouncer: Box<dyn WatchRoots> = if poll {
+        // notify's poller compares whole-second modification times, so
+        // it compares contents too: saves within one second are seen
+        let config = notify::Config::default()
+            .with_poll_interval(Duration::from_millis(250))
+            .with_compare_contents(true);
+        Box::new(
+            new_debouncer_opt::<_, notify::PollWatcher, notify_debouncer_full::NoCache>(
+                DEBOUNCE,
+                None,
+                tx,
+                notify_debouncer_full::NoCache,
+                config,
+            )
+            .context("cannot start polling")?,
+        )
+    } else {
+        Box::new(new_debouncer(DEBOUNCE, None, tx).context("cannot watch for file events")?)
+    };
+    // the directories watched, and each input's dependencies
+    let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut deps: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let output_of = |input: &Path| {
+        let stem = input.file_stem().unwrap_or(input.as_os_str());
+        out_dir.join(stem).with_extension("kiln")
+    };
+    let mut watch_dir = |dir: &Path, recursive: bool, d: &mut Box<dyn WatchRoots>| -> Result<()> {
+        if watched.insert(dir.to_path_buf()) {
+            d.watch_dir(dir, recursive)
+                .with_context(|| format!("cannot watch {}", dir.display()))?;
+        }
+        Ok(())
+    };
+    for a in args {
+        let a = absolute(a);
+        if a.is_dir() {
+            watch_dir(&a, true, &mut debouncer)?;
+        } else if let Some(parent) = a.parent() {
+            watch_dir(parent, false, &mut debouncer)?;
+        }
+    }
+    let mut inputs = BTreeSet::new();
+    for a in args {
+        documents(a, &out_dir, &mut inputs);
+    }
+    let mut bake = |input: &Path,
+                    n: usize,
+                    total: usize,
+                    deps: &mut BTreeMap<PathBuf, Vec<PathBuf>>,
+                    force: bool,
+                    d: &mut Box<dyn WatchRoots>|
+     -> Result<()> {
+        let output = output_of(input);
+        let outcome = bake_one(input, &output, force, settings);
+        report_one(n, total, input, &output, &outcome, json);
+        if let Outcome::Baked(_, files) | Outcome::UpToDate(files) = &outcome {
+            let files: Vec<PathBuf> = files.iter().map(|f| absolute(f)).collect();
+            for f in &files {
+                if let Some(parent) = f.parent() {
+                    watch_dir(parent, false, d)?;
+                }
+            }
+            deps.insert(input.to_path_buf(), files);
+        }
+        Ok(())
+    };
+    let total = inputs.len();
+    for (n, input) in inputs.iter().enumerate() {
+        bake(input, n + 1, total, &mut deps, false, &mut debouncer)?;
+    }
+    eprintln!(
+        "watching {} input(s) for changes (Ctrl-C to stop){}",
+        inputs.len(),
+        if poll { ", polling" } else { "" }
+    );
+    while !stop.load(Ordering::SeqCst) {
+        let events = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Ok(events)) => events,
+            Ok(Err(errors)) => {
+                for e in errors {
+                    eprintln!("warning: watching: {e}");
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        // reading a file is an event too (the bake's own reads): only
+        // creations, writes, renames and removals count
+        let changed: BTreeSet<PathBuf> = events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.event.kind,
+                    notify::EventKind::Create(_)
+                        | notify::EventKind::Modify(_)
+                        | notify::EventKind::Remove(_)
+                        | notify::EventKind::Any
+                )
+            })
+            .flat_map(|e| e.event.paths.iter())
+            .map(|p| absolute(p))
+            .filter(|p| !p.starts_with(&out_dir) && !is_scratch(p))
+            .collect();
+        // inputs whose documents or buffers changed, and new documents
+        // under a watched directory argument
+        let mut todo: BTreeSet<PathBuf> = BTreeSet::new();
+        for p in &changed {
+            for (input, files) in &deps {
+                if files.contains(p) {
+                    todo.insert(input.clone());
+                }
+            }
+            let under_arg = args.iter().any(|a| {
+                let a = absolute(a);
+                (a.is_dir() && p.starts_with(&a)) || a == *p
+            });
+            if under_arg && is_gltf(p) {
+                todo.insert(p.clone());
+            }
+        }
+        let todo: Vec<PathBuf> = todo.into_iter().filter(|p| p.is_file()).collect();
+        let total = todo.len();
+        for (n, input) in todo.iter().enumerate() {
+            inputs.insert(input.clone());
+            bake(input, n + 1, total, &mut deps, false, &mut debouncer)?;
+        }
+    }
+    eprintln!("stopped");
+    Ok(())
+}
+
+/// The part of a debouncer `watch` needs, over both watcher kinds.
+trait WatchRoots {
+    fn watch_dir(&mut self, dir: &Path, recursive: bool) -> notify::Result<()>;
+}
+
+impl<T: notify::Watcher, C: notify_debouncer_full::FileIdCache> WatchRoots
+    for notify_debouncer_full::Debouncer<T, C>
+{
+    fn watch_dir(&mut self, dir: &Path, recursive: bool) -> notify::Result<()> {
+        let mode = if recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        self.watch(dir, mode)
+    }
+}
