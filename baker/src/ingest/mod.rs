@@ -493,6 +493,11 @@ fn add_colliders(
     Ok(())
 }
 
+/// Largest coordinate magnitude archives hold, in mesh and world space: a
+/// quarter of f32's range, so box extents and their decoding steps stay
+/// finite.
+const COORD_LIMIT: f32 = f32::MAX / 4.0;
+
 /// The corners of a mesh's bounding box: the world-space extremes of the
 /// mesh under any affine map are among their images.
 fn box_corners(mesh: &SceneMesh) -> Vec<DVec3> {
@@ -518,7 +523,7 @@ fn box_corners(mesh: &SceneMesh) -> Vec<DVec3> {
 /// Archives hold f32: the world-space geometry (given by its box corners)
 /// and both matrices must fit.
 fn out_of_range(corners: &[DVec3], xf: &DAffine3) -> Option<String> {
-    const LIMIT: f64 = (f32::MAX / 4.0) as f64;
+    const LIMIT: f64 = COORD_LIMIT as f64;
     let inv = xf.inverse();
     let matrices_fit = xf
         .to_cols_array()
@@ -750,6 +755,14 @@ fn read_mesh(
             .position(|p| !p.iter().all(|c| c.is_finite()))
         {
             return Err(ctx(format!("POSITION {i} is not a finite f32 vector")));
+        }
+        if let Some(i) = positions
+            .iter()
+            .position(|p| p.iter().any(|c| c.abs() >= COORD_LIMIT))
+        {
+            return Err(ctx(format!(
+                "POSITION {i} is beyond ±{COORD_LIMIT:e}, the range archives hold"
+            )));
         }
         let indices: Vec<u32> = indices.unwrap_or_else(|| (0..positions.len() as u32).collect());
         if let Some(&bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
