@@ -124,6 +124,16 @@ impl Level {
         unsafe { rkyv::access_unchecked::<ArchivedLevel>(body) }
     }
 
+    /// The first instance of the object called `name`. Object names are
+    /// the identity that survives a re-bake (instance numbers may not).
+    pub fn find_object(&self, name: &str) -> Option<u32> {
+        self.archive()
+            .instance_names
+            .iter()
+            .position(|n| n.as_str() == name)
+            .map(|i| i as u32)
+    }
+
     /// Name of the object behind instance `instance` (empty if out of range).
     pub fn object_name(&self, instance: u32) -> &str {
         self.archive()

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod geom;
+pub mod handle;
 mod instance;
 pub mod level;
 pub mod query;
@@ -27,6 +28,7 @@ mod shape;
 mod walk;
 
 pub use glam::Vec3;
+pub use handle::LevelHandle;
 pub use level::{Level, OpenError};
 pub use query::raycast::{Ray, RayHit};
 pub use query::sphere::{Sphere, SphereOverlap, Sweep, SweepHit};

@@ -7,5 +7,6 @@ mod corrupt;
 mod ingest;
 mod levels;
 mod rays;
+mod reload;
 mod shapes;
 mod spheres;
