@@ -142,11 +142,15 @@ fn a_mesh_used_by_two_nodes_is_stored_once() {
 #[test]
 fn archives_are_byte_identical_at_one_and_two_threads() {
     let Some(dir) = levels_dir() else { return };
-    for file in [
-        "sauer_pandora.glb",
-        "godot_truck_town.gltf",
-        "bevy_terrain.glb",
-    ] {
+    // every shared level (the README's table), with both tree kinds on the
+    // largest ones
+    let files: Vec<String> = readme_rows(&dir)
+        .into_iter()
+        .map(|r| r.file)
+        .filter(|f| !f.ends_with(".bin"))
+        .collect();
+    assert!(files.len() >= 19, "{files:?}");
+    for file in &files {
         let bake = |threads| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
