@@ -659,6 +659,7 @@ fn a_bake_killed_at_random_points_leaves_the_previous_archive_and_no_temporaries
             "after kill {k} at {at:?}"
         );
     }
+    eprintln!("50 kills over a {full:?} bake of {}", input.display());
     // the next bake removes what killed bakers left behind
     assert!(bake().output().unwrap().status.success());
     let stray: Vec<_> = std::fs::read_dir(&dir)
