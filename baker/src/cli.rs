@@ -288,16 +288,37 @@ fn bake(
     }
     let total = inputs.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    // a progress bar on a terminal for batches, plain lines otherwise
+    use std::io::IsTerminal;
+    let bar = (total > 1 && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(total as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} baked, {elapsed}")
+        {
+            b.set_style(style);
+        }
+        b
+    });
+    let print = |line: String| match &bar {
+        Some(b) => b.println(line),
+        None => eprintln!("{line}"),
+    };
     let outcomes: Vec<Outcome> = inputs
         .par_iter()
         .zip(&outputs)
         .map(|(input, output)| {
             let outcome = bake_one(input, output, opts.force, settings);
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            report_one(n, total, input, output, &outcome, opts.json);
+            report_one(n, total, input, output, &outcome, opts.json, &print);
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
             outcome
         })
         .collect();
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
     if let Some(dep) = &opts.depfile {
         let mut text = String::new();
         for (output, outcome) in outputs.iter().zip(&outcomes) {
@@ -369,14 +390,15 @@ pub(crate) fn report_one(
     output: &Path,
     outcome: &Outcome,
     json: bool,
+    print: &(dyn Fn(String) + Sync),
 ) {
     match outcome {
         Outcome::UpToDate(_) => {
-            eprintln!(
+            print(format!(
                 "[{n}/{total}] {} -> {}: up to date",
                 input.display(),
                 output.display()
-            );
+            ));
             if json {
                 println!(
                     "{}",
@@ -387,17 +409,17 @@ pub(crate) fn report_one(
         Outcome::Baked(baked, _) => {
             let r = &baked.report;
             for w in &r.notes {
-                eprintln!("note: {}: {w}", input.display());
+                print(format!("note: {}: {w}", input.display()));
             }
             for w in &r.warnings {
-                eprintln!("warning: {}: {w}", input.display());
+                print(format!("warning: {}: {w}", input.display()));
             }
             let kinds: Vec<String> = r
                 .shape_kinds
                 .iter()
                 .map(|(k, n)| format!("{n} {k}"))
                 .collect();
-            eprintln!(
+            print(format!(
                 "[{n}/{total}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
                 input.display(),
                 output.display(),
@@ -414,7 +436,7 @@ pub(crate) fn report_one(
                 r.bytes,
                 r.bytes_per_triangle,
                 r.ingest_ms + r.build_ms
-            );
+            ));
             if json && let Ok(mut v) = serde_json::to_value(r) {
                 v["output"] = output.display().to_string().into();
                 v["up_to_date"] = false.into();
@@ -422,7 +444,7 @@ pub(crate) fn report_one(
             }
         }
         Outcome::Failed(e) => {
-            eprintln!("error: {e:#}");
+            print(format!("error: {e:#}"));
             if json {
                 println!(
                     "{}",

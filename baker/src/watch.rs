@@ -163,7 +163,9 @@ pub fn watch(
      -> Result<()> {
         let output = output_of(input);
         let outcome = bake_one(input, &output, force, settings);
-        report_one(n, total, input, &output, &outcome, json);
+        report_one(n, total, input, &output, &outcome, json, &|l| {
+            eprintln!("{l}")
+        });
         if let Outcome::Baked(_, files) | Outcome::UpToDate(files) = &outcome {
             let files: Vec<PathBuf> = files.iter().map(|f| absolute(f)).collect();
             for f in &files {
