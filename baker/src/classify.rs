@@ -76,7 +76,9 @@ pub struct Choice {
 /// 1. glTF physics (`OMI_physics_body`/`OMI_physics_shape`,
 ///    `KHR_physics_rigid_bodies`/`KHR_implicit_shapes`): the instance is an
 ///    authored collider (ingest made it);
-/// 2. node extras `{"collider": "convex" | "concave" | "mesh" | "terrain" |
+/// 2. project rules (`kiln.toml` `[[rules]]`, glob on the object's or its
+///    mesh's name; the first match wins), then node extras
+///    `{"collider": "convex" | "concave" | "mesh" | "terrain" |
 ///    "box" | "sphere" | "capsule" | "none"}`;
 /// 3. naming conventions: Unreal prefixes `UCX_` (convex), `UBX_` (box),
 ///    `USP_` (sphere), `UCP_` (capsule) — the object named by the rest
@@ -129,6 +131,20 @@ pub fn classify(
                 return Some(Choice {
                     kind: a.kind,
                     rule: format!("glTF physics: {}", a.rule),
+                });
+            }
+            let mesh_name = scene.meshes[inst.mesh].name.as_str();
+            if let Some((k, rule)) = settings
+                .rules
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.matches(&inst.name) || r.matches(mesh_name))
+            {
+                let v = rule.collider.as_str();
+                let kind = ColliderKind::from_extras(v).expect("rule kinds are extras kinds");
+                return Some(Choice {
+                    kind,
+                    rule: format!("project rule {} (match = {:?}): collider = {v}", k + 1, rule.pattern),
                 });
             }
             if let Some(v) = inst.extras_collider.as_deref() {

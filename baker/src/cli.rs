@@ -99,19 +99,25 @@ enum Command {
 }
 
 /// The settings a bake runs with, as flags (shared by `bake` and `watch`).
+/// Precedence: built-in defaults, then the project file, then flags given
+/// on the command line.
 #[derive(clap::Args)]
 struct SettingsArgs {
-    /// Bounding volumes of the triangle-mesh (terrain) trees.
-    #[arg(long, value_enum, default_value_t = TreeArg::Aabb)]
-    terrain_tree: TreeArg,
+    /// Project file (default: `kiln.toml` beside each input, if there is one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Bounding volumes of the triangle-mesh (terrain) trees [default: aabb].
+    #[arg(long, value_enum)]
+    terrain_tree: Option<TreeArg>,
     /// Automatic classification: a closed mesh within this fraction of
-    /// its convex hull's volume becomes a polytope.
-    #[arg(long, default_value_t = 0.02)]
-    convex_tolerance: f64,
+    /// its convex hull's volume is convex [default: 0.02].
+    #[arg(long)]
+    convex_tolerance: Option<f64>,
     /// Most planes a polytope may have; larger hulls are capped (the
-    /// report says how far the capped hull reaches beyond the exact one).
-    #[arg(long, default_value_t = 64)]
-    max_planes: usize,
+    /// report says how far the capped hull reaches beyond the exact one)
+    /// [default: 64].
+    #[arg(long)]
+    max_planes: Option<usize>,
     /// Bake every drawn object as a triangle mesh and no authored
     /// collider (no classification).
     #[arg(long)]
@@ -123,15 +129,44 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
-    fn resolve(&self) -> BakeSettings {
-        let mut settings = BakeSettings::default().with_tree(self.terrain_tree.into());
-        settings.convex_tolerance = self.convex_tolerance;
-        settings.max_planes = self.max_planes;
-        settings.render_meshes = self.render_meshes;
+    /// The project file for `input`: `--config`, else `kiln.toml` beside it.
+    fn config_for(&self, input: &Path) -> Option<PathBuf> {
+        self.config.clone().or_else(|| {
+            let beside = input.parent().unwrap_or(Path::new(".")).join("kiln.toml");
+            beside.is_file().then_some(beside)
+        })
+    }
+
+    /// The settings for `input` (its project file read and checked).
+    fn resolve(
+        &self,
+        input: &Path,
+    ) -> Result<(BakeSettings, Option<kiln_baker::config::ProjectConfig>)> {
+        let mut settings = BakeSettings::default();
+        let project = match self.config_for(input) {
+            Some(path) => {
+                let c = kiln_baker::config::ProjectConfig::load(&path)?;
+                settings = c.apply(settings);
+                Some(c)
+            }
+            None => None,
+        };
+        if let Some(t) = self.terrain_tree {
+            settings = settings.with_tree(t.into());
+        }
+        if let Some(v) = self.convex_tolerance {
+            settings.convex_tolerance = v;
+        }
+        if let Some(v) = self.max_planes {
+            settings.max_planes = v;
+        }
+        if self.render_meshes {
+            settings.render_meshes = true;
+        }
         if self.all_meshes {
             settings = settings.all_meshes();
         }
-        settings
+        Ok((settings, project))
     }
 }
 
@@ -167,7 +202,6 @@ pub fn main() -> ExitCode {
             force,
             depfile,
         } => {
-            let settings = settings.resolve();
             let opts = BakeOpts {
                 json,
                 threads,
@@ -188,7 +222,19 @@ pub fn main() -> ExitCode {
             poll,
             json,
             settings,
-        } => crate::watch::watch(&paths, &out_dir, poll, json, &settings.resolve()).map(|_| true),
+        } => {
+            let first = paths.first().cloned().unwrap_or_default();
+            // one project file for a watch: --config, else beside the first path
+            let anchor = if first.is_dir() {
+                first.join("x")
+            } else {
+                first
+            };
+            settings.resolve(&anchor).and_then(|(s, project)| {
+                let filter = project.map(|p| p.watch).unwrap_or_default();
+                crate::watch::watch(&paths, &out_dir, poll, json, &s, &filter).map(|_| true)
+            })
+        }
         Command::Inspect { archive, json } => inspect_cmd(&archive, json).map(|_| true),
         Command::Query { archive, input } => query_cmd(&archive, input.as_deref()).map(|_| true),
         Command::Export { archive, out } => export_cmd(&archive, &out).map(|_| true),
@@ -241,7 +287,7 @@ fn bake(
     out: Option<&Path>,
     out_dir: Option<&Path>,
     opts: &BakeOpts,
-    settings: &BakeSettings,
+    settings: &SettingsArgs,
 ) -> Result<bool> {
     use rayon::prelude::*;
     if let Some(n) = opts.threads {
@@ -307,7 +353,19 @@ fn bake(
         .par_iter()
         .zip(&outputs)
         .map(|(input, output)| {
-            let outcome = bake_one(input, output, opts.force, settings);
+            let outcome = match settings.resolve(input) {
+                Ok((s, _)) => {
+                    let mut outcome = bake_one(input, output, opts.force, &s);
+                    // the project file is an input too (for depfiles)
+                    if let (Outcome::Baked(_, files) | Outcome::UpToDate(files), Some(c)) =
+                        (&mut outcome, settings.config_for(input))
+                    {
+                        files.push(c);
+                    }
+                    outcome
+                }
+                Err(e) => Outcome::Failed(e),
+            };
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             report_one(n, total, input, output, &outcome, opts.json, &print);
             if let Some(b) = &bar {

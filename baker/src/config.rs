@@ -1,5 +1,6 @@
 //! Config: the settings a bake runs with, resolved from the command line
-//! (later also a project file). The library never sees clap types.
+//! and a project file (`kiln.toml`, [`ProjectConfig`]). The library never
+//! sees clap types.
 
 use kiln_formats::tri_mesh::TreeKind;
 
@@ -25,6 +26,214 @@ pub struct BakeSettings {
     /// Default false: such files bake exactly their authored colliders, as
     /// engines import them.
     pub render_meshes: bool,
+    /// Project rules: the first whose glob matches an object's name
+    /// chooses its collider (after glTF physics, before node extras).
+    pub rules: Vec<Rule>,
+}
+
+/// One `[[rules]]` entry of a project file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Glob on the object's (node's) or its mesh's name: `*` any run of
+    /// characters, `?` one character, matched case-sensitively.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    /// The collider kind, as node extras name it: `convex`, `concave`,
+    /// `mesh`, `terrain`, `box`, `sphere`, `capsule` or `none`.
+    pub collider: ColliderName,
+}
+
+/// The collider kinds a rule may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum ColliderName {
+    Convex,
+    Concave,
+    Mesh,
+    Terrain,
+    Box,
+    Sphere,
+    Capsule,
+    None,
+}
+
+impl ColliderName {
+    /// The name as written in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColliderName::Convex => "convex",
+            ColliderName::Concave => "concave",
+            ColliderName::Mesh => "mesh",
+            ColliderName::Terrain => "terrain",
+            ColliderName::Box => "box",
+            ColliderName::Sphere => "sphere",
+            ColliderName::Capsule => "capsule",
+            ColliderName::None => "none",
+        }
+    }
+}
+
+impl Rule {
+    /// Whether the glob matches `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        glob(self.pattern.as_bytes(), name.as_bytes())
+    }
+}
+
+/// `*` and `?` glob matching (iterative, with one backtrack point: linear
+/// in practice, never exponential).
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// A project file, `kiln.toml`:
+///
+/// ```toml
+/// [settings]                 # every key optional; defaults as the CLI's
+/// convex_tolerance = 0.02
+/// max_planes = 64
+/// terrain_tree = "aabb"      # or "sphere"
+/// render_meshes = false
+///
+/// [[rules]]                  # first match wins
+/// match = "Rock*"
+/// collider = "convex"
+///
+/// [watch]
+/// include = ["*.glb", "*.gltf"]
+/// exclude = ["*_wip.*"]
+/// ```
+///
+/// Unknown keys and bad values are errors naming the key, the file and the
+/// line.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// Bake settings.
+    #[serde(default)]
+    pub settings: SettingsTable,
+    /// Collider rules, in order.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// File globs for `baker watch`.
+    #[serde(default)]
+    pub watch: WatchTable,
+}
+
+/// `[settings]` of a project file.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SettingsTable {
+    pub convex_tolerance: Option<f64>,
+    pub max_planes: Option<usize>,
+    pub terrain_tree: Option<TreeName>,
+    pub render_meshes: Option<bool>,
+}
+
+/// Tree kinds as a project file names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum TreeName {
+    Aabb,
+    Sphere,
+}
+
+/// `[watch]` of a project file: which file names (globs on the name)
+/// `baker watch` bakes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchTable {
+    /// Names to bake (default: every `.gltf`/`.glb`).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Names to skip.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl WatchTable {
+    /// Whether `baker watch` bakes a file called `name`.
+    pub fn wants(&self, name: &str) -> bool {
+        let g = |p: &String| glob(p.as_bytes(), name.as_bytes());
+        (self.include.is_empty() || self.include.iter().any(g)) && !self.exclude.iter().any(g)
+    }
+}
+
+/// A project file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct ConfigError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// What is wrong, with the line and the key.
+    pub message: String,
+}
+
+impl ProjectConfig {
+    /// Reads and checks a project file.
+    pub fn load(path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
+        let err = |message: String| ConfigError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let c: ProjectConfig =
+            toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string()))?;
+        if let Some(t) = c.settings.convex_tolerance
+            && !(0.0..1.0).contains(&t)
+        {
+            return Err(err(format!(
+                "settings.convex_tolerance = {t}: must be in [0, 1)"
+            )));
+        }
+        if c.settings.max_planes.is_some_and(|m| m < 4) {
+            return Err(err("settings.max_planes: must be at least 4".into()));
+        }
+        Ok(c)
+    }
+
+    /// `base` with this file's settings and rules applied.
+    pub fn apply(&self, mut base: BakeSettings) -> BakeSettings {
+        let s = &self.settings;
+        if let Some(v) = s.convex_tolerance {
+            base.convex_tolerance = v;
+        }
+        if let Some(v) = s.max_planes {
+            base.max_planes = v;
+        }
+        if let Some(v) = s.terrain_tree {
+            base.tree = match v {
+                TreeName::Aabb => TreeKind::Aabb,
+                TreeName::Sphere => TreeKind::Sphere,
+            };
+        }
+        if let Some(v) = s.render_meshes {
+            base.render_meshes = v;
+        }
+        base.rules = self.rules.clone();
+        base
+    }
 }
 
 impl Default for BakeSettings {
@@ -35,6 +244,7 @@ impl Default for BakeSettings {
             max_planes: 64,
             classify: true,
             render_meshes: false,
+            rules: Vec::new(),
         }
     }
 }
@@ -56,13 +266,72 @@ impl BakeSettings {
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
         format!(
-            "kiln-format={};tree={};convex-tolerance={};max-planes={};classify={};render-meshes={}",
+            "kiln-format={};tree={};convex-tolerance={};max-planes={};classify={};render-meshes={};rules={}",
             kiln_formats::FORMAT_VERSION,
             self.tree.name(),
             self.convex_tolerance,
             self.max_planes,
             self.classify,
-            self.render_meshes
+            self.render_meshes,
+            self.rules
+                .iter()
+                .map(|r| format!("{}={}", r.pattern, r.collider.as_str()))
+                .collect::<Vec<_>>()
+                .join("|")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob(b"Rock*", b"Rock_01"));
+        assert!(glob(b"*wall*", b"big_wall_2"));
+        assert!(glob(b"R?ck", b"Rock"));
+        assert!(!glob(b"Rock*", b"rock"));
+        assert!(glob(b"*", b""));
+        assert!(!glob(b"a*b", b"acd"));
+        assert!(glob(b"a*b*c", b"axxbyyc"));
+    }
+
+    #[test]
+    fn project_files_parse_and_name_bad_keys_and_lines() {
+        let dir = std::env::temp_dir().join(format!("kiln-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let good = file(
+            "good.toml",
+            "[settings]\nmax_planes = 32\n\n[[rules]]\nmatch = \"Rock*\"\ncollider = \"convex\"\n",
+        );
+        let c = ProjectConfig::load(&good).unwrap();
+        let s = c.apply(BakeSettings::default());
+        assert_eq!(s.max_planes, 32);
+        assert_eq!(s.rules.len(), 1);
+        assert!(s.rules[0].matches("Rock_7"));
+        assert_ne!(s.fingerprint(), BakeSettings::default().fingerprint());
+        let bad_key = file("bad_key.toml", "[settings]\nmax_plane = 3\n");
+        let e = ProjectConfig::load(&bad_key).unwrap_err().to_string();
+        assert!(
+            e.contains("bad_key.toml") && e.contains("line 2") && e.contains("max_plane"),
+            "{e}"
+        );
+        let bad_kind = file(
+            "bad_kind.toml",
+            "[[rules]]\nmatch = \"x\"\ncollider = \"blob\"\n",
+        );
+        let e = ProjectConfig::load(&bad_kind).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("blob"), "{e}");
+        let w = WatchTable {
+            include: vec!["*.glb".into()],
+            exclude: vec!["*_wip.*".into()],
+        };
+        assert!(w.wants("a.glb") && !w.wants("a_wip.glb") && !w.wants("a.gltf"));
     }
 }

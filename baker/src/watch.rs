@@ -15,6 +15,7 @@
 use crate::cli::{Outcome, bake_one, report_one};
 use anyhow::{Context, Result};
 use kiln_baker::BakeSettings;
+use kiln_baker::config::WatchTable;
 use notify_debouncer_full::notify::{self, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer, new_debouncer_opt};
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,6 +62,13 @@ fn is_scratch(p: &Path) -> bool {
         .any(|s| name.ends_with(s))
 }
 
+/// Whether the project's `[watch]` include/exclude globs let `p` in.
+fn wanted(p: &Path, filter: &WatchTable) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| filter.wants(n))
+}
+
 /// Absolute form of `p` (no symlinks resolved: files may not exist yet).
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
@@ -69,7 +77,7 @@ fn absolute(p: &Path) -> PathBuf {
 /// The glTF documents a command-line argument names: the file itself, or
 /// every `.gltf`/`.glb` under a directory (recursively, the output
 /// directory and hidden folders left out).
-fn documents(arg: &Path, out_dir: &Path, into: &mut BTreeSet<PathBuf>) {
+fn documents(arg: &Path, out_dir: &Path, filter: &WatchTable, into: &mut BTreeSet<PathBuf>) {
     if arg.is_dir() {
         let Ok(entries) = std::fs::read_dir(arg) else {
             return;
@@ -81,8 +89,8 @@ fn documents(arg: &Path, out_dir: &Path, into: &mut BTreeSet<PathBuf>) {
                 continue;
             }
             if p.is_dir() {
-                documents(&p, out_dir, into);
-            } else if is_gltf(&p) {
+                documents(&p, out_dir, filter, into);
+            } else if is_gltf(&p) && wanted(&p, filter) {
                 into.insert(absolute(&p));
             }
         }
@@ -98,6 +106,7 @@ pub fn watch(
     poll: bool,
     json: bool,
     settings: &BakeSettings,
+    filter: &WatchTable,
 ) -> Result<()> {
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
@@ -152,7 +161,7 @@ pub fn watch(
     }
     let mut inputs = BTreeSet::new();
     for a in args {
-        documents(a, &out_dir, &mut inputs);
+        documents(a, &out_dir, filter, &mut inputs);
     }
     let mut bake = |input: &Path,
                     n: usize,
@@ -228,7 +237,7 @@ pub fn watch(
                 let a = absolute(a);
                 (a.is_dir() && p.starts_with(&a)) || a == *p
             });
-            if under_arg && is_gltf(p) {
+            if under_arg && is_gltf(p) && wanted(p, filter) {
                 todo.insert(p.clone());
             }
         }

@@ -671,3 +671,58 @@ fn a_bake_killed_at_random_points_leaves_the_previous_archive_and_no_temporaries
     assert!(stray.is_empty(), "{stray:?}");
     kiln_runtime::Level::open(&out).unwrap();
 }
+
+#[test]
+fn a_project_file_beside_the_input_sets_rules_and_settings() {
+    let dir = tmpdir("project");
+    let input = triangle_with_bin(&dir, 0.0);
+    let out = dir.join("tri.kiln");
+    let dep = dir.join("tri.d");
+    let run = |extra: &[&str]| {
+        baker()
+            .args([
+                "bake",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--json",
+            ])
+            .args(["--depfile", dep.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let st = run(&[]);
+    assert!(st.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(r["instances"], 1);
+    // a rule on the object's name: no collider
+    std::fs::write(
+        dir.join("kiln.toml"),
+        "[settings]\nmax_planes = 16\n\n[[rules]]\nmatch = \"tr?\"\ncollider = \"none\"\n",
+    )
+    .unwrap();
+    let st = run(&[]);
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(
+        r["up_to_date"], false,
+        "the project file is part of the hash"
+    );
+    assert_eq!(r["instances"], 0);
+    let d = std::fs::read_to_string(&dep).unwrap();
+    assert!(d.trim_end().ends_with("kiln.toml"), "{d}");
+    // a bad key: the bake of that input fails, naming the file, line and key
+    std::fs::write(dir.join("bad.toml"), "[settings]\n\nmax_plane = 3\n").unwrap();
+    let st = run(&["--config", dir.join("bad.toml").to_str().unwrap()]);
+    assert_eq!(st.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&st.stderr);
+    assert!(
+        e.contains("bad.toml") && e.contains("line 3") && e.contains("max_plane"),
+        "{e}"
+    );
+}
