@@ -36,24 +36,37 @@ fn file_hash(input_hash: u128, settings: &BakeSettings) -> [u8; 16] {
     hasher.digest128().to_le_bytes()
 }
 
-/// What baking a file would produce a header for, known without building
-/// it: the content hash and the files it depends on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A file read for baking, and what its archive's header would carry,
+/// known before anything is built.
+#[derive(Debug)]
 pub struct Plan {
     /// The content hash the archive's header would carry.
     pub content_hash: [u8; 16],
     /// Every file the bake reads: the document, then external buffers.
     pub inputs: Vec<std::path::PathBuf>,
+    source: ingest::Source,
 }
 
 /// Reads `path` and its buffers (nothing is decoded or built) to plan its
-/// bake with `settings`.
+/// bake with `settings`; [`bake_plan`] then bakes without reading again.
 pub fn plan(path: &Path, settings: &BakeSettings) -> Result<Plan, IngestError> {
-    let (input_hash, inputs) = ingest::inputs(path)?;
+    let source = ingest::Source::read(path)?;
     Ok(Plan {
-        content_hash: file_hash(input_hash, settings),
-        inputs,
+        content_hash: file_hash(source.input_hash(), settings),
+        inputs: source.files(),
+        source,
     })
+}
+
+/// Bakes a planned file (`settings` must be the plan's).
+pub fn bake_plan(plan: Plan, settings: &BakeSettings) -> Result<Baked, IngestError> {
+    let t0 = Instant::now();
+    let scene = plan.source.scene()?;
+    let ingest_ms = plan.source.read_ms() + t0.elapsed().as_secs_f64() * 1e3;
+    let mut baked = bake_hashed(&scene, settings, plan.content_hash);
+    baked.report.input = plan.inputs[0].display().to_string();
+    baked.report.ingest_ms = ingest_ms;
+    Ok(baked)
 }
 
 /// Whether the archive at `archive` is what baking by `plan` would write:
@@ -78,14 +91,7 @@ pub fn is_up_to_date(archive: &Path, plan: &Plan) -> bool {
 
 /// Bakes one glTF file.
 pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestError> {
-    let t0 = Instant::now();
-    let ingested = ingest::load(path)?;
-    let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let hash = file_hash(ingested.input_hash, settings);
-    let mut baked = bake_hashed(&ingested.scene, settings, hash);
-    baked.report.input = path.display().to_string();
-    baked.report.ingest_ms = ingest_ms;
-    Ok(baked)
+    bake_plan(plan(path, settings)?, settings)
 }
 
 /// Bakes a scene built in memory (no glTF). The content hash covers the

@@ -4,7 +4,7 @@
 //! Decided per instance (a (mesh, node) pair): two nodes that share a mesh
 //! may classify differently, and then bake two shapes.
 
-use crate::config::BakeSettings;
+use crate::config::{BakeSettings, ColliderName};
 use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
 use rayon::prelude::*;
@@ -49,16 +49,23 @@ impl ColliderKind {
 
     /// The kind a node's `extras.collider` value names.
     pub fn from_extras(v: &str) -> Option<ColliderKind> {
-        Some(match v {
-            "convex" => ColliderKind::Convex,
+        ColliderName::parse(v).map(ColliderKind::from)
+    }
+}
+
+impl From<ColliderName> for ColliderKind {
+    fn from(n: ColliderName) -> ColliderKind {
+        match n {
+            ColliderName::Convex => ColliderKind::Convex,
             // concave objects become BSP trees once that shape exists
-            "concave" | "mesh" | "terrain" => ColliderKind::TriMesh,
-            "box" => ColliderKind::Box,
-            "sphere" => ColliderKind::Sphere,
-            "capsule" => ColliderKind::Capsule,
-            "none" => ColliderKind::None,
-            _ => return None,
-        })
+            ColliderName::Concave | ColliderName::Mesh | ColliderName::Terrain => {
+                ColliderKind::TriMesh
+            }
+            ColliderName::Box => ColliderKind::Box,
+            ColliderName::Sphere => ColliderKind::Sphere,
+            ColliderName::Capsule => ColliderKind::Capsule,
+            ColliderName::None => ColliderKind::None,
+        }
     }
 }
 
@@ -141,9 +148,8 @@ pub fn classify(
                 .find(|(_, r)| r.matches(&inst.name) || r.matches(mesh_name))
             {
                 let v = rule.collider.as_str();
-                let kind = ColliderKind::from_extras(v).expect("rule kinds are extras kinds");
                 return Some(Choice {
-                    kind,
+                    kind: rule.collider.into(),
                     rule: format!("project rule {} (match = {:?}): collider = {v}", k + 1, rule.pattern),
                 });
             }

@@ -410,7 +410,8 @@ pub(crate) fn bake_one(
     if !force && kiln_baker::is_up_to_date(output, &plan) {
         return Outcome::UpToDate(plan.inputs);
     }
-    let result = kiln_baker::bake_file(input, settings)
+    let inputs = plan.inputs.clone();
+    let result = kiln_baker::bake_plan(plan, settings)
         .map_err(anyhow::Error::from)
         .and_then(|baked| {
             write::write_atomic(output, &baked.bytes)
@@ -418,7 +419,7 @@ pub(crate) fn bake_one(
             Ok(baked)
         });
     match result {
-        Ok(baked) => Outcome::Baked(Box::new(baked), plan.inputs),
+        Ok(baked) => Outcome::Baked(Box::new(baked), inputs),
         Err(e) => Outcome::Failed(e),
     }
 }

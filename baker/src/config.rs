@@ -60,7 +60,19 @@ pub enum ColliderName {
 }
 
 impl ColliderName {
-    /// The name as written in files.
+    /// Every name, in the order error messages list them.
+    pub const ALL: [ColliderName; 8] = [
+        ColliderName::Convex,
+        ColliderName::Concave,
+        ColliderName::Mesh,
+        ColliderName::Terrain,
+        ColliderName::Box,
+        ColliderName::Sphere,
+        ColliderName::Capsule,
+        ColliderName::None,
+    ];
+
+    /// The name as written in files (node extras, project rules).
     pub fn as_str(self) -> &'static str {
         match self {
             ColliderName::Convex => "convex",
@@ -72,6 +84,11 @@ impl ColliderName {
             ColliderName::Capsule => "capsule",
             ColliderName::None => "none",
         }
+    }
+
+    /// The name `v` stands for, if any.
+    pub fn parse(v: &str) -> Option<ColliderName> {
+        ColliderName::ALL.into_iter().find(|n| n.as_str() == v)
     }
 }
 

@@ -199,7 +199,13 @@ pub fn to_glb(objects: &[ExportObject]) -> Vec<u8> {
         "bufferViews": views,
         "buffers": [{"byteLength": bin.len()}],
     });
-    let mut json_bytes = serde_json::to_vec(&doc).expect("JSON values serialise");
+    glb(&doc, bin)
+}
+
+/// A GLB container (glTF 2.0 §4.4) around a glTF JSON document and its one
+/// binary buffer, both chunks padded to 4 bytes.
+pub fn glb(doc: &serde_json::Value, mut bin: Vec<u8>) -> Vec<u8> {
+    let mut json_bytes = serde_json::to_vec(doc).expect("JSON values serialise");
     while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }

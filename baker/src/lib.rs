@@ -29,7 +29,7 @@ pub mod report;
 pub mod scene;
 pub mod write;
 
-pub use bake::{Baked, Plan, bake_file, bake_scene, is_up_to_date, plan};
+pub use bake::{Baked, Plan, bake_file, bake_plan, bake_scene, is_up_to_date, plan};
 pub use config::BakeSettings;
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::BakeReport;

@@ -66,6 +66,25 @@ impl SceneMesh {
         }
     }
 
+    /// A closed box with half extents `half` centred on `centre`, outward
+    /// winding: the archive's own corner and face numbering
+    /// ([`kiln_formats::primitive::Cuboid`]), each face fanned into two
+    /// triangles.
+    pub fn cuboid(name: impl Into<String>, centre: [f32; 3], half: [f32; 3]) -> Self {
+        use kiln_formats::primitive::Cuboid;
+        let p: Vec<[f32; 3]> = (0..8)
+            .map(|i| {
+                let q = Cuboid::corner(half, i);
+                [0, 1, 2].map(|k| centre[k] + q[k])
+            })
+            .collect();
+        let tris: Vec<[u32; 3]> = Cuboid::FACES
+            .iter()
+            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+            .collect();
+        SceneMesh::new(name, p, &tris)
+    }
+
     /// Triangles in the source, kept or not.
     pub fn source_triangle_count(&self) -> usize {
         self.triangles.len() + self.degenerate

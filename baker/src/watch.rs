@@ -151,11 +151,15 @@ pub fn watch(
         }
         Ok(())
     };
-    for a in args {
-        let a = absolute(a);
-        if a.is_dir() {
-            watch_dir(&a, true, &mut debouncer)?;
-        } else if let Some(parent) = a.parent() {
+    // the arguments, absolute: directories (watched recursively; new
+    // documents under them are baked) and files (their directories watched)
+    let (roots, arg_files): (Vec<PathBuf>, Vec<PathBuf>) =
+        args.iter().map(|a| absolute(a)).partition(|a| a.is_dir());
+    for r in &roots {
+        watch_dir(r, true, &mut debouncer)?;
+    }
+    for f in &arg_files {
+        if let Some(parent) = f.parent() {
             watch_dir(parent, false, &mut debouncer)?;
         }
     }
@@ -233,10 +237,7 @@ pub fn watch(
                     todo.insert(input.clone());
                 }
             }
-            let under_arg = args.iter().any(|a| {
-                let a = absolute(a);
-                (a.is_dir() && p.starts_with(&a)) || a == *p
-            });
+            let under_arg = roots.iter().any(|a| p.starts_with(a)) || arg_files.contains(p);
             if under_arg && is_gltf(p) && wanted(p, filter) {
                 todo.insert(p.clone());
             }

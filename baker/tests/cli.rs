@@ -14,6 +14,25 @@ fn sample(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs `baker query` on `archive` with `input` on stdin; its answers.
+fn query(archive: &Path, input: &[u8]) -> Vec<serde_json::Value> {
+    use std::io::Write;
+    let mut child = baker()
+        .args(["query", archive.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kiln-cli-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -54,26 +73,7 @@ fn bake_inspect_query_export_round_trip() {
     assert_eq!(inspect["world_triangles"], 3542);
 
     // a probe straight down onto the scene's middle, a bad line, a miss
-    let mut child = baker()
-        .args(["query", out.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n{\"sphere\":{\"center\":[0,0.5,0],\"radius\":1}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":0.5,\"dir\":[0,-1,0],\"max_t\":20}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":-1,\"dir\":[0,-1,0]}}\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success());
-    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = query(&out, b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n{\"sphere\":{\"center\":[0,0.5,0],\"radius\":1}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":0.5,\"dir\":[0,-1,0],\"max_t\":20}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":-1,\"dir\":[0,-1,0]}}\n");
     assert_eq!(lines.len(), 6);
     let hit = &lines[0]["hit"];
     assert!(hit["t"].as_f64().unwrap() > 0.0 && hit["t"].as_f64().unwrap() < 100.0);
@@ -254,25 +254,10 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
         "{text}"
     );
 
-    let mut child = baker()
-        .args(["query", out.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"point\":[10,1.45,0]}\n{\"point\":[10,1.55,0]}\n{\"point\":[1]}\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = query(
+        &out,
+        b"{\"point\":[10,1.45,0]}\n{\"point\":[10,1.55,0]}\n{\"point\":[1]}\n",
+    );
     assert_eq!(lines[0]["inside"], serde_json::json!(["Post"]));
     assert_eq!(lines[1]["inside"], serde_json::json!([]));
     assert!(lines[2]["error"].is_string());
@@ -578,11 +563,13 @@ fn watch_saves_the_way_editors_do(poll: bool) {
     std::fs::write(&bin, bytes(30.0)).unwrap();
     std::fs::write(&doc, good_doc).unwrap();
     wait_for("the fixed save", at(30.0));
-    // scratch files and new documents
-    std::fs::write(src.join("tri.gltf~"), b"backup").unwrap();
+    // a hidden editor copy of a valid document is ignored (written first,
+    // so the new document's bake proves its event was processed too)
+    std::fs::copy(sample("khr_Box.glb"), src.join(".autosave.glb")).unwrap();
     std::fs::copy(sample("khr_Box.glb"), src.join("box.glb")).unwrap();
     wait_for("a new document", || out.join("box.kiln").is_file());
-    assert!(!out.join("tri.gltf~").exists());
+    assert!(!out.join(".autosave.kiln").exists());
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("autosave"));
     // Ctrl-C: a clean exit, no temporary files left
     let mut child = child.0.take().unwrap();
     let st = Command::new("kill")

@@ -93,6 +93,115 @@ fn compare(
     });
 }
 
+/// Sphere overlaps (Kiln: every object's closest point; parry: the deepest
+/// contact) and yes/no tests against the same `target`, same spheres.
+fn sphere_rows(
+    rows: &mut Vec<Row>,
+    name: &str,
+    level: &Level,
+    balls: &[(Vec3, f32)],
+    target: &dyn parry3d::shape::Shape,
+) {
+    let identity = parry3d::math::Pose::IDENTITY;
+    let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
+    let mut buf = Vec::new();
+    compare(
+        rows,
+        name,
+        "sphere overlaps/s",
+        "touching",
+        balls.len(),
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| {
+                    level.overlap_sphere_into(c, r, &mut buf);
+                    !buf.is_empty()
+                })
+                .count()
+        },
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| {
+                    let ball = parry3d::shape::Ball::new(r);
+                    parry3d::query::contact(&at(c), &ball, &identity, target, 0.0)
+                        .unwrap()
+                        .is_some()
+                })
+                .count()
+        },
+    );
+    compare(
+        rows,
+        name,
+        "sphere yes/no tests/s",
+        "touching",
+        balls.len(),
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                .count()
+        },
+        || {
+            balls
+                .iter()
+                .filter(|&&(c, r)| {
+                    let ball = parry3d::shape::Ball::new(r);
+                    parry3d::query::intersection_test(&at(c), &ball, &identity, target)
+                        .unwrap()
+                        .intersecting
+                })
+                .count()
+        },
+    );
+}
+
+/// Sphere sweeps of `radius` up to `max_t` against the same `target`; the
+/// times of impact of each side, for the callers' agreement checks.
+#[allow(clippy::type_complexity)]
+fn sweep_rows(
+    rows: &mut Vec<Row>,
+    name: &str,
+    level: &Level,
+    sweeps: &[(Vec3, Vec3)],
+    (radius, max_t): (f32, f32),
+    target: &dyn parry3d::shape::Shape,
+) -> (Vec<Option<f32>>, Vec<Option<f32>>) {
+    let identity = parry3d::math::Pose::IDENTITY;
+    let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
+    let ball = parry3d::shape::Ball::new(radius);
+    let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(max_t);
+    let mut kiln_toi = Vec::with_capacity(sweeps.len());
+    let mut parry_toi = Vec::with_capacity(sweeps.len());
+    compare(
+        rows,
+        name,
+        "sphere sweeps/s",
+        "hits",
+        sweeps.len(),
+        || {
+            kiln_toi.extend(
+                sweeps
+                    .iter()
+                    .map(|&(c, d)| level.sweep_sphere(c, radius, d, max_t).map(|h| h.t)),
+            );
+            kiln_toi.iter().flatten().count()
+        },
+        || {
+            parry_toi.extend(sweeps.iter().map(|&(c, d)| {
+                let zero = parry3d::math::Vector::ZERO;
+                parry3d::query::cast_shapes(&at(c), pv(d), &ball, &identity, zero, target, opts)
+                    .unwrap()
+                    .map(|h| h.time_of_impact)
+            }));
+            parry_toi.iter().flatten().count()
+        },
+    );
+    (kiln_toi, parry_toi)
+}
+
 fn pool(n: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -181,9 +290,6 @@ fn run(
         |(a, b), p| (a.min(Vec3::from(*p)), b.max(Vec3::from(*p))),
     );
     let qs = rays(lo, hi, nrays);
-    let identity = parry3d::math::Pose::IDENTITY;
-    let v = |p: Vec3| parry3d::math::Vector::new(p.x, p.y, p.z);
-    let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
 
     // one thread, same queries, same order
     compare(
@@ -200,7 +306,7 @@ fn run(
         || {
             qs.iter()
                 .filter(|q| {
-                    mesh.cast_local_ray(&PRay::new(v(q.o), v(q.d)), q.t, true)
+                    mesh.cast_local_ray(&PRay::new(pv(q.o), pv(q.d)), q.t, true)
                         .is_some()
                 })
                 .count()
@@ -216,58 +322,7 @@ fn run(
             (p + rng.unit() * r * rng.range(0.0, 1.5), r)
         })
         .collect();
-    let mut buf = Vec::new();
-    compare(
-        rows,
-        name,
-        "sphere overlaps/s",
-        "touching",
-        spheres.len(),
-        || {
-            spheres
-                .iter()
-                .filter(|&&(c, r)| {
-                    level.overlap_sphere_into(c, r, &mut buf);
-                    !buf.is_empty()
-                })
-                .count()
-        },
-        || {
-            spheres
-                .iter()
-                .filter(|&&(c, r)| {
-                    let ball = parry3d::shape::Ball::new(r);
-                    parry3d::query::contact(&at(c), &ball, &identity, &mesh, 0.0)
-                        .unwrap()
-                        .is_some()
-                })
-                .count()
-        },
-    );
-    compare(
-        rows,
-        name,
-        "sphere yes/no tests/s",
-        "touching",
-        spheres.len(),
-        || {
-            spheres
-                .iter()
-                .filter(|&&(c, r)| level.intersects_sphere(c, r))
-                .count()
-        },
-        || {
-            spheres
-                .iter()
-                .filter(|&&(c, r)| {
-                    let ball = parry3d::shape::Ball::new(r);
-                    parry3d::query::intersection_test(&at(c), &ball, &identity, &mesh)
-                        .unwrap()
-                        .intersecting
-                })
-                .count()
-        },
-    );
+    sphere_rows(rows, name, &level, &spheres, &mesh);
 
     // sphere sweeps, r 0.5 m, 10 m, starting 1–3 m above the surface
     let sweeps: Vec<(Vec3, Vec3)> = surface_points(&pos, &tris, n.sweeps, 11)
@@ -278,34 +333,7 @@ fn run(
             (p + Vec3::Y * rng.range(1.0, 3.0), d.normalize())
         })
         .collect();
-    let ball = parry3d::shape::Ball::new(0.5);
-    let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(10.0);
-    let mut kiln_toi = Vec::with_capacity(sweeps.len());
-    let mut parry_toi = Vec::with_capacity(sweeps.len());
-    compare(
-        rows,
-        name,
-        "sphere sweeps/s",
-        "hits",
-        sweeps.len(),
-        || {
-            kiln_toi.extend(
-                sweeps
-                    .iter()
-                    .map(|&(c, d)| level.sweep_sphere(c, 0.5, d, 10.0).map(|h| h.t)),
-            );
-            kiln_toi.iter().flatten().count()
-        },
-        || {
-            parry_toi.extend(sweeps.iter().map(|&(c, d)| {
-                let zero = parry3d::math::Vector::ZERO;
-                parry3d::query::cast_shapes(&at(c), v(d), &ball, &identity, zero, &mesh, opts)
-                    .unwrap()
-                    .map(|h| h.time_of_impact)
-            }));
-            parry_toi.iter().flatten().count()
-        },
-    );
+    let (kiln_toi, parry_toi) = sweep_rows(rows, name, &level, &sweeps, (0.5, 10.0), &mesh);
     // where both hit, how far apart are the times of impact (metres: |dir| = 1)?
     let pairs: Vec<(f32, f32)> = kiln_toi
         .iter()
@@ -532,15 +560,8 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 rng.range(0.2, 2.0),
                 rng.range(0.2, 2.0),
             );
-            let pos: Vec<[f32; 3]> = (0..8)
-                .map(|i| kiln_formats::primitive::Cuboid::corner(h.to_array(), i))
-                .collect();
-            let tris: Vec<[u32; 3]> = kiln_formats::primitive::Cuboid::FACES
-                .iter()
-                .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-                .collect();
             (
-                SceneMesh::new("box", pos, &tris),
+                SceneMesh::cuboid("box", [0.0; 3], h.to_array()),
                 "box",
                 SharedShape::cuboid(h.x, h.y, h.z),
                 h.max_element(),
@@ -712,58 +733,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                 (near(&mut rng, 1.5).0, r)
             })
             .collect();
-        let mut buf = Vec::new();
-        compare(
-            rows,
-            &name,
-            "sphere overlaps/s",
-            "touching",
-            nq,
-            || {
-                balls
-                    .iter()
-                    .filter(|&&(c, r)| {
-                        level.overlap_sphere_into(c, r, &mut buf);
-                        !buf.is_empty()
-                    })
-                    .count()
-            },
-            || {
-                balls
-                    .iter()
-                    .filter(|&&(c, r)| {
-                        let ball = parry3d::shape::Ball::new(r);
-                        parry3d::query::contact(&at(c), &ball, &identity, &compound, 0.0)
-                            .unwrap()
-                            .is_some()
-                    })
-                    .count()
-            },
-        );
-        compare(
-            rows,
-            &name,
-            "sphere yes/no tests/s",
-            "touching",
-            nq,
-            || {
-                balls
-                    .iter()
-                    .filter(|&&(c, r)| level.intersects_sphere(c, r))
-                    .count()
-            },
-            || {
-                balls
-                    .iter()
-                    .filter(|&&(c, r)| {
-                        let ball = parry3d::shape::Ball::new(r);
-                        parry3d::query::intersection_test(&at(c), &ball, &identity, &compound)
-                            .unwrap()
-                            .intersecting
-                    })
-                    .count()
-            },
-        );
+        sphere_rows(rows, &name, &level, &balls, &compound);
         let sweeps: Vec<(Vec3, Vec3)> = (0..nq / 2)
             .map(|_| {
                 let (t, centre) = near(&mut rng, 0.5);
@@ -774,41 +744,8 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                 )
             })
             .collect();
-        let ball = parry3d::shape::Ball::new(0.3);
-        let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(20.0);
-        let mut kiln_toi = Vec::new();
-        let mut parry_toi = Vec::new();
-        compare(
-            rows,
-            &name,
-            "sphere sweeps/s",
-            "hits",
-            sweeps.len(),
-            || {
-                kiln_toi.extend(
-                    sweeps
-                        .iter()
-                        .map(|&(c, d)| level.sweep_sphere(c, 0.3, d, 20.0).map(|h| h.t)),
-                );
-                kiln_toi.iter().flatten().count()
-            },
-            || {
-                parry_toi.extend(sweeps.iter().map(|&(c, d)| {
-                    parry3d::query::cast_shapes(
-                        &at(c),
-                        pv(d),
-                        &ball,
-                        &identity,
-                        parry3d::math::Vector::ZERO,
-                        &compound,
-                        opts,
-                    )
-                    .unwrap()
-                    .map(|h| h.time_of_impact)
-                }));
-                parry_toi.iter().flatten().count()
-            },
-        );
+        let (kiln_toi, parry_toi) =
+            sweep_rows(rows, &name, &level, &sweeps, (0.3, 20.0), &compound);
         let max = kiln_toi
             .iter()
             .zip(&parry_toi)
@@ -823,6 +760,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         if let Some((i, gap)) = worst.filter(|w| w.1 > 1e-3) {
             let (c, d) = sweeps[i];
             let (k, p) = (kiln_toi[i].unwrap(), parry_toi[i].unwrap());
+            let ball = parry3d::shape::Ball::new(0.3);
             let probe = |t: f32| {
                 let q = c + d * t;
                 let pr = parry3d::query::intersection_test(&at(q), &ball, &identity, &compound)
@@ -991,21 +929,7 @@ fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
         "bufferViews": views,
         "buffers": [{"byteLength": bin.len()}]
     });
-    let mut json = serde_json::to_vec(&doc).unwrap();
-    while !json.len().is_multiple_of(4) {
-        json.push(b' ');
-    }
-    let mut glb = Vec::new();
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    glb.extend_from_slice(b"glTF");
-    glb.extend_from_slice(&2u32.to_le_bytes());
-    glb.extend_from_slice(&(total as u32).to_le_bytes());
-    glb.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    glb.extend_from_slice(b"JSON");
-    glb.extend_from_slice(&json);
-    glb.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    glb.extend_from_slice(b"BIN\0");
-    glb.extend_from_slice(&bin);
+    let glb = kiln_baker::export::glb(&doc, bin);
     let path = std::env::temp_dir().join(format!("kiln-forest-{}.glb", std::process::id()));
     std::fs::write(&path, &glb).unwrap();
     let name = format!("forest, {n} instances");

@@ -42,17 +42,16 @@ fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// A unit cube (corners ±0.5) as blobs 0 (positions) and 1 (indices).
+/// A unit cube (corners ±0.5) as blobs 0 (positions) and 1 (u16 indices).
 fn cube_blobs() -> Vec<Vec<u8>> {
-    let p: Vec<f32> = (0..8)
-        .flat_map(|i| kiln_formats::primitive::Cuboid::corner([0.5; 3], i))
-        .collect();
-    let idx: Vec<u8> = kiln_formats::primitive::Cuboid::FACES
+    let m = kiln_baker::SceneMesh::cuboid("cube", [0.0; 3], [0.5; 3]);
+    let idx: Vec<u8> = m
+        .triangles
         .iter()
-        .flat_map(|q| [q[0], q[1], q[2], q[0], q[2], q[3]])
-        .flat_map(|i| (i as u16).to_le_bytes())
+        .flatten()
+        .flat_map(|&i| (i as u16).to_le_bytes())
         .collect();
-    vec![f32s(&p), idx]
+    vec![f32s(m.positions.as_flattened()), idx]
 }
 
 fn cube_accessors() -> Value {

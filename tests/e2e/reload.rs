@@ -10,18 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// A level with one closed cube named `crate` at height `y` (a box
 /// collider): a ray straight down from y = 100 meets its top at `y + 1`.
 fn level_at(y: f32) -> Vec<u8> {
-    let p: Vec<[f32; 3]> = (0..8)
-        .map(|i| {
-            let c = kiln_formats::primitive::Cuboid::corner([1.0; 3], i);
-            [c[0], c[1] + y, c[2]]
-        })
-        .collect();
-    let tris: Vec<[u32; 3]> = kiln_formats::primitive::Cuboid::FACES
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
-    let scene = Scene::from_meshes(vec![SceneMesh::new("crate", p, &tris)]);
-    bake_scene(&scene, &BakeSettings::default()).bytes
+    let mesh = SceneMesh::cuboid("crate", [0.0, y, 0.0], [1.0; 3]);
+    bake_scene(&Scene::from_meshes(vec![mesh]), &BakeSettings::default()).bytes
 }
 
 fn top_of(level: &Level) -> Option<f32> {

@@ -8,24 +8,12 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
-use kiln_formats::primitive::Cuboid;
 use kiln_runtime::Level;
 use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
 
-/// A closed cube mesh of side 2 centred on `c`, outward winding (the
-/// archive's own corner and face numbering, fanned).
+/// A closed cube mesh of side 2 centred on `c`.
 fn cube(c: [f32; 3]) -> SceneMesh {
-    let p: Vec<[f32; 3]> = (0..8)
-        .map(|i| {
-            let q = Cuboid::corner([1.0; 3], i);
-            [0, 1, 2].map(|k| c[k] + q[k])
-        })
-        .collect();
-    let tris: Vec<[u32; 3]> = Cuboid::FACES
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
-    SceneMesh::new("cube", p, &tris)
+    SceneMesh::cuboid("cube", c, [1.0; 3])
 }
 
 /// One object: the cube mesh, classified by `collider` (None: automatic),

@@ -81,31 +81,69 @@ pub struct Ingested {
     pub input_hash: u128,
 }
 
-/// Reads a `.gltf`/`.glb` file into a scene.
-pub fn load(path: &Path) -> Result<Ingested, IngestError> {
-    let wrap = |kind| IngestError {
-        path: path.to_path_buf(),
-        kind,
-    };
-    let doc = document::load(path).map_err(wrap)?;
-    let scene = build_scene(&doc).map_err(wrap)?;
-    Ok(Ingested {
-        scene,
-        input_hash: doc.input_hash,
-    })
+/// A glTF file and every buffer it uses, read and parsed but not yet
+/// turned into a scene: enough to know what a bake depends on
+/// ([`Source::files`], [`Source::input_hash`]) before building anything.
+pub struct Source {
+    path: PathBuf,
+    doc: document::Document,
+    read_ms: f64,
 }
 
-/// What a file's bake depends on, without building its scene: the hash of
-/// every input byte (as [`Ingested::input_hash`]) and the files read (the
-/// document first, then external buffers).
-pub fn inputs(path: &Path) -> Result<(u128, Vec<PathBuf>), IngestError> {
-    let doc = document::load(path).map_err(|kind| IngestError {
-        path: path.to_path_buf(),
-        kind,
-    })?;
-    let mut files = vec![path.to_path_buf()];
-    files.extend(doc.files);
-    Ok((doc.input_hash, files))
+impl Source {
+    /// Reads the document at `path` and its buffers.
+    pub fn read(path: &Path) -> Result<Source, IngestError> {
+        let t0 = std::time::Instant::now();
+        let doc = document::load(path).map_err(|kind| IngestError {
+            path: path.to_path_buf(),
+            kind,
+        })?;
+        Ok(Source {
+            path: path.to_path_buf(),
+            doc,
+            read_ms: t0.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// xxh3-128 of every input byte (as [`Ingested::input_hash`]).
+    pub fn input_hash(&self) -> u128 {
+        self.doc.input_hash
+    }
+
+    /// Every file read: the document, then external buffers.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.path.clone()];
+        files.extend(self.doc.files.iter().cloned());
+        files
+    }
+
+    /// Time spent reading and parsing, in milliseconds.
+    pub fn read_ms(&self) -> f64 {
+        self.read_ms
+    }
+
+    /// Decodes the meshes and walks the scene.
+    pub fn scene(&self) -> Result<Scene, IngestError> {
+        build_scene(&self.doc).map_err(|kind| IngestError {
+            path: self.path.clone(),
+            kind,
+        })
+    }
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source").field("path", &self.path).finish()
+    }
+}
+
+/// Reads a `.gltf`/`.glb` file into a scene.
+pub fn load(path: &Path) -> Result<Ingested, IngestError> {
+    let source = Source::read(path)?;
+    Ok(Ingested {
+        scene: source.scene()?,
+        input_hash: source.input_hash(),
+    })
 }
 
 /// Parses an in-memory `.gltf`/`.glb` (external buffers resolve against
@@ -201,10 +239,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                 &views,
                 &mut scene,
                 &mut mesh_map,
-                mi,
+                (ni, mi),
                 node.weights.as_deref(),
-            )
-            .map_err(|e| with_node(ni, e))?;
+            )?;
             // glTF ignores the node transform of a skinned mesh; without a
             // pose we bake the bind pose, in mesh space.
             let transform = if node.skin.is_some() {
@@ -249,13 +286,11 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             let corners = box_corners(&scene.meshes[scene_mesh]);
             let mut singular = 0usize;
             for (name, transform) in placements {
-                let det = transform.matrix3.determinant();
-                if det.abs() < 1e-30 || !det.is_finite() {
+                if !placeable(&corners, &transform)
+                    .map_err(|p| IngestErrorKind::Invalid(format!("node {ni}: {p}")))?
+                {
                     singular += 1;
                     continue;
-                }
-                if let Some(problem) = out_of_range(&corners, &transform) {
-                    return Err(IngestErrorKind::Invalid(format!("node {ni}: {problem}")));
                 }
                 scene.instances.push(SceneInstance {
                     name,
@@ -305,15 +340,6 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     Ok(scene)
 }
 
-fn with_node(ni: usize, e: IngestErrorKind) -> IngestErrorKind {
-    match e {
-        IngestErrorKind::Invalid(m) if m.starts_with("mesh ") && m.ends_with("does not exist") => {
-            IngestErrorKind::Invalid(format!("node {ni}: {m}"))
-        }
-        other => other,
-    }
-}
-
 /// The kind a physics mesh shape asks for, and how the rule says it.
 fn mesh_collider(convex: bool) -> (ColliderKind, &'static str) {
     if convex {
@@ -341,21 +367,21 @@ impl MeshCache {
     }
 }
 
-/// The scene mesh of document mesh `mi` with morph weights `node_weights`
-/// (else the mesh's own `weights`) applied, read on first use.
+/// The scene mesh of document mesh `mi` (named by node `ni`) with morph
+/// weights `node_weights` (else the mesh's own `weights`) applied, read on
+/// first use.
 fn scene_mesh_of(
     doc: &document::Document,
     views: &accessor::Views,
     scene: &mut Scene,
     cache: &mut MeshCache,
-    mi: usize,
+    (ni, mi): (usize, usize),
     node_weights: Option<&[f32]>,
 ) -> Result<usize, IngestErrorKind> {
-    let mesh = doc
-        .root
-        .meshes
-        .get(mi)
-        .ok_or_else(|| IngestErrorKind::Invalid(format!("mesh {mi} does not exist")))?;
+    let mesh =
+        doc.root.meshes.get(mi).ok_or_else(|| {
+            IngestErrorKind::Invalid(format!("node {ni}: mesh {mi} does not exist"))
+        })?;
     cache.used[mi] = true;
     let weights: Vec<f32> = node_weights
         .or(mesh.weights.as_deref())
@@ -404,16 +430,12 @@ fn add_colliders(
     for &(ni, c) in colliders {
         let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: {e}"));
         let node = &root.nodes[ni];
-        scene.authored_physics.get_or_insert_with(|| {
-            match c {
-                NodeCollider::Omi(_) => "OMI_physics_body",
-                _ => "KHR_physics_rigid_bodies",
-            }
-            .to_string()
-        });
+        scene
+            .authored_physics
+            .get_or_insert_with(|| c.extension().to_string());
         let name = node.name.clone().unwrap_or_else(|| format!("node{ni}"));
         let (mesh, transform, authored) = match c {
-            NodeCollider::KhrNode {
+            NodeCollider::Node {
                 node: target,
                 convex,
             } => {
@@ -432,19 +454,17 @@ fn add_colliders(
                     ));
                     continue;
                 };
-                let m = scene_mesh_of(doc, views, scene, mesh_map, mi, t.weights.as_deref())
-                    .map_err(|e| with_node(ni, e))?;
+                let m = scene_mesh_of(doc, views, scene, mesh_map, (ni, mi), t.weights.as_deref())?;
                 let (kind, how) = mesh_collider(convex);
                 let rule = format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
                 (m, world, Authored { kind, rule })
             }
-            _ => {
-                let (g, ext, si) = catalog.shape(c).map_err(bad)?;
+            NodeCollider::Shape(r) => {
+                let (g, ext, si) = catalog.shape(r).map_err(bad)?;
                 let world = worlds[ni].expect("collider nodes are visited");
                 match g {
                     Geometry::Mesh { mesh: mi, convex } => {
-                        let m = scene_mesh_of(doc, views, scene, mesh_map, mi, None)
-                            .map_err(|e| with_node(ni, e))?;
+                        let m = scene_mesh_of(doc, views, scene, mesh_map, (ni, mi), None)?;
                         let (kind, how) = mesh_collider(convex);
                         let rule = format!("{ext} {si}: {how} of mesh {mi}");
                         (m, world, Authored { kind, rule })
@@ -472,15 +492,11 @@ fn add_colliders(
                 }
             }
         };
-        let det = transform.matrix3.determinant();
-        if det.abs() < 1e-30 || !det.is_finite() {
+        if !placeable(&box_corners(&scene.meshes[mesh]), &transform).map_err(bad)? {
             scene.warnings.push(format!(
                 "node {ni}: transform is singular (zero scale); its collider is skipped"
             ));
             continue;
-        }
-        if let Some(problem) = out_of_range(&box_corners(&scene.meshes[mesh]), &transform) {
-            return Err(bad(problem));
         }
         scene.instances.push(SceneInstance {
             name,
@@ -518,6 +534,17 @@ fn box_corners(mesh: &SceneMesh) -> Vec<DVec3> {
             )
         })
         .collect()
+}
+
+/// Whether a mesh (given by its box corners) can be placed by `xf`:
+/// `Ok(false)` for a singular transform (skipped with a warning), an error
+/// when the geometry or a matrix would not fit in f32.
+fn placeable(corners: &[DVec3], xf: &DAffine3) -> Result<bool, String> {
+    let det = xf.matrix3.determinant();
+    if det.abs() < 1e-30 || !det.is_finite() {
+        return Ok(false);
+    }
+    out_of_range(corners, xf).map_or(Ok(true), Err)
 }
 
 /// Archives hold f32: the world-space geometry (given by its box corners)

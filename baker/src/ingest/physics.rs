@@ -61,15 +61,35 @@ pub(super) struct Catalog {
     khr_name: &'static str,
 }
 
+/// A reference to a document-level shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ShapeRef {
+    /// In `KHR_implicit_shapes` (else `OMI_physics_shape`).
+    pub khr: bool,
+    /// Index in that extension's `shapes`.
+    pub index: usize,
+    /// `geometry.convexHull` (KHR only).
+    pub convex: bool,
+}
+
 /// What a node's physics extension asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum NodeCollider {
-    /// An OMI shape by index.
-    Omi(usize),
-    /// A KHR implicit shape by index; `convex` from `geometry.convexHull`.
-    KhrShape { shape: usize, convex: bool },
-    /// The mesh of another node; `convex` from `geometry.convexHull`.
-    KhrNode { node: usize, convex: bool },
+    /// A document-level shape.
+    Shape(ShapeRef),
+    /// The mesh of another node (KHR `geometry.node`); `convex` from
+    /// `geometry.convexHull`.
+    Node { node: usize, convex: bool },
+}
+
+impl NodeCollider {
+    /// The node extension the collider is authored with.
+    pub(super) fn extension(self) -> &'static str {
+        match self {
+            NodeCollider::Shape(ShapeRef { khr: false, .. }) => "OMI_physics_body",
+            _ => "KHR_physics_rigid_bodies",
+        }
+    }
 }
 
 impl Catalog {
@@ -95,28 +115,27 @@ impl Catalog {
         Ok(Catalog { omi, khr, khr_name })
     }
 
-    /// The geometry a node collider names, the extension it comes from,
+    /// The geometry a shape reference names, the extension it comes from,
     /// and the shape's index, or an error naming the bad reference.
-    pub(super) fn shape(&self, c: NodeCollider) -> Result<(Geometry, &'static str, usize), String> {
-        let (list, name, i) = match c {
-            NodeCollider::Omi(i) => (&self.omi, "OMI_physics_shape", i),
-            NodeCollider::KhrShape { shape, .. } => (&self.khr, self.khr_name, shape),
-            NodeCollider::KhrNode { .. } => unreachable!("node geometry has no shape"),
+    pub(super) fn shape(&self, r: ShapeRef) -> Result<(Geometry, &'static str, usize), String> {
+        let (list, name) = if r.khr {
+            (&self.khr, self.khr_name)
+        } else {
+            (&self.omi, "OMI_physics_shape")
         };
+        let i = r.index;
         let g = list.get(i).ok_or_else(|| {
             format!(
                 "collider shape {i} does not exist ({name} has {})",
                 list.len()
             )
         })?;
-        let g = match (c, g) {
+        let g = match g {
             // convexHull turns a mesh shape into its hull
-            (NodeCollider::KhrShape { convex: true, .. }, Geometry::Mesh { mesh, .. }) => {
-                Geometry::Mesh {
-                    mesh: *mesh,
-                    convex: true,
-                }
-            }
+            Geometry::Mesh { mesh, .. } if r.convex => Geometry::Mesh {
+                mesh: *mesh,
+                convex: true,
+            },
             _ => g.clone(),
         };
         Ok((g, name, i))
@@ -134,7 +153,11 @@ pub(super) fn node_collider(node: &json::Node) -> Result<(Option<NodeCollider>, 
         return match body.get("collider") {
             None => Ok((None, trigger)),
             Some(c) => Ok((
-                Some(NodeCollider::Omi(index(c, "shape", "OMI_physics_body")?)),
+                Some(NodeCollider::Shape(ShapeRef {
+                    khr: false,
+                    index: index(c, "shape", "OMI_physics_body")?,
+                    convex: false,
+                })),
                 trigger,
             )),
         };
@@ -152,22 +175,24 @@ pub(super) fn node_collider(node: &json::Node) -> Result<(Option<NodeCollider>, 
                     .and_then(Value::as_bool)
                     .unwrap_or(false);
                 if g.get("node").is_some() {
-                    NodeCollider::KhrNode {
+                    NodeCollider::Node {
                         node: index(g, "node", what)?,
                         convex,
                     }
                 } else {
-                    NodeCollider::KhrShape {
-                        shape: index(g, "shape", what)?,
+                    NodeCollider::Shape(ShapeRef {
+                        khr: true,
+                        index: index(g, "shape", what)?,
                         convex,
-                    }
+                    })
                 }
             }
             // the draft before `geometry`: `collider.shape`
-            None => NodeCollider::KhrShape {
-                shape: index(c, "shape", what)?,
+            None => NodeCollider::Shape(ShapeRef {
+                khr: true,
+                index: index(c, "shape", what)?,
                 convex: false,
-            },
+            }),
         };
         return Ok((Some(found), trigger));
     }
@@ -349,16 +374,9 @@ pub(super) fn implicit(
 }
 
 fn box_mesh(name: &str, h: DVec3) -> SceneMesh {
-    let p: Vec<[f32; 3]> = (0..8)
-        .map(|i| kiln_formats::primitive::Cuboid::corner(h.as_vec3().to_array(), i))
-        .collect();
-    let tris: Vec<[u32; 3]> = kiln_formats::primitive::Cuboid::FACES
-        .iter()
-        .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-        .collect();
     SceneMesh {
         proxy: true,
-        ..SceneMesh::new(name, p, &tris)
+        ..SceneMesh::cuboid(name, [0.0; 3], h.as_vec3().to_array())
     }
 }
 
