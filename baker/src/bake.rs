@@ -137,7 +137,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let t0 = Instant::now();
     let welded = prepare::weld_all(scene);
     let (choices, warnings) = classify::classify(scene, &welded, settings);
-    let built = build::build_level(scene, &welded, &choices, settings);
+    let built = build::build_level(scene, &welded, &choices);
     let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());

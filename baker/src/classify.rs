@@ -4,7 +4,7 @@
 //! Decided per instance (a (mesh, node) pair): two nodes that share a mesh
 //! may classify differently, and then bake two shapes.
 
-use crate::config::{BakeSettings, ColliderName};
+use crate::config::{BakeSettings, ColliderName, ShapeSettings};
 use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
 use rayon::prelude::*;
@@ -76,6 +76,9 @@ pub struct Choice {
     pub kind: ColliderKind,
     /// Which rule chose it, in words (e.g. `default: triangle mesh`).
     pub rule: String,
+    /// The settings its shape is built with (the bake's, or a project
+    /// rule's for this object).
+    pub shape: ShapeSettings,
 }
 
 /// One choice per scene instance, in scene order. The first rule that
@@ -84,7 +87,9 @@ pub struct Choice {
 ///    `KHR_physics_rigid_bodies`/`KHR_implicit_shapes`): the instance is an
 ///    authored collider (ingest made it);
 /// 2. project rules (`kiln.toml` `[[rules]]`, glob on the object's or its
-///    mesh's name; the first match wins), then node extras
+///    mesh's name; the first match is the object's rule: its settings
+///    apply to the object whatever decides the kind, and its `collider`,
+///    if it gives one, decides here), then node extras
 ///    `{"collider": "convex" | "concave" | "mesh" | "terrain" |
 ///    "box" | "sphere" | "capsule" | "none"}`;
 /// 3. naming conventions: Unreal prefixes `UCX_` (convex), `UBX_` (box),
@@ -105,19 +110,35 @@ pub fn classify(
     welded: &[WeldedMesh],
     settings: &BakeSettings,
 ) -> (Vec<Choice>, Vec<String>) {
+    let base = settings.shape_settings();
     if !settings.classify {
         let all = scene.instances.iter().map(|i| match i.physics {
             None => Choice {
                 kind: ColliderKind::TriMesh,
                 rule: "classification off: triangle mesh".into(),
+                shape: base,
             },
             Some(_) => Choice {
                 kind: ColliderKind::None,
                 rule: "classification off: authored colliders are not baked".into(),
+                shape: base,
             },
         });
         return (all.collect(), Vec::new());
     }
+    // each instance's project rule (the first that matches), if any
+    let rule_of: Vec<Option<(usize, &crate::config::Rule)>> = scene
+        .instances
+        .iter()
+        .map(|inst| {
+            let mesh_name = scene.meshes[inst.mesh].name.as_str();
+            settings
+                .rules
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.matches(&inst.name) || r.matches(mesh_name))
+        })
+        .collect();
     // render meshes that an Unreal-prefixed collider names
     let mut linked: std::collections::HashMap<&str, &str> = Default::default();
     for inst in &scene.instances {
@@ -130,36 +151,27 @@ pub fn classify(
         }
     }
     let mut warnings = Vec::new();
-    let explicit: Vec<Option<Choice>> = scene
+    // a kind and the rule that chose it, before any project rule's settings
+    let explicit: Vec<Option<(ColliderKind, String)>> = scene
         .instances
         .iter()
-        .map(|inst| {
+        .zip(&rule_of)
+        .map(|(inst, project_rule)| {
             if let Some(a) = &inst.physics {
-                return Some(Choice {
-                    kind: a.kind,
-                    rule: format!("glTF physics: {}", a.rule),
-                });
+                return Some((a.kind, format!("glTF physics: {}", a.rule)));
             }
-            let mesh_name = scene.meshes[inst.mesh].name.as_str();
-            if let Some((k, rule)) = settings
-                .rules
-                .iter()
-                .enumerate()
-                .find(|(_, r)| r.matches(&inst.name) || r.matches(mesh_name))
+            if let Some((k, rule)) = project_rule
+                && let Some(c) = rule.collider
             {
-                let v = rule.collider.as_str();
-                return Some(Choice {
-                    kind: rule.collider.into(),
-                    rule: format!("project rule {} (match = {:?}): collider = {v}", k + 1, rule.pattern),
-                });
+                return Some((
+                    c.into(),
+                    format!("project rule {} (match = {:?}): {}", k + 1, rule.pattern, rule.describe()),
+                ));
             }
             if let Some(v) = inst.extras_collider.as_deref() {
                 match ColliderKind::from_extras(v) {
                     Some(kind) => {
-                        return Some(Choice {
-                            kind,
-                            rule: format!("node extras: collider = {v}"),
-                        });
+                        return Some((kind, format!("node extras: collider = {v}")));
                     }
                     None => warnings.push(format!(
                         "{}: unknown extras collider {v:?} (expected convex, concave, mesh, terrain, box, sphere, capsule or none); classified by the other rules",
@@ -168,33 +180,30 @@ pub fn classify(
                 }
             }
             if let Some((kind, prefix, rest)) = unreal_prefix(&inst.name) {
-                return Some(Choice {
+                return Some((
                     kind,
-                    rule: format!(
+                    format!(
                         "name prefix {prefix} (Unreal): {} collider of {}",
                         kind.name(),
                         strip_number(rest)
                     ),
-                });
+                ));
             }
             if let Some(&collider) = linked.get(inst.name.as_str()) {
-                return Some(Choice {
-                    kind: ColliderKind::None,
-                    rule: format!("render mesh of {collider} (Unreal naming): no collider of its own"),
-                });
+                return Some((
+                    ColliderKind::None,
+                    format!("render mesh of {collider} (Unreal naming): no collider of its own"),
+                ));
             }
             if let Some((kind, suffix)) = godot_suffix(&inst.name) {
-                return Some(Choice {
-                    kind,
-                    rule: format!("name suffix {suffix} (Godot): {}", kind.name()),
-                });
+                return Some((kind, format!("name suffix {suffix} (Godot): {}", kind.name())));
             }
             if let Some(ext) = &scene.authored_physics
                 && !settings.render_meshes {
-                    return Some(Choice {
-                        kind: ColliderKind::None,
-                        rule: format!("render mesh: the file authors its colliders with {ext}"),
-                    });
+                    return Some((
+                        ColliderKind::None,
+                        format!("render mesh: the file authors its colliders with {ext}"),
+                    ));
                 }
             None
         })
@@ -213,44 +222,68 @@ pub fn classify(
         .instances
         .iter()
         .zip(explicit)
-        .map(|(inst, c)| {
-            if let Some(c) = c {
-                return c;
-            }
-            let f = facts[inst.mesh].expect("analysed");
-            let ratio = f.volume / f.hull_volume;
-            let convex =
-                f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - settings.convex_tolerance;
-            match f.primitive {
-                Some((kind, fill)) if convex && fill >= 1.0 - settings.convex_tolerance => Choice {
-                    kind,
-                    rule: format!(
-                        "auto: closed and convex, fills {:.1}% of a fitted {}",
-                        fill * 100.0,
-                        kind.name()
-                    ),
-                },
-                _ if convex => Choice {
-                    kind: ColliderKind::Convex,
-                    rule: format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
-                },
-                _ => {
-                    let why = if !f.closed {
-                        "not closed".to_string()
-                    } else if f.hull_volume > 0.0 {
-                        format!("{:.1}% of its hull's volume", ratio * 100.0)
-                    } else {
-                        "no convex hull: flat, or the hull failed".to_string()
-                    };
-                    Choice {
-                        kind: ColliderKind::TriMesh,
-                        rule: format!("auto: triangle mesh ({why})"),
+        .zip(&rule_of)
+        .map(|((inst, c), project_rule)| {
+            let tolerance = project_rule
+                .and_then(|(_, r)| r.convex_tolerance)
+                .unwrap_or(settings.convex_tolerance);
+            let (kind, mut rule) = c.unwrap_or_else(|| {
+                let f = facts[inst.mesh].expect("analysed");
+                auto(&f, tolerance)
+            });
+            let shape = match project_rule {
+                Some((k, r)) => {
+                    if r.collider.is_none() || inst.physics.is_some() {
+                        rule.push_str(&format!(
+                            "; project rule {} (match = {:?}): {}",
+                            k + 1,
+                            r.pattern,
+                            r.describe()
+                        ));
                     }
+                    r.shape_settings(base)
                 }
-            }
+                None => base,
+            };
+            Choice { kind, rule, shape }
         })
         .collect();
     (out, warnings)
+}
+
+/// The automatic rule: a closed mesh within `tolerance` of its hull's
+/// volume is convex (a primitive if it fills a fitted one as well),
+/// everything else a triangle mesh.
+fn auto(f: &MeshFacts, tolerance: f64) -> (ColliderKind, String) {
+    let ratio = f.volume / f.hull_volume;
+    let convex = f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - tolerance;
+    match f.primitive {
+        Some((kind, fill)) if convex && fill >= 1.0 - tolerance => (
+            kind,
+            format!(
+                "auto: closed and convex, fills {:.1}% of a fitted {}",
+                fill * 100.0,
+                kind.name()
+            ),
+        ),
+        _ if convex => (
+            ColliderKind::Convex,
+            format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
+        ),
+        _ => {
+            let why = if !f.closed {
+                "not closed".to_string()
+            } else if f.hull_volume > 0.0 {
+                format!("{:.1}% of its hull's volume", ratio * 100.0)
+            } else {
+                "no convex hull: flat, or the hull failed".to_string()
+            };
+            (
+                ColliderKind::TriMesh,
+                format!("auto: triangle mesh ({why})"),
+            )
+        }
+    }
 }
 
 /// An Unreal collision prefix (case-insensitive): the kind, the prefix as

@@ -69,6 +69,10 @@ enum Command {
         /// Print one JSON report per bake on stdout.
         #[arg(long)]
         json: bool,
+        /// Milliseconds file events settle before a bake (a burst of saves
+        /// is one bake).
+        #[arg(long, value_name = "MS", default_value_t = 200)]
+        debounce: u64,
         #[command(flatten)]
         settings: SettingsArgs,
     },
@@ -129,12 +133,25 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
-    /// The project file for `input`: `--config`, else `kiln.toml` beside it.
-    fn config_for(&self, input: &Path) -> Option<PathBuf> {
-        self.config.clone().or_else(|| {
-            let beside = input.parent().unwrap_or(Path::new(".")).join("kiln.toml");
-            beside.is_file().then_some(beside)
+    /// Where the project file for `input` is or would be: `--config`, else
+    /// `kiln.toml` beside it.
+    fn config_path(&self, input: &Path) -> PathBuf {
+        self.config.clone().unwrap_or_else(|| {
+            let dir = input.parent().unwrap_or(Path::new("."));
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            dir.join("kiln.toml")
         })
+    }
+
+    /// The project file for `input`, if there is one: `--config` (which
+    /// must exist), else `kiln.toml` beside it.
+    fn config_for(&self, input: &Path) -> Option<PathBuf> {
+        let path = self.config_path(input);
+        (self.config.is_some() || path.is_file()).then_some(path)
     }
 
     /// The settings for `input` (its project file read and checked).
@@ -221,6 +238,7 @@ pub fn main() -> ExitCode {
             out_dir,
             poll,
             json,
+            debounce,
             settings,
         } => {
             let first = paths.first().cloned().unwrap_or_default();
@@ -230,10 +248,21 @@ pub fn main() -> ExitCode {
             } else {
                 first
             };
-            settings.resolve(&anchor).and_then(|(s, project)| {
-                let filter = project.map(|p| p.watch).unwrap_or_default();
-                crate::watch::watch(&paths, &out_dir, poll, json, &s, &filter).map(|_| true)
-            })
+            let resolve = || {
+                settings
+                    .resolve(&anchor)
+                    .map(|(s, project)| (s, project.map(|p| p.watch).unwrap_or_default()))
+            };
+            let project = crate::watch::Project {
+                path: settings.config_path(&anchor),
+                resolve: &resolve,
+            };
+            let opts = crate::watch::Options {
+                poll,
+                json,
+                debounce: std::time::Duration::from_millis(debounce),
+            };
+            crate::watch::watch(&paths, &out_dir, &opts, &project).map(|_| true)
         }
         Command::Inspect { archive, json } => inspect_cmd(&archive, json).map(|_| true),
         Command::Query { archive, input } => query_cmd(&archive, input.as_deref()).map(|_| true),

@@ -31,17 +31,93 @@ pub struct BakeSettings {
     pub rules: Vec<Rule>,
 }
 
-/// One `[[rules]]` entry of a project file.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The settings that may differ per object (a project rule sets them for
+/// the objects it matches): what a shape's builder reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShapeSettings {
+    /// Bounding volumes of a triangle-mesh tree.
+    pub tree: TreeKind,
+    /// Most planes a polytope may have.
+    pub max_planes: usize,
+}
+
+/// One `[[rules]]` entry of a project file: a glob, and what it sets for
+/// the objects it matches (at least one of the other keys).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, try_from = "RuleTable")]
 pub struct Rule {
     /// Glob on the object's (node's) or its mesh's name: `*` any run of
     /// characters, `?` one character, matched case-sensitively.
-    #[serde(rename = "match")]
     pub pattern: String,
     /// The collider kind, as node extras name it: `convex`, `concave`,
-    /// `mesh`, `terrain`, `box`, `sphere`, `capsule` or `none`.
-    pub collider: ColliderName,
+    /// `mesh`, `terrain`, `box`, `sphere`, `capsule` or `none`. Absent:
+    /// the other classification rules choose.
+    pub collider: Option<ColliderName>,
+    /// Tree of the object's triangle mesh, if it becomes one.
+    pub terrain_tree: Option<TreeName>,
+    /// Plane cap of the object's polytope, if it becomes one (at least 4).
+    pub max_planes: Option<usize>,
+    /// Automatic classification's convexity tolerance for the object, in
+    /// [0, 1).
+    pub convex_tolerance: Option<f64>,
+}
+
+/// A `[[rules]]` table as written, before the check that it sets something.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleTable {
+    #[serde(rename = "match")]
+    pattern: String,
+    #[serde(default)]
+    collider: Option<ColliderName>,
+    #[serde(default)]
+    terrain_tree: Option<TreeName>,
+    #[serde(default, deserialize_with = "plane_cap")]
+    max_planes: Option<usize>,
+    #[serde(default, deserialize_with = "tolerance")]
+    convex_tolerance: Option<f64>,
+}
+
+impl TryFrom<RuleTable> for Rule {
+    type Error = String;
+    fn try_from(t: RuleTable) -> Result<Rule, String> {
+        let r = Rule {
+            pattern: t.pattern,
+            collider: t.collider,
+            terrain_tree: t.terrain_tree,
+            max_planes: t.max_planes,
+            convex_tolerance: t.convex_tolerance,
+        };
+        if r.collider.is_none() && r.only_collider() {
+            return Err(format!(
+                "rule (match = {:?}) sets nothing: give collider, terrain_tree, max_planes or convex_tolerance",
+                r.pattern
+            ));
+        }
+        Ok(r)
+    }
+}
+
+/// A plane cap of at least 4 (the error carries the value's line).
+fn plane_cap<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v = <usize as serde::Deserialize>::deserialize(d)?;
+    if v < 4 {
+        return Err(serde::de::Error::custom(format!(
+            "max_planes = {v}: must be at least 4"
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// A convexity tolerance in [0, 1) (the error carries the value's line).
+fn tolerance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = <f64 as serde::Deserialize>::deserialize(d)?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(serde::de::Error::custom(format!(
+            "convex_tolerance = {v}: must be in [0, 1)"
+        )));
+    }
+    Ok(Some(v))
 }
 
 /// The collider kinds a rule may name.
@@ -97,6 +173,52 @@ impl Rule {
     pub fn matches(&self, name: &str) -> bool {
         glob(self.pattern.as_bytes(), name.as_bytes())
     }
+
+    /// A rule choosing `collider` for the objects `pattern` matches.
+    pub fn collider(pattern: &str, collider: ColliderName) -> Rule {
+        Rule {
+            pattern: pattern.into(),
+            collider: Some(collider),
+            terrain_tree: None,
+            max_planes: None,
+            convex_tolerance: None,
+        }
+    }
+
+    /// `base` with this rule's per-object settings applied.
+    pub fn shape_settings(&self, mut base: ShapeSettings) -> ShapeSettings {
+        if let Some(t) = self.terrain_tree {
+            base.tree = t.into();
+        }
+        if let Some(m) = self.max_planes {
+            base.max_planes = m;
+        }
+        base
+    }
+
+    /// The rule's settings in the project file's words, e.g.
+    /// `collider = convex, max_planes = 32` (for reports and the hash).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.collider {
+            parts.push(format!("collider = {}", c.as_str()));
+        }
+        if let Some(t) = self.terrain_tree {
+            parts.push(format!("terrain_tree = {}", TreeKind::from(t).name()));
+        }
+        if let Some(m) = self.max_planes {
+            parts.push(format!("max_planes = {m}"));
+        }
+        if let Some(t) = self.convex_tolerance {
+            parts.push(format!("convex_tolerance = {t}"));
+        }
+        parts.join(", ")
+    }
+
+    /// Whether the rule sets only the collider kind.
+    fn only_collider(&self) -> bool {
+        self.terrain_tree.is_none() && self.max_planes.is_none() && self.convex_tolerance.is_none()
+    }
 }
 
 /// `*` and `?` glob matching (iterative, with one backtrack point: linear
@@ -131,9 +253,11 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// terrain_tree = "aabb"      # or "sphere"
 /// render_meshes = false
 ///
-/// [[rules]]                  # first match wins
+/// [[rules]]                  # the first rule that matches an object is its rule
 /// match = "Rock*"
-/// collider = "convex"
+/// collider = "convex"        # optional: absent, the other rules choose
+/// max_planes = 32            # optional per-object settings:
+///                            # terrain_tree, max_planes, convex_tolerance
 ///
 /// [watch]
 /// include = ["*.glb", "*.gltf"]
@@ -161,7 +285,9 @@ pub struct ProjectConfig {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct SettingsTable {
+    #[serde(default, deserialize_with = "tolerance")]
     pub convex_tolerance: Option<f64>,
+    #[serde(default, deserialize_with = "plane_cap")]
     pub max_planes: Option<usize>,
     pub terrain_tree: Option<TreeName>,
     pub render_meshes: Option<bool>,
@@ -174,6 +300,15 @@ pub struct SettingsTable {
 pub enum TreeName {
     Aabb,
     Sphere,
+}
+
+impl From<TreeName> for TreeKind {
+    fn from(t: TreeName) -> TreeKind {
+        match t {
+            TreeName::Aabb => TreeKind::Aabb,
+            TreeName::Sphere => TreeKind::Sphere,
+        }
+    }
 }
 
 /// `[watch]` of a project file: which file names (globs on the name)
@@ -217,16 +352,6 @@ impl ProjectConfig {
         let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let c: ProjectConfig =
             toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string()))?;
-        if let Some(t) = c.settings.convex_tolerance
-            && !(0.0..1.0).contains(&t)
-        {
-            return Err(err(format!(
-                "settings.convex_tolerance = {t}: must be in [0, 1)"
-            )));
-        }
-        if c.settings.max_planes.is_some_and(|m| m < 4) {
-            return Err(err("settings.max_planes: must be at least 4".into()));
-        }
         Ok(c)
     }
 
@@ -240,10 +365,7 @@ impl ProjectConfig {
             base.max_planes = v;
         }
         if let Some(v) = s.terrain_tree {
-            base.tree = match v {
-                TreeName::Aabb => TreeKind::Aabb,
-                TreeName::Sphere => TreeKind::Sphere,
-            };
+            base.tree = v.into();
         }
         if let Some(v) = s.render_meshes {
             base.render_meshes = v;
@@ -280,6 +402,14 @@ impl BakeSettings {
         self
     }
 
+    /// The per-object settings every object starts from.
+    pub fn shape_settings(&self) -> ShapeSettings {
+        ShapeSettings {
+            tree: self.tree,
+            max_planes: self.max_planes,
+        }
+    }
+
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
         format!(
@@ -292,7 +422,7 @@ impl BakeSettings {
             self.render_meshes,
             self.rules
                 .iter()
-                .map(|r| format!("{}={}", r.pattern, r.collider.as_str()))
+                .map(|r| format!("{:?}:{}", r.pattern, r.describe()))
                 .collect::<Vec<_>>()
                 .join("|")
         )
@@ -345,6 +475,36 @@ mod tests {
         );
         let e = ProjectConfig::load(&bad_kind).unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("blob"), "{e}");
+        // per-object settings in a rule, checked like [settings]
+        let per_rule = file(
+            "per_rule.toml",
+            "[[rules]]\nmatch = \"T*\"\nterrain_tree = \"sphere\"\nmax_planes = 8\n",
+        );
+        let c = ProjectConfig::load(&per_rule).unwrap();
+        assert_eq!(c.rules[0].collider, None);
+        let s = c.rules[0].shape_settings(BakeSettings::default().shape_settings());
+        assert_eq!((s.tree, s.max_planes), (TreeKind::Sphere, 8));
+        let bad_value = file(
+            "bad_value.toml",
+            "[[rules]]\nmatch = \"a\"\ncollider = \"box\"\n[[rules]]\nmatch = \"b\"\nmax_planes = 2\n",
+        );
+        let e = ProjectConfig::load(&bad_value).unwrap_err().to_string();
+        assert!(
+            e.contains("line 6") && e.contains("max_planes = 2: must be at least 4"),
+            "{e}"
+        );
+        let bad_setting = file("bad_setting.toml", "[settings]\nconvex_tolerance = 1.5\n");
+        let e = ProjectConfig::load(&bad_setting).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("[0, 1)"), "{e}");
+        let empty = file(
+            "empty_rule.toml",
+            "[[rules]]\nmatch = \"a\"\ncollider = \"box\"\n\n[[rules]]\nmatch = \"b\"\n",
+        );
+        let e = ProjectConfig::load(&empty).unwrap_err().to_string();
+        assert!(
+            e.contains("match = \"b\"") && e.contains("sets nothing"),
+            "{e}"
+        );
         let w = WatchTable {
             include: vec!["*.glb".into()],
             exclude: vec!["*_wip.*".into()],

@@ -25,9 +25,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// How long events settle before a bake.
-const DEBOUNCE: Duration = Duration::from_millis(200);
-
 /// Whether `p` is a glTF document by its extension.
 fn is_gltf(p: &Path) -> bool {
     matches!(
@@ -99,15 +96,36 @@ fn documents(arg: &Path, out_dir: &Path, filter: &WatchTable, into: &mut BTreeSe
     }
 }
 
+/// The watch's project file: where it is (or would be), and how to read
+/// the settings and watch filter from it (with the command line's flags
+/// applied) when it changes.
+pub struct Project<'a> {
+    /// `--config`, else `kiln.toml` beside the first path (watched even
+    /// when absent, so creating one takes effect).
+    pub path: PathBuf,
+    /// Reads the settings and filter again.
+    pub resolve: &'a dyn Fn() -> Result<(BakeSettings, WatchTable)>,
+}
+
+/// How `watch` listens and reports.
+pub struct Options {
+    /// Poll instead of subscribing to file-system events.
+    pub poll: bool,
+    /// One JSON report per bake on stdout.
+    pub json: bool,
+    /// How long events settle before a bake.
+    pub debounce: Duration,
+}
+
 /// Runs until Ctrl-C. Returns when interrupted.
-pub fn watch(
-    args: &[PathBuf],
-    out_dir: &Path,
-    poll: bool,
-    json: bool,
-    settings: &BakeSettings,
-    filter: &WatchTable,
-) -> Result<()> {
+pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project) -> Result<()> {
+    let Options {
+        poll,
+        json,
+        debounce,
+    } = *opts;
+    let (mut settings, mut filter) = (project.resolve)()?;
+    let project_path = absolute(&project.path);
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
     let out_dir = absolute(out_dir);
@@ -126,7 +144,7 @@ pub fn watch(
             .with_compare_contents(true);
         Box::new(
             new_debouncer_opt::<_, notify::PollWatcher, notify_debouncer_full::NoCache>(
-                DEBOUNCE,
+                debounce,
                 None,
                 tx,
                 notify_debouncer_full::NoCache,
@@ -135,7 +153,7 @@ pub fn watch(
             .context("cannot start polling")?,
         )
     } else {
-        Box::new(new_debouncer(DEBOUNCE, None, tx).context("cannot watch for file events")?)
+        Box::new(new_debouncer(debounce, None, tx).context("cannot watch for file events")?)
     };
     // the directories watched, and each input's dependencies
     let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
@@ -158,24 +176,26 @@ pub fn watch(
     for r in &roots {
         watch_dir(r, true, &mut debouncer)?;
     }
-    for f in &arg_files {
-        if let Some(parent) = f.parent() {
+    for f in arg_files.iter().chain([&project_path]) {
+        if let Some(parent) = f.parent()
+            && parent.is_dir()
+        {
             watch_dir(parent, false, &mut debouncer)?;
         }
     }
     let mut inputs = BTreeSet::new();
     for a in args {
-        documents(a, &out_dir, filter, &mut inputs);
+        documents(a, &out_dir, &filter, &mut inputs);
     }
     let mut bake = |input: &Path,
                     n: usize,
                     total: usize,
                     deps: &mut BTreeMap<PathBuf, Vec<PathBuf>>,
-                    force: bool,
+                    settings: &BakeSettings,
                     d: &mut Box<dyn WatchRoots>|
      -> Result<()> {
         let output = output_of(input);
-        let outcome = bake_one(input, &output, force, settings);
+        let outcome = bake_one(input, &output, false, settings);
         report_one(n, total, input, &output, &outcome, json, &|l| {
             eprintln!("{l}")
         });
@@ -192,7 +212,7 @@ pub fn watch(
     };
     let total = inputs.len();
     for (n, input) in inputs.iter().enumerate() {
-        bake(input, n + 1, total, &mut deps, false, &mut debouncer)?;
+        bake(input, n + 1, total, &mut deps, &settings, &mut debouncer)?;
     }
     eprintln!(
         "watching {} input(s) for changes (Ctrl-C to stop){}",
@@ -228,9 +248,25 @@ pub fn watch(
             .map(|p| absolute(p))
             .filter(|p| !p.starts_with(&out_dir) && !is_scratch(p))
             .collect();
+        // a changed project file: every input with the new settings (those
+        // it does not change stay up to date); a broken one is reported
+        // and the previous settings kept
+        let mut todo: BTreeSet<PathBuf> = BTreeSet::new();
+        if changed.contains(&project_path) {
+            match (project.resolve)() {
+                Ok((s, f)) => {
+                    eprintln!("{}: changed, re-baking", project.path.display());
+                    (settings, filter) = (s, f);
+                    for a in args {
+                        documents(a, &out_dir, &filter, &mut inputs);
+                    }
+                    todo.extend(inputs.iter().filter(|p| wanted(p, &filter)).cloned());
+                }
+                Err(e) => eprintln!("error: {e:#}; keeping the previous settings"),
+            }
+        }
         // inputs whose documents or buffers changed, and new documents
         // under a watched directory argument
-        let mut todo: BTreeSet<PathBuf> = BTreeSet::new();
         for p in &changed {
             for (input, files) in &deps {
                 if files.contains(p) {
@@ -238,7 +274,7 @@ pub fn watch(
                 }
             }
             let under_arg = roots.iter().any(|a| p.starts_with(a)) || arg_files.contains(p);
-            if under_arg && is_gltf(p) && wanted(p, filter) {
+            if under_arg && is_gltf(p) && wanted(p, &filter) {
                 todo.insert(p.clone());
             }
         }
@@ -246,7 +282,7 @@ pub fn watch(
         let total = todo.len();
         for (n, input) in todo.iter().enumerate() {
             inputs.insert(input.clone());
-            bake(input, n + 1, total, &mut deps, false, &mut debouncer)?;
+            bake(input, n + 1, total, &mut deps, &settings, &mut debouncer)?;
         }
     }
     eprintln!("stopped");

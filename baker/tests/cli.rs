@@ -469,15 +469,15 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// The archive's triangle height: a ray down the z axis from z = 100.
+/// The archive's triangle height: a ray down the z axis from z = 300.
 fn baked_z(archive: &Path) -> Option<f32> {
     let level = kiln_runtime::Level::read(archive).ok()?;
     let hit = level.raycast(
-        kiln_runtime::Vec3::new(0.2, 0.2, 100.0),
+        kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
         kiln_runtime::Vec3::NEG_Z,
         1000.0,
     )?;
-    Some(100.0 - hit.t)
+    Some(300.0 - hit.t)
 }
 
 /// A child process killed if the test fails before stopping it.
@@ -518,7 +518,7 @@ fn watch_saves_the_way_editors_do(poll: bool) {
     let bin = src.join("tri data.bin");
     let at = |z: f32| {
         let archive = archive.clone();
-        move || baked_z(&archive).is_some_and(|b| (b - z).abs() < 1e-4)
+        move || baked_z(&archive).is_some_and(|b| (b - z).abs() < 1e-3)
     };
     wait_for("the first bake", at(0.0));
     let watching = || std::fs::read_to_string(&log).unwrap().contains("watching");
@@ -711,5 +711,252 @@ fn a_project_file_beside_the_input_sets_rules_and_settings() {
     assert!(
         e.contains("bad.toml") && e.contains("line 3") && e.contains("max_plane"),
         "{e}"
+    );
+}
+
+#[test]
+fn watch_rereads_the_project_file_when_it_changes() {
+    let dir = tmpdir("watch-project");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    triangle_with_bin(&src, 0.0);
+    let out = dir.join("out");
+    let log = dir.join("log.txt");
+    let child = KillOnDrop(Some(
+        baker()
+            .args([
+                "watch",
+                src.to_str().unwrap(),
+                "--out-dir",
+                out.to_str().unwrap(),
+            ])
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    ));
+    let archive = out.join("tri.kiln");
+    let log_has = |s: &str| std::fs::read_to_string(&log).unwrap().contains(s);
+    wait_for("the first bake", || {
+        baked_z(&archive).is_some_and(|z| z.abs() < 1e-3)
+    });
+    wait_for("the watch to start", || log_has("watching"));
+    let objects = || {
+        kiln_runtime::Level::read(&archive)
+            .ok()
+            .map(|l| l.archive().instances.len())
+    };
+    // a project file appears: its rule takes the triangle's collider away
+    let project = src.join("kiln.toml");
+    std::fs::write(
+        &project,
+        "[[rules]]\nmatch = \"tr?\"\ncollider = \"none\"\n",
+    )
+    .unwrap();
+    wait_for("the rule to apply", || objects() == Some(0));
+    // a broken edit is reported and the last settings kept
+    let before = std::fs::read(&archive).unwrap();
+    std::fs::write(&project, "[[rules]]\nmatch = \"tr?\"\ncolider = \"none\"\n").unwrap();
+    wait_for("the error", || log_has("keeping the previous settings"));
+    assert!(log_has("colider"), "the error names the key");
+    assert_eq!(std::fs::read(&archive).unwrap(), before);
+    // fixed: the rule now only sets a tree, so the triangle is back
+    std::fs::write(
+        &project,
+        "[[rules]]\nmatch = \"tr?\"\nterrain_tree = \"sphere\"\n",
+    )
+    .unwrap();
+    wait_for("the fixed project file", || objects() == Some(1));
+    // removed: defaults again (the archive changes back to the plain bake)
+    let with_rule = std::fs::read(&archive).unwrap();
+    std::fs::remove_file(&project).unwrap();
+    wait_for("the defaults", || {
+        std::fs::read(&archive).is_ok_and(|b| b != with_rule) && objects() == Some(1)
+    });
+    drop(child);
+}
+
+/// The buffer of [`triangle_with_bin`]'s triangle at height `z`.
+fn tri_bytes(z: f32) -> Vec<u8> {
+    [0.0f32, 0.0, z, 1.0, 0.0, z, 0.0, 1.0, z]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn readers_never_see_a_partial_archive_while_watch_rebakes_200_times() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let dir = tmpdir("watch-readers");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    triangle_with_bin(&src, 0.0);
+    let out = dir.join("out");
+    let log = dir.join("log.txt");
+    let child = KillOnDrop(Some(
+        baker()
+            .args([
+                "watch",
+                src.to_str().unwrap(),
+                "--out-dir",
+                out.to_str().unwrap(),
+                "--debounce",
+                "20",
+            ])
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    ));
+    let archive = out.join("tri.kiln");
+    let at = |z: f32| {
+        let archive = archive.clone();
+        move || baked_z(&archive).is_some_and(|b| (b - z).abs() < 1e-3)
+    };
+    wait_for("the first bake", at(0.0));
+    wait_for("the watch to start", || {
+        std::fs::read_to_string(&log).unwrap().contains("watching")
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let (opens, queries) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    // what a reader may see: a whole archive of one of the saves
+    let check = {
+        let (queries, errors) = (queries.clone(), errors.clone());
+        move |level: &kiln_runtime::Level| {
+            queries.fetch_add(1, Ordering::Relaxed);
+            let z = level
+                .raycast(
+                    kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
+                    kiln_runtime::Vec3::NEG_Z,
+                    1000.0,
+                )
+                .map(|h| 300.0 - h.t);
+            if !z.is_some_and(|z| (z - z.round()).abs() < 1e-3 && (0.0..=200.0).contains(&z)) {
+                errors.lock().unwrap().push(format!("saw height {z:?}"));
+            }
+        }
+    };
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let (stop, opens, errors, check, archive) = (
+            stop.clone(),
+            opens.clone(),
+            errors.clone(),
+            check.clone(),
+            archive.clone(),
+        );
+        readers.push(std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                opens.fetch_add(1, Ordering::Relaxed);
+                match kiln_runtime::Level::open(&archive) {
+                    Ok(level) => check(&level),
+                    Err(e) => errors.lock().unwrap().push(e.to_string()),
+                }
+            }
+        }));
+    }
+    {
+        let (stop, errors, check) = (stop.clone(), errors.clone(), check.clone());
+        let handle = kiln_runtime::LevelHandle::open(&archive).unwrap();
+        readers.push(std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Err(e) = handle.reload() {
+                    errors.lock().unwrap().push(format!("reload: {e}"));
+                }
+                check(&handle.level());
+            }
+        }));
+    }
+    // 200 saves the way editors make them, each waited for, so each is
+    // its own bake
+    let bin = src.join("tri data.bin");
+    let tmp = src.join("tri data.bin.tmp");
+    for k in 1..=200 {
+        std::fs::write(&tmp, tri_bytes(k as f32)).unwrap();
+        std::fs::rename(&tmp, &bin).unwrap();
+        wait_for(&format!("save {k}"), at(k as f32));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    drop(child);
+    let errors = errors.lock().unwrap();
+    let (opens, queries) = (
+        opens.load(Ordering::Relaxed),
+        queries.load(Ordering::Relaxed),
+    );
+    eprintln!(
+        "200 re-bakes by watch: {opens} opens, {queries} queries, {} errors",
+        errors.len()
+    );
+    assert!(errors.is_empty(), "{:?}", &errors[..errors.len().min(5)]);
+    assert!(opens > 200, "the readers ran ({opens} opens)");
+    let bakes = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("tri.kiln:"))
+        .count();
+    assert!(bakes > 200, "{bakes} bake lines");
+}
+
+/// Save-to-archive latency of `baker watch` over 50 saves of a
+/// 60,694-triangle level (sauer_pandora), measured not asserted:
+/// `cargo test --release -p kiln-baker --test cli watch_latency -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement; run by name"]
+fn watch_latency_on_a_60k_triangle_level() {
+    use std::os::unix::fs::MetadataExt;
+    let level =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/levels/sauer_pandora.glb");
+    let glb = std::fs::read(&level).expect("the shared levels");
+    let dir = tmpdir("watch-latency");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let input = src.join("pandora.glb");
+    std::fs::write(&input, &glb).unwrap();
+    // a save that changes the bytes but not the length: two characters of
+    // the first node name in the JSON chunk
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let at = glb[20..20 + json_len]
+        .windows(10)
+        .position(|w| w.starts_with(b"\"name\":\"") && w[8..].iter().all(u8::is_ascii_alphanumeric))
+        .expect("a node name")
+        + 28;
+    let out = dir.join("out");
+    let child = KillOnDrop(Some(
+        baker()
+            .args(["watch", src.to_str().unwrap(), "--out-dir"])
+            .arg(&out)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    let archive = out.join("pandora.kiln");
+    wait_for("the first bake", || archive.is_file());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let ino = || std::fs::metadata(&archive).map(|m| m.ino()).unwrap_or(0);
+    let mut times = Vec::new();
+    for k in 0..50u8 {
+        let mut bytes = glb.clone();
+        bytes[at] = b'a' + k % 26;
+        bytes[at + 1] = b'a' + k / 26;
+        let before = ino();
+        let tmp = src.join(".pandora.glb.tmp");
+        std::fs::write(&tmp, &bytes).unwrap();
+        let t0 = std::time::Instant::now();
+        std::fs::rename(&tmp, &input).unwrap();
+        while ino() == before {
+            assert!(t0.elapsed().as_secs() < 20, "save {k} never baked");
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    drop(child);
+    times.sort_by(f64::total_cmp);
+    println!(
+        "watch, save to new archive over 50 saves of sauer_pandora (60,694 triangles, 200 ms debounce): median {:.0} ms, max {:.0} ms, min {:.0} ms",
+        times[25], times[49], times[0]
     );
 }

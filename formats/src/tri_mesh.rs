@@ -79,7 +79,7 @@ pub struct SphereFrame {
 
 /// Which kind of bounding volumes a mesh tree uses (a bake setting; the
 /// archive says it per mesh through [`MeshTree`]'s variant).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TreeKind {
     /// Axis-aligned boxes ([`BoxNode`]).
     #[default]

@@ -358,3 +358,90 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     ];
     assert_eq!(seen, want);
 }
+
+#[test]
+fn project_rules_set_settings_per_object() {
+    use kiln_baker::config::{ColliderName, Rule, TreeName};
+    use kiln_formats::level::ArchivedShape;
+    use kiln_formats::tri_mesh::ArchivedMeshTree;
+    let path = kiln_tests::samples_dir().join("shape_collection.glb");
+    let mut settings = BakeSettings::default();
+    settings.rules = vec![
+        // settings only: the automatic rule still chooses, with a cap of 16
+        Rule {
+            max_planes: Some(16),
+            ..Rule::collider("Icosphere", ColliderName::Convex)
+        },
+        // a tighter convexity tolerance: the sphere no longer fills a
+        // fitted sphere closely enough and stays its hull
+        Rule {
+            collider: None,
+            convex_tolerance: Some(0.001),
+            ..Rule::collider("Sphere", ColliderName::None)
+        },
+        // the two tori share a mesh (named "Torus"): one gets a sphere
+        // tree, the other keeps the default, so the mesh bakes twice
+        Rule {
+            collider: None,
+            terrain_tree: Some(TreeName::Sphere),
+            ..Rule::collider("Torus.001", ColliderName::None)
+        },
+    ];
+    let baked = kiln_baker::bake_file(&path, &settings).unwrap();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    let a = level.archive();
+    let find = |name: &str| {
+        let i = level.find_object(name).expect(name) as usize;
+        (
+            &a.shapes[a.instances[i].shape.to_native() as usize],
+            a.instance_rules[i].as_str(),
+        )
+    };
+    let (ico, rule) = find("Icosphere");
+    match ico {
+        ArchivedShape::Polytope(p) => assert!(p.planes.len() <= 16, "{}", p.planes.len()),
+        s => panic!("Icosphere: {}", s.kind_name()),
+    }
+    assert!(
+        rule.starts_with(
+            "project rule 1 (match = \"Icosphere\"): collider = convex, max_planes = 16"
+        ),
+        "{rule}"
+    );
+    let (sphere, rule) = find("Sphere");
+    assert_eq!(sphere.kind_name(), "polytope", "{rule}");
+    assert!(
+        rule.starts_with("auto: closed, ")
+            && rule.contains("; project rule 2 (match = \"Sphere\"): convex_tolerance = 0.001"),
+        "{rule}"
+    );
+    let tree = |s: &ArchivedShape| match s {
+        ArchivedShape::TriMesh(t) => match &t.tree {
+            ArchivedMeshTree::Boxes(_) => "aabb",
+            ArchivedMeshTree::Spheres(_) => "sphere",
+        },
+        s => panic!("{}", s.kind_name()),
+    };
+    let (torus, rule) = find("Torus.001");
+    assert_eq!(tree(torus), "sphere", "{rule}");
+    assert!(rule.ends_with("terrain_tree = sphere"), "{rule}");
+    let (other, rule) = find("Torus");
+    assert_eq!(tree(other), "aabb", "{rule}");
+    // untouched objects bake exactly as without rules
+    let plain = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
+    let plain = Level::from_bytes(&plain.bytes).unwrap();
+    let cone = |l: &Level| {
+        let i = l.find_object("Cone").unwrap() as usize;
+        let s = &l.archive().shapes[l.archive().instances[i].shape.to_native() as usize];
+        match s {
+            ArchivedShape::Polytope(p) => p.planes.len(),
+            s => panic!("{}", s.kind_name()),
+        }
+    };
+    assert_eq!(cone(&level), cone(&plain));
+    assert_eq!(
+        a.shapes.len(),
+        plain.archive().shapes.len() + 1,
+        "the tori's shared mesh bakes twice, once per tree kind"
+    );
+}

@@ -12,7 +12,7 @@ pub mod top;
 pub mod tri_tree;
 
 use crate::classify::{Choice, ColliderKind};
-use crate::config::BakeSettings;
+use crate::config::ShapeSettings;
 use crate::prepare::WeldedMesh;
 use crate::scene::Scene;
 use glam::DAffine3;
@@ -79,16 +79,11 @@ pub struct BuiltLevel {
     pub top: Vec<BinNode>,
 }
 
-/// Builds every shape the choices ask for (one per distinct (mesh, kind)
-/// pair; `welded[m]` is scene mesh `m` welded) and the top-level tree.
-pub fn build_level(
-    scene: &Scene,
-    welded: &[WeldedMesh],
-    choices: &[Choice],
-    settings: &BakeSettings,
-) -> BuiltLevel {
-    // distinct (mesh, kind) pairs in first-use order
-    let mut keys: Vec<(usize, ColliderKind)> = Vec::new();
+/// Builds every shape the choices ask for (one per distinct (mesh, kind,
+/// settings); `welded[m]` is scene mesh `m` welded) and the top-level tree.
+pub fn build_level(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> BuiltLevel {
+    // distinct (mesh, kind, settings) in first-use order
+    let mut keys: Vec<(usize, ColliderKind, ShapeSettings)> = Vec::new();
     let mut index = std::collections::HashMap::new();
     // the shape of each instance, and whether a primitive gave way to the
     // hull; objects without a collider get none
@@ -108,8 +103,9 @@ pub fn build_level(
             } else {
                 c.kind
             };
-            let shape = *index.entry((inst.mesh, kind)).or_insert_with(|| {
-                keys.push((inst.mesh, kind));
+            let key = (inst.mesh, kind, c.shape);
+            let shape = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
                 keys.len() - 1
             });
             Some((shape, hull_instead))
@@ -119,7 +115,7 @@ pub fn build_level(
     // report to know: the shape's frame in mesh space, a note for the rule
     let built: Vec<(BuiltShape, DAffine3, Option<String>)> = keys
         .par_iter()
-        .map(|&(mesh, kind)| build_shape(&welded[mesh], kind, settings))
+        .map(|&(mesh, kind, shape)| build_shape(&welded[mesh], kind, shape))
         .collect();
     let placed: Vec<Placed> = scene
         .instances
@@ -157,13 +153,13 @@ pub fn build_level(
     }
 }
 
-/// Builds one shape of `kind` from a scene mesh: the shape, its frame in
+/// Builds one shape of `kind` from a scene mesh with an object's settings: the shape, its frame in
 /// mesh space (primitives are centred on their own origin), and a note for
 /// the report (fit error, fallback).
 fn build_shape(
     welded: &WeldedMesh,
     kind: ColliderKind,
-    settings: &BakeSettings,
+    settings: ShapeSettings,
 ) -> (BuiltShape, DAffine3, Option<String>) {
     let tri = |note: Option<String>| {
         (
