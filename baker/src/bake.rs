@@ -148,5 +148,17 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     }
     let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
     report.warnings.extend(warnings);
+    for c in &built.colliders {
+        if !c.within_tolerance() {
+            report.warnings.push(format!(
+                "{}: collider deviates {:.4} from the render mesh, over the tolerance {} ({})",
+                c.object,
+                c.fidelity.hausdorff(),
+                c.tolerance,
+                c.fidelity.steps.join(", ")
+            ));
+        }
+    }
+    report.colliders = built.colliders;
     Baked { bytes, report }
 }

@@ -16,6 +16,9 @@ pub enum ColliderKind {
     TriMesh,
     /// A convex polytope (the hull of the mesh).
     Convex,
+    /// A concave solid: a solid-leaf BSP tree of the closed mesh (a
+    /// triangle mesh where the mesh cannot be one).
+    Concave,
     /// A box fitted to the mesh.
     Box,
     /// A sphere fitted to the mesh.
@@ -32,6 +35,7 @@ impl ColliderKind {
         match self {
             ColliderKind::TriMesh => "trimesh",
             ColliderKind::Convex => "convex",
+            ColliderKind::Concave => "concave",
             ColliderKind::Box => "box",
             ColliderKind::Sphere => "sphere",
             ColliderKind::Capsule => "capsule",
@@ -57,10 +61,8 @@ impl From<ColliderName> for ColliderKind {
     fn from(n: ColliderName) -> ColliderKind {
         match n {
             ColliderName::Convex => ColliderKind::Convex,
-            // concave objects become BSP trees once that shape exists
-            ColliderName::Concave | ColliderName::Mesh | ColliderName::Terrain => {
-                ColliderKind::TriMesh
-            }
+            ColliderName::Concave => ColliderKind::Concave,
+            ColliderName::Mesh | ColliderName::Terrain => ColliderKind::TriMesh,
             ColliderName::Box => ColliderKind::Box,
             ColliderName::Sphere => ColliderKind::Sphere,
             ColliderName::Capsule => ColliderKind::Capsule,
@@ -95,14 +97,17 @@ pub struct Choice {
 /// 3. naming conventions: Unreal prefixes `UCX_` (convex), `UBX_` (box),
 ///    `USP_` (sphere), `UCP_` (capsule) — the object named by the rest
 ///    (with or without a trailing `_NN`) is their render mesh and gets no
-///    collider of its own; Godot suffixes `-col`, `-colonly` (triangle
-///    mesh), `-convcol`, `-convcolonly` (convex), case-insensitive, after
+///    collider of its own; Godot suffixes `-col`, `-colonly` (concave),
+///    `-convcol`, `-convcolonly` (convex), case-insensitive, after
 ///    `-`, `_` or `$`, trailing digits ignored;
 /// 4. in a file that authors physics, everything else is a render mesh and
 ///    gets no collider (unless `settings.render_meshes`);
 /// 5. automatic: a closed mesh whose volume is within
-///    `settings.convex_tolerance` of its hull's becomes a polytope;
-///    everything else a triangle mesh.
+///    `settings.convex_tolerance` of its hull's becomes a polytope (or
+///    the primitive it fills as closely); another closed mesh of at most
+///    `settings.concave_max_triangles` triangles a concave solid (BSP);
+///    everything else (open, or larger: terrain, level shells) a triangle
+///    mesh.
 ///
 /// Returns the choices and warnings (e.g. an unknown extras value).
 pub fn classify(
@@ -227,9 +232,12 @@ pub fn classify(
             let tolerance = project_rule
                 .and_then(|(_, r)| r.convex_tolerance)
                 .unwrap_or(settings.convex_tolerance);
+            let concave_max = project_rule
+                .and_then(|(_, r)| r.concave_max_triangles)
+                .unwrap_or(settings.concave_max_triangles);
             let (kind, mut rule) = c.unwrap_or_else(|| {
                 let f = facts[inst.mesh].expect("analysed");
-                auto(&f, tolerance)
+                auto(&f, tolerance, concave_max)
             });
             let shape = match project_rule {
                 Some((k, r)) => {
@@ -252,9 +260,10 @@ pub fn classify(
 }
 
 /// The automatic rule: a closed mesh within `tolerance` of its hull's
-/// volume is convex (a primitive if it fills a fitted one as well),
-/// everything else a triangle mesh.
-fn auto(f: &MeshFacts, tolerance: f64) -> (ColliderKind, String) {
+/// volume is convex (a primitive if it fills a fitted one as well), other
+/// closed meshes of at most `concave_max` triangles concave, everything
+/// else a triangle mesh.
+fn auto(f: &MeshFacts, tolerance: f64, concave_max: usize) -> (ColliderKind, String) {
     let ratio = f.volume / f.hull_volume;
     let convex = f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - tolerance;
     match f.primitive {
@@ -270,9 +279,25 @@ fn auto(f: &MeshFacts, tolerance: f64) -> (ColliderKind, String) {
             ColliderKind::Convex,
             format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
         ),
+        _ if f.closed && f.volume > 0.0 && f.triangles <= concave_max => (
+            ColliderKind::Concave,
+            if f.hull_volume > 0.0 {
+                format!(
+                    "auto: closed, concave ({:.1}% of its hull's volume)",
+                    ratio * 100.0
+                )
+            } else {
+                "auto: closed, concave".to_string()
+            },
+        ),
         _ => {
             let why = if !f.closed {
                 "not closed".to_string()
+            } else if f.volume > 0.0 && f.triangles > concave_max {
+                format!(
+                    "{} triangles, more than concave_max_triangles = {concave_max}",
+                    f.triangles
+                )
             } else if f.hull_volume > 0.0 {
                 format!("{:.1}% of its hull's volume", ratio * 100.0)
             } else {
@@ -327,9 +352,9 @@ pub fn godot_suffix(name: &str) -> Option<(ColliderKind, &str)> {
     };
     const SUFFIXES: [(&str, ColliderKind); 4] = [
         ("convcolonly", ColliderKind::Convex),
-        ("colonly", ColliderKind::TriMesh),
+        ("colonly", ColliderKind::Concave),
         ("convcol", ColliderKind::Convex),
-        ("col", ColliderKind::TriMesh),
+        ("col", ColliderKind::Concave),
     ];
     SUFFIXES.iter().find_map(|&(suffix, kind)| {
         let at = stem.len().checked_sub(suffix.len() + 1)?;
@@ -349,6 +374,8 @@ pub struct MeshFacts {
     pub volume: f64,
     /// Volume of its convex hull (0 when flat or too large to check).
     pub hull_volume: f64,
+    /// Triangles (welded, degenerate ones included).
+    pub triangles: usize,
     /// The fitted primitive the hull fills best, and the fraction of the
     /// primitive's volume it fills (the fit encloses every vertex, so the
     /// rest is space the primitive adds).
@@ -359,25 +386,24 @@ pub struct MeshFacts {
 /// (larger meshes stay triangle meshes).
 pub const AUTO_HULL_VERTICES: usize = 4096;
 
+/// Whether a welded mesh is closed (every edge used exactly twice, in
+/// opposite directions) and its signed volume: the facts that need no
+/// hull.
+pub fn analyse_topology(w: &WeldedMesh) -> MeshFacts {
+    let (closed, volume) = crate::prepare::collider::closed_and_volume(&w.vertices, &w.triangles);
+    MeshFacts {
+        closed,
+        volume,
+        hull_volume: 0.0,
+        triangles: w.triangles.len(),
+        primitive: None,
+    }
+}
+
 /// Closedness and volumes of a welded mesh.
 pub fn analyse(w: &WeldedMesh) -> MeshFacts {
-    let mut edges = std::collections::HashMap::new();
-    for t in &w.triangles {
-        for k in 0..3 {
-            *edges.entry((t[k], t[(k + 1) % 3])).or_insert(0u32) += 1;
-        }
-    }
-    let closed = !w.triangles.is_empty()
-        && edges
-            .iter()
-            .all(|(&(a, b), &n)| n == 1 && edges.get(&(b, a)) == Some(&1));
+    let MeshFacts { closed, volume, .. } = analyse_topology(w);
     let p = |i: u32| glam::DVec3::from(w.vertices[i as usize].map(f64::from));
-    let volume = w
-        .triangles
-        .iter()
-        .map(|t| p(t[0]).dot(p(t[1]).cross(p(t[2]))))
-        .sum::<f64>()
-        / 6.0;
     let hull_volume = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
         let pts: Vec<_> = (0..w.vertices.len() as u32).map(p).collect();
         crate::build::hull::hull(&pts).map_or(0.0, |h| h.volume())
@@ -407,6 +433,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         closed,
         volume,
         hull_volume,
+        triangles: w.triangles.len(),
         primitive,
     }
 }
@@ -437,11 +464,11 @@ mod tests {
     #[test]
     fn godot_suffixes() {
         let k = |n: &str| godot_suffix(n).map(|(k, _)| k);
-        assert_eq!(k("Wall-col"), Some(ColliderKind::TriMesh));
-        assert_eq!(k("wall_COLONLY"), Some(ColliderKind::TriMesh));
+        assert_eq!(k("Wall-col"), Some(ColliderKind::Concave));
+        assert_eq!(k("wall_COLONLY"), Some(ColliderKind::Concave));
         assert_eq!(k("Crate$convcol"), Some(ColliderKind::Convex));
         assert_eq!(k("Crate-convcolonly2"), Some(ColliderKind::Convex));
-        assert_eq!(k("Crate-col.001"), Some(ColliderKind::TriMesh));
+        assert_eq!(k("Crate-col.001"), Some(ColliderKind::Concave));
         assert_eq!(k("Protocol"), None);
         assert_eq!(k("Wallcol"), None);
         assert_eq!(k("-col"), None);

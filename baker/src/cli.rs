@@ -52,6 +52,10 @@ enum Command {
         /// bake read (the document and its external buffers).
         #[arg(long, value_name = "FILE")]
         depfile: Option<PathBuf>,
+        /// Fail an input (and write nothing) when a concave collider
+        /// deviates from its render mesh by more than the tolerance.
+        #[arg(long)]
+        strict: bool,
     },
     /// Bake every glTF file named (or found under a directory named), then
     /// re-bake each whenever it or a buffer it reads changes, until Ctrl-C.
@@ -122,6 +126,24 @@ struct SettingsArgs {
     /// [default: 64].
     #[arg(long)]
     max_planes: Option<usize>,
+    /// Automatic classification: the most triangles a closed, non-convex
+    /// mesh may have to become a concave solid (BSP tree) rather than a
+    /// triangle mesh [default: 4096].
+    #[arg(long, value_name = "N")]
+    concave_max_triangles: Option<usize>,
+    /// Concave colliders: the largest deviation from the render mesh, in
+    /// world units (metres), measured at the largest scale the mesh is
+    /// placed with [default: 0.05].
+    #[arg(long, value_name = "M")]
+    tolerance: Option<f64>,
+    /// Concave colliders: the face budget; simplification stops at the
+    /// budget or the tolerance, whichever comes first [default: 128].
+    #[arg(long, value_name = "N")]
+    max_faces: Option<usize>,
+    /// Concave colliders: no bevel planes (to measure what they do; sphere
+    /// queries then report contact earlier near sharp edges).
+    #[arg(long)]
+    no_bevels: bool,
     /// Bake every drawn object as a triangle mesh and no authored
     /// collider (no classification).
     #[arg(long)]
@@ -177,6 +199,24 @@ impl SettingsArgs {
         if let Some(v) = self.max_planes {
             settings.max_planes = v;
         }
+        if let Some(v) = self.concave_max_triangles {
+            settings.concave_max_triangles = v;
+        }
+        if let Some(v) = self.tolerance {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Usage(format!("--tolerance {v}: must be a positive length")).into());
+            }
+            settings.tolerance = v;
+        }
+        if let Some(v) = self.max_faces {
+            if v < 4 {
+                return Err(Usage(format!("--max-faces {v}: must be at least 4")).into());
+            }
+            settings.max_faces = v;
+        }
+        if self.no_bevels {
+            settings.bevels = false;
+        }
         if self.render_meshes {
             settings.render_meshes = true;
         }
@@ -218,12 +258,14 @@ pub fn main() -> ExitCode {
             settings,
             force,
             depfile,
+            strict,
         } => {
             let opts = BakeOpts {
                 json,
                 threads,
                 force,
                 depfile,
+                strict,
             };
             bake(
                 &inputs,
@@ -300,6 +342,7 @@ struct BakeOpts {
     threads: Option<usize>,
     force: bool,
     depfile: Option<PathBuf>,
+    strict: bool,
 }
 
 /// How one input ended.
@@ -384,7 +427,7 @@ fn bake(
         .map(|(input, output)| {
             let outcome = match settings.resolve(input) {
                 Ok((s, _)) => {
-                    let mut outcome = bake_one(input, output, opts.force, &s);
+                    let mut outcome = bake_one(input, output, opts.force, opts.strict, &s);
                     // the project file is an input too (for depfiles)
                     if let (Outcome::Baked(_, files) | Outcome::UpToDate(files), Some(c)) =
                         (&mut outcome, settings.config_for(input))
@@ -430,6 +473,7 @@ pub(crate) fn bake_one(
     input: &Path,
     output: &Path,
     force: bool,
+    strict: bool,
     settings: &BakeSettings,
 ) -> Outcome {
     let plan = match kiln_baker::plan(input, settings) {
@@ -443,6 +487,17 @@ pub(crate) fn bake_one(
     let result = kiln_baker::bake_plan(plan, settings)
         .map_err(anyhow::Error::from)
         .and_then(|baked| {
+            if strict
+                && let Some(c) = baked.report.colliders.iter().find(|c| !c.within_tolerance())
+            {
+                bail!(
+                    "{}: {}: the collider deviates {:.4} m from the render mesh, over the tolerance {} (--strict; nothing written)",
+                    input.display(),
+                    c.object,
+                    c.fidelity.hausdorff(),
+                    c.tolerance
+                );
+            }
             write::write_atomic(output, &baked.bytes)
                 .with_context(|| format!("{}: cannot write", output.display()))?;
             Ok(baked)

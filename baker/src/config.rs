@@ -14,9 +14,23 @@ pub struct BakeSettings {
     /// Automatic classification: a closed mesh whose volume is within this
     /// fraction of its hull's becomes a polytope (default 0.02).
     pub convex_tolerance: f64,
-    /// Most planes a polytope may have (default 64); a hull with more
-    /// stays a triangle mesh.
+    /// Most planes a polytope may have (default 64); a larger hull is
+    /// capped.
     pub max_planes: usize,
+    /// Automatic classification: the most triangles a closed, non-convex
+    /// mesh may have to become a concave solid (BSP); larger ones stay
+    /// triangle meshes (default 4096).
+    pub concave_max_triangles: usize,
+    /// Concave colliders: largest deviation from the render mesh, in world
+    /// units (metres) at the largest scale the mesh is placed with
+    /// (default 0.05). The face budget binds small objects, the tolerance
+    /// large ones.
+    pub tolerance: f64,
+    /// Concave colliders: face budget (default 128).
+    pub max_faces: usize,
+    /// Concave colliders: bevel planes below solid leaves (default true;
+    /// off only to measure what they do).
+    pub bevels: bool,
     /// Classify at all: when false every drawn object is a triangle mesh
     /// and authored physics colliders are not baked (what triangle-level
     /// oracles and the peer benchmark compare against).
@@ -33,12 +47,35 @@ pub struct BakeSettings {
 
 /// The settings that may differ per object (a project rule sets them for
 /// the objects it matches): what a shape's builder reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeSettings {
     /// Bounding volumes of a triangle-mesh tree.
     pub tree: TreeKind,
     /// Most planes a polytope may have.
     pub max_planes: usize,
+    /// Concave colliders: largest deviation from the render mesh, in world
+    /// units (metres).
+    pub tolerance: f64,
+    /// Concave colliders: face budget.
+    pub max_faces: usize,
+    /// Concave colliders: bevel planes below solid leaves.
+    pub bevels: bool,
+}
+
+// settings are keys of the shape table: floats compared by their bits
+impl Eq for ShapeSettings {}
+
+impl std::hash::Hash for ShapeSettings {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (
+            self.tree,
+            self.max_planes,
+            self.tolerance.to_bits(),
+            self.max_faces,
+            self.bevels,
+        )
+            .hash(h);
+    }
 }
 
 /// One `[[rules]]` entry of a project file: a glob, and what it sets for
@@ -60,6 +97,12 @@ pub struct Rule {
     /// Automatic classification's convexity tolerance for the object, in
     /// [0, 1).
     pub convex_tolerance: Option<f64>,
+    /// Automatic classification's size cap for concave solids.
+    pub concave_max_triangles: Option<usize>,
+    /// Concave collider tolerance for the object.
+    pub tolerance: Option<f64>,
+    /// Concave collider face budget for the object.
+    pub max_faces: Option<usize>,
 }
 
 /// A `[[rules]]` table as written, before the check that it sets something.
@@ -76,6 +119,12 @@ struct RuleTable {
     max_planes: Option<usize>,
     #[serde(default, deserialize_with = "tolerance")]
     convex_tolerance: Option<f64>,
+    #[serde(default)]
+    concave_max_triangles: Option<usize>,
+    #[serde(default, deserialize_with = "metres")]
+    tolerance: Option<f64>,
+    #[serde(default, deserialize_with = "face_budget")]
+    max_faces: Option<usize>,
 }
 
 impl TryFrom<RuleTable> for Rule {
@@ -87,10 +136,13 @@ impl TryFrom<RuleTable> for Rule {
             terrain_tree: t.terrain_tree,
             max_planes: t.max_planes,
             convex_tolerance: t.convex_tolerance,
+            concave_max_triangles: t.concave_max_triangles,
+            tolerance: t.tolerance,
+            max_faces: t.max_faces,
         };
         if r.collider.is_none() && r.only_collider() {
             return Err(format!(
-                "rule (match = {:?}) sets nothing: give collider, terrain_tree, max_planes or convex_tolerance",
+                "rule (match = {:?}) sets nothing: give collider, terrain_tree, max_planes, convex_tolerance, concave_max_triangles, tolerance or max_faces",
                 r.pattern
             ));
         }
@@ -104,6 +156,28 @@ fn plane_cap<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D:
     if v < 4 {
         return Err(serde::de::Error::custom(format!(
             "max_planes = {v}: must be at least 4"
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// A positive length (the error carries the value's line).
+fn metres<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = <f64 as serde::Deserialize>::deserialize(d)?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "tolerance = {v}: must be a positive length"
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// A face budget of at least 4 (the error carries the value's line).
+fn face_budget<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v = <usize as serde::Deserialize>::deserialize(d)?;
+    if v < 4 {
+        return Err(serde::de::Error::custom(format!(
+            "max_faces = {v}: must be at least 4"
         )));
     }
     Ok(Some(v))
@@ -182,6 +256,9 @@ impl Rule {
             terrain_tree: None,
             max_planes: None,
             convex_tolerance: None,
+            concave_max_triangles: None,
+            tolerance: None,
+            max_faces: None,
         }
     }
 
@@ -192,6 +269,12 @@ impl Rule {
         }
         if let Some(m) = self.max_planes {
             base.max_planes = m;
+        }
+        if let Some(t) = self.tolerance {
+            base.tolerance = t;
+        }
+        if let Some(m) = self.max_faces {
+            base.max_faces = m;
         }
         base
     }
@@ -212,12 +295,26 @@ impl Rule {
         if let Some(t) = self.convex_tolerance {
             parts.push(format!("convex_tolerance = {t}"));
         }
+        if let Some(m) = self.concave_max_triangles {
+            parts.push(format!("concave_max_triangles = {m}"));
+        }
+        if let Some(t) = self.tolerance {
+            parts.push(format!("tolerance = {t}"));
+        }
+        if let Some(m) = self.max_faces {
+            parts.push(format!("max_faces = {m}"));
+        }
         parts.join(", ")
     }
 
     /// Whether the rule sets only the collider kind.
     fn only_collider(&self) -> bool {
-        self.terrain_tree.is_none() && self.max_planes.is_none() && self.convex_tolerance.is_none()
+        self.terrain_tree.is_none()
+            && self.max_planes.is_none()
+            && self.convex_tolerance.is_none()
+            && self.concave_max_triangles.is_none()
+            && self.tolerance.is_none()
+            && self.max_faces.is_none()
     }
 }
 
@@ -250,6 +347,9 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// [settings]                 # every key optional; defaults as the CLI's
 /// convex_tolerance = 0.02
 /// max_planes = 64
+/// concave_max_triangles = 4096
+/// tolerance = 0.05           # concave colliders: metres
+/// max_faces = 128            # concave colliders: face budget
 /// terrain_tree = "aabb"      # or "sphere"
 /// render_meshes = false
 ///
@@ -257,7 +357,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// match = "Rock*"
 /// collider = "convex"        # optional: absent, the other rules choose
 /// max_planes = 32            # optional per-object settings:
-///                            # terrain_tree, max_planes, convex_tolerance
+///                            # terrain_tree, max_planes, convex_tolerance,
+///                            # concave_max_triangles, tolerance, max_faces
 ///
 /// [watch]
 /// include = ["*.glb", "*.gltf"]
@@ -289,6 +390,12 @@ pub struct SettingsTable {
     pub convex_tolerance: Option<f64>,
     #[serde(default, deserialize_with = "plane_cap")]
     pub max_planes: Option<usize>,
+    #[serde(default)]
+    pub concave_max_triangles: Option<usize>,
+    #[serde(default, deserialize_with = "metres")]
+    pub tolerance: Option<f64>,
+    #[serde(default, deserialize_with = "face_budget")]
+    pub max_faces: Option<usize>,
     pub terrain_tree: Option<TreeName>,
     pub render_meshes: Option<bool>,
 }
@@ -350,9 +457,16 @@ impl ProjectConfig {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        let c: ProjectConfig =
-            toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string()))?;
-        Ok(c)
+        ProjectConfig::parse(&text, path)
+    }
+
+    /// Parses and checks the text of a project file read from `path`
+    /// (named in errors).
+    pub fn parse(text: &str, path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().to_string(),
+        })
     }
 
     /// `base` with this file's settings and rules applied.
@@ -363,6 +477,15 @@ impl ProjectConfig {
         }
         if let Some(v) = s.max_planes {
             base.max_planes = v;
+        }
+        if let Some(v) = s.concave_max_triangles {
+            base.concave_max_triangles = v;
+        }
+        if let Some(v) = s.tolerance {
+            base.tolerance = v;
+        }
+        if let Some(v) = s.max_faces {
+            base.max_faces = v;
         }
         if let Some(v) = s.terrain_tree {
             base.tree = v.into();
@@ -381,6 +504,10 @@ impl Default for BakeSettings {
             tree: TreeKind::default(),
             convex_tolerance: 0.02,
             max_planes: 64,
+            concave_max_triangles: 4096,
+            tolerance: 0.05,
+            max_faces: 128,
+            bevels: true,
             classify: true,
             render_meshes: false,
             rules: Vec::new(),
@@ -407,17 +534,24 @@ impl BakeSettings {
         ShapeSettings {
             tree: self.tree,
             max_planes: self.max_planes,
+            tolerance: self.tolerance,
+            max_faces: self.max_faces,
+            bevels: self.bevels,
         }
     }
 
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
         format!(
-            "kiln-format={};tree={};convex-tolerance={};max-planes={};classify={};render-meshes={};rules={}",
+            "kiln-format={};tree={};convex-tolerance={};max-planes={};concave-max-triangles={};tolerance={};max-faces={};bevels={};classify={};render-meshes={};rules={}",
             kiln_formats::FORMAT_VERSION,
             self.tree.name(),
             self.convex_tolerance,
             self.max_planes,
+            self.concave_max_triangles,
+            self.tolerance,
+            self.max_faces,
+            self.bevels,
             self.classify,
             self.render_meshes,
             self.rules

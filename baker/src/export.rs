@@ -55,7 +55,8 @@ pub const SEGMENTS: u32 = 16;
 
 /// A shape as a triangle mesh in its local space: triangle meshes as
 /// stored, polytopes' faces fanned into triangles, boxes as 12 triangles,
-/// spheres and capsules tessellated with [`SEGMENTS`] segments.
+/// spheres and capsules tessellated with [`SEGMENTS`] segments, BSP trees
+/// as the collider mesh they were built from.
 fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     match shape {
         ArchivedShape::TriMesh(mesh) => (
@@ -85,6 +86,16 @@ fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
         }
         ArchivedShape::Sphere(s) => rounded(0.0, s.radius.to_native()),
         ArchivedShape::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
+        ArchivedShape::Bsp(b) => (
+            b.vertices
+                .iter()
+                .map(|v| v.map(|c| c.to_native()))
+                .collect(),
+            b.triangles
+                .iter()
+                .map(|t| t.map(|i| i.to_native()))
+                .collect(),
+        ),
     }
 }
 

@@ -130,6 +130,13 @@ pub fn inspect(level: &Level) -> InspectReport {
             ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_) => {
                 shape_rows.push((0, 0, "-"));
             }
+            ArchivedShape::Bsp(b) => {
+                s.vertices += b.vertices.len() * 12;
+                s.triangles += b.triangles.len() * 12;
+                s.planes += b.planes.len() * 16;
+                s.mesh_nodes += b.nodes.len() * 12;
+                shape_rows.push((b.triangles.len(), 0, "bsp"));
+            }
         }
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();

@@ -44,6 +44,9 @@ pub struct BakeReport {
     pub warnings: Vec<String>,
     /// Information that is not a problem (e.g. ignored extensions).
     pub notes: Vec<String>,
+    /// Concave colliders made from render meshes, with their measured
+    /// error (two-sided Hausdorff, mean, volume ratio, faces in and out).
+    pub colliders: Vec<crate::build::ColliderReport>,
 }
 
 impl BakeReport {
@@ -83,6 +86,7 @@ impl BakeReport {
             build_ms,
             warnings: scene.warnings.clone(),
             notes: scene.notes.clone(),
+            colliders: Vec::new(),
         }
     }
 }

@@ -195,7 +195,7 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
                     d: &mut Box<dyn WatchRoots>|
      -> Result<()> {
         let output = output_of(input);
-        let outcome = bake_one(input, &output, false, settings);
+        let outcome = bake_one(input, &output, false, false, settings);
         report_one(n, total, input, &output, &outcome, json, &|l| {
             eprintln!("{l}")
         });

@@ -960,3 +960,111 @@ fn watch_latency_on_a_60k_triangle_level() {
         times[25], times[49], times[0]
     );
 }
+
+/// A unit cube with one side missing (open), asked to be concave, as a
+/// .gltf with a .bin buffer.
+fn open_box(dir: &Path) -> PathBuf {
+    let v: Vec<[f32; 3]> = (0..8)
+        .map(|i| [(i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32])
+        .collect();
+    let quads = [
+        [0u16, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+    ];
+    let mut bin: Vec<u8> = v.iter().flatten().flat_map(|c| c.to_le_bytes()).collect();
+    for q in quads {
+        for i in [q[0], q[1], q[2], q[0], q[2], q[3]] {
+            bin.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    std::fs::write(dir.join("box.bin"), &bin).unwrap();
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "name": "Crate", "extras": {"collider": "concave"}}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 8, "type": "VEC3"},
+            {"bufferView": 1, "componentType": 5123, "count": 30, "type": "SCALAR"}
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteLength": 96},
+            {"buffer": 0, "byteOffset": 96, "byteLength": 60}
+        ],
+        "buffers": [{"byteLength": 156, "uri": "box.bin"}]
+    });
+    let p = dir.join("box.gltf");
+    std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() {
+    let dir = tmpdir("strict");
+    let input = open_box(&dir);
+    let out = dir.join("box.kiln");
+    let bake = |extra: &[&str]| {
+        baker()
+            .args([
+                "bake",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // within the default 5 cm: a BSP tree, its fidelity in the report
+    let st = bake(&[]);
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(r["shape_kinds"], serde_json::json!({"bsp": 1}), "{r}");
+    let c = &r["colliders"][0];
+    assert_eq!(c["object"], "Crate");
+    assert_eq!(c["faces_in"], 10);
+    let h = c["render_to_collider"]
+        .as_f64()
+        .unwrap()
+        .max(c["collider_to_render"].as_f64().unwrap());
+    assert!(h > 0.0 && h <= 0.05, "{c}");
+    assert!(
+        c["steps"][0].as_str().unwrap().starts_with("remeshed"),
+        "{c}"
+    );
+    // 1 mm: the remesher's finest grid (128 across) cannot get there; the
+    // collider is kept (within 10× the tolerance) with a warning...
+    let st = bake(&["--tolerance", "0.001", "--force"]);
+    let stderr = String::from_utf8_lossy(&st.stderr);
+    assert!(st.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(r["shape_kinds"], serde_json::json!({"bsp": 1}), "{stderr}");
+    assert!(
+        stderr.contains("Crate: collider deviates") && stderr.contains("over the tolerance 0.001"),
+        "{stderr}"
+    );
+    // ...and --strict refuses it, keeping the last archive
+    let before = std::fs::read(&out).unwrap();
+    let st = bake(&["--tolerance", "0.0011", "--force", "--strict"]);
+    let stderr = String::from_utf8_lossy(&st.stderr);
+    assert_eq!(st.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--strict")
+            && stderr.contains("Crate")
+            && stderr.contains("nothing written"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "the last archive kept"
+    );
+}

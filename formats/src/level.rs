@@ -21,6 +21,7 @@
 //!  end:    5      4      3      4      5
 //! ```
 
+use crate::bsp::Bsp;
 use crate::polytope::Polytope;
 use crate::primitive::{Capsule, Cuboid, Sphere};
 use crate::tri_mesh::TriMesh;
@@ -103,6 +104,8 @@ pub enum Shape {
     Sphere(Sphere),
     /// A capsule.
     Capsule(Capsule),
+    /// A solid-leaf BSP tree (concave solids).
+    Bsp(Bsp),
 }
 
 impl Shape {
@@ -114,6 +117,7 @@ impl Shape {
             Shape::Cuboid(_) => "box",
             Shape::Sphere(_) => "sphere",
             Shape::Capsule(_) => "capsule",
+            Shape::Bsp(_) => "bsp",
         }
     }
 }
@@ -127,6 +131,7 @@ impl ArchivedShape {
             ArchivedShape::Cuboid(_) => "box",
             ArchivedShape::Sphere(_) => "sphere",
             ArchivedShape::Capsule(_) => "capsule",
+            ArchivedShape::Bsp(_) => "bsp",
         }
     }
 

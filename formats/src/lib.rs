@@ -2,7 +2,7 @@
 //!
 //! The Kiln archive schema and nothing else: the fixed [`header`], the rkyv
 //! body types ([`level`] ties together one file per shape family:
-//! [`tri_mesh`], [`polytope`], [`primitive`]), and the semantic checks in [`verify`]. Both the
+//! [`tri_mesh`], [`polytope`], [`primitive`], [`bsp`]), and the semantic checks in [`verify`]. Both the
 //! baker (which writes archives) and the runtime (which maps them) depend on
 //! this crate, so the two can never disagree about a byte.
 //!
@@ -10,6 +10,7 @@
 //! [`Header::parse`] → [`Header::check_body`] → [`access_body`] (rkyv's
 //! checked access plus [`verify::verify_level`]).
 
+pub mod bsp;
 pub mod header;
 pub mod level;
 pub mod polytope;

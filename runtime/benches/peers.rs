@@ -11,8 +11,10 @@
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
 //! 2,000 each of boxes, spheres and capsules, randomly rotated, against
 //! parry3d's `Compound` of the same `ConvexPolyhedron`s / `Cuboid`s /
-//! `Ball`s / `Capsule`s; and a whole level (many-cubes) baked with
-//! classification on against all-TriTree.
+//! `Ball`s / `Capsule`s; a whole level (many-cubes) baked with
+//! classification on against all-TriTree; a forest of 1M instances; and
+//! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriTrees
+//! of the same collider triangles.
 //!
 //! Prints a table and writes the same figures to `target/peers.json`.
 //! Memory for parry3d is measured with a counting allocator (bytes still
@@ -779,6 +781,246 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
     }
     whole_level_rows(quick, rows);
     forest_rows(quick, rows);
+    concave_rows(quick, rows);
+}
+
+/// Concave solids: a grid of rotated tori (the bundled shape collection's,
+/// simplified within the default 5 cm) as BSP trees, against a parry3d
+/// `TriMesh` of the same collider triangles placed in world space, and against
+/// Kiln's own TriTree of them (a second table row; its "parry3d" column
+/// holds the TriTree figure). Sphere queries on the BSP are plane-shifted
+/// (conservative); the hit counts printed show how often that differs.
+fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
+    use kiln_baker::config::{ColliderName, Rule};
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/shape_collection.glb");
+    let torus = kiln_baker::ingest::load(&path)
+        .unwrap()
+        .scene
+        .meshes
+        .into_iter()
+        .find(|m| m.name == "Torus")
+        .unwrap();
+    // the collider the BSP is built from, to give parry and the TriTree
+    let mut one = Scene::from_meshes(vec![torus.clone()]);
+    one.instances[0].extras_collider = Some("concave".into());
+    let t0 = Instant::now();
+    let single = bake_scene(&one, &BakeSettings::default());
+    let per_object_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let single = Level::from_bytes(&single.bytes).unwrap();
+    let (cv, ct): (Vec<[f32; 3]>, Vec<[u32; 3]>) = match &single.archive().shapes[0] {
+        kiln_formats::ArchivedShape::Bsp(b) => (
+            b.vertices
+                .iter()
+                .map(|v| v.map(|c| c.to_native()))
+                .collect(),
+            b.triangles
+                .iter()
+                .map(|t| t.map(|i| i.to_native()))
+                .collect(),
+        ),
+        other => panic!("the torus baked to a {}", other.kind_name()),
+    };
+    let shapes = if quick { 100 } else { 1000 };
+    let nq = if quick { 10_000 } else { 200_000 };
+    let name = format!("{shapes} tori ({} faces each)", ct.len());
+    let side = (shapes as f32).cbrt().ceil() as usize;
+    let mut rng = Rng(0x0C07_CA7E);
+    let placed: Vec<(Vec3, glam::Quat)> = (0..shapes)
+        .map(|i| {
+            let g = Vec3::new(
+                (i % side) as f32,
+                ((i / side) % side) as f32,
+                (i / side / side) as f32,
+            );
+            let q = glam::Quat::from_euler(
+                glam::EulerRot::XYZ,
+                rng.f() * 6.3,
+                rng.f() * 6.3,
+                rng.f() * 6.3,
+            );
+            (g * 6.0, q)
+        })
+        .collect();
+    let bake_as = |collider: ColliderName| {
+        let mut scene = Scene::from_meshes(vec![SceneMesh::new("collider", cv.clone(), &ct)]);
+        scene.instances = placed
+            .iter()
+            .enumerate()
+            .map(|(i, (at, q))| kiln_baker::SceneInstance {
+                name: format!("torus{i}"),
+                mesh: 0,
+                transform: glam::DAffine3::from_rotation_translation(q.as_dquat(), at.as_dvec3()),
+                ..Default::default()
+            })
+            .collect();
+        let mut settings = BakeSettings::default();
+        settings.rules = vec![Rule::collider("*", collider)];
+        bake_scene(&scene, &settings)
+    };
+    let bsp = bake_as(ColliderName::Concave);
+    let tri = bake_as(ColliderName::Mesh);
+    eprintln!(
+        "{name}: Kiln {:?} vs {:?}; one torus prepared + built in {per_object_ms:.1} ms",
+        bsp.report.shape_kinds, tri.report.shape_kinds
+    );
+    let bsp_level = Level::from_bytes(&bsp.bytes).unwrap();
+    let tri_level = Level::from_bytes(&tri.bytes).unwrap();
+    let before = LIVE.load(Ordering::Relaxed);
+    let t0 = Instant::now();
+    // parry composes no triangle meshes into a Compound: one world-space
+    // TriMesh of every torus, as a static level would be
+    let mut verts: Vec<parry3d::math::Vector> = Vec::with_capacity(cv.len() * shapes);
+    let mut indices: Vec<[u32; 3]> = Vec::with_capacity(ct.len() * shapes);
+    for (at, q) in &placed {
+        let base = verts.len() as u32;
+        verts.extend(cv.iter().map(|v| pv(*q * Vec3::from(*v) + *at)));
+        indices.extend(ct.iter().map(|t| t.map(|i| i + base)));
+    }
+    let compound =
+        parry3d::shape::TriMesh::with_flags(verts, indices, parry3d::shape::TriMeshFlags::ORIENTED)
+            .unwrap();
+    let parry_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let parry_bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "bytes/shape".into(),
+        kiln: bsp.bytes.len() as f64 / shapes as f64,
+        parry: parry_bytes / shapes as f64,
+        unit: "B",
+    });
+    rows.push(Row {
+        mesh: name.clone(),
+        query: "build ms (instances + top tree)".into(),
+        kiln: bsp.report.build_ms,
+        parry: parry_ms,
+        unit: "ms",
+    });
+    let mut rng = Rng(0xB5_B5);
+    let near = |rng: &mut Rng, k: f32| {
+        let (at, _) = placed[(rng.f() * shapes as f32) as usize % shapes];
+        (at + rng.unit() * 1.4 * k * rng.f(), at)
+    };
+    let identity = parry3d::math::Pose::IDENTITY;
+    let rays: Vec<(Vec3, Vec3)> = (0..nq)
+        .map(|_| {
+            let (o, _) = near(&mut rng, 4.0);
+            let (t, _) = near(&mut rng, 0.7);
+            (o, (t - o).normalize_or(Vec3::X))
+        })
+        .collect();
+    let points: Vec<Vec3> = (0..nq).map(|_| near(&mut rng, 1.2).0).collect();
+    let balls: Vec<(Vec3, f32)> = (0..nq)
+        .map(|_| {
+            let r = rng.range(0.05, 0.5);
+            (near(&mut rng, 1.5).0, r)
+        })
+        .collect();
+    let sweeps: Vec<(Vec3, Vec3)> = (0..nq / 2)
+        .map(|_| {
+            let (t, centre) = near(&mut rng, 0.7);
+            let d = rng.unit();
+            let o = centre + d * 4.0;
+            (o, (t - o).normalize_or(Vec3::X))
+        })
+        .collect();
+    for (label, other) in [
+        ("vs parry3d TriMesh", None),
+        ("vs Kiln TriTree", Some(&tri_level)),
+    ] {
+        let row = format!("{name}, BSP {label}");
+        compare(
+            rows,
+            &row,
+            "rays/s",
+            "hits",
+            nq,
+            || {
+                rays.iter()
+                    .filter(|(o, d)| bsp_level.raycast(*o, *d, 100.0).is_some())
+                    .count()
+            },
+            || match other {
+                Some(l) => rays
+                    .iter()
+                    .filter(|(o, d)| l.raycast(*o, *d, 100.0).is_some())
+                    .count(),
+                None => rays
+                    .iter()
+                    .filter(|(o, d)| {
+                        compound
+                            .cast_ray(&identity, &PRay::new(pv(*o), pv(*d)), 100.0, true)
+                            .is_some()
+                    })
+                    .count(),
+            },
+        );
+        if let Some(l) = other {
+            compare(
+                rows,
+                &row,
+                "sphere yes/no tests/s",
+                "touching",
+                nq,
+                || {
+                    balls
+                        .iter()
+                        .filter(|&&(c, r)| bsp_level.intersects_sphere(c, r))
+                        .count()
+                },
+                || {
+                    balls
+                        .iter()
+                        .filter(|&&(c, r)| l.intersects_sphere(c, r))
+                        .count()
+                },
+            );
+            compare(
+                rows,
+                &row,
+                "sphere sweeps/s",
+                "hits",
+                nq / 2,
+                || {
+                    sweeps
+                        .iter()
+                        .filter(|&&(c, d)| bsp_level.sweep_sphere(c, 0.2, d, 10.0).is_some())
+                        .count()
+                },
+                || {
+                    sweeps
+                        .iter()
+                        .filter(|&&(c, d)| l.sweep_sphere(c, 0.2, d, 10.0).is_some())
+                        .count()
+                },
+            );
+        } else {
+            compare(
+                rows,
+                &row,
+                "points/s",
+                "inside",
+                nq,
+                || {
+                    points
+                        .iter()
+                        .filter(|p| !bsp_level.contains_point(**p).is_empty())
+                        .count()
+                },
+                || {
+                    points
+                        .iter()
+                        .filter(|p| {
+                            use parry3d::query::PointQuery;
+                            compound.contains_point(&identity, pv(**p))
+                        })
+                        .count()
+                },
+            );
+            sphere_rows(rows, &row, &bsp_level, &balls, &compound);
+            sweep_rows(rows, &row, &bsp_level, &sweeps, (0.2, 10.0), &compound);
+        }
+    }
 }
 
 /// many-cubes baked with classification on (boxes, polytopes) against the

@@ -152,7 +152,7 @@ fn unreal_prefixes_take_the_render_meshes_place() {
     assert_eq!(
         seen,
         [
-            "Lamp trimesh: auto: triangle mesh (85.7% of its hull's volume)",
+            "Lamp bsp: auto: closed, concave (85.7% of its hull's volume) (collider 20 → 20 faces, Hausdorff 0.0000 m (render → collider 0.0000, collider → render 0.0000), mean 0.0000 m, volume 100.0%; bsp of 9 nodes (0 bevel), depth 6)",
             "UBX_Crate box: name prefix UBX_ (Unreal): box collider of Crate (fit error 0.0000 m)",
             "UBX_Stretched polytope: name prefix UBX_ (Unreal): box collider of Stretched (placed with non-uniform scale or shear: the mesh's convex hull instead)",
             "UCP_Pill capsule: name prefix UCP_ (Unreal): capsule collider of Pill (fit error 0.1464 m)",
@@ -177,10 +177,10 @@ fn godot_suffixes_choose_the_shape() {
         [
             "Barrel$ConvColOnly2 polytope: name suffix $ConvColOnly (Godot): convex",
             "Crate-convcol polytope: name suffix -convcol (Godot): convex",
-            "Floor_colonly trimesh: name suffix _colonly (Godot): trimesh",
+            "Floor_colonly trimesh: name suffix _colonly (Godot): concave (open and flat (a floor or terrain); kept as a triangle mesh)",
             "Protocol polytope: auto: closed, 100.0% of its hull's volume",
-            "Statue trimesh: auto: triangle mesh (85.7% of its hull's volume)",
-            "Wall-col trimesh: name suffix -col (Godot): trimesh",
+            "Statue bsp: auto: closed, concave (85.7% of its hull's volume) (collider 20 → 20 faces, Hausdorff 0.0000 m (render → collider 0.0000, collider → render 0.0000), mean 0.0000 m, volume 100.0%; bsp of 9 nodes (0 bevel), depth 6)",
+            "Wall-col bsp: name suffix -col (Godot): concave (collider 20 → 20 faces, Hausdorff 0.0000 m (render → collider 0.0000, collider → render 0.0000), mean 0.0000 m, volume 100.0%; bsp of 9 nodes (0 bevel), depth 6)",
         ]
     );
 }

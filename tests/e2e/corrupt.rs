@@ -12,10 +12,17 @@ use kiln_formats::{HEADER_LEN, header::body_hash};
 use kiln_runtime::Level;
 use kiln_tests::{Rng, levels_dir};
 
-/// A baked archive to damage: a shared level if present, else a generated one.
+/// A baked archive to damage: the shape collection with one torus a BSP
+/// tree and the other a triangle mesh (every family but the capsule) if
+/// the shared levels are present, else a generated one.
 fn archive() -> Vec<u8> {
     if let Some(dir) = levels_dir() {
-        return bake_file(&dir.join("shape_collection.glb"), &BakeSettings::default())
+        let mut settings = BakeSettings::default();
+        settings.rules = vec![kiln_baker::config::Rule::collider(
+            "Torus.001",
+            kiln_baker::config::ColliderName::Mesh,
+        )];
+        return bake_file(&dir.join("shape_collection.glb"), &settings)
             .unwrap()
             .bytes;
     }
@@ -298,5 +305,93 @@ fn hostile_shapes_are_rejected_by_verification() {
         bytes[at] = rng.below(256) as u8;
         rehash(&mut bytes);
         exercise(&bytes, &mut rng);
+    }
+}
+
+#[test]
+fn hostile_bsp_trees_are_rejected_by_verification() {
+    use kiln_formats::ArchivedShape;
+    let path = kiln_tests::samples_dir().join("shape_collection.glb");
+    let good = bake_file(&path, &BakeSettings::default()).unwrap().bytes;
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
+    aligned.extend_from_slice(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    let b = level
+        .shapes
+        .iter()
+        .find_map(|s| match s {
+            ArchivedShape::Bsp(b) => Some(b),
+            _ => None,
+        })
+        .expect("the torus is a BSP tree");
+    let n = b.nodes.len() as u32;
+    let inner = |i: u32| i != kiln_formats::bsp::EMPTY && i != kiln_formats::bsp::SOLID;
+    // a node whose children are both inner nodes, to make one shared
+    let (fork, node) = b
+        .nodes
+        .iter()
+        .enumerate()
+        .find(|(_, x)| inner(x.front.to_native()) && inner(x.back.to_native()))
+        .expect("a fork");
+    let cases: Vec<(usize, [u8; 4], &str)> = vec![
+        // back to the root: a cycle
+        (
+            at(std::ptr::from_ref(&node.front).cast()),
+            0u32.to_le_bytes(),
+            "not a later node",
+        ),
+        // to itself
+        (
+            at(std::ptr::from_ref(&node.back).cast()),
+            (fork as u32).to_le_bytes(),
+            "not a later node",
+        ),
+        (
+            at(std::ptr::from_ref(&node.back).cast()),
+            (n + 5).to_le_bytes(),
+            "not a later node",
+        ),
+        // both children the same subtree
+        (
+            at(std::ptr::from_ref(&node.back).cast()),
+            node.front.to_native().to_le_bytes(),
+            "two parents",
+        ),
+        (
+            at(std::ptr::from_ref(&node.plane).cast()),
+            1_000_000u32.to_le_bytes(),
+            "plane",
+        ),
+        (
+            at(b.planes[0].as_ptr().cast()),
+            5f32.to_le_bytes(),
+            "unit normal",
+        ),
+        (
+            at(b.planes[1][3..].as_ptr().cast()),
+            f32::NAN.to_le_bytes(),
+            "unit normal",
+        ),
+        (
+            at(b.vertices[0].as_ptr().cast()),
+            f32::INFINITY.to_le_bytes(),
+            "vertex 0",
+        ),
+        (
+            at(b.triangles[0].as_ptr().cast()),
+            99_999u32.to_le_bytes(),
+            "beyond",
+        ),
+    ];
+    for (offset, value, want) in cases {
+        let mut bytes = good.clone();
+        bytes[offset..offset + 4].copy_from_slice(&value);
+        rehash(&mut bytes);
+        let err = Level::from_bytes(&bytes)
+            .err()
+            .unwrap_or_else(|| panic!("a hostile BSP tree ({want}) opened"));
+        assert!(err.to_string().contains(want), "{want}: {err}");
     }
 }

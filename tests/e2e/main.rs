@@ -3,6 +3,7 @@
 
 mod authored;
 mod broken_gltf;
+mod bsp;
 mod corrupt;
 mod ingest;
 mod levels;

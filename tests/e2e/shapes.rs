@@ -353,8 +353,9 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
         // convex, more faces than the 64-plane cap, fills 87% of a sphere
         "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 63 planes, reaching up to 0.0613 m beyond it)",
         "Sphere sphere: auto: closed and convex, fills 98.4% of a fitted sphere (fit error 0.0000 m)",
-        "Torus trimesh: auto: triangle mesh (53.0% of its hull's volume)",
-        "Torus.001 trimesh: auto: triangle mesh (53.0% of its hull's volume)",
+        // closed and concave: simplified within 5 cm, a BSP tree
+        "Torus bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0074 m, volume 99.6%; bsp of 3453 nodes (2754 bevel), depth 48; simplified to 368 faces)",
+        "Torus.001 bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0074 m, volume 99.6%; bsp of 3453 nodes (2754 bevel), depth 48; simplified to 368 faces)",
     ];
     assert_eq!(seen, want);
 }
@@ -379,13 +380,14 @@ fn project_rules_set_settings_per_object() {
             convex_tolerance: Some(0.001),
             ..Rule::collider("Sphere", ColliderName::None)
         },
-        // the two tori share a mesh (named "Torus"): one gets a sphere
-        // tree, the other keeps the default, so the mesh bakes twice
+        // the two tori share a mesh (named "Torus"): as triangle meshes,
+        // one gets a sphere tree, the other keeps the default, so the mesh
+        // bakes twice
         Rule {
-            collider: None,
             terrain_tree: Some(TreeName::Sphere),
-            ..Rule::collider("Torus.001", ColliderName::None)
+            ..Rule::collider("Torus.001", ColliderName::Mesh)
         },
+        Rule::collider("Torus", ColliderName::Mesh),
     ];
     let baked = kiln_baker::bake_file(&path, &settings).unwrap();
     let level = Level::from_bytes(&baked.bytes).unwrap();
@@ -442,6 +444,6 @@ fn project_rules_set_settings_per_object() {
     assert_eq!(
         a.shapes.len(),
         plain.archive().shapes.len() + 1,
-        "the tori's shared mesh bakes twice, once per tree kind"
+        "the tori's shared mesh bakes twice (once per tree kind) where it was one BSP tree"
     );
 }

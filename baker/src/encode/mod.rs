@@ -4,11 +4,13 @@
 
 pub mod quantize;
 
+use crate::build::bsp::BuiltBsp;
 use crate::build::sah::BinNode;
 use crate::build::solid::{BuiltPolytope, Primitive};
 use crate::build::tri_tree::TriTree;
 use crate::build::{BuiltLevel, BuiltShape};
 use glam::DAffine3;
+use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Instance, Level, Node, Shape};
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
@@ -44,6 +46,31 @@ fn shape(s: &BuiltShape) -> Shape {
             half_height: *h,
             radius: *r,
         }),
+        BuiltShape::Bsp(b) => Shape::Bsp(bsp(b)),
+    }
+}
+
+/// A built BSP tree in archive form.
+fn bsp(b: &BuiltBsp) -> Bsp {
+    let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for v in &b.vertices {
+        for k in 0..3 {
+            min[k] = min[k].min(v[k]);
+            max[k] = max[k].max(v[k]);
+        }
+    }
+    Bsp {
+        planes: b.planes.clone(),
+        nodes: b
+            .nodes
+            .iter()
+            .map(|&[plane, front, back]| BspNode { plane, front, back })
+            .collect(),
+        bevel_nodes: b.bevel_nodes,
+        vertices: b.vertices.clone(),
+        triangles: b.triangles.clone(),
+        min,
+        max,
     }
 }
 

@@ -8,9 +8,11 @@
 //! and do not re-check, so no archive can make them panic, read out of bounds
 //! or loop forever. The baker runs the same checks on what it writes.
 
+mod bsp;
 mod polytope;
 mod tri_mesh;
 
+pub use bsp::verify_bsp;
 pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere};
 pub use tri_mesh::{mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
@@ -390,6 +392,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
             ArchivedShape::Cuboid(c) => verify_cuboid(s, c)?,
             ArchivedShape::Sphere(b) => verify_sphere(s, b)?,
             ArchivedShape::Capsule(c) => verify_capsule(s, c)?,
+            ArchivedShape::Bsp(b) => verify_bsp(s, b)?,
         }
     }
     let shapes = level.shapes.len();

@@ -8,6 +8,7 @@
 //! new shape family cannot be added without saying how it answers each
 //! query: no query can silently miss a shape.
 
+pub(crate) mod bsp;
 pub(crate) mod convex;
 pub(crate) mod solid;
 pub(crate) mod tri_mesh;
@@ -83,6 +84,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
             Solid::Convex(c) => c.raycast(lo, ld, t_max),
             Solid::Rounded(r) => r.raycast(lo, ld, t_max),
+            Solid::Bsp(b) => b.raycast(lo, ld, t_max),
         }
     }
 
@@ -93,6 +95,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::closest(place, m, center, radius),
             Solid::Convex(c) => c.closest(place, center, radius),
             Solid::Rounded(r) => r.closest(place, center, radius),
+            Solid::Bsp(b) => b.closest(place, center, radius),
         }
     }
 
@@ -103,6 +106,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::touches(place, m, center, radius),
             Solid::Convex(c) => c.touches(place, center, radius),
             Solid::Rounded(r) => r.closest(place, center, radius).is_some(),
+            Solid::Bsp(b) => b.touches(place, center, radius),
         }
     }
 
@@ -120,6 +124,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
             Solid::Convex(c) => c.sweep(place, s, limit),
             Solid::Rounded(r) => r.sweep(place, s, limit),
+            Solid::Bsp(b) => b.sweep(place, s, limit),
         }
     }
 
@@ -131,6 +136,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(_) => false,
             Solid::Convex(c) => c.contains(place, p),
             Solid::Rounded(r) => r.contains(place, p),
+            Solid::Bsp(b) => b.contains(place, p),
         }
     }
 
@@ -157,14 +163,16 @@ impl<'a> ShapeRef<'a> {
                 half: f(&c.half_height),
                 radius: f(&c.radius),
             }),
+            ArchivedShape::Bsp(b) => Solid::Bsp(bsp::BspView(b)),
         }
     }
 }
 
-/// How a shape family answers: its tree, the convex routines, or the
-/// closed forms of a rounded segment.
+/// How a shape family answers: its tree, the convex routines, the
+/// closed forms of a rounded segment, or a BSP tree.
 enum Solid<'a> {
     Mesh(&'a kiln_formats::tri_mesh::ArchivedTriMesh),
     Convex(Convex<'a>),
     Rounded(Rounded),
+    Bsp(bsp::BspView<'a>),
 }

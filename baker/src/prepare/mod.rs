@@ -1,7 +1,9 @@
-//! Prepare: what a shape builder starts from, made from a scene mesh.
-//! Today: welding by position (every shape needs shared vertices to find
-//! shared edges). Convex hulls, primitive fits and watertight collider
-//! meshes are prepared here too as the shapes that need them arrive.
+//! Prepare: what a shape builder starts from, made from a scene mesh:
+//! welding by position (every shape needs shared vertices to find shared
+//! edges), and for concave objects a watertight low-poly collider with its
+//! measured error ([`collider`]).
+
+pub mod collider;
 
 use crate::scene::SceneMesh;
 

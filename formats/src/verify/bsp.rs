@@ -1,0 +1,78 @@
+//! Verification of the Bsp shape.
+
+use super::VerifyError;
+use crate::bsp::{ArchivedBsp, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
+
+/// Checks a BSP tree: at least one node and at most [`MAX_NODES`]; every
+/// plane finite with a unit normal; every node's plane in range; every
+/// child a leaf or a later node, each node but the root the child of
+/// exactly one node (a tree: no cycles, no shared subtrees), no deeper than
+/// [`MAX_DEPTH`]; the collider mesh's vertices finite and inside the box,
+/// its triangles' indices in range. O(nodes + planes + mesh).
+pub fn verify_bsp(s: usize, b: &ArchivedBsp) -> Result<(), VerifyError> {
+    let bad = |problem: String| VerifyError::Shape { shape: s, problem };
+    let (nn, np) = (b.nodes.len(), b.planes.len());
+    if nn == 0 || nn > MAX_NODES || np == 0 || np > 3 * MAX_NODES {
+        return Err(bad(format!(
+            "bsp with {nn} nodes and {np} planes (1..={MAX_NODES} nodes, some planes)"
+        )));
+    }
+    if b.bevel_nodes.to_native() as usize > nn {
+        return Err(bad("more bevel nodes than nodes".into()));
+    }
+    for (i, pl) in b.planes.iter().enumerate() {
+        let pl = pl.map(|x| f64::from(x.to_native()));
+        let len = (pl[0] * pl[0] + pl[1] * pl[1] + pl[2] * pl[2]).sqrt();
+        if !pl.iter().all(|x| x.is_finite()) || (len - 1.0).abs() > 1e-4 {
+            return Err(bad(format!("plane {i} is not finite with a unit normal")));
+        }
+    }
+    // parents are seen before children, so one pass settles depth and
+    // the single-parent rule
+    let mut depth = vec![0u32; nn];
+    depth[0] = 1;
+    for (i, node) in b.nodes.iter().enumerate() {
+        if node.plane.to_native() as usize >= np {
+            return Err(bad(format!("node {i}: plane {} of {np}", node.plane)));
+        }
+        if depth[i] == 0 {
+            return Err(bad(format!("node {i} is no node's child")));
+        }
+        for c in [node.front.to_native(), node.back.to_native()] {
+            if c == EMPTY || c == SOLID {
+                continue;
+            }
+            let c = c as usize;
+            if c <= i || c >= nn {
+                return Err(bad(format!(
+                    "node {i}: child {c} is not a later node (of {nn})"
+                )));
+            }
+            if depth[c] != 0 {
+                return Err(bad(format!("node {c} has two parents")));
+            }
+            depth[c] = depth[i] + 1;
+            if depth[c] as usize > MAX_DEPTH {
+                return Err(bad(format!("deeper than {MAX_DEPTH} levels")));
+            }
+        }
+    }
+    let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
+    let (min, max) = (f(&b.min), f(&b.max));
+    if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
+        return Err(bad("bsp box is not finite and ordered".into()));
+    }
+    for (i, v) in b.vertices.iter().enumerate() {
+        let v = f(v);
+        if !(0..3).all(|k| v[k].is_finite() && v[k] >= min[k] && v[k] <= max[k]) {
+            return Err(bad(format!("vertex {i} is not finite or outside the box")));
+        }
+    }
+    let nv = b.vertices.len();
+    for (t, tri) in b.triangles.iter().enumerate() {
+        if tri.iter().any(|i| i.to_native() as usize >= nv) {
+            return Err(bad(format!("triangle {t} uses a vertex beyond {nv}")));
+        }
+    }
+    Ok(())
+}

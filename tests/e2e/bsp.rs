@@ -1,0 +1,443 @@
+//! BSP shapes (concave solids) against brute force on their collider
+//! triangles: points against a winding-number oracle, rays against every
+//! triangle, sphere overlaps and sweeps against the exact
+//! sphere-versus-triangles answer. Plane shifting may report contact
+//! early near sharp edges but must never miss one; the early-contact
+//! distribution is printed (`cargo test --release -p kiln-tests --test e2e
+//! bsp -- --nocapture`).
+
+use glam::{DAffine3, DQuat, DVec3};
+use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+use kiln_runtime::Level;
+use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
+
+/// A star prism: `points` spikes of radius 1 around y, inner radius 0.35,
+/// from y = 0 to y = 0.5 (concave, with sharp vertical edges).
+fn star(points: u32) -> SceneMesh {
+    let n = points * 2;
+    let mut v = Vec::new();
+    for y in [0.0f32, 0.5] {
+        for k in 0..n {
+            let a = std::f32::consts::TAU * k as f32 / n as f32;
+            let r = if k % 2 == 0 { 1.0 } else { 0.35 };
+            v.push([r * a.cos(), y, r * a.sin()]);
+        }
+    }
+    let centre_lo = v.len() as u32;
+    v.push([0.0, 0.0, 0.0]);
+    v.push([0.0, 0.5, 0.0]);
+    let mut t = Vec::new();
+    for k in 0..n {
+        let j = (k + 1) % n;
+        // sides (outward), bottom cap (facing -y), top cap (facing +y)
+        t.push([k, n + k, j]);
+        t.push([j, n + k, n + j]);
+        t.push([centre_lo, k, j]);
+        t.push([centre_lo + 1, n + j, n + k]);
+    }
+    SceneMesh::new("star", v, &t)
+}
+
+/// The torus of the bundled shape collection (1,152 triangles).
+fn torus() -> SceneMesh {
+    let path = kiln_tests::samples_dir().join("shape_collection.glb");
+    let scene = kiln_baker::ingest::load(&path).unwrap().scene;
+    scene
+        .meshes
+        .into_iter()
+        .find(|m| m.name == "Torus")
+        .expect("a torus")
+}
+
+fn placements() -> Vec<(&'static str, DAffine3)> {
+    vec![
+        ("identity", DAffine3::IDENTITY),
+        (
+            "rotated, scale 2, far",
+            DAffine3::from_scale_rotation_translation(
+                DVec3::splat(2.0),
+                DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),
+                DVec3::new(1000.0, -200.0, 500.0),
+            ),
+        ),
+        (
+            "non-uniform",
+            DAffine3::from_scale_rotation_translation(
+                DVec3::new(1.0, 3.0, 0.5),
+                DQuat::from_rotation_y(0.6),
+                DVec3::new(-3.0, 1.0, 2.0),
+            ),
+        ),
+    ]
+}
+
+/// `mesh` as the only object, explicitly concave, placed by `xf`, with or
+/// without bevel planes.
+fn level(mesh: SceneMesh, xf: DAffine3, bevels: bool) -> Level {
+    let scene = Scene {
+        meshes: vec![mesh],
+        instances: vec![SceneInstance {
+            name: "obj".into(),
+            mesh: 0,
+            transform: xf,
+            extras_collider: Some("concave".into()),
+            ..SceneInstance::default()
+        }],
+        ..Scene::default()
+    };
+    let mut settings = BakeSettings::default();
+    settings.bevels = bevels;
+    let level = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
+    let a = level.archive();
+    assert_eq!(
+        a.shapes[a.instances[0].shape.to_native() as usize].kind_name(),
+        "bsp",
+        "{}",
+        a.instance_rules[0]
+    );
+    level
+}
+
+/// A closed solid given by world triangles (the collider mesh, as export
+/// writes it).
+struct Solid {
+    tris: Vec<[DVec3; 3]>,
+    /// Bounding sphere of each triangle, to skip far ones in sweeps.
+    bounds: Vec<(DVec3, f64)>,
+}
+
+impl Solid {
+    fn of(level: &Level) -> Solid {
+        let objs = kiln_baker::export::world_objects(level);
+        let o = &objs[0];
+        let p = |i: u32| DVec3::from(o.positions[i as usize].map(f64::from));
+        let tris: Vec<[DVec3; 3]> = o.triangles.iter().map(|t| t.map(p)).collect();
+        let bounds = tris
+            .iter()
+            .map(|t| {
+                let c = (t[0] + t[1] + t[2]) / 3.0;
+                (c, t.iter().map(|v| v.distance(c)).fold(0.0, f64::max))
+            })
+            .collect();
+        Solid { tris, bounds }
+    }
+
+    /// Winding number (solid angles, Van Oosterom and Strackee 1983).
+    fn inside(&self, p: DVec3) -> bool {
+        let w: f64 = self
+            .tris
+            .iter()
+            .map(|t| {
+                let (a, b, c) = (t[0] - p, t[1] - p, t[2] - p);
+                let (la, lb, lc) = (a.length(), b.length(), c.length());
+                let num = a.dot(b.cross(c));
+                let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
+                2.0 * num.atan2(den)
+            })
+            .sum();
+        w / (4.0 * std::f64::consts::PI) > 0.5
+    }
+
+    fn ray(&self, o: DVec3, d: DVec3, max_t: f64) -> Option<f64> {
+        if self.inside(o) {
+            return Some(0.0);
+        }
+        self.tris
+            .iter()
+            .filter_map(|t| {
+                let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+                let p = d.cross(e2);
+                let det = e1.dot(p);
+                if det.abs() < 1e-300 {
+                    return None;
+                }
+                let s = o - t[0];
+                let u = s.dot(p) / det;
+                let q = s.cross(e1);
+                let v = d.dot(q) / det;
+                let t = e2.dot(q) / det;
+                (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && (0.0..=max_t).contains(&t)).then_some(t)
+            })
+            .min_by(f64::total_cmp)
+    }
+
+    fn distance(&self, p: DVec3) -> f64 {
+        self.tris
+            .iter()
+            .map(|t| dist_point_triangle(p, *t))
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    fn sweep(&self, c: DVec3, d: DVec3, r: f64, max_t: f64) -> Option<f64> {
+        if self.inside(c) {
+            return Some(0.0);
+        }
+        let len = d.length() * max_t;
+        let dir = d.normalize();
+        self.tris
+            .iter()
+            .zip(&self.bounds)
+            .filter(|(_, (bc, br))| {
+                let s = (*bc - c).dot(dir).clamp(0.0, len);
+                (c + dir * s).distance(*bc) <= r + br + 1e-9
+            })
+            .filter_map(|(t, _)| sweep_oracle(c, d, r, max_t, *t).0)
+            .min_by(f64::total_cmp)
+    }
+}
+
+/// Quantiles of early-contact distances.
+fn summary(v: &[f64]) -> String {
+    let mut v = v.to_vec();
+    if v.is_empty() {
+        return "none".into();
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |f: f64| v[((v.len() - 1) as f64 * f) as usize];
+    let within = v.iter().filter(|&&e| e <= 1e-3).count() as f64 / v.len() as f64;
+    format!(
+        "{} samples, {:.2}% within 1 mm, p99 {:.4}, p99.9 {:.4}, max {:.4}",
+        v.len(),
+        within * 100.0,
+        q(0.99),
+        q(0.999),
+        v[v.len() - 1]
+    )
+}
+
+#[test]
+fn bsp_shapes_answer_like_brute_force_and_never_miss_a_contact() {
+    let with = check_against_brute_force(true);
+    let without = check_against_brute_force(false);
+    // what bevels buy: early contacts farther than 1 mm are rarer
+    let far = |v: &[f64]| v.iter().filter(|&&e| e > 1e-3).count();
+    eprintln!(
+        "sweeps early by more than 1 mm: {} with bevels, {} without",
+        far(&with.1),
+        far(&without.1)
+    );
+    assert!(far(&with.1) <= far(&without.1));
+}
+
+/// Every query kind on the star and the torus at three placements against
+/// brute force; returns the early overlaps and early sweeps (metres).
+fn check_against_brute_force(bevels: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = Rng::new(91);
+    let (mut ray_hits, mut insides, mut touches, mut sweep_hits) = (0, 0, 0, 0);
+    let mut early_overlap = Vec::new();
+    let mut early_sweep = Vec::new();
+    let mut early_small = Vec::new();
+    for (mesh_name, mesh) in [("star", star(5)), ("torus", torus())] {
+        for (what, xf) in placements() {
+            let level = level(mesh.clone(), xf, bevels);
+            let solid = Solid::of(&level);
+            let (lo, hi) = solid.tris.iter().flatten().fold(
+                (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+            );
+            let centre = (lo + hi) * 0.5;
+            let size = (hi - lo).max_element();
+            let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
+            let n = 600;
+            for i in 0..n {
+                let p = centre + rng.unit().as_dvec3() * size * f64::from(rng.f());
+                let pf = p.as_vec3();
+                let pd = pf.as_dvec3();
+                let clear = solid.distance(pd);
+                let inside = solid.inside(pd);
+                // points
+                let got = !level.contains_point(pf).is_empty();
+                insides += usize::from(got);
+                if clear > tol {
+                    assert_eq!(got, inside, "{mesh_name} {what} point {i} {pd}");
+                }
+                // rays: exact (no shifting)
+                let dir = if i % 2 == 0 {
+                    (centre - pd).as_vec3().normalize()
+                } else {
+                    rng.unit()
+                };
+                let want = solid.ray(pd, dir.as_dvec3(), 4.0 * size);
+                let got = level.raycast(pf, dir, (4.0 * size) as f32);
+                match (want, got) {
+                    (Some(t), Some(h)) => {
+                        ray_hits += 1;
+                        assert!(
+                            (f64::from(h.t) - t).abs() <= tol * 10.0,
+                            "{mesh_name} {what} ray {i}: {} vs {t}",
+                            h.t
+                        );
+                    }
+                    (None, None) => {}
+                    // a ray grazing the surface: either answer is right
+                    // within the tolerance. The tree's hit must lie on the
+                    // surface; the oracle's must not lead inside.
+                    (None, Some(h)) => assert!(
+                        clear <= tol || solid.distance(h.point.as_dvec3()) <= tol * 10.0,
+                        "{mesh_name} {what} ray {i}: a hit off the surface {h:?}"
+                    ),
+                    (Some(t), None) => {
+                        let beyond = pd + dir.as_dvec3() * (t + 1e-3 * size);
+                        assert!(
+                            clear <= tol || !solid.inside(beyond),
+                            "{mesh_name} {what} ray {i}: missed, entering at {t}"
+                        );
+                    }
+                }
+                // overlaps: never missed; early by how much
+                let r = (0.001 + f64::from(rng.f()) * 0.5 * size) as f32;
+                let touch = !level.overlap_sphere(pf, r).is_empty();
+                assert_eq!(touch, level.intersects_sphere(pf, r));
+                touches += usize::from(touch);
+                let want = inside || clear <= f64::from(r);
+                if want && clear < f64::from(r) - tol {
+                    assert!(
+                        touch,
+                        "{mesh_name} {what} overlap {i} missed (clear {clear}, r {r})"
+                    );
+                }
+                if touch && !want {
+                    early_overlap.push(clear - f64::from(r));
+                }
+                // sweeps: never missed, never late
+                if i % 3 == 0 {
+                    let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
+                    let max_t = 2.0 * size;
+                    let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), max_t);
+                    let got = level.sweep_sphere(pf, r, d, max_t as f32);
+                    match (want, got) {
+                        (Some(t), Some(h)) => {
+                            sweep_hits += 1;
+                            let early = (t - f64::from(h.t)) * f64::from(d.length());
+                            assert!(
+                                early >= -tol * 10.0,
+                                "{mesh_name} {what} sweep {i} late: {} vs {t}",
+                                h.t
+                            );
+                            early_sweep.push(early.max(0.0));
+                            if r <= 0.05 {
+                                early_small.push(early.max(0.0));
+                            }
+                        }
+                        (None, None) => {}
+                        (Some(t), None) => {
+                            // a graze within the oracle's tolerance
+                            let closest = solid.distance(pd + d.as_dvec3() * t);
+                            assert!(
+                                closest > f64::from(r) - tol * 10.0,
+                                "{mesh_name} {what} sweep {i} missed a contact at {t}"
+                            );
+                        }
+                        (None, Some(h)) => {
+                            // early: how far the sphere still was
+                            let at = pd + d.as_dvec3() * f64::from(h.t);
+                            let early = solid.distance(at) - f64::from(r);
+                            early_sweep.push(early);
+                            if r <= 0.05 {
+                                early_small.push(early);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let b = if bevels {
+        "with bevels"
+    } else {
+        "without bevels"
+    };
+    eprintln!(
+        "bsp {b}: {ray_hits} ray hits, {insides} points inside, {touches} overlaps, {sweep_hits} sweep hits"
+    );
+    eprintln!(
+        "bsp {b}: early overlaps (m beyond r): {}",
+        summary(&early_overlap)
+    );
+    eprintln!(
+        "bsp {b}: early sweeps (m), radii 1 mm to half the object: {}",
+        summary(&early_sweep)
+    );
+    eprintln!(
+        "bsp {b}: early sweeps (m), radii up to 5 cm: {}",
+        summary(&early_small)
+    );
+    assert!(ray_hits > 1000 && insides > 200 && touches > 1000 && sweep_hits > 300);
+    (early_overlap, early_sweep)
+}
+
+#[test]
+fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
+    use kiln_baker::config::{ColliderName, Rule};
+    use kiln_baker::prepare::collider::pinched_edges;
+    let Some(dir) = kiln_tests::levels_dir() else {
+        eprintln!("skipped: the shared levels are not here");
+        return;
+    };
+    let mut settings = BakeSettings::default();
+    settings.rules = vec![Rule::collider("*", ColliderName::Concave)];
+    for file in [
+        "khr_Duck.glb",
+        "khr_DamagedHelmet.glb",
+        "khr_FlightHelmet.glb",
+        "shape_collection.glb",
+        "godot_occlusion_room.glb",
+        "tess_steelribs.glb",
+    ] {
+        let baked = kiln_baker::bake_file(&dir.join(file), &settings).unwrap();
+        if file != "tess_steelribs.glb" {
+            let again = kiln_baker::bake_file(&dir.join(file), &settings).unwrap();
+            assert!(baked.bytes == again.bytes, "{file}: not deterministic");
+        }
+        let level = Level::from_bytes(&baked.bytes).unwrap();
+        let a = level.archive();
+        let (mut bsp, mut strict, mut fell_back) = (0, 0, 0);
+        for (i, inst) in a.instances.iter().enumerate() {
+            let rule = a.instance_rules[i].as_str();
+            match &a.shapes[inst.shape.to_native() as usize] {
+                kiln_formats::ArchivedShape::Bsp(b) => {
+                    bsp += 1;
+                    let tris: Vec<[u32; 3]> = b
+                        .triangles
+                        .iter()
+                        .map(|t| t.map(|i| i.to_native()))
+                        .collect();
+                    // closed and consistently oriented: every directed edge
+                    // used as often as its reverse; strictly watertight
+                    // (each edge twice) unless the rule names pinches
+                    let pinched = pinched_edges(&tris)
+                        .unwrap_or_else(|| panic!("{file} {rule}: a collider with a hole"));
+                    if pinched == 0 {
+                        strict += 1;
+                    } else {
+                        assert!(rule.contains("pinched edges"), "{file}: {rule}");
+                    }
+                    assert!(rule.contains("Hausdorff"), "{file}: {rule}");
+                }
+                other => {
+                    // anything else says why
+                    fell_back += 1;
+                    assert!(
+                        rule.contains("kept as a triangle mesh")
+                            || rule.contains("the convex hull as a polytope"),
+                        "{file}: {} without a reason: {rule}",
+                        other.kind_name()
+                    );
+                }
+            }
+        }
+        let worst = baked
+            .report
+            .colliders
+            .iter()
+            .map(|c| c.fidelity.hausdorff())
+            .fold(0.0, f64::max);
+        for c in &baked.report.colliders {
+            assert!(c.fidelity.hausdorff().is_finite() && c.fidelity.faces_out > 0);
+        }
+        eprintln!(
+            "{file}: {bsp} bsp ({strict} with every edge used twice), {fell_back} fell back, worst Hausdorff {worst:.4} m, {} warnings",
+            baked.report.warnings.len()
+        );
+    }
+}
