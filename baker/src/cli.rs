@@ -103,6 +103,11 @@ enum Command {
         /// Output file; the extension (.glb or .obj) picks the format.
         #[arg(short = 'o', long = "out")]
         out: PathBuf,
+        /// Also write the render meshes of this glTF file (the archive's
+        /// source), so colliders (translucent orange) and render meshes
+        /// (grey) can be compared in any glTF viewer (.glb only).
+        #[arg(long, value_name = "GLTF")]
+        compare: Option<PathBuf>,
     },
 }
 
@@ -308,7 +313,11 @@ pub fn main() -> ExitCode {
         }
         Command::Inspect { archive, json } => inspect_cmd(&archive, json).map(|_| true),
         Command::Query { archive, input } => query_cmd(&archive, input.as_deref()).map(|_| true),
-        Command::Export { archive, out } => export_cmd(&archive, &out).map(|_| true),
+        Command::Export {
+            archive,
+            out,
+            compare,
+        } => export_cmd(&archive, &out, compare.as_deref()).map(|_| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -630,17 +639,25 @@ fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-fn export_cmd(archive: &Path, out: &Path) -> Result<()> {
+fn export_cmd(archive: &Path, out: &Path, compare: Option<&Path>) -> Result<()> {
     let level = Level::open(archive)?;
     let objects = export::world_objects(&level);
-    let bytes = match out
+    let ext = out
         .extension()
         .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("glb") => export::to_glb(&objects),
-        Some("obj") => export::to_obj(&objects).into_bytes(),
+        .map(str::to_ascii_lowercase);
+    let bytes = match (ext.as_deref(), compare) {
+        (Some("glb"), Some(source)) => {
+            let scene = kiln_baker::ingest::load(source)?.scene;
+            let render = export::render_objects(&scene);
+            eprintln!("{} render objects from {}", render.len(), source.display());
+            export::to_compare_glb(&render, &objects)
+        }
+        (_, Some(_)) => {
+            return Err(Usage(format!("{}: --compare writes .glb only", out.display())).into());
+        }
+        (Some("glb"), None) => export::to_glb(&objects),
+        (Some("obj"), None) => export::to_obj(&objects).into_bytes(),
         _ => bail!("{}: the output must end in .glb or .obj", out.display()),
     };
     write::write_atomic(out, &bytes).with_context(|| format!("{}: cannot write", out.display()))?;

@@ -164,52 +164,148 @@ pub fn to_obj(objects: &[ExportObject]) -> String {
     s
 }
 
+/// The render meshes of a scene (what a viewer draws: every placed mesh
+/// that is not an authored physics collider) in world space, one object
+/// per node.
+pub fn render_objects(scene: &crate::Scene) -> Vec<ExportObject> {
+    scene
+        .instances
+        .iter()
+        .filter(|i| i.physics.is_none() && !scene.meshes[i.mesh].proxy)
+        .map(|inst| {
+            let m = &scene.meshes[inst.mesh];
+            ExportObject {
+                name: inst.name.clone(),
+                positions: m
+                    .positions
+                    .iter()
+                    .map(|p| {
+                        let w = inst
+                            .transform
+                            .transform_point3(glam::DVec3::from(p.map(f64::from)));
+                        w.as_vec3().to_array()
+                    })
+                    .collect(),
+                triangles: m.triangles.clone(),
+            }
+        })
+        .collect()
+}
+
 /// A binary glTF 2.0 file with one mesh and one node per object.
 pub fn to_glb(objects: &[ExportObject]) -> Vec<u8> {
+    glb_of(&[Group {
+        name: None,
+        objects,
+        material: None,
+    }])
+}
+
+/// Render meshes and colliders in one binary glTF file for looking at both
+/// in any viewer: two parent nodes, `render` (opaque grey) and `colliders`
+/// (translucent orange, double-sided), each with a node per object.
+pub fn to_compare_glb(render: &[ExportObject], colliders: &[ExportObject]) -> Vec<u8> {
+    glb_of(&[
+        Group {
+            name: Some("render"),
+            objects: render,
+            material: Some(json!({
+                "name": "render",
+                "pbrMetallicRoughness": {"baseColorFactor": [0.7, 0.7, 0.7, 1.0], "metallicFactor": 0.0, "roughnessFactor": 0.9}
+            })),
+        },
+        Group {
+            name: Some("colliders"),
+            objects: colliders,
+            material: Some(json!({
+                "name": "collider",
+                "pbrMetallicRoughness": {"baseColorFactor": [1.0, 0.45, 0.05, 0.45], "metallicFactor": 0.0, "roughnessFactor": 1.0},
+                "alphaMode": "BLEND",
+                "doubleSided": true
+            })),
+        },
+    ])
+}
+
+/// Objects written under one parent node (if named), in one material (if
+/// given).
+struct Group<'a> {
+    name: Option<&'a str>,
+    objects: &'a [ExportObject],
+    material: Option<serde_json::Value>,
+}
+
+/// A binary glTF 2.0 file: per group, a mesh and a node per object.
+fn glb_of(groups: &[Group]) -> Vec<u8> {
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut accessors = Vec::new();
     let mut meshes = Vec::new();
-    let mut nodes = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        if o.triangles.is_empty() {
-            continue;
-        }
-        let mut min = [f32::INFINITY; 3];
-        let mut max = [f32::NEG_INFINITY; 3];
-        let pos_offset = bin.len();
-        for p in &o.positions {
-            for k in 0..3 {
-                min[k] = min[k].min(p[k]);
-                max[k] = max[k].max(p[k]);
-                bin.extend_from_slice(&p[k].to_le_bytes());
+    let mut nodes: Vec<serde_json::Value> = Vec::new();
+    let mut materials = Vec::new();
+    let mut roots = Vec::new();
+    for g in groups {
+        let material = g.material.clone().map(|m| {
+            materials.push(m);
+            materials.len() - 1
+        });
+        let first = nodes.len();
+        for (i, o) in g.objects.iter().enumerate() {
+            if o.triangles.is_empty() {
+                continue;
             }
-        }
-        views.push(json!({"buffer": 0, "byteOffset": pos_offset, "byteLength": bin.len() - pos_offset, "target": 34962}));
-        accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5126, "count": o.positions.len(), "type": "VEC3", "min": min, "max": max}));
-        let idx_offset = bin.len();
-        for t in &o.triangles {
-            for v in t {
-                bin.extend_from_slice(&v.to_le_bytes());
+            let mut min = [f32::INFINITY; 3];
+            let mut max = [f32::NEG_INFINITY; 3];
+            let pos_offset = bin.len();
+            for p in &o.positions {
+                for k in 0..3 {
+                    min[k] = min[k].min(p[k]);
+                    max[k] = max[k].max(p[k]);
+                    bin.extend_from_slice(&p[k].to_le_bytes());
+                }
             }
+            views.push(json!({"buffer": 0, "byteOffset": pos_offset, "byteLength": bin.len() - pos_offset, "target": 34962}));
+            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5126, "count": o.positions.len(), "type": "VEC3", "min": min, "max": max}));
+            let idx_offset = bin.len();
+            for t in &o.triangles {
+                for v in t {
+                    bin.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            views.push(json!({"buffer": 0, "byteOffset": idx_offset, "byteLength": bin.len() - idx_offset, "target": 34963}));
+            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5125, "count": o.triangles.len() * 3, "type": "SCALAR"}));
+            let mut primitive = json!({"attributes": {"POSITION": accessors.len() - 2}, "indices": accessors.len() - 1});
+            if let Some(m) = material {
+                primitive["material"] = json!(m);
+            }
+            meshes.push(json!({"name": o.name, "primitives": [primitive]}));
+            nodes.push(
+                json!({"name": o.name, "mesh": meshes.len() - 1, "extras": {"kiln_instance": i}}),
+            );
         }
-        views.push(json!({"buffer": 0, "byteOffset": idx_offset, "byteLength": bin.len() - idx_offset, "target": 34963}));
-        accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5125, "count": o.triangles.len() * 3, "type": "SCALAR"}));
-        meshes.push(json!({"name": o.name, "primitives": [{"attributes": {"POSITION": accessors.len() - 2}, "indices": accessors.len() - 1}]}));
-        nodes.push(
-            json!({"name": o.name, "mesh": meshes.len() - 1, "extras": {"kiln_instance": i}}),
-        );
+        match g.name {
+            Some(name) => {
+                nodes.push(
+                    json!({"name": name, "children": (first..nodes.len()).collect::<Vec<_>>()}),
+                );
+                roots.push(nodes.len() - 1);
+            }
+            None => roots.extend(first..nodes.len()),
+        }
     }
-    let doc = json!({
+    let mut doc = json!({
         "asset": {"version": "2.0", "generator": concat!("kiln baker ", env!("CARGO_PKG_VERSION"))},
         "scene": 0,
-        "scenes": [{"nodes": (0..nodes.len()).collect::<Vec<_>>()}],
+        "scenes": [{"nodes": roots}],
         "nodes": nodes,
         "meshes": meshes,
         "accessors": accessors,
         "bufferViews": views,
         "buffers": [{"byteLength": bin.len()}],
     });
+    if !materials.is_empty() {
+        doc["materials"] = json!(materials);
+    }
     glb(&doc, bin)
 }
 

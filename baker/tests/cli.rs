@@ -1040,6 +1040,49 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
         c["steps"][0].as_str().unwrap().starts_with("remeshed"),
         "{c}"
     );
+    // render mesh and collider side by side in one viewable file
+    let cmp = dir.join("compare.glb");
+    let st = baker()
+        .args(["export", out.to_str().unwrap(), "-o", cmp.to_str().unwrap()])
+        .args(["--compare", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let glb = std::fs::read(&cmp).unwrap();
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    let names: Vec<&str> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Crate", "render", "Crate", "colliders"], "{doc}");
+    assert_eq!(doc["materials"][1]["alphaMode"], "BLEND");
+    // and it is a glTF file the baker itself reads: 10 render triangles
+    // plus the collider's
+    let st = baker()
+        .args(["bake", cmp.to_str().unwrap(), "-o"])
+        .arg(dir.join("compare.kiln"))
+        .args(["--json", "--all-meshes"])
+        .output()
+        .unwrap();
+    let r2: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(
+        r2["scene_triangles"].as_u64(),
+        Some(10 + c["faces_out"].as_u64().unwrap())
+    );
+    let st = baker()
+        .args(["export", out.to_str().unwrap(), "-o"])
+        .arg(dir.join("compare.obj"))
+        .args(["--compare", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2), "--compare writes .glb only");
     // 1 mm: the remesher's finest grid (128 across) cannot get there; the
     // collider is kept (within 10× the tolerance) with a warning...
     let st = bake(&["--tolerance", "0.001", "--force"]);

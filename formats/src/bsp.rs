@@ -9,6 +9,7 @@
 //! planes[k] = [nx, ny, nz, d]        n unit; "back" is n · x ≤ d (the solid side of a face)
 //! nodes[0]  = the root
 //! node      = { plane, front, back }  front: n · x > d, back: n · x ≤ d
+//!                                     (plane's top bit: a bevel node)
 //! child     = a node index greater than the parent's, or EMPTY, or SOLID
 //! ```
 //!
@@ -19,6 +20,11 @@
 //! export, inspection and the fidelity report read it; queries do not.
 
 use rkyv::{Archive, Serialize};
+
+/// Set in [`BspNode::plane`] for a bevel node: its front child is
+/// [`EMPTY`] and its plane only touches its cell, so queries without a
+/// radius (points, rays) may step straight to its back child.
+pub const BEVEL: u32 = 1 << 31;
 
 /// Child reference: an empty (outside) leaf.
 pub const EMPTY: u32 = u32::MAX;
@@ -33,7 +39,7 @@ pub const MAX_DEPTH: usize = 512;
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct BspNode {
-    /// Index into [`Bsp::planes`].
+    /// Index into [`Bsp::planes`], with [`BEVEL`] set on bevel nodes.
     pub plane: u32,
     /// The `n · x > d` side.
     pub front: u32,

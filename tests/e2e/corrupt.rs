@@ -364,6 +364,12 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             1_000_000u32.to_le_bytes(),
             "plane",
         ),
+        // a bevel (stepped over by rays) with a subtree in front
+        (
+            at(std::ptr::from_ref(&node.plane).cast()),
+            (node.plane.to_native() | kiln_formats::bsp::BEVEL).to_le_bytes(),
+            "a bevel with something in front",
+        ),
         (
             at(b.planes[0].as_ptr().cast()),
             5f32.to_le_bytes(),

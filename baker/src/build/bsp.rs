@@ -31,7 +31,7 @@
 //! and rays answer the same with or without them.
 
 use glam::DVec3;
-use kiln_formats::bsp::{EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
+use kiln_formats::bsp::{BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
 
 /// Most splitter planes scored per node (evenly spaced among the
 /// candidates when there are more).
@@ -42,7 +42,8 @@ pub const CANDIDATES: usize = 48;
 pub struct BuiltBsp {
     /// Planes `[n, d]`, back side `n · x ≤ d`.
     pub planes: Vec<[f32; 4]>,
-    /// Nodes `(plane, front, back)`, root first, children after parents.
+    /// Nodes `(plane, front, back)`, root first, children after parents
+    /// (`plane | BEVEL` on bevel nodes).
     pub nodes: Vec<[u32; 3]>,
     /// Nodes that are bevel planes.
     pub bevel_nodes: u32,
@@ -315,7 +316,7 @@ impl Builder {
         for (k, &(n, d)) in bevels.iter().enumerate() {
             let idx = self.reserve(depth + k)?;
             let plane = self.plane_index(n, d);
-            self.nodes[idx as usize] = [plane, EMPTY, EMPTY];
+            self.nodes[idx as usize] = [plane | BEVEL, EMPTY, EMPTY];
         }
         for k in (0..bevels.len()).rev() {
             let idx = first + k;
@@ -584,7 +585,7 @@ mod tests {
                 return false;
             }
             let [pl, f, bk] = b.nodes[node as usize];
-            let q = b.planes[pl as usize];
+            let q = b.planes[(pl & !BEVEL) as usize];
             let s = q[0] as f64 * p.x + q[1] as f64 * p.y + q[2] as f64 * p.z - q[3] as f64;
             node = if s > 0.0 { f } else { bk };
         }

@@ -17,9 +17,11 @@
 //!    hull, with a warning. meshoptimizer's error is an estimate: when the
 //!    measured distance (step 4) is over the tolerance, simplify again
 //!    with its target scaled down by the overshoot (up to 4 rounds);
-//! 4. measure, not estimate: sample both surfaces and take the two-sided
-//!    Hausdorff distance (render → collider and collider → render), the
-//!    mean distance, and the volume ratio.
+//! 4. measure, not estimate: sample both surfaces (every vertex and 2048
+//!    area-stratified points each) and take the two-sided Hausdorff
+//!    distance (render → collider and collider → render, each point's
+//!    nearest distance found by Kiln's own triangle tree), the mean
+//!    distance, and the volume ratio.
 
 use crate::prepare::WeldedMesh;
 use glam::DVec3;
@@ -561,6 +563,7 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
         }
     };
     let flat: Vec<u32> = base_t.iter().flatten().copied().collect();
+    let near_render = Nearest::new(&mesh.vertices, &mesh.triangles);
     // meshoptimizer's error is a quadric estimate: when the measured
     // distance exceeds the tolerance, simplify again with a target scaled
     // down by what was measured (a few times), keeping the best result
@@ -579,7 +582,7 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
                 "{pinched} pinched edges (closed, but touching itself there)"
             ));
         }
-        let fidelity = measure(mesh, &v, &t, reference_volume, steps);
+        let fidelity = measure(mesh, &near_render, &v, &t, reference_volume, steps);
         let h = fidelity.hausdorff();
         let reduced = t.len() < base_t.len();
         // fewer pinches first, then the smaller error
@@ -664,7 +667,8 @@ fn hull_fallback(mesh: &WeldedMesh, mut steps: Vec<String>, why: &str) -> Result
         .collect();
     steps.push(format!("convex hull ({why})"));
     let volume = h.volume();
-    let fidelity = measure(mesh, &vertices, &triangles, volume, steps);
+    let near_render = Nearest::new(&mesh.vertices, &mesh.triangles);
+    let fidelity = measure(mesh, &near_render, &vertices, &triangles, volume, steps);
     Ok(Collider {
         vertices,
         triangles,
@@ -680,22 +684,15 @@ const SAMPLES: usize = 2048;
 /// The fidelity of collider (`v`, `t`) to `render`.
 fn measure(
     render: &WeldedMesh,
+    near_render: &Nearest,
     v: &[[f32; 3]],
     t: &[[u32; 3]],
     reference_volume: f64,
     steps: Vec<String>,
 ) -> Fidelity {
-    let to_tris = |v: &[[f32; 3]], t: &[[u32; 3]]| -> Vec<[DVec3; 3]> {
-        t.iter()
-            .map(|t| t.map(|i| DVec3::from(v[i as usize].map(f64::from))))
-            .collect()
-    };
-    let render_tris = to_tris(&render.vertices, &render.triangles);
-    let collider_tris = to_tris(v, t);
-    let a = samples(&render_tris, SAMPLES, 0x5eed);
-    let b = samples(&collider_tris, SAMPLES, 0xfeed);
-    let near_collider = Nearest::new(&collider_tris);
-    let near_render = Nearest::new(&render_tris);
+    let a = samples(&render.vertices, &render.triangles, SAMPLES, 0x5eed);
+    let b = samples(v, t, SAMPLES, 0xfeed);
+    let near_collider = Nearest::new(v, t);
     let da: Vec<f64> = a.iter().map(|p| near_collider.distance(*p)).collect();
     let db: Vec<f64> = b.iter().map(|p| near_render.distance(*p)).collect();
     let (_, vol) = closed_and_volume(v, t);
@@ -715,9 +712,25 @@ fn measure(
     }
 }
 
-/// Every vertex and `n` area-weighted points of `tris` (deterministic).
-fn samples(tris: &[[DVec3; 3]], n: usize, seed: u64) -> Vec<DVec3> {
-    let mut out: Vec<DVec3> = tris.iter().flat_map(|t| t.iter().copied()).collect();
+/// Every vertex used by `triangles` and `n` area-weighted points of them
+/// (deterministic).
+fn samples(vertices: &[[f32; 3]], triangles: &[[u32; 3]], n: usize, seed: u64) -> Vec<DVec3> {
+    let tris: Vec<[DVec3; 3]> = triangles
+        .iter()
+        .map(|t| t.map(|i| DVec3::from(vertices[i as usize].map(f64::from))))
+        .collect();
+    let mut used = vec![false; vertices.len()];
+    for t in triangles {
+        for &i in t {
+            used[i as usize] = true;
+        }
+    }
+    let mut out: Vec<DVec3> = vertices
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(v, _)| DVec3::from(v.map(f64::from)))
+        .collect();
     let areas: Vec<f64> = tris
         .iter()
         .map(|t| (t[1] - t[0]).cross(t[2] - t[0]).length() * 0.5)
@@ -751,164 +764,45 @@ fn samples(tris: &[[DVec3; 3]], n: usize, seed: u64) -> Vec<DVec3> {
     out
 }
 
-/// Nearest-triangle distances through a uniform grid of triangle boxes,
-/// searched in growing shells of cells.
-struct Nearest<'a> {
-    tris: &'a [[DVec3; 3]],
-    lo: DVec3,
-    cell: f64,
-    dims: [usize; 3],
-    cells: Vec<Vec<u32>>,
+/// Distances to a triangle surface, answered by Kiln's own triangle tree
+/// (the runtime's nearest-first closest-point walk on an in-memory bake).
+struct Nearest {
+    level: kiln_runtime::Level,
+    /// A radius that reaches the whole surface from anywhere measured.
+    reach: f32,
 }
 
-impl<'a> Nearest<'a> {
-    fn new(tris: &'a [[DVec3; 3]]) -> Self {
-        let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-        for t in tris {
-            for p in t {
-                lo = lo.min(*p);
-                hi = hi.max(*p);
-            }
-        }
-        let ext = (hi - lo).max(DVec3::splat(1e-9));
-        let per_axis = ((tris.len() as f64).cbrt().ceil() as usize).clamp(1, 64);
-        let cell = ext.max_element() / per_axis as f64;
-        let dims = [0, 1, 2].map(|k| ((ext[k] / cell).ceil() as usize).clamp(1, 64));
-        let cell_of = |p: DVec3| -> [usize; 3] {
-            [0, 1, 2].map(|k| (((p[k] - lo[k]) / cell) as usize).min(dims[k] - 1))
-        };
-        let mut cells = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
-        for (i, t) in tris.iter().enumerate() {
-            let a = cell_of(t[0].min(t[1]).min(t[2]));
-            let b = cell_of(t[0].max(t[1]).max(t[2]));
-            for x in a[0]..=b[0] {
-                for y in a[1]..=b[1] {
-                    for z in a[2]..=b[2] {
-                        cells[(x * dims[1] + y) * dims[2] + z].push(i as u32);
-                    }
-                }
-            }
-        }
+impl Nearest {
+    fn new(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Self {
+        let (lo, hi) = bounds(vertices);
+        let scene = crate::Scene::from_meshes(vec![crate::SceneMesh::new(
+            "surface",
+            vertices.to_vec(),
+            triangles,
+        )]);
+        let baked = crate::bake_scene(&scene, &crate::BakeSettings::default().all_meshes());
+        let level =
+            kiln_runtime::Level::from_bytes(&baked.bytes).expect("the baker's own archive opens");
         Nearest {
-            tris,
-            lo,
-            cell,
-            dims,
-            cells,
+            level,
+            reach: (4.0 * (hi - lo).length() + 1.0) as f32,
         }
     }
 
+    /// Distance from `p` to the surface.
     fn distance(&self, p: DVec3) -> f64 {
-        let c: [i64; 3] = [0, 1, 2].map(|k| {
-            (((p[k] - self.lo[k]) / self.cell).floor() as i64).clamp(0, self.dims[k] as i64 - 1)
-        });
-        let mut best = f64::INFINITY;
-        let max_ring = *self.dims.iter().max().unwrap() as i64;
-        for ring in 0..=max_ring {
-            for x in c[0] - ring..=c[0] + ring {
-                for y in c[1] - ring..=c[1] + ring {
-                    for z in c[2] - ring..=c[2] + ring {
-                        let on_shell = (x - c[0]).abs() == ring
-                            || (y - c[1]).abs() == ring
-                            || (z - c[2]).abs() == ring;
-                        let inside = x >= 0
-                            && y >= 0
-                            && z >= 0
-                            && (x as usize) < self.dims[0]
-                            && (y as usize) < self.dims[1]
-                            && (z as usize) < self.dims[2];
-                        if !on_shell || !inside {
-                            continue;
-                        }
-                        let cell =
-                            (x as usize * self.dims[1] + y as usize) * self.dims[2] + z as usize;
-                        for &i in &self.cells[cell] {
-                            best = best.min(dist_point_triangle(p, self.tris[i as usize]));
-                        }
-                    }
-                }
-            }
-            // an unvisited cell is more than `ring` cells from p's cell
-            // along some axis, and p lies in its cell's slab on that axis
-            // or beyond the grid on the near side: at least `ring` cells
-            if best <= ring as f64 * self.cell {
-                break;
-            }
-        }
-        best
+        let c = p.as_vec3();
+        self.level
+            .overlap_sphere(c, self.reach)
+            .iter()
+            .map(|o| o.point.as_dvec3().distance(c.as_dvec3()))
+            .fold(f64::INFINITY, f64::min)
     }
-}
-
-/// Distance from `p` to triangle `t`.
-fn dist_point_triangle(p: DVec3, t: [DVec3; 3]) -> f64 {
-    let (a, b, c) = (t[0], t[1], t[2]);
-    // Ericson, Real-Time Collision Detection (2005), 5.1.5
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return p.distance(a);
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return p.distance(b);
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return p.distance(a + ab * v);
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return p.distance(c);
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return p.distance(a + ac * w);
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return p.distance(b + (c - b) * w);
-    }
-    let denom = 1.0 / (va + vb + vc);
-    let (v, w) = (vb * denom, vc * denom);
-    p.distance(a + ab * v + ac * w)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn brute(tris: &[[DVec3; 3]], p: DVec3) -> f64 {
-        tris.iter()
-            .map(|t| dist_point_triangle(p, *t))
-            .fold(f64::INFINITY, f64::min)
-    }
-
-    #[test]
-    fn the_grid_finds_the_nearest_triangle() {
-        let mut rng = 3u64;
-        let mut r = || {
-            rng = rng
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (rng >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let tris: Vec<[DVec3; 3]> = (0..500)
-            .map(|_| {
-                let c = DVec3::new(r(), r(), r()) * 10.0;
-                [0, 1, 2].map(|_| c + DVec3::new(r(), r(), r()) - 0.5)
-            })
-            .collect();
-        let near = Nearest::new(&tris);
-        for _ in 0..300 {
-            let p = DVec3::new(r(), r(), r()) * 16.0 - 3.0;
-            assert!((near.distance(p) - brute(&tris, p)).abs() < 1e-12, "{p}");
-        }
-    }
 
     #[test]
     fn an_open_box_is_remeshed_closed_and_measured() {

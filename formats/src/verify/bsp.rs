@@ -1,10 +1,11 @@
 //! Verification of the Bsp shape.
 
 use super::VerifyError;
-use crate::bsp::{ArchivedBsp, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
+use crate::bsp::{ArchivedBsp, BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
 
 /// Checks a BSP tree: at least one node and at most [`MAX_NODES`]; every
-/// plane finite with a unit normal; every node's plane in range; every
+/// plane finite with a unit normal; every node's plane in range, bevel
+/// nodes with nothing in front; every
 /// child a leaf or a later node, each node but the root the child of
 /// exactly one node (a tree: no cycles, no shared subtrees), no deeper than
 /// [`MAX_DEPTH`]; the collider mesh's vertices finite and inside the box,
@@ -32,8 +33,12 @@ pub fn verify_bsp(s: usize, b: &ArchivedBsp) -> Result<(), VerifyError> {
     let mut depth = vec![0u32; nn];
     depth[0] = 1;
     for (i, node) in b.nodes.iter().enumerate() {
-        if node.plane.to_native() as usize >= np {
-            return Err(bad(format!("node {i}: plane {} of {np}", node.plane)));
+        let plane = node.plane.to_native();
+        if (plane & !BEVEL) as usize >= np {
+            return Err(bad(format!("node {i}: plane {} of {np}", plane & !BEVEL)));
+        }
+        if plane & BEVEL != 0 && node.front.to_native() != EMPTY {
+            return Err(bad(format!("node {i}: a bevel with something in front")));
         }
         if depth[i] == 0 {
             return Err(bad(format!("node {i} is no node's child")));

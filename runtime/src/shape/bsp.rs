@@ -23,7 +23,7 @@ use super::{LocalRayHit, ShapeContact};
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::Placement;
 use glam::{DVec3, Vec3};
-use kiln_formats::bsp::{ArchivedBsp, EMPTY, SOLID};
+use kiln_formats::bsp::{ArchivedBsp, BEVEL, EMPTY, SOLID};
 
 /// The plane a piece of segment entered its cell through: outward normal
 /// of the cell (local) and the plane's index.
@@ -50,10 +50,11 @@ fn clip_le(c: f64, k: f64, t0: f64, t1: f64) -> Option<(f64, f64)> {
 }
 
 impl<'a> BspView<'a> {
-    /// Plane `k`: unit normal and offset.
+    /// Plane `k` (a node's plane field, bevel bit ignored): unit normal
+    /// and offset.
     #[inline]
     fn plane(&self, k: u32) -> (DVec3, f64) {
-        let p = &self.0.planes[k as usize];
+        let p = &self.0.planes[(k & !BEVEL) as usize];
         let f = |i: usize| f64::from(p[i].to_native());
         (DVec3::new(f(0), f(1), f(2)), f(3))
     }
@@ -75,6 +76,10 @@ impl<'a> BspView<'a> {
                 EMPTY => return false,
                 _ => {
                     let (k, front, back) = self.node(at);
+                    if k & BEVEL != 0 {
+                        at = back;
+                        continue;
+                    }
                     let (n, d) = self.plane(k);
                     at = if n.dot(p) - d > 0.0 { front } else { back };
                 }
@@ -84,18 +89,23 @@ impl<'a> BspView<'a> {
 
     /// The first `t ∈ [t0, t1]` at which `o + t·d` is in a solid cell whose
     /// planes are moved out by `shift(n)`, with the plane it entered
-    /// through (`None`: it started inside). The solid side of each plane
-    /// is walked first; a hit there shortens the segment for the other.
+    /// through (`None`: it started inside). Of the two (overlapping, when
+    /// shifted) pieces a plane cuts the segment into, the one holding the
+    /// segment's start is walked first: a hit there ends the search unless
+    /// the other piece starts before it, and shortens that piece if so.
+    /// (Melax walks the solid side first; near-first finds the same first
+    /// contact and lets a ray stop at its first solid cell.) `RAY`: no
+    /// shift, so bevel nodes are stepped over.
     #[allow(clippy::too_many_arguments)]
-    fn first_solid(
+    fn first_solid<const RAY: bool, F: Fn(DVec3) -> f64>(
         &self,
         at: u32,
         o: DVec3,
         d: DVec3,
         t0: f64,
-        mut t1: f64,
+        t1: f64,
         entry: Entry,
-        shift: &dyn Fn(DVec3) -> f64,
+        shift: &F,
     ) -> Option<(f64, Entry)> {
         match at {
             SOLID => return Some((t0, entry)),
@@ -103,23 +113,41 @@ impl<'a> BspView<'a> {
             _ => {}
         }
         let (k, front, back) = self.node(at);
+        if RAY && k & BEVEL != 0 {
+            // without a radius a bevel cannot cut the piece that got here
+            return self.first_solid::<RAY, F>(back, o, d, t0, t1, entry, shift);
+        }
         let (n, dd) = self.plane(k);
         let r = shift(n);
         let (so, sd) = (n.dot(o) - dd, n.dot(d));
-        let mut best = None;
-        // the solid side, grown by r: s(t) ≤ r
-        if let Some((a, b)) = clip_le(so - r, sd, t0, t1) {
-            let e = if a > t0 { Some((n, k)) } else { entry };
-            if let Some(h) = self.first_solid(back, o, d, a, b, e, shift) {
-                t1 = h.0;
-                best = Some(h);
+        // the solid side, grown by r: s(t) ≤ r; the other, s(t) ≥ −r
+        let under = clip_le(so - r, sd, t0, t1);
+        let over = clip_le(-(so + r), -sd, t0, t1);
+        let pieces = [(under, back, n), (over, front, -n)];
+        // near first: the piece that starts earlier (ties: the solid side)
+        let order = match (under, over) {
+            (Some((a, _)), Some((b, _))) if b < a => [1, 0],
+            _ => [0, 1],
+        };
+        let mut best: Option<(f64, Entry)> = None;
+        for i in order {
+            let (piece, child, normal) = pieces[i];
+            let Some((a, mut b)) = piece else {
+                continue;
+            };
+            if let Some((t, _)) = best {
+                if a >= t {
+                    continue;
+                }
+                b = b.min(t);
             }
-        }
-        // the other side, grown by r: s(t) ≥ −r
-        if let Some((a, b)) = clip_le(-(so + r), -sd, t0, t1) {
-            let e = if a > t0 { Some((-n, k)) } else { entry };
-            if let Some(h) = self.first_solid(front, o, d, a, b, e, shift)
-                && best.is_none_or(|b: (f64, Entry)| h.0 < b.0)
+            let e = if a > t0 {
+                Some((normal, k & !BEVEL))
+            } else {
+                entry
+            };
+            if let Some(h) = self.first_solid::<RAY, F>(child, o, d, a, b, e, shift)
+                && best.is_none_or(|b| h.0 < b.0)
             {
                 best = Some(h);
             }
@@ -127,9 +155,25 @@ impl<'a> BspView<'a> {
         best
     }
 
+    /// Whether a solid cell, its planes moved out by `shift(n)` in local
+    /// units, holds the local point `c` (the touch test of a sphere).
+    fn reaches_solid<F: Fn(DVec3) -> f64>(&self, at: u32, c: DVec3, shift: &F) -> bool {
+        match at {
+            SOLID => return true,
+            EMPTY => return false,
+            _ => {}
+        }
+        let (k, front, back) = self.node(at);
+        let (n, d) = self.plane(k);
+        let s = n.dot(c) - d;
+        let r = shift(n);
+        (s <= r && self.reaches_solid(back, c, shift))
+            || (s >= -r && self.reaches_solid(front, c, shift))
+    }
+
     /// A ray in local space (any placement: rays are affine-invariant).
     pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
-        let (t, entry) = self.first_solid(
+        let (t, entry) = self.first_solid::<true, _>(
             0,
             o.as_dvec3(),
             d.as_dvec3(),
@@ -162,13 +206,12 @@ impl<'a> BspView<'a> {
     /// The smallest, over the solid cells the centre reaches with planes
     /// shifted by `r`, of the cell's largest signed world distance to its
     /// planes (negative inside), with that plane's local outward normal.
-    #[allow(clippy::too_many_arguments)]
-    fn nearest(
+    fn nearest<F: Fn(DVec3) -> f64>(
         &self,
         at: u32,
         c: DVec3,
         r: f64,
-        scale: &dyn Fn(DVec3) -> f64,
+        scale: &F,
         path: (f64, Entry),
         best: &mut (f64, Entry),
     ) {
@@ -189,7 +232,7 @@ impl<'a> BspView<'a> {
         for (side, out, normal) in [(back, w, n), (front, -w, -n)] {
             if out <= r && out.max(path.0) < best.0 {
                 let p = if out > path.0 {
-                    (out, Some((normal, k)))
+                    (out, Some((normal, k & !BEVEL)))
                 } else {
                     path
                 };
@@ -211,6 +254,15 @@ impl<'a> BspView<'a> {
         (len, m / len)
     }
 
+    /// `|Lᵀn|` for every normal: under a similarity a constant (local
+    /// length per world length, grown by twice the 1e-5 to which a
+    /// placement counts as one, so the shift never falls short), else
+    /// computed per plane.
+    fn shift_scale<'p>(place: &'p Placement<'_>) -> impl Fn(DVec3) -> f64 + 'p {
+        let uniform = place.similarity().map(|s| f64::from(s) * (1.0 + 2e-5));
+        move |n| uniform.unwrap_or_else(|| Self::world_normal(place, n).0)
+    }
+
     /// Closest point of the plane-shifted solid to the world sphere
     /// (`c`, `r`), if it touches: distance is the largest distance of the
     /// centre outside the planes of the nearest cell it reaches (never more
@@ -219,7 +271,7 @@ impl<'a> BspView<'a> {
         let cw = c.as_dvec3();
         let lc = place.local_point64(cw);
         let r = f64::from(r);
-        let scale = |n: DVec3| Self::world_normal(place, n).0;
+        let scale = Self::shift_scale(place);
         let mut best = (f64::INFINITY, None);
         self.nearest(0, lc, r, &scale, (f64::NEG_INFINITY, None), &mut best);
         let (dist, Some((n, k))) = best else {
@@ -241,17 +293,22 @@ impl<'a> BspView<'a> {
         })
     }
 
-    /// Whether the world sphere touches the plane-shifted solid.
+    /// Whether the world sphere touches the plane-shifted solid (the same
+    /// answer as [`Self::closest`], stopping at the first solid cell).
     pub fn touches(&self, place: &Placement, c: Vec3, r: f32) -> bool {
-        self.closest(place, c, r).is_some()
+        let lc = place.local_point64(c.as_dvec3());
+        let r = f64::from(r);
+        let scale = Self::shift_scale(place);
+        self.reaches_solid(0, lc, &|n| r * scale(n))
     }
 
     /// First contact of the sweep at a time `≤ limit`, by plane shifting.
     pub fn sweep(&self, place: &Placement, s: &crate::Sweep, limit: f64) -> Option<(Contact, u32)> {
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
         let (lc, ld) = (place.local_point64(c), place.local_vector64(d));
-        let shift = |n: DVec3| r * Self::world_normal(place, n).0;
-        let (t, entry) = self.first_solid(0, lc, ld, 0.0, limit, None, &shift)?;
+        let scale = Self::shift_scale(place);
+        let shift = |n: DVec3| r * scale(n);
+        let (t, entry) = self.first_solid::<false, _>(0, lc, ld, 0.0, limit, None, &shift)?;
         match entry {
             Some((n, k)) => {
                 let (_, nw) = Self::world_normal(place, n);
