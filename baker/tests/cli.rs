@@ -492,6 +492,23 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// `baker watch SRC --out-dir OUT` plus `extra`, its stderr in `log`.
+fn spawn_watch(src: &Path, out: &Path, log: &Path, extra: &[&str]) -> KillOnDrop {
+    KillOnDrop(Some(
+        baker()
+            .args([
+                "watch",
+                src.to_str().unwrap(),
+                "--out-dir",
+                out.to_str().unwrap(),
+            ])
+            .args(extra)
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
 fn watch_saves_the_way_editors_do(poll: bool) {
     let dir = tmpdir(if poll { "watch-poll" } else { "watch" });
     let src = dir.join("src");
@@ -499,21 +516,7 @@ fn watch_saves_the_way_editors_do(poll: bool) {
     triangle_with_bin(&src, 0.0);
     let out = dir.join("out");
     let log = dir.join("log.txt");
-    let mut cmd = baker();
-    cmd.args([
-        "watch",
-        src.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-    ]);
-    if poll {
-        cmd.arg("--poll");
-    }
-    let mut child = KillOnDrop(Some(
-        cmd.stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    ));
+    let mut child = spawn_watch(&src, &out, &log, if poll { &["--poll"] } else { &[] });
     let archive = out.join("tri.kiln");
     let bin = src.join("tri data.bin");
     let at = |z: f32| {
@@ -722,18 +725,7 @@ fn watch_rereads_the_project_file_when_it_changes() {
     triangle_with_bin(&src, 0.0);
     let out = dir.join("out");
     let log = dir.join("log.txt");
-    let child = KillOnDrop(Some(
-        baker()
-            .args([
-                "watch",
-                src.to_str().unwrap(),
-                "--out-dir",
-                out.to_str().unwrap(),
-            ])
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    ));
+    let child = spawn_watch(&src, &out, &log, &[]);
     let archive = out.join("tri.kiln");
     let log_has = |s: &str| std::fs::read_to_string(&log).unwrap().contains(s);
     wait_for("the first bake", || {
@@ -793,20 +785,7 @@ fn readers_never_see_a_partial_archive_while_watch_rebakes_200_times() {
     triangle_with_bin(&src, 0.0);
     let out = dir.join("out");
     let log = dir.join("log.txt");
-    let child = KillOnDrop(Some(
-        baker()
-            .args([
-                "watch",
-                src.to_str().unwrap(),
-                "--out-dir",
-                out.to_str().unwrap(),
-                "--debounce",
-                "20",
-            ])
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    ));
+    let child = spawn_watch(&src, &out, &log, &["--debounce", "20"]);
     let archive = out.join("tri.kiln");
     let at = |z: f32| {
         let archive = archive.clone();

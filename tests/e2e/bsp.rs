@@ -6,10 +6,10 @@
 //! distribution is printed (`cargo test --release -p kiln-tests --test e2e
 //! bsp -- --nocapture`).
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
-use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
+use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A star prism: `points` spikes of radius 1 around y, inner radius 0.35,
 /// from y = 0 to y = 0.5 (concave, with sharp vertical edges).
@@ -47,28 +47,6 @@ fn torus() -> SceneMesh {
         .into_iter()
         .find(|m| m.name == "Torus")
         .expect("a torus")
-}
-
-fn placements() -> Vec<(&'static str, DAffine3)> {
-    vec![
-        ("identity", DAffine3::IDENTITY),
-        (
-            "rotated, scale 2, far",
-            DAffine3::from_scale_rotation_translation(
-                DVec3::splat(2.0),
-                DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),
-                DVec3::new(1000.0, -200.0, 500.0),
-            ),
-        ),
-        (
-            "non-uniform",
-            DAffine3::from_scale_rotation_translation(
-                DVec3::new(1.0, 3.0, 0.5),
-                DQuat::from_rotation_y(0.6),
-                DVec3::new(-3.0, 1.0, 2.0),
-            ),
-        ),
-    ]
 }
 
 /// `mesh` as the only object, explicitly concave, placed by `xf`, with or

@@ -175,6 +175,20 @@ fn hostile_tree_links_are_rejected_not_followed() {
     }
 }
 
+/// Writes each case's four bytes at its offset into a copy of `good`,
+/// fixes the checksum, and checks that opening fails saying `want`.
+fn assert_rejected(good: &[u8], cases: Vec<(usize, [u8; 4], &str)>) {
+    for (offset, value, want) in cases {
+        let mut bytes = good.to_vec();
+        bytes[offset..offset + 4].copy_from_slice(&value);
+        rehash(&mut bytes);
+        let err = Level::from_bytes(&bytes)
+            .err()
+            .unwrap_or_else(|| panic!("a hostile archive ({want}) opened"));
+        assert!(err.to_string().contains(want), "{want}: {err}");
+    }
+}
+
 /// An archive holding every shape family: the KHR physics fixture (box,
 /// sphere, capsule, polytopes, a triangle mesh).
 fn every_shape() -> Vec<u8> {
@@ -288,15 +302,7 @@ fn hostile_shapes_are_rejected_by_verification() {
         stretched.to_le_bytes(),
         "similarit",
     ));
-    for (offset, value, want) in cases {
-        let mut bytes = good.clone();
-        bytes[offset..offset + 4].copy_from_slice(&value);
-        rehash(&mut bytes);
-        let err = Level::from_bytes(&bytes)
-            .err()
-            .unwrap_or_else(|| panic!("a hostile shape ({want}) opened"));
-        assert!(err.to_string().contains(want), "{want}: {err}");
-    }
+    assert_rejected(&good, cases);
     // and random damage to the shapes file never panics
     let mut rng = Rng::new(3);
     for _ in 0..3000 {
@@ -391,13 +397,5 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             "beyond",
         ),
     ];
-    for (offset, value, want) in cases {
-        let mut bytes = good.clone();
-        bytes[offset..offset + 4].copy_from_slice(&value);
-        rehash(&mut bytes);
-        let err = Level::from_bytes(&bytes)
-            .err()
-            .unwrap_or_else(|| panic!("a hostile BSP tree ({want}) opened"));
-        assert!(err.to_string().contains(want), "{want}: {err}");
-    }
+    assert_rejected(&good, cases);
 }

@@ -6,10 +6,10 @@
 //! for distances and sweeps); spheres and capsules use closed forms on the
 //! placed segment.
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
-use kiln_tests::{Rng, dist_point_triangle, sweep_oracle};
+use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A closed cube mesh of side 2 centred on `c`.
 fn cube(c: [f32; 3]) -> SceneMesh {
@@ -31,28 +31,6 @@ fn level(collider: Option<&str>, xf: DAffine3) -> Level {
         ..kiln_baker::Scene::default()
     };
     Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
-}
-
-fn placements() -> Vec<(&'static str, DAffine3)> {
-    vec![
-        ("identity", DAffine3::IDENTITY),
-        (
-            "rotated, scale 2, far",
-            DAffine3::from_scale_rotation_translation(
-                DVec3::splat(2.0),
-                DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),
-                DVec3::new(1000.0, -200.0, 500.0),
-            ),
-        ),
-        (
-            "non-uniform",
-            DAffine3::from_scale_rotation_translation(
-                DVec3::new(1.0, 3.0, 0.5),
-                DQuat::from_rotation_y(0.6),
-                DVec3::new(-3.0, 1.0, 2.0),
-            ),
-        ),
-    ]
 }
 
 /// A convex solid given by world triangles.

@@ -455,3 +455,27 @@ pub fn scene_order(level: &kiln_runtime::Level) -> Vec<usize> {
         .map(|i| i.source.to_native() as usize)
         .collect()
 }
+
+/// Three ways to place an object: the identity; rotated, scaled 2 and far
+/// from the origin; non-uniformly scaled and rotated.
+pub fn placements() -> Vec<(&'static str, glam::DAffine3)> {
+    vec![
+        ("identity", glam::DAffine3::IDENTITY),
+        (
+            "rotated, scale 2, far",
+            glam::DAffine3::from_scale_rotation_translation(
+                glam::DVec3::splat(2.0),
+                glam::DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1),
+                glam::DVec3::new(1000.0, -200.0, 500.0),
+            ),
+        ),
+        (
+            "non-uniform",
+            glam::DAffine3::from_scale_rotation_translation(
+                glam::DVec3::new(1.0, 3.0, 0.5),
+                glam::DQuat::from_rotation_y(0.6),
+                glam::DVec3::new(-3.0, 1.0, 2.0),
+            ),
+        ),
+    ]
+}

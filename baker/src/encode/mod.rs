@@ -50,15 +50,21 @@ fn shape(s: &BuiltShape) -> Shape {
     }
 }
 
-/// A built BSP tree in archive form.
-fn bsp(b: &BuiltBsp) -> Bsp {
+/// The corners of the box around `vertices`.
+fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
     let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for v in &b.vertices {
+    for v in vertices {
         for k in 0..3 {
             min[k] = min[k].min(v[k]);
             max[k] = max[k].max(v[k]);
         }
     }
+    (min, max)
+}
+
+/// A built BSP tree in archive form.
+fn bsp(b: &BuiltBsp) -> Bsp {
+    let (min, max) = bounds(&b.vertices);
     Bsp {
         planes: b.planes.clone(),
         nodes: b
@@ -82,13 +88,7 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
         face_vertices.extend_from_slice(f);
         face_starts.push(face_vertices.len() as u32);
     }
-    let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for v in &p.vertices {
-        for k in 0..3 {
-            min[k] = min[k].min(v[k]);
-            max[k] = max[k].max(v[k]);
-        }
-    }
+    let (min, max) = bounds(&p.vertices);
     Polytope {
         planes: p
             .planes
