@@ -337,7 +337,7 @@ fn concave(
             match built {
                 Ok(b) => BuiltShape::Bsp(b),
                 Err(e @ bsp::BspError::TooLarge(_)) => {
-                    relaxed = Some(format!("the tree at tolerance {tolerance} needs {e}"));
+                    relaxed = Some(format!("at tolerance {tolerance} {e}"));
                     tolerance *= 2.0;
                     continue;
                 }
