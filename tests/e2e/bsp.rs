@@ -419,3 +419,127 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
         );
     }
 }
+
+#[test]
+fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
+    for (what, xf) in placements() {
+        let level = level(star(5), xf, true);
+        let solid = Solid::of(&level);
+        let tol = 1e-4 * (1.0 + xf.translation.abs().max_element() * 1e-2);
+        let objs = kiln_baker::export::world_objects(&level);
+        let o = &objs[0];
+        let pos = |i: u32| DVec3::from(o.positions[i as usize].map(f64::from));
+        // per vertex and per edge: the sum of the adjacent faces' normals
+        // and of their centroids (a way out, and a way in)
+        let mut vertex: Vec<(DVec3, DVec3, f64)> =
+            vec![(DVec3::ZERO, DVec3::ZERO, 0.0); o.positions.len()];
+        let mut edges: std::collections::HashMap<(u32, u32), (DVec3, DVec3, f64)> =
+            Default::default();
+        for (t, tri) in o.triangles.iter().zip(&solid.tris) {
+            let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]).normalize();
+            let c = (tri[0] + tri[1] + tri[2]) / 3.0;
+            for k in 0..3 {
+                let v = &mut vertex[t[k] as usize];
+                *v = (v.0 + n, v.1 + c, v.2 + 1.0);
+                let (a, b) = (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]));
+                let e = edges
+                    .entry((a, b))
+                    .or_insert((DVec3::ZERO, DVec3::ZERO, 0.0));
+                *e = (e.0 + n, e.1 + c, e.2 + 1.0);
+            }
+            // a point on the face: inside a hair behind it, outside a hair
+            // in front of it, and no panic exactly on it
+            let p = |s: f64| (c + n * s).as_vec3();
+            assert!(
+                !level.contains_point(p(-10.0 * tol)).is_empty(),
+                "{what}: behind {c}"
+            );
+            assert!(
+                level.contains_point(p(10.0 * tol)).is_empty(),
+                "{what}: in front {c}"
+            );
+            let _ = level.contains_point(p(0.0));
+        }
+        // (feature point, outward direction, a point 1 mm inside next to it)
+        let mut targets: Vec<(DVec3, DVec3, DVec3)> = Vec::new();
+        for (v, &(n, c, k)) in vertex.iter().enumerate() {
+            let at = pos(v as u32);
+            targets.push((
+                at,
+                n.normalize(),
+                at + (c / k - at).normalize_or_zero() * 1e-3 - n.normalize() * 1e-3,
+            ));
+        }
+        for (&(a, b), &(n, c, k)) in &edges {
+            let at = (pos(a) + pos(b)) * 0.5;
+            targets.push((
+                at,
+                n.normalize(),
+                at + (c / k - at).normalize_or_zero() * 1e-3 - n.normalize() * 1e-3,
+            ));
+        }
+        targets.sort_by(|x, y| x.0.to_array().partial_cmp(&y.0.to_array()).unwrap());
+        for &(at, n, inner) in &targets {
+            // rays from outside through a point just inside a vertex or an
+            // edge: never slip through the seam
+            let origin = at + n * 2.0;
+            let dir = (inner - origin).normalize();
+            let hit = level
+                .raycast(origin.as_vec3(), dir.as_vec3(), 10.0)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{what}: a ray past {at} slipped through (inner {inner} inside: {}, oracle {:?}, origin inside {})",
+                        !level.contains_point(inner.as_vec3()).is_empty(),
+                        solid.ray(origin, dir, 10.0),
+                        solid.inside(origin)
+                    )
+                });
+            let want = solid.ray(origin, dir, 10.0).expect("the oracle hits");
+            assert!(
+                (f64::from(hit.t) - want).abs() <= tol * 100.0,
+                "{what}: ray past {at}: {} vs {want}",
+                hit.t
+            );
+            // spheres grazing the feature: 1 mm inside the radius must
+            // touch and, swept past it, must hit; radii from 1 mm to 3×
+            // the object
+            for r in [0.001f64, 0.05, 0.5, 6.0] {
+                let tangent = n.any_orthonormal_vector();
+                let centre = at + n * (r - 1e-3);
+                assert!(
+                    level.intersects_sphere(centre.as_vec3(), r as f32),
+                    "{what}: r {r} at {at}"
+                );
+                let start = centre - tangent * (2.0 * r + 1.0);
+                let swept = level.sweep_sphere(
+                    start.as_vec3(),
+                    r as f32,
+                    tangent.as_vec3(),
+                    (4.0 * r + 2.0) as f32,
+                );
+                let exact = solid.sweep(start, tangent, r, 4.0 * r + 2.0);
+                match (exact, swept) {
+                    (Some(t), Some(h)) => assert!(
+                        f64::from(h.t) <= t + tol * 100.0,
+                        "{what}: r {r} past {at}: late, {} vs {t}",
+                        h.t
+                    ),
+                    (Some(t), None) => panic!("{what}: r {r} past {at}: missed at {t}"),
+                    _ => {}
+                }
+            }
+        }
+        // a sweep starting inside, and one starting in contact: t = 0
+        let inside = xf.transform_point3(DVec3::new(0.0, 0.25, 0.0));
+        let h = level
+            .sweep_sphere(inside.as_vec3(), 0.1, glam::Vec3::X, 5.0)
+            .expect("starts inside");
+        assert_eq!(h.t, 0.0, "{what}");
+        let (at, n, _) = targets[0];
+        let touching = at + n * 0.0999;
+        let h = level
+            .sweep_sphere(touching.as_vec3(), 0.1, n.as_vec3(), 5.0)
+            .expect("starts in contact");
+        assert_eq!(h.t, 0.0, "{what}");
+    }
+}
