@@ -386,23 +386,9 @@ pub struct MeshFacts {
 /// (larger meshes stay triangle meshes).
 pub const AUTO_HULL_VERTICES: usize = 4096;
 
-/// Whether a welded mesh is closed (every edge used exactly twice, in
-/// opposite directions) and its signed volume: the facts that need no
-/// hull.
-pub fn analyse_topology(w: &WeldedMesh) -> MeshFacts {
-    let (closed, volume) = crate::prepare::collider::closed_and_volume(&w.vertices, &w.triangles);
-    MeshFacts {
-        closed,
-        volume,
-        hull_volume: 0.0,
-        triangles: w.triangles.len(),
-        primitive: None,
-    }
-}
-
 /// Closedness and volumes of a welded mesh.
 pub fn analyse(w: &WeldedMesh) -> MeshFacts {
-    let MeshFacts { closed, volume, .. } = analyse_topology(w);
+    let (closed, volume) = crate::prepare::collider::closed_and_volume(&w.vertices, &w.triangles);
     let p = |i: u32| glam::DVec3::from(w.vertices[i as usize].map(f64::from));
     let hull_volume = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
         let pts: Vec<_> = (0..w.vertices.len() as u32).map(p).collect();

@@ -57,7 +57,7 @@ pub const SEGMENTS: u32 = 16;
 /// stored, polytopes' faces fanned into triangles, boxes as 12 triangles,
 /// spheres and capsules tessellated with [`SEGMENTS`] segments, BSP trees
 /// as the collider mesh they were built from.
-fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     match shape {
         ArchivedShape::TriMesh(mesh) => (
             mesh.vertices

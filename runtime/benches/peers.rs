@@ -808,19 +808,9 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
     let single = bake_scene(&one, &BakeSettings::default());
     let per_object_ms = t0.elapsed().as_secs_f64() * 1e3;
     let single = Level::from_bytes(&single.bytes).unwrap();
-    let (cv, ct): (Vec<[f32; 3]>, Vec<[u32; 3]>) = match &single.archive().shapes[0] {
-        kiln_formats::ArchivedShape::Bsp(b) => (
-            b.vertices
-                .iter()
-                .map(|v| v.map(|c| c.to_native()))
-                .collect(),
-            b.triangles
-                .iter()
-                .map(|t| t.map(|i| i.to_native()))
-                .collect(),
-        ),
-        other => panic!("the torus baked to a {}", other.kind_name()),
-    };
+    let shape = &single.archive().shapes[0];
+    assert_eq!(shape.kind_name(), "bsp", "the torus is concave");
+    let (cv, ct) = kiln_baker::export::shape_mesh(shape);
     let shapes = if quick { 100 } else { 1000 };
     let nq = if quick { 10_000 } else { 200_000 };
     let name = format!("{shapes} tori ({} faces each)", ct.len());

@@ -41,10 +41,7 @@ struct Solid {
 
 impl Solid {
     fn of(level: &Level) -> Solid {
-        let objs = kiln_baker::export::world_objects(level);
-        let o = &objs[0];
-        let p = |i: u32| DVec3::from(o.positions[i as usize].map(f64::from));
-        let tris: Vec<[DVec3; 3]> = o.triangles.iter().map(|t| t.map(p)).collect();
+        let tris = kiln_tests::object_triangles(level, 0);
         let planes = tris
             .iter()
             .map(|t| {

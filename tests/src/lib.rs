@@ -479,3 +479,12 @@ pub fn placements() -> Vec<(&'static str, glam::DAffine3)> {
         ),
     ]
 }
+
+/// Object `i` of `level` as world-space triangles in f64, as export
+/// writes them (the oracle's view of a baked shape).
+pub fn object_triangles(level: &kiln_runtime::Level, i: usize) -> Vec<[DVec3; 3]> {
+    let objs = kiln_baker::export::world_objects(level);
+    let o = &objs[i];
+    let p = |k: u32| DVec3::from(o.positions[k as usize].map(f64::from));
+    o.triangles.iter().map(|t| t.map(p)).collect()
+}

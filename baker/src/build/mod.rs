@@ -285,9 +285,6 @@ fn concave(
     settings: ShapeSettings,
     scale: f64,
 ) -> Result<(BuiltShape, String, Fidelity), String> {
-    if let Some(why) = ground_like(welded) {
-        return Err(why);
-    }
     let mut tolerance = settings.tolerance;
     let mut relaxed = None;
     for _ in 0..5 {
@@ -377,50 +374,6 @@ fn concave(
 /// How many times the tolerance a concave collider may deviate before the
 /// triangle mesh is kept instead (with the reason in the rule).
 pub const MAX_DEVIATION: f64 = 10.0;
-
-/// Most triangles an open mesh may have to be remeshed into a concave
-/// solid: more is a level shell or terrain.
-pub const REMESH_MAX_TRIANGLES: usize = 65_536;
-
-/// Why an open mesh is ground rather than an object to close: flat (its
-/// thickness along its mean normal under 2% of its longest side: floors,
-/// terrain, wall panels) or huge (more than [`REMESH_MAX_TRIANGLES`]).
-/// Closed meshes never are.
-fn ground_like(welded: &WeldedMesh) -> Option<String> {
-    let (closed, _) =
-        crate::prepare::collider::closed_and_volume(&welded.vertices, &welded.triangles);
-    if closed {
-        return None;
-    }
-    if welded.triangles.len() > REMESH_MAX_TRIANGLES {
-        return Some(format!(
-            "open with {} triangles (a level shell or terrain)",
-            welded.triangles.len()
-        ));
-    }
-    // thickness along the area-weighted mean normal against the extent
-    let p = |i: u32| glam::DVec3::from(welded.vertices[i as usize].map(f64::from));
-    let n = welded
-        .triangles
-        .iter()
-        .map(|t| (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0])))
-        .sum::<glam::DVec3>()
-        .normalize_or_zero();
-    let (mut lo, mut hi) = (
-        glam::DVec3::splat(f64::INFINITY),
-        glam::DVec3::splat(f64::NEG_INFINITY),
-    );
-    let (mut a, mut b) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in &welded.vertices {
-        let v = glam::DVec3::from(v.map(f64::from));
-        lo = lo.min(v);
-        hi = hi.max(v);
-        a = a.min(n.dot(v));
-        b = b.max(n.dot(v));
-    }
-    let flat = n != glam::DVec3::ZERO && (b - a) < 0.02 * (hi - lo).max_element();
-    flat.then(|| "open and flat (a floor or terrain)".into())
-}
 
 /// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
 /// verification accepts, so what the baker calls a similarity always opens).

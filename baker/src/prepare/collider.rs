@@ -7,7 +7,7 @@
 //!    size), drop degenerate triangles, and cancel pairs of coincident
 //!    faces of opposite orientation (internal walls);
 //! 2. not closed (an edge not used exactly twice in opposite directions)
-//!    ⇒ remesh with meshoptimizer's voxel remesher (voxelise, flood-fill
+//!    and not ground (flat or huge: see `ground_like`) ⇒ remesh with meshoptimizer's voxel remesher (voxelise, flood-fill
 //!    the outside, extract the surface, positions solved to fit the
 //!    input), one voxel about the tolerance, at most 256 across;
 //! 3. simplify with meshoptimizer (absolute error = the tolerance, target
@@ -501,6 +501,42 @@ fn thickened(mesh: &WeldedMesh, d: f64) -> (Vec<[f32; 3]>, Vec<u32>) {
     (v, idx)
 }
 
+/// Most triangles an open mesh may have to be remeshed into a concave
+/// solid: more is a level shell or terrain.
+pub const REMESH_MAX_TRIANGLES: usize = 65_536;
+
+/// Why an open mesh is ground rather than an object to close: flat (its
+/// thickness along its mean normal under 2% of its longest side: floors,
+/// terrain, wall panels) or huge (more than [`REMESH_MAX_TRIANGLES`]).
+/// Asked of open meshes only.
+fn ground_like(welded: &WeldedMesh) -> Option<String> {
+    if welded.triangles.len() > REMESH_MAX_TRIANGLES {
+        return Some(format!(
+            "open with {} triangles (a level shell or terrain)",
+            welded.triangles.len()
+        ));
+    }
+    // thickness along the area-weighted mean normal against the extent
+    let p = |i: u32| DVec3::from(welded.vertices[i as usize].map(f64::from));
+    let n = welded
+        .triangles
+        .iter()
+        .map(|t| (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0])))
+        .sum::<DVec3>()
+        .normalize_or_zero();
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    let (mut a, mut b) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in &welded.vertices {
+        let v = DVec3::from(v.map(f64::from));
+        lo = lo.min(v);
+        hi = hi.max(v);
+        a = a.min(n.dot(v));
+        b = b.max(n.dot(v));
+    }
+    let flat = n != DVec3::ZERO && (b - a) < 0.02 * (hi - lo).max_element();
+    flat.then(|| "open and flat (a floor or terrain)".into())
+}
+
 /// A closed, outward mesh from `mesh`, simplified within `s`, or why not
 /// (the caller keeps a triangle mesh).
 pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, String> {
@@ -543,6 +579,9 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
             .collect();
         (welded.vertices, t, -volume)
     } else {
+        if let Some(why) = ground_like(&welded) {
+            return Err(why);
+        }
         let (res, w, pinched, volume) = remesh(mesh, remesh_resolution(extent, s.tolerance), size);
         steps.push(format!(
             "remeshed at {res}³ ({} faces{})",
