@@ -1,6 +1,8 @@
 //! The bake as one function, its steps in order: config ([`BakeSettings`])
-//! → ingest → prepare (weld every mesh once) → classify → build → encode. Writing the file is [`crate::write`]'s job, so a library user
-//! can keep the bytes in memory.
+//! → ingest → classify → prepare → build → encode. Writing the file is
+//! [`crate::write`]'s job, so a library user can keep the bytes in memory;
+//! [`bake_to_file`] is the whole of it for one file (plan, skip when up to
+//! date, bake, write), as the CLI's `bake` and `watch` use it.
 
 use crate::config::BakeSettings;
 use crate::ingest::{self, IngestError};
@@ -135,9 +137,10 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
 
 fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
     let t0 = Instant::now();
-    let welded = prepare::weld_all(scene);
+    let welded = crate::geom::weld::weld_all(scene);
     let (choices, warnings) = classify::classify(scene, &welded, settings);
-    let built = build::build_level(scene, &welded, &choices);
+    let prepared = prepare::prepare(scene, &welded, &choices);
+    let built = build::build_level(scene, &welded, &choices, &prepared);
     let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
@@ -161,4 +164,95 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     }
     report.colliders = built.colliders;
     Baked { bytes, report }
+}
+
+/// How baking one file to one archive ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Baked and written; the files the bake read.
+    Baked(Box<Baked>, Vec<std::path::PathBuf>),
+    /// The archive was already what the bake would write; the files the
+    /// plan read.
+    UpToDate(Vec<std::path::PathBuf>),
+    /// Nothing written (a previous archive is left as it was).
+    Failed(BakeFileError),
+}
+
+/// Why [`bake_to_file`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum BakeFileError {
+    /// The input could not be read or decoded.
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    /// `strict` was asked for and a concave collider strays beyond its
+    /// tolerance.
+    #[error(
+        "{input}: {object}: the collider deviates {deviation:.4} m from the render mesh, over the tolerance {tolerance} (--strict; nothing written)"
+    )]
+    Strict {
+        /// The input file.
+        input: String,
+        /// The object whose collider is off.
+        object: String,
+        /// Its measured two-sided Hausdorff distance.
+        deviation: f64,
+        /// Its tolerance.
+        tolerance: f64,
+    },
+    /// The project file (`kiln.toml`) could not be used.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The archive could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The archive.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Plans `input`, leaves `output` alone when it is up to date (unless
+/// `force`), else bakes and writes it atomically. With `strict`, an input
+/// with a concave collider beyond its tolerance fails and writes nothing.
+pub fn bake_to_file(
+    input: &Path,
+    output: &Path,
+    force: bool,
+    strict: bool,
+    settings: &BakeSettings,
+) -> Outcome {
+    let plan = match plan(input, settings) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    if !force && is_up_to_date(output, &plan) {
+        return Outcome::UpToDate(plan.inputs);
+    }
+    let inputs = plan.inputs.clone();
+    let baked = match bake_plan(plan, settings) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    if strict
+        && let Some(c) = baked
+            .report
+            .colliders
+            .iter()
+            .find(|c| !c.within_tolerance())
+    {
+        return Outcome::Failed(BakeFileError::Strict {
+            input: input.display().to_string(),
+            object: c.object.clone(),
+            deviation: c.fidelity.hausdorff(),
+            tolerance: c.tolerance,
+        });
+    }
+    if let Err(source) = crate::write::write_atomic(output, &baked.bytes) {
+        return Outcome::Failed(BakeFileError::Write {
+            path: output.to_path_buf(),
+            source,
+        });
+    }
+    Outcome::Baked(Box::new(baked), inputs)
 }

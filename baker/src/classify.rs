@@ -4,72 +4,11 @@
 //! Decided per instance (a (mesh, node) pair): two nodes that share a mesh
 //! may classify differently, and then bake two shapes.
 
-use crate::config::{BakeSettings, ColliderName, ShapeSettings};
-use crate::prepare::WeldedMesh;
+use crate::config::{BakeSettings, ShapeSettings};
+use crate::geom::weld::WeldedMesh;
+use crate::kind::ColliderKind;
 use crate::scene::Scene;
 use rayon::prelude::*;
-
-/// The kinds of collider a scene mesh can become.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ColliderKind {
-    /// A triangle mesh under a tree.
-    TriMesh,
-    /// A convex polytope (the hull of the mesh).
-    Convex,
-    /// A concave solid: a solid-leaf BSP tree of the closed mesh (a
-    /// triangle mesh where the mesh cannot be one).
-    Concave,
-    /// A box fitted to the mesh.
-    Box,
-    /// A sphere fitted to the mesh.
-    Sphere,
-    /// A capsule fitted to the mesh.
-    Capsule,
-    /// No collider.
-    None,
-}
-
-impl ColliderKind {
-    /// Name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ColliderKind::TriMesh => "trimesh",
-            ColliderKind::Convex => "convex",
-            ColliderKind::Concave => "concave",
-            ColliderKind::Box => "box",
-            ColliderKind::Sphere => "sphere",
-            ColliderKind::Capsule => "capsule",
-            ColliderKind::None => "none",
-        }
-    }
-
-    /// Whether the kind is an analytic primitive.
-    pub fn is_primitive(self) -> bool {
-        matches!(
-            self,
-            ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule
-        )
-    }
-
-    /// The kind a node's `extras.collider` value names.
-    pub fn from_extras(v: &str) -> Option<ColliderKind> {
-        ColliderName::parse(v).map(ColliderKind::from)
-    }
-}
-
-impl From<ColliderName> for ColliderKind {
-    fn from(n: ColliderName) -> ColliderKind {
-        match n {
-            ColliderName::Convex => ColliderKind::Convex,
-            ColliderName::Concave => ColliderKind::Concave,
-            ColliderName::Mesh | ColliderName::Terrain => ColliderKind::TriMesh,
-            ColliderName::Box => ColliderKind::Box,
-            ColliderName::Sphere => ColliderKind::Sphere,
-            ColliderName::Capsule => ColliderKind::Capsule,
-            ColliderName::None => ColliderKind::None,
-        }
-    }
-}
 
 /// The collider chosen for one instance.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -231,7 +170,8 @@ pub fn classify(
         .map(|((inst, c), project_rule)| {
             let tolerance = project_rule
                 .and_then(|(_, r)| r.convex_tolerance)
-                .unwrap_or(settings.convex_tolerance);
+                .unwrap_or(settings.convex_tolerance)
+                .get();
             let concave_max = project_rule
                 .and_then(|(_, r)| r.concave_max_triangles)
                 .unwrap_or(settings.concave_max_triangles);
@@ -388,11 +328,11 @@ pub const AUTO_HULL_VERTICES: usize = 4096;
 
 /// Closedness and volumes of a welded mesh.
 pub fn analyse(w: &WeldedMesh) -> MeshFacts {
-    let (closed, volume) = crate::prepare::collider::closed_and_volume(&w.vertices, &w.triangles);
+    let (closed, volume) = crate::geom::topology::closed_and_volume(&w.vertices, &w.triangles);
     let p = |i: u32| glam::DVec3::from(w.vertices[i as usize].map(f64::from));
     let hull_volume = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
         let pts: Vec<_> = (0..w.vertices.len() as u32).map(p).collect();
-        crate::build::hull::hull(&pts).map_or(0.0, |h| h.volume())
+        crate::geom::hull::hull(&pts).map_or(0.0, |h| h.volume())
     } else {
         0.0
     };
@@ -404,7 +344,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         ]
         .into_iter()
         .filter_map(|kind| {
-            let (p, _, _) = crate::build::solid::fit(&w.vertices, kind)?;
+            let (p, _, _) = crate::geom::fit::fit(&w.vertices, kind)?;
             Some((kind, hull_volume / p.volume()))
         })
         .collect();

@@ -1,9 +1,11 @@
 //! Argument parsing (clap) and the command implementations. The library
 //! never sees clap types; each command turns its arguments into library calls.
 
+use crate::print::report_one;
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
-use kiln_baker::{BakeSettings, export, inspect, query, write};
+use clap::{Parser, Subcommand};
+use kiln_baker::config::{ConfigError, FaceBudget, MaxPlanes, Metres, VolumeFraction, parse_tree};
+use kiln_baker::{BakeSettings, Outcome, export, inspect, query, write};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use std::io::{BufRead, Write};
@@ -119,18 +121,22 @@ struct SettingsArgs {
     /// Project file (default: `kiln.toml` beside each input, if there is one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Bounding volumes of the triangle-mesh (terrain) trees [default: aabb].
-    #[arg(long, value_enum)]
-    terrain_tree: Option<TreeArg>,
+    /// Bounding volumes of every triangle mesh's tree (terrain, level
+    /// geometry): aabb or sphere [default: aabb].
+    #[arg(long, value_name = "KIND", value_parser = parse_tree)]
+    mesh_tree: Option<TreeKind>,
+    /// Old spelling of --mesh-tree.
+    #[arg(long, hide = true, value_parser = parse_tree, conflicts_with = "mesh_tree")]
+    terrain_tree: Option<TreeKind>,
     /// Automatic classification: a closed mesh within this fraction of
-    /// its convex hull's volume is convex [default: 0.02].
-    #[arg(long)]
-    convex_tolerance: Option<f64>,
-    /// Most planes a polytope may have; larger hulls are capped (the
-    /// report says how far the capped hull reaches beyond the exact one)
-    /// [default: 64].
-    #[arg(long)]
-    max_planes: Option<usize>,
+    /// its convex hull's volume is convex, in [0, 1) [default: 0.02].
+    #[arg(long, value_name = "FRACTION")]
+    convex_tolerance: Option<VolumeFraction>,
+    /// Most planes a polytope may have, 6 to 256; larger hulls are capped
+    /// (the report says how far the capped hull reaches beyond the exact
+    /// one) [default: 64].
+    #[arg(long, value_name = "N")]
+    max_planes: Option<MaxPlanes>,
     /// Automatic classification: the most triangles a closed, non-convex
     /// mesh may have to become a concave solid (BSP tree) rather than a
     /// triangle mesh [default: 4096].
@@ -140,11 +146,15 @@ struct SettingsArgs {
     /// world units (metres), measured at the largest scale the mesh is
     /// placed with [default: 0.05].
     #[arg(long, value_name = "M")]
-    tolerance: Option<f64>,
-    /// Concave colliders: the face budget; simplification stops at the
-    /// budget or the tolerance, whichever comes first [default: 128].
+    max_deviation: Option<Metres>,
+    /// Old spelling of --max-deviation.
+    #[arg(long, hide = true, conflicts_with = "max_deviation")]
+    tolerance: Option<Metres>,
+    /// Concave colliders: the face budget, 4 to 65536; simplification
+    /// stops at the budget or the deviation, whichever comes first
+    /// [default: 128].
     #[arg(long, value_name = "N")]
-    max_faces: Option<usize>,
+    max_faces: Option<FaceBudget>,
     /// Concave colliders: no bevel planes (to measure what they do; sphere
     /// queries then report contact earlier near sharp edges).
     #[arg(long)]
@@ -160,6 +170,18 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
+    /// Old spellings used on the command line, as warnings.
+    fn renamed(&self) -> Vec<&'static str> {
+        let mut w = Vec::new();
+        if self.terrain_tree.is_some() {
+            w.push("--terrain-tree is now spelled --mesh-tree");
+        }
+        if self.tolerance.is_some() {
+            w.push("--tolerance is now spelled --max-deviation");
+        }
+        w
+    }
+
     /// Where the project file for `input` is or would be: `--config`, else
     /// `kiln.toml` beside it.
     fn config_path(&self, input: &Path) -> PathBuf {
@@ -185,7 +207,7 @@ impl SettingsArgs {
     fn resolve(
         &self,
         input: &Path,
-    ) -> Result<(BakeSettings, Option<kiln_baker::config::ProjectConfig>)> {
+    ) -> Result<(BakeSettings, Option<kiln_baker::config::ProjectConfig>), ConfigError> {
         let mut settings = BakeSettings::default();
         let project = match self.config_for(input) {
             Some(path) => {
@@ -195,8 +217,8 @@ impl SettingsArgs {
             }
             None => None,
         };
-        if let Some(t) = self.terrain_tree {
-            settings = settings.with_tree(t.into());
+        if let Some(t) = self.mesh_tree.or(self.terrain_tree) {
+            settings = settings.with_tree(t);
         }
         if let Some(v) = self.convex_tolerance {
             settings.convex_tolerance = v;
@@ -207,16 +229,10 @@ impl SettingsArgs {
         if let Some(v) = self.concave_max_triangles {
             settings.concave_max_triangles = v;
         }
-        if let Some(v) = self.tolerance {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Usage(format!("--tolerance {v}: must be a positive length")).into());
-            }
-            settings.tolerance = v;
+        if let Some(v) = self.max_deviation.or(self.tolerance) {
+            settings.max_deviation = v;
         }
         if let Some(v) = self.max_faces {
-            if v < 4 {
-                return Err(Usage(format!("--max-faces {v}: must be at least 4")).into());
-            }
             settings.max_faces = v;
         }
         if self.no_bevels {
@@ -232,27 +248,13 @@ impl SettingsArgs {
     }
 }
 
-/// `--terrain-tree` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TreeArg {
-    /// Axis-aligned boxes, 8-bit child boxes in every node (the default:
-    /// faster rays, overlaps and sweeps, smaller; see README).
-    Aabb,
-    /// Spheres from MeldSpheres, 16-bit.
-    Sphere,
-}
-
-impl From<TreeArg> for TreeKind {
-    fn from(t: TreeArg) -> TreeKind {
-        match t {
-            TreeArg::Aabb => TreeKind::Aabb,
-            TreeArg::Sphere => TreeKind::Sphere,
-        }
-    }
-}
-
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Bake { settings, .. } | Command::Watch { settings, .. } = &cli.command {
+        for w in settings.renamed() {
+            eprintln!("warning: {w}");
+        }
+    }
     let result = match cli.command {
         Command::Bake {
             inputs,
@@ -296,9 +298,13 @@ pub fn main() -> ExitCode {
                 first
             };
             let resolve = || {
-                settings
-                    .resolve(&anchor)
-                    .map(|(s, project)| (s, project.map(|p| p.watch).unwrap_or_default()))
+                settings.resolve(&anchor).map(|(s, project)| {
+                    let project = project.unwrap_or_default();
+                    for w in &project.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    (s, project.watch)
+                })
             };
             let project = crate::watch::Project {
                 path: settings.config_path(&anchor),
@@ -352,13 +358,6 @@ struct BakeOpts {
     force: bool,
     depfile: Option<PathBuf>,
     strict: bool,
-}
-
-/// How one input ended.
-pub(crate) enum Outcome {
-    Baked(Box<kiln_baker::Baked>, Vec<PathBuf>),
-    UpToDate(Vec<PathBuf>),
-    Failed(anyhow::Error),
 }
 
 /// Bakes every input in parallel; returns false if any failed (the others
@@ -430,13 +429,21 @@ fn bake(
         Some(b) => b.println(line),
         None => eprintln!("{line}"),
     };
+    // a project file's warnings once, however many inputs share it
+    let warned = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let outcomes: Vec<Outcome> = inputs
         .par_iter()
         .zip(&outputs)
         .map(|(input, output)| {
             let outcome = match settings.resolve(input) {
-                Ok((s, _)) => {
-                    let mut outcome = bake_one(input, output, opts.force, opts.strict, &s);
+                Ok((s, project)) => {
+                    for w in project.iter().flat_map(|p| &p.warnings) {
+                        if warned.lock().is_ok_and(|mut set| set.insert(w.clone())) {
+                            print(format!("warning: {w}"));
+                        }
+                    }
+                    let mut outcome =
+                        kiln_baker::bake_to_file(input, output, opts.force, opts.strict, &s);
                     // the project file is an input too (for depfiles)
                     if let (Outcome::Baked(_, files) | Outcome::UpToDate(files), Some(c)) =
                         (&mut outcome, settings.config_for(input))
@@ -445,7 +452,7 @@ fn bake(
                     }
                     outcome
                 }
-                Err(e) => Outcome::Failed(e),
+                Err(e) => Outcome::Failed(e.into()),
             };
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             report_one(n, total, input, output, &outcome, opts.json, &print);
@@ -477,46 +484,6 @@ fn bake(
     Ok(outcomes.iter().all(|o| !matches!(o, Outcome::Failed(_))))
 }
 
-/// Plans, skips if up to date, else bakes and writes one input.
-pub(crate) fn bake_one(
-    input: &Path,
-    output: &Path,
-    force: bool,
-    strict: bool,
-    settings: &BakeSettings,
-) -> Outcome {
-    let plan = match kiln_baker::plan(input, settings) {
-        Ok(p) => p,
-        Err(e) => return Outcome::Failed(e.into()),
-    };
-    if !force && kiln_baker::is_up_to_date(output, &plan) {
-        return Outcome::UpToDate(plan.inputs);
-    }
-    let inputs = plan.inputs.clone();
-    let result = kiln_baker::bake_plan(plan, settings)
-        .map_err(anyhow::Error::from)
-        .and_then(|baked| {
-            if strict
-                && let Some(c) = baked.report.colliders.iter().find(|c| !c.within_tolerance())
-            {
-                bail!(
-                    "{}: {}: the collider deviates {:.4} m from the render mesh, over the tolerance {} (--strict; nothing written)",
-                    input.display(),
-                    c.object,
-                    c.fidelity.hausdorff(),
-                    c.tolerance
-                );
-            }
-            write::write_atomic(output, &baked.bytes)
-                .with_context(|| format!("{}: cannot write", output.display()))?;
-            Ok(baked)
-        });
-    match result {
-        Ok(baked) => Outcome::Baked(Box::new(baked), inputs),
-        Err(e) => Outcome::Failed(e),
-    }
-}
-
 /// A path for a Make/Ninja depfile: spaces and `#` escaped with a
 /// backslash, `$` doubled (backslashes stay: Windows separators).
 fn make_escape(p: &Path) -> String {
@@ -532,79 +499,6 @@ fn make_escape(p: &Path) -> String {
         }
     }
     out
-}
-
-/// Prints one input's line (stderr) and JSON report (stdout).
-pub(crate) fn report_one(
-    n: usize,
-    total: usize,
-    input: &Path,
-    output: &Path,
-    outcome: &Outcome,
-    json: bool,
-    print: &(dyn Fn(String) + Sync),
-) {
-    match outcome {
-        Outcome::UpToDate(_) => {
-            print(format!(
-                "[{n}/{total}] {} -> {}: up to date",
-                input.display(),
-                output.display()
-            ));
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"input": input.display().to_string(), "output": output.display().to_string(), "up_to_date": true})
-                );
-            }
-        }
-        Outcome::Baked(baked, _) => {
-            let r = &baked.report;
-            for w in &r.notes {
-                print(format!("note: {}: {w}", input.display()));
-            }
-            for w in &r.warnings {
-                print(format!("warning: {}: {w}", input.display()));
-            }
-            let kinds: Vec<String> = r
-                .shape_kinds
-                .iter()
-                .map(|(k, n)| format!("{n} {k}"))
-                .collect();
-            print(format!(
-                "[{n}/{total}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
-                input.display(),
-                output.display(),
-                r.instances,
-                r.objects,
-                r.shapes,
-                if kinds.is_empty() {
-                    "none".to_string()
-                } else {
-                    kinds.join(", ")
-                },
-                r.stored_triangles,
-                r.scene_degenerate,
-                r.bytes,
-                r.bytes_per_triangle,
-                r.ingest_ms + r.build_ms
-            ));
-            if json && let Ok(mut v) = serde_json::to_value(r) {
-                v["output"] = output.display().to_string().into();
-                v["up_to_date"] = false.into();
-                println!("{v}");
-            }
-        }
-        Outcome::Failed(e) => {
-            print(format!("error: {e:#}"));
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"input": input.display().to_string(), "error": format!("{e:#}")})
-                );
-            }
-        }
-    }
 }
 
 fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {

@@ -3,12 +3,17 @@
 //! Turns glTF levels (or in-memory triangle meshes) into Kiln archives.
 //!
 //! The bake reads as its modules, in order: [`config`] (settings) →
-//! [`ingest`] (glTF → [`Scene`]) → [`prepare`] (weld every mesh once) →
-//! [`classify`] (a collider kind per object, and the rule that chose it) →
-//! [`build`] (shapes in the builders' own types, top-level tree) →
-//! [`encode`] (archive types, then `kiln_formats::encode` for the bytes) →
-//! [`write`](mod@write) (atomic). [`bake`](mod@bake) strings them together;
-//! the `baker` binary is a thin shell over this library.
+//! [`ingest`] (glTF → [`Scene`]) → [`classify`] (a collider kind per
+//! object, and the rule that chose it) → [`prepare`] (what each shape's
+//! builder starts from: welded triangles, a fitted primitive, a watertight
+//! low-poly collider) → [`build`] (shapes in the builders' own types,
+//! top-level tree) → [`encode`] (archive types, then `kiln_formats::encode`
+//! for the bytes) → [`write`](mod@write) (atomic). [`bake`](mod@bake)
+//! strings them together, and bakes a file to a file for the CLI's `bake`
+//! and `watch` alike; the `baker` binary is a thin shell over this
+//! library. Below the steps, and importing none of them: [`kind`] (the
+//! collider kinds) and [`geom`] (welding, topology, hulls, fits, the SAH
+//! builder, nearest distances).
 //!
 //! ```no_run
 //! use kiln_baker::{bake_file, BakeSettings};
@@ -23,13 +28,17 @@ pub mod classify;
 pub mod config;
 pub mod encode;
 pub mod export;
+pub mod geom;
 pub mod ingest;
+pub mod kind;
 pub mod prepare;
 pub mod report;
 pub mod scene;
 pub mod write;
 
-pub use bake::{Baked, Plan, bake_file, bake_plan, bake_scene, is_up_to_date, plan};
+pub use bake::{
+    Baked, Outcome, Plan, bake_file, bake_plan, bake_scene, bake_to_file, is_up_to_date, plan,
+};
 pub use config::BakeSettings;
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::BakeReport;

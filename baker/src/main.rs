@@ -1,6 +1,7 @@
 //! The `baker` command line: a thin shell over the `kiln_baker` library.
 
 mod cli;
+mod print;
 mod watch;
 
 fn main() -> std::process::ExitCode {

@@ -3,7 +3,7 @@
 //! A scene is independent of glTF: tools and benchmarks can make one from
 //! plain triangle lists with [`Scene::from_meshes`] and bake it directly.
 
-use crate::classify::ColliderKind;
+use crate::kind::ColliderKind;
 use glam::{DAffine3, DVec3};
 
 /// A triangle mesh in its own (local) space.

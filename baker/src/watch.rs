@@ -12,9 +12,10 @@
 //! shares, containers): every 250 ms, comparing contents (the poller's
 //! modification times have whole-second resolution).
 
-use crate::cli::{Outcome, bake_one, report_one};
+use crate::print::report_one;
 use anyhow::{Context, Result};
 use kiln_baker::BakeSettings;
+use kiln_baker::Outcome;
 use kiln_baker::config::WatchTable;
 use notify_debouncer_full::notify::{self, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer, new_debouncer_opt};
@@ -104,7 +105,8 @@ pub struct Project<'a> {
     /// when absent, so creating one takes effect).
     pub path: PathBuf,
     /// Reads the settings and filter again.
-    pub resolve: &'a dyn Fn() -> Result<(BakeSettings, WatchTable)>,
+    pub resolve:
+        &'a dyn Fn() -> Result<(BakeSettings, WatchTable), kiln_baker::config::ConfigError>,
 }
 
 /// How `watch` listens and reports.
@@ -195,7 +197,7 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
                     d: &mut Box<dyn WatchRoots>|
      -> Result<()> {
         let output = output_of(input);
-        let outcome = bake_one(input, &output, false, false, settings);
+        let outcome = kiln_baker::bake_to_file(input, &output, false, false, settings);
         report_one(n, total, input, &output, &outcome, json, &|l| {
             eprintln!("{l}")
         });

@@ -1064,7 +1064,7 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
     assert_eq!(st.status.code(), Some(2), "--compare writes .glb only");
     // 1 mm: the remesher's finest grid (128 across) cannot get there; the
     // collider is kept (within 10× the tolerance) with a warning...
-    let st = bake(&["--tolerance", "0.001", "--force"]);
+    let st = bake(&["--max-deviation", "0.001", "--force"]);
     let stderr = String::from_utf8_lossy(&st.stderr);
     assert!(st.status.success(), "{stderr}");
     let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
@@ -1075,9 +1075,14 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
     );
     // ...and --strict refuses it, keeping the last archive
     let before = std::fs::read(&out).unwrap();
+    // (the old spelling of the flag still works, with a warning)
     let st = bake(&["--tolerance", "0.0011", "--force", "--strict"]);
     let stderr = String::from_utf8_lossy(&st.stderr);
     assert_eq!(st.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("warning: --tolerance is now spelled --max-deviation"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("--strict")
             && stderr.contains("Crate")

@@ -633,7 +633,9 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         }
         // every hull whole (parry keeps every face)
         let mut settings = BakeSettings::default();
-        settings.max_planes = kiln_formats::polytope::MAX_PLANES;
+        settings.max_planes =
+            kiln_baker::config::MaxPlanes::new(kiln_formats::polytope::MAX_PLANES as i64)
+                .expect("in range");
         let t0 = Instant::now();
         let baked = bake_scene(&scene, &settings);
         let kiln_ms = t0.elapsed().as_secs_f64() * 1e3;

@@ -344,7 +344,7 @@ fn check_against_brute_force(bevels: bool) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
     use kiln_baker::config::{ColliderName, Rule};
-    use kiln_baker::prepare::collider::pinched_edges;
+    use kiln_baker::geom::topology::pinched_edges;
     let Some(dir) = kiln_tests::levels_dir() else {
         eprintln!("skipped: the shared levels are not here");
         return;

@@ -337,7 +337,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
 
 #[test]
 fn project_rules_set_settings_per_object() {
-    use kiln_baker::config::{ColliderName, Rule, TreeName};
+    use kiln_baker::config::{ColliderName, Rule};
     use kiln_formats::level::ArchivedShape;
     use kiln_formats::tri_mesh::ArchivedMeshTree;
     let path = kiln_tests::samples_dir().join("shape_collection.glb");
@@ -345,21 +345,21 @@ fn project_rules_set_settings_per_object() {
     settings.rules = vec![
         // settings only: the automatic rule still chooses, with a cap of 16
         Rule {
-            max_planes: Some(16),
+            max_planes: Some(kiln_baker::config::MaxPlanes::new(16).unwrap()),
             ..Rule::collider("Icosphere", ColliderName::Convex)
         },
         // a tighter convexity tolerance: the sphere no longer fills a
         // fitted sphere closely enough and stays its hull
         Rule {
             collider: None,
-            convex_tolerance: Some(0.001),
+            convex_tolerance: Some(kiln_baker::config::VolumeFraction::new(0.001).unwrap()),
             ..Rule::collider("Sphere", ColliderName::None)
         },
         // the two tori share a mesh (named "Torus"): as triangle meshes,
         // one gets a sphere tree, the other keeps the default, so the mesh
         // bakes twice
         Rule {
-            terrain_tree: Some(TreeName::Sphere),
+            mesh_tree: Some(kiln_formats::TreeKind::Sphere),
             ..Rule::collider("Torus.001", ColliderName::Mesh)
         },
         Rule::collider("Torus", ColliderName::Mesh),
@@ -401,7 +401,7 @@ fn project_rules_set_settings_per_object() {
     };
     let (torus, rule) = find("Torus.001");
     assert_eq!(tree(torus), "sphere", "{rule}");
-    assert!(rule.ends_with("terrain_tree = sphere"), "{rule}");
+    assert!(rule.ends_with("mesh_tree = sphere"), "{rule}");
     let (other, rule) = find("Torus");
     assert_eq!(tree(other), "aabb", "{rule}");
     // untouched objects bake exactly as without rules

@@ -7,6 +7,11 @@ use std::path::PathBuf;
 
 /// The shared real-world levels (`../shared/levels` beside the repository,
 /// or `$KILN_LEVELS`), or `None` after saying loudly that tests skip.
+///
+/// # Panics
+/// Under CI (`CI` set to anything but `false` or empty), where the levels
+/// are always placed beside the clone: a missing directory there means the
+/// real-level checks would silently check nothing, so the test fails.
 pub fn levels_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("KILN_LEVELS")
         .map(PathBuf::from)
@@ -14,6 +19,12 @@ pub fn levels_dir() -> Option<PathBuf> {
     if dir.join("README.md").is_file() {
         Some(dir)
     } else {
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !ci,
+            "shared levels not found at {} under CI: the real-level checks cannot run (set KILN_LEVELS)",
+            dir.display()
+        );
         eprintln!(
             "\n*** SKIPPED: shared levels not found at {} (set KILN_LEVELS); real-level checks did not run ***\n",
             dir.display()

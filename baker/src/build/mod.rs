@@ -1,4 +1,4 @@
-//! Build: prepared meshes become shapes (the builders' own types), placed
+//! Build: prepared shapes become shapes in the builders' own types, placed
 //! instances get a top-level tree. `encode` flattens the result into the
 //! archive's types.
 //!
@@ -6,21 +6,21 @@
 //! depends only on its input, and they are collected in first-use order.
 
 pub mod bsp;
-pub mod hull;
-pub mod sah;
 pub mod solid;
 pub mod top;
 pub mod tri_tree;
 
-use crate::classify::{Choice, ColliderKind};
-use crate::config::ShapeSettings;
-use crate::prepare::WeldedMesh;
-use crate::prepare::collider::{ColliderSettings, Fidelity, watertight};
+use crate::classify::Choice;
+use crate::geom::fit::Primitive;
+use crate::geom::sah::BinNode;
+use crate::geom::weld::WeldedMesh;
+use crate::prepare::Prepared;
+use crate::prepare::collider::{Collider, Fidelity};
+use crate::prepare::{PreparedShape, ShapeInput, concave_collider};
 use crate::scene::Scene;
 use glam::DAffine3;
 use rayon::prelude::*;
-use sah::BinNode;
-use solid::{BuiltPolytope, Primitive};
+use solid::BuiltPolytope;
 use std::borrow::Cow;
 use tri_tree::TriTree;
 
@@ -108,59 +108,20 @@ impl ColliderReport {
     }
 }
 
-/// Builds every shape the choices ask for (one per distinct (mesh, kind,
-/// settings); `welded[m]` is scene mesh `m` welded) and the top-level tree.
-pub fn build_level(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> BuiltLevel {
-    // distinct (mesh, kind, settings) in first-use order
-    let mut keys: Vec<(usize, ColliderKind, ShapeSettings)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    // the shape of each instance, and whether a primitive gave way to the
-    // hull; objects without a collider get none
-    let shape_of: Vec<Option<(usize, bool)>> = scene
-        .instances
-        .iter()
-        .zip(choices)
-        .map(|(inst, c)| {
-            if c.kind == ColliderKind::None {
-                return None;
-            }
-            // primitives are placed by similarities only: under any other
-            // placement the mesh's hull stands in (a box's hull is exact)
-            let hull_instead = c.kind.is_primitive() && !is_similarity(&inst.transform);
-            let kind = if hull_instead {
-                ColliderKind::Convex
-            } else {
-                c.kind
-            };
-            let key = (inst.mesh, kind, c.shape);
-            let shape = *index.entry(key).or_insert_with(|| {
-                keys.push(key);
-                keys.len() - 1
-            });
-            Some((shape, hull_instead))
-        })
-        .collect();
-    // the largest world length of a mesh unit each shape is placed with
-    let mut scale = vec![0.0f64; keys.len()];
-    for (inst, s) in scene.instances.iter().zip(&shape_of) {
-        if let Some((k, _)) = s {
-            let m = inst.transform.matrix3;
-            let longest = m
-                .x_axis
-                .length()
-                .max(m.y_axis.length())
-                .max(m.z_axis.length());
-            scale[*k] = scale[*k].max(longest);
-        }
-    }
-    let built: Vec<ShapeBuild> = keys
+/// Builds every prepared shape (`welded[m]` is scene mesh `m` welded) and
+/// the top-level tree over the placed ones.
+pub fn build_level(
+    scene: &Scene,
+    welded: &[WeldedMesh],
+    choices: &[Choice],
+    prepared: &Prepared,
+) -> BuiltLevel {
+    let built: Vec<ShapeBuild> = prepared
+        .shapes
         .par_iter()
-        .zip(&scale)
-        .map(|(&(mesh, kind, shape), &s)| {
-            let s = if s.is_finite() && s > 0.0 { s } else { 1.0 };
-            build_shape(&welded[mesh], kind, shape, s)
-        })
+        .map(|p| build_shape(&welded[p.mesh], p))
         .collect();
+    let shape_of = &prepared.shape_of;
     let placed: Vec<Placed> = scene
         .instances
         .iter()
@@ -193,10 +154,11 @@ pub fn build_level(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> 
         .filter_map(|(k, b)| {
             let f = b.fidelity.clone()?;
             let object = placed.iter().find(|p| p.shape == k)?.name.clone();
+            let p = &prepared.shapes[k];
             Some(ColliderReport {
                 object,
-                mesh: welded[keys[k].0].name.clone(),
-                tolerance: keys[k].2.tolerance,
+                mesh: welded[p.mesh].name.clone(),
+                tolerance: p.settings.max_deviation.get(),
                 fidelity: f,
             })
         })
@@ -225,14 +187,8 @@ struct ShapeBuild {
     fidelity: Option<Fidelity>,
 }
 
-/// Builds one shape of `kind` from a scene mesh with an object's settings;
-/// `scale` is the largest world length of a mesh unit over its placements.
-fn build_shape(
-    welded: &WeldedMesh,
-    kind: ColliderKind,
-    settings: ShapeSettings,
-    scale: f64,
-) -> ShapeBuild {
+/// Builds one prepared shape.
+fn build_shape(welded: &WeldedMesh, p: &PreparedShape) -> ShapeBuild {
     let plain = |shape: BuiltShape, note: Option<String>| ShapeBuild {
         shape,
         frame: DAffine3::IDENTITY,
@@ -241,87 +197,60 @@ fn build_shape(
     };
     let tri = |note: Option<String>| {
         plain(
-            BuiltShape::TriMesh(tri_tree::build(welded, settings.tree)),
+            BuiltShape::TriMesh(tri_tree::build(welded, p.settings.mesh_tree)),
             note,
         )
     };
-    match kind {
-        ColliderKind::TriMesh | ColliderKind::None => tri(None),
-        ColliderKind::Convex => match solid::polytope(&welded.vertices, settings.max_planes) {
-            Ok((p, note)) => plain(BuiltShape::Polytope(p), note),
-            Err(why) => tri(Some(format!("{why}; kept as a triangle mesh"))),
+    let kept = |why: String| tri(Some(format!("{why}; kept as a triangle mesh")));
+    match &p.input {
+        ShapeInput::Triangles => tri(None),
+        ShapeInput::Fallback(why) => kept(why.clone()),
+        ShapeInput::Hull => match solid::polytope(&welded.vertices, p.settings.max_planes.get()) {
+            Ok((poly, note)) => plain(BuiltShape::Polytope(poly), note),
+            Err(why) => kept(why),
         },
-        ColliderKind::Concave => match concave(welded, settings, scale) {
+        ShapeInput::Primitive {
+            primitive,
+            frame,
+            error,
+        } => ShapeBuild {
+            frame: *frame,
+            ..plain(
+                BuiltShape::Primitive(*primitive),
+                Some(format!("fit error {error:.4} m")),
+            )
+        },
+        ShapeInput::Collider(c) => match concave(welded, p, c.clone()) {
             Ok((shape, note, fidelity)) => ShapeBuild {
                 fidelity: Some(fidelity),
                 ..plain(shape, Some(note))
             },
-            Err(why) => tri(Some(format!("{why}; kept as a triangle mesh"))),
+            Err(why) => kept(why),
         },
-        ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {
-            match solid::fit(&welded.vertices, kind) {
-                Some((p, frame, error)) => ShapeBuild {
-                    frame,
-                    ..plain(
-                        BuiltShape::Primitive(p),
-                        Some(format!("fit error {error:.4} m")),
-                    )
-                },
-                None => tri(Some("nothing to fit; kept as a triangle mesh".into())),
-            }
-        }
     }
 }
 
-/// The concave collider of a welded mesh ([`crate::prepare::collider`]:
-/// watertight, simplified, measured) as a BSP tree — or as a polytope when
-/// the collider had to be the convex hull — with a note for the rule and
-/// the measured fidelity. `scale` is the largest world length of a mesh
-/// unit over the placements: the tolerance is in world units, the mesh is
-/// simplified in its own. A tree over the node cap is retried with the
-/// tolerance doubled (up to 4 times), and says so.
+/// A concave collider as a BSP tree — or as a polytope when the collider
+/// had to be the convex hull — with a note for the rule and the measured
+/// fidelity. A tree over the node cap is retried with a collider made at
+/// twice the tolerance (up to 4 times), and says so.
 fn concave(
     welded: &WeldedMesh,
-    settings: ShapeSettings,
-    scale: f64,
+    p: &PreparedShape,
+    first: Collider,
 ) -> Result<(BuiltShape, String, Fidelity), String> {
-    let mut tolerance = settings.tolerance;
-    let mut relaxed = None;
-    for _ in 0..5 {
-        let mut c = watertight(
-            welded,
-            ColliderSettings {
-                tolerance: tolerance / scale,
-                max_faces: settings.max_faces,
-            },
-        )?;
+    let settings = p.settings;
+    let mut tolerance = settings.max_deviation.get();
+    let mut c = first;
+    let mut attempt = 0;
+    loop {
         let f = &mut c.fidelity;
-        for d in [
-            &mut f.render_to_collider,
-            &mut f.collider_to_render,
-            &mut f.mean,
-        ] {
-            *d *= scale;
-        }
-        if let Some(r) = &relaxed {
-            f.steps
-                .push(format!("{r}; tolerance relaxed to {tolerance}"));
-        }
-        // a collider this far off (a level shell remeshed as one blob, a
-        // hull of a helmet) is worse than the triangles
-        if f.hausdorff() > MAX_DEVIATION * settings.tolerance {
-            return Err(format!(
-                "the collider would deviate {:.4} m from the render mesh, over {MAX_DEVIATION}× the tolerance ({})",
-                f.hausdorff(),
-                f.steps.join(", ")
-            ));
-        }
         let shape = if c.convex {
-            let (p, note) = solid::polytope(&c.vertices, settings.max_planes)?;
+            let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
             if let Some(n) = note {
                 f.steps.push(n);
             }
-            BuiltShape::Polytope(p)
+            BuiltShape::Polytope(poly)
         } else {
             let built = bsp::build(
                 &c.vertices,
@@ -334,8 +263,13 @@ fn concave(
             match built {
                 Ok(b) => BuiltShape::Bsp(b),
                 Err(e @ bsp::BspError::TooLarge(_)) => {
-                    relaxed = Some(format!("at tolerance {tolerance} {e}"));
+                    let relaxed = format!("at tolerance {tolerance} {e}");
+                    attempt += 1;
+                    if attempt == 5 {
+                        return Err(format!("no BSP tree: {relaxed}"));
+                    }
                     tolerance *= 2.0;
+                    c = concave_collider(welded, settings, tolerance, p.scale, Some(&relaxed))?;
                     continue;
                 }
                 Err(e) => return Err(format!("no BSP tree: {e}")),
@@ -368,21 +302,4 @@ fn concave(
         };
         return Ok((shape, note, c.fidelity));
     }
-    Err(format!("no BSP tree: {}", relaxed.unwrap_or_default()))
-}
-
-/// How many times the tolerance a concave collider may deviate before the
-/// triangle mesh is kept instead (with the reason in the rule).
-pub const MAX_DEVIATION: f64 = 10.0;
-
-/// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
-/// verification accepts, so what the baker calls a similarity always opens).
-pub fn is_similarity(t: &DAffine3) -> bool {
-    let (x, y, z) = (t.matrix3.x_axis, t.matrix3.y_axis, t.matrix3.z_axis);
-    let rows = [
-        x.x, y.x, z.x, 0.0, //
-        x.y, y.y, z.y, 0.0, //
-        x.z, y.z, z.z, 0.0,
-    ];
-    kiln_formats::level::similarity_scale(&rows, 1e-6).is_some()
 }

@@ -1,7 +1,7 @@
 //! The top-level tree over placed shapes' world boxes.
 
-use super::sah::{self, BinNode, PrimRef};
 use super::{BuiltShape, Placed};
+use crate::geom::sah::{self, BinNode, PrimRef};
 use glam::{DAffine3, DVec3};
 
 /// Builds the tree over `placed`; returns the placements' leaf order

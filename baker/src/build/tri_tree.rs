@@ -8,8 +8,8 @@
 //! edges, choosing the partner whose union box is smallest → one primitive
 //! per pair (or lone triangle) → SAH tree → leaves laid out in tree order.
 
-use super::sah::{self, BinNode, PrimRef};
-use crate::prepare::WeldedMesh;
+use crate::geom::sah::{self, BinNode, PrimRef};
+use crate::geom::weld::WeldedMesh;
 use kiln_formats::level::{leaf_data, leaf_range};
 use kiln_formats::tri_mesh::TreeKind;
 
@@ -235,7 +235,7 @@ mod tests {
 
     /// Weld, build and encode: the archived mesh a scene mesh becomes.
     fn build(src: &SceneMesh, kind: TreeKind) -> TriMesh {
-        crate::encode::tri_mesh(&super::build(&crate::prepare::weld(src), kind))
+        crate::encode::tri_mesh(&super::build(&crate::geom::weld::weld(src), kind))
     }
 
     /// A grid of `n × n` quads, two triangles each, with split vertices

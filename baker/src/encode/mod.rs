@@ -5,10 +5,11 @@
 pub mod quantize;
 
 use crate::build::bsp::BuiltBsp;
-use crate::build::sah::BinNode;
-use crate::build::solid::{BuiltPolytope, Primitive};
+use crate::build::solid::BuiltPolytope;
 use crate::build::tri_tree::TriTree;
 use crate::build::{BuiltLevel, BuiltShape};
+use crate::geom::fit::Primitive;
+use crate::geom::sah::BinNode;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Instance, Level, Node, Shape};

@@ -11,7 +11,7 @@
 //!   f64; centres and radii quantised to 16 bits against the mesh's box,
 //!   radii rounded up so the decoded sphere contains the exact one.
 
-use crate::build::sah::BinNode as Node;
+use crate::geom::sah::BinNode as Node;
 use glam::DVec3;
 use kiln_formats::tri_mesh::{
     BoxNode, EMPTY, LEAF_BIT, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
@@ -308,11 +308,11 @@ mod tests {
                 ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
             })
             .collect();
-        let nodes = crate::build::sah::build(
+        let nodes = crate::geom::sah::build(
             &mut leaves
                 .iter()
                 .enumerate()
-                .map(|(i, b)| crate::build::sah::PrimRef {
+                .map(|(i, b)| crate::geom::sah::PrimRef {
                     min: b.0,
                     max: b.1,
                     id: i as u32,

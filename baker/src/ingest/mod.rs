@@ -21,7 +21,7 @@ mod draco;
 mod meshopt;
 pub mod physics;
 
-use crate::classify::ColliderKind;
+use crate::kind::ColliderKind;
 use crate::scene::{Authored, Scene, SceneInstance, SceneMesh};
 use glam::{DAffine3, DMat4, DQuat, DVec3};
 use gltf::json::{self, mesh::Mode, mesh::Semantic, validation::Checked};

@@ -22,7 +22,7 @@
 //! - Triggers are not colliders and are not baked (a warning counts them);
 //!   planes and other shape types are skipped with a warning.
 
-use crate::classify::ColliderKind;
+use crate::kind::ColliderKind;
 use crate::scene::SceneMesh;
 use glam::DVec3;
 use gltf::json;

@@ -1,62 +1,222 @@
-//! Prepare: what a shape builder starts from, made from a scene mesh:
-//! welding by position (every shape needs shared vertices to find shared
-//! edges), and for concave objects a watertight low-poly collider with its
-//! measured error ([`collider`]).
+//! Prepare: after classification, what each shape's builder starts from.
+//!
+//! Objects sharing a mesh, a collider kind and per-object settings share
+//! one shape; this step finds those shapes (in first-use order), the
+//! largest world scale each is placed with, and makes each one's input:
+//! the welded triangles for a triangle mesh or a polytope, the fitted
+//! primitive and its frame for a box, sphere or capsule, and for a concave
+//! solid a watertight low-poly collider with its measured fidelity
+//! ([`collider`]). Build then only builds.
 
 pub mod collider;
 
-use crate::scene::SceneMesh;
+use crate::classify::Choice;
+use crate::config::ShapeSettings;
+use crate::geom::fit::{self, Primitive};
+use crate::geom::weld::WeldedMesh;
+use crate::kind::ColliderKind;
+use crate::scene::Scene;
+use collider::{Collider, ColliderSettings, watertight};
+use glam::DAffine3;
+use rayon::prelude::*;
 
-/// A mesh welded by exact position, unused vertices dropped.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct WeldedMesh {
-    /// Source mesh name.
-    pub name: String,
-    /// Unique vertex positions.
-    pub vertices: Vec<[f32; 3]>,
-    /// Triangles as indices into `vertices` (source order).
-    pub triangles: Vec<[u32; 3]>,
-    /// Source triangle id of each triangle.
-    pub source_ids: Vec<u32>,
+/// What a shape's builder starts from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeInput {
+    /// The welded mesh's triangles (a triangle mesh).
+    Triangles,
+    /// The welded mesh's convex hull (a polytope).
+    Hull,
+    /// A fitted primitive, its frame in mesh space (the primitive is
+    /// centred on the frame's origin) and its fit error.
+    Primitive {
+        /// The primitive.
+        primitive: Primitive,
+        /// Where it sits in mesh space.
+        frame: DAffine3,
+        /// Largest distance from a vertex to the primitive's surface.
+        error: f64,
+    },
+    /// A watertight collider, its fidelity in world units.
+    Collider(Collider),
+    /// The kind asked for cannot be made from this mesh (why): the
+    /// triangles stand in.
+    Fallback(String),
 }
 
-/// Every mesh of a scene welded, in parallel (one result per mesh, in order).
-pub fn weld_all(scene: &crate::scene::Scene) -> Vec<WeldedMesh> {
-    use rayon::prelude::*;
-    scene.meshes.par_iter().map(weld).collect()
+/// One shape to build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreparedShape {
+    /// Index of the scene mesh (and of its welded form).
+    pub mesh: usize,
+    /// The kind to build (a primitive under a non-similarity placement has
+    /// already become [`ColliderKind::Convex`]).
+    pub kind: ColliderKind,
+    /// The object settings it is built with.
+    pub settings: ShapeSettings,
+    /// The largest world length of a mesh unit over its placements.
+    pub scale: f64,
+    /// What the builder starts from.
+    pub input: ShapeInput,
 }
 
-/// Welds `mesh` by position.
-pub fn weld(mesh: &SceneMesh) -> WeldedMesh {
-    let (vertices, triangles) = weld_positions(&mesh.positions, &mesh.triangles);
-    WeldedMesh {
-        name: mesh.name.clone(),
-        vertices,
-        triangles,
-        source_ids: mesh.source_ids.clone(),
-    }
+/// Every shape to build and which one each scene instance uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    /// Distinct (mesh, kind, settings), in first-use order.
+    pub shapes: Vec<PreparedShape>,
+    /// Per scene instance: its shape, and whether a primitive gave way to
+    /// the mesh's hull (placed by a non-similarity); `None`: no collider.
+    pub shape_of: Vec<Option<(usize, bool)>>,
 }
 
-/// Merges vertices with bit-identical positions (after mapping -0.0 to 0.0)
-/// and drops unused ones.
-fn weld_positions(
-    positions: &[[f32; 3]],
-    triangles: &[[u32; 3]],
-) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
-    if triangles.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
-    let canon: Vec<[f32; 3]> = positions
+/// Finds the shapes the choices ask for and prepares each (in parallel;
+/// each depends only on its own input, so the result does not depend on
+/// the thread count). `welded[m]` is scene mesh `m` welded.
+pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prepared {
+    let mut keys: Vec<(usize, ColliderKind, ShapeSettings)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let shape_of: Vec<Option<(usize, bool)>> = scene
+        .instances
         .iter()
-        .map(|p| p.map(|c| if c == 0.0 { 0.0 } else { c }))
+        .zip(choices)
+        .map(|(inst, c)| {
+            if c.kind == ColliderKind::None {
+                return None;
+            }
+            // primitives are placed by similarities only: under any other
+            // placement the mesh's hull stands in (a box's hull is exact)
+            let hull_instead = c.kind.is_primitive() && !is_similarity(&inst.transform);
+            let kind = if hull_instead {
+                ColliderKind::Convex
+            } else {
+                c.kind
+            };
+            let key = (inst.mesh, kind, c.shape);
+            let shape = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
+                keys.len() - 1
+            });
+            Some((shape, hull_instead))
+        })
         .collect();
-    let flat: Vec<u32> = triangles.iter().flatten().copied().collect();
-    let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(&flat));
-    let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
-    let indices = meshopt::remap_index_buffer(Some(&flat), count, &remap);
-    let tris = indices
-        .chunks_exact(3)
-        .map(|c| [c[0], c[1], c[2]])
+    let mut scale = vec![0.0f64; keys.len()];
+    for (inst, s) in scene.instances.iter().zip(&shape_of) {
+        if let Some((k, _)) = s {
+            let m = inst.transform.matrix3;
+            let longest = m
+                .x_axis
+                .length()
+                .max(m.y_axis.length())
+                .max(m.z_axis.length());
+            scale[*k] = scale[*k].max(longest);
+        }
+    }
+    let shapes = keys
+        .par_iter()
+        .zip(&scale)
+        .map(|(&(mesh, kind, settings), &s)| {
+            let scale = if s.is_finite() && s > 0.0 { s } else { 1.0 };
+            let input = shape_input(&welded[mesh], kind, settings, scale);
+            PreparedShape {
+                mesh,
+                kind,
+                settings,
+                scale,
+                input,
+            }
+        })
         .collect();
-    (vertices, tris)
+    Prepared { shapes, shape_of }
+}
+
+/// The input of one shape of `kind` made from a welded mesh.
+fn shape_input(
+    welded: &WeldedMesh,
+    kind: ColliderKind,
+    settings: ShapeSettings,
+    scale: f64,
+) -> ShapeInput {
+    match kind {
+        ColliderKind::TriMesh | ColliderKind::None => ShapeInput::Triangles,
+        ColliderKind::Convex => ShapeInput::Hull,
+        ColliderKind::Concave => {
+            match concave_collider(welded, settings, settings.max_deviation.get(), scale, None) {
+                Ok(c) => ShapeInput::Collider(c),
+                Err(why) => ShapeInput::Fallback(why),
+            }
+        }
+        ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {
+            match fit::fit(&welded.vertices, kind) {
+                Some((primitive, frame, error)) => ShapeInput::Primitive {
+                    primitive,
+                    frame,
+                    error,
+                },
+                None => ShapeInput::Fallback("nothing to fit".into()),
+            }
+        }
+    }
+}
+
+/// The concave collider of a welded mesh ([`collider::watertight`]:
+/// watertight, simplified, measured) at `tolerance` (world units), its
+/// fidelity in world units. `scale` is the largest world length of a mesh
+/// unit over the placements: the tolerance is in world units, the mesh is
+/// simplified in its own. `relaxed` says why the tolerance is not the
+/// object's own (build relaxes it when a tree is over the node cap). A
+/// collider more than [`MAX_DEVIATION`] times the object's tolerance off is
+/// refused: a bad solid is worse than triangles.
+pub fn concave_collider(
+    welded: &WeldedMesh,
+    settings: ShapeSettings,
+    tolerance: f64,
+    scale: f64,
+    relaxed: Option<&str>,
+) -> Result<Collider, String> {
+    let mut c = watertight(
+        welded,
+        ColliderSettings {
+            tolerance: tolerance / scale,
+            max_faces: settings.max_faces.get(),
+        },
+    )?;
+    let f = &mut c.fidelity;
+    for d in [
+        &mut f.render_to_collider,
+        &mut f.collider_to_render,
+        &mut f.mean,
+    ] {
+        *d *= scale;
+    }
+    if let Some(r) = relaxed {
+        f.steps
+            .push(format!("{r}; tolerance relaxed to {tolerance}"));
+    }
+    // a collider this far off (a level shell remeshed as one blob, a hull
+    // of a helmet) is worse than the triangles
+    if f.hausdorff() > MAX_DEVIATION * settings.max_deviation.get() {
+        return Err(format!(
+            "the collider would deviate {:.4} m from the render mesh, over {MAX_DEVIATION}× the tolerance ({})",
+            f.hausdorff(),
+            f.steps.join(", ")
+        ));
+    }
+    Ok(c)
+}
+
+/// How many times the tolerance a concave collider may deviate before the
+/// triangle mesh is kept instead (with the reason in the rule).
+pub const MAX_DEVIATION: f64 = 10.0;
+
+/// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
+/// verification accepts, so what the baker calls a similarity always opens).
+pub fn is_similarity(t: &DAffine3) -> bool {
+    let (x, y, z) = (t.matrix3.x_axis, t.matrix3.y_axis, t.matrix3.z_axis);
+    let rows = [
+        x.x, y.x, z.x, 0.0, //
+        x.y, y.y, z.y, 0.0, //
+        x.z, y.z, z.z, 0.0,
+    ];
+    kiln_formats::level::similarity_scale(&rows, 1e-6).is_some()
 }

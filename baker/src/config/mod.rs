@@ -2,32 +2,37 @@
 //! and a project file (`kiln.toml`, [`ProjectConfig`]). The library never
 //! sees clap types.
 
+pub mod values;
+
 use kiln_formats::tri_mesh::TreeKind;
+use values::tree_kind;
+pub use values::{FaceBudget, MaxPlanes, Metres, VolumeFraction, parse_tree};
 
 /// Settings that change the baked bytes. Hashed into the header's content
 /// hash, so a change of settings makes an archive out of date.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct BakeSettings {
-    /// Bounding volumes of the triangle-mesh (terrain) trees.
-    pub tree: TreeKind,
+    /// Bounding volumes of every triangle mesh's tree (terrain, level
+    /// geometry, anything baked as triangles).
+    pub mesh_tree: TreeKind,
     /// Automatic classification: a closed mesh whose volume is within this
     /// fraction of its hull's becomes a polytope (default 0.02).
-    pub convex_tolerance: f64,
+    pub convex_tolerance: VolumeFraction,
     /// Most planes a polytope may have (default 64); a larger hull is
     /// capped.
-    pub max_planes: usize,
+    pub max_planes: MaxPlanes,
     /// Automatic classification: the most triangles a closed, non-convex
     /// mesh may have to become a concave solid (BSP); larger ones stay
     /// triangle meshes (default 4096).
     pub concave_max_triangles: usize,
     /// Concave colliders: largest deviation from the render mesh, in world
     /// units (metres) at the largest scale the mesh is placed with
-    /// (default 0.05). The face budget binds small objects, the tolerance
+    /// (default 0.05). The face budget binds small objects, the deviation
     /// large ones.
-    pub tolerance: f64,
+    pub max_deviation: Metres,
     /// Concave colliders: face budget (default 128).
-    pub max_faces: usize,
+    pub max_faces: FaceBudget,
     /// Concave colliders: bevel planes below solid leaves (default true;
     /// off only to measure what they do).
     pub bevels: bool,
@@ -50,14 +55,14 @@ pub struct BakeSettings {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeSettings {
     /// Bounding volumes of a triangle-mesh tree.
-    pub tree: TreeKind,
+    pub mesh_tree: TreeKind,
     /// Most planes a polytope may have.
-    pub max_planes: usize,
+    pub max_planes: MaxPlanes,
     /// Concave colliders: largest deviation from the render mesh, in world
     /// units (metres).
-    pub tolerance: f64,
+    pub max_deviation: Metres,
     /// Concave colliders: face budget.
-    pub max_faces: usize,
+    pub max_faces: FaceBudget,
     /// Concave colliders: bevel planes below solid leaves.
     pub bevels: bool,
 }
@@ -68,9 +73,9 @@ impl Eq for ShapeSettings {}
 impl std::hash::Hash for ShapeSettings {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         (
-            self.tree,
+            self.mesh_tree,
             self.max_planes,
-            self.tolerance.to_bits(),
+            self.max_deviation.get().to_bits(),
             self.max_faces,
             self.bevels,
         )
@@ -81,7 +86,7 @@ impl std::hash::Hash for ShapeSettings {
 /// One `[[rules]]` entry of a project file: a glob, and what it sets for
 /// the objects it matches (at least one of the other keys).
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, try_from = "RuleTable")]
+#[serde(try_from = "RuleTable")]
 pub struct Rule {
     /// Glob on the object's (node's) or its mesh's name: `*` any run of
     /// characters, `?` one character, matched case-sensitively.
@@ -91,18 +96,19 @@ pub struct Rule {
     /// the other classification rules choose.
     pub collider: Option<ColliderName>,
     /// Tree of the object's triangle mesh, if it becomes one.
-    pub terrain_tree: Option<TreeName>,
-    /// Plane cap of the object's polytope, if it becomes one (at least 4).
-    pub max_planes: Option<usize>,
-    /// Automatic classification's convexity tolerance for the object, in
-    /// [0, 1).
-    pub convex_tolerance: Option<f64>,
+    pub mesh_tree: Option<TreeKind>,
+    /// Plane cap of the object's polytope, if it becomes one.
+    pub max_planes: Option<MaxPlanes>,
+    /// Automatic classification's convexity tolerance for the object.
+    pub convex_tolerance: Option<VolumeFraction>,
     /// Automatic classification's size cap for concave solids.
     pub concave_max_triangles: Option<usize>,
-    /// Concave collider tolerance for the object.
-    pub tolerance: Option<f64>,
+    /// Concave collider: largest deviation from the render mesh.
+    pub max_deviation: Option<Metres>,
     /// Concave collider face budget for the object.
-    pub max_faces: Option<usize>,
+    pub max_faces: Option<FaceBudget>,
+    /// Old spellings this rule was written with, for a warning.
+    pub renamed: Vec<String>,
 }
 
 /// A `[[rules]]` table as written, before the check that it sets something.
@@ -113,85 +119,80 @@ struct RuleTable {
     pattern: String,
     #[serde(default)]
     collider: Option<ColliderName>,
+    #[serde(default, deserialize_with = "tree_kind")]
+    mesh_tree: Option<TreeKind>,
+    #[serde(default, deserialize_with = "tree_kind")]
+    terrain_tree: Option<TreeKind>,
     #[serde(default)]
-    terrain_tree: Option<TreeName>,
-    #[serde(default, deserialize_with = "plane_cap")]
-    max_planes: Option<usize>,
-    #[serde(default, deserialize_with = "tolerance")]
-    convex_tolerance: Option<f64>,
+    max_planes: Option<MaxPlanes>,
+    #[serde(default)]
+    convex_tolerance: Option<VolumeFraction>,
     #[serde(default)]
     concave_max_triangles: Option<usize>,
-    #[serde(default, deserialize_with = "metres")]
-    tolerance: Option<f64>,
-    #[serde(default, deserialize_with = "face_budget")]
-    max_faces: Option<usize>,
+    #[serde(default)]
+    max_deviation: Option<Metres>,
+    #[serde(default)]
+    tolerance: Option<Metres>,
+    #[serde(default)]
+    max_faces: Option<FaceBudget>,
+}
+
+/// The key a value was given under: the current spelling, or an old one
+/// (recorded for a warning); both at once is an error.
+fn renamed<T>(
+    new: Option<T>,
+    old: Option<T>,
+    new_key: &str,
+    old_key: &str,
+    renamed: &mut Vec<String>,
+) -> Result<Option<T>, String> {
+    match (new, old) {
+        (Some(_), Some(_)) => Err(format!(
+            "both {new_key} and its old spelling {old_key} are given: keep {new_key}"
+        )),
+        (None, Some(v)) => {
+            renamed.push(format!("{old_key} is now spelled {new_key}"));
+            Ok(Some(v))
+        }
+        (v, None) => Ok(v),
+    }
 }
 
 impl TryFrom<RuleTable> for Rule {
     type Error = String;
     fn try_from(t: RuleTable) -> Result<Rule, String> {
+        let mut old = Vec::new();
         let r = Rule {
+            mesh_tree: renamed(
+                t.mesh_tree,
+                t.terrain_tree,
+                "mesh_tree",
+                "terrain_tree",
+                &mut old,
+            )?,
+            max_deviation: renamed(
+                t.max_deviation,
+                t.tolerance,
+                "max_deviation",
+                "tolerance",
+                &mut old,
+            )?,
             pattern: t.pattern,
             collider: t.collider,
-            terrain_tree: t.terrain_tree,
             max_planes: t.max_planes,
             convex_tolerance: t.convex_tolerance,
             concave_max_triangles: t.concave_max_triangles,
-            tolerance: t.tolerance,
             max_faces: t.max_faces,
+            renamed: old,
         };
         if r.collider.is_none() && r.only_collider() {
             return Err(format!(
-                "rule (match = {:?}) sets nothing: give collider, terrain_tree, max_planes, convex_tolerance, concave_max_triangles, tolerance or max_faces",
+                "rule (match = {:?}) sets nothing: give collider, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
                 r.pattern
             ));
         }
         Ok(r)
     }
-}
-
-/// A plane cap of at least 4 (the error carries the value's line).
-fn plane_cap<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let v = <usize as serde::Deserialize>::deserialize(d)?;
-    if v < 4 {
-        return Err(serde::de::Error::custom(format!(
-            "max_planes = {v}: must be at least 4"
-        )));
-    }
-    Ok(Some(v))
-}
-
-/// A positive length (the error carries the value's line).
-fn metres<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    let v = <f64 as serde::Deserialize>::deserialize(d)?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(serde::de::Error::custom(format!(
-            "tolerance = {v}: must be a positive length"
-        )));
-    }
-    Ok(Some(v))
-}
-
-/// A face budget of at least 4 (the error carries the value's line).
-fn face_budget<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let v = <usize as serde::Deserialize>::deserialize(d)?;
-    if v < 4 {
-        return Err(serde::de::Error::custom(format!(
-            "max_faces = {v}: must be at least 4"
-        )));
-    }
-    Ok(Some(v))
-}
-
-/// A convexity tolerance in [0, 1) (the error carries the value's line).
-fn tolerance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    let v = <f64 as serde::Deserialize>::deserialize(d)?;
-    if !(0.0..1.0).contains(&v) {
-        return Err(serde::de::Error::custom(format!(
-            "convex_tolerance = {v}: must be in [0, 1)"
-        )));
-    }
-    Ok(Some(v))
 }
 
 /// The collider kinds a rule may name.
@@ -253,25 +254,26 @@ impl Rule {
         Rule {
             pattern: pattern.into(),
             collider: Some(collider),
-            terrain_tree: None,
+            mesh_tree: None,
             max_planes: None,
             convex_tolerance: None,
             concave_max_triangles: None,
-            tolerance: None,
+            max_deviation: None,
             max_faces: None,
+            renamed: Vec::new(),
         }
     }
 
     /// `base` with this rule's per-object settings applied.
     pub fn shape_settings(&self, mut base: ShapeSettings) -> ShapeSettings {
-        if let Some(t) = self.terrain_tree {
-            base.tree = t.into();
+        if let Some(t) = self.mesh_tree {
+            base.mesh_tree = t;
         }
         if let Some(m) = self.max_planes {
             base.max_planes = m;
         }
-        if let Some(t) = self.tolerance {
-            base.tolerance = t;
+        if let Some(t) = self.max_deviation {
+            base.max_deviation = t;
         }
         if let Some(m) = self.max_faces {
             base.max_faces = m;
@@ -286,8 +288,8 @@ impl Rule {
         if let Some(c) = self.collider {
             parts.push(format!("collider = {}", c.as_str()));
         }
-        if let Some(t) = self.terrain_tree {
-            parts.push(format!("terrain_tree = {}", TreeKind::from(t).name()));
+        if let Some(t) = self.mesh_tree {
+            parts.push(format!("mesh_tree = {}", t.name()));
         }
         if let Some(m) = self.max_planes {
             parts.push(format!("max_planes = {m}"));
@@ -298,8 +300,8 @@ impl Rule {
         if let Some(m) = self.concave_max_triangles {
             parts.push(format!("concave_max_triangles = {m}"));
         }
-        if let Some(t) = self.tolerance {
-            parts.push(format!("tolerance = {t}"));
+        if let Some(t) = self.max_deviation {
+            parts.push(format!("max_deviation = {t}"));
         }
         if let Some(m) = self.max_faces {
             parts.push(format!("max_faces = {m}"));
@@ -309,11 +311,11 @@ impl Rule {
 
     /// Whether the rule sets only the collider kind.
     fn only_collider(&self) -> bool {
-        self.terrain_tree.is_none()
+        self.mesh_tree.is_none()
             && self.max_planes.is_none()
             && self.convex_tolerance.is_none()
             && self.concave_max_triangles.is_none()
-            && self.tolerance.is_none()
+            && self.max_deviation.is_none()
             && self.max_faces.is_none()
     }
 }
@@ -346,19 +348,19 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// ```toml
 /// [settings]                 # every key optional; defaults as the CLI's
 /// convex_tolerance = 0.02
-/// max_planes = 64
+/// max_planes = 64           # 6 to 256
 /// concave_max_triangles = 4096
-/// tolerance = 0.05           # concave colliders: metres
-/// max_faces = 128            # concave colliders: face budget
-/// terrain_tree = "aabb"      # or "sphere"
+/// max_deviation = 0.05       # concave colliders: metres (old spelling: tolerance)
+/// max_faces = 128            # concave colliders: face budget, 4 to 65536
+/// mesh_tree = "aabb"         # or "sphere", for every triangle mesh (old: terrain_tree)
 /// render_meshes = false
 ///
 /// [[rules]]                  # the first rule that matches an object is its rule
 /// match = "Rock*"
 /// collider = "convex"        # optional: absent, the other rules choose
 /// max_planes = 32            # optional per-object settings:
-///                            # terrain_tree, max_planes, convex_tolerance,
-///                            # concave_max_triangles, tolerance, max_faces
+///                            # mesh_tree, max_planes, convex_tolerance,
+///                            # concave_max_triangles, max_deviation, max_faces
 ///
 /// [watch]
 /// include = ["*.glb", "*.gltf"]
@@ -366,7 +368,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// ```
 ///
 /// Unknown keys and bad values are errors naming the key, the file and the
-/// line.
+/// line; old spellings of renamed keys are read, with a warning in
+/// [`ProjectConfig::warnings`].
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
@@ -379,6 +382,10 @@ pub struct ProjectConfig {
     /// File globs for `baker watch`.
     #[serde(default)]
     pub watch: WatchTable,
+    /// What the file should say differently (old spellings), filled in by
+    /// [`ProjectConfig::parse`].
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `[settings]` of a project file.
@@ -386,36 +393,25 @@ pub struct ProjectConfig {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct SettingsTable {
-    #[serde(default, deserialize_with = "tolerance")]
-    pub convex_tolerance: Option<f64>,
-    #[serde(default, deserialize_with = "plane_cap")]
-    pub max_planes: Option<usize>,
+    #[serde(default)]
+    pub convex_tolerance: Option<VolumeFraction>,
+    #[serde(default)]
+    pub max_planes: Option<MaxPlanes>,
     #[serde(default)]
     pub concave_max_triangles: Option<usize>,
-    #[serde(default, deserialize_with = "metres")]
-    pub tolerance: Option<f64>,
-    #[serde(default, deserialize_with = "face_budget")]
-    pub max_faces: Option<usize>,
-    pub terrain_tree: Option<TreeName>,
+    #[serde(default)]
+    pub max_deviation: Option<Metres>,
+    /// Old spelling of `max_deviation`.
+    #[serde(default)]
+    pub tolerance: Option<Metres>,
+    #[serde(default)]
+    pub max_faces: Option<FaceBudget>,
+    #[serde(default, deserialize_with = "tree_kind")]
+    pub mesh_tree: Option<TreeKind>,
+    /// Old spelling of `mesh_tree`.
+    #[serde(default, deserialize_with = "tree_kind")]
+    pub terrain_tree: Option<TreeKind>,
     pub render_meshes: Option<bool>,
-}
-
-/// Tree kinds as a project file names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(missing_docs)]
-pub enum TreeName {
-    Aabb,
-    Sphere,
-}
-
-impl From<TreeName> for TreeKind {
-    fn from(t: TreeName) -> TreeKind {
-        match t {
-            TreeName::Aabb => TreeKind::Aabb,
-            TreeName::Sphere => TreeKind::Sphere,
-        }
-    }
 }
 
 /// `[watch]` of a project file: which file names (globs on the name)
@@ -463,10 +459,45 @@ impl ProjectConfig {
     /// Parses and checks the text of a project file read from `path`
     /// (named in errors).
     pub fn parse(text: &str, path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError {
+        let err = |message: String| ConfigError {
             path: path.to_path_buf(),
-            message: e.to_string().trim().to_string(),
-        })
+            message,
+        };
+        let mut c: ProjectConfig =
+            toml::from_str(text).map_err(|e| err(e.to_string().trim().to_string()))?;
+        let s = &mut c.settings;
+        let mut old = Vec::new();
+        s.mesh_tree = renamed(
+            s.mesh_tree,
+            s.terrain_tree.take(),
+            "mesh_tree",
+            "terrain_tree",
+            &mut old,
+        )
+        .map_err(|e| err(format!("[settings]: {e}")))?;
+        s.max_deviation = renamed(
+            s.max_deviation,
+            s.tolerance.take(),
+            "max_deviation",
+            "tolerance",
+            &mut old,
+        )
+        .map_err(|e| err(format!("[settings]: {e}")))?;
+        let mut warnings: Vec<String> = old
+            .into_iter()
+            .map(|w| format!("{}: [settings]: {w}", path.display()))
+            .collect();
+        for r in &c.rules {
+            for w in &r.renamed {
+                warnings.push(format!(
+                    "{}: rule (match = {:?}): {w}",
+                    path.display(),
+                    r.pattern
+                ));
+            }
+        }
+        c.warnings = warnings;
+        Ok(c)
     }
 
     /// `base` with this file's settings and rules applied.
@@ -481,14 +512,14 @@ impl ProjectConfig {
         if let Some(v) = s.concave_max_triangles {
             base.concave_max_triangles = v;
         }
-        if let Some(v) = s.tolerance {
-            base.tolerance = v;
+        if let Some(v) = s.max_deviation {
+            base.max_deviation = v;
         }
         if let Some(v) = s.max_faces {
             base.max_faces = v;
         }
-        if let Some(v) = s.terrain_tree {
-            base.tree = v.into();
+        if let Some(v) = s.mesh_tree {
+            base.mesh_tree = v;
         }
         if let Some(v) = s.render_meshes {
             base.render_meshes = v;
@@ -501,12 +532,12 @@ impl ProjectConfig {
 impl Default for BakeSettings {
     fn default() -> Self {
         BakeSettings {
-            tree: TreeKind::default(),
-            convex_tolerance: 0.02,
-            max_planes: 64,
+            mesh_tree: TreeKind::default(),
+            convex_tolerance: VolumeFraction::new(0.02).expect("in range"),
+            max_planes: MaxPlanes::new(64).expect("in range"),
             concave_max_triangles: 4096,
-            tolerance: 0.05,
-            max_faces: 128,
+            max_deviation: Metres::new(0.05).expect("in range"),
+            max_faces: FaceBudget::new(128).expect("in range"),
             bevels: true,
             classify: true,
             render_meshes: false,
@@ -525,16 +556,16 @@ impl BakeSettings {
 
     /// The settings with mesh trees of `kind`.
     pub fn with_tree(mut self, kind: TreeKind) -> Self {
-        self.tree = kind;
+        self.mesh_tree = kind;
         self
     }
 
     /// The per-object settings every object starts from.
     pub fn shape_settings(&self) -> ShapeSettings {
         ShapeSettings {
-            tree: self.tree,
+            mesh_tree: self.mesh_tree,
             max_planes: self.max_planes,
-            tolerance: self.tolerance,
+            max_deviation: self.max_deviation,
             max_faces: self.max_faces,
             bevels: self.bevels,
         }
@@ -545,11 +576,11 @@ impl BakeSettings {
         format!(
             "kiln-format={};tree={};convex-tolerance={};max-planes={};concave-max-triangles={};tolerance={};max-faces={};bevels={};classify={};render-meshes={};rules={}",
             kiln_formats::FORMAT_VERSION,
-            self.tree.name(),
+            self.mesh_tree.name(),
             self.convex_tolerance,
             self.max_planes,
             self.concave_max_triangles,
-            self.tolerance,
+            self.max_deviation,
             self.max_faces,
             self.bevels,
             self.classify,
@@ -593,7 +624,7 @@ mod tests {
         );
         let c = ProjectConfig::load(&good).unwrap();
         let s = c.apply(BakeSettings::default());
-        assert_eq!(s.max_planes, 32);
+        assert_eq!(s.max_planes.get(), 32);
         assert_eq!(s.rules.len(), 1);
         assert!(s.rules[0].matches("Rock_7"));
         assert_ne!(s.fingerprint(), BakeSettings::default().fingerprint());
@@ -617,14 +648,44 @@ mod tests {
         let c = ProjectConfig::load(&per_rule).unwrap();
         assert_eq!(c.rules[0].collider, None);
         let s = c.rules[0].shape_settings(BakeSettings::default().shape_settings());
-        assert_eq!((s.tree, s.max_planes), (TreeKind::Sphere, 8));
+        assert_eq!((s.mesh_tree, s.max_planes.get()), (TreeKind::Sphere, 8));
+        // the old spelling is read, and warned about with the file and rule
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("per_rule.toml")
+                && c.warnings[0].contains("terrain_tree is now spelled mesh_tree"),
+            "{:?}",
+            c.warnings
+        );
+        let old_settings = file(
+            "old_settings.toml",
+            "[settings]\ntolerance = 0.02\nterrain_tree = \"sphere\"\n",
+        );
+        let c = ProjectConfig::load(&old_settings).unwrap();
+        let s = c.apply(BakeSettings::default());
+        assert_eq!(
+            (s.max_deviation.get(), s.mesh_tree),
+            (0.02, TreeKind::Sphere)
+        );
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        let both = file(
+            "both.toml",
+            "[settings]\ntolerance = 0.02\nmax_deviation = 0.03\n",
+        );
+        let e = ProjectConfig::load(&both).unwrap_err().to_string();
+        assert!(
+            e.contains("both max_deviation and its old spelling tolerance"),
+            "{e}"
+        );
         let bad_value = file(
             "bad_value.toml",
             "[[rules]]\nmatch = \"a\"\ncollider = \"box\"\n[[rules]]\nmatch = \"b\"\nmax_planes = 2\n",
         );
         let e = ProjectConfig::load(&bad_value).unwrap_err().to_string();
         assert!(
-            e.contains("line 6") && e.contains("max_planes = 2: must be at least 4"),
+            e.contains("line 6")
+                && e.contains("max_planes = 2")
+                && e.contains(&MaxPlanes::new(2).unwrap_err()),
             "{e}"
         );
         let bad_setting = file("bad_setting.toml", "[settings]\nconvex_tolerance = 1.5\n");

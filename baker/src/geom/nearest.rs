@@ -1,0 +1,157 @@
+//! Distances to a triangle surface: a binned-SAH tree over the triangles
+//! (the same builder as the archive's trees, [`super::sah`]) walked
+//! depth-first, nearer child first, dropping subtrees whose box is farther
+//! than the best distance so far (branch and bound). Exact: each candidate
+//! triangle's closest point is computed in f64 (Ericson, *Real-Time
+//! Collision Detection*, 2005, §5.1.5), as the runtime does.
+//!
+//! Used to measure a collider's fidelity to its render mesh; queries are
+//! rounded to f32 as the runtime's query points are, so a measure taken
+//! here is the one a query on the archive would give.
+
+use super::sah::{self, BinNode, PrimRef};
+use glam::DVec3;
+use kiln_runtime::geom::sphere_triangle::closest_point;
+
+/// A triangle surface prepared for nearest-point queries.
+pub struct Nearest {
+    /// Triangles in leaf order, f64.
+    tris: Vec<[DVec3; 3]>,
+    /// The tree (depth-first, skip counts).
+    nodes: Vec<BinNode>,
+    /// For each node, its triangle (leaves only; `u32::MAX` for inner
+    /// nodes).
+    leaf: Vec<u32>,
+}
+
+impl Nearest {
+    /// The surface of `triangles` over `vertices`; degenerate triangles
+    /// (repeated index or zero area) are left out, as a bake leaves them.
+    pub fn new(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Self {
+        let kept: Vec<[u32; 3]> = triangles
+            .iter()
+            .copied()
+            .filter(|&t| !crate::scene::is_degenerate(vertices, t))
+            .collect();
+        let mut prims: Vec<PrimRef> = kept
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let p = t.map(|k| vertices[k as usize]);
+                let mut min = p[0];
+                let mut max = p[0];
+                for q in &p[1..] {
+                    for a in 0..3 {
+                        min[a] = min[a].min(q[a]);
+                        max[a] = max[a].max(q[a]);
+                    }
+                }
+                PrimRef {
+                    min,
+                    max,
+                    id: i as u32,
+                }
+            })
+            .collect();
+        let nodes = sah::build(&mut prims);
+        let tris = prims
+            .iter()
+            .map(|p| kept[p.id as usize].map(|k| DVec3::from(vertices[k as usize].map(f64::from))))
+            .collect();
+        let mut leaf = vec![u32::MAX; nodes.len()];
+        let mut next = 0u32;
+        for (i, n) in nodes.iter().enumerate() {
+            if n.end as usize == i + 1 {
+                leaf[i] = next;
+                next += 1;
+            }
+        }
+        Nearest { tris, nodes, leaf }
+    }
+
+    /// Distance from `p` (rounded to f32 first, as a query point is) to the
+    /// surface; infinite for an empty surface.
+    pub fn distance(&self, p: DVec3) -> f64 {
+        let c = p.as_vec3().as_dvec3();
+        let mut best = f64::INFINITY;
+        if self.nodes.is_empty() {
+            return best;
+        }
+        let box_d2 = |n: &BinNode| {
+            let lo = DVec3::from(n.min.map(f64::from));
+            let hi = DVec3::from(n.max.map(f64::from));
+            (lo - c).max(c - hi).max(DVec3::ZERO).length_squared()
+        };
+        // (node, squared distance to its box)
+        let mut stack: Vec<(usize, f64)> = vec![(0, box_d2(&self.nodes[0]))];
+        while let Some((i, d2)) = stack.pop() {
+            if d2 >= best * best {
+                continue;
+            }
+            let n = &self.nodes[i];
+            if n.end as usize == i + 1 {
+                let [a, b, t] = self.tris[self.leaf[i] as usize];
+                // the closest point rounded to f32, as the runtime reports it
+                let q = closest_point(c, a, b, t).as_vec3().as_dvec3();
+                best = best.min(q.distance(c));
+                continue;
+            }
+            let (l, r) = (i + 1, self.nodes[i + 1].end as usize);
+            let (dl, dr) = (box_d2(&self.nodes[l]), box_d2(&self.nodes[r]));
+            // the nearer child is popped first
+            if dl <= dr {
+                stack.push((r, dr));
+                stack.push((l, dl));
+            } else {
+                stack.push((l, dl));
+                stack.push((r, dr));
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances_match_brute_force() {
+        // a bumpy grid of triangles
+        let n = 12u32;
+        let v: Vec<[f32; 3]> = (0..=n)
+            .flat_map(|i| {
+                (0..=n).map(move |j| [i as f32, ((i * 7 + j * 3) % 5) as f32 * 0.3, j as f32])
+            })
+            .collect();
+        let mut t = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                let a = i * (n + 1) + j;
+                t.push([a, a + 1, a + n + 1]);
+                t.push([a + 1, a + n + 2, a + n + 1]);
+            }
+        }
+        let near = Nearest::new(&v, &t);
+        let mut s = 1u64;
+        for _ in 0..500 {
+            let mut r = || {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (s >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let p = DVec3::new(r() * 16.0 - 2.0, r() * 6.0 - 3.0, r() * 16.0 - 2.0);
+            let c = p.as_vec3().as_dvec3();
+            let brute = t
+                .iter()
+                .map(|tri| {
+                    let q = tri.map(|k| DVec3::from(v[k as usize].map(f64::from)));
+                    closest_point(c, q[0], q[1], q[2])
+                        .as_vec3()
+                        .as_dvec3()
+                        .distance(c)
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(near.distance(p), brute, "at {p}");
+        }
+    }
+}
