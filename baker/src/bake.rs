@@ -140,7 +140,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let welded = crate::geom::weld::weld_all(scene);
     let (choices, warnings) = classify::classify(scene, &welded, settings);
     let prepared = prepare::prepare(scene, &welded, &choices);
-    let built = build::build_level(scene, &welded, &choices, &prepared);
+    let built = build::build_level(scene, &welded, &choices, prepared);
     let level = encode::level(&built);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
@@ -199,7 +199,10 @@ pub enum BakeFileError {
         /// Its tolerance.
         tolerance: f64,
     },
-    /// The project file (`kiln.toml`) could not be used.
+    /// The project file (`kiln.toml`) could not be used: never from
+    /// [`bake_to_file`] itself, which is given settings, but from callers
+    /// that read a project file per input (the CLI's `bake` and `watch`)
+    /// and report every input's end the same way.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     /// The archive could not be written.

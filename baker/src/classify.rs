@@ -4,7 +4,7 @@
 //! Decided per instance (a (mesh, node) pair): two nodes that share a mesh
 //! may classify differently, and then bake two shapes.
 
-use crate::config::{BakeSettings, ShapeSettings};
+use crate::config::{BakeSettings, ColliderName, ShapeSettings};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
 use crate::scene::Scene;
@@ -113,7 +113,7 @@ pub fn classify(
                 ));
             }
             if let Some(v) = inst.extras_collider.as_deref() {
-                match ColliderKind::from_extras(v) {
+                match ColliderName::parse(v).map(ColliderKind::from) {
                     Some(kind) => {
                         return Some((kind, format!("node extras: collider = {v}")));
                     }
@@ -169,11 +169,11 @@ pub fn classify(
         .zip(&rule_of)
         .map(|((inst, c), project_rule)| {
             let tolerance = project_rule
-                .and_then(|(_, r)| r.convex_tolerance)
+                .and_then(|(_, r)| r.settings.convex_tolerance)
                 .unwrap_or(settings.convex_tolerance)
                 .get();
             let concave_max = project_rule
-                .and_then(|(_, r)| r.concave_max_triangles)
+                .and_then(|(_, r)| r.settings.concave_max_triangles)
                 .unwrap_or(settings.concave_max_triangles);
             let (kind, mut rule) = c.unwrap_or_else(|| {
                 let f = facts[inst.mesh].expect("analysed");
@@ -189,7 +189,7 @@ pub fn classify(
                             r.describe()
                         ));
                     }
-                    r.shape_settings(base)
+                    r.settings.shape_settings(base)
                 }
                 None => base,
             };

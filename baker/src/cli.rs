@@ -4,7 +4,9 @@
 use crate::print::report_one;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use kiln_baker::config::{ConfigError, FaceBudget, MaxPlanes, Metres, VolumeFraction, parse_tree};
+use kiln_baker::config::{
+    ConfigError, FaceBudget, MaxPlanes, Metres, Overrides, VolumeFraction, parse_tree,
+};
 use kiln_baker::{BakeSettings, Outcome, export, inspect, query, write};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
@@ -217,24 +219,15 @@ impl SettingsArgs {
             }
             None => None,
         };
-        if let Some(t) = self.mesh_tree.or(self.terrain_tree) {
-            settings = settings.with_tree(t);
+        Overrides {
+            mesh_tree: self.mesh_tree.or(self.terrain_tree),
+            convex_tolerance: self.convex_tolerance,
+            max_planes: self.max_planes,
+            concave_max_triangles: self.concave_max_triangles,
+            max_deviation: self.max_deviation.or(self.tolerance),
+            max_faces: self.max_faces,
         }
-        if let Some(v) = self.convex_tolerance {
-            settings.convex_tolerance = v;
-        }
-        if let Some(v) = self.max_planes {
-            settings.max_planes = v;
-        }
-        if let Some(v) = self.concave_max_triangles {
-            settings.concave_max_triangles = v;
-        }
-        if let Some(v) = self.max_deviation.or(self.tolerance) {
-            settings.max_deviation = v;
-        }
-        if let Some(v) = self.max_faces {
-            settings.max_faces = v;
-        }
+        .apply(&mut settings);
         if self.no_bevels {
             settings.bevels = false;
         }

@@ -2,8 +2,6 @@
 //! step of the bake (ingest names authored kinds, classify chooses,
 //! prepare and build act on the choice), so it lives below all of them.
 
-use crate::config::ColliderName;
-
 /// The kinds of collider a scene mesh can become.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ColliderKind {
@@ -44,24 +42,5 @@ impl ColliderKind {
             self,
             ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule
         )
-    }
-
-    /// The kind a node's `extras.collider` value names.
-    pub fn from_extras(v: &str) -> Option<ColliderKind> {
-        ColliderName::parse(v).map(ColliderKind::from)
-    }
-}
-
-impl From<ColliderName> for ColliderKind {
-    fn from(n: ColliderName) -> ColliderKind {
-        match n {
-            ColliderName::Convex => ColliderKind::Convex,
-            ColliderName::Concave => ColliderKind::Concave,
-            ColliderName::Mesh | ColliderName::Terrain => ColliderKind::TriMesh,
-            ColliderName::Box => ColliderKind::Box,
-            ColliderName::Sphere => ColliderKind::Sphere,
-            ColliderName::Capsule => ColliderKind::Capsule,
-            ColliderName::None => ColliderKind::None,
-        }
     }
 }

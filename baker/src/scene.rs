@@ -91,17 +91,7 @@ impl SceneMesh {
     }
 }
 
-/// A triangle is degenerate when two of its indices repeat or its area is
-/// exactly zero (cross product computed in f64 from the f32 positions, the
-/// rule the shared levels' statistics use).
-pub fn is_degenerate(positions: &[[f32; 3]], t: [u32; 3]) -> bool {
-    if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-        return true;
-    }
-    let p = |i: u32| DVec3::from(positions[i as usize].map(f64::from));
-    let (a, b, c) = (p(t[0]), p(t[1]), p(t[2]));
-    (b - a).cross(c - a).length_squared() == 0.0
-}
+pub use crate::geom::topology::is_degenerate;
 
 /// A collider the file authors through a glTF physics extension.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = s.fingerprint();
             for r in &c.rules {
                 let _ = r.matches(text);
-                let _ = r.shape_settings(s.shape_settings());
+                let _ = r.settings.shape_settings(s.shape_settings());
             }
             let _ = c.watch.wants(text);
         }

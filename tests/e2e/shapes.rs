@@ -337,7 +337,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
 
 #[test]
 fn project_rules_set_settings_per_object() {
-    use kiln_baker::config::{ColliderName, Rule};
+    use kiln_baker::config::{ColliderName, MaxPlanes, Overrides, Rule, VolumeFraction};
     use kiln_formats::level::ArchivedShape;
     use kiln_formats::tri_mesh::ArchivedMeshTree;
     let path = kiln_tests::samples_dir().join("shape_collection.glb");
@@ -345,21 +345,30 @@ fn project_rules_set_settings_per_object() {
     settings.rules = vec![
         // settings only: the automatic rule still chooses, with a cap of 16
         Rule {
-            max_planes: Some(kiln_baker::config::MaxPlanes::new(16).unwrap()),
+            settings: Overrides {
+                max_planes: Some(MaxPlanes::new(16).unwrap()),
+                ..Overrides::default()
+            },
             ..Rule::collider("Icosphere", ColliderName::Convex)
         },
         // a tighter convexity tolerance: the sphere no longer fills a
         // fitted sphere closely enough and stays its hull
         Rule {
+            pattern: "Sphere".into(),
             collider: None,
-            convex_tolerance: Some(kiln_baker::config::VolumeFraction::new(0.001).unwrap()),
-            ..Rule::collider("Sphere", ColliderName::None)
+            settings: Overrides {
+                convex_tolerance: Some(VolumeFraction::new(0.001).unwrap()),
+                ..Overrides::default()
+            },
         },
         // the two tori share a mesh (named "Torus"): as triangle meshes,
         // one gets a sphere tree, the other keeps the default, so the mesh
         // bakes twice
         Rule {
-            mesh_tree: Some(kiln_formats::TreeKind::Sphere),
+            settings: Overrides {
+                mesh_tree: Some(kiln_formats::TreeKind::Sphere),
+                ..Overrides::default()
+            },
             ..Rule::collider("Torus.001", ColliderName::Mesh)
         },
         Rule::collider("Torus", ColliderName::Mesh),

@@ -11,6 +11,7 @@ pub mod top;
 pub mod tri_tree;
 
 use crate::classify::Choice;
+use crate::config::ShapeSettings;
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::weld::WeldedMesh;
@@ -114,14 +115,18 @@ pub fn build_level(
     scene: &Scene,
     welded: &[WeldedMesh],
     choices: &[Choice],
-    prepared: &Prepared,
+    prepared: Prepared,
 ) -> BuiltLevel {
-    let built: Vec<ShapeBuild> = prepared
-        .shapes
-        .par_iter()
+    let Prepared { shapes, shape_of } = prepared;
+    // (mesh, deviation) of each shape, for the collider reports
+    let meta: Vec<(usize, f64)> = shapes
+        .iter()
+        .map(|p| (p.mesh, p.settings.max_deviation.get()))
+        .collect();
+    let built: Vec<ShapeBuild> = shapes
+        .into_par_iter()
         .map(|p| build_shape(&welded[p.mesh], p))
         .collect();
-    let shape_of = &prepared.shape_of;
     let placed: Vec<Placed> = scene
         .instances
         .iter()
@@ -154,11 +159,11 @@ pub fn build_level(
         .filter_map(|(k, b)| {
             let f = b.fidelity.clone()?;
             let object = placed.iter().find(|p| p.shape == k)?.name.clone();
-            let p = &prepared.shapes[k];
+            let (mesh, tolerance) = meta[k];
             Some(ColliderReport {
                 object,
-                mesh: welded[p.mesh].name.clone(),
-                tolerance: p.settings.max_deviation.get(),
+                mesh: welded[mesh].name.clone(),
+                tolerance,
                 fidelity: f,
             })
         })
@@ -188,7 +193,7 @@ struct ShapeBuild {
 }
 
 /// Builds one prepared shape.
-fn build_shape(welded: &WeldedMesh, p: &PreparedShape) -> ShapeBuild {
+fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
     let plain = |shape: BuiltShape, note: Option<String>| ShapeBuild {
         shape,
         frame: DAffine3::IDENTITY,
@@ -202,9 +207,9 @@ fn build_shape(welded: &WeldedMesh, p: &PreparedShape) -> ShapeBuild {
         )
     };
     let kept = |why: String| tri(Some(format!("{why}; kept as a triangle mesh")));
-    match &p.input {
+    match p.input {
         ShapeInput::Triangles => tri(None),
-        ShapeInput::Fallback(why) => kept(why.clone()),
+        ShapeInput::Fallback(why) => kept(why),
         ShapeInput::Hull => match solid::polytope(&welded.vertices, p.settings.max_planes.get()) {
             Ok((poly, note)) => plain(BuiltShape::Polytope(poly), note),
             Err(why) => kept(why),
@@ -214,13 +219,13 @@ fn build_shape(welded: &WeldedMesh, p: &PreparedShape) -> ShapeBuild {
             frame,
             error,
         } => ShapeBuild {
-            frame: *frame,
+            frame,
             ..plain(
-                BuiltShape::Primitive(*primitive),
+                BuiltShape::Primitive(primitive),
                 Some(format!("fit error {error:.4} m")),
             )
         },
-        ShapeInput::Collider(c) => match concave(welded, p, c.clone()) {
+        ShapeInput::Collider(c) => match concave(welded, p.settings, p.scale, c) {
             Ok((shape, note, fidelity)) => ShapeBuild {
                 fidelity: Some(fidelity),
                 ..plain(shape, Some(note))
@@ -236,10 +241,10 @@ fn build_shape(welded: &WeldedMesh, p: &PreparedShape) -> ShapeBuild {
 /// twice the tolerance (up to 4 times), and says so.
 fn concave(
     welded: &WeldedMesh,
-    p: &PreparedShape,
+    settings: ShapeSettings,
+    scale: f64,
     first: Collider,
 ) -> Result<(BuiltShape, String, Fidelity), String> {
-    let settings = p.settings;
     let mut tolerance = settings.max_deviation.get();
     let mut c = first;
     let mut attempt = 0;
@@ -269,7 +274,7 @@ fn concave(
                         return Err(format!("no BSP tree: {relaxed}"));
                     }
                     tolerance *= 2.0;
-                    c = concave_collider(welded, settings, tolerance, p.scale, Some(&relaxed))?;
+                    c = concave_collider(welded, settings, tolerance, scale, Some(&relaxed))?;
                     continue;
                 }
                 Err(e) => return Err(format!("no BSP tree: {e}")),

@@ -1,26 +1,18 @@
 //! The top-level tree over placed shapes' world boxes.
 
 use super::{BuiltShape, Placed};
-use crate::geom::sah::{self, BinNode, PrimRef};
+use crate::geom::sah::{self, BinNode};
 use glam::{DAffine3, DVec3};
 
 /// Builds the tree over `placed`; returns the placements' leaf order
 /// (indices into `placed`) and the nodes.
 pub fn build(placed: &[Placed], shapes: &[BuiltShape]) -> (Vec<usize>, Vec<BinNode>) {
-    let mut prims: Vec<PrimRef> = placed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let (min, max) = world_box(&shapes[p.shape].hull_points(), &p.transform);
-            PrimRef {
-                min,
-                max,
-                id: i as u32,
-            }
-        })
-        .collect();
-    let nodes = sah::build(&mut prims);
-    (prims.iter().map(|p| p.id as usize).collect(), nodes)
+    let (order, nodes) = sah::build_boxes(
+        placed
+            .iter()
+            .map(|p| world_box(&shapes[p.shape].hull_points(), &p.transform)),
+    );
+    (order.iter().map(|&i| i as usize).collect(), nodes)
 }
 
 /// The world box of points under a transform, from every point (tight even

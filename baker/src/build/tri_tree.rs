@@ -8,7 +8,7 @@
 //! edges, choosing the partner whose union box is smallest → one primitive
 //! per pair (or lone triangle) → SAH tree → leaves laid out in tree order.
 
-use crate::geom::sah::{self, BinNode, PrimRef};
+use crate::geom::sah::{self, BinNode};
 use crate::geom::weld::WeldedMesh;
 use kiln_formats::level::{leaf_data, leaf_range};
 use kiln_formats::tri_mesh::TreeKind;
@@ -71,21 +71,13 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     // pair across shared edges, as leaf quads
     let pairs = pair_triangles(vertices, &mesh.triangles);
     // tree over pairs
-    let mut prims: Vec<PrimRef> = pairs
-        .iter()
-        .enumerate()
-        .map(|(i, pair)| {
-            let (min, max) = quad_bounds(vertices, &pair.quad, pair.second.is_some());
-            PrimRef {
-                min,
-                max,
-                id: i as u32,
-            }
-        })
-        .collect();
-    let nodes = sah::build(&mut prims);
+    let (order, nodes) = sah::build_boxes(
+        pairs
+            .iter()
+            .map(|pair| quad_bounds(vertices, &pair.quad, pair.second.is_some())),
+    );
     // leaves in tree order
-    let leaves: Vec<&Pair> = prims.iter().map(|p| &pairs[p.id as usize]).collect();
+    let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
     TriTree {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),

@@ -4,6 +4,7 @@
 
 pub mod values;
 
+use crate::kind::ColliderKind;
 use kiln_formats::tri_mesh::TreeKind;
 use values::tree_kind;
 pub use values::{FaceBudget, MaxPlanes, Metres, VolumeFraction, parse_tree};
@@ -83,116 +84,96 @@ impl std::hash::Hash for ShapeSettings {
     }
 }
 
-/// One `[[rules]]` entry of a project file: a glob, and what it sets for
-/// the objects it matches (at least one of the other keys).
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
-#[serde(try_from = "RuleTable")]
+/// The settings a project file's `[settings]`, a `[[rules]]` entry or
+/// the command line may give; each one absent leaves the value beneath
+/// (the defaults, then the project file, then the flags; per object, the
+/// bake's settings, then the object's rule).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// Tree of every triangle mesh.
+    pub mesh_tree: Option<TreeKind>,
+    /// Automatic classification's convexity tolerance.
+    pub convex_tolerance: Option<VolumeFraction>,
+    /// Plane cap of polytopes.
+    pub max_planes: Option<MaxPlanes>,
+    /// Automatic classification's size cap for concave solids.
+    pub concave_max_triangles: Option<usize>,
+    /// Concave colliders: largest deviation from the render mesh.
+    pub max_deviation: Option<Metres>,
+    /// Concave colliders: face budget.
+    pub max_faces: Option<FaceBudget>,
+}
+
+impl Overrides {
+    /// `settings` with every given value set.
+    pub fn apply(&self, settings: &mut BakeSettings) {
+        let s = settings;
+        s.mesh_tree = self.mesh_tree.unwrap_or(s.mesh_tree);
+        s.convex_tolerance = self.convex_tolerance.unwrap_or(s.convex_tolerance);
+        s.max_planes = self.max_planes.unwrap_or(s.max_planes);
+        s.concave_max_triangles = self
+            .concave_max_triangles
+            .unwrap_or(s.concave_max_triangles);
+        s.max_deviation = self.max_deviation.unwrap_or(s.max_deviation);
+        s.max_faces = self.max_faces.unwrap_or(s.max_faces);
+    }
+
+    /// `base` with the given per-object values set (the classification
+    /// settings, `convex_tolerance` and `concave_max_triangles`, are read
+    /// by classification itself).
+    pub fn shape_settings(&self, base: ShapeSettings) -> ShapeSettings {
+        ShapeSettings {
+            mesh_tree: self.mesh_tree.unwrap_or(base.mesh_tree),
+            max_planes: self.max_planes.unwrap_or(base.max_planes),
+            max_deviation: self.max_deviation.unwrap_or(base.max_deviation),
+            max_faces: self.max_faces.unwrap_or(base.max_faces),
+            bevels: base.bevels,
+        }
+    }
+
+    /// Whether nothing is given.
+    pub fn is_empty(&self) -> bool {
+        *self == Overrides::default()
+    }
+
+    /// The given values in the project file's words, e.g.
+    /// `max_planes = 32`, in a fixed order.
+    fn describe(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        if let Some(t) = self.mesh_tree {
+            parts.push(format!("mesh_tree = {}", t.name()));
+        }
+        if let Some(m) = self.max_planes {
+            parts.push(format!("max_planes = {m}"));
+        }
+        if let Some(t) = self.convex_tolerance {
+            parts.push(format!("convex_tolerance = {t}"));
+        }
+        if let Some(m) = self.concave_max_triangles {
+            parts.push(format!("concave_max_triangles = {m}"));
+        }
+        if let Some(t) = self.max_deviation {
+            parts.push(format!("max_deviation = {t}"));
+        }
+        if let Some(m) = self.max_faces {
+            parts.push(format!("max_faces = {m}"));
+        }
+        parts
+    }
+}
+
+/// One `[[rules]]` entry of a project file: a glob, and the collider kind
+/// and settings it gives the objects it matches (at least one of them).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
     /// Glob on the object's (node's) or its mesh's name: `*` any run of
     /// characters, `?` one character, matched case-sensitively.
     pub pattern: String,
-    /// The collider kind, as node extras name it: `convex`, `concave`,
-    /// `mesh`, `terrain`, `box`, `sphere`, `capsule` or `none`. Absent:
-    /// the other classification rules choose.
+    /// The collider kind, as node extras name it. Absent: the other
+    /// classification rules choose.
     pub collider: Option<ColliderName>,
-    /// Tree of the object's triangle mesh, if it becomes one.
-    pub mesh_tree: Option<TreeKind>,
-    /// Plane cap of the object's polytope, if it becomes one.
-    pub max_planes: Option<MaxPlanes>,
-    /// Automatic classification's convexity tolerance for the object.
-    pub convex_tolerance: Option<VolumeFraction>,
-    /// Automatic classification's size cap for concave solids.
-    pub concave_max_triangles: Option<usize>,
-    /// Concave collider: largest deviation from the render mesh.
-    pub max_deviation: Option<Metres>,
-    /// Concave collider face budget for the object.
-    pub max_faces: Option<FaceBudget>,
-    /// Old spellings this rule was written with, for a warning.
-    pub renamed: Vec<String>,
-}
-
-/// A `[[rules]]` table as written, before the check that it sets something.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleTable {
-    #[serde(rename = "match")]
-    pattern: String,
-    #[serde(default)]
-    collider: Option<ColliderName>,
-    #[serde(default, deserialize_with = "tree_kind")]
-    mesh_tree: Option<TreeKind>,
-    #[serde(default, deserialize_with = "tree_kind")]
-    terrain_tree: Option<TreeKind>,
-    #[serde(default)]
-    max_planes: Option<MaxPlanes>,
-    #[serde(default)]
-    convex_tolerance: Option<VolumeFraction>,
-    #[serde(default)]
-    concave_max_triangles: Option<usize>,
-    #[serde(default)]
-    max_deviation: Option<Metres>,
-    #[serde(default)]
-    tolerance: Option<Metres>,
-    #[serde(default)]
-    max_faces: Option<FaceBudget>,
-}
-
-/// The key a value was given under: the current spelling, or an old one
-/// (recorded for a warning); both at once is an error.
-fn renamed<T>(
-    new: Option<T>,
-    old: Option<T>,
-    new_key: &str,
-    old_key: &str,
-    renamed: &mut Vec<String>,
-) -> Result<Option<T>, String> {
-    match (new, old) {
-        (Some(_), Some(_)) => Err(format!(
-            "both {new_key} and its old spelling {old_key} are given: keep {new_key}"
-        )),
-        (None, Some(v)) => {
-            renamed.push(format!("{old_key} is now spelled {new_key}"));
-            Ok(Some(v))
-        }
-        (v, None) => Ok(v),
-    }
-}
-
-impl TryFrom<RuleTable> for Rule {
-    type Error = String;
-    fn try_from(t: RuleTable) -> Result<Rule, String> {
-        let mut old = Vec::new();
-        let r = Rule {
-            mesh_tree: renamed(
-                t.mesh_tree,
-                t.terrain_tree,
-                "mesh_tree",
-                "terrain_tree",
-                &mut old,
-            )?,
-            max_deviation: renamed(
-                t.max_deviation,
-                t.tolerance,
-                "max_deviation",
-                "tolerance",
-                &mut old,
-            )?,
-            pattern: t.pattern,
-            collider: t.collider,
-            max_planes: t.max_planes,
-            convex_tolerance: t.convex_tolerance,
-            concave_max_triangles: t.concave_max_triangles,
-            max_faces: t.max_faces,
-            renamed: old,
-        };
-        if r.collider.is_none() && r.only_collider() {
-            return Err(format!(
-                "rule (match = {:?}) sets nothing: give collider, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
-                r.pattern
-            ));
-        }
-        Ok(r)
-    }
+    /// The object's settings.
+    pub settings: Overrides,
 }
 
 /// The collider kinds a rule may name.
@@ -243,6 +224,20 @@ impl ColliderName {
     }
 }
 
+impl From<ColliderName> for ColliderKind {
+    fn from(n: ColliderName) -> ColliderKind {
+        match n {
+            ColliderName::Convex => ColliderKind::Convex,
+            ColliderName::Concave => ColliderKind::Concave,
+            ColliderName::Mesh | ColliderName::Terrain => ColliderKind::TriMesh,
+            ColliderName::Box => ColliderKind::Box,
+            ColliderName::Sphere => ColliderKind::Sphere,
+            ColliderName::Capsule => ColliderKind::Capsule,
+            ColliderName::None => ColliderKind::None,
+        }
+    }
+}
+
 impl Rule {
     /// Whether the glob matches `name`.
     pub fn matches(&self, name: &str) -> bool {
@@ -254,69 +249,18 @@ impl Rule {
         Rule {
             pattern: pattern.into(),
             collider: Some(collider),
-            mesh_tree: None,
-            max_planes: None,
-            convex_tolerance: None,
-            concave_max_triangles: None,
-            max_deviation: None,
-            max_faces: None,
-            renamed: Vec::new(),
+            settings: Overrides::default(),
         }
     }
 
-    /// `base` with this rule's per-object settings applied.
-    pub fn shape_settings(&self, mut base: ShapeSettings) -> ShapeSettings {
-        if let Some(t) = self.mesh_tree {
-            base.mesh_tree = t;
-        }
-        if let Some(m) = self.max_planes {
-            base.max_planes = m;
-        }
-        if let Some(t) = self.max_deviation {
-            base.max_deviation = t;
-        }
-        if let Some(m) = self.max_faces {
-            base.max_faces = m;
-        }
-        base
-    }
-
-    /// The rule's settings in the project file's words, e.g.
+    /// The rule in the project file's words, e.g.
     /// `collider = convex, max_planes = 32` (for reports and the hash).
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(c) = self.collider {
-            parts.push(format!("collider = {}", c.as_str()));
-        }
-        if let Some(t) = self.mesh_tree {
-            parts.push(format!("mesh_tree = {}", t.name()));
-        }
-        if let Some(m) = self.max_planes {
-            parts.push(format!("max_planes = {m}"));
-        }
-        if let Some(t) = self.convex_tolerance {
-            parts.push(format!("convex_tolerance = {t}"));
-        }
-        if let Some(m) = self.concave_max_triangles {
-            parts.push(format!("concave_max_triangles = {m}"));
-        }
-        if let Some(t) = self.max_deviation {
-            parts.push(format!("max_deviation = {t}"));
-        }
-        if let Some(m) = self.max_faces {
-            parts.push(format!("max_faces = {m}"));
-        }
-        parts.join(", ")
-    }
-
-    /// Whether the rule sets only the collider kind.
-    fn only_collider(&self) -> bool {
-        self.mesh_tree.is_none()
-            && self.max_planes.is_none()
-            && self.convex_tolerance.is_none()
-            && self.concave_max_triangles.is_none()
-            && self.max_deviation.is_none()
-            && self.max_faces.is_none()
+        let kind = self.collider.map(|c| format!("collider = {}", c.as_str()));
+        kind.into_iter()
+            .chain(self.settings.describe())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -348,7 +292,7 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// ```toml
 /// [settings]                 # every key optional; defaults as the CLI's
 /// convex_tolerance = 0.02
-/// max_planes = 64           # 6 to 256
+/// max_planes = 64            # 6 to 256
 /// concave_max_triangles = 4096
 /// max_deviation = 0.05       # concave colliders: metres (old spelling: tolerance)
 /// max_faces = 128            # concave colliders: face budget, 4 to 65536
@@ -358,9 +302,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// [[rules]]                  # the first rule that matches an object is its rule
 /// match = "Rock*"
 /// collider = "convex"        # optional: absent, the other rules choose
-/// max_planes = 32            # optional per-object settings:
-///                            # mesh_tree, max_planes, convex_tolerance,
-///                            # concave_max_triangles, max_deviation, max_faces
+/// max_planes = 32            # optional per-object settings: any [settings]
+///                            # key but render_meshes
 ///
 /// [watch]
 /// include = ["*.glb", "*.gltf"]
@@ -370,48 +313,108 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// Unknown keys and bad values are errors naming the key, the file and the
 /// line; old spellings of renamed keys are read, with a warning in
 /// [`ProjectConfig::warnings`].
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectConfig {
-    /// Bake settings.
-    #[serde(default)]
-    pub settings: SettingsTable,
+    /// `[settings]`, but `render_meshes`.
+    pub settings: Overrides,
+    /// `[settings]` `render_meshes`.
+    pub render_meshes: Option<bool>,
     /// Collider rules, in order.
-    #[serde(default)]
     pub rules: Vec<Rule>,
     /// File globs for `baker watch`.
-    #[serde(default)]
     pub watch: WatchTable,
-    /// What the file should say differently (old spellings), filled in by
-    /// [`ProjectConfig::parse`].
-    #[serde(skip)]
+    /// What the file should say differently (old spellings), with the file
+    /// and line.
     pub warnings: Vec<String>,
 }
 
-/// `[settings]` of a project file.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+/// A project file as written.
+#[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct SettingsTable {
+struct ProjectFile {
     #[serde(default)]
-    pub convex_tolerance: Option<VolumeFraction>,
+    settings: Option<toml::Spanned<Keys>>,
     #[serde(default)]
-    pub max_planes: Option<MaxPlanes>,
+    rules: Vec<toml::Spanned<Keys>>,
     #[serde(default)]
-    pub concave_max_triangles: Option<usize>,
+    watch: WatchTable,
+}
+
+/// The keys of a `[settings]` or `[[rules]]` table as written (one list,
+/// so both tables read every setting the same way; which keys a table
+/// may not have is checked after).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Keys {
+    #[serde(rename = "match", default)]
+    pattern: Option<String>,
     #[serde(default)]
-    pub max_deviation: Option<Metres>,
-    /// Old spelling of `max_deviation`.
+    collider: Option<ColliderName>,
     #[serde(default)]
-    pub tolerance: Option<Metres>,
-    #[serde(default)]
-    pub max_faces: Option<FaceBudget>,
+    render_meshes: Option<bool>,
     #[serde(default, deserialize_with = "tree_kind")]
-    pub mesh_tree: Option<TreeKind>,
-    /// Old spelling of `mesh_tree`.
+    mesh_tree: Option<TreeKind>,
     #[serde(default, deserialize_with = "tree_kind")]
-    pub terrain_tree: Option<TreeKind>,
-    pub render_meshes: Option<bool>,
+    terrain_tree: Option<TreeKind>,
+    #[serde(default)]
+    max_planes: Option<MaxPlanes>,
+    #[serde(default)]
+    convex_tolerance: Option<VolumeFraction>,
+    #[serde(default)]
+    concave_max_triangles: Option<usize>,
+    #[serde(default)]
+    max_deviation: Option<Metres>,
+    #[serde(default)]
+    tolerance: Option<Metres>,
+    #[serde(default)]
+    max_faces: Option<FaceBudget>,
+}
+
+/// The value given under a key's current spelling or its old one (noted
+/// in `warnings`); both at once is an error.
+fn renamed<T>(
+    new: Option<T>,
+    old: Option<T>,
+    new_key: &str,
+    old_key: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<T>, String> {
+    match (new, old) {
+        (Some(_), Some(_)) => Err(format!(
+            "both {new_key} and its old spelling {old_key} are given: keep {new_key}"
+        )),
+        (None, Some(v)) => {
+            warnings.push(format!("{old_key} is now spelled {new_key}"));
+            Ok(Some(v))
+        }
+        (v, None) => Ok(v),
+    }
+}
+
+impl Keys {
+    /// The settings the table gives, old spellings noted in `warnings`.
+    fn overrides(&self, warnings: &mut Vec<String>) -> Result<Overrides, String> {
+        Ok(Overrides {
+            mesh_tree: renamed(
+                self.mesh_tree,
+                self.terrain_tree,
+                "mesh_tree",
+                "terrain_tree",
+                warnings,
+            )?,
+            convex_tolerance: self.convex_tolerance,
+            max_planes: self.max_planes,
+            concave_max_triangles: self.concave_max_triangles,
+            max_deviation: renamed(
+                self.max_deviation,
+                self.tolerance,
+                "max_deviation",
+                "tolerance",
+                warnings,
+            )?,
+            max_faces: self.max_faces,
+        })
+    }
 }
 
 /// `[watch]` of a project file: which file names (globs on the name)
@@ -448,82 +451,90 @@ pub struct ConfigError {
 impl ProjectConfig {
     /// Reads and checks a project file.
     pub fn load(path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
-        let err = |message: String| ConfigError {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             path: path.to_path_buf(),
-            message,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+            message: format!("cannot read: {e}"),
+        })?;
         ProjectConfig::parse(&text, path)
     }
 
     /// Parses and checks the text of a project file read from `path`
-    /// (named in errors).
+    /// (named in errors and warnings, with the line).
     pub fn parse(text: &str, path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
         let err = |message: String| ConfigError {
             path: path.to_path_buf(),
             message,
         };
-        let mut c: ProjectConfig =
+        let file: ProjectFile =
             toml::from_str(text).map_err(|e| err(e.to_string().trim().to_string()))?;
-        let s = &mut c.settings;
-        let mut old = Vec::new();
-        s.mesh_tree = renamed(
-            s.mesh_tree,
-            s.terrain_tree.take(),
-            "mesh_tree",
-            "terrain_tree",
-            &mut old,
-        )
-        .map_err(|e| err(format!("[settings]: {e}")))?;
-        s.max_deviation = renamed(
-            s.max_deviation,
-            s.tolerance.take(),
-            "max_deviation",
-            "tolerance",
-            &mut old,
-        )
-        .map_err(|e| err(format!("[settings]: {e}")))?;
-        let mut warnings: Vec<String> = old
-            .into_iter()
-            .map(|w| format!("{}: [settings]: {w}", path.display()))
-            .collect();
-        for r in &c.rules {
-            for w in &r.renamed {
-                warnings.push(format!(
-                    "{}: rule (match = {:?}): {w}",
-                    path.display(),
-                    r.pattern
-                ));
+        let line = |t: &toml::Spanned<Keys>| {
+            1 + text.as_bytes()[..t.span().start.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+        };
+        let mut c = ProjectConfig {
+            watch: file.watch,
+            ..ProjectConfig::default()
+        };
+        // each table's settings; `what` names the table in messages
+        let mut read = |t: &toml::Spanned<Keys>, what: &str| -> Result<Overrides, ConfigError> {
+            let at = |m: String| err(format!("line {}: {what}: {m}", line(t)));
+            let mut old = Vec::new();
+            let o = t.get_ref().overrides(&mut old).map_err(at)?;
+            c.warnings.extend(
+                old.into_iter()
+                    .map(|w| format!("{}: line {}: {what}: {w}", path.display(), line(t))),
+            );
+            Ok(o)
+        };
+        if let Some(t) = &file.settings {
+            let keys = t.get_ref();
+            if keys.pattern.is_some() || keys.collider.is_some() {
+                return Err(err(format!(
+                    "line {}: [settings]: match and collider belong in a [[rules]] entry",
+                    line(t)
+                )));
             }
+            let settings = read(t, "[settings]")?;
+            c.settings = settings;
+            c.render_meshes = keys.render_meshes;
         }
-        c.warnings = warnings;
+        for t in &file.rules {
+            let keys = t.get_ref();
+            let Some(pattern) = keys.pattern.clone() else {
+                return Err(err(format!(
+                    "line {}: a [[rules]] entry needs match = \"GLOB\"",
+                    line(t)
+                )));
+            };
+            let what = format!("rule (match = {pattern:?})");
+            if keys.render_meshes.is_some() {
+                return Err(err(format!(
+                    "line {}: {what}: render_meshes is a [settings] key, not an object's",
+                    line(t)
+                )));
+            }
+            let settings = read(t, &what)?;
+            if keys.collider.is_none() && settings.is_empty() {
+                return Err(err(format!(
+                    "line {}: {what} sets nothing: give collider, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
+                    line(t)
+                )));
+            }
+            c.rules.push(Rule {
+                pattern,
+                collider: keys.collider,
+                settings,
+            });
+        }
         Ok(c)
     }
 
     /// `base` with this file's settings and rules applied.
     pub fn apply(&self, mut base: BakeSettings) -> BakeSettings {
-        let s = &self.settings;
-        if let Some(v) = s.convex_tolerance {
-            base.convex_tolerance = v;
-        }
-        if let Some(v) = s.max_planes {
-            base.max_planes = v;
-        }
-        if let Some(v) = s.concave_max_triangles {
-            base.concave_max_triangles = v;
-        }
-        if let Some(v) = s.max_deviation {
-            base.max_deviation = v;
-        }
-        if let Some(v) = s.max_faces {
-            base.max_faces = v;
-        }
-        if let Some(v) = s.mesh_tree {
-            base.mesh_tree = v;
-        }
-        if let Some(v) = s.render_meshes {
-            base.render_meshes = v;
-        }
+        self.settings.apply(&mut base);
+        base.render_meshes = self.render_meshes.unwrap_or(base.render_meshes);
         base.rules = self.rules.clone();
         base
     }
@@ -647,12 +658,15 @@ mod tests {
         );
         let c = ProjectConfig::load(&per_rule).unwrap();
         assert_eq!(c.rules[0].collider, None);
-        let s = c.rules[0].shape_settings(BakeSettings::default().shape_settings());
+        let s = c.rules[0]
+            .settings
+            .shape_settings(BakeSettings::default().shape_settings());
         assert_eq!((s.mesh_tree, s.max_planes.get()), (TreeKind::Sphere, 8));
         // the old spelling is read, and warned about with the file and rule
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
         assert!(
             c.warnings[0].contains("per_rule.toml")
+                && c.warnings[0].contains("line 1: rule (match = \"T*\")")
                 && c.warnings[0].contains("terrain_tree is now spelled mesh_tree"),
             "{:?}",
             c.warnings
@@ -697,9 +711,21 @@ mod tests {
         );
         let e = ProjectConfig::load(&empty).unwrap_err().to_string();
         assert!(
-            e.contains("match = \"b\"") && e.contains("sets nothing"),
+            e.contains("line 5") && e.contains("match = \"b\"") && e.contains("sets nothing"),
             "{e}"
         );
+        let misplaced = file(
+            "misplaced.toml",
+            "[settings]\nmax_planes = 8\n\n[[rules]]\nmatch = \"a\"\nrender_meshes = true\n",
+        );
+        let e = ProjectConfig::load(&misplaced).unwrap_err().to_string();
+        assert!(
+            e.contains("line 4") && e.contains("render_meshes is a [settings] key"),
+            "{e}"
+        );
+        let no_match = file("no_match.toml", "[[rules]]\ncollider = \"box\"\n");
+        let e = ProjectConfig::load(&no_match).unwrap_err().to_string();
+        assert!(e.contains("needs match"), "{e}");
         let w = WatchTable {
             include: vec!["*.glb".into()],
             exclude: vec!["*_wip.*".into()],

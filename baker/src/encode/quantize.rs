@@ -308,17 +308,7 @@ mod tests {
                 ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
             })
             .collect();
-        let nodes = crate::geom::sah::build(
-            &mut leaves
-                .iter()
-                .enumerate()
-                .map(|(i, b)| crate::geom::sah::PrimRef {
-                    min: b.0,
-                    max: b.1,
-                    id: i as u32,
-                })
-                .collect::<Vec<_>>(),
-        );
+        let (_, nodes) = crate::geom::sah::build_boxes(leaves.iter().copied());
         let (root, boxes) = encode_boxes(&nodes, |d| d);
         assert_eq!(root, 0);
         // 4-wide: between 255/3 and 255 nodes, every leaf referenced once

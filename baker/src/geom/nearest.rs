@@ -9,64 +9,37 @@
 //! rounded to f32 as the runtime's query points are, so a measure taken
 //! here is the one a query on the archive would give.
 
-use super::sah::{self, BinNode, PrimRef};
+use super::sah::{self, BinNode};
+use super::topology::is_degenerate;
 use glam::DVec3;
+use kiln_formats::level::leaf_range;
 use kiln_runtime::geom::sphere_triangle::closest_point;
 
 /// A triangle surface prepared for nearest-point queries.
 pub struct Nearest {
-    /// Triangles in leaf order, f64.
+    /// Triangles in leaf order, f64 (leaf `j` of the tree holds `tris[j]`).
     tris: Vec<[DVec3; 3]>,
     /// The tree (depth-first, skip counts).
     nodes: Vec<BinNode>,
-    /// For each node, its triangle (leaves only; `u32::MAX` for inner
-    /// nodes).
-    leaf: Vec<u32>,
 }
 
 impl Nearest {
     /// The surface of `triangles` over `vertices`; degenerate triangles
     /// (repeated index or zero area) are left out, as a bake leaves them.
     pub fn new(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Self {
-        let kept: Vec<[u32; 3]> = triangles
+        let corners = |t: &[u32; 3]| t.map(|k| DVec3::from(vertices[k as usize].map(f64::from)));
+        let kept: Vec<[DVec3; 3]> = triangles
             .iter()
-            .copied()
-            .filter(|&t| !crate::scene::is_degenerate(vertices, t))
+            .filter(|&&t| !is_degenerate(vertices, t))
+            .map(corners)
             .collect();
-        let mut prims: Vec<PrimRef> = kept
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let p = t.map(|k| vertices[k as usize]);
-                let mut min = p[0];
-                let mut max = p[0];
-                for q in &p[1..] {
-                    for a in 0..3 {
-                        min[a] = min[a].min(q[a]);
-                        max[a] = max[a].max(q[a]);
-                    }
-                }
-                PrimRef {
-                    min,
-                    max,
-                    id: i as u32,
-                }
-            })
-            .collect();
-        let nodes = sah::build(&mut prims);
-        let tris = prims
-            .iter()
-            .map(|p| kept[p.id as usize].map(|k| DVec3::from(vertices[k as usize].map(f64::from))))
-            .collect();
-        let mut leaf = vec![u32::MAX; nodes.len()];
-        let mut next = 0u32;
-        for (i, n) in nodes.iter().enumerate() {
-            if n.end as usize == i + 1 {
-                leaf[i] = next;
-                next += 1;
-            }
-        }
-        Nearest { tris, nodes, leaf }
+        let (order, nodes) = sah::build_boxes(kept.iter().map(|t| {
+            let (lo, hi) = (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
+            // f32 corners in f64 are exact: the box rounds nothing
+            (lo.as_vec3().to_array(), hi.as_vec3().to_array())
+        }));
+        let tris = order.iter().map(|&i| kept[i as usize]).collect();
+        Nearest { tris, nodes }
     }
 
     /// Distance from `p` (rounded to f32 first, as a query point is) to the
@@ -90,7 +63,7 @@ impl Nearest {
             }
             let n = &self.nodes[i];
             if n.end as usize == i + 1 {
-                let [a, b, t] = self.tris[self.leaf[i] as usize];
+                let [a, b, t] = self.tris[leaf_range(n.data).0 as usize];
                 // the closest point rounded to f32, as the runtime reports it
                 let q = closest_point(c, a, b, t).as_vec3().as_dvec3();
                 best = best.min(q.distance(c));

@@ -128,6 +128,25 @@ impl Bounds {
     }
 }
 
+/// Builds the tree over boxes given in order: returns, for each leaf in
+/// depth-first order, the index of its box, and the nodes (the form every
+/// caller wants: mesh trees, the top-level tree, nearest distances).
+pub fn build_boxes(
+    boxes: impl IntoIterator<Item = ([f32; 3], [f32; 3])>,
+) -> (Vec<u32>, Vec<BinNode>) {
+    let mut prims: Vec<PrimRef> = boxes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (min, max))| PrimRef {
+            min,
+            max,
+            id: i as u32,
+        })
+        .collect();
+    let nodes = build(&mut prims);
+    (prims.iter().map(|p| p.id).collect(), nodes)
+}
+
 /// Builds the tree. On return `prims` is in leaf order (leaf `j` in
 /// depth-first order holds `prims[j]`), and each leaf's `data` is
 /// `leaf_data(j, 1)`.
