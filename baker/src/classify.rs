@@ -8,6 +8,7 @@ use crate::config::{BakeSettings, ColliderName, ShapeSettings};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
 use crate::scene::Scene;
+use glam::{DAffine3, DVec3};
 use rayon::prelude::*;
 
 /// The collider chosen for one instance.
@@ -41,12 +42,17 @@ pub struct Choice {
 ///    `-`, `_` or `$`, trailing digits ignored;
 /// 4. in a file that authors physics, everything else is a render mesh and
 ///    gets no collider (unless `settings.render_meshes`);
-/// 5. automatic: a closed mesh whose volume is within
-///    `settings.convex_tolerance` of its hull's becomes a polytope (or
-///    the primitive it fills as closely); another closed mesh of at most
-///    `settings.concave_max_triangles` triangles a concave solid (BSP);
-///    everything else (open, or larger: terrain, level shells) a triangle
-///    mesh.
+/// 5. automatic ([`auto`]): level geometry stays a triangle mesh — a
+///    shell that encloses another object (a world box, a sky dome, a room
+///    around its props, whichever way its faces point), a closed mesh
+///    whose faces point inwards, an open surface that faces one way
+///    (terrain, floors, walls), an open mesh too large to close within
+///    its deviation (see [`level_extent`]), an open mesh with no more
+///    triangles than the face budget. Every other mesh is a prop: a
+///    closed one within `settings.convex_tolerance` of its hull's volume
+///    becomes a polytope (or the primitive it fills as closely), any
+///    other prop a concave solid (open ones remeshed watertight), unless
+///    it has more triangles than `settings.concave_max_triangles`.
 ///
 /// Returns the choices and warnings (e.g. an unknown extras value).
 pub fn classify(
@@ -162,7 +168,8 @@ pub fn classify(
         .zip(&needed)
         .map(|(w, &n)| n.then(|| analyse(w)))
         .collect();
-    let out = scene
+    // the kind each instance gets before the shell test
+    let first: Vec<(bool, ColliderKind, String, ShapeSettings)> = scene
         .instances
         .iter()
         .zip(explicit)
@@ -174,81 +181,290 @@ pub fn classify(
                 .get();
             let concave_max = project_rule
                 .and_then(|(_, r)| r.settings.concave_max_triangles)
-                .unwrap_or(settings.concave_max_triangles);
-            let (kind, mut rule) = c.unwrap_or_else(|| {
-                let f = facts[inst.mesh].expect("analysed");
-                auto(&f, tolerance, concave_max)
-            });
+                .or(settings.concave_max_triangles);
             let shape = match project_rule {
-                Some((k, r)) => {
-                    if r.collider.is_none() || inst.physics.is_some() {
-                        rule.push_str(&format!(
-                            "; project rule {} (match = {:?}): {}",
-                            k + 1,
-                            r.pattern,
-                            r.describe()
-                        ));
-                    }
-                    r.settings.shape_settings(base)
-                }
+                Some((_, r)) => r.settings.shape_settings(base),
                 None => base,
             };
+            // closed automatic solids are tested for enclosing others
+            let automatic = c.is_none() && facts[inst.mesh].is_some_and(|f| f.closed);
+            let (kind, rule) = c.unwrap_or_else(|| {
+                let f = facts[inst.mesh].expect("analysed");
+                let extent = world_extent(&welded[inst.mesh], &inst.transform);
+                auto(&f, tolerance, concave_max, extent, &shape)
+            });
+            (automatic, kind, rule, shape)
+        })
+        .collect();
+    // shells: a closed automatic solid that encloses another object is a
+    // surface (a convex one only when it holds half the level or more: a
+    // world box or sky sphere, not a box around a box)
+    let boxes: Vec<Option<(DVec3, DVec3)>> = scene
+        .instances
+        .iter()
+        .map(|i| world_box(&welded[i.mesh], &i.transform))
+        .collect();
+    let enclosed: Vec<Option<usize>> = first
+        .par_iter()
+        .enumerate()
+        .map(|(ii, (automatic, kind, _, _))| {
+            let solid = *automatic && !matches!(kind, ColliderKind::TriMesh | ColliderKind::None);
+            if !solid {
+                return None;
+            }
+            let convex = kind.is_primitive() || *kind == ColliderKind::Convex;
+            let need = if convex {
+                scene.instances.len().saturating_sub(1).div_ceil(2).max(1)
+            } else {
+                1
+            };
+            encloses(scene, welded, &boxes, ii, need)
+        })
+        .collect();
+    let out = first
+        .into_iter()
+        .zip(enclosed)
+        .zip(scene.instances.iter().zip(&rule_of))
+        .map(|(((_, mut kind, mut rule, shape), enclosed), (inst, project_rule))| {
+            if let Some(o) = enclosed {
+                kind = ColliderKind::TriMesh;
+                rule = format!(
+                    "auto: triangle mesh (a level shell: it encloses {}, so it is a surface, not a solid)",
+                    scene.instances[o].name
+                );
+            }
+            if let Some((k, r)) = project_rule
+                && (r.collider.is_none() || inst.physics.is_some())
+            {
+                rule.push_str(&format!(
+                    "; project rule {} (match = {:?}): {}",
+                    k + 1,
+                    r.pattern,
+                    r.describe()
+                ));
+            }
             Choice { kind, rule, shape }
         })
         .collect();
     (out, warnings)
 }
 
-/// The automatic rule: a closed mesh within `tolerance` of its hull's
-/// volume is convex (a primitive if it fills a fitted one as well), other
-/// closed meshes of at most `concave_max` triangles concave, everything
-/// else a triangle mesh.
-fn auto(f: &MeshFacts, tolerance: f64, concave_max: usize) -> (ColliderKind, String) {
+/// The automatic rule for one instance of a mesh with facts `f`, placed
+/// `extent` world units across, with the per-object settings `shape`:
+/// level geometry (inward-facing closed meshes, open sheets, open meshes
+/// too large to close, open meshes already within the face budget) stays a
+/// triangle mesh; a closed
+/// mesh within `tolerance` of its hull's volume is convex (a primitive if
+/// it fills a fitted one as well); every other prop is concave, unless it
+/// has more than `concave_max` triangles. (Shells that enclose other
+/// objects are found afterwards, over the whole scene.)
+fn auto(
+    f: &MeshFacts,
+    tolerance: f64,
+    concave_max: Option<usize>,
+    extent: f64,
+    shape: &ShapeSettings,
+) -> (ColliderKind, String) {
+    let mesh = |why: String| {
+        (
+            ColliderKind::TriMesh,
+            format!("auto: triangle mesh ({why})"),
+        )
+    };
     let ratio = f.volume / f.hull_volume;
+    if f.closed && f.volume < 0.0 {
+        return mesh("closed with its faces pointing inwards, a room: its surface".into());
+    }
     let convex = f.closed && f.hull_volume > 0.0 && ratio >= 1.0 - tolerance;
     match f.primitive {
-        Some((kind, fill)) if convex && fill >= 1.0 - tolerance => (
-            kind,
-            format!(
-                "auto: closed and convex, fills {:.1}% of a fitted {}",
-                fill * 100.0,
-                kind.name()
-            ),
-        ),
-        _ if convex => (
-            ColliderKind::Convex,
-            format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
-        ),
-        _ if f.closed && f.volume > 0.0 && f.triangles <= concave_max => (
-            ColliderKind::Concave,
-            if f.hull_volume > 0.0 {
+        Some((kind, fill)) if convex && fill >= 1.0 - tolerance => {
+            return (
+                kind,
                 format!(
-                    "auto: closed, concave ({:.1}% of its hull's volume)",
-                    ratio * 100.0
-                )
-            } else {
-                "auto: closed, concave".to_string()
-            },
-        ),
-        _ => {
-            let why = if !f.closed {
-                "not closed".to_string()
-            } else if f.volume > 0.0 && f.triangles > concave_max {
-                format!(
-                    "{} triangles, more than concave_max_triangles = {concave_max}",
-                    f.triangles
-                )
-            } else if f.hull_volume > 0.0 {
-                format!("{:.1}% of its hull's volume", ratio * 100.0)
-            } else {
-                "no convex hull: flat, or the hull failed".to_string()
-            };
-            (
-                ColliderKind::TriMesh,
-                format!("auto: triangle mesh ({why})"),
-            )
+                    "auto: closed and convex, fills {:.1}% of a fitted {}",
+                    fill * 100.0,
+                    kind.name()
+                ),
+            );
         }
+        _ if convex => {
+            return (
+                ColliderKind::Convex,
+                format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
+            );
+        }
+        _ => {}
     }
+    if !f.closed {
+        if f.one_way >= SHEET {
+            return mesh(format!(
+                "open, {:.0}% of its area facing one way: terrain, a floor or a wall",
+                f.one_way * 100.0
+            ));
+        }
+        let max_deviation = shape.max_deviation.get();
+        let limit = level_extent(max_deviation);
+        if extent > limit {
+            return mesh(format!(
+                "open and {extent:.1} m across: level geometry (a closed collider within {max_deviation} m needs it under {limit:.1} m)"
+            ));
+        }
+        // a closed collider is made with up to max_faces faces: a mesh
+        // with no more is as low-poly already, and closing a few big
+        // scattered faces (a level's wall pieces grouped by material)
+        // makes a worse collider, not a simpler one
+        let budget = shape.max_faces.get();
+        if f.triangles <= budget {
+            return mesh(format!(
+                "open, {} triangles: already within the face budget max_faces = {budget}",
+                f.triangles
+            ));
+        }
+    } else if f.volume == 0.0 {
+        return mesh("closed but encloses no volume".into());
+    }
+    if let Some(cap) = concave_max
+        && f.triangles > cap
+    {
+        return mesh(format!(
+            "{} triangles, more than concave_max_triangles = {cap}",
+            f.triangles
+        ));
+    }
+    let rule = if !f.closed {
+        "auto: open, concave (remeshed watertight)".to_string()
+    } else if f.hull_volume > 0.0 {
+        format!(
+            "auto: closed, concave ({:.1}% of its hull's volume)",
+            ratio * 100.0
+        )
+    } else {
+        "auto: closed, concave".to_string()
+    };
+    (ColliderKind::Concave, rule)
+}
+
+/// An open surface with at least this share of its area facing one way
+/// (|Σ area vectors| / Σ areas: 1 for a plane, about 0.9 for rolling
+/// terrain, 0.5 for a hemisphere, near 0 for a prop with a hole) is
+/// terrain, a floor or a wall: level geometry.
+pub const SHEET: f64 = 0.6;
+
+/// The largest open mesh (world units across) automatic classification
+/// remeshes into a concave solid for a collider deviation of
+/// `max_deviation`: the remesher's finest grid is
+/// [`crate::prepare::collider::remesh::MAX_RESOLUTION`] voxels across, and
+/// a collider more than [`crate::prepare::MAX_DEVIATION`] times the
+/// deviation off is refused, so anything larger would be remeshed only to
+/// be thrown away (63 m at the default 5 cm).
+pub fn level_extent(max_deviation: f64) -> f64 {
+    (crate::prepare::collider::remesh::MAX_RESOLUTION - 2.0)
+        * crate::prepare::MAX_DEVIATION
+        * max_deviation
+}
+
+/// The world box of an instance of `w` under `t` (every vertex
+/// transformed), `None` for an empty mesh.
+fn world_box(w: &WeldedMesh, t: &DAffine3) -> Option<(DVec3, DVec3)> {
+    let mut it = w
+        .vertices
+        .iter()
+        .map(|v| t.transform_point3(DVec3::from(v.map(f64::from))));
+    let first = it.next()?;
+    Some(it.fold((first, first), |(lo, hi), p| (lo.min(p), hi.max(p))))
+}
+
+/// The longest side of an instance's world box (0 when empty).
+fn world_extent(w: &WeldedMesh, t: &DAffine3) -> f64 {
+    world_box(w, t).map_or(0.0, |(lo, hi)| (hi - lo).max_element())
+}
+
+/// An object instance `ii` encloses, if it encloses at least `need`: an
+/// object whose world box lies strictly inside `ii`'s, and from whose box
+/// centre (in `ii`'s mesh space) rays along all six axes meet `ii`'s
+/// surface, and meet it first beyond the object's own box — it is inside a
+/// world box, a dome, a room or a hollow shell, whichever way the shell's
+/// faces point, and not merely overlapping it or sharing a face with it.
+/// Authored colliders and proxy meshes do not count as objects.
+fn encloses(
+    scene: &Scene,
+    welded: &[WeldedMesh],
+    boxes: &[Option<(DVec3, DVec3)>],
+    ii: usize,
+    need: usize,
+) -> Option<usize> {
+    let inst = &scene.instances[ii];
+    let (lo, hi) = boxes[ii]?;
+    let w = &welded[inst.mesh];
+    let to_local = inst.transform.inverse();
+    let p = |i: u32| DVec3::from(w.vertices[i as usize].map(f64::from));
+    let tris: Vec<[DVec3; 3]> = w.triangles.iter().map(|t| t.map(p)).collect();
+    let dirs = [
+        DVec3::X,
+        DVec3::NEG_X,
+        DVec3::Y,
+        DVec3::NEG_Y,
+        DVec3::Z,
+        DVec3::NEG_Z,
+    ];
+    let mut found = (0..scene.instances.len()).filter(|&o| {
+        let other = &scene.instances[o];
+        if o == ii || other.physics.is_some() || scene.meshes[other.mesh].proxy {
+            return false;
+        }
+        let Some((olo, ohi)) = boxes[o] else {
+            return false;
+        };
+        if !(olo.cmpgt(lo).all() && ohi.cmplt(hi).all()) {
+            return false;
+        }
+        // the object's box in the shell's mesh space
+        let (mut llo, mut lhi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for k in 0..8 {
+            let corner = DVec3::select(
+                glam::BVec3::new(k & 1 == 1, k & 2 == 2, k & 4 == 4),
+                ohi,
+                olo,
+            );
+            let q = to_local.transform_point3(corner);
+            (llo, lhi) = (llo.min(q), lhi.max(q));
+        }
+        let (c, half) = ((llo + lhi) * 0.5, (lhi - llo) * 0.5);
+        dirs.iter().all(|&d| {
+            let first = tris
+                .iter()
+                .filter_map(|t| ray_hit(c, d, t))
+                .fold(f64::INFINITY, f64::min);
+            first.is_finite() && first > half.dot(d.abs())
+        })
+    });
+    let first = found.next()?;
+    (found.take(need - 1).count() + 1 >= need).then_some(first)
+}
+
+/// Where the ray `o + t·d`, t > 0, meets the triangle, if it does (edges
+/// and vertices included; Möller and Trumbore, "Fast, minimum storage
+/// ray/triangle intersection", 1997, in f64).
+fn ray_hit(o: DVec3, d: DVec3, t: &[DVec3; 3]) -> Option<f64> {
+    let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+    let p = d.cross(e2);
+    let det = e1.dot(p);
+    if det == 0.0 {
+        return None;
+    }
+    let inv = 1.0 / det;
+    let s = o - t[0];
+    let u = s.dot(p) * inv;
+    if !(0.0..=1.0).contains(&u) {
+        return None;
+    }
+    let q = s.cross(e1);
+    let v = d.dot(q) * inv;
+    if v < 0.0 || u + v > 1.0 {
+        return None;
+    }
+    let t = e2.dot(q) * inv;
+    (t > 0.0).then_some(t)
 }
 
 /// An Unreal collision prefix (case-insensitive): the kind, the prefix as
@@ -316,6 +532,9 @@ pub struct MeshFacts {
     pub hull_volume: f64,
     /// Triangles (welded, degenerate ones included).
     pub triangles: usize,
+    /// The share of the area facing one way: |Σ area vectors| / Σ areas
+    /// (0 for a closed surface, 1 for a plane).
+    pub one_way: f64,
     /// The fitted primitive the hull fills best, and the fraction of the
     /// primitive's volume it fills (the fit encloses every vertex, so the
     /// rest is space the primitive adds).
@@ -355,11 +574,18 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     } else {
         None
     };
+    let (mut sum, mut area) = (glam::DVec3::ZERO, 0.0);
+    for t in &w.triangles {
+        let n = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0]));
+        sum += n;
+        area += n.length();
+    }
     MeshFacts {
         closed,
         volume,
         hull_volume,
         triangles: w.triangles.len(),
+        one_way: if area > 0.0 { sum.length() / area } else { 0.0 },
         primitive,
     }
 }

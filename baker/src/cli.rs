@@ -139,9 +139,9 @@ struct SettingsArgs {
     /// one) [default: 64].
     #[arg(long, value_name = "N")]
     max_planes: Option<MaxPlanes>,
-    /// Automatic classification: the most triangles a closed, non-convex
-    /// mesh may have to become a concave solid (BSP tree) rather than a
-    /// triangle mesh [default: 4096].
+    /// Automatic classification: the most render triangles a non-convex
+    /// prop may have to become a concave solid (BSP tree) rather than a
+    /// triangle mesh [default: no cap].
     #[arg(long, value_name = "N")]
     concave_max_triangles: Option<usize>,
     /// Concave colliders: the largest deviation from the render mesh, in

@@ -192,3 +192,119 @@ fn quantized_and_meshopt_variants_match_the_plain_level() {
         }
     }
 }
+
+/// Every shared level baked with default settings gets the colliders a
+/// level designer would expect: props (the duck, the fox, the pirate, the
+/// helmets' parts, the torus) become low-poly solids with their fidelity
+/// reported, cubes boxes and balls spheres; terrain, a level's wall and
+/// floor pieces and the room around the occlusion test's spheres stay
+/// triangle meshes; authored colliders stay as authored.
+#[test]
+fn every_shared_level_gets_the_collider_kinds_a_level_designer_expects() {
+    let Some(dir) = levels_dir() else { return };
+    let expected: &[(&str, &[(&str, usize)])] = &[
+        ("23_multi_prim_vertex_attribute.gltf", &[("trimesh", 1)]),
+        ("bevy_terrain.glb", &[("trimesh", 1)]),
+        (
+            "godot_occlusion_room.glb",
+            &[("sphere", 16), ("trimesh", 1)],
+        ),
+        ("godot_truck_town.gltf", &[("box", 1), ("trimesh", 15)]),
+        ("khr_Box.glb", &[("box", 1)]),
+        ("khr_Box_draco.glb", &[("box", 1)]),
+        ("khr_Box_meshopt.glb", &[("box", 1)]),
+        ("khr_DamagedHelmet.glb", &[("bsp", 1)]),
+        ("khr_Duck.glb", &[("bsp", 1)]),
+        ("khr_FlightHelmet.glb", &[("bsp", 6)]),
+        ("khr_Fox.glb", &[("bsp", 1)]),
+        ("many-cubes.gltf", &[("box", 498), ("polytope", 3)]),
+        ("meshopt_pirate.glb", &[("bsp", 1)]),
+        ("re_fortitude.glb", &[("trimesh", 119)]),
+        ("sauer_pandora.glb", &[("trimesh", 206)]),
+        ("sauer_pandora_meshopt.glb", &[("trimesh", 206)]),
+        ("sauer_pandora_quantized.glb", &[("trimesh", 206)]),
+        (
+            "shape_collection.glb",
+            &[("box", 1), ("bsp", 1), ("polytope", 3), ("sphere", 1)],
+        ),
+        ("tess_steelribs.glb", &[("trimesh", 38)]),
+        ("vk_terrain.gltf", &[("trimesh", 1)]),
+    ];
+    let files: Vec<String> = readme_rows(&dir)
+        .into_iter()
+        .map(|r| r.file)
+        .filter(|f| !f.ends_with(".bin"))
+        .collect();
+    assert_eq!(files.len(), expected.len(), "{files:?}");
+    for (file, kinds) in expected {
+        assert!(files.iter().any(|f| f == file), "{file} not in the README");
+        let baked = bake_file(&dir.join(file), &BakeSettings::default())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let got: Vec<(&str, usize)> = baked
+            .report
+            .shape_kinds
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        assert_eq!(&got, kinds, "{file}");
+        // every concave solid is low-poly, with its fidelity reported
+        for c in &baked.report.colliders {
+            let f = &c.fidelity;
+            assert!(
+                f.faces_out < f.faces_in,
+                "{file}: {} has {} faces from {}",
+                c.object,
+                f.faces_out,
+                f.faces_in
+            );
+            assert!(
+                f.hausdorff() <= 10.0 * c.tolerance,
+                "{file}: {} deviates {}",
+                c.object,
+                f.hausdorff()
+            );
+        }
+        let solids = kinds
+            .iter()
+            .filter(|(k, _)| *k == "bsp")
+            .map(|(_, n)| n)
+            .sum::<usize>();
+        assert!(baked.report.colliders.len() >= solids, "{file}");
+    }
+}
+
+/// The occlusion test room is a closed box around sixteen spheres: no
+/// point in the room is inside it, only inside the spheres.
+#[test]
+fn no_point_in_the_occlusion_room_is_inside_its_walls() {
+    let Some(dir) = levels_dir() else { return };
+    let baked = bake_file(
+        &dir.join("godot_occlusion_room.glb"),
+        &BakeSettings::default(),
+    )
+    .unwrap();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    let a = level.archive();
+    let n = &a.top[0];
+    let (lo, hi) = (
+        glam::Vec3::from(n.min.map(|v| v.to_native())),
+        glam::Vec3::from(n.max.map(|v| v.to_native())),
+    );
+    let mut inside_spheres = 0;
+    let steps = 24;
+    for i in 0..steps {
+        for j in 0..steps {
+            for k in 0..steps {
+                let t = |x: usize| (x as f32 + 0.5) / steps as f32;
+                let p = lo + (hi - lo) * glam::Vec3::new(t(i), t(j), t(k));
+                for o in level.contains_point(p) {
+                    let kind =
+                        a.shapes[a.instances[o as usize].shape.to_native() as usize].kind_name();
+                    assert_eq!(kind, "sphere", "{p} inside {}", level.object_name(o));
+                    inside_spheres += 1;
+                }
+            }
+        }
+    }
+    assert!(inside_spheres > 0, "the grid found no sphere at all");
+}

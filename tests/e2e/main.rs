@@ -10,4 +10,5 @@ mod levels;
 mod rays;
 mod reload;
 mod shapes;
+mod shells;
 mod spheres;

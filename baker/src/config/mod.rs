@@ -23,10 +23,11 @@ pub struct BakeSettings {
     /// Most planes a polytope may have (default 64); a larger hull is
     /// capped.
     pub max_planes: MaxPlanes,
-    /// Automatic classification: the most triangles a closed, non-convex
-    /// mesh may have to become a concave solid (BSP); larger ones stay
-    /// triangle meshes (default 4096).
-    pub concave_max_triangles: usize,
+    /// Automatic classification: the most render triangles a non-convex
+    /// prop may have to become a concave solid (BSP); larger ones stay
+    /// triangle meshes. Default none: every prop gets a low-poly collider
+    /// whatever its render triangle count.
+    pub concave_max_triangles: Option<usize>,
     /// Concave colliders: largest deviation from the render mesh, in world
     /// units (metres) at the largest scale the mesh is placed with
     /// (default 0.05). The face budget binds small objects, the deviation
@@ -111,9 +112,7 @@ impl Overrides {
         s.mesh_tree = self.mesh_tree.unwrap_or(s.mesh_tree);
         s.convex_tolerance = self.convex_tolerance.unwrap_or(s.convex_tolerance);
         s.max_planes = self.max_planes.unwrap_or(s.max_planes);
-        s.concave_max_triangles = self
-            .concave_max_triangles
-            .unwrap_or(s.concave_max_triangles);
+        s.concave_max_triangles = self.concave_max_triangles.or(s.concave_max_triangles);
         s.max_deviation = self.max_deviation.unwrap_or(s.max_deviation);
         s.max_faces = self.max_faces.unwrap_or(s.max_faces);
     }
@@ -292,8 +291,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// ```toml
 /// [settings]                 # every key optional; defaults as the CLI's
 /// convex_tolerance = 0.02
-/// max_planes = 64            # 6 to 256
-/// concave_max_triangles = 4096
+/// max_planes = 64           # 6 to 256
+/// concave_max_triangles = 20000 # optional: larger props stay triangle meshes (default: no cap)
 /// max_deviation = 0.05       # concave colliders: metres (old spelling: tolerance)
 /// max_faces = 128            # concave colliders: face budget, 4 to 65536
 /// mesh_tree = "aabb"         # or "sphere", for every triangle mesh (old: terrain_tree)
@@ -546,7 +545,7 @@ impl Default for BakeSettings {
             mesh_tree: TreeKind::default(),
             convex_tolerance: VolumeFraction::new(0.02).expect("in range"),
             max_planes: MaxPlanes::new(64).expect("in range"),
-            concave_max_triangles: 4096,
+            concave_max_triangles: None,
             max_deviation: Metres::new(0.05).expect("in range"),
             max_faces: FaceBudget::new(128).expect("in range"),
             bevels: true,
@@ -590,7 +589,8 @@ impl BakeSettings {
             self.mesh_tree.name(),
             self.convex_tolerance,
             self.max_planes,
-            self.concave_max_triangles,
+            self.concave_max_triangles
+                .map_or("none".to_string(), |n| n.to_string()),
             self.max_deviation,
             self.max_faces,
             self.bevels,

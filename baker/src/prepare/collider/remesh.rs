@@ -92,8 +92,9 @@ fn thickened(mesh: &WeldedMesh, d: f64) -> (Vec<[f32; 3]>, Vec<u32>) {
 }
 
 /// Most triangles an open mesh may have to be remeshed into a concave
-/// solid: more is a level shell or terrain.
-pub const REMESH_MAX_TRIANGLES: usize = 65_536;
+/// solid: a cap on time and memory only (classification tells props from
+/// level geometry by shape and size, not by triangle count).
+pub const REMESH_MAX_TRIANGLES: usize = 1 << 20;
 
 /// Why an open mesh is ground rather than an object to close: flat (its
 /// thickness along its mean normal under 2% of its longest side: floors,
@@ -102,7 +103,7 @@ pub const REMESH_MAX_TRIANGLES: usize = 65_536;
 pub fn ground_like(welded: &WeldedMesh) -> Option<String> {
     if welded.triangles.len() > REMESH_MAX_TRIANGLES {
         return Some(format!(
-            "open with {} triangles (a level shell or terrain)",
+            "open with {} triangles, more than the {REMESH_MAX_TRIANGLES} a prop is remeshed from",
             welded.triangles.len()
         ));
     }
