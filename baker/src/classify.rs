@@ -42,7 +42,7 @@ pub struct Choice {
 ///    `-`, `_` or `$`, trailing digits ignored;
 /// 4. in a file that authors physics, everything else is a render mesh and
 ///    gets no collider (unless `settings.render_meshes`);
-/// 5. automatic ([`auto`]): level geometry stays a triangle mesh — a
+/// 5. automatic: level geometry stays a triangle mesh — a
 ///    shell that encloses another object (a world box, a sky dome, a room
 ///    around its props, whichever way its faces point), a closed mesh
 ///    whose faces point inwards, an open surface that faces one way
