@@ -1095,3 +1095,34 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
         "the last archive kept"
     );
 }
+
+#[test]
+fn a_ray_starting_inside_a_solid_reports_no_feature_not_a_sentinel() {
+    let dir = tmpdir("feature");
+    let out = dir.join("shapes.kiln");
+    let st = baker()
+        .args([
+            "bake",
+            sample("shape_collection.glb").to_str().unwrap(),
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let answers = query(
+        &out,
+        br#"{"point":[0,0.5,0]}
+{"ray":{"origin":[0,0.5,0],"dir":[1,0,0]}}
+{"ray":{"origin":[0,10,0],"dir":[0,-1,0]}}
+"#,
+    );
+    assert_eq!(answers[0]["inside"], serde_json::json!(["Cylinder"]));
+    let inside = &answers[1]["hit"];
+    assert_eq!(inside["t"], 0.0, "{inside}");
+    assert!(inside["feature"].is_null(), "{inside}");
+    assert!(!answers[1].to_string().contains("4294967295"));
+    let outside = &answers[2]["hit"];
+    assert_eq!(outside["t"], 9.0, "{outside}");
+    assert!(outside["feature"].is_u64(), "{outside}");
+}

@@ -106,7 +106,13 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                     let inst = sources[h.instance as usize];
                     let t = h.t as f64;
                     // the reported triangle really is on the ray at t
-                    match oracle.t_on(ray, inst, h.feature, slack) {
+                    let Some(feature) = h.feature else {
+                        tally
+                            .failures
+                            .push(format!("hit with no feature (inside a solid?) {h:?}"));
+                        continue;
+                    };
+                    match oracle.t_on(ray, inst, feature, slack) {
                         Some((ot, cos)) if (ot - t).abs() <= tol(ot, cos) => {}
                         other => tally.failures.push(format!(
                             "hit {h:?} (instance {inst}) is not on the ray (oracle t {other:?}) for {ray:?}"
@@ -122,9 +128,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                             "hit at t={t} but a clear hit exists at t={} ({c:?}) for {ray:?}",
                             c.t
                         )),
-                        Some(c) if c.instance == inst && c.source_id == h.feature => {
-                            tally.agree += 1
-                        }
+                        Some(c) if c.instance == inst && c.source_id == feature => tally.agree += 1,
                         Some(c) if (c.t - t).abs() <= tol(c.t, c.cos) => tally.agree += 1, // exact tie
                         _ => ambiguous(),
                     }

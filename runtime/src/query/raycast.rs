@@ -58,8 +58,11 @@ pub struct RayHit {
     /// Instance index in the archive (see [`Level::object_name`]).
     pub instance: u32,
     /// The feature hit: for a triangle mesh, the index of the triangle in
-    /// its source mesh (primitives concatenated); for a solid, its face.
-    pub feature: u32,
+    /// its source mesh (primitives concatenated); for a box, a polytope or
+    /// a concave solid, its face (plane index); 0 for a sphere or capsule.
+    /// `None` for
+    /// a ray that starts inside a solid: it crosses no surface.
+    pub feature: Option<u32>,
 }
 
 /// Hit search over the top-level tree: each instance leaf asks its shape
@@ -140,7 +143,7 @@ impl Level {
                 normal: -ray.dir.normalize(),
                 front_face: false,
                 instance: inst_index,
-                feature: h.feature,
+                feature: None,
             });
         }
         // front normal in world space: L^T n (glTF: a mirroring transform
@@ -153,7 +156,7 @@ impl Level {
             normal: if front_face { n } else { -n },
             front_face,
             instance: inst_index,
-            feature: h.feature,
+            feature: Some(h.feature),
         })
     }
 

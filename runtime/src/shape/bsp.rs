@@ -186,7 +186,7 @@ impl<'a> BspView<'a> {
             None => LocalRayHit {
                 t: 0.0,
                 normal: -d,
-                feature: u32::MAX,
+                feature: 0, // not reported: the ray starts inside
                 inside: true,
             },
             Some((n, k)) => LocalRayHit {

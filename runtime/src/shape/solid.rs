@@ -122,7 +122,7 @@ impl<'a> Convex<'a> {
             RayAnswer::Inside => LocalRayHit {
                 t: 0.0,
                 normal: -d,
-                feature: u32::MAX,
+                feature: 0, // not reported: the ray starts inside
                 inside: true,
             },
             RayAnswer::Enter { t, face } => LocalRayHit {
