@@ -549,12 +549,13 @@ pub const AUTO_HULL_VERTICES: usize = 4096;
 pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     let (closed, volume) = crate::geom::topology::closed_and_volume(&w.vertices, &w.triangles);
     let p = |i: u32| glam::DVec3::from(w.vertices[i as usize].map(f64::from));
-    let hull_volume = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
+    let hull = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
         let pts: Vec<_> = (0..w.vertices.len() as u32).map(p).collect();
-        crate::geom::hull::hull(&pts).map_or(0.0, |h| h.volume())
+        crate::geom::hull::hull(&pts)
     } else {
-        0.0
+        None
     };
+    let hull_volume = hull.as_ref().map_or(0.0, |h| h.volume());
     let primitive = if hull_volume > 0.0 {
         let fills: Vec<(ColliderKind, f64)> = [
             ColliderKind::Box,
@@ -563,7 +564,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         ]
         .into_iter()
         .filter_map(|kind| {
-            let (p, _, _) = crate::geom::fit::fit(&w.vertices, kind)?;
+            let (p, _, _) = crate::geom::fit::fit_with_hull(&w.vertices, hull.as_ref(), kind)?;
             Some((kind, hull_volume / p.volume()))
         })
         .collect();

@@ -155,7 +155,7 @@ fn unreal_prefixes_take_the_render_meshes_place() {
             "Lamp bsp: auto: closed, concave (85.7% of its hull's volume) (collider 20 → 20 faces, Hausdorff 0.0000 m (render → collider 0.0000, collider → render 0.0000), mean 0.0000 m, volume 100.0%; bsp of 9 nodes (0 bevel), depth 6)",
             "UBX_Crate box: name prefix UBX_ (Unreal): box collider of Crate (fit error 0.0000 m)",
             "UBX_Stretched polytope: name prefix UBX_ (Unreal): box collider of Stretched (placed with non-uniform scale or shear: the mesh's convex hull instead)",
-            "UCP_Pill capsule: name prefix UCP_ (Unreal): capsule collider of Pill (fit error 0.1464 m)",
+            "UCP_Pill capsule: name prefix UCP_ (Unreal): capsule collider of Pill (fit error 0.0000 m)",
             "UCX_Rock_01 polytope: name prefix UCX_ (Unreal): convex collider of Rock",
             "UCX_Rock_02 polytope: name prefix UCX_ (Unreal): convex collider of Rock",
             "USP_Ball sphere: name prefix USP_ (Unreal): sphere collider of Ball (fit error 0.0000 m)",
@@ -164,9 +164,14 @@ fn unreal_prefixes_take_the_render_meshes_place() {
     // each UCX_ part is its own hull: the rock's two unit cubes
     assert_eq!(inside(&level, [0.5, 0.5, 0.5]), ["UCX_Rock_01"]);
     assert_eq!(inside(&level, [1.5, 0.5, 0.5]), ["UCX_Rock_02"]);
-    // the capsule is fitted along the pillar's long axis (y, 4 long)
-    assert_eq!(inside(&level, [15.0, 1.9, 0.0]), ["UCP_Pill"]);
-    assert!(inside(&level, [15.0, 2.1, 0.0]).is_empty());
+    // the capsule is fitted along the pillar's long axis (y, 4 long) and
+    // encloses its corners: radius √(0.25² + 0.25²), caps reaching that
+    // far beyond the pillar's ends
+    let r = 0.25f32 * 2f32.sqrt();
+    assert_eq!(inside(&level, [15.0, 1.99 + r, 0.0]), ["UCP_Pill"]);
+    assert!(inside(&level, [15.0, 2.01 + r, 0.0]).is_empty());
+    assert_eq!(inside(&level, [15.0 + r - 0.01, 0.0, 0.0]), ["UCP_Pill"]);
+    assert!(inside(&level, [15.0 + r + 0.01, 0.0, 0.0]).is_empty());
 }
 
 #[test]

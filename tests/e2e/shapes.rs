@@ -431,3 +431,112 @@ fn project_rules_set_settings_per_object() {
         "the tori's shared mesh bakes twice (once per tree kind) where it was one BSP tree"
     );
 }
+
+/// A crate modelled rotated in its own mesh space becomes a box (not a
+/// polytope) under every similarity placement, and points and rays answer
+/// like the render mesh's own planes.
+#[test]
+fn a_crate_modelled_rotated_becomes_a_box() {
+    let rot = glam::DQuat::from_euler(glam::EulerRot::XYZ, 0.4, -0.9, 0.25);
+    let half = DVec3::new(0.5, 1.0, 1.5);
+    let mut mesh = SceneMesh::cuboid("crate", [0.0; 3], half.as_vec3().to_array());
+    for p in &mut mesh.positions {
+        *p = (rot * DVec3::from(p.map(f64::from)) + DVec3::new(2.0, 1.0, -3.0))
+            .as_vec3()
+            .to_array();
+    }
+    for (name, xf) in placements() {
+        let scene = Scene {
+            meshes: vec![mesh.clone()],
+            instances: vec![SceneInstance {
+                name: "crate".into(),
+                mesh: 0,
+                transform: xf,
+                ..SceneInstance::default()
+            }],
+            ..Scene::default()
+        };
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let a = level.archive();
+        let kind = a.shapes[a.instances[0].shape.to_native() as usize].kind_name();
+        let similarity = {
+            let m = xf.matrix3;
+            let (x, y, z) = (m.x_axis.length(), m.y_axis.length(), m.z_axis.length());
+            (x - y).abs() < 1e-9 * x
+                && (x - z).abs() < 1e-9 * x
+                && m.x_axis.dot(m.y_axis).abs() < 1e-9
+        };
+        let rule = a.instance_rules[0].as_str();
+        if similarity {
+            assert_eq!(kind, "box", "{name}: {rule}");
+            assert!(rule.contains("fills 100.0%"), "{name}: {rule}");
+        } else {
+            assert_eq!(kind, "polytope", "{name}: {rule}");
+        }
+        // the oracle: the render mesh's own faces, placed
+        let tris: Vec<[DVec3; 3]> = scene.world_triangles().into_iter().map(|t| t.v).collect();
+        let planes: Vec<(DVec3, f64)> = tris
+            .iter()
+            .map(|t| {
+                let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize();
+                (n, n.dot(t[0]))
+            })
+            .collect();
+        let solid = Solid { tris, planes };
+        let (lo, hi) = kiln_tests::scene_bounds(&scene.world_triangles());
+        let (lo, hi) = (lo.as_dvec3(), hi.as_dvec3());
+        let size = (hi - lo).max_element();
+        let mut rng = Rng::new(7);
+        let (mut inside, mut hits, mut worst) = (0, 0, 0.0f64);
+        for _ in 0..4000 {
+            let p = lo - size * 0.2
+                + (hi - lo + size * 0.4)
+                    * DVec3::new(rng.f().into(), rng.f().into(), rng.f().into());
+            let eps = 1e-5 * (1.0 + p.abs().max_element());
+            let got = !level.contains_point(p.as_vec3()).is_empty();
+            if solid.inside(p, -eps) {
+                assert!(got, "{name}: {p} is inside the crate");
+                inside += 1;
+            } else if !solid.inside(p, eps) {
+                assert!(!got, "{name}: {p} is outside the crate");
+            }
+            // the query as the runtime gets it: rounded to f32
+            let d = rng.unit().as_dvec3();
+            let o = (p - d * size * 2.0).as_vec3().as_dvec3();
+            let want = solid.ray(o, d, 4.0 * size);
+            let hit = level.raycast(o.as_vec3(), d.as_vec3(), (4.0 * size) as f32);
+            match (want, hit) {
+                (Some(t), Some(h)) => {
+                    // the hit lies on the crate's surface within the f32
+                    // bound (32 ulps of the coordinates, as the ray oracles
+                    // allow), and t within that bound over the ray's slope
+                    let at = o + d * f64::from(h.t);
+                    let ulps = 32.0 * f64::from(f32::EPSILON) * (1.0 + at.abs().max_element());
+                    let off = solid.distance(at);
+                    worst = worst.max(off);
+                    assert!(
+                        off <= ulps,
+                        "{name}: hit {} off the surface (t {} want {t})",
+                        off,
+                        h.t
+                    );
+                    hits += 1;
+                }
+                (None, None) => {}
+                (w, h) => {
+                    // grazing an edge within rounding: the distance from the
+                    // ray to the crate is tiny either way
+                    let closest = (0..=400)
+                        .map(|k| solid.distance(o + d * (4.0 * size * k as f64 / 400.0)))
+                        .fold(f64::INFINITY, f64::min);
+                    assert!(closest < 1e-2 * size, "{name}: want {w:?} got {h:?}");
+                }
+            }
+        }
+        assert!(
+            inside > 100 && hits > 100,
+            "{name}: {inside} inside, {hits} hits"
+        );
+        println!("{name}: {hits} ray hits, farthest {worst:.2e} off the render mesh's faces");
+    }
+}

@@ -2,8 +2,9 @@
 //! points, with its frame and error. Classification asks how well a mesh
 //! fills each; prepare fits the chosen one.
 
+use crate::geom::hull::Hull;
 use crate::kind::ColliderKind;
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DMat3, DQuat, DVec2, DVec3};
 use kiln_formats::primitive::Cuboid;
 
 /// A fitted primitive, centred on the origin of its frame.
@@ -44,9 +45,41 @@ impl Primitive {
 
 /// Fits a primitive of `kind` to `points` (mesh space): the primitive,
 /// its frame in mesh space, and the fit error — the largest distance from
-/// a point to the primitive's surface. Boxes and spheres are fitted to the
-/// points' axis-aligned box; capsules run along its longest axis.
+/// a point to the primitive's surface. Every point is enclosed.
+///
+/// Boxes are oriented: the smallest of the box along the mesh axes and,
+/// for each of the hull's largest faces, the box with that face's normal
+/// as one axis and the minimum-area rectangle of the hull's projection
+/// for the other two (rotating calipers: Toussaint, "Solving geometric
+/// problems with the rotating calipers", 1983). A box with a face flush
+/// with a hull face — any rotated crate — is found exactly. The mesh axes
+/// win ties, so a box that fits as well axis-aligned stays axis-aligned.
+/// Capsules run along the axis (of the mesh frame or the best box's) that
+/// gives the smallest capsule. Spheres are centred on the points' box.
 pub fn fit(points: &[[f32; 3]], kind: ColliderKind) -> Option<(Primitive, DAffine3, f64)> {
+    fit_with_hull(points, None, kind)
+}
+
+/// [`fit`], given the convex hull of `points` when the caller has it (the
+/// hull is the costly part of an oriented fit).
+pub fn fit_with_hull(
+    points: &[[f32; 3]],
+    hull: Option<&Hull>,
+    kind: ColliderKind,
+) -> Option<(Primitive, DAffine3, f64)> {
+    let owned;
+    let hull = match hull {
+        Some(h) => Some(h),
+        None if matches!(kind, ColliderKind::Box | ColliderKind::Capsule) => {
+            let pts: Vec<DVec3> = points
+                .iter()
+                .map(|p| DVec3::from(p.map(f64::from)))
+                .collect();
+            owned = crate::geom::hull::hull(&pts);
+            owned.as_ref()
+        }
+        None => None,
+    };
     let pts: Vec<DVec3> = points
         .iter()
         .map(|p| DVec3::from(p.map(f64::from)))
@@ -61,21 +94,17 @@ pub fn fit(points: &[[f32; 3]], kind: ColliderKind) -> Option<(Primitive, DAffin
     let floor = (half.max_element() * 1e-4).max(1e-6);
     match kind {
         ColliderKind::Box => {
-            let h = half.max(DVec3::splat(floor));
+            let (frame, h) = best_box(&pts, hull, floor);
+            let to_box = frame.inverse();
             let err = pts
                 .iter()
                 .map(|p| {
-                    let q = (*p - centre).abs();
+                    let q = to_box.transform_point3(*p).abs();
                     // distance to the box surface from inside
                     (h - q).min_element().abs()
                 })
                 .fold(0.0, f64::max);
-            let h = h.as_vec3().to_array();
-            Some((
-                Primitive::Cuboid(h),
-                DAffine3::from_translation(centre),
-                err,
-            ))
+            Some((Primitive::Cuboid(h.as_vec3().to_array()), frame, err))
         }
         ColliderKind::Sphere => {
             let r = pts.iter().map(|p| p.distance(centre)).fold(floor, f64::max);
@@ -90,22 +119,33 @@ pub fn fit(points: &[[f32; 3]], kind: ColliderKind) -> Option<(Primitive, DAffin
             ))
         }
         ColliderKind::Capsule => {
-            let axis = if half.x >= half.y && half.x >= half.z {
-                0
-            } else if half.y >= half.z {
-                1
-            } else {
-                2
-            };
-            let mut dir = DVec3::ZERO;
-            dir[axis] = 1.0;
-            let radial = |p: DVec3| {
-                let v = p - centre;
-                (v - dir * v.dot(dir)).length()
-            };
-            let r = pts.iter().map(|p| radial(*p)).fold(floor, f64::max);
-            let hh = (half[axis] - r).max(0.0);
-            let (a, b) = (centre - dir * hh, centre + dir * hh);
+            let (bframe, _) = best_box(&pts, hull, floor);
+            let axes = [
+                DVec3::X,
+                DVec3::Y,
+                DVec3::Z,
+                bframe.matrix3.x_axis,
+                bframe.matrix3.y_axis,
+                bframe.matrix3.z_axis,
+            ];
+            let centres = [
+                centre,
+                centre,
+                centre,
+                bframe.translation,
+                bframe.translation,
+                bframe.translation,
+            ];
+            let mut best: Option<(f64, DVec3, DVec3, f64, f64)> = None; // volume, centre, dir, hh, r
+            for (&dir, &c) in axes.iter().zip(&centres) {
+                let (c, hh, r) = capsule_along(&pts, c, dir, floor);
+                let v = Primitive::Capsule(hh as f32, r as f32).volume();
+                if best.is_none_or(|b| v < b.0 * (1.0 - 1e-9)) {
+                    best = Some((v, c, dir, hh, r));
+                }
+            }
+            let (_, c, dir, hh, r) = best?;
+            let (a, b) = (c - dir * hh, c + dir * hh);
             let err = pts
                 .iter()
                 .map(|p| {
@@ -114,14 +154,185 @@ pub fn fit(points: &[[f32; 3]], kind: ColliderKind) -> Option<(Primitive, DAffin
                     (r - p.distance(a + (b - a) * t)).abs()
                 })
                 .fold(0.0, f64::max);
-            let frame = DAffine3::from_rotation_translation(
-                DQuat::from_rotation_arc(DVec3::Y, dir),
-                centre,
-            );
+            let frame =
+                DAffine3::from_rotation_translation(DQuat::from_rotation_arc(DVec3::Y, dir), c);
             Some((Primitive::Capsule(hh as f32, r as f32), frame, err))
         }
         _ => None,
     }
+}
+
+/// The smallest capsule along `dir` through the line `c + s·dir` that
+/// encloses every point: its centre, segment half length and radius.
+/// The radius is the largest distance from the line; each point then
+/// bounds how short the segment may be (a point at axial `t` and distance
+/// `ρ` needs an end within `t ∓ √(r² − ρ²)`).
+fn capsule_along(pts: &[DVec3], c: DVec3, dir: DVec3, floor: f64) -> (DVec3, f64, f64) {
+    let split = |p: DVec3| {
+        let v = p - c;
+        let t = v.dot(dir);
+        (t, (v - dir * t).length())
+    };
+    let r = pts.iter().map(|&p| split(p).1).fold(floor, f64::max);
+    let (mut top, mut bottom) = (f64::NEG_INFINITY, f64::INFINITY);
+    for &p in pts {
+        let (t, rho) = split(p);
+        let reach = (r * r - rho * rho).max(0.0).sqrt();
+        top = top.max(t - reach);
+        bottom = bottom.min(t + reach);
+    }
+    // every point within r of the segment [bottom, top] (or of its middle
+    // when the points fit in a sphere)
+    let (lo, hi) = if top >= bottom {
+        (bottom, top)
+    } else {
+        let m = (top + bottom) * 0.5;
+        (m, m)
+    };
+    (c + dir * ((lo + hi) * 0.5), (hi - lo) * 0.5, r)
+}
+
+/// Hull faces tried as a box face, largest first.
+const BOX_FACES: usize = 48;
+
+/// The smallest box found over the candidate orientations (see [`fit`]):
+/// its frame (rotation + centre, mesh space) and half extents.
+fn best_box(pts: &[DVec3], hull: Option<&Hull>, floor: f64) -> (DAffine3, DVec3) {
+    let mut best = box_in(pts, DMat3::IDENTITY, floor);
+    for r in hull.map(box_orientations).unwrap_or_default() {
+        let b = box_in(pts, r, floor);
+        let vol = |b: &(DAffine3, DVec3)| b.1.x * b.1.y * b.1.z;
+        // a clear gain only: the mesh axes win ties and rounding noise
+        if vol(&b) < vol(&best) * (1.0 - 1e-6) {
+            best = b;
+        }
+    }
+    best
+}
+
+/// The box of `pts` along the columns of the rotation `r`.
+fn box_in(pts: &[DVec3], r: DMat3, floor: f64) -> (DAffine3, DVec3) {
+    let rt = r.transpose();
+    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    for &p in pts {
+        let q = rt * p;
+        (lo, hi) = (lo.min(q), hi.max(q));
+    }
+    let half = ((hi - lo) * 0.5).max(DVec3::splat(floor));
+    (
+        DAffine3::from_mat3_translation(r, r * ((lo + hi) * 0.5)),
+        half,
+    )
+}
+
+/// Candidate box orientations: for each of the hull's largest faces (by
+/// area, distinct normals), its normal and the directions of the
+/// minimum-area rectangle around the hull projected onto the face.
+fn box_orientations(hull: &Hull) -> Vec<DMat3> {
+    let area = |lp: &[u32], n: DVec3| {
+        let a = hull.vertices[lp[0] as usize];
+        lp[1..]
+            .windows(2)
+            .map(|w| {
+                let (b, c) = (hull.vertices[w[0] as usize], hull.vertices[w[1] as usize]);
+                (b - a).cross(c - a).dot(n)
+            })
+            .sum::<f64>()
+    };
+    let mut faces: Vec<(f64, DVec3)> = hull
+        .faces
+        .iter()
+        .map(|(lp, n, _)| (area(lp, *n), *n))
+        .collect();
+    // largest first; equal areas in hull order (a stable sort)
+    faces.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut used: Vec<DVec3> = Vec::new();
+    let mut out = Vec::new();
+    for (_, n) in faces {
+        if used.len() == BOX_FACES {
+            break;
+        }
+        if used.iter().any(|u| u.dot(n).abs() > 1.0 - 1e-9) {
+            continue;
+        }
+        used.push(n);
+        let (a, b) = n.any_orthonormal_pair();
+        let flat: Vec<DVec2> = hull
+            .vertices
+            .iter()
+            .map(|&p| DVec2::new(p.dot(a), p.dot(b)))
+            .collect();
+        if let Some(u) = min_area_direction(&flat) {
+            let x = a * u.x + b * u.y;
+            let y = n.cross(x);
+            out.push(DMat3::from_cols(x, y, n));
+        }
+    }
+    out
+}
+
+/// The edge direction of the 2D convex hull of `pts` whose bounding
+/// rectangle has the least area (the minimum-area rectangle has a side
+/// flush with a hull edge: Freeman and Shapira, 1975).
+fn min_area_direction(pts: &[DVec2]) -> Option<DVec2> {
+    let h = hull_2d(pts);
+    if h.len() < 3 {
+        return None;
+    }
+    let mut best: Option<(f64, DVec2)> = None;
+    for i in 0..h.len() {
+        let e = h[(i + 1) % h.len()] - h[i];
+        let len = e.length();
+        if len == 0.0 {
+            continue;
+        }
+        let u = e / len;
+        let v = u.perp();
+        let (mut ulo, mut uhi, mut vlo, mut vhi) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for &p in &h {
+            let (s, t) = (p.dot(u), p.dot(v));
+            (ulo, uhi, vlo, vhi) = (ulo.min(s), uhi.max(s), vlo.min(t), vhi.max(t));
+        }
+        let area = (uhi - ulo) * (vhi - vlo);
+        if best.is_none_or(|b| area < b.0) {
+            best = Some((area, u));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The convex hull of 2D points, counter-clockwise, collinear points
+/// dropped (Andrew's monotone chain, 1979).
+fn hull_2d(pts: &[DVec2]) -> Vec<DVec2> {
+    let mut p: Vec<DVec2> = pts.to_vec();
+    p.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    p.dedup();
+    if p.len() < 3 {
+        return p;
+    }
+    let cross = |o: DVec2, a: DVec2, b: DVec2| (a - o).perp_dot(b - o);
+    let mut h: Vec<DVec2> = Vec::with_capacity(2 * p.len());
+    for pass in 0..2 {
+        let start = h.len();
+        let iter: Box<dyn Iterator<Item = &DVec2>> = if pass == 0 {
+            Box::new(p.iter())
+        } else {
+            Box::new(p.iter().rev())
+        };
+        for &q in iter {
+            while h.len() >= start + 2 && cross(h[h.len() - 2], h[h.len() - 1], q) <= 0.0 {
+                h.pop();
+            }
+            h.push(q);
+        }
+        h.pop();
+    }
+    h
 }
 
 #[cfg(test)]
@@ -135,5 +346,135 @@ mod tests {
         assert!((Primitive::Sphere(1.0).volume() - 4.0 / 3.0 * PI).abs() < 1e-12);
         let cap = Primitive::Capsule(1.0, 1.0).volume();
         assert!((cap - (2.0 * PI + 4.0 / 3.0 * PI)).abs() < 1e-12);
+    }
+
+    fn cuboid_points(h: DVec3, rot: DQuat, at: DVec3) -> Vec<[f32; 3]> {
+        (0..8)
+            .map(|i| {
+                let c = DVec3::new(
+                    if i & 1 == 1 { h.x } else { -h.x },
+                    if i & 2 == 2 { h.y } else { -h.y },
+                    if i & 4 == 4 { h.z } else { -h.z },
+                );
+                (rot * c + at).as_vec3().to_array()
+            })
+            .collect()
+    }
+
+    /// Latitude rings of a capsule along `dir` (poles included).
+    fn capsule_points(hh: f64, r: f64, rot: DQuat, at: DVec3) -> Vec<[f32; 3]> {
+        let mut out = Vec::new();
+        for j in 0..=16 {
+            let th = std::f64::consts::PI * j as f64 / 16.0;
+            let (y, rho) = (r * th.cos(), r * th.sin());
+            let y = if j <= 8 { y + hh } else { y - hh };
+            for i in 0..24 {
+                let ph = std::f64::consts::TAU * i as f64 / 24.0;
+                let p = DVec3::new(rho * ph.cos(), y, rho * ph.sin());
+                out.push((rot * p + at).as_vec3().to_array());
+                if j == 8 {
+                    let q = DVec3::new(rho * ph.cos(), -hh, rho * ph.sin());
+                    out.push((rot * q + at).as_vec3().to_array());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn rotated_boxes_are_fitted_at_their_orientation() {
+        let rots = [
+            DQuat::from_euler(glam::EulerRot::XYZ, 0.3, 0.7, -1.1),
+            DQuat::from_axis_angle(DVec3::new(1.0, 1.0, 1.0).normalize(), 0.9),
+            DQuat::from_rotation_z(std::f64::consts::FRAC_PI_4),
+            DQuat::from_rotation_y(1e-3),
+        ];
+        for rot in rots {
+            for h in [
+                DVec3::ONE,
+                DVec3::new(0.5, 1.0, 2.5),
+                DVec3::new(3.0, 0.01, 3.0),
+            ] {
+                let at = DVec3::new(10.0, -4.0, 2.0);
+                let pts = cuboid_points(h, rot, at);
+                let (p, frame, err) = fit(&pts, ColliderKind::Box).unwrap();
+                let Primitive::Cuboid(got) = p else { panic!() };
+                let mut got = got.map(f64::from);
+                got.sort_by(f64::total_cmp);
+                let mut want = h.to_array();
+                want.sort_by(f64::total_cmp);
+                for k in 0..3 {
+                    assert!(
+                        (got[k] - want[k]).abs() < 1e-5 * (1.0 + want[k]),
+                        "{rot} {h}: {got:?}"
+                    );
+                }
+                assert!(err < 1e-5, "{rot} {h}: error {err}");
+                assert!(frame.translation.distance(at) < 1e-5);
+                // a similarity: a rotation, not a mirror
+                assert!((frame.matrix3.determinant() - 1.0).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn an_axis_aligned_box_keeps_the_mesh_axes() {
+        let pts = cuboid_points(DVec3::new(1.0, 2.0, 3.0), DQuat::IDENTITY, DVec3::ZERO);
+        let (p, frame, _) = fit(&pts, ColliderKind::Box).unwrap();
+        assert_eq!(frame.matrix3, DMat3::IDENTITY);
+        assert_eq!(p, Primitive::Cuboid([1.0, 2.0, 3.0]));
+    }
+
+    #[test]
+    fn tilted_capsules_are_fitted_along_their_axis() {
+        for rot in [
+            DQuat::IDENTITY,
+            DQuat::from_rotation_z(0.6),
+            DQuat::from_euler(glam::EulerRot::XYZ, 0.3, 0.7, -1.1),
+        ] {
+            let (hh, r) = (1.5, 0.4);
+            let at = DVec3::new(-3.0, 1.0, 7.0);
+            let pts = capsule_points(hh, r, rot, at);
+            let (p, frame, err) = fit(&pts, ColliderKind::Capsule).unwrap();
+            let Primitive::Capsule(ghh, gr) = p else {
+                panic!()
+            };
+            assert!((f64::from(gr) - r).abs() < 1e-5, "{rot}: r {gr}");
+            assert!((f64::from(ghh) - hh).abs() < 1e-5, "{rot}: hh {ghh}");
+            assert!(err < 1e-5, "{rot}: {err}");
+            let axis = frame.matrix3 * DVec3::Y;
+            assert!(
+                axis.dot(rot * DVec3::Y).abs() > 1.0 - 1e-9,
+                "{rot}: axis {axis}"
+            );
+            assert!(frame.translation.distance(at) < 1e-5);
+        }
+    }
+
+    #[test]
+    fn every_point_is_inside_the_fitted_capsule() {
+        // a lumpy cloud: the capsule must still enclose every point
+        let mut pts = Vec::new();
+        let mut x = 0.12345f64;
+        for _ in 0..500 {
+            let mut r = || {
+                x = (x * 9301.0 + 0.49297).fract();
+                x * 2.0 - 1.0
+            };
+            pts.push([r() as f32 * 3.0, r() as f32, r() as f32 * 0.5]);
+        }
+        let (p, frame, _) = fit(&pts, ColliderKind::Capsule).unwrap();
+        let Primitive::Capsule(hh, r) = p else {
+            panic!()
+        };
+        let inv = frame.inverse();
+        for q in &pts {
+            let l = inv.transform_point3(DVec3::from(q.map(f64::from)));
+            let on = DVec3::new(0.0, l.y.clamp(-f64::from(hh), f64::from(hh)), 0.0);
+            assert!(
+                l.distance(on) <= f64::from(r) * (1.0 + 1e-6),
+                "{q:?} outside"
+            );
+        }
     }
 }
