@@ -5,6 +5,7 @@ mod authored;
 mod broken_gltf;
 mod bsp;
 mod corrupt;
+mod draco;
 mod ingest;
 mod levels;
 mod rays;

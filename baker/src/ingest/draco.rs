@@ -1,6 +1,9 @@
 //! `KHR_draco_mesh_compression`: a primitive's positions and triangles
 //! decoded from its Draco stream with `draco-core` (pure Rust, Apache-2.0;
-//! EdgeBreaker and sequential connectivity, quantised attributes).
+//! every method it decodes: sequential and EdgeBreaker connectivity —
+//! standard, valence and the legacy predictive traversal —, bitstreams
+//! from 1.1 to 2.2, lossless or quantised positions; the crate's features
+//! are set in the workspace manifest).
 //!
 //! Draco encoders drop degenerate triangles and may split or reorder
 //! points, so a Draco primitive matches its uncompressed original in
