@@ -27,7 +27,8 @@ pub struct Choice {
 /// speaks decides:
 /// 1. glTF physics (`OMI_physics_body`/`OMI_physics_shape`,
 ///    `KHR_physics_rigid_bodies`/`KHR_implicit_shapes`): the instance is an
-///    authored collider (ingest made it);
+///    authored collider (ingest made it); the same node's render mesh gets
+///    none;
 /// 2. project rules (`kiln.toml` `[[rules]]`, glob on the object's or its
 ///    mesh's name; the first match is the object's rule: its settings
 ///    apply to the object whatever decides the kind, and its `collider`,
@@ -109,6 +110,12 @@ pub fn classify(
         .map(|(inst, project_rule)| {
             if let Some(a) = &inst.physics {
                 return Some((a.kind, format!("glTF physics: {}", a.rule)));
+            }
+            if inst.beside_collider {
+                return Some((
+                    ColliderKind::None,
+                    "render mesh of a node whose glTF physics collider is its own object".into(),
+                ));
             }
             if let Some((k, rule)) = project_rule
                 && let Some(c) = rule.collider

@@ -100,7 +100,10 @@ enum Command {
         #[arg(long)]
         input: Option<PathBuf>,
     },
-    /// Write the baked collision triangles (world space) as .glb or .obj.
+    /// Write the colliders as glTF physics (.glb: `KHR_physics_rigid_bodies`
+    /// with `KHR_implicit_shapes` boxes, spheres and capsules, convex and
+    /// triangle meshes, each with a preview mesh) or as world-space
+    /// triangles (.obj).
     Export {
         /// The archive.
         archive: PathBuf,
@@ -543,7 +546,7 @@ fn export_cmd(archive: &Path, out: &Path, compare: Option<&Path>) -> Result<()> 
         (_, Some(_)) => {
             return Err(Usage(format!("{}: --compare writes .glb only", out.display())).into());
         }
-        (Some("glb"), None) => export::to_glb(&objects),
+        (Some("glb"), None) => export::to_physics_glb(&level),
         (Some("obj"), None) => export::to_obj(&objects).into_bytes(),
         _ => bail!("{}: the output must end in .glb or .obj", out.display()),
     };

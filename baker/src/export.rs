@@ -114,7 +114,10 @@ fn rounded(half: f32, r: f32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
         let a = std::f32::consts::FRAC_PI_2 * (i as f32 / rings as f32);
         ring_y.push((-half - r * a.cos(), r * a.sin()));
     }
-    for i in (0..rings).rev() {
+    // the top hemisphere from its equator (shared with the bottom one's
+    // for a sphere) up to the ring below the pole
+    let top_from = if half > 0.0 { rings } else { rings - 1 };
+    for i in (1..=top_from).rev() {
         let a = std::f32::consts::FRAC_PI_2 * (i as f32 / rings as f32);
         ring_y.push((half + r * a.cos(), r * a.sin()));
     }
@@ -305,6 +308,137 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
     });
     if !materials.is_empty() {
         doc["materials"] = json!(materials);
+    }
+    glb(&doc, bin)
+}
+
+/// Every collider of `level` as glTF physics, one node per object named
+/// after it and placed by its instance transform: `KHR_physics_rigid_bodies`
+/// colliders (static bodies) whose geometry is an analytic
+/// `KHR_implicit_shapes` shape for boxes, spheres and capsules, the node's
+/// own mesh with `convexHull` for polytopes, and the node's own mesh as
+/// triangles for triangle meshes and concave solids (which also say
+/// `"extras": {"kiln_collider": "concave"}`, so Kiln bakes them back as
+/// solids). Each node's mesh is also its preview (spheres and capsules
+/// tessellated with [`SEGMENTS`] segments), so any glTF viewer shows the
+/// colliders and physics-aware tools (Blender, Godot, Bevy) read them as
+/// what they are. An instance whose transform has shear (no glTF node can
+/// hold it) is written in world space under an identity node.
+pub fn to_physics_glb(level: &Level) -> Vec<u8> {
+    use kiln_formats::level::ArchivedShape as S;
+    let a = level.archive();
+    let mut bin: Vec<u8> = Vec::new();
+    let (mut views, mut accessors, mut meshes, mut nodes, mut shapes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut mesh_of_shape: std::collections::HashMap<u32, usize> = Default::default();
+    for (i, inst) in a.instances.iter().enumerate() {
+        let name = level.object_name(i as u32).to_string();
+        let shape = &a.shapes[inst.shape.to_native() as usize];
+        let m: [f32; 12] = std::array::from_fn(|k| inst.world_from_local[k].to_native());
+        let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
+        let orthogonal = (0..3).all(|j| {
+            let (u, v) = (cols[j], cols[(j + 1) % 3]);
+            u.dot(v).abs() <= 1e-5 * u.length() * v.length()
+        });
+        let lengths = cols.map(glam::Vec3::length);
+        let similarity = orthogonal
+            && lengths
+                .iter()
+                .all(|&l| (l - lengths[0]).abs() <= 1e-5 * lengths[0]);
+        let (mut positions, triangles) = shape_mesh(shape);
+        let mut node = json!({"name": name, "extras": {"kiln_instance": i}});
+        if orthogonal {
+            // glTF matrices are column-major 4×4
+            node["matrix"] = json!([
+                m[0], m[4], m[8], 0.0, m[1], m[5], m[9], 0.0, m[2], m[6], m[10], 0.0, m[3], m[7],
+                m[11], 1.0
+            ]);
+        } else {
+            for p in &mut positions {
+                *p = [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3]);
+            }
+        }
+        let ni = nodes.len();
+        // analytic only under a similarity (the baker places primitives no
+        // other way; an archive that does anyway gets their tessellation)
+        let implicit = match shape {
+            _ if !similarity => None,
+            S::Cuboid(c) => Some(
+                json!({"type": "box", "box": {"size": c.half_extents.map(|h| 2.0 * h.to_native())}}),
+            ),
+            S::Sphere(s) => {
+                Some(json!({"type": "sphere", "sphere": {"radius": s.radius.to_native()}}))
+            }
+            // KHR capsules: `height` between the caps' centres, along y
+            S::Capsule(c) => Some(json!({"type": "capsule", "capsule": {
+                "height": 2.0 * c.half_height.to_native(),
+                "radiusTop": c.radius.to_native(), "radiusBottom": c.radius.to_native()}})),
+            _ => None,
+        };
+        let geometry = match (implicit, shape) {
+            (Some(shape_json), _) => {
+                shapes.push(shape_json);
+                json!({"shape": shapes.len() - 1})
+            }
+            (None, S::Polytope(_) | S::Cuboid(_) | S::Sphere(_) | S::Capsule(_)) => {
+                json!({"node": ni, "convexHull": true})
+            }
+            (None, S::Bsp(_)) => {
+                node["extras"]["kiln_collider"] = json!("concave");
+                json!({"node": ni})
+            }
+            (None, _) => json!({"node": ni}),
+        };
+        node["extensions"] =
+            json!({"KHR_physics_rigid_bodies": {"collider": {"geometry": geometry}}});
+        // one mesh per shape where nodes place it (instances share it)
+        let shared = orthogonal.then(|| inst.shape.to_native());
+        if let Some(&mi) = shared.and_then(|k| mesh_of_shape.get(&k)) {
+            node["mesh"] = json!(mi);
+        } else if !triangles.is_empty() {
+            let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+            let pos_offset = bin.len();
+            for p in &positions {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(p[k]);
+                    hi[k] = hi[k].max(p[k]);
+                    bin.extend_from_slice(&p[k].to_le_bytes());
+                }
+            }
+            views.push(json!({"buffer": 0, "byteOffset": pos_offset, "byteLength": bin.len() - pos_offset, "target": 34962}));
+            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5126, "count": positions.len(), "type": "VEC3", "min": lo, "max": hi}));
+            let idx_offset = bin.len();
+            for v in triangles.iter().flatten() {
+                bin.extend_from_slice(&v.to_le_bytes());
+            }
+            views.push(json!({"buffer": 0, "byteOffset": idx_offset, "byteLength": bin.len() - idx_offset, "target": 34963}));
+            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5125, "count": triangles.len() * 3, "type": "SCALAR"}));
+            meshes.push(json!({"name": name, "primitives": [{
+                "attributes": {"POSITION": accessors.len() - 2}, "indices": accessors.len() - 1}]}));
+            node["mesh"] = json!(meshes.len() - 1);
+            if let Some(k) = shared {
+                mesh_of_shape.insert(k, meshes.len() - 1);
+            }
+        }
+        nodes.push(node);
+    }
+    let roots: Vec<usize> = (0..nodes.len()).collect();
+    let mut doc = json!({
+        "asset": {"version": "2.0", "generator": concat!("kiln baker ", env!("CARGO_PKG_VERSION"))},
+        "extensionsUsed": ["KHR_physics_rigid_bodies", "KHR_implicit_shapes"],
+        "extensions": {"KHR_implicit_shapes": {"shapes": shapes}},
+        "scene": 0,
+        "scenes": [{"nodes": roots}],
+        "nodes": nodes,
+        "meshes": meshes,
+        "accessors": accessors,
+        "bufferViews": views,
+        "buffers": [{"byteLength": bin.len()}],
+    });
+    if meshes.is_empty() {
+        for k in ["meshes", "accessors", "bufferViews", "buffers"] {
+            doc.as_object_mut().expect("an object").remove(k);
+        }
     }
     glb(&doc, bin)
 }

@@ -118,6 +118,10 @@ pub struct SceneInstance {
     /// shape: box corners, a sphere's or capsule's latitude rings, a
     /// cylinder's polygon prism).
     pub physics: Option<Authored>,
+    /// Set on the render instance of a node that also carries a glTF
+    /// physics collider (baked as an instance of its own): this one gets
+    /// no collider, whatever its name or the project's rules say.
+    pub beside_collider: bool,
 }
 
 /// What ingest counted, for the bake report.

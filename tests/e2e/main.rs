@@ -6,6 +6,7 @@ mod broken_gltf;
 mod bsp;
 mod corrupt;
 mod draco;
+mod export;
 mod ingest;
 mod levels;
 mod rays;

@@ -230,6 +230,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         let (collider, trigger) = physics::node_collider(node)
             .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: {e}")))?;
         triggers += usize::from(trigger);
+        let beside_collider = collider.is_some();
         if let Some(c) = collider {
             colliders.push((ni, c));
         }
@@ -298,6 +299,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     transform,
                     extras_collider: extras_collider.clone(),
                     physics: None,
+                    beside_collider,
                 });
             }
             if singular > 0 {
@@ -455,8 +457,23 @@ fn add_colliders(
                     continue;
                 };
                 let m = scene_mesh_of(doc, views, scene, mesh_map, (ni, mi), t.weights.as_deref())?;
-                let (kind, how) = mesh_collider(convex);
-                let rule = format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
+                let (mut kind, how) = mesh_collider(convex);
+                let mut rule =
+                    format!("KHR_physics_rigid_bodies: {how} of node {target}'s mesh {mi}");
+                // glTF physics has no concave solid: a triangle-mesh
+                // collider whose node says `"extras": {"kiln_collider":
+                // "concave"}` (as `baker export` writes them) is one
+                let concave = node
+                    .extras
+                    .as_ref()
+                    .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
+                    .is_some_and(|v| {
+                        v.get("kiln_collider").and_then(|c| c.as_str()) == Some("concave")
+                    });
+                if concave && !convex {
+                    kind = ColliderKind::Concave;
+                    rule.push_str(", a concave solid (extras)");
+                }
                 (m, world, Authored { kind, rule })
             }
             NodeCollider::Shape(r) => {
@@ -504,6 +521,7 @@ fn add_colliders(
             transform,
             extras_collider: None,
             physics: Some(authored),
+            beside_collider: false,
         });
     }
     Ok(())

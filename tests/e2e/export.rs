@@ -1,0 +1,257 @@
+//! `baker export` writes colliders as glTF physics (`KHR_physics_rigid_bodies`
+//! with `KHR_implicit_shapes`); baking that file again gives the same objects,
+//! the same kinds and the same answers: boxes, spheres and capsules as
+//! analytic shapes, polytopes as convex hulls, triangle meshes as meshes,
+//! concave solids as solids (re-simplified: within the deviation).
+
+use glam::{DAffine3, DQuat, DVec3, Vec3};
+use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_file, bake_scene, export};
+use kiln_runtime::Level;
+use kiln_tests::{Rng, levels_dir, ray_mix};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// name → (kind, instance) for every object.
+fn kinds(level: &Level) -> Vec<(String, String)> {
+    let a = level.archive();
+    let mut v: Vec<(String, String)> = a
+        .instances
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            (
+                level.object_name(i as u32).to_string(),
+                a.shapes[inst.shape.to_native() as usize]
+                    .kind_name()
+                    .to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Exports `original` as glTF physics, bakes the file and compares.
+fn round_trip(what: &str, original: &[u8]) {
+    let level = Level::from_bytes(original).unwrap();
+    let glb = export::to_physics_glb(&level);
+    let dir = std::env::temp_dir().join(format!("kiln-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{}.glb", what.replace(['/', ' '], "_")));
+    std::fs::write(&path, &glb).unwrap();
+    let again =
+        bake_file(&path, &BakeSettings::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let back = Level::from_bytes(&again.bytes).unwrap();
+    assert_eq!(kinds(&back), kinds(&level), "{what}: objects and kinds");
+    let a = level.archive();
+    let n = &a.top[0];
+    let (lo, hi) = (
+        Vec3::from(n.min.map(|v| v.to_native())),
+        Vec3::from(n.max.map(|v| v.to_native())),
+    );
+    let size = (hi - lo).max_element();
+    let concave = |l: &Level, i: u32| {
+        let a = l.archive();
+        a.shapes[a.instances[i as usize].shape.to_native() as usize].kind_name() == "bsp"
+    };
+    // the concave pipeline simplifies the exported collider again, so a
+    // concave solid may move by up to its deviation
+    let deviation = 2.0 * BakeSettings::default().max_deviation.get() as f32;
+    // rays that meet no concave solid in either archive answer the same;
+    // those that do, within the deviation almost always (a ray grazing a
+    // re-simplified torus may pass on to what is behind it)
+    let (mut exact, mut near, mut near_off) = (0, 0, 0);
+    for ray in ray_mix(lo, hi, 3000, 11) {
+        let h0 = level.raycast(ray.origin, ray.dir, ray.max_t);
+        let h1 = back.raycast(ray.origin, ray.dir, ray.max_t);
+        let near_bsp = h0.is_some_and(|h| concave(&level, h.instance))
+            || h1.is_some_and(|h| concave(&back, h.instance));
+        if near_bsp {
+            near += 1;
+            let agree = matches!((h0, h1), (Some(a0), Some(a1))
+                if (a0.t - a1.t).abs() <= deviation / ray.dir.length());
+            near_off += usize::from(!agree);
+            continue;
+        }
+        match (h0, h1) {
+            (Some(a0), Some(a1)) => {
+                exact += 1;
+                assert!(
+                    (a0.t - a1.t).abs() <= 1e-4 * (1.0 + size) / ray.dir.length(),
+                    "{what}: ray {ray:?}: {} ({}) vs {} ({})",
+                    a0.t,
+                    level.object_name(a0.instance),
+                    a1.t,
+                    back.object_name(a1.instance)
+                );
+                assert_eq!(
+                    level.object_name(a0.instance),
+                    back.object_name(a1.instance),
+                    "{what}: {ray:?}"
+                );
+            }
+            (None, None) => {}
+            (h0, h1) => panic!("{what}: {ray:?}: {h0:?} vs {h1:?}"),
+        }
+    }
+    assert!(
+        near_off * 20 <= near,
+        "{what}: {near_off} of {near} rays at concave solids off by more than {deviation}"
+    );
+    if near > 0 {
+        println!(
+            "{what}: {near_off} of {near} rays at concave solids off by more than {deviation} m"
+        );
+    }
+    // points: the same objects contain them (away from concave solids'
+    // surfaces)
+    let mut rng = Rng::new(5);
+    for _ in 0..3000 {
+        let p = lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f());
+        let mut c0: Vec<&str> = level
+            .contains_point(p)
+            .into_iter()
+            .filter(|&i| !concave(&level, i))
+            .map(|i| level.object_name(i))
+            .collect();
+        let mut c1: Vec<&str> = back
+            .contains_point(p)
+            .into_iter()
+            .filter(|&i| !concave(&back, i))
+            .map(|i| back.object_name(i))
+            .collect();
+        c0.sort();
+        c1.sort();
+        assert_eq!(c0, c1, "{what}: point {p}");
+    }
+    let only_concave = (0..a.instances.len() as u32).all(|i| concave(&level, i));
+    assert!(
+        exact > 50 || only_concave && near > 50,
+        "{what}: {exact} exact ray hits, {near} at concave solids"
+    );
+}
+
+#[test]
+fn exported_physics_bakes_back_to_the_same_colliders() {
+    // every automatic kind, and shared meshes
+    let sample = fixture("../samples/shape_collection.glb");
+    round_trip(
+        "shape_collection",
+        &bake_file(&sample, &BakeSettings::default()).unwrap().bytes,
+    );
+    // authored colliders of every extension and convention
+    for f in [
+        "khr_physics.gltf",
+        "omi_physics.gltf",
+        "unreal_names.gltf",
+        "godot_names.gltf",
+    ] {
+        let p = fixture("fixtures/colliders").join(f);
+        round_trip(f, &bake_file(&p, &BakeSettings::default()).unwrap().bytes);
+    }
+    // oriented primitives under rotated, scaled placements
+    let rot = DQuat::from_euler(glam::EulerRot::XYZ, 0.4, -0.9, 0.25);
+    let mut crate_mesh = SceneMesh::cuboid("crate", [0.0; 3], [0.5, 1.0, 1.5]);
+    for p in &mut crate_mesh.positions {
+        *p = (rot * DVec3::from(p.map(f64::from))).as_vec3().to_array();
+    }
+    let place = |name: &str, mesh, xf| SceneInstance {
+        name: name.into(),
+        mesh,
+        transform: xf,
+        ..SceneInstance::default()
+    };
+    let scene = Scene {
+        meshes: vec![crate_mesh],
+        instances: vec![
+            place("Crate", 0, DAffine3::IDENTITY),
+            place(
+                "FarCrate",
+                0,
+                DAffine3::from_scale_rotation_translation(
+                    DVec3::splat(2.0),
+                    DQuat::from_rotation_y(0.7),
+                    DVec3::new(30.0, 2.0, -10.0),
+                ),
+            ),
+            // non-uniform: the hull stands in, exported as a convex mesh
+            place(
+                "Squashed",
+                0,
+                DAffine3::from_scale_rotation_translation(
+                    DVec3::new(1.0, 0.5, 2.0),
+                    DQuat::IDENTITY,
+                    DVec3::new(-8.0, 0.0, 0.0),
+                ),
+            ),
+        ],
+        ..Scene::default()
+    };
+    let baked = bake_scene(&scene, &BakeSettings::default());
+    let kinds0 = kinds(&Level::from_bytes(&baked.bytes).unwrap());
+    assert_eq!(
+        kinds0,
+        [
+            ("Crate".to_string(), "box".to_string()),
+            ("FarCrate".into(), "box".into()),
+            ("Squashed".into(), "polytope".into())
+        ]
+    );
+    round_trip("oriented crates", &baked.bytes);
+    // triangle meshes and boxes of a real level
+    if let Some(dir) = levels_dir() {
+        for f in ["godot_truck_town.gltf", "khr_Duck.glb"] {
+            round_trip(
+                f,
+                &bake_file(&dir.join(f), &BakeSettings::default())
+                    .unwrap()
+                    .bytes,
+            );
+        }
+    }
+}
+
+#[test]
+fn the_export_declares_analytic_shapes_and_static_colliders() {
+    let sample = fixture("../samples/shape_collection.glb");
+    let level =
+        Level::from_bytes(&bake_file(&sample, &BakeSettings::default()).unwrap().bytes).unwrap();
+    let glb = export::to_physics_glb(&level);
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    let shapes = doc["extensions"]["KHR_implicit_shapes"]["shapes"]
+        .as_array()
+        .unwrap();
+    let types: Vec<&str> = shapes.iter().map(|s| s["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["box", "sphere"], "{doc}");
+    assert_eq!(shapes[0]["box"]["size"], serde_json::json!([2.0, 2.0, 2.0]));
+    let nodes = doc["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 7);
+    for n in nodes {
+        let c = &n["extensions"]["KHR_physics_rigid_bodies"]["collider"]["geometry"];
+        assert!(c.is_object(), "{n}");
+        // static: no motion
+        assert!(n["extensions"]["KHR_physics_rigid_bodies"]["motion"].is_null());
+        // every collider has a preview mesh for plain viewers
+        assert!(n["mesh"].is_u64(), "{n}");
+        match n["name"].as_str().unwrap() {
+            "Cube" | "Sphere" => assert!(c["shape"].is_u64(), "{n}"),
+            "Cone" | "Cylinder" | "Icosphere" => assert_eq!(c["convexHull"], true, "{n}"),
+            "Torus" | "Torus.001" => {
+                assert_eq!(n["extras"]["kiln_collider"], "concave", "{n}");
+                assert!(c["convexHull"].is_null(), "{n}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // the two tori share one mesh
+    let torus_meshes: Vec<&serde_json::Value> = nodes
+        .iter()
+        .filter(|n| n["name"].as_str().unwrap().starts_with("Torus"))
+        .map(|n| &n["mesh"])
+        .collect();
+    assert_eq!(torus_meshes[0], torus_meshes[1]);
+}
