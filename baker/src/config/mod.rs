@@ -180,8 +180,12 @@ pub struct Rule {
 #[serde(rename_all = "lowercase")]
 #[allow(missing_docs)]
 pub enum ColliderName {
+    // the names `inspect` and reports give what was built are accepted too
+    #[serde(alias = "polytope")]
     Convex,
+    #[serde(alias = "bsp")]
     Concave,
+    #[serde(alias = "trimesh")]
     Mesh,
     Terrain,
     Box,
@@ -217,9 +221,15 @@ impl ColliderName {
         }
     }
 
-    /// The name `v` stands for, if any.
+    /// The name `v` stands for, if any: a file name, or the name `inspect`
+    /// gives the shape it becomes (`polytope`, `bsp`, `trimesh`).
     pub fn parse(v: &str) -> Option<ColliderName> {
-        ColliderName::ALL.into_iter().find(|n| n.as_str() == v)
+        match v {
+            "polytope" => Some(ColliderName::Convex),
+            "bsp" => Some(ColliderName::Concave),
+            "trimesh" => Some(ColliderName::Mesh),
+            _ => ColliderName::ALL.into_iter().find(|n| n.as_str() == v),
+        }
     }
 }
 
@@ -618,6 +628,18 @@ mod tests {
         assert!(glob(b"*", b""));
         assert!(!glob(b"a*b", b"acd"));
         assert!(glob(b"a*b*c", b"axxbyyc"));
+    }
+
+    #[test]
+    fn the_names_inspect_prints_are_collider_names_too() {
+        for (file, shown) in [("convex", "polytope"), ("concave", "bsp"), ("mesh", "trimesh")] {
+            assert_eq!(ColliderName::parse(file), ColliderName::parse(shown), "{shown}");
+            assert!(ColliderName::parse(shown).is_some());
+            let text = format!("[[rules]]\nmatch = \"x\"\ncollider = \"{shown}\"\n");
+            let c = ProjectConfig::parse(&text, std::path::Path::new("kiln.toml")).unwrap();
+            assert_eq!(c.rules[0].collider, ColliderName::parse(file), "{shown}");
+        }
+        assert_eq!(ColliderName::parse("blob"), None);
     }
 
     #[test]
