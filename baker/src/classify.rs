@@ -48,7 +48,7 @@ pub struct Choice {
 ///    around its props, whichever way its faces point), a closed mesh
 ///    whose faces point inwards, an open surface that faces one way
 ///    (terrain, floors, walls), an open mesh too large to close within
-///    its deviation (see [`level_extent`]), an open mesh with no more
+///    its deviation (see [`crate::limits::level_extent`]), an open mesh with no more
 ///    triangles than the face budget. Every other mesh is a prop: a
 ///    closed one within `settings.convex_tolerance` of its hull's volume
 ///    becomes a polytope (or the primitive it fills as closely), any
@@ -310,7 +310,7 @@ fn auto(
             ));
         }
         let max_deviation = shape.max_deviation.get();
-        let limit = level_extent(max_deviation);
+        let limit = crate::limits::level_extent(max_deviation);
         if extent > limit {
             return mesh(format!(
                 "open and {extent:.1} m across: level geometry (a closed collider within {max_deviation} m needs it under {limit:.1} m)"
@@ -356,19 +356,6 @@ fn auto(
 /// terrain, 0.5 for a hemisphere, near 0 for a prop with a hole) is
 /// terrain, a floor or a wall: level geometry.
 pub const SHEET: f64 = 0.6;
-
-/// The largest open mesh (world units across) automatic classification
-/// remeshes into a concave solid for a collider deviation of
-/// `max_deviation`: the remesher's finest grid is
-/// [`crate::prepare::collider::remesh::MAX_RESOLUTION`] voxels across, and
-/// a collider more than [`crate::prepare::MAX_DEVIATION`] times the
-/// deviation off is refused, so anything larger would be remeshed only to
-/// be thrown away (63 m at the default 5 cm).
-pub fn level_extent(max_deviation: f64) -> f64 {
-    (crate::prepare::collider::remesh::MAX_RESOLUTION - 2.0)
-        * crate::prepare::MAX_DEVIATION
-        * max_deviation
-}
 
 /// The world box of an instance of `w` under `t` (every vertex
 /// transformed), `None` for an empty mesh.

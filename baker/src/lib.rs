@@ -31,6 +31,7 @@ pub mod export;
 pub mod geom;
 pub mod ingest;
 pub mod kind;
+pub mod limits;
 pub mod prepare;
 pub mod report;
 pub mod scene;

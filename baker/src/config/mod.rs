@@ -632,8 +632,16 @@ mod tests {
 
     #[test]
     fn the_names_inspect_prints_are_collider_names_too() {
-        for (file, shown) in [("convex", "polytope"), ("concave", "bsp"), ("mesh", "trimesh")] {
-            assert_eq!(ColliderName::parse(file), ColliderName::parse(shown), "{shown}");
+        for (file, shown) in [
+            ("convex", "polytope"),
+            ("concave", "bsp"),
+            ("mesh", "trimesh"),
+        ] {
+            assert_eq!(
+                ColliderName::parse(file),
+                ColliderName::parse(shown),
+                "{shown}"
+            );
             assert!(ColliderName::parse(shown).is_some());
             let text = format!("[[rules]]\nmatch = \"x\"\ncollider = \"{shown}\"\n");
             let c = ProjectConfig::parse(&text, std::path::Path::new("kiln.toml")).unwrap();

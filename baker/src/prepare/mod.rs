@@ -205,9 +205,7 @@ pub fn concave_collider(
     Ok(c)
 }
 
-/// How many times the tolerance a concave collider may deviate before the
-/// triangle mesh is kept instead (with the reason in the rule).
-pub const MAX_DEVIATION: f64 = 10.0;
+pub use crate::limits::MAX_DEVIATION;
 
 /// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
 /// verification accepts, so what the baker calls a similarity always opens).

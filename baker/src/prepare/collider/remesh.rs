@@ -7,10 +7,7 @@ use crate::geom::topology::{bounds, closed_and_volume, pinched_edges};
 use crate::geom::weld::WeldedMesh;
 use glam::DVec3;
 
-/// The finest remeshing grid: 128 voxels across (meshoptimizer takes up to
-/// 256, but at 200 the damaged-helmet sample took 2.2 s per attempt and
-/// made 400,000 triangles; a collider is simplified to about a hundred).
-pub const MAX_RESOLUTION: f64 = 128.0;
+pub use crate::limits::MAX_RESOLUTION;
 
 /// The remesher's grid size for `tolerance`: one voxel about the
 /// tolerance along the longest side, at least 16 (small objects), at most
