@@ -1,0 +1,548 @@
+//! Distance between two convex shapes given by support functions, in f64:
+//! the Gilbert–Johnson–Keerthi algorithm (Gilbert, Johnson and Keerthi, "A
+//! fast procedure for computing the distance between complex objects in
+//! three-dimensional space", 1988), with the closest point on each simplex
+//! found by Voronoi-region tests (Ericson, "Real-Time Collision Detection",
+//! 2004, §5.1) instead of Johnson's determinants, and the termination
+//! tests of van den Bergen ("A fast and robust GJK implementation for
+//! collision detection of convex objects", 1999).
+//!
+//! This is the core the convex query shapes (capsules, boxes, hulls) are
+//! built on: a shape with a radius (sphere, capsule) is its core (point,
+//! segment) grown by the radius, so the distance between cores minus the
+//! radius is exact, and GJK on polytopes ends in finitely many steps.
+
+use glam::DVec3;
+
+/// A convex shape known by its support function.
+pub(crate) trait Support {
+    /// A point of the shape farthest along `d` (any one when several are).
+    fn support(&self, d: DVec3) -> DVec3;
+    /// Some point of the shape (the search starts from it).
+    fn any_point(&self) -> DVec3;
+}
+
+/// A point.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Point(pub DVec3);
+
+impl Support for Point {
+    fn support(&self, _: DVec3) -> DVec3 {
+        self.0
+    }
+    fn any_point(&self) -> DVec3 {
+        self.0
+    }
+}
+
+/// A segment (a capsule's core).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment(pub DVec3, pub DVec3);
+
+impl Support for Segment {
+    fn support(&self, d: DVec3) -> DVec3 {
+        if d.dot(self.1 - self.0) > 0.0 {
+            self.1
+        } else {
+            self.0
+        }
+    }
+    fn any_point(&self) -> DVec3 {
+        (self.0 + self.1) * 0.5
+    }
+}
+
+/// A triangle.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Triangle(pub [DVec3; 3]);
+
+impl Support for Triangle {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let v = &self.0;
+        let (a, b, c) = (v[0].dot(d), v[1].dot(d), v[2].dot(d));
+        if a >= b && a >= c {
+            v[0]
+        } else if b >= c {
+            v[1]
+        } else {
+            v[2]
+        }
+    }
+    fn any_point(&self) -> DVec3 {
+        (self.0[0] + self.0[1] + self.0[2]) / 3.0
+    }
+}
+
+/// An oriented box: centre, unit axes (columns of a rotation) and half
+/// extents along them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OrientedBox {
+    pub center: DVec3,
+    pub axes: [DVec3; 3],
+    pub half: DVec3,
+}
+
+impl Support for OrientedBox {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let mut p = self.center;
+        for k in 0..3 {
+            let s = if d.dot(self.axes[k]) >= 0.0 {
+                1.0
+            } else {
+                -1.0
+            };
+            p += self.axes[k] * (s * self.half[k]);
+        }
+        p
+    }
+    fn any_point(&self) -> DVec3 {
+        self.center
+    }
+}
+
+/// The convex hull of a point set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hull<'a>(pub &'a [DVec3]);
+
+impl Support for Hull<'_> {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let mut best = self.0[0];
+        let mut bd = best.dot(d);
+        for &p in &self.0[1..] {
+            let pd = p.dot(d);
+            if pd > bd {
+                (best, bd) = (p, pd);
+            }
+        }
+        best
+    }
+    fn any_point(&self) -> DVec3 {
+        self.0[0]
+    }
+}
+
+/// The result of a distance query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Separation {
+    /// Distance between the shapes (0 when they touch or overlap).
+    pub distance: f64,
+    /// The closest point of the first shape.
+    pub on_a: DVec3,
+    /// The closest point of the second shape.
+    pub on_b: DVec3,
+}
+
+/// One vertex of the simplex in the Minkowski difference A − B, with the
+/// points of A and B it came from.
+#[derive(Clone, Copy, Debug)]
+struct Vertex {
+    w: DVec3,
+    a: DVec3,
+    b: DVec3,
+}
+
+/// The distance between `a` and `b`, with a closest point on each, or
+/// `None` when they overlap (distance 0 and no unique closest points).
+/// Touching shapes report distance 0 with their common point.
+pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation> {
+    let first = |d: DVec3| {
+        let (pa, pb) = (a.support(d), b.support(-d));
+        Vertex {
+            w: pa - pb,
+            a: pa,
+            b: pb,
+        }
+    };
+    let start = a.any_point() - b.any_point();
+    let mut simplex: Vec<Vertex> = vec![first(if start == DVec3::ZERO {
+        DVec3::X
+    } else {
+        -start
+    })];
+    let mut weights: Vec<f64> = vec![1.0];
+    let mut v = simplex[0].w;
+    // the scale of the problem, for relative tolerances
+    let scale = simplex[0]
+        .a
+        .abs()
+        .max(simplex[0].b.abs())
+        .max_element()
+        .max(1.0);
+    // squared: distances under 1e-12 of the coordinates are contact
+    let eps = (1e-12 * scale).powi(2);
+    for _ in 0..128 {
+        let vv = v.length_squared();
+        if vv <= eps {
+            break;
+        }
+        let w = first(-v);
+        // no point of A − B beyond the current one along −v: converged
+        // (van den Bergen's test, relative)
+        if vv - v.dot(w.w) <= 1e-12 * vv.max(eps) {
+            break;
+        }
+        if simplex.iter().any(|s| s.w == w.w) {
+            break;
+        }
+        let mut grown = simplex.clone();
+        grown.push(w);
+        let (nv, kept, lambdas) = closest_on_simplex(&grown);
+        if kept.len() == 4 {
+            // the origin inside the tetrahedron: overlap
+            return None;
+        }
+        if nv.length_squared() >= vv {
+            // no progress (rounding): the previous answer stands
+            break;
+        }
+        (v, simplex, weights) = (nv, kept, lambdas);
+    }
+    let (mut on_a, mut on_b) = (DVec3::ZERO, DVec3::ZERO);
+    for (s, &l) in simplex.iter().zip(&weights) {
+        on_a += s.a * l;
+        on_b += s.b * l;
+    }
+    let distance = v.length();
+    if distance * distance <= eps {
+        return None;
+    }
+    Some(Separation {
+        distance,
+        on_a,
+        on_b,
+    })
+}
+
+/// The point of the simplex closest to the origin, the smallest sub-simplex
+/// holding it, and its barycentric weights on that sub-simplex.
+fn closest_on_simplex(s: &[Vertex]) -> (DVec3, Vec<Vertex>, Vec<f64>) {
+    match s.len() {
+        1 => (s[0].w, s.to_vec(), vec![1.0]),
+        2 => {
+            let (a, b) = (s[0].w, s[1].w);
+            let ab = b - a;
+            let t = (-a).dot(ab) / ab.length_squared();
+            if t <= 0.0 {
+                (a, vec![s[0]], vec![1.0])
+            } else if t >= 1.0 {
+                (b, vec![s[1]], vec![1.0])
+            } else {
+                (a + ab * t, s.to_vec(), vec![1.0 - t, t])
+            }
+        }
+        3 => triangle(s[0], s[1], s[2]),
+        _ => tetrahedron(s),
+    }
+}
+
+/// Closest point of triangle (a, b, c) to the origin (Ericson §5.1.5).
+fn triangle(va: Vertex, vb: Vertex, vc: Vertex) -> (DVec3, Vec<Vertex>, Vec<f64>) {
+    let (a, b, c) = (va.w, vb.w, vc.w);
+    let (ab, ac, ap) = (b - a, c - a, -a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, vec![va], vec![1.0]);
+    }
+    let bp = -b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, vec![vb], vec![1.0]);
+    }
+    let vc_ = d1 * d4 - d3 * d2;
+    if vc_ <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let t = d1 / (d1 - d3);
+        return (a + ab * t, vec![va, vb], vec![1.0 - t, t]);
+    }
+    let cp = -c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, vec![vc], vec![1.0]);
+    }
+    let vb_ = d5 * d2 - d1 * d6;
+    if vb_ <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let t = d2 / (d2 - d6);
+        return (a + ac * t, vec![va, vc], vec![1.0 - t, t]);
+    }
+    let va_ = d3 * d6 - d5 * d4;
+    if va_ <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * t, vec![vb, vc], vec![1.0 - t, t]);
+    }
+    let denom = 1.0 / (va_ + vb_ + vc_);
+    let (v, w) = (vb_ * denom, vc_ * denom);
+    (
+        a + ab * v + ac * w,
+        vec![va, vb, vc],
+        vec![1.0 - v - w, v, w],
+    )
+}
+
+/// Closest point of a tetrahedron to the origin: the origin itself when
+/// inside (all four vertices kept), else the best of the faces the origin
+/// is outside of (Ericson §5.1.6).
+fn tetrahedron(s: &[Vertex]) -> (DVec3, Vec<Vertex>, Vec<f64>) {
+    let faces = [[0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [1, 3, 2, 0]];
+    let (a, b, c, d) = (s[0].w, s[1].w, s[2].w, s[3].w);
+    // a flat tetrahedron (a segment parallel to a face, say) holds nothing:
+    // the answer is on one of its faces
+    let size = (b - a).length().max((c - a).length()).max((d - a).length());
+    let flat = (b - a).dot((c - a).cross(d - a)).abs() <= 1e-12 * size * size * size;
+    let mut best: Option<(DVec3, Vec<Vertex>, Vec<f64>)> = None;
+    let mut inside = !flat;
+    for f in faces {
+        let (a, b, c, d) = (s[f[0]].w, s[f[1]].w, s[f[2]].w, s[f[3]].w);
+        let n = (b - a).cross(c - a);
+        // the origin and the fourth vertex on opposite sides of the face
+        let (so, sd) = ((-a).dot(n), (d - a).dot(n));
+        if flat || so * sd < 0.0 {
+            inside = false;
+            let r = triangle(s[f[0]], s[f[1]], s[f[2]]);
+            if best
+                .as_ref()
+                .is_none_or(|b| r.0.length_squared() < b.0.length_squared())
+            {
+                best = Some(r);
+            }
+        }
+    }
+    match best {
+        Some(b) if !inside => b,
+        // inside (or degenerate, flat): report the overlap
+        _ => (DVec3::ZERO, s.to_vec(), vec![0.25; 4]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::sphere_triangle::closest_point;
+
+    /// Oracle: distance between a segment and a triangle by closed forms
+    /// (endpoints to the triangle, the segment against each edge, and the
+    /// segment crossing the triangle).
+    fn segment_triangle(p: DVec3, q: DVec3, t: [DVec3; 3]) -> f64 {
+        let mut d = f64::INFINITY;
+        for e in [p, q] {
+            d = d.min(e.distance(closest_point(e, t[0], t[1], t[2])));
+        }
+        for k in 0..3 {
+            d = d.min(segment_segment(p, q, t[k], t[(k + 1) % 3]));
+        }
+        // crossing: the segment meets the triangle's plane inside it
+        let n = (t[1] - t[0]).cross(t[2] - t[0]);
+        let (dp, dq) = ((p - t[0]).dot(n), (q - t[0]).dot(n));
+        if dp * dq <= 0.0 && dp != dq {
+            let x = p + (q - p) * (dp / (dp - dq));
+            if x.distance(closest_point(x, t[0], t[1], t[2])) <= 1e-12 * (1.0 + x.length()) {
+                d = 0.0;
+            }
+        }
+        d
+    }
+
+    /// Distance between two segments by dense parameter search refined
+    /// by the closed form on the best pair (an independent method: a
+    /// golden-section on the convex distance function).
+    fn segment_segment(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
+        let f = |s: f64| {
+            let x = p1 + (q1 - p1) * s;
+            // closest point on segment 2 to x, closed form
+            let d = q2 - p2;
+            let t = if d.length_squared() == 0.0 {
+                0.0
+            } else {
+                ((x - p2).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+            };
+            x.distance(p2 + d * t)
+        };
+        // the distance along segment 1 is convex: ternary search
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        for _ in 0..200 {
+            let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+            if f(m1) <= f(m2) {
+                hi = m2;
+            } else {
+                lo = m1;
+            }
+        }
+        f((lo + hi) * 0.5).min(f(0.0)).min(f(1.0))
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn f(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn v(&mut self, s: f64) -> DVec3 {
+            DVec3::new(self.f() - 0.5, self.f() - 0.5, self.f() - 0.5) * (2.0 * s)
+        }
+    }
+
+    #[test]
+    fn segment_triangle_distances_match_closed_forms() {
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut overlaps = 0;
+        for i in 0..20_000 {
+            let at = r.v(1.0) * if i % 3 == 0 { 1e4 } else { 1.0 };
+            let t = [at + r.v(1.0), at + r.v(1.0), at + r.v(1.0)];
+            let (mut p, mut q) = (at + r.v(1.5), at + r.v(1.5));
+            match i % 5 {
+                // a segment lying in the triangle's plane, along an edge
+                1 => {
+                    let e = t[1] - t[0];
+                    p = t[0] + e * (r.f() - 0.5);
+                    q = t[0] + e * (r.f() + 0.5);
+                }
+                // a degenerate segment (a point: a sphere's core)
+                2 => q = p,
+                _ => {}
+            }
+            let want = segment_triangle(p, q, t);
+            let scale = 1.0 + at.abs().max_element();
+            match distance(&Segment(p, q), &Triangle(t)) {
+                Some(s) => {
+                    assert!(
+                        (s.distance - want).abs() <= 1e-9 * scale,
+                        "case {i}: gjk {} oracle {want}",
+                        s.distance
+                    );
+                    // the witnesses are on the shapes and that far apart
+                    assert!((s.on_a.distance(s.on_b) - s.distance).abs() <= 1e-9 * scale);
+                    let on_tri = closest_point(s.on_b, t[0], t[1], t[2]);
+                    assert!(on_tri.distance(s.on_b) <= 1e-9 * scale, "case {i}");
+                }
+                None => {
+                    overlaps += 1;
+                    assert!(
+                        want <= 1e-9 * scale,
+                        "case {i}: gjk says touching, oracle {want}"
+                    );
+                }
+            }
+        }
+        assert!(overlaps > 100, "{overlaps} crossing cases");
+    }
+
+    #[test]
+    fn box_triangle_distances_match_vertex_edge_face_pairs() {
+        let mut r = Rng(0x2545_f491_4f6c_dd1d);
+        let mut overlaps = 0;
+        for i in 0..5_000 {
+            let q =
+                glam::DQuat::from_euler(glam::EulerRot::XYZ, r.f() * 6.0, r.f() * 6.0, r.f() * 6.0);
+            let half = DVec3::new(
+                0.05 + r.f(),
+                0.05 + r.f(),
+                if i % 4 == 0 { 1e-3 } else { 0.05 + r.f() },
+            );
+            let bx = OrientedBox {
+                center: DVec3::ZERO,
+                axes: [q * DVec3::X, q * DVec3::Y, q * DVec3::Z],
+                half,
+            };
+            let off = r.v(3.0);
+            let t = [off + r.v(1.0), off + r.v(1.0), off + r.v(1.0)];
+            // oracle: a box and a triangle apart are closest at a
+            // vertex–face or edge–edge pair
+            let corners: Vec<DVec3> = (0..8)
+                .map(|k| {
+                    let s = |b: usize| if k >> b & 1 == 1 { 1.0 } else { -1.0 };
+                    bx.axes[0] * (s(0) * half.x)
+                        + bx.axes[1] * (s(1) * half.y)
+                        + bx.axes[2] * (s(2) * half.z)
+                })
+                .collect();
+            let to_box = |p: DVec3| {
+                let l = DVec3::new(p.dot(bx.axes[0]), p.dot(bx.axes[1]), p.dot(bx.axes[2]));
+                (l - l.clamp(-half, half)).length()
+            };
+            let mut want = t.iter().map(|&p| to_box(p)).fold(f64::INFINITY, f64::min);
+            for &c in &corners {
+                want = want.min(c.distance(closest_point(c, t[0], t[1], t[2])));
+            }
+            let edges: Vec<(usize, usize)> = (0..8)
+                .flat_map(|a| (0..3).map(move |b| (a, a ^ (1 << b))))
+                .filter(|(a, b)| a < b)
+                .collect();
+            for (a, b) in edges {
+                for k in 0..3 {
+                    want = want.min(segment_segment(
+                        corners[a],
+                        corners[b],
+                        t[k],
+                        t[(k + 1) % 3],
+                    ));
+                }
+            }
+            // overlap by the separating-axis test: the box's three axes,
+            // the triangle's normal and the nine edge × axis directions
+            // (Akenine-Möller, "Fast 3D triangle-box overlap testing", 2001)
+            let mut axes = bx.axes.to_vec();
+            axes.push((t[1] - t[0]).cross(t[2] - t[0]));
+            for k in 0..3 {
+                for &ax in &bx.axes {
+                    axes.push((t[(k + 1) % 3] - t[k]).cross(ax));
+                }
+            }
+            let separated = axes
+                .iter()
+                .filter(|a| a.length_squared() > 1e-24)
+                .any(|&ax| {
+                    let ax = ax.normalize();
+                    let r = (0..3)
+                        .map(|k| half[k] * bx.axes[k].dot(ax).abs())
+                        .sum::<f64>();
+                    let (lo, hi) = t
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                            (l.min(p.dot(ax)), h.max(p.dot(ax)))
+                        });
+                    lo > r + 1e-9 || hi < -r - 1e-9
+                });
+            if !separated {
+                want = 0.0;
+            }
+            match distance(&bx, &Triangle(t)) {
+                Some(s) => assert!(
+                    (s.distance - want).abs() <= 1e-9,
+                    "case {i}: gjk {} oracle {want}",
+                    s.distance
+                ),
+                None => assert!(want <= 1e-9, "case {i}: gjk says overlap, oracle {want}"),
+            }
+            overlaps += usize::from(want == 0.0);
+        }
+        assert!(overlaps > 100, "{overlaps} overlapping cases");
+    }
+
+    #[test]
+    fn hulls_and_points_touching_and_apart() {
+        let cube: Vec<DVec3> = (0..8)
+            .map(|k| DVec3::new((k & 1) as f64, (k >> 1 & 1) as f64, (k >> 2 & 1) as f64))
+            .collect();
+        // a point 2 above the top face, over its middle
+        let s = distance(&Hull(&cube), &Point(DVec3::new(0.5, 3.0, 0.5))).unwrap();
+        assert!((s.distance - 2.0).abs() < 1e-12);
+        assert!(s.on_a.distance(DVec3::new(0.5, 1.0, 0.5)) < 1e-12);
+        // inside: overlap
+        assert!(distance(&Hull(&cube), &Point(DVec3::splat(0.5))).is_none());
+        // a triangle resting on the top face: touching is overlap (0)
+        let t = Triangle([
+            DVec3::new(0.2, 1.0, 0.2),
+            DVec3::new(0.8, 1.0, 0.2),
+            DVec3::new(0.5, 1.0, 0.8),
+        ]);
+        assert!(distance(&Hull(&cube), &t).is_none());
+        // beside an edge, diagonally: √2/2 · 0.1·√2 = 0.1
+        let p = Point(DVec3::new(1.1, 1.1, 0.5));
+        let s = distance(&Hull(&cube), &p).unwrap();
+        assert!(
+            (s.distance - 0.1 * 2f64.sqrt()).abs() < 1e-12,
+            "{}",
+            s.distance
+        );
+    }
+}
