@@ -131,8 +131,9 @@ pub fn classify(
                         return Some((kind, format!("node extras: collider = {v}")));
                     }
                     None => warnings.push(format!(
-                        "{}: unknown extras collider {v:?} (expected convex, concave, mesh, terrain, box, sphere, capsule or none); classified by the other rules",
-                        inst.name
+                        "{}: unknown extras collider {v:?} (expected {}); classified by the other rules",
+                        inst.name,
+                        ColliderName::list()
                     )),
                 }
             }
@@ -175,13 +176,21 @@ pub fn classify(
         .zip(&needed)
         .map(|(w, &n)| n.then(|| analyse(w)))
         .collect();
+    // every instance's world box: its size for the automatic rule, and
+    // what may enclose what for the shell test
+    let boxes: Vec<Option<(DVec3, DVec3)>> = scene
+        .instances
+        .iter()
+        .map(|i| world_box(&welded[i.mesh], &i.transform))
+        .collect();
     // the kind each instance gets before the shell test
     let first: Vec<(bool, ColliderKind, String, ShapeSettings)> = scene
         .instances
         .iter()
         .zip(explicit)
         .zip(&rule_of)
-        .map(|((inst, c), project_rule)| {
+        .zip(&boxes)
+        .map(|(((inst, c), project_rule), world)| {
             let tolerance = project_rule
                 .and_then(|(_, r)| r.settings.convex_tolerance)
                 .unwrap_or(settings.convex_tolerance)
@@ -197,20 +206,18 @@ pub fn classify(
             let automatic = c.is_none() && facts[inst.mesh].is_some_and(|f| f.closed);
             let (kind, rule) = c.unwrap_or_else(|| {
                 let f = facts[inst.mesh].expect("analysed");
-                let extent = world_extent(&welded[inst.mesh], &inst.transform);
+                let extent = world.map_or(0.0, |(lo, hi)| (hi - lo).max_element());
                 auto(&f, tolerance, concave_max, extent, &shape)
             });
             (automatic, kind, rule, shape)
         })
         .collect();
     // shells: a closed automatic solid that encloses another object is a
-    // surface (a convex one only when it holds half the level or more: a
-    // world box or sky sphere, not a box around a box)
-    let boxes: Vec<Option<(DVec3, DVec3)>> = scene
-        .instances
-        .iter()
-        .map(|i| world_box(&welded[i.mesh], &i.transform))
-        .collect();
+    // surface (a convex one only when it holds half the level's objects or
+    // more: a world box or sky sphere, not a box around a box)
+    let objects = (0..scene.instances.len())
+        .filter(|&o| is_object(scene, o))
+        .count();
     let enclosed: Vec<Option<usize>> = first
         .par_iter()
         .enumerate()
@@ -221,7 +228,7 @@ pub fn classify(
             }
             let convex = kind.is_primitive() || *kind == ColliderKind::Convex;
             let need = if convex {
-                scene.instances.len().saturating_sub(1).div_ceil(2).max(1)
+                objects.saturating_sub(1).div_ceil(2).max(1)
             } else {
                 1
             };
@@ -368,9 +375,11 @@ fn world_box(w: &WeldedMesh, t: &DAffine3) -> Option<(DVec3, DVec3)> {
     Some(it.fold((first, first), |(lo, hi), p| (lo.min(p), hi.max(p))))
 }
 
-/// The longest side of an instance's world box (0 when empty).
-fn world_extent(w: &WeldedMesh, t: &DAffine3) -> f64 {
-    world_box(w, t).map_or(0.0, |(lo, hi)| (hi - lo).max_element())
+/// Whether instance `o` is an object a shell can enclose: drawn, not an
+/// authored collider or the proxy of an implicit shape.
+fn is_object(scene: &Scene, o: usize) -> bool {
+    let i = &scene.instances[o];
+    i.physics.is_none() && !scene.meshes[i.mesh].proxy
 }
 
 /// An object instance `ii` encloses, if it encloses at least `need`: an
@@ -389,29 +398,22 @@ fn encloses(
 ) -> Option<usize> {
     let inst = &scene.instances[ii];
     let (lo, hi) = boxes[ii]?;
+    // objects whose world box lies strictly inside this one's
+    let inside: Vec<(usize, DVec3, DVec3)> = (0..scene.instances.len())
+        .filter(|&o| o != ii && is_object(scene, o))
+        .filter_map(|o| {
+            let (olo, ohi) = boxes[o]?;
+            (olo.cmpgt(lo).all() && ohi.cmplt(hi).all()).then_some((o, olo, ohi))
+        })
+        .collect();
+    if inside.len() < need {
+        return None;
+    }
     let w = &welded[inst.mesh];
     let to_local = inst.transform.inverse();
     let p = |i: u32| DVec3::from(w.vertices[i as usize].map(f64::from));
     let tris: Vec<[DVec3; 3]> = w.triangles.iter().map(|t| t.map(p)).collect();
-    let dirs = [
-        DVec3::X,
-        DVec3::NEG_X,
-        DVec3::Y,
-        DVec3::NEG_Y,
-        DVec3::Z,
-        DVec3::NEG_Z,
-    ];
-    let mut found = (0..scene.instances.len()).filter(|&o| {
-        let other = &scene.instances[o];
-        if o == ii || other.physics.is_some() || scene.meshes[other.mesh].proxy {
-            return false;
-        }
-        let Some((olo, ohi)) = boxes[o] else {
-            return false;
-        };
-        if !(olo.cmpgt(lo).all() && ohi.cmplt(hi).all()) {
-            return false;
-        }
+    let mut found = inside.into_iter().filter_map(|(o, olo, ohi)| {
         // the object's box in the shell's mesh space
         let (mut llo, mut lhi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
         for k in 0..8 {
@@ -424,13 +426,16 @@ fn encloses(
             (llo, lhi) = (llo.min(q), lhi.max(q));
         }
         let (c, half) = ((llo + lhi) * 0.5, (lhi - llo) * 0.5);
-        dirs.iter().all(|&d| {
-            let first = tris
-                .iter()
-                .filter_map(|t| ray_hit(c, d, t))
-                .fold(f64::INFINITY, f64::min);
-            first.is_finite() && first > half.dot(d.abs())
-        })
+        crate::geom::SIGNED_AXES
+            .iter()
+            .all(|&d| {
+                let first = tris
+                    .iter()
+                    .filter_map(|t| ray_hit(c, d, t))
+                    .fold(f64::INFINITY, f64::min);
+                first.is_finite() && first > half.dot(d.abs())
+            })
+            .then_some(o)
     });
     let first = found.next()?;
     (found.take(need - 1).count() + 1 >= need).then_some(first)
@@ -550,7 +555,10 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         None
     };
     let hull_volume = hull.as_ref().map_or(0.0, |h| h.volume());
-    let primitive = if hull_volume > 0.0 {
+    let fitting = (hull_volume > 0.0)
+        .then(|| crate::geom::fit::Fitting::new(&w.vertices, hull))
+        .flatten();
+    let primitive = fitting.and_then(|fitting| {
         let fills: Vec<(ColliderKind, f64)> = [
             ColliderKind::Box,
             ColliderKind::Sphere,
@@ -558,7 +566,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         ]
         .into_iter()
         .filter_map(|kind| {
-            let (p, _, _) = crate::geom::fit::fit_with_hull(&w.vertices, hull.as_ref(), kind)?;
+            let (p, _, _) = fitting.fit(kind)?;
             Some((kind, hull_volume / p.volume()))
         })
         .collect();
@@ -566,9 +574,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         // sphere is a capsule with no segment)
         let best = fills.iter().map(|f| f.1).fold(0.0, f64::max);
         fills.into_iter().find(|f| f.1 >= best - 0.005)
-    } else {
-        None
-    };
+    });
     let (mut sum, mut area) = (glam::DVec3::ZERO, 0.0);
     for t in &w.triangles {
         let n = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0]));

@@ -1,7 +1,8 @@
-//! Export: the baked collision triangles, in world space, as a mesh any
-//! viewer opens (`.glb`) or any tool reads (`.obj`). One glTF node / OBJ
-//! object per instance, named after the source node, so a collider can be
-//! traced back to what made it.
+//! Export: the colliders as glTF physics (`.glb`: what physics tools read,
+//! with a preview mesh per collider any viewer shows), as world-space
+//! triangles (`.obj`), or beside the source's render meshes (`--compare`).
+//! One glTF node / OBJ object per instance, named after the source node,
+//! so a collider can be traced back to what made it.
 
 use kiln_formats::level::ArchivedShape;
 use kiln_formats::primitive::Cuboid;
@@ -28,17 +29,8 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
         .map(|(i, inst)| {
             let (local_positions, triangles) =
                 shape_mesh(&a.shapes[inst.shape.to_native() as usize]);
-            let m: Vec<f32> = inst
-                .world_from_local
-                .iter()
-                .map(|v| v.to_native())
-                .collect();
-            let positions = local_positions
-                .iter()
-                .map(|p| {
-                    [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3])
-                })
-                .collect();
+            let m = world_matrix(inst);
+            let positions = local_positions.iter().map(|&p| place(&m, p)).collect();
             ExportObject {
                 name: level.object_name(i as u32).to_string(),
                 positions,
@@ -195,121 +187,145 @@ pub fn render_objects(scene: &crate::Scene) -> Vec<ExportObject> {
         .collect()
 }
 
-/// A binary glTF 2.0 file with one mesh and one node per object.
-pub fn to_glb(objects: &[ExportObject]) -> Vec<u8> {
-    glb_of(&[Group {
-        name: None,
-        objects,
-        material: None,
-    }])
-}
-
 /// Render meshes and colliders in one binary glTF file for looking at both
 /// in any viewer: two parent nodes, `render` (opaque grey) and `colliders`
 /// (translucent orange, double-sided), each with a node per object.
 pub fn to_compare_glb(render: &[ExportObject], colliders: &[ExportObject]) -> Vec<u8> {
     glb_of(&[
         Group {
-            name: Some("render"),
+            name: "render",
             objects: render,
-            material: Some(json!({
+            material: json!({
                 "name": "render",
                 "pbrMetallicRoughness": {"baseColorFactor": [0.7, 0.7, 0.7, 1.0], "metallicFactor": 0.0, "roughnessFactor": 0.9}
-            })),
+            }),
         },
         Group {
-            name: Some("colliders"),
+            name: "colliders",
             objects: colliders,
-            material: Some(json!({
+            material: json!({
                 "name": "collider",
                 "pbrMetallicRoughness": {"baseColorFactor": [1.0, 0.45, 0.05, 0.45], "metallicFactor": 0.0, "roughnessFactor": 1.0},
                 "alphaMode": "BLEND",
                 "doubleSided": true
-            })),
+            }),
         },
     ])
 }
 
-/// Objects written under one parent node (if named), in one material (if
-/// given).
+/// Objects written under one parent node, in one material.
 struct Group<'a> {
-    name: Option<&'a str>,
+    name: &'a str,
     objects: &'a [ExportObject],
-    material: Option<serde_json::Value>,
+    material: serde_json::Value,
 }
 
-/// A binary glTF 2.0 file: per group, a mesh and a node per object.
+/// The buffer, views, accessors and meshes of a glTF file being written.
+#[derive(Default)]
+struct Gltf {
+    bin: Vec<u8>,
+    views: Vec<serde_json::Value>,
+    accessors: Vec<serde_json::Value>,
+    meshes: Vec<serde_json::Value>,
+}
+
+impl Gltf {
+    /// Adds a triangle mesh named `name` (positions and u32 indices, in
+    /// `material` if given) and returns its index.
+    fn mesh(
+        &mut self,
+        name: &str,
+        positions: &[[f32; 3]],
+        triangles: &[[u32; 3]],
+        material: Option<usize>,
+    ) -> usize {
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        let start = self.bin.len();
+        for p in positions {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+                self.bin.extend_from_slice(&p[k].to_le_bytes());
+            }
+        }
+        self.view(start, 34962);
+        self.accessors.push(json!({"bufferView": self.views.len() - 1, "componentType": 5126, "count": positions.len(), "type": "VEC3", "min": lo, "max": hi}));
+        let start = self.bin.len();
+        for v in triangles.iter().flatten() {
+            self.bin.extend_from_slice(&v.to_le_bytes());
+        }
+        self.view(start, 34963);
+        self.accessors.push(json!({"bufferView": self.views.len() - 1, "componentType": 5125, "count": triangles.len() * 3, "type": "SCALAR"}));
+        let n = self.accessors.len();
+        let mut primitive = json!({"attributes": {"POSITION": n - 2}, "indices": n - 1});
+        if let Some(m) = material {
+            primitive["material"] = json!(m);
+        }
+        self.meshes
+            .push(json!({"name": name, "primitives": [primitive]}));
+        self.meshes.len() - 1
+    }
+
+    /// A buffer view over the bytes written since `start`.
+    fn view(&mut self, start: usize, target: u32) {
+        self.views.push(json!({"buffer": 0, "byteOffset": start, "byteLength": self.bin.len() - start, "target": target}));
+    }
+
+    /// The GLB file of `nodes` (the scene's roots listed) around what was
+    /// written, with `extra` top-level members (materials, extensions).
+    fn glb(
+        self,
+        nodes: Vec<serde_json::Value>,
+        roots: Vec<usize>,
+        extra: serde_json::Value,
+    ) -> Vec<u8> {
+        let mut doc = json!({
+            "asset": {"version": "2.0", "generator": concat!("kiln baker ", env!("CARGO_PKG_VERSION"))},
+            "scene": 0,
+            "scenes": [{"nodes": roots}],
+            "nodes": nodes,
+        });
+        if !self.meshes.is_empty() {
+            doc["meshes"] = json!(self.meshes);
+            doc["accessors"] = json!(self.accessors);
+            doc["bufferViews"] = json!(self.views);
+            doc["buffers"] = json!([{"byteLength": self.bin.len()}]);
+        }
+        if let serde_json::Value::Object(m) = extra {
+            for (k, v) in m {
+                doc[k] = v;
+            }
+        }
+        glb(&doc, self.bin)
+    }
+}
+
+/// A binary glTF 2.0 file: per group, a parent node and a mesh and a node
+/// per object.
 fn glb_of(groups: &[Group]) -> Vec<u8> {
-    let mut bin: Vec<u8> = Vec::new();
-    let mut views = Vec::new();
-    let mut accessors = Vec::new();
-    let mut meshes = Vec::new();
+    let mut out = Gltf::default();
     let mut nodes: Vec<serde_json::Value> = Vec::new();
     let mut materials = Vec::new();
     let mut roots = Vec::new();
     for g in groups {
-        let material = g.material.clone().map(|m| {
-            materials.push(m);
-            materials.len() - 1
-        });
+        materials.push(g.material.clone());
         let first = nodes.len();
         for (i, o) in g.objects.iter().enumerate() {
             if o.triangles.is_empty() {
                 continue;
             }
-            let mut min = [f32::INFINITY; 3];
-            let mut max = [f32::NEG_INFINITY; 3];
-            let pos_offset = bin.len();
-            for p in &o.positions {
-                for k in 0..3 {
-                    min[k] = min[k].min(p[k]);
-                    max[k] = max[k].max(p[k]);
-                    bin.extend_from_slice(&p[k].to_le_bytes());
-                }
-            }
-            views.push(json!({"buffer": 0, "byteOffset": pos_offset, "byteLength": bin.len() - pos_offset, "target": 34962}));
-            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5126, "count": o.positions.len(), "type": "VEC3", "min": min, "max": max}));
-            let idx_offset = bin.len();
-            for t in &o.triangles {
-                for v in t {
-                    bin.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            views.push(json!({"buffer": 0, "byteOffset": idx_offset, "byteLength": bin.len() - idx_offset, "target": 34963}));
-            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5125, "count": o.triangles.len() * 3, "type": "SCALAR"}));
-            let mut primitive = json!({"attributes": {"POSITION": accessors.len() - 2}, "indices": accessors.len() - 1});
-            if let Some(m) = material {
-                primitive["material"] = json!(m);
-            }
-            meshes.push(json!({"name": o.name, "primitives": [primitive]}));
-            nodes.push(
-                json!({"name": o.name, "mesh": meshes.len() - 1, "extras": {"kiln_instance": i}}),
+            let mesh = out.mesh(
+                &o.name,
+                &o.positions,
+                &o.triangles,
+                Some(materials.len() - 1),
             );
+            nodes.push(json!({"name": o.name, "mesh": mesh, "extras": {"kiln_instance": i}}));
         }
-        match g.name {
-            Some(name) => {
-                nodes.push(
-                    json!({"name": name, "children": (first..nodes.len()).collect::<Vec<_>>()}),
-                );
-                roots.push(nodes.len() - 1);
-            }
-            None => roots.extend(first..nodes.len()),
-        }
+        nodes.push(json!({"name": g.name, "children": (first..nodes.len()).collect::<Vec<_>>()}));
+        roots.push(nodes.len() - 1);
     }
-    let mut doc = json!({
-        "asset": {"version": "2.0", "generator": concat!("kiln baker ", env!("CARGO_PKG_VERSION"))},
-        "scene": 0,
-        "scenes": [{"nodes": roots}],
-        "nodes": nodes,
-        "meshes": meshes,
-        "accessors": accessors,
-        "bufferViews": views,
-        "buffers": [{"byteLength": bin.len()}],
-    });
-    if !materials.is_empty() {
-        doc["materials"] = json!(materials);
-    }
-    glb(&doc, bin)
+    out.glb(nodes, roots, json!({"materials": materials}))
 }
 
 /// Every collider of `level` as glTF physics, one node per object named
@@ -327,25 +343,19 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 pub fn to_physics_glb(level: &Level) -> Vec<u8> {
     use kiln_formats::level::ArchivedShape as S;
     let a = level.archive();
-    let mut bin: Vec<u8> = Vec::new();
-    let (mut views, mut accessors, mut meshes, mut nodes, mut shapes) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut out = Gltf::default();
+    let (mut nodes, mut shapes) = (Vec::new(), Vec::new());
     let mut mesh_of_shape: std::collections::HashMap<u32, usize> = Default::default();
     for (i, inst) in a.instances.iter().enumerate() {
-        let name = level.object_name(i as u32).to_string();
+        let name = level.object_name(i as u32);
         let shape = &a.shapes[inst.shape.to_native() as usize];
-        let m: [f32; 12] = std::array::from_fn(|k| inst.world_from_local[k].to_native());
+        let m = world_matrix(inst);
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
+        // a glTF node holds rotation and (non-uniform) scale, not shear
         let orthogonal = (0..3).all(|j| {
             let (u, v) = (cols[j], cols[(j + 1) % 3]);
             u.dot(v).abs() <= 1e-5 * u.length() * v.length()
         });
-        let lengths = cols.map(glam::Vec3::length);
-        let similarity = orthogonal
-            && lengths
-                .iter()
-                .all(|&l| (l - lengths[0]).abs() <= 1e-5 * lengths[0]);
-        let (mut positions, triangles) = shape_mesh(shape);
         let mut node = json!({"name": name, "extras": {"kiln_instance": i}});
         if orthogonal {
             // glTF matrices are column-major 4×4
@@ -353,16 +363,10 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
                 m[0], m[4], m[8], 0.0, m[1], m[5], m[9], 0.0, m[2], m[6], m[10], 0.0, m[3], m[7],
                 m[11], 1.0
             ]);
-        } else {
-            for p in &mut positions {
-                *p = [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3]);
-            }
         }
-        let ni = nodes.len();
-        // analytic only under a similarity (the baker places primitives no
-        // other way; an archive that does anyway gets their tessellation)
-        let implicit = match shape {
-            _ if !similarity => None,
+        // primitives are analytic (verification guarantees they are placed
+        // by similarities); the rest name the node's own mesh
+        let geometry = match shape {
             S::Cuboid(c) => Some(
                 json!({"type": "box", "box": {"size": c.half_extents.map(|h| 2.0 * h.to_native())}}),
             ),
@@ -374,73 +378,68 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
                 "height": 2.0 * c.half_height.to_native(),
                 "radiusTop": c.radius.to_native(), "radiusBottom": c.radius.to_native()}})),
             _ => None,
-        };
-        let geometry = match (implicit, shape) {
-            (Some(shape_json), _) => {
-                shapes.push(shape_json);
-                json!({"shape": shapes.len() - 1})
+        }
+        .map(|implicit| {
+            shapes.push(implicit);
+            json!({"shape": shapes.len() - 1})
+        })
+        .unwrap_or_else(|| {
+            let ni = nodes.len();
+            match shape {
+                S::Polytope(_) => json!({"node": ni, "convexHull": true}),
+                S::Bsp(_) => {
+                    node["extras"]["kiln_collider"] = json!("concave");
+                    json!({"node": ni})
+                }
+                _ => json!({"node": ni}),
             }
-            (None, S::Polytope(_) | S::Cuboid(_) | S::Sphere(_) | S::Capsule(_)) => {
-                json!({"node": ni, "convexHull": true})
-            }
-            (None, S::Bsp(_)) => {
-                node["extras"]["kiln_collider"] = json!("concave");
-                json!({"node": ni})
-            }
-            (None, _) => json!({"node": ni}),
-        };
+        });
         node["extensions"] =
             json!({"KHR_physics_rigid_bodies": {"collider": {"geometry": geometry}}});
-        // one mesh per shape where nodes place it (instances share it)
+        // the preview: one mesh per shape where nodes place it (instances
+        // share it), in world space under a shearing transform
         let shared = orthogonal.then(|| inst.shape.to_native());
-        if let Some(&mi) = shared.and_then(|k| mesh_of_shape.get(&k)) {
-            node["mesh"] = json!(mi);
-        } else if !triangles.is_empty() {
-            let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-            let pos_offset = bin.len();
-            for p in &positions {
-                for k in 0..3 {
-                    lo[k] = lo[k].min(p[k]);
-                    hi[k] = hi[k].max(p[k]);
-                    bin.extend_from_slice(&p[k].to_le_bytes());
+        let mesh = match shared.and_then(|k| mesh_of_shape.get(&k)) {
+            Some(&mi) => Some(mi),
+            None => {
+                let (mut positions, triangles) = shape_mesh(shape);
+                if !orthogonal {
+                    for p in &mut positions {
+                        *p = place(&m, *p);
+                    }
                 }
+                let mi =
+                    (!triangles.is_empty()).then(|| out.mesh(name, &positions, &triangles, None));
+                if let (Some(k), Some(mi)) = (shared, mi) {
+                    mesh_of_shape.insert(k, mi);
+                }
+                mi
             }
-            views.push(json!({"buffer": 0, "byteOffset": pos_offset, "byteLength": bin.len() - pos_offset, "target": 34962}));
-            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5126, "count": positions.len(), "type": "VEC3", "min": lo, "max": hi}));
-            let idx_offset = bin.len();
-            for v in triangles.iter().flatten() {
-                bin.extend_from_slice(&v.to_le_bytes());
-            }
-            views.push(json!({"buffer": 0, "byteOffset": idx_offset, "byteLength": bin.len() - idx_offset, "target": 34963}));
-            accessors.push(json!({"bufferView": views.len() - 1, "componentType": 5125, "count": triangles.len() * 3, "type": "SCALAR"}));
-            meshes.push(json!({"name": name, "primitives": [{
-                "attributes": {"POSITION": accessors.len() - 2}, "indices": accessors.len() - 1}]}));
-            node["mesh"] = json!(meshes.len() - 1);
-            if let Some(k) = shared {
-                mesh_of_shape.insert(k, meshes.len() - 1);
-            }
+        };
+        if let Some(mi) = mesh {
+            node["mesh"] = json!(mi);
         }
         nodes.push(node);
     }
     let roots: Vec<usize> = (0..nodes.len()).collect();
-    let mut doc = json!({
-        "asset": {"version": "2.0", "generator": concat!("kiln baker ", env!("CARGO_PKG_VERSION"))},
-        "extensionsUsed": ["KHR_physics_rigid_bodies", "KHR_implicit_shapes"],
-        "extensions": {"KHR_implicit_shapes": {"shapes": shapes}},
-        "scene": 0,
-        "scenes": [{"nodes": roots}],
-        "nodes": nodes,
-        "meshes": meshes,
-        "accessors": accessors,
-        "bufferViews": views,
-        "buffers": [{"byteLength": bin.len()}],
-    });
-    if meshes.is_empty() {
-        for k in ["meshes", "accessors", "bufferViews", "buffers"] {
-            doc.as_object_mut().expect("an object").remove(k);
-        }
-    }
-    glb(&doc, bin)
+    out.glb(
+        nodes,
+        roots,
+        json!({
+            "extensionsUsed": ["KHR_physics_rigid_bodies", "KHR_implicit_shapes"],
+            "extensions": {"KHR_implicit_shapes": {"shapes": shapes}},
+        }),
+    )
+}
+
+/// An instance's world-from-local matrix (row-major 3×4, f32 as stored).
+fn world_matrix(inst: &kiln_formats::level::ArchivedInstance) -> [f32; 12] {
+    std::array::from_fn(|k| inst.world_from_local[k].to_native())
+}
+
+/// `p` under the row-major 3×4 matrix `m`.
+fn place(m: &[f32; 12], p: [f32; 3]) -> [f32; 3] {
+    [0, 4, 8].map(|r| m[r] * p[0] + m[r + 1] * p[1] + m[r + 2] * p[2] + m[r + 3])
 }
 
 /// A GLB container (glTF 2.0 §4.4) around a glTF JSON document and its one

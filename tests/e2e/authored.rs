@@ -20,16 +20,9 @@ fn fixture(name: &str) -> PathBuf {
 fn objects(path: &std::path::Path, settings: &BakeSettings) -> (Level, Vec<String>, Vec<String>) {
     let baked = bake_file(path, settings).unwrap_or_else(|e| panic!("{e}"));
     let level = Level::from_bytes(&baked.bytes).unwrap();
-    let a = level.archive();
-    let mut seen: Vec<String> = a
-        .instances
-        .iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
-            let rule = a.instance_rules[i].as_str();
-            format!("{} {kind}: {rule}", level.object_name(i as u32))
-        })
+    let mut seen: Vec<String> = kiln_tests::object_kinds(&level)
+        .into_iter()
+        .map(|(name, kind, rule)| format!("{name} {kind}: {rule}"))
         .collect();
     seen.sort();
     (level, seen, baked.report.warnings)

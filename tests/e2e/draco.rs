@@ -12,43 +12,9 @@ use draco_core::{
     PointAttribute,
 };
 use kiln_baker::ingest;
+use kiln_tests::{sorted_triangles, torus_knot};
 use serde_json::json;
 use std::path::PathBuf;
-
-/// A closed (2, 3) torus knot tube, `u × v × 2` triangles: manifold, so
-/// EdgeBreaker keeps every point.
-fn knot(u: u32, v: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
-    use std::f32::consts::TAU;
-    let curve = |s: f32| {
-        let r = 2.0 + (3.0 * s).cos();
-        [r * (2.0 * s).cos(), (3.0 * s).sin(), r * (2.0 * s).sin()]
-    };
-    let mut pos = Vec::new();
-    for i in 0..u {
-        let s = TAU * i as f32 / u as f32;
-        let c = curve(s);
-        for j in 0..v {
-            let a = TAU * j as f32 / v as f32;
-            // a tube of radius 0.4 in a fixed-ish frame (good enough: only
-            // the connectivity and exact positions matter here)
-            pos.push([
-                c[0] + 0.4 * a.cos() * (2.0 * s).cos(),
-                c[1] + 0.4 * a.sin(),
-                c[2] + 0.4 * a.cos() * (2.0 * s).sin(),
-            ]);
-        }
-    }
-    let at = |i: u32, j: u32| (i % u) * v + j % v;
-    let mut tris = Vec::new();
-    for i in 0..u {
-        for j in 0..v {
-            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
-            tris.push([a, c, b]);
-            tris.push([a, d, c]);
-        }
-    }
-    (pos, tris)
-}
 
 fn draco_mesh(pos: &[[f32; 3]], tris: &[[u32; 3]]) -> Mesh {
     let mut mesh = Mesh::new();
@@ -193,7 +159,6 @@ fn encode(mesh: &Mesh, m: &Method) -> Vec<u8> {
 
 /// A glTF file holding `pos`/`tris` either plainly or as a Draco stream.
 fn gltf(pos: &[[f32; 3]], tris: &[[u32; 3]], draco: Option<&[u8]>) -> Vec<u8> {
-    use base64::Engine;
     let (lo, hi) = pos
         .iter()
         .fold(([f32::MAX; 3], [f32::MIN; 3]), |(l, h), p| {
@@ -202,62 +167,40 @@ fn gltf(pos: &[[f32; 3]], tris: &[[u32; 3]], draco: Option<&[u8]>) -> Vec<u8> {
                 [0, 1, 2].map(|k| h[k].max(p[k])),
             )
         });
-    let bin: Vec<u8> = match draco {
-        Some(d) => d.to_vec(),
-        None => pos
-            .as_flattened()
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .chain(tris.as_flattened().iter().flat_map(|i| i.to_le_bytes()))
-            .collect(),
-    };
+    let mut position =
+        json!({"componentType": 5126, "count": pos.len(), "type": "VEC3", "min": lo, "max": hi});
+    let mut indices = json!({"componentType": 5125, "count": tris.len() * 3, "type": "SCALAR"});
     let mut prim = json!({"attributes": {"POSITION": 0}, "indices": 1});
-    let (views, accessors) = if draco.is_some() {
-        prim["extensions"] = json!({"KHR_draco_mesh_compression":
-            {"bufferView": 0, "attributes": {"POSITION": 0}}});
-        (
-            json!([{"buffer": 0, "byteLength": bin.len()}]),
-            json!([
-                {"componentType": 5126, "count": pos.len(), "type": "VEC3", "min": lo, "max": hi},
-                {"componentType": 5125, "count": tris.len() * 3, "type": "SCALAR"}
-            ]),
-        )
-    } else {
-        let n = pos.len() * 12;
-        (
-            json!([
-                {"buffer": 0, "byteLength": n},
-                {"buffer": 0, "byteOffset": n, "byteLength": tris.len() * 12}
-            ]),
-            json!([
-                {"bufferView": 0, "componentType": 5126, "count": pos.len(), "type": "VEC3", "min": lo, "max": hi},
-                {"bufferView": 1, "componentType": 5125, "count": tris.len() * 3, "type": "SCALAR"}
-            ]),
-        )
-    };
     let mut doc = json!({
-        "asset": {"version": "2.0"},
         "scene": 0, "scenes": [{"nodes": [0]}],
         "nodes": [{"name": "Knot", "mesh": 0}],
-        "meshes": [{"primitives": [prim]}],
-        "accessors": accessors,
-        "bufferViews": views,
-        "buffers": [{"byteLength": bin.len(), "uri": format!(
-            "data:application/octet-stream;base64,{}",
-            base64::engine::general_purpose::STANDARD.encode(&bin)
-        )}],
     });
-    if draco.is_some() {
-        doc["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
-        doc["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
-    }
-    serde_json::to_vec(&doc).unwrap()
+    let blobs = match draco {
+        // the accessors say what the stream decodes to; they have no views
+        Some(stream) => {
+            prim["extensions"] = json!({"KHR_draco_mesh_compression":
+                {"bufferView": 0, "attributes": {"POSITION": 0}}});
+            doc["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
+            doc["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
+            vec![stream.to_vec()]
+        }
+        None => {
+            position["bufferView"] = json!(0);
+            indices["bufferView"] = json!(1);
+            let bytes = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+            let floats: Vec<u32> = pos.as_flattened().iter().map(|x| x.to_bits()).collect();
+            vec![bytes(&floats), bytes(tris.as_flattened())]
+        }
+    };
+    doc["meshes"] = json!([{"primitives": [prim]}]);
+    doc["accessors"] = json!([position, indices]);
+    crate::ingest::document(&blobs, doc)
 }
 
 /// The ingested triangles as position triples, each from its smallest
 /// corner, sorted: equal for two encodings of one mesh whatever their point
 /// and face order.
-fn triangles(file: &[u8], name: &str) -> Vec<[[f32; 3]; 3]> {
+fn triangles(file: &[u8], name: &str) -> Vec<[[u32; 3]; 3]> {
     let dir = std::env::temp_dir().join(format!("kiln-draco-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path: PathBuf = dir.join(format!("{}.gltf", name.replace([' ', ',', '(', ')'], "_")));
@@ -265,28 +208,29 @@ fn triangles(file: &[u8], name: &str) -> Vec<[[f32; 3]; 3]> {
     let scene = ingest::load(&path)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .scene;
-    let mut out: Vec<[[f32; 3]; 3]> = scene
-        .world_triangles()
-        .iter()
-        .map(|t| {
-            let mut v = t.v.map(|p| p.as_vec3().to_array());
-            let key = |p: &[f32; 3]| p.map(f32::to_bits);
-            let r = (0..3).min_by_key(|&k| key(&v[k])).unwrap();
-            v.rotate_left(r);
-            v
-        })
-        .collect();
-    out.sort_by_key(|t| t.map(|p| p.map(f32::to_bits)));
-    out
+    sorted_triangles(
+        scene
+            .world_triangles()
+            .iter()
+            .map(|t| t.v.map(|p| p.as_vec3().to_array())),
+    )
 }
 
 #[test]
 fn every_draco_method_decodes_to_the_plain_twin() {
-    let (pos, tris) = knot(100, 12); // 2,400 faces: valence needs 1,000+
+    let (pos, tris) = torus_knot(100, 12, false); // 2,400 faces: valence needs 1,000+
     let plain = triangles(&gltf(&pos, &tris, None), "plain");
     assert_eq!(plain.len(), tris.len());
     let mesh = draco_mesh(&pos, &tris);
-    let extent = 3.4f32 * 2.0;
+    // the largest side of the knot's box: what a quantisation step divides
+    let extent = (0..3)
+        .map(|k| {
+            let (lo, hi) = pos
+                .iter()
+                .fold((f32::MAX, f32::MIN), |(l, h), p| (l.min(p[k]), h.max(p[k])));
+            hi - lo
+        })
+        .fold(0.0, f32::max);
     for m in methods() {
         let stream = encode(&mesh, &m);
         let got = triangles(&gltf(&pos, &tris, Some(&stream)), m.name);
@@ -295,16 +239,13 @@ fn every_draco_method_decodes_to_the_plain_twin() {
             None => assert!(got == plain, "{}: triangles differ", m.name),
             Some(bits) => {
                 // quantised: every triangle of the twin has a decoded one
-                // within a quantisation step of each corner (compared by
-                // matching centroids after sorting both the same way)
+                // whose centroid is within a quantisation step per axis
                 let step = extent / ((1u32 << bits) - 1) as f32;
-                let centroid =
-                    |t: &[[f32; 3]; 3]| [0, 1, 2].map(|k| (t[0][k] + t[1][k] + t[2][k]) / 3.0);
-                let mut want: Vec<[f32; 3]> = plain.iter().map(centroid).collect();
-                let mut have: Vec<[f32; 3]> = got.iter().map(centroid).collect();
-                for v in [&mut want, &mut have] {
-                    v.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                }
+                let centroid = |t: &[[u32; 3]; 3]| {
+                    [0, 1, 2].map(|k| t.iter().map(|p| f32::from_bits(p[k])).sum::<f32>() / 3.0)
+                };
+                let want: Vec<[f32; 3]> = plain.iter().map(centroid).collect();
+                let have: Vec<[f32; 3]> = got.iter().map(centroid).collect();
                 for w in &want {
                     let near = have
                         .iter()

@@ -7,28 +7,18 @@
 use glam::{DAffine3, DQuat, DVec3, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_file, bake_scene, export};
 use kiln_runtime::Level;
-use kiln_tests::{Rng, levels_dir, ray_mix};
+use kiln_tests::{Rng, levels_dir, object_kinds, ray_mix};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)
 }
 
-/// name → (kind, instance) for every object.
+/// (name, kind) of every object, sorted.
 fn kinds(level: &Level) -> Vec<(String, String)> {
-    let a = level.archive();
-    let mut v: Vec<(String, String)> = a
-        .instances
-        .iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            (
-                level.object_name(i as u32).to_string(),
-                a.shapes[inst.shape.to_native() as usize]
-                    .kind_name()
-                    .to_string(),
-            )
-        })
+    let mut v: Vec<(String, String)> = object_kinds(level)
+        .into_iter()
+        .map(|(name, kind, _)| (name, kind))
         .collect();
     v.sort();
     v

@@ -18,7 +18,7 @@ fn tmp(name: &str) -> PathBuf {
 
 /// A document around one buffer: `blobs` are appended in order, each gets a
 /// buffer view (4-byte aligned), and `doc` may refer to them by index.
-fn document(blobs: &[Vec<u8>], mut doc: Value) -> Vec<u8> {
+pub(crate) fn document(blobs: &[Vec<u8>], mut doc: Value) -> Vec<u8> {
     use base64::Engine;
     let mut bin = Vec::new();
     let mut views = Vec::new();

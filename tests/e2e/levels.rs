@@ -18,19 +18,11 @@ fn geometry(bytes: &[u8]) -> (Vec<[u32; 3]>, Vec<[[u32; 3]; 3]>) {
         .collect();
     pos.sort_unstable();
     pos.dedup();
-    let mut tris: Vec<[[u32; 3]; 3]> = objs
-        .iter()
-        .flat_map(|o| {
-            o.triangles.iter().map(|t| {
-                let mut v = t.map(|i| key(o.positions[i as usize]));
-                // the same triangle from any starting corner
-                let r = (0..3).min_by_key(|&k| v[k]).unwrap();
-                v.rotate_left(r);
-                v
-            })
-        })
-        .collect();
-    tris.sort_unstable();
+    let tris = kiln_tests::sorted_triangles(objs.iter().flat_map(|o| {
+        o.triangles
+            .iter()
+            .map(|t| t.map(|i| o.positions[i as usize]))
+    }));
     (pos, tris)
 }
 

@@ -41,7 +41,10 @@ struct Solid {
 
 impl Solid {
     fn of(level: &Level) -> Solid {
-        let tris = kiln_tests::object_triangles(level, 0);
+        Solid::new(kiln_tests::object_triangles(level, 0))
+    }
+    /// The convex solid bounded by `tris` (outward-facing).
+    fn new(tris: Vec<[DVec3; 3]>) -> Solid {
         let planes = tris
             .iter()
             .map(|t| {
@@ -474,15 +477,7 @@ fn a_crate_modelled_rotated_becomes_a_box() {
             assert_eq!(kind, "polytope", "{name}: {rule}");
         }
         // the oracle: the render mesh's own faces, placed
-        let tris: Vec<[DVec3; 3]> = scene.world_triangles().into_iter().map(|t| t.v).collect();
-        let planes: Vec<(DVec3, f64)> = tris
-            .iter()
-            .map(|t| {
-                let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize();
-                (n, n.dot(t[0]))
-            })
-            .collect();
-        let solid = Solid { tris, planes };
+        let solid = Solid::new(scene.world_triangles().iter().map(|t| t.v).collect());
         let (lo, hi) = kiln_tests::scene_bounds(&scene.world_triangles());
         let (lo, hi) = (lo.as_dvec3(), hi.as_dvec3());
         let size = (hi - lo).max_element();

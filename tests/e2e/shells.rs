@@ -8,38 +8,22 @@
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
+use kiln_tests::{object_kinds, torus_knot};
 
 /// A closed axis-aligned box from `lo` to `hi`, faces outwards (or
-/// inwards), appended to `pos`/`tris`.
-fn push_box(pos: &mut Vec<[f32; 3]>, tris: &mut Vec<[u32; 3]>, lo: Vec3, hi: Vec3, inward: bool) {
-    let o = pos.len() as u32;
-    for i in 0..8 {
-        let c = |bit: usize, l: f32, h: f32| if i >> bit & 1 == 1 { h } else { l };
-        pos.push([c(0, lo.x, hi.x), c(1, lo.y, hi.y), c(2, lo.z, hi.z)]);
-    }
-    // outward-facing quads (counter-clockwise seen from outside)
-    let quads = [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ];
-    for q in quads {
-        let q = q.map(|i| o + i);
-        if inward {
-            tris.extend([[q[0], q[2], q[1]], [q[0], q[3], q[2]]]);
-        } else {
-            tris.extend([[q[0], q[1], q[2]], [q[0], q[2], q[3]]]);
+/// inwards).
+fn cube(name: &str, lo: Vec3, hi: Vec3, inward: bool) -> SceneMesh {
+    let mut m = SceneMesh::cuboid(
+        name,
+        ((lo + hi) * 0.5).to_array(),
+        ((hi - lo) * 0.5).to_array(),
+    );
+    if inward {
+        for t in &mut m.triangles {
+            t.swap(1, 2);
         }
     }
-}
-
-fn cube(name: &str, lo: Vec3, hi: Vec3, inward: bool) -> SceneMesh {
-    let (mut pos, mut tris) = (Vec::new(), Vec::new());
-    push_box(&mut pos, &mut tris, lo, hi, inward);
-    SceneMesh::new(name, pos, &tris)
+    m
 }
 
 /// A closed UV sphere (32 × 16), faces outwards or inwards.
@@ -95,26 +79,13 @@ fn props() -> Vec<SceneMesh> {
     ]
 }
 
-/// "name kind: rule" per object, and the level.
+/// The level baked from `meshes` (identity-placed), and its objects as
+/// (name, kind, rule).
 fn bake(meshes: Vec<SceneMesh>) -> (Level, Vec<(String, String, String)>) {
     let scene = Scene::from_meshes(meshes);
     let baked = bake_scene(&scene, &BakeSettings::default());
     let level = Level::from_bytes(&baked.bytes).unwrap();
-    let a = level.archive();
-    let seen = a
-        .instances
-        .iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            (
-                level.object_name(i as u32).to_string(),
-                a.shapes[inst.shape.to_native() as usize]
-                    .kind_name()
-                    .to_string(),
-                a.instance_rules[i].to_string(),
-            )
-        })
-        .collect();
+    let seen = object_kinds(&level);
     (level, seen)
 }
 
@@ -269,21 +240,12 @@ fn a_room_around_its_props_is_its_surface_whichever_way_it_faces() {
 #[test]
 fn a_hollow_building_with_thick_walls_around_a_prop_is_its_surface() {
     // outer walls ±8, inner ±6: 2 m thick, one closed mesh of two shells
-    let (mut pos, mut tris) = (Vec::new(), Vec::new());
-    push_box(
-        &mut pos,
-        &mut tris,
-        Vec3::splat(-8.0),
-        Vec3::splat(8.0),
-        false,
-    );
-    push_box(
-        &mut pos,
-        &mut tris,
-        Vec3::splat(-6.0),
-        Vec3::splat(6.0),
-        true,
-    );
+    let outer = cube("", Vec3::splat(-8.0), Vec3::splat(8.0), false);
+    let inner = cube("", Vec3::splat(-6.0), Vec3::splat(6.0), true);
+    let mut pos = outer.positions.clone();
+    pos.extend(&inner.positions);
+    let mut tris = outer.triangles.clone();
+    tris.extend(inner.triangles.iter().map(|t| t.map(|i| i + 8)));
     let building = SceneMesh::new("Building", pos, &tris);
     let mut meshes = props();
     meshes.push(building.clone());
@@ -361,48 +323,14 @@ fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
     }
 }
 
-/// A (2, 3) torus knot tube of `u × v × 2` triangles, about 1.6 m across;
-/// `open` leaves out one row of quads along the tube (a slit).
-fn torus_knot(u: u32, v: u32, open: bool) -> SceneMesh {
-    let curve = |s: f32| {
-        let (p, q) = (2.0, 3.0);
-        let r = 0.5 + 0.2 * (q * s).cos();
-        Vec3::new(r * (p * s).cos(), 0.2 * (q * s).sin(), r * (p * s).sin())
-    };
-    let mut pos = Vec::new();
-    for i in 0..u {
-        let s = std::f32::consts::TAU * i as f32 / u as f32;
-        let c = curve(s);
-        let t = (curve(s + 1e-3) - curve(s - 1e-3)).normalize();
-        let n = t.cross(Vec3::Y).normalize();
-        let b = t.cross(n);
-        for j in 0..v {
-            let a = std::f32::consts::TAU * j as f32 / v as f32;
-            pos.push((c + (n * a.cos() + b * a.sin()) * 0.08).to_array());
-        }
-    }
-    let at = |i: u32, j: u32| (i % u) * v + j % v;
-    let mut tris = Vec::new();
-    for i in 0..u {
-        for j in 0..v {
-            if open && j == 0 {
-                continue;
-            }
-            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
-            tris.push([a, c, b]);
-            tris.push([a, d, c]);
-        }
-    }
-    SceneMesh::new("Knot", pos, &tris)
-}
-
 /// A 100,000-triangle prop, closed or open, becomes a low-poly solid by
 /// default, within its deviation (the bake time is printed: measured, not
 /// asserted).
 #[test]
 fn a_100k_triangle_prop_becomes_a_low_poly_solid() {
     for open in [false, true] {
-        let knot = torus_knot(500, 100, open);
+        let (pos, tris) = torus_knot(500, 100, open);
+        let knot = SceneMesh::new("Knot", pos, &tris);
         assert!(knot.triangles.len() >= 99_000);
         let scene = Scene::from_meshes(vec![knot]);
         let baked = bake_scene(&scene, &BakeSettings::default());

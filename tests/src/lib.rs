@@ -499,3 +499,76 @@ pub fn object_triangles(level: &kiln_runtime::Level, i: usize) -> Vec<[DVec3; 3]
     let p = |k: u32| DVec3::from(o.positions[k as usize].map(f64::from));
     o.triangles.iter().map(|t| t.map(p)).collect()
 }
+
+/// Every object of `level` as (name, built kind as `inspect` prints it,
+/// the rule that chose it), in archive order.
+pub fn object_kinds(level: &kiln_runtime::Level) -> Vec<(String, String, String)> {
+    let a = level.archive();
+    a.instances
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| {
+            (
+                level.object_name(i as u32).to_string(),
+                a.shapes[inst.shape.to_native() as usize]
+                    .kind_name()
+                    .to_string(),
+                a.instance_rules[i].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Triangles as position triples (f32 bit patterns), each from its
+/// smallest corner, sorted: equal for two encodings of one mesh whatever
+/// their point and face order.
+pub fn sorted_triangles(tris: impl Iterator<Item = [[f32; 3]; 3]>) -> Vec<[[u32; 3]; 3]> {
+    let mut out: Vec<[[u32; 3]; 3]> = tris
+        .map(|t| {
+            let mut v = t.map(|p| p.map(f32::to_bits));
+            // the same triangle from any starting corner
+            let r = (0..3).min_by_key(|&k| v[k]).expect("three corners");
+            v.rotate_left(r);
+            v
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// A closed (2, 3) torus-knot tube about 1.6 m across, `u × v × 2`
+/// triangles, manifold; `open` leaves out one row of quads along the tube
+/// (a slit). A prop of any size for the classification, Draco and
+/// collider tests.
+pub fn torus_knot(u: u32, v: u32, open: bool) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let curve = |s: f32| {
+        let (p, q) = (2.0, 3.0);
+        let r = 0.5 + 0.2 * (q * s).cos();
+        Vec3::new(r * (p * s).cos(), 0.2 * (q * s).sin(), r * (p * s).sin())
+    };
+    let mut pos = Vec::new();
+    for i in 0..u {
+        let s = std::f32::consts::TAU * i as f32 / u as f32;
+        let c = curve(s);
+        let t = (curve(s + 1e-3) - curve(s - 1e-3)).normalize();
+        let n = t.cross(Vec3::Y).normalize();
+        let b = t.cross(n);
+        for j in 0..v {
+            let a = std::f32::consts::TAU * j as f32 / v as f32;
+            pos.push((c + (n * a.cos() + b * a.sin()) * 0.08).to_array());
+        }
+    }
+    let at = |i: u32, j: u32| (i % u) * v + j % v;
+    let mut tris = Vec::new();
+    for i in 0..u {
+        for j in 0..v {
+            if open && j == 0 {
+                continue;
+            }
+            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
+            tris.push([a, c, b]);
+            tris.push([a, d, c]);
+        }
+    }
+    (pos, tris)
+}

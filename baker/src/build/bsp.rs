@@ -375,14 +375,7 @@ fn bevel_planes(cell: &[CellFace], eps: f64) -> Vec<(DVec3, f64)> {
             }
         }
     }
-    for axis in [
-        DVec3::X,
-        DVec3::NEG_X,
-        DVec3::Y,
-        DVec3::NEG_Y,
-        DVec3::Z,
-        DVec3::NEG_Z,
-    ] {
+    for axis in crate::geom::SIGNED_AXES {
         add(axis, &mut out);
     }
     out

@@ -177,15 +177,11 @@ pub struct Rule {
 
 /// The collider kinds a rule may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String")]
 #[allow(missing_docs)]
 pub enum ColliderName {
-    // the names `inspect` and reports give what was built are accepted too
-    #[serde(alias = "polytope")]
     Convex,
-    #[serde(alias = "bsp")]
     Concave,
-    #[serde(alias = "trimesh")]
     Mesh,
     Terrain,
     Box,
@@ -221,6 +217,13 @@ impl ColliderName {
         }
     }
 
+    /// Every name, for messages: "convex, concave, …, capsule or none".
+    pub fn list() -> String {
+        let names: Vec<&str> = ColliderName::ALL.iter().map(|n| n.as_str()).collect();
+        let (last, rest) = names.split_last().expect("names");
+        format!("{} or {last}", rest.join(", "))
+    }
+
     /// The name `v` stands for, if any: a file name, or the name `inspect`
     /// gives the shape it becomes (`polytope`, `bsp`, `trimesh`).
     pub fn parse(v: &str) -> Option<ColliderName> {
@@ -230,6 +233,16 @@ impl ColliderName {
             "trimesh" => Some(ColliderName::Mesh),
             _ => ColliderName::ALL.into_iter().find(|n| n.as_str() == v),
         }
+    }
+}
+
+/// `kiln.toml` reads collider names through [`ColliderName::parse`], as
+/// node extras do: one list of names and aliases.
+impl TryFrom<String> for ColliderName {
+    type Error = String;
+    fn try_from(v: String) -> Result<ColliderName, String> {
+        ColliderName::parse(&v)
+            .ok_or_else(|| format!("unknown collider {v:?}: expected {}", ColliderName::list()))
     }
 }
 

@@ -6,6 +6,7 @@ use crate::geom::hull::Hull;
 use crate::kind::ColliderKind;
 use glam::{DAffine3, DMat3, DQuat, DVec2, DVec3};
 use kiln_formats::primitive::Cuboid;
+use std::cell::OnceCell;
 
 /// A fitted primitive, centred on the origin of its frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,108 +58,130 @@ impl Primitive {
 /// Capsules run along the axis (of the mesh frame or the best box's) that
 /// gives the smallest capsule. Spheres are centred on the points' box.
 pub fn fit(points: &[[f32; 3]], kind: ColliderKind) -> Option<(Primitive, DAffine3, f64)> {
-    fit_with_hull(points, None, kind)
+    Fitting::new(points, None)?.fit(kind)
 }
 
-/// [`fit`], given the convex hull of `points` when the caller has it (the
-/// hull is the costly part of an oriented fit).
-pub fn fit_with_hull(
-    points: &[[f32; 3]],
-    hull: Option<&Hull>,
-    kind: ColliderKind,
-) -> Option<(Primitive, DAffine3, f64)> {
-    let owned;
-    let hull = match hull {
-        Some(h) => Some(h),
-        None if matches!(kind, ColliderKind::Box | ColliderKind::Capsule) => {
-            let pts: Vec<DVec3> = points
-                .iter()
-                .map(|p| DVec3::from(p.map(f64::from)))
-                .collect();
-            owned = crate::geom::hull::hull(&pts);
-            owned.as_ref()
+/// Fits of every primitive kind to one point set, sharing what they
+/// share: the points in f64, their box, the convex hull (given, or made on
+/// first need) and the best oriented box (boxes and capsules both use it).
+pub struct Fitting {
+    pts: Vec<DVec3>,
+    centre: DVec3,
+    floor: f64,
+    hull: OnceCell<Option<Hull>>,
+    best_box: OnceCell<(DAffine3, DVec3)>,
+}
+
+impl Fitting {
+    /// The fits of `points` (mesh space), `None` when there are none;
+    /// `hull` is their convex hull when the caller has it.
+    pub fn new(points: &[[f32; 3]], hull: Option<Hull>) -> Option<Fitting> {
+        let pts: Vec<DVec3> = points
+            .iter()
+            .map(|p| DVec3::from(p.map(f64::from)))
+            .collect();
+        let first = *pts.first()?;
+        let (lo, hi) = pts
+            .iter()
+            .fold((first, first), |(l, h), &p| (l.min(p), h.max(p)));
+        let half = (hi - lo) * 0.5;
+        let given = OnceCell::new();
+        if hull.is_some() {
+            let _ = given.set(hull);
         }
-        None => None,
-    };
-    let pts: Vec<DVec3> = points
-        .iter()
-        .map(|p| DVec3::from(p.map(f64::from)))
-        .collect();
-    let first = *pts.first()?;
-    let (lo, hi) = pts
-        .iter()
-        .fold((first, first), |(l, h), &p| (l.min(p), h.max(p)));
-    let centre = (lo + hi) * 0.5;
-    let half = (hi - lo) * 0.5;
-    // no flat primitives: a hair of thickness on empty axes
-    let floor = (half.max_element() * 1e-4).max(1e-6);
-    match kind {
-        ColliderKind::Box => {
-            let (frame, h) = best_box(&pts, hull, floor);
-            let to_box = frame.inverse();
-            let err = pts
-                .iter()
-                .map(|p| {
-                    let q = to_box.transform_point3(*p).abs();
-                    // distance to the box surface from inside
-                    (h - q).min_element().abs()
-                })
-                .fold(0.0, f64::max);
-            Some((Primitive::Cuboid(h.as_vec3().to_array()), frame, err))
-        }
-        ColliderKind::Sphere => {
-            let r = pts.iter().map(|p| p.distance(centre)).fold(floor, f64::max);
-            let err = pts
-                .iter()
-                .map(|p| (r - p.distance(centre)).abs())
-                .fold(0.0, f64::max);
-            Some((
-                Primitive::Sphere(r as f32),
-                DAffine3::from_translation(centre),
-                err,
-            ))
-        }
-        ColliderKind::Capsule => {
-            let (bframe, _) = best_box(&pts, hull, floor);
-            let axes = [
-                DVec3::X,
-                DVec3::Y,
-                DVec3::Z,
-                bframe.matrix3.x_axis,
-                bframe.matrix3.y_axis,
-                bframe.matrix3.z_axis,
-            ];
-            let centres = [
-                centre,
-                centre,
-                centre,
-                bframe.translation,
-                bframe.translation,
-                bframe.translation,
-            ];
-            let mut best: Option<(f64, DVec3, DVec3, f64, f64)> = None; // volume, centre, dir, hh, r
-            for (&dir, &c) in axes.iter().zip(&centres) {
-                let (c, hh, r) = capsule_along(&pts, c, dir, floor);
-                let v = Primitive::Capsule(hh as f32, r as f32).volume();
-                if best.is_none_or(|b| v < b.0 * (1.0 - 1e-9)) {
-                    best = Some((v, c, dir, hh, r));
-                }
+        Some(Fitting {
+            pts,
+            centre: (lo + hi) * 0.5,
+            // no flat primitives: a hair of thickness on empty axes
+            floor: (half.max_element() * 1e-4).max(1e-6),
+            hull: given,
+            best_box: OnceCell::new(),
+        })
+    }
+
+    /// The smallest box over the candidate orientations (see [`fit`]).
+    fn best_box(&self) -> (DAffine3, DVec3) {
+        *self.best_box.get_or_init(|| {
+            let hull = self
+                .hull
+                .get_or_init(|| crate::geom::hull::hull(&self.pts))
+                .as_ref();
+            best_box(&self.pts, hull, self.floor)
+        })
+    }
+
+    /// The primitive of `kind` (box, sphere or capsule), its frame and fit
+    /// error, as [`fit`] describes.
+    pub fn fit(&self, kind: ColliderKind) -> Option<(Primitive, DAffine3, f64)> {
+        let (pts, centre, floor) = (&self.pts, self.centre, self.floor);
+        match kind {
+            ColliderKind::Box => {
+                let (frame, h) = self.best_box();
+                let to_box = frame.inverse();
+                let err = pts
+                    .iter()
+                    .map(|p| {
+                        let q = to_box.transform_point3(*p).abs();
+                        // distance to the box surface from inside
+                        (h - q).min_element().abs()
+                    })
+                    .fold(0.0, f64::max);
+                Some((Primitive::Cuboid(h.as_vec3().to_array()), frame, err))
             }
-            let (_, c, dir, hh, r) = best?;
-            let (a, b) = (c - dir * hh, c + dir * hh);
-            let err = pts
-                .iter()
-                .map(|p| {
-                    let t = ((*p - a).dot(b - a) / (b - a).length_squared().max(1e-300))
-                        .clamp(0.0, 1.0);
-                    (r - p.distance(a + (b - a) * t)).abs()
-                })
-                .fold(0.0, f64::max);
-            let frame =
-                DAffine3::from_rotation_translation(DQuat::from_rotation_arc(DVec3::Y, dir), c);
-            Some((Primitive::Capsule(hh as f32, r as f32), frame, err))
+            ColliderKind::Sphere => {
+                let r = pts.iter().map(|p| p.distance(centre)).fold(floor, f64::max);
+                let err = pts
+                    .iter()
+                    .map(|p| (r - p.distance(centre)).abs())
+                    .fold(0.0, f64::max);
+                Some((
+                    Primitive::Sphere(r as f32),
+                    DAffine3::from_translation(centre),
+                    err,
+                ))
+            }
+            ColliderKind::Capsule => {
+                let (bframe, _) = self.best_box();
+                let axes = [
+                    DVec3::X,
+                    DVec3::Y,
+                    DVec3::Z,
+                    bframe.matrix3.x_axis,
+                    bframe.matrix3.y_axis,
+                    bframe.matrix3.z_axis,
+                ];
+                let centres = [
+                    centre,
+                    centre,
+                    centre,
+                    bframe.translation,
+                    bframe.translation,
+                    bframe.translation,
+                ];
+                let mut best: Option<(f64, DVec3, DVec3, f64, f64)> = None; // volume, centre, dir, hh, r
+                for (&dir, &c) in axes.iter().zip(&centres) {
+                    let (c, hh, r) = capsule_along(pts, c, dir, floor);
+                    let v = Primitive::Capsule(hh as f32, r as f32).volume();
+                    if best.is_none_or(|b| v < b.0 * (1.0 - 1e-9)) {
+                        best = Some((v, c, dir, hh, r));
+                    }
+                }
+                let (_, c, dir, hh, r) = best?;
+                let (a, b) = (c - dir * hh, c + dir * hh);
+                let err = pts
+                    .iter()
+                    .map(|p| {
+                        let t = ((*p - a).dot(b - a) / (b - a).length_squared().max(1e-300))
+                            .clamp(0.0, 1.0);
+                        (r - p.distance(a + (b - a) * t)).abs()
+                    })
+                    .fold(0.0, f64::max);
+                let frame =
+                    DAffine3::from_rotation_translation(DQuat::from_rotation_arc(DVec3::Y, dir), c);
+                Some((Primitive::Capsule(hh as f32, r as f32), frame, err))
+            }
+            _ => None,
         }
-        _ => None,
     }
 }
 

@@ -8,3 +8,14 @@ pub mod nearest;
 pub mod sah;
 pub mod topology;
 pub mod weld;
+
+/// The six axis directions, positive and negative (bevel planes, the
+/// level-shell rays).
+pub const SIGNED_AXES: [glam::DVec3; 6] = [
+    glam::DVec3::X,
+    glam::DVec3::NEG_X,
+    glam::DVec3::Y,
+    glam::DVec3::NEG_Y,
+    glam::DVec3::Z,
+    glam::DVec3::NEG_Z,
+];

@@ -262,11 +262,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                 .clone()
                 .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
                 .unwrap_or_else(|| format!("node{ni}"));
-            let extras_collider = node
-                .extras
-                .as_ref()
-                .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
-                .and_then(|v| v.get("collider")?.as_str().map(str::to_owned));
+            let extras_collider = extras_str(node, "collider");
             let instancing = node
                 .extensions
                 .as_ref()
@@ -340,6 +336,13 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         ));
     }
     Ok(scene)
+}
+
+/// The string a node's `extras` object holds under `key`, if any.
+fn extras_str(node: &json::Node, key: &str) -> Option<String> {
+    let raw = node.extras.as_ref()?;
+    let v: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
+    v.get(key)?.as_str().map(str::to_owned)
 }
 
 /// The kind a physics mesh shape asks for, and how the rule says it.
@@ -463,13 +466,7 @@ fn add_colliders(
                 // glTF physics has no concave solid: a triangle-mesh
                 // collider whose node says `"extras": {"kiln_collider":
                 // "concave"}` (as `baker export` writes them) is one
-                let concave = node
-                    .extras
-                    .as_ref()
-                    .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
-                    .is_some_and(|v| {
-                        v.get("kiln_collider").and_then(|c| c.as_str()) == Some("concave")
-                    });
+                let concave = extras_str(node, "kiln_collider").as_deref() == Some("concave");
                 if concave && !convex {
                     kind = ColliderKind::Concave;
                     rule.push_str(", a concave solid (extras)");

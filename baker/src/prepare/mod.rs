@@ -15,6 +15,7 @@ use crate::config::ShapeSettings;
 use crate::geom::fit::{self, Primitive};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
+use crate::limits::MAX_DEVIATION;
 use crate::scene::Scene;
 use collider::{Collider, ColliderSettings, watertight};
 use glam::DAffine3;
@@ -204,8 +205,6 @@ pub fn concave_collider(
     }
     Ok(c)
 }
-
-pub use crate::limits::MAX_DEVIATION;
 
 /// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4
 /// verification accepts, so what the baker calls a similarity always opens).

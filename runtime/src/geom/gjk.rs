@@ -154,20 +154,15 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
         }
     };
     let start = a.any_point() - b.any_point();
-    let mut simplex: Vec<Vertex> = vec![first(if start == DVec3::ZERO {
+    let w0 = first(if start == DVec3::ZERO {
         DVec3::X
     } else {
         -start
-    })];
-    let mut weights: Vec<f64> = vec![1.0];
-    let mut v = simplex[0].w;
+    });
+    let mut simplex = Simplex::of(&[w0], &[1.0]);
+    let mut v = w0.w;
     // the scale of the problem, for relative tolerances
-    let scale = simplex[0]
-        .a
-        .abs()
-        .max(simplex[0].b.abs())
-        .max_element()
-        .max(1.0);
+    let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
     // squared: distances under 1e-12 of the coordinates are contact
     let eps = (1e-12 * scale).powi(2);
     for _ in 0..128 {
@@ -181,13 +176,13 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
         if vv - v.dot(w.w) <= 1e-12 * vv.max(eps) {
             break;
         }
-        if simplex.iter().any(|s| s.w == w.w) {
+        if simplex.vertices().iter().any(|s| s.w == w.w) {
             break;
         }
-        let mut grown = simplex.clone();
+        let mut grown = simplex;
         grown.push(w);
-        let (nv, kept, lambdas) = closest_on_simplex(&grown);
-        if kept.len() == 4 {
+        let (nv, kept) = closest_on_simplex(&grown);
+        if kept.n == 4 {
             // the origin inside the tetrahedron: overlap
             return None;
         }
@@ -195,10 +190,10 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
             // no progress (rounding): the previous answer stands
             break;
         }
-        (v, simplex, weights) = (nv, kept, lambdas);
+        (v, simplex) = (nv, kept);
     }
     let (mut on_a, mut on_b) = (DVec3::ZERO, DVec3::ZERO);
-    for (s, &l) in simplex.iter().zip(&weights) {
+    for (s, &l) in simplex.vertices().iter().zip(&simplex.l) {
         on_a += s.a * l;
         on_b += s.b * l;
     }
@@ -267,89 +262,121 @@ pub(crate) fn cast(
     Some((t, None))
 }
 
-/// The point of the simplex closest to the origin, the smallest sub-simplex
-/// holding it, and its barycentric weights on that sub-simplex.
-fn closest_on_simplex(s: &[Vertex]) -> (DVec3, Vec<Vertex>, Vec<f64>) {
-    match s.len() {
-        1 => (s[0].w, s.to_vec(), vec![1.0]),
+/// A simplex of one to four vertices with the barycentric weights of the
+/// point it stands for (fixed size: no allocation in the loop).
+#[derive(Clone, Copy, Debug)]
+struct Simplex {
+    v: [Vertex; 4],
+    l: [f64; 4],
+    n: usize,
+}
+
+impl Simplex {
+    fn of(vs: &[Vertex], ls: &[f64]) -> Simplex {
+        let zero = Vertex {
+            w: DVec3::ZERO,
+            a: DVec3::ZERO,
+            b: DVec3::ZERO,
+        };
+        let mut s = Simplex {
+            v: [zero; 4],
+            l: [0.0; 4],
+            n: vs.len(),
+        };
+        s.v[..vs.len()].copy_from_slice(vs);
+        s.l[..ls.len()].copy_from_slice(ls);
+        s
+    }
+    fn push(&mut self, v: Vertex) {
+        self.v[self.n] = v;
+        self.n += 1;
+    }
+    fn vertices(&self) -> &[Vertex] {
+        &self.v[..self.n]
+    }
+}
+
+/// The point of the simplex closest to the origin, and the smallest
+/// sub-simplex holding it with its barycentric weights.
+fn closest_on_simplex(s: &Simplex) -> (DVec3, Simplex) {
+    let v = s.vertices();
+    match v.len() {
+        1 => (v[0].w, Simplex::of(v, &[1.0])),
         2 => {
-            let (a, b) = (s[0].w, s[1].w);
+            let (a, b) = (v[0].w, v[1].w);
             let ab = b - a;
             let t = (-a).dot(ab) / ab.length_squared();
             if t <= 0.0 {
-                (a, vec![s[0]], vec![1.0])
+                (a, Simplex::of(&v[..1], &[1.0]))
             } else if t >= 1.0 {
-                (b, vec![s[1]], vec![1.0])
+                (b, Simplex::of(&v[1..], &[1.0]))
             } else {
-                (a + ab * t, s.to_vec(), vec![1.0 - t, t])
+                (a + ab * t, Simplex::of(v, &[1.0 - t, t]))
             }
         }
-        3 => triangle(s[0], s[1], s[2]),
-        _ => tetrahedron(s),
+        3 => triangle(v[0], v[1], v[2]),
+        _ => tetrahedron(v),
     }
 }
 
 /// Closest point of triangle (a, b, c) to the origin (Ericson §5.1.5).
-fn triangle(va: Vertex, vb: Vertex, vc: Vertex) -> (DVec3, Vec<Vertex>, Vec<f64>) {
+fn triangle(va: Vertex, vb: Vertex, vc: Vertex) -> (DVec3, Simplex) {
     let (a, b, c) = (va.w, vb.w, vc.w);
     let (ab, ac, ap) = (b - a, c - a, -a);
     let (d1, d2) = (ab.dot(ap), ac.dot(ap));
     if d1 <= 0.0 && d2 <= 0.0 {
-        return (a, vec![va], vec![1.0]);
+        return (a, Simplex::of(&[va], &[1.0]));
     }
     let bp = -b;
     let (d3, d4) = (ab.dot(bp), ac.dot(bp));
     if d3 >= 0.0 && d4 <= d3 {
-        return (b, vec![vb], vec![1.0]);
+        return (b, Simplex::of(&[vb], &[1.0]));
     }
     let vc_ = d1 * d4 - d3 * d2;
     if vc_ <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
         let t = d1 / (d1 - d3);
-        return (a + ab * t, vec![va, vb], vec![1.0 - t, t]);
+        return (a + ab * t, Simplex::of(&[va, vb], &[1.0 - t, t]));
     }
     let cp = -c;
     let (d5, d6) = (ab.dot(cp), ac.dot(cp));
     if d6 >= 0.0 && d5 <= d6 {
-        return (c, vec![vc], vec![1.0]);
+        return (c, Simplex::of(&[vc], &[1.0]));
     }
     let vb_ = d5 * d2 - d1 * d6;
     if vb_ <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
         let t = d2 / (d2 - d6);
-        return (a + ac * t, vec![va, vc], vec![1.0 - t, t]);
+        return (a + ac * t, Simplex::of(&[va, vc], &[1.0 - t, t]));
     }
     let va_ = d3 * d6 - d5 * d4;
     if va_ <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
         let t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (b + (c - b) * t, vec![vb, vc], vec![1.0 - t, t]);
+        return (b + (c - b) * t, Simplex::of(&[vb, vc], &[1.0 - t, t]));
     }
     let denom = 1.0 / (va_ + vb_ + vc_);
     let (v, w) = (vb_ * denom, vc_ * denom);
     (
         a + ab * v + ac * w,
-        vec![va, vb, vc],
-        vec![1.0 - v - w, v, w],
+        Simplex::of(&[va, vb, vc], &[1.0 - v - w, v, w]),
     )
 }
 
 /// Closest point of a tetrahedron to the origin: the origin itself when
 /// inside (all four vertices kept), else the best of the faces the origin
 /// is outside of (Ericson §5.1.6).
-fn tetrahedron(s: &[Vertex]) -> (DVec3, Vec<Vertex>, Vec<f64>) {
+fn tetrahedron(s: &[Vertex]) -> (DVec3, Simplex) {
     let faces = [[0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [1, 3, 2, 0]];
     let (a, b, c, d) = (s[0].w, s[1].w, s[2].w, s[3].w);
     // a flat tetrahedron (a segment parallel to a face, say) holds nothing:
     // the answer is on one of its faces
     let size = (b - a).length().max((c - a).length()).max((d - a).length());
     let flat = (b - a).dot((c - a).cross(d - a)).abs() <= 1e-12 * size * size * size;
-    let mut best: Option<(DVec3, Vec<Vertex>, Vec<f64>)> = None;
-    let mut inside = !flat;
+    let mut best: Option<(DVec3, Simplex)> = None;
     for f in faces {
         let (a, b, c, d) = (s[f[0]].w, s[f[1]].w, s[f[2]].w, s[f[3]].w);
         let n = (b - a).cross(c - a);
         // the origin and the fourth vertex on opposite sides of the face
         let (so, sd) = ((-a).dot(n), (d - a).dot(n));
         if flat || so * sd < 0.0 {
-            inside = false;
             let r = triangle(s[f[0]], s[f[1]], s[f[2]]);
             if best
                 .as_ref()
@@ -359,11 +386,8 @@ fn tetrahedron(s: &[Vertex]) -> (DVec3, Vec<Vertex>, Vec<f64>) {
             }
         }
     }
-    match best {
-        Some(b) if !inside => b,
-        // inside (or degenerate, flat): report the overlap
-        _ => (DVec3::ZERO, s.to_vec(), vec![0.25; 4]),
-    }
+    // no face with the origin outside it: inside, report the overlap
+    best.unwrap_or((DVec3::ZERO, Simplex::of(s, &[0.25; 4])))
 }
 
 #[cfg(test)]

@@ -5,9 +5,8 @@
 use super::repair::{make_manifold, weld_close};
 use crate::geom::topology::{bounds, closed_and_volume, pinched_edges};
 use crate::geom::weld::WeldedMesh;
+use crate::limits::MAX_RESOLUTION;
 use glam::DVec3;
-
-pub use crate::limits::MAX_RESOLUTION;
 
 /// The remesher's grid size for `tolerance`: one voxel about the
 /// tolerance along the longest side, at least 16 (small objects), at most
