@@ -160,10 +160,11 @@ struct SettingsArgs {
     /// [default: 128].
     #[arg(long, value_name = "N")]
     max_faces: Option<FaceBudget>,
-    /// Concave colliders: no bevel planes (to measure what they do; sphere
-    /// queries then report contact earlier near sharp edges).
+    /// Concave colliders: add bevel planes below the BSP's solid leaves
+    /// (off by default: no query needs them since concave solids answer
+    /// on their surface; kept to measure what they cost).
     #[arg(long)]
-    no_bevels: bool,
+    bevels: bool,
     /// Bake every drawn object as a triangle mesh and no authored
     /// collider (no classification).
     #[arg(long)]
@@ -231,8 +232,8 @@ impl SettingsArgs {
             max_faces: self.max_faces,
         }
         .apply(&mut settings);
-        if self.no_bevels {
-            settings.bevels = false;
+        if self.bevels {
+            settings.bevels = true;
         }
         if self.render_meshes {
             settings.render_meshes = true;

@@ -78,16 +78,20 @@ pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
         }
         ArchivedShape::Sphere(s) => rounded(0.0, s.radius.to_native()),
         ArchivedShape::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
-        ArchivedShape::Bsp(b) => (
-            b.vertices
-                .iter()
-                .map(|v| v.map(|c| c.to_native()))
-                .collect(),
-            b.triangles
-                .iter()
-                .map(|t| t.map(|i| i.to_native()))
-                .collect(),
-        ),
+        ArchivedShape::Bsp(b) => {
+            // the collider's triangles back in collider order
+            let mut tris: Vec<(u32, [u32; 3])> =
+                b.surface.triangles().map(|(t, id)| (id, t)).collect();
+            tris.sort_unstable_by_key(|&(id, _)| id);
+            (
+                b.surface
+                    .vertices
+                    .iter()
+                    .map(|v| v.map(|c| c.to_native()))
+                    .collect(),
+                tris.into_iter().map(|(_, t)| t).collect(),
+            )
+        }
     }
 }
 

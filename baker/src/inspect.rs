@@ -131,11 +131,13 @@ pub fn inspect(level: &Level) -> InspectReport {
                 shape_rows.push((0, 0, "-"));
             }
             ArchivedShape::Bsp(b) => {
-                s.vertices += b.vertices.len() * 12;
-                s.triangles += b.triangles.len() * 12;
+                let m = &b.surface;
+                s.vertices += m.vertices.len() * 12;
+                s.triangles += m.leaves.len() * 16;
+                s.source_ids += m.source_ids.len() * 8;
+                s.mesh_nodes += m.tree.node_bytes() + b.nodes.len() * 12;
                 s.planes += b.planes.len() * 16;
-                s.mesh_nodes += b.nodes.len() * 12;
-                shape_rows.push((b.triangles.len(), 0, "bsp"));
+                shape_rows.push((m.triangle_count(), 0, "bsp"));
             }
         }
     }

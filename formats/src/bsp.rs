@@ -15,10 +15,16 @@
 //!
 //! Every node but the root is the child of exactly one node and children
 //! come after their parents, so the tree has no cycles and no shared
-//! subtrees, and a walk visits each node at most once. The collider mesh
-//! the tree was built from (closed, consistently oriented) is stored too:
-//! export, inspection and the fidelity report read it; queries do not.
+//! subtrees, and a walk visits each node at most once.
+//!
+//! The collider mesh the tree was built from (closed, consistently
+//! oriented) is stored beside it as a [`TriMesh`] — triangles under their
+//! own box tree, each triangle's id its index in the collider — and
+//! answers what needs the surface exactly: closest points and sweeps. The
+//! tree answers what needs inside and outside: points, rays, and shapes
+//! that start inside.
 
+use crate::tri_mesh::TriMesh;
 use rkyv::{Archive, Serialize};
 
 /// Set in [`BspNode::plane`] for a bevel node: its front child is
@@ -56,12 +62,7 @@ pub struct Bsp {
     pub nodes: Vec<BspNode>,
     /// How many of the nodes are bevel planes (for reports).
     pub bevel_nodes: u32,
-    /// Collider mesh: vertices.
-    pub vertices: Vec<[f32; 3]>,
-    /// Collider mesh: triangles, counter-clockwise seen from outside.
-    pub triangles: Vec<[u32; 3]>,
-    /// Lower corner of the vertices' box.
-    pub min: [f32; 3],
-    /// Upper corner of the vertices' box.
-    pub max: [f32; 3],
+    /// The collider mesh, counter-clockwise seen from outside, under its
+    /// own tree; source ids are triangle indices in the collider.
+    pub surface: TriMesh,
 }

@@ -1,10 +1,10 @@
 //! BSP shapes (concave solids) against brute force on their collider
 //! triangles: points against a winding-number oracle, rays against every
 //! triangle, sphere overlaps and sweeps against the exact
-//! sphere-versus-triangles answer. Plane shifting may report contact
-//! early near sharp edges but must never miss one; the early-contact
-//! distribution is printed (`cargo test --release -p kiln-tests --test e2e
-//! bsp -- --nocapture`).
+//! sphere-versus-triangles answer (with the winding number for inside):
+//! exact to 1e-4 m, contacts on the surface, never one in empty space
+//! (`cargo test --release -p kiln-tests --test e2e bsp -- --nocapture`
+//! prints the worst errors).
 
 use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
@@ -86,7 +86,10 @@ struct Solid {
 
 impl Solid {
     fn of(level: &Level) -> Solid {
-        let tris = kiln_tests::object_triangles(level, 0);
+        Solid::new(kiln_tests::object_triangles(level, 0))
+    }
+
+    fn new(tris: Vec<[DVec3; 3]>) -> Solid {
         let bounds = tris
             .iter()
             .map(|t| {
@@ -99,6 +102,10 @@ impl Solid {
 
     /// Winding number (solid angles, Van Oosterom and Strackee 1983).
     fn inside(&self, p: DVec3) -> bool {
+        self.winding(p) > 0.5
+    }
+
+    fn winding(&self, p: DVec3) -> f64 {
         let w: f64 = self
             .tris
             .iter()
@@ -110,7 +117,7 @@ impl Solid {
                 2.0 * num.atan2(den)
             })
             .sum();
-        w / (4.0 * std::f64::consts::PI) > 0.5
+        w / (4.0 * std::f64::consts::PI)
     }
 
     fn ray(&self, o: DVec3, d: DVec3, max_t: f64) -> Option<f64> {
@@ -161,47 +168,19 @@ impl Solid {
     }
 }
 
-/// Quantiles of early-contact distances.
-fn summary(v: &[f64]) -> String {
-    let mut v = v.to_vec();
-    if v.is_empty() {
-        return "none".into();
-    }
-    v.sort_by(f64::total_cmp);
-    let q = |f: f64| v[((v.len() - 1) as f64 * f) as usize];
-    let within = v.iter().filter(|&&e| e <= 1e-3).count() as f64 / v.len() as f64;
-    format!(
-        "{} samples, {:.2}% within 1 mm, p99 {:.4}, p99.9 {:.4}, max {:.4}",
-        v.len(),
-        within * 100.0,
-        q(0.99),
-        q(0.999),
-        v[v.len() - 1]
-    )
-}
-
 #[test]
-fn bsp_shapes_answer_like_brute_force_and_never_miss_a_contact() {
-    let with = check_against_brute_force(true);
-    let without = check_against_brute_force(false);
-    // what bevels buy: early contacts farther than 1 mm are rarer
-    let far = |v: &[f64]| v.iter().filter(|&&e| e > 1e-3).count();
-    eprintln!(
-        "sweeps early by more than 1 mm: {} with bevels, {} without",
-        far(&with.1),
-        far(&without.1)
-    );
-    assert!(far(&with.1) <= far(&without.1));
+fn bsp_shapes_answer_like_brute_force() {
+    // bevel planes change the tree, not the answers
+    check_against_brute_force(true);
+    check_against_brute_force(false);
 }
 
 /// Every query kind on the star and the torus at three placements against
-/// brute force; returns the early overlaps and early sweeps (metres).
-fn check_against_brute_force(bevels: bool) -> (Vec<f64>, Vec<f64>) {
+/// brute force, exact to the tolerance.
+fn check_against_brute_force(bevels: bool) {
     let mut rng = Rng::new(91);
     let (mut ray_hits, mut insides, mut touches, mut sweep_hits) = (0, 0, 0, 0);
-    let mut early_overlap = Vec::new();
-    let mut early_sweep = Vec::new();
-    let mut early_small = Vec::new();
+    let (mut worst_overlap, mut worst_sweep) = (0.0f64, 0.0f64);
     for (mesh_name, mesh) in [("star", star(5)), ("torus", torus())] {
         for (what, xf) in placements() {
             let level = level(mesh.clone(), xf, bevels);
@@ -259,58 +238,78 @@ fn check_against_brute_force(bevels: bool) -> (Vec<f64>, Vec<f64>) {
                         );
                     }
                 }
-                // overlaps: never missed; early by how much
+                // overlaps: exact, on the surface
                 let r = (0.001 + f64::from(rng.f()) * 0.5 * size) as f32;
-                let touch = !level.overlap_sphere(pf, r).is_empty();
+                let rr = f64::from(r);
+                let got = level.overlap_sphere(pf, r);
+                let touch = !got.is_empty();
                 assert_eq!(touch, level.intersects_sphere(pf, r));
                 touches += usize::from(touch);
-                let want = inside || clear <= f64::from(r);
-                if want && clear < f64::from(r) - tol {
-                    assert!(
-                        touch,
-                        "{mesh_name} {what} overlap {i} missed (clear {clear}, r {r})"
+                let want = inside || clear <= rr;
+                if (clear - rr).abs() > tol && clear > tol {
+                    assert_eq!(
+                        touch, want,
+                        "{mesh_name} {what} overlap {i}: clear {clear}, r {r}, inside {inside}"
                     );
                 }
-                if touch && !want {
-                    early_overlap.push(clear - f64::from(r));
+                if let Some(o) = got.first() {
+                    let want_depth = if inside { rr + clear } else { rr - clear };
+                    let point_off = solid.distance(o.point.as_dvec3());
+                    worst_overlap = worst_overlap.max(point_off);
+                    assert!(
+                        point_off <= tol * 10.0,
+                        "{mesh_name} {what} overlap {i}: contact {} off the surface by {point_off}",
+                        o.point
+                    );
+                    if clear > tol {
+                        let off = (f64::from(o.depth) - want_depth).abs();
+                        worst_overlap = worst_overlap.max(off);
+                        assert!(
+                            off <= tol * 10.0,
+                            "{mesh_name} {what} overlap {i}: depth {} vs {want_depth}",
+                            o.depth
+                        );
+                    }
                 }
-                // sweeps: never missed, never late
+                // sweeps: exact times, contacts on the surface
                 if i % 3 == 0 {
                     let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
-                    let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), max_t);
+                    let want = solid.sweep(pd, d.as_dvec3(), rr, max_t);
                     let got = level.sweep_sphere(pf, r, d, max_t as f32);
                     match (want, got) {
                         (Some(t), Some(h)) => {
                             sweep_hits += 1;
-                            let early = (t - f64::from(h.t)) * f64::from(d.length());
+                            let off = (t - f64::from(h.t)).abs() * f64::from(d.length());
+                            worst_sweep = worst_sweep.max(off);
                             assert!(
-                                early >= -tol * 10.0,
-                                "{mesh_name} {what} sweep {i} late: {} vs {t}",
+                                off <= tol * 10.0,
+                                "{mesh_name} {what} sweep {i}: {} vs {t}",
                                 h.t
                             );
-                            early_sweep.push(early.max(0.0));
-                            if r <= 0.05 {
-                                early_small.push(early.max(0.0));
-                            }
+                            assert!(
+                                solid.distance(h.point.as_dvec3()) <= tol * 10.0,
+                                "{mesh_name} {what} sweep {i}: contact {} off the surface",
+                                h.point
+                            );
                         }
                         (None, None) => {}
                         (Some(t), None) => {
                             // a graze within the oracle's tolerance
                             let closest = solid.distance(pd + d.as_dvec3() * t);
                             assert!(
-                                closest > f64::from(r) - tol * 10.0,
+                                closest > rr - tol * 10.0,
                                 "{mesh_name} {what} sweep {i} missed a contact at {t}"
                             );
                         }
                         (None, Some(h)) => {
-                            // early: how far the sphere still was
+                            // a graze: the contact must be real
                             let at = pd + d.as_dvec3() * f64::from(h.t);
-                            let early = solid.distance(at) - f64::from(r);
-                            early_sweep.push(early);
-                            if r <= 0.05 {
-                                early_small.push(early);
-                            }
+                            assert!(
+                                solid.distance(at) - rr <= tol * 10.0,
+                                "{mesh_name} {what} sweep {i}: contact at {} in empty space",
+                                h.t
+                            );
                         }
                     }
                 }
@@ -323,22 +322,9 @@ fn check_against_brute_force(bevels: bool) -> (Vec<f64>, Vec<f64>) {
         "without bevels"
     };
     eprintln!(
-        "bsp {b}: {ray_hits} ray hits, {insides} points inside, {touches} overlaps, {sweep_hits} sweep hits"
-    );
-    eprintln!(
-        "bsp {b}: early overlaps (m beyond r): {}",
-        summary(&early_overlap)
-    );
-    eprintln!(
-        "bsp {b}: early sweeps (m), radii 1 mm to half the object: {}",
-        summary(&early_sweep)
-    );
-    eprintln!(
-        "bsp {b}: early sweeps (m), radii up to 5 cm: {}",
-        summary(&early_small)
+        "bsp {b}: {ray_hits} ray hits, {insides} points inside, {touches} overlaps, {sweep_hits} sweep hits; worst overlap error {worst_overlap:.2e} m, worst sweep error {worst_sweep:.2e} m"
     );
     assert!(ray_hits > 1000 && insides > 200 && touches > 1000 && sweep_hits > 300);
-    (early_overlap, early_sweep)
 }
 
 #[test]
@@ -372,11 +358,7 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
             match &a.shapes[inst.shape.to_native() as usize] {
                 kiln_formats::ArchivedShape::Bsp(b) => {
                     bsp += 1;
-                    let tris: Vec<[u32; 3]> = b
-                        .triangles
-                        .iter()
-                        .map(|t| t.map(|i| i.to_native()))
-                        .collect();
+                    let tris: Vec<[u32; 3]> = b.surface.triangles().map(|(t, _)| t).collect();
                     // closed and consistently oriented: every directed edge
                     // used as often as its reverse; strictly watertight
                     // (each edge twice) unless the rule names pinches
@@ -507,6 +489,15 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                     level.intersects_sphere(centre.as_vec3(), r as f32),
                     "{what}: r {r} at {at}"
                 );
+                // and 1 mm beyond the radius (where the oracle agrees it
+                // is clear) must not: no contact in empty space
+                let clear = at + n * (r + 1e-3);
+                if solid.distance(clear) > r + tol {
+                    assert!(
+                        !level.intersects_sphere(clear.as_vec3(), r as f32),
+                        "{what}: r {r} 1 mm clear of {at} reports contact"
+                    );
+                }
                 let start = centre - tangent * (2.0 * r + 1.0);
                 let swept = level.sweep_sphere(
                     start.as_vec3(),
@@ -517,12 +508,15 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                 let exact = solid.sweep(start, tangent, r, 4.0 * r + 2.0);
                 match (exact, swept) {
                     (Some(t), Some(h)) => assert!(
-                        f64::from(h.t) <= t + tol * 100.0,
-                        "{what}: r {r} past {at}: late, {} vs {t}",
+                        (f64::from(h.t) - t).abs() <= tol * 10.0,
+                        "{what}: r {r} past {at}: {} vs {t}",
                         h.t
                     ),
                     (Some(t), None) => panic!("{what}: r {r} past {at}: missed at {t}"),
-                    _ => {}
+                    (None, Some(h)) => {
+                        panic!("{what}: r {r} past {at}: contact at {} in empty space", h.t)
+                    }
+                    (None, None) => {}
                 }
             }
         }
@@ -539,4 +533,133 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
             .expect("starts in contact");
         assert_eq!(h.t, 0.0, "{what}");
     }
+}
+
+/// The concave solids every shared level bakes with default settings,
+/// against brute force over their own collider triangles: sphere overlaps
+/// exact (touch or not, depth, a contact point on the surface) and sweeps
+/// exact, the cases plane shifting got wrong on real levels.
+#[test]
+fn concave_solids_on_shared_levels_answer_spheres_exactly() {
+    let Some(dir) = kiln_tests::levels_dir() else {
+        eprintln!("SKIPPED: no shared levels");
+        return;
+    };
+    let settings = BakeSettings::default();
+    let mut rng = Rng::new(5);
+    let mut solids = 0;
+    for file in [
+        "khr_Duck.glb",
+        "khr_DamagedHelmet.glb",
+        "khr_Fox.glb",
+        "khr_FlightHelmet.glb",
+        "meshopt_pirate.glb",
+        "shape_collection.glb",
+    ] {
+        let baked = kiln_baker::bake_file(&dir.join(file), &settings).unwrap();
+        let level = Level::from_bytes(&baked.bytes).unwrap();
+        let a = level.archive();
+        let (mut touching, mut hits, mut queries) = (0, 0, 0);
+        let (mut worst_overlap, mut worst_sweep) = (0.0f64, 0.0f64);
+        for (i, inst) in a.instances.iter().enumerate() {
+            if a.shapes[inst.shape.to_native() as usize].kind_name() != "bsp" {
+                continue;
+            }
+            solids += 1;
+            let solid = Solid::new(kiln_tests::object_triangles(&level, i));
+            let (lo, hi) = solid.tris.iter().flatten().fold(
+                (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+            );
+            let (centre, size) = ((lo + hi) * 0.5, (hi - lo).max_element());
+            let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
+            let of_i = |o: &kiln_runtime::SphereOverlap| o.instance as usize == i;
+            for q in 0..150 {
+                queries += 1;
+                let p = lo + (hi - lo) * rng.unit().as_dvec3().abs() * 1.2 - (hi - lo) * 0.1;
+                let pf = p.as_vec3();
+                let pd = pf.as_dvec3();
+                let r = (0.001 + f64::from(rng.f()) * 0.3 * size) as f32;
+                let rr = f64::from(r);
+                let clear = solid.distance(pd);
+                let inside = solid.inside(pd);
+                if clear > tol {
+                    assert_eq!(
+                        level.contains_point(pf).contains(&(i as u32)),
+                        inside,
+                        "{file} object {i}: point {pd} ({clear} from the surface)"
+                    );
+                }
+                let got = level.overlap_sphere(pf, r);
+                let mine = got.iter().find(|o| of_i(o));
+                if (clear - rr).abs() > tol && clear > tol {
+                    assert_eq!(
+                        mine.is_some(),
+                        inside || clear <= rr,
+                        "{file} object {i} sphere {q} at {pd} r {r}: clear {clear}, inside {inside}"
+                    );
+                }
+                if let Some(o) = mine {
+                    touching += 1;
+                    let off = solid.distance(o.point.as_dvec3());
+                    assert!(
+                        off <= tol * 10.0,
+                        "{file} object {i}: contact off the surface by {off}"
+                    );
+                    worst_overlap = worst_overlap.max(off);
+                    if clear > tol {
+                        let want = if inside { rr + clear } else { rr - clear };
+                        let off = (f64::from(o.depth) - want).abs();
+                        assert!(
+                            off <= tol * 10.0,
+                            "{file} object {i}: depth {} vs {want} at {pd} r {r}, inside {inside}, contains {}, winding {}",
+                            o.depth,
+                            level.contains_point(pf).contains(&(i as u32)),
+                            solid.winding(pd)
+                        );
+                        worst_overlap = worst_overlap.max(off);
+                    }
+                }
+                // sweeps towards the object from outside its box
+                if q % 3 == 0 {
+                    let from = centre + rng.unit().as_dvec3() * size;
+                    let d = ((centre - from).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
+                    let ff = from.as_vec3();
+                    let fd = ff.as_dvec3();
+                    let max_t = 2.0 * size;
+                    let want = solid.sweep(fd, d.as_dvec3(), rr, max_t);
+                    // only this object: the oracle sees no other
+                    let got = level
+                        .sweep_sphere(ff, r, d, max_t as f32)
+                        .filter(|h| h.instance as usize == i);
+                    match (want, got) {
+                        (Some(t), Some(h)) => {
+                            hits += 1;
+                            let off = (t - f64::from(h.t)).abs() * f64::from(d.length());
+                            worst_sweep = worst_sweep.max(off);
+                            assert!(
+                                off <= tol * 10.0,
+                                "{file} object {i} sweep {q}: {} vs {t}",
+                                h.t
+                            );
+                        }
+                        (None, Some(h)) => {
+                            let at = fd + d.as_dvec3() * f64::from(h.t);
+                            assert!(
+                                solid.distance(at) - rr <= tol * 10.0,
+                                "{file} object {i} sweep {q}: contact at {} in empty space",
+                                h.t
+                            );
+                        }
+                        // another object first, or a graze
+                        (Some(_), None) | (None, None) => {}
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{file}: {queries} spheres, {touching} touching, {hits} sweep hits; worst overlap error {worst_overlap:.2e} m, worst sweep error {worst_sweep:.2e} m"
+        );
+    }
+    assert!(solids >= 10, "{solids} concave solids");
 }

@@ -387,14 +387,14 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             "unit normal",
         ),
         (
-            at(b.vertices[0].as_ptr().cast()),
+            at(b.surface.vertices[0].as_ptr().cast()),
             f32::INFINITY.to_le_bytes(),
-            "vertex 0",
+            "vertex 0 is not finite",
         ),
         (
-            at(b.triangles[0].as_ptr().cast()),
+            at(b.surface.leaves[0].as_ptr().cast()),
             99_999u32.to_le_bytes(),
-            "beyond",
+            "uses vertex 99999",
         ),
     ];
     assert_rejected(&good, cases);

@@ -332,8 +332,8 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
         "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 63 planes, reaching up to 0.0613 m beyond it)",
         "Sphere sphere: auto: closed and convex, fills 98.4% of a fitted sphere (fit error 0.0000 m)",
         // closed and concave: simplified within 5 cm, a BSP tree
-        "Torus bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0079 m, volume 99.6%; bsp of 3453 nodes (2754 bevel), depth 48; simplified to 368 faces)",
-        "Torus.001 bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0079 m, volume 99.6%; bsp of 3453 nodes (2754 bevel), depth 48; simplified to 368 faces)",
+        "Torus bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0079 m, volume 99.6%; bsp of 699 nodes (0 bevel), depth 35; simplified to 368 faces)",
+        "Torus.001 bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0079 m, volume 99.6%; bsp of 699 nodes (0 bevel), depth 35; simplified to 368 faces)",
     ];
     assert_eq!(seen, want);
 }

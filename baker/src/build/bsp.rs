@@ -30,8 +30,11 @@
 //! the cell without cutting it, so the solid itself is unchanged: points
 //! and rays answer the same with or without them.
 
+use super::tri_tree::{self, TriTree};
+use crate::geom::weld::WeldedMesh;
 use glam::DVec3;
 use kiln_formats::bsp::{BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
+use kiln_formats::tri_mesh::TreeKind;
 
 /// Most splitter planes scored per node (evenly spaced among the
 /// candidates when there are more).
@@ -53,6 +56,9 @@ pub struct BuiltBsp {
     pub triangles: Vec<[u32; 3]>,
     /// Depth of the deepest node (root = 1).
     pub depth: usize,
+    /// The collider triangles under a box tree (source ids: triangle
+    /// indices), which answers surface queries exactly at run time.
+    pub surface: TriTree,
 }
 
 /// Why no tree was built.
@@ -106,6 +112,22 @@ struct Builder {
     eps: f64,
     opts: BspOptions,
     depth: usize,
+    /// The mesh, for the winding number of a leaf's cell; empty for a
+    /// 2-manifold, where the face rule is exact.
+    mesh: Vec<[DVec3; 3]>,
+}
+
+/// Whether every directed edge of `triangles` is used exactly once and its
+/// reverse exactly once (a closed 2-manifold, no pinched edges).
+fn two_manifold(triangles: &[[u32; 3]]) -> bool {
+    let mut count: std::collections::HashMap<(u32, u32), i32> = Default::default();
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            *count.entry((a.min(b), a.max(b))).or_default() += if a < b { 1 } else { 8 };
+        }
+    }
+    count.values().all(|&c| c == 9)
 }
 
 /// Builds the tree of a closed, consistently oriented mesh (counter-
@@ -131,6 +153,15 @@ pub fn build(
             ..opts
         },
         depth: 0,
+        // only needed where the face rule can lie (see `winding`)
+        mesh: if two_manifold(triangles) {
+            Vec::new()
+        } else {
+            triangles
+                .iter()
+                .map(|t| [v(t[0]), v(t[1]), v(t[2])])
+                .collect()
+        },
     };
     // faces grouped by plane: the first face's plane stands for faces
     // whose plane agrees to within eps (normal and offset)
@@ -181,6 +212,15 @@ pub fn build(
         vertices: vertices.to_vec(),
         triangles: triangles.to_vec(),
         depth: b.depth,
+        surface: tri_tree::build(
+            &WeldedMesh {
+                name: String::new(),
+                vertices: vertices.to_vec(),
+                triangles: triangles.to_vec(),
+                source_ids: (0..triangles.len() as u32).collect(),
+            },
+            TreeKind::Aabb,
+        ),
     })
 }
 
@@ -244,15 +284,23 @@ impl Builder {
         let me = self.reserve(depth)?;
         let (front_cell, back_cell) = clip_cell(&cell, n, d, self.eps);
         drop(cell);
-        let f = if front.is_empty() {
+        // a side with no faces left is a leaf: solid behind a face and
+        // empty in front of it on a 2-manifold, but where the mesh touches
+        // itself (pinched edges) that rule can lie, so the cell's winding
+        // number decides whenever it can be measured
+        let f = if !front.is_empty() {
+            self.node(front, front_cell, depth + 1)?
+        } else if self.winding(&front_cell) == Some(true) {
+            self.solid_leaf(&front_cell, depth + 1)?
+        } else {
+            EMPTY
+        };
+        let b = if !back.is_empty() {
+            self.node(back, back_cell, depth + 1)?
+        } else if self.winding(&back_cell) == Some(false) {
             EMPTY
         } else {
-            self.node(front, front_cell, depth + 1)?
-        };
-        let b = if back.is_empty() {
             self.solid_leaf(&back_cell, depth + 1)?
-        } else {
-            self.node(back, back_cell, depth + 1)?
         };
         self.nodes[me as usize] = [split, f, b];
         Ok(me)
@@ -300,6 +348,68 @@ impl Builder {
             }
         }
         best.1
+    }
+
+    /// Whether the centre of the convex `cell` is inside the mesh, by its
+    /// winding number (signed crossings of a ray: +1 leaving through a
+    /// face, −1 entering; inside when ≥ 1), or `None` when the cell is
+    /// degenerate or every ray tried passes within rounding of an edge.
+    fn winding(&self, cell: &[CellFace]) -> Option<bool> {
+        if self.mesh.is_empty() {
+            return None;
+        }
+        let (sum, count) = cell
+            .iter()
+            .flat_map(|f| &f.points)
+            .fold((DVec3::ZERO, 0usize), |(s, c), p| (s + *p, c + 1));
+        if count == 0 {
+            return None;
+        }
+        let p = sum / count as f64;
+        // directions with no special relation to axis-aligned content
+        const DIRS: [[f64; 3]; 4] = [
+            [0.5773, 0.5774, 0.5776],
+            [-0.6651, 0.3327, 0.6684],
+            [0.2113, -0.8459, 0.4898],
+            [-0.4201, -0.5102, -0.7505],
+        ];
+        'dirs: for d in DIRS {
+            let d = DVec3::from(d).normalize();
+            let mut w = 0i64;
+            for t in &self.mesh {
+                let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+                let q = d.cross(e2);
+                let det = e1.dot(q);
+                let s = p - t[0];
+                let u = s.dot(q);
+                let r = s.cross(e1);
+                let v = d.dot(r);
+                let th = e2.dot(r);
+                // in units of det: inside when u, v, det − u − v ≥ 0, ahead when th > 0
+                let (u, v, th) = if det < 0.0 { (-u, -v, -th) } else { (u, v, th) };
+                let a = det.abs();
+                let margin = 1e-9 * a;
+                if a <= 1e-12 * e1.length() * e2.length() {
+                    // parallel to the face: ambiguous only if in its plane
+                    if s.dot(e1.cross(e2)).abs() <= self.eps * e1.cross(e2).length() {
+                        continue 'dirs;
+                    }
+                    continue;
+                }
+                let w_in = a - u - v;
+                if u < -margin || v < -margin || w_in < -margin || th <= 0.0 {
+                    continue;
+                }
+                if u <= margin || v <= margin || w_in <= margin || th <= 1e-9 * a {
+                    // through an edge, a vertex, or starting on the face
+                    continue 'dirs;
+                }
+                // leaving through the front (d · n > 0) counts +1
+                w += if det < 0.0 { 1 } else { -1 };
+            }
+            return Some(w >= 1);
+        }
+        None
     }
 
     /// A solid leaf in `cell`: `SOLID`, or a chain of bevel nodes ending

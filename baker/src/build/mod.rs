@@ -237,8 +237,9 @@ fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
 
 /// A concave collider as a BSP tree — or as a polytope when the collider
 /// had to be the convex hull — with a note for the rule and the measured
-/// fidelity. A tree over the node cap is retried with a collider made at
-/// twice the tolerance (up to 4 times), and says so.
+/// fidelity. A tree over the node cap, or a collider with more faces than
+/// both the render mesh and the face budget, is retried with a collider made at twice the tolerance
+/// (up to 4 times), and says so.
 fn concave(
     welded: &WeldedMesh,
     settings: ShapeSettings,
@@ -250,6 +251,20 @@ fn concave(
     let mut attempt = 0;
     loop {
         let f = &mut c.fidelity;
+        // a collider with more faces than both the render mesh and the
+        // face budget is no low-poly collider (simplification stalled
+        // keeping a remesh closed): coarser, as for a tree over the node cap
+        let budget = settings.max_faces.get().max(f.faces_in);
+        if !c.convex && f.faces_out > budget && attempt < 4 {
+            let relaxed = format!(
+                "at tolerance {tolerance} the collider has {} faces, more than the render mesh's {}",
+                f.faces_out, f.faces_in
+            );
+            attempt += 1;
+            tolerance *= 2.0;
+            c = concave_collider(welded, settings, tolerance, scale, Some(&relaxed))?;
+            continue;
+        }
         let shape = if c.convex {
             let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
             if let Some(n) = note {

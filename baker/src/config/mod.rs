@@ -35,8 +35,9 @@ pub struct BakeSettings {
     pub max_deviation: Metres,
     /// Concave colliders: face budget (default 128).
     pub max_faces: FaceBudget,
-    /// Concave colliders: bevel planes below solid leaves (default true;
-    /// off only to measure what they do).
+    /// Concave colliders: bevel planes below solid leaves (default false:
+    /// they served plane-shifted sphere queries, which concave solids no
+    /// longer use; on only to measure what they cost).
     pub bevels: bool,
     /// Classify at all: when false every drawn object is a triangle mesh
     /// and authored physics colliders are not baked (what triangle-level
@@ -571,7 +572,7 @@ impl Default for BakeSettings {
             concave_max_triangles: None,
             max_deviation: Metres::new(0.05).expect("in range"),
             max_faces: FaceBudget::new(128).expect("in range"),
-            bevels: true,
+            bevels: false,
             classify: true,
             render_meshes: false,
             rules: Vec::new(),

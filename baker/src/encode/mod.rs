@@ -65,7 +65,6 @@ fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
 
 /// A built BSP tree in archive form.
 fn bsp(b: &BuiltBsp) -> Bsp {
-    let (min, max) = bounds(&b.vertices);
     Bsp {
         planes: b.planes.clone(),
         nodes: b
@@ -74,10 +73,7 @@ fn bsp(b: &BuiltBsp) -> Bsp {
             .map(|&[plane, front, back]| BspNode { plane, front, back })
             .collect(),
         bevel_nodes: b.bevel_nodes,
-        vertices: b.vertices.clone(),
-        triangles: b.triangles.clone(),
-        min,
-        max,
+        surface: tri_mesh(&b.surface),
     }
 }
 

@@ -3,7 +3,8 @@
 //! SAH tree builder, nearest-point distances.
 
 pub mod fit;
-pub mod hull;
+/// Convex hulls live in the runtime, which builds them for query shapes.
+pub use kiln_runtime::geom::hull;
 pub mod nearest;
 pub mod sah;
 pub mod topology;

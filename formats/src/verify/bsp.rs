@@ -1,6 +1,7 @@
 //! Verification of the Bsp shape.
 
 use super::VerifyError;
+use super::tri_mesh::verify_tri_mesh;
 use crate::bsp::{ArchivedBsp, BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
 
 /// Checks a BSP tree: at least one node and at most [`MAX_NODES`]; every
@@ -8,8 +9,8 @@ use crate::bsp::{ArchivedBsp, BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
 /// nodes with nothing in front; every
 /// child a leaf or a later node, each node but the root the child of
 /// exactly one node (a tree: no cycles, no shared subtrees), no deeper than
-/// [`MAX_DEPTH`]; the collider mesh's vertices finite and inside the box,
-/// its triangles' indices in range. O(nodes + planes + mesh).
+/// [`MAX_DEPTH`]; the collider surface a non-empty, valid triangle mesh
+/// (`verify_tri_mesh`). O(nodes + planes + mesh).
 pub fn verify_bsp(s: usize, b: &ArchivedBsp) -> Result<(), VerifyError> {
     let bad = |problem: String| VerifyError::Shape { shape: s, problem };
     let (nn, np) = (b.nodes.len(), b.planes.len());
@@ -62,22 +63,8 @@ pub fn verify_bsp(s: usize, b: &ArchivedBsp) -> Result<(), VerifyError> {
             }
         }
     }
-    let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
-    let (min, max) = (f(&b.min), f(&b.max));
-    if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
-        return Err(bad("bsp box is not finite and ordered".into()));
+    if b.surface.leaves.is_empty() {
+        return Err(bad("bsp without a collider surface".into()));
     }
-    for (i, v) in b.vertices.iter().enumerate() {
-        let v = f(v);
-        if !(0..3).all(|k| v[k].is_finite() && v[k] >= min[k] && v[k] <= max[k]) {
-            return Err(bad(format!("vertex {i} is not finite or outside the box")));
-        }
-    }
-    let nv = b.vertices.len();
-    for (t, tri) in b.triangles.iter().enumerate() {
-        if tri.iter().any(|i| i.to_native() as usize >= nv) {
-            return Err(bad(format!("triangle {t} uses a vertex beyond {nv}")));
-        }
-    }
-    Ok(())
+    verify_tri_mesh(s, &b.surface)
 }

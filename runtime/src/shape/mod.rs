@@ -84,7 +84,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
             Solid::Convex(c) => c.raycast(lo, ld, t_max),
             Solid::Rounded(r) => r.raycast(lo, ld, t_max),
-            Solid::Bsp(b) => b.raycast(lo, ld, t_max),
+            Solid::Bsp(b) => b.raycast(lo, ld, t_max, any),
         }
     }
 
@@ -124,7 +124,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Mesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
             Solid::Convex(c) => c.sweep(place, s, limit),
             Solid::Rounded(r) => r.sweep(place, s, limit),
-            Solid::Bsp(b) => b.sweep(place, s, limit),
+            Solid::Bsp(b) => b.sweep(place, s, limit, t_cull),
         }
     }
 
