@@ -168,6 +168,108 @@ impl Solid {
     }
 }
 
+/// A sphere query with what brute force says of its centre.
+struct Ball {
+    p: DVec3,
+    r: f64,
+    /// Distance from the centre to the surface.
+    clear: f64,
+    /// The centre is inside (winding number).
+    inside: bool,
+}
+
+impl Solid {
+    /// Checks one object's overlap answer for `at`: touching or not
+    /// wherever the oracle is sure (the centre and the radius more than
+    /// `tol` from the surface), the contact on the surface, and the depth
+    /// (`r − clear` outside, `r + clear` inside). Returns the worst error.
+    fn check_overlap(
+        &self,
+        got: Option<&kiln_runtime::SphereOverlap>,
+        at: &Ball,
+        tol: f64,
+        what: &str,
+    ) -> f64 {
+        let Ball {
+            p,
+            r,
+            clear,
+            inside,
+        } = *at;
+        if (clear - r).abs() > tol && clear > tol {
+            assert_eq!(
+                got.is_some(),
+                inside || clear <= r,
+                "{what} at {p} r {r}: clear {clear}, inside {inside}"
+            );
+        }
+        let Some(o) = got else {
+            return 0.0;
+        };
+        let mut worst = self.distance(o.point.as_dvec3());
+        assert!(
+            worst <= tol * 10.0,
+            "{what}: contact {} off the surface by {worst}",
+            o.point
+        );
+        if clear > tol {
+            let want = if inside { r + clear } else { r - clear };
+            let off = (f64::from(o.depth) - want).abs();
+            assert!(off <= tol * 10.0, "{what}: depth {} vs {want}", o.depth);
+            worst = worst.max(off);
+        }
+        worst
+    }
+
+    /// Checks a sweep answer for the sphere `c + t·d` of radius `r`: where
+    /// both hit, the same time and a contact on the surface (returns the
+    /// time error, m); a hit only Kiln finds must be real; a hit only the
+    /// oracle finds must be a graze — unless `others`, when another object
+    /// may have come first.
+    #[allow(clippy::too_many_arguments)]
+    fn check_sweep(
+        &self,
+        got: Option<kiln_runtime::SweepHit>,
+        c: DVec3,
+        d: DVec3,
+        r: f64,
+        max_t: f64,
+        tol: f64,
+        others: bool,
+        what: &str,
+    ) -> Option<f64> {
+        match (self.sweep(c, d, r, max_t), got) {
+            (Some(t), Some(h)) => {
+                let off = (t - f64::from(h.t)).abs() * d.length();
+                assert!(off <= tol * 10.0, "{what}: sweep {} vs {t}", h.t);
+                assert!(
+                    self.distance(h.point.as_dvec3()) <= tol * 10.0,
+                    "{what}: sweep contact {} off the surface",
+                    h.point
+                );
+                Some(off)
+            }
+            (None, Some(h)) => {
+                let at = c + d * f64::from(h.t);
+                assert!(
+                    self.distance(at) - r <= tol * 10.0,
+                    "{what}: sweep contact at {} in empty space",
+                    h.t
+                );
+                None
+            }
+            (Some(t), None) => {
+                assert!(
+                    others || self.distance(c + d * t) > r - tol * 10.0,
+                    "{what}: sweep missed a contact at {t}"
+                );
+                None
+            }
+            (None, None) => None,
+        }
+    }
+}
+
 #[test]
 fn bsp_shapes_answer_like_brute_force() {
     // bevel planes change the tree, not the answers
@@ -245,72 +347,25 @@ fn check_against_brute_force(bevels: bool) {
                 let touch = !got.is_empty();
                 assert_eq!(touch, level.intersects_sphere(pf, r));
                 touches += usize::from(touch);
-                let want = inside || clear <= rr;
-                if (clear - rr).abs() > tol && clear > tol {
-                    assert_eq!(
-                        touch, want,
-                        "{mesh_name} {what} overlap {i}: clear {clear}, r {r}, inside {inside}"
-                    );
-                }
-                if let Some(o) = got.first() {
-                    let want_depth = if inside { rr + clear } else { rr - clear };
-                    let point_off = solid.distance(o.point.as_dvec3());
-                    worst_overlap = worst_overlap.max(point_off);
-                    assert!(
-                        point_off <= tol * 10.0,
-                        "{mesh_name} {what} overlap {i}: contact {} off the surface by {point_off}",
-                        o.point
-                    );
-                    if clear > tol {
-                        let off = (f64::from(o.depth) - want_depth).abs();
-                        worst_overlap = worst_overlap.max(off);
-                        assert!(
-                            off <= tol * 10.0,
-                            "{mesh_name} {what} overlap {i}: depth {} vs {want_depth}",
-                            o.depth
-                        );
-                    }
-                }
+                let at = Ball {
+                    p: pd,
+                    r: rr,
+                    clear,
+                    inside,
+                };
+                let what_i = format!("{mesh_name} {what} sphere {i}");
+                let err = solid.check_overlap(got.first(), &at, tol, &what_i);
+                worst_overlap = worst_overlap.max(err);
                 // sweeps: exact times, contacts on the surface
                 if i % 3 == 0 {
                     let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
-                    let want = solid.sweep(pd, d.as_dvec3(), rr, max_t);
                     let got = level.sweep_sphere(pf, r, d, max_t as f32);
-                    match (want, got) {
-                        (Some(t), Some(h)) => {
-                            sweep_hits += 1;
-                            let off = (t - f64::from(h.t)).abs() * f64::from(d.length());
-                            worst_sweep = worst_sweep.max(off);
-                            assert!(
-                                off <= tol * 10.0,
-                                "{mesh_name} {what} sweep {i}: {} vs {t}",
-                                h.t
-                            );
-                            assert!(
-                                solid.distance(h.point.as_dvec3()) <= tol * 10.0,
-                                "{mesh_name} {what} sweep {i}: contact {} off the surface",
-                                h.point
-                            );
-                        }
-                        (None, None) => {}
-                        (Some(t), None) => {
-                            // a graze within the oracle's tolerance
-                            let closest = solid.distance(pd + d.as_dvec3() * t);
-                            assert!(
-                                closest > rr - tol * 10.0,
-                                "{mesh_name} {what} sweep {i} missed a contact at {t}"
-                            );
-                        }
-                        (None, Some(h)) => {
-                            // a graze: the contact must be real
-                            let at = pd + d.as_dvec3() * f64::from(h.t);
-                            assert!(
-                                solid.distance(at) - rr <= tol * 10.0,
-                                "{mesh_name} {what} sweep {i}: contact at {} in empty space",
-                                h.t
-                            );
-                        }
+                    if let Some(err) =
+                        solid.check_sweep(got, pd, d.as_dvec3(), rr, max_t, tol, false, &what_i)
+                    {
+                        sweep_hits += 1;
+                        worst_sweep = worst_sweep.max(err);
                     }
                 }
             }
@@ -592,67 +647,31 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                 }
                 let got = level.overlap_sphere(pf, r);
                 let mine = got.iter().find(|o| of_i(o));
-                if (clear - rr).abs() > tol && clear > tol {
-                    assert_eq!(
-                        mine.is_some(),
-                        inside || clear <= rr,
-                        "{file} object {i} sphere {q} at {pd} r {r}: clear {clear}, inside {inside}"
-                    );
-                }
-                if let Some(o) = mine {
-                    touching += 1;
-                    let off = solid.distance(o.point.as_dvec3());
-                    assert!(
-                        off <= tol * 10.0,
-                        "{file} object {i}: contact off the surface by {off}"
-                    );
-                    worst_overlap = worst_overlap.max(off);
-                    if clear > tol {
-                        let want = if inside { rr + clear } else { rr - clear };
-                        let off = (f64::from(o.depth) - want).abs();
-                        assert!(
-                            off <= tol * 10.0,
-                            "{file} object {i}: depth {} vs {want} at {pd} r {r}, inside {inside}, contains {}, winding {}",
-                            o.depth,
-                            level.contains_point(pf).contains(&(i as u32)),
-                            solid.winding(pd)
-                        );
-                        worst_overlap = worst_overlap.max(off);
-                    }
-                }
-                // sweeps towards the object from outside its box
+                touching += usize::from(mine.is_some());
+                let at = Ball {
+                    p: pd,
+                    r: rr,
+                    clear,
+                    inside,
+                };
+                let what = format!("{file} object {i} sphere {q}");
+                worst_overlap = worst_overlap.max(solid.check_overlap(mine, &at, tol, &what));
+                // sweeps towards the object from outside its box; only
+                // this object counts, so another may come first
                 if q % 3 == 0 {
-                    let from = centre + rng.unit().as_dvec3() * size;
-                    let d = ((centre - from).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
-                    let ff = from.as_vec3();
-                    let fd = ff.as_dvec3();
+                    let from = (centre + rng.unit().as_dvec3() * size).as_vec3();
+                    let d = ((centre - from.as_dvec3()).normalize() + rng.unit().as_dvec3() * 0.3)
+                        .as_vec3();
                     let max_t = 2.0 * size;
-                    let want = solid.sweep(fd, d.as_dvec3(), rr, max_t);
-                    // only this object: the oracle sees no other
                     let got = level
-                        .sweep_sphere(ff, r, d, max_t as f32)
+                        .sweep_sphere(from, r, d, max_t as f32)
                         .filter(|h| h.instance as usize == i);
-                    match (want, got) {
-                        (Some(t), Some(h)) => {
-                            hits += 1;
-                            let off = (t - f64::from(h.t)).abs() * f64::from(d.length());
-                            worst_sweep = worst_sweep.max(off);
-                            assert!(
-                                off <= tol * 10.0,
-                                "{file} object {i} sweep {q}: {} vs {t}",
-                                h.t
-                            );
-                        }
-                        (None, Some(h)) => {
-                            let at = fd + d.as_dvec3() * f64::from(h.t);
-                            assert!(
-                                solid.distance(at) - rr <= tol * 10.0,
-                                "{file} object {i} sweep {q}: contact at {} in empty space",
-                                h.t
-                            );
-                        }
-                        // another object first, or a graze
-                        (Some(_), None) | (None, None) => {}
+                    let fd = from.as_dvec3();
+                    if let Some(err) =
+                        solid.check_sweep(got, fd, d.as_dvec3(), rr, max_t, tol, true, &what)
+                    {
+                        hits += 1;
+                        worst_sweep = worst_sweep.max(err);
                     }
                 }
             }

@@ -101,21 +101,17 @@ fn round_trip(what: &str, original: &[u8]) {
     let mut rng = Rng::new(5);
     for _ in 0..3000 {
         let p = lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f());
-        let mut c0: Vec<&str> = level
-            .contains_point(p)
-            .into_iter()
-            .filter(|&i| !concave(&level, i))
-            .map(|i| level.object_name(i))
-            .collect();
-        let mut c1: Vec<&str> = back
-            .contains_point(p)
-            .into_iter()
-            .filter(|&i| !concave(&back, i))
-            .map(|i| back.object_name(i))
-            .collect();
-        c0.sort();
-        c1.sort();
-        assert_eq!(c0, c1, "{what}: point {p}");
+        let holders = |l: &Level| {
+            let mut names: Vec<String> = l
+                .contains_point(p)
+                .into_iter()
+                .filter(|&i| !concave(l, i))
+                .map(|i| l.object_name(i).to_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(holders(&level), holders(&back), "{what}: point {p}");
     }
     let only_concave = (0..a.instances.len() as u32).all(|i| concave(&level, i));
     assert!(

@@ -31,6 +31,7 @@
 //! and rays answer the same with or without them.
 
 use super::tri_tree::{self, TriTree};
+use crate::geom::topology::pinched_edges;
 use crate::geom::weld::WeldedMesh;
 use glam::DVec3;
 use kiln_formats::bsp::{BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
@@ -40,7 +41,7 @@ use kiln_formats::tri_mesh::TreeKind;
 /// candidates when there are more).
 pub const CANDIDATES: usize = 48;
 
-/// A built BSP tree with its collider mesh.
+/// A built BSP tree with its collider mesh (in `surface`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltBsp {
     /// Planes `[n, d]`, back side `n · x ≤ d`.
@@ -50,10 +51,6 @@ pub struct BuiltBsp {
     pub nodes: Vec<[u32; 3]>,
     /// Nodes that are bevel planes.
     pub bevel_nodes: u32,
-    /// Collider vertices.
-    pub vertices: Vec<[f32; 3]>,
-    /// Collider triangles.
-    pub triangles: Vec<[u32; 3]>,
     /// Depth of the deepest node (root = 1).
     pub depth: usize,
     /// The collider triangles under a box tree (source ids: triangle
@@ -117,19 +114,6 @@ struct Builder {
     mesh: Vec<[DVec3; 3]>,
 }
 
-/// Whether every directed edge of `triangles` is used exactly once and its
-/// reverse exactly once (a closed 2-manifold, no pinched edges).
-fn two_manifold(triangles: &[[u32; 3]]) -> bool {
-    let mut count: std::collections::HashMap<(u32, u32), i32> = Default::default();
-    for t in triangles {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            *count.entry((a.min(b), a.max(b))).or_default() += if a < b { 1 } else { 8 };
-        }
-    }
-    count.values().all(|&c| c == 9)
-}
-
 /// Builds the tree of a closed, consistently oriented mesh (counter-
 /// clockwise seen from outside).
 pub fn build(
@@ -154,7 +138,7 @@ pub fn build(
         },
         depth: 0,
         // only needed where the face rule can lie (see `winding`)
-        mesh: if two_manifold(triangles) {
+        mesh: if pinched_edges(triangles) == Some(0) {
             Vec::new()
         } else {
             triangles
@@ -209,8 +193,6 @@ pub fn build(
             .collect(),
         nodes: b.nodes,
         bevel_nodes: b.bevel_nodes,
-        vertices: vertices.to_vec(),
-        triangles: triangles.to_vec(),
         depth: b.depth,
         surface: tri_tree::build(
             &WeldedMesh {

@@ -46,7 +46,7 @@ impl BuiltShape {
             BuiltShape::TriMesh(t) => Cow::Borrowed(&t.vertices),
             BuiltShape::Polytope(p) => Cow::Borrowed(&p.vertices),
             BuiltShape::Primitive(p) => Cow::Owned(p.box_corners()),
-            BuiltShape::Bsp(b) => Cow::Borrowed(&b.vertices),
+            BuiltShape::Bsp(b) => Cow::Borrowed(&b.surface.vertices),
         }
     }
 

@@ -319,45 +319,20 @@ fn closest_on_simplex(s: &Simplex) -> (DVec3, Simplex) {
     }
 }
 
-/// Closest point of triangle (a, b, c) to the origin (Ericson §5.1.5).
+/// Closest point of triangle (a, b, c) to the origin, with the vertices
+/// its region keeps (Ericson §5.1.5, through
+/// [`super::sphere_triangle::closest_region`]).
 fn triangle(va: Vertex, vb: Vertex, vc: Vertex) -> (DVec3, Simplex) {
-    let (a, b, c) = (va.w, vb.w, vc.w);
-    let (ab, ac, ap) = (b - a, c - a, -a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return (a, Simplex::of(&[va], &[1.0]));
-    }
-    let bp = -b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return (b, Simplex::of(&[vb], &[1.0]));
-    }
-    let vc_ = d1 * d4 - d3 * d2;
-    if vc_ <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let t = d1 / (d1 - d3);
-        return (a + ab * t, Simplex::of(&[va, vb], &[1.0 - t, t]));
-    }
-    let cp = -c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return (c, Simplex::of(&[vc], &[1.0]));
-    }
-    let vb_ = d5 * d2 - d1 * d6;
-    if vb_ <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let t = d2 / (d2 - d6);
-        return (a + ac * t, Simplex::of(&[va, vc], &[1.0 - t, t]));
-    }
-    let va_ = d3 * d6 - d5 * d4;
-    if va_ <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (b + (c - b) * t, Simplex::of(&[vb, vc], &[1.0 - t, t]));
-    }
-    let denom = 1.0 / (va_ + vb_ + vc_);
-    let (v, w) = (vb_ * denom, vc_ * denom);
-    (
-        a + ab * v + ac * w,
-        Simplex::of(&[va, vb, vc], &[1.0 - v - w, v, w]),
-    )
+    use super::sphere_triangle::{TriangleRegion, closest_region};
+    let v = [va, vb, vc];
+    let w = [va.w, vb.w, vc.w];
+    let region = closest_region(DVec3::ZERO, w[0], w[1], w[2]);
+    let s = match region {
+        TriangleRegion::Vertex(k) => Simplex::of(&[v[k]], &[1.0]),
+        TriangleRegion::Edge(i, j, t) => Simplex::of(&[v[i], v[j]], &[1.0 - t, t]),
+        TriangleRegion::Face(s, t) => Simplex::of(&v, &[1.0 - s - t, s, t]),
+    };
+    (region.point(w), s)
 }
 
 /// Closest point of a tetrahedron to the origin: the origin itself when

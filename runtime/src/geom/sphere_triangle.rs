@@ -20,43 +20,73 @@
 
 use glam::DVec3;
 
-/// Closest point of triangle `(a, b, c)` to `p` (Ericson, Real-Time
-/// Collision Detection, 5.1.5: Voronoi regions of vertices, edges, face).
-pub fn closest_point(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
+/// Where on triangle `(a, b, c)` the point closest to some `p` lies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum TriangleRegion {
+    /// A vertex: 0, 1, 2 for a, b, c.
+    Vertex(usize),
+    /// The edge from vertex `i` to vertex `j`, at `v_i + (v_j − v_i)·t`.
+    Edge(usize, usize, f64),
+    /// The face, at `a + (b − a)·v + (c − a)·w`.
+    Face(f64, f64),
+}
+
+impl TriangleRegion {
+    /// The point it stands for on the triangle `v`.
+    #[inline]
+    pub(crate) fn point(self, v: [DVec3; 3]) -> DVec3 {
+        match self {
+            TriangleRegion::Vertex(k) => v[k],
+            TriangleRegion::Edge(i, j, t) => v[i] + (v[j] - v[i]) * t,
+            TriangleRegion::Face(s, t) => v[0] + (v[1] - v[0]) * s + (v[2] - v[0]) * t,
+        }
+    }
+}
+
+/// The region of triangle `(a, b, c)` holding its closest point to `p`
+/// (Ericson, Real-Time Collision Detection, 5.1.5: Voronoi regions of
+/// vertices, edges, face). Shared by the sphere tests and GJK's simplex.
+pub(crate) fn closest_region(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> TriangleRegion {
     let ab = b - a;
     let ac = c - a;
     let ap = p - a;
     let d1 = ab.dot(ap);
     let d2 = ac.dot(ap);
     if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
+        return TriangleRegion::Vertex(0);
     }
     let bp = p - b;
     let d3 = ab.dot(bp);
     let d4 = ac.dot(bp);
     if d3 >= 0.0 && d4 <= d3 {
-        return b;
+        return TriangleRegion::Vertex(1);
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
+        return TriangleRegion::Edge(0, 1, d1 / (d1 - d3));
     }
     let cp = p - c;
     let d5 = ab.dot(cp);
     let d6 = ac.dot(cp);
     if d6 >= 0.0 && d5 <= d6 {
-        return c;
+        return TriangleRegion::Vertex(2);
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
+        return TriangleRegion::Edge(0, 2, d2 / (d2 - d6));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+        return TriangleRegion::Edge(1, 2, (d4 - d3) / ((d4 - d3) + (d5 - d6)));
     }
     let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
+    TriangleRegion::Face(vb * denom, vc * denom)
+}
+
+/// Closest point of triangle `(a, b, c)` to `p` (Ericson, Real-Time
+/// Collision Detection, 5.1.5: Voronoi regions of vertices, edges, face).
+pub fn closest_point(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
+    closest_region(p, a, b, c).point([a, b, c])
 }
 
 /// A contact of a sphere with a triangle.

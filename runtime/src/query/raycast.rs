@@ -58,10 +58,10 @@ pub struct RayHit {
     /// Instance index in the archive (see [`Level::object_name`]).
     pub instance: u32,
     /// The feature hit: for a triangle mesh, the index of the triangle in
-    /// its source mesh (primitives concatenated); for a box, a polytope or
-    /// a concave solid, its face (plane index); 0 for a sphere or capsule.
-    /// `None` for
-    /// a ray that starts inside a solid: it crosses no surface.
+    /// its source mesh (primitives concatenated); for a box or a polytope,
+    /// its face (plane index); for a concave solid, the index of the
+    /// triangle in its collider; 0 for a sphere or capsule. `None` for a
+    /// ray that starts inside a solid: it crosses no surface.
     pub feature: Option<u32>,
 }
 

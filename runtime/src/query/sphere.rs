@@ -29,7 +29,8 @@ pub struct SphereOverlap {
     /// Penetration depth: radius minus the distance to `point` (≥ 0); for
     /// a centre inside a solid, radius plus the distance to its surface.
     pub depth: f32,
-    /// Feature of the closest point: source triangle id, or a solid's face.
+    /// Feature of the closest point: source triangle id, a concave solid's
+    /// collider triangle, or a convex solid's face.
     pub feature: u32,
 }
 
@@ -46,7 +47,7 @@ pub struct SweepHit {
     pub normal: Vec3,
     /// Instance index.
     pub instance: u32,
-    /// Feature touched: source triangle id, or a solid's face.
+    /// Feature touched: as in [`SphereOverlap::feature`].
     pub feature: u32,
 }
 

@@ -72,15 +72,20 @@ impl<'a> BspView<'a> {
     }
 
     /// The closest surface point to the world sphere (`c`, `r`) if it
-    /// touches; for a centre inside, the nearest surface point (any
-    /// distance), the outward direction to it and the depth `r + distance`.
+    /// touches; for a centre inside, [`Self::way_out`].
     pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
-        let cw = c.as_dvec3();
-        if !self.contains(place, c) {
-            return tri_mesh::closest(place, &self.0.surface, c, r);
+        if self.contains(place, c) {
+            return self.way_out(place, c);
         }
+        tri_mesh::closest(place, &self.0.surface, c, r)
+    }
+
+    /// For a centre inside: the nearest surface point (any distance), the
+    /// outward direction to it and the distance (a sphere's depth is then
+    /// `r + distance`).
+    fn way_out(&self, place: &Placement, c: Vec3) -> Option<ShapeContact> {
         let h = tri_mesh::closest(place, &self.0.surface, c, f32::MAX)?;
-        let out = h.contact.point - cw;
+        let out = h.contact.point - c.as_dvec3();
         let distance = out.length();
         let normal = if distance > 0.0 {
             out / distance
@@ -115,7 +120,7 @@ impl<'a> BspView<'a> {
         t_cull: f32,
     ) -> Option<(Contact, u32)> {
         if self.contains(place, s.center) {
-            let h = self.closest(place, s.center, s.radius)?;
+            let h = self.way_out(place, s.center)?;
             return Some((h.contact, h.feature));
         }
         tri_mesh::sweep(place, &self.0.surface, s, limit, t_cull)

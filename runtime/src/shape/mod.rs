@@ -27,7 +27,8 @@ pub(crate) struct LocalRayHit {
     /// The surface's front-side normal in local space (unnormalised):
     /// the triangle's winding normal, or a solid's outward normal.
     pub normal: Vec3,
-    /// Feature id: source triangle, or face/plane index.
+    /// Feature id: source triangle, collider triangle (concave solids), or
+    /// face/plane index.
     pub feature: u32,
     /// The ray starts inside a solid (`t = 0`).
     pub inside: bool,
