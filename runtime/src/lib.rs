@@ -27,8 +27,12 @@ pub mod query;
 mod shape;
 mod walk;
 
+pub use glam::Quat;
 pub use glam::Vec3;
 pub use handle::LevelHandle;
 pub use level::{Level, OpenError};
 pub use query::raycast::{Ray, RayHit};
+pub use query::shape::{
+    CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap,
+};
 pub use query::sphere::{Sphere, SphereOverlap, Sweep, SweepHit};

@@ -9,6 +9,7 @@ mod draco;
 mod export;
 mod ingest;
 mod levels;
+mod query_shapes;
 mod rays;
 mod reload;
 mod shapes;

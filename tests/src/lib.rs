@@ -5,6 +5,8 @@ use glam::{DVec3, Vec3};
 use kiln_baker::scene::{Scene, WorldTriangle};
 use std::path::PathBuf;
 
+pub mod convex;
+
 /// The shared real-world levels (`../shared/levels` beside the repository,
 /// or `$KILN_LEVELS`), or `None` after saying loudly that tests skip.
 ///

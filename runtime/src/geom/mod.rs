@@ -4,11 +4,10 @@
 //! between convex shapes, and convex hulls (for hull query shapes; the
 //! baker builds its polytopes with the same code).
 
-// the core of the convex query shapes (capsules, boxes, hulls): tested on
-// its own here, not yet called by a query
-#[allow(dead_code)]
 pub(crate) mod gjk;
 pub mod hull;
+pub(crate) mod probe;
 pub mod ray_box;
 pub mod ray_triangle;
+pub(crate) mod sat;
 pub mod sphere_triangle;

@@ -3,6 +3,7 @@
 
 pub mod point;
 pub mod raycast;
+pub mod shape;
 pub mod sphere;
 
 use rayon::prelude::*;

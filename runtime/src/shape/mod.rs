@@ -10,6 +10,7 @@
 
 pub(crate) mod bsp;
 pub(crate) mod convex;
+pub(crate) mod probe;
 pub(crate) mod solid;
 pub(crate) mod tri_mesh;
 

@@ -32,13 +32,13 @@ fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
 
 /// Source triangle id of triangle `slot`: the feature a hit reports.
 #[inline]
-fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
+pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
     mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
 }
 
 /// Triangle `slot` in world space, f64.
 #[inline]
-fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
+pub(crate) fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
     let tri = slot_triangle(mesh, slot);
     let p = |k: usize| place.world_point64(v3(&mesh.vertices[tri[k] as usize]).as_dvec3());
     [p(0), p(1), p(2)]

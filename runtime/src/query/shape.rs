@@ -1,0 +1,560 @@
+//! Convex query shapes — spheres, capsules, boxes and convex hulls, placed
+//! by a [`Pose`] — against the whole level: overlaps (every object touched,
+//! each with its deepest contact), yes/no tests and casts (first time of
+//! impact along a motion).
+//!
+//! The top-level tree picks the instances the shape's world box may reach;
+//! each instance's shape answers exactly for itself (`shape::probe`): GJK
+//! distance between the query's core and each convex piece of the collider
+//! (a triangle, a box, a polytope, a sphere's centre, a capsule's
+//! segment), the separating-axis depth when the cores overlap, and casts
+//! by conservative advancement, all in f64 world space.
+//!
+//! ```no_run
+//! use kiln_runtime::{CastOptions, Level, QueryShape, Vec3};
+//! let level = Level::open("target/shapes.kiln")?;
+//! let (capsule, pose) =
+//!     QueryShape::capsule(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, 4.2, 0.0), 0.4);
+//! for touch in level.overlap_shape(&capsule, &pose) {
+//!     println!("{} deep in {}", touch.depth, level.object_name(touch.instance));
+//! }
+//! let slide = CastOptions { ignore_leaving: true };
+//! if let Some(hit) = level.cast_shape(&capsule, &pose, Vec3::NEG_Y, 10.0, slide) {
+//!     println!("lands after {} m on {}", hit.t, level.object_name(hit.instance));
+//! }
+//! # Ok::<(), kiln_runtime::OpenError>(())
+//! ```
+
+use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
+use crate::geom::hull;
+use crate::geom::probe::Touch;
+use crate::geom::ray_box::SlabRay;
+use crate::geom::sat::Polyhedral;
+use crate::instance::Placement;
+use crate::level::Level;
+use crate::shape::ShapeRef;
+use crate::walk::{Grow, RayVisitor, walk_box, walk_ray};
+use glam::{DQuat, DVec3, Quat, Vec3};
+use kiln_formats::level::{ArchivedLevel, leaf_range};
+
+/// Where a query shape is: a rotation, then a translation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pose {
+    /// Rotation (unit quaternion).
+    pub rotation: Quat,
+    /// Translation (the shape's local origin in world space).
+    pub translation: Vec3,
+}
+
+impl Pose {
+    /// No rotation, at the origin.
+    pub const IDENTITY: Pose = Pose {
+        rotation: Quat::IDENTITY,
+        translation: Vec3::ZERO,
+    };
+
+    /// No rotation, at `translation`.
+    pub fn at(translation: Vec3) -> Pose {
+        Pose {
+            rotation: Quat::IDENTITY,
+            translation,
+        }
+    }
+
+    /// `rotation`, then `translation`.
+    pub fn new(rotation: Quat, translation: Vec3) -> Pose {
+        Pose {
+            rotation,
+            translation,
+        }
+    }
+}
+
+/// A convex hull to query with: up to [`ConvexHull::MAX_POINTS`] points,
+/// its faces and edges found once when it is made (not per query).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvexHull {
+    points: Vec<DVec3>,
+    /// The mean of the vertices: a point inside.
+    centre: DVec3,
+    normals: Vec<DVec3>,
+    edges: Vec<DVec3>,
+}
+
+/// Why a [`ConvexHull`] could not be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HullError {
+    /// More points than [`ConvexHull::MAX_POINTS`].
+    #[error("{0} points, at most {max}", max = ConvexHull::MAX_POINTS)]
+    TooManyPoints(usize),
+    /// A point is NaN or infinite.
+    #[error("point {0} is not finite")]
+    NotFinite(usize),
+    /// Fewer than four points, or all of them on a plane.
+    #[error("the points are flat or fewer than four: no solid hull")]
+    Flat,
+}
+
+impl ConvexHull {
+    /// Most points a query hull may have.
+    pub const MAX_POINTS: usize = 256;
+
+    /// The hull of `points` in the shape's local frame.
+    pub fn new(points: &[Vec3]) -> Result<ConvexHull, HullError> {
+        if points.len() > Self::MAX_POINTS {
+            return Err(HullError::TooManyPoints(points.len()));
+        }
+        if let Some(i) = points.iter().position(|p| !p.is_finite()) {
+            return Err(HullError::NotFinite(i));
+        }
+        let pts: Vec<DVec3> = points.iter().map(|p| p.as_dvec3()).collect();
+        let h = hull::hull(&pts).ok_or(HullError::Flat)?;
+        let normals = h.faces.iter().map(|(_, n, _)| *n).collect();
+        let mut edges = Vec::new();
+        for (lp, _, _) in &h.faces {
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j], lp[(j + 1) % lp.len()]);
+                // each edge is walked by both of its faces: keep one
+                if a < b {
+                    edges.push(h.vertices[b as usize] - h.vertices[a as usize]);
+                }
+            }
+        }
+        let centre = h.vertices.iter().sum::<DVec3>() / h.vertices.len() as f64;
+        Ok(ConvexHull {
+            centre,
+            points: h.vertices,
+            normals,
+            edges,
+        })
+    }
+
+    /// The hull's vertices (a subset of the points it was made from).
+    pub fn vertices(&self) -> impl Iterator<Item = Vec3> + '_ {
+        self.points.iter().map(|p| p.as_vec3())
+    }
+}
+
+/// A convex shape to query with, in its own frame (a [`Pose`] places it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueryShape<'a> {
+    /// A sphere around the origin.
+    Sphere {
+        /// Radius (≥ 0).
+        radius: f32,
+    },
+    /// A capsule: the segment from `(0, −half_height, 0)` to `(0,
+    /// half_height, 0)` grown by `radius` (see [`QueryShape::capsule`]
+    /// for one between two world points).
+    Capsule {
+        /// Half the distance between the cap centres (≥ 0).
+        half_height: f32,
+        /// Radius (≥ 0).
+        radius: f32,
+    },
+    /// A box around the origin.
+    Box {
+        /// Half extents along the local axes (each ≥ 0).
+        half: Vec3,
+    },
+    /// A convex hull.
+    Hull(&'a ConvexHull),
+}
+
+impl QueryShape<'_> {
+    /// A capsule between the world points `a` and `b`, with its pose.
+    pub fn capsule(a: Vec3, b: Vec3, radius: f32) -> (QueryShape<'static>, Pose) {
+        let d = b - a;
+        let len = d.length();
+        let rotation = if len > 0.0 {
+            Quat::from_rotation_arc(Vec3::Y, d / len)
+        } else {
+            Quat::IDENTITY
+        };
+        (
+            QueryShape::Capsule {
+                half_height: len * 0.5,
+                radius,
+            },
+            Pose::new(rotation, (a + b) * 0.5),
+        )
+    }
+}
+
+/// One object a query shape touches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeOverlap {
+    /// Instance index (see [`Level::object_name`]).
+    pub instance: u32,
+    /// The deepest contact's point on the object's surface.
+    pub point: Vec3,
+    /// Unit normal from the object towards the query shape: the direction
+    /// that separates them fastest.
+    pub normal: Vec3,
+    /// Penetration depth: how far the shape must move along `normal` to
+    /// clear that contact (0 when just touching).
+    pub depth: f32,
+    /// Feature: source triangle id for triangle meshes and concave solids
+    /// (the collider's triangle), 0 for convex solids.
+    pub feature: u32,
+}
+
+/// The first contact of a cast.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeHit {
+    /// Time of impact: the shape is at `translation + t·motion`. Zero when
+    /// it starts in contact.
+    pub t: f32,
+    /// Contact point on the object.
+    pub point: Vec3,
+    /// Unit normal from the object towards the shape (for a start in
+    /// contact, the separating direction).
+    pub normal: Vec3,
+    /// Instance index.
+    pub instance: u32,
+    /// Feature, as in [`ShapeOverlap::feature`].
+    pub feature: u32,
+}
+
+/// How a cast treats what it starts touching.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CastOptions {
+    /// Skip contacts present at the start that the motion moves away from
+    /// (or along: `motion · normal ≥ 0`), so a shape resting on a floor or
+    /// against a wall can slide; contacts it moves into still answer
+    /// `t = 0`.
+    pub ignore_leaving: bool,
+}
+
+/// A query shape in world space: its core in f64 and its radius.
+#[derive(Clone, Copy)]
+pub(crate) struct Probe<'a> {
+    pub core: Core<'a>,
+    pub radius: f64,
+}
+
+/// The core of a placed query shape.
+#[derive(Clone, Copy)]
+pub(crate) enum Core<'a> {
+    Point(Point),
+    Segment(Segment),
+    Box(OrientedBox),
+    Hull(PosedHull<'a>),
+}
+
+/// A query hull under its pose.
+#[derive(Clone, Copy)]
+pub(crate) struct PosedHull<'a> {
+    hull: &'a ConvexHull,
+    rotation: DQuat,
+    translation: DVec3,
+}
+
+impl Support for PosedHull<'_> {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let local = crate::geom::gjk::Hull(&self.hull.points).support(self.rotation.inverse() * d);
+        self.rotation * local + self.translation
+    }
+    fn any_point(&self) -> DVec3 {
+        self.rotation * self.hull.points[0] + self.translation
+    }
+}
+
+impl Polyhedral for PosedHull<'_> {
+    fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
+        self.hull.normals.iter().for_each(|&n| f(self.rotation * n));
+    }
+    fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
+        self.hull.edges.iter().for_each(|&e| f(self.rotation * e));
+    }
+}
+
+macro_rules! on_core {
+    ($c:expr, $v:ident => $body:expr) => {
+        match $c {
+            Core::Point($v) => $body,
+            Core::Segment($v) => $body,
+            Core::Box($v) => $body,
+            Core::Hull($v) => $body,
+        }
+    };
+}
+
+impl Support for Core<'_> {
+    fn support(&self, d: DVec3) -> DVec3 {
+        on_core!(self, v => v.support(d))
+    }
+    fn any_point(&self) -> DVec3 {
+        on_core!(self, v => v.any_point())
+    }
+}
+
+impl Polyhedral for Core<'_> {
+    fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
+        on_core!(self, v => v.face_normals(f))
+    }
+    fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
+        on_core!(self, v => v.edge_directions(f))
+    }
+}
+
+impl<'a> Probe<'a> {
+    /// The shape under `pose`, or `None` for non-finite or negative input.
+    fn new(shape: &QueryShape<'a>, pose: &Pose) -> Option<Probe<'a>> {
+        if !pose.rotation.is_finite() || !pose.translation.is_finite() {
+            return None;
+        }
+        let rot = pose.rotation.as_dquat().normalize();
+        let t = pose.translation.as_dvec3();
+        let ok = |x: f32| x.is_finite() && x >= 0.0;
+        Some(match *shape {
+            QueryShape::Sphere { radius } if ok(radius) => Probe {
+                core: Core::Point(Point(t)),
+                radius: f64::from(radius),
+            },
+            QueryShape::Capsule {
+                half_height,
+                radius,
+            } if ok(half_height) && ok(radius) => {
+                let h = rot * DVec3::new(0.0, f64::from(half_height), 0.0);
+                Probe {
+                    core: Core::Segment(Segment(t - h, t + h)),
+                    radius: f64::from(radius),
+                }
+            }
+            QueryShape::Box { half } if half.is_finite() && half.min_element() >= 0.0 => Probe {
+                core: Core::Box(OrientedBox {
+                    center: t,
+                    axes: [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],
+                    half: half.as_dvec3(),
+                }),
+                radius: 0.0,
+            },
+            QueryShape::Hull(h) => Probe {
+                core: Core::Hull(PosedHull {
+                    hull: h,
+                    rotation: rot,
+                    translation: t,
+                }),
+                radius: 0.0,
+            },
+            _ => return None,
+        })
+    }
+
+    /// A point inside the shape: its pose's translation, or for a hull
+    /// the mean of its vertices.
+    pub fn centre(&self) -> DVec3 {
+        match &self.core {
+            Core::Point(p) => p.0,
+            Core::Segment(s) => (s.0 + s.1) * 0.5,
+            Core::Box(b) => b.center,
+            Core::Hull(h) => h.rotation * h.hull.centre + h.translation,
+        }
+    }
+
+    /// The world box around the shape (centre and half extents).
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        let s = |d: DVec3| self.core.support(d).dot(d);
+        let hi = DVec3::new(s(DVec3::X), s(DVec3::Y), s(DVec3::Z)) + self.radius;
+        let lo = -DVec3::new(s(-DVec3::X), s(-DVec3::Y), s(-DVec3::Z)) - self.radius;
+        ((lo + hi) * 0.5, (hi - lo) * 0.5)
+    }
+}
+
+/// The f32 box around a world box, grown by a hair for rounding.
+fn cull_box(centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
+    let pad = half * 1e-5 + centre.abs() * 1e-6 + 1e-6;
+    (
+        (centre - half - pad).as_vec3(),
+        (centre + half + pad).as_vec3(),
+    )
+}
+
+fn shape_of<'a>(level: &'a ArchivedLevel, ii: u32) -> (ShapeRef<'a>, Placement<'a>) {
+    let inst = &level.instances[ii as usize];
+    (
+        ShapeRef(&level.shapes[inst.shape.to_native() as usize]),
+        Placement::new(inst),
+    )
+}
+
+impl Level {
+    /// Every object `shape` at `pose` touches, each once with its deepest
+    /// contact, in the order the tree finds them. Appends to `out`, which
+    /// it clears first. Invalid input (non-finite, negative sizes) touches
+    /// nothing.
+    pub fn overlap_shape_into(&self, shape: &QueryShape, pose: &Pose, out: &mut Vec<ShapeOverlap>) {
+        out.clear();
+        let Some(probe) = Probe::new(shape, pose) else {
+            return;
+        };
+        let level = self.archive();
+        let (c, h) = probe.bounds();
+        let (lo, hi) = cull_box(c, h);
+        walk_box(level.top.as_slice(), lo, hi, |data| {
+            let (ii, _) = leaf_range(data);
+            let (s, place) = shape_of(level, ii);
+            if let Some((t, feature)) = s.probe_touch(&place, &probe, false) {
+                out.push(overlap(ii, t, feature));
+            }
+            false
+        });
+    }
+
+    /// [`Level::overlap_shape_into`] into a new vector.
+    pub fn overlap_shape(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
+        let mut out = Vec::new();
+        self.overlap_shape_into(shape, pose, &mut out);
+        out
+    }
+
+    /// Whether `shape` at `pose` touches anything (stops at the first
+    /// contact).
+    pub fn intersects_shape(&self, shape: &QueryShape, pose: &Pose) -> bool {
+        let Some(probe) = Probe::new(shape, pose) else {
+            return false;
+        };
+        let level = self.archive();
+        let (c, h) = probe.bounds();
+        let (lo, hi) = cull_box(c, h);
+        let mut found = false;
+        walk_box(level.top.as_slice(), lo, hi, |data| {
+            let (ii, _) = leaf_range(data);
+            let (s, place) = shape_of(level, ii);
+            found = s.probe_touch(&place, &probe, true).is_some();
+            found
+        });
+        found
+    }
+
+    /// The first contact of `shape` moving from `pose` by `t · motion`,
+    /// `t` in `[0, max_t]`; no tunnelling at any speed. A shape that starts
+    /// in contact answers `t = 0` with the separating normal (see
+    /// [`CastOptions::ignore_leaving`]).
+    pub fn cast_shape(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        motion: Vec3,
+        max_t: f32,
+        options: CastOptions,
+    ) -> Option<ShapeHit> {
+        let probe = Probe::new(shape, pose)?;
+        if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
+            return None;
+        }
+        let level = self.archive();
+        let (c, h) = probe.bounds();
+        let mut v = CastTop {
+            level,
+            probe,
+            motion: motion.as_dvec3(),
+            options,
+            t_cull: max_t,
+            limit: f64::from(max_t),
+            best: None,
+        };
+        let grow = Grow::by_extent((h * (1.0 + 1e-5) + 1e-6).as_vec3());
+        walk_ray(
+            level.top.as_slice(),
+            &SlabRay::new(c.as_vec3(), motion),
+            &grow,
+            &mut v,
+        );
+        v.best.map(|(t, hit, ii, feature)| ShapeHit {
+            t: t as f32,
+            point: hit.point.as_vec3(),
+            normal: hit.normal.as_vec3(),
+            instance: ii,
+            feature,
+        })
+    }
+
+    /// Overlap queries for many shapes on the rayon pool: `out[i]`
+    /// answers `queries[i]`.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn overlap_shape_batch(
+        &self,
+        queries: &[(QueryShape, Pose)],
+        out: &mut [Vec<ShapeOverlap>],
+    ) {
+        super::batch(queries, out, 32, |(s, p), o| {
+            self.overlap_shape_into(s, p, o)
+        });
+    }
+
+    /// Yes/no tests for many shapes on the rayon pool.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn intersects_shape_batch(&self, queries: &[(QueryShape, Pose)], out: &mut [bool]) {
+        super::batch(queries, out, 32, |(s, p), o| {
+            *o = self.intersects_shape(s, p)
+        });
+    }
+
+    /// Casts for many shapes on the rayon pool: `(shape, pose, motion,
+    /// max_t)` each.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn cast_shape_batch(
+        &self,
+        queries: &[(QueryShape, Pose, Vec3, f32)],
+        options: CastOptions,
+        out: &mut [Option<ShapeHit>],
+    ) {
+        super::batch(queries, out, 32, |(s, p, m, t), o| {
+            *o = self.cast_shape(s, p, *m, *t, options)
+        });
+    }
+}
+
+fn overlap(ii: u32, t: Touch, feature: u32) -> ShapeOverlap {
+    ShapeOverlap {
+        instance: ii,
+        point: t.point.as_vec3(),
+        normal: t.normal.as_vec3(),
+        depth: t.depth as f32,
+        feature,
+    }
+}
+
+/// Cast visitor over the top-level tree: `t_cull` (f32) culls boxes,
+/// `limit` is the exact time of the best contact so far.
+struct CastTop<'a> {
+    level: &'a ArchivedLevel,
+    probe: Probe<'a>,
+    motion: DVec3,
+    options: CastOptions,
+    t_cull: f32,
+    limit: f64,
+    best: Option<(f64, Touch, u32, u32)>,
+}
+
+impl RayVisitor for CastTop<'_> {
+    fn t_max(&self) -> f32 {
+        self.t_cull
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (ii, _) = leaf_range(data);
+        let (s, place) = shape_of(self.level, ii);
+        if let Some((t, hit, feature)) = s.probe_cast(
+            &place,
+            &self.probe,
+            self.motion,
+            self.limit,
+            self.options.ignore_leaving,
+        ) && (self.best.is_none() || t < self.limit)
+        {
+            self.limit = t;
+            self.t_cull = crate::shape::tri_mesh::next_up(t as f32);
+            self.best = Some((t, hit, ii, feature));
+        }
+        self.best.is_some() && self.limit == 0.0
+    }
+}

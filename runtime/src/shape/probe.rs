@@ -1,0 +1,355 @@
+//! Convex query shapes against one placed shape, each family split into
+//! the convex pieces [`crate::geom::probe`] answers for: the triangles a
+//! mesh tree hands out, a polytope or box as a whole, a sphere's centre or
+//! a capsule's segment with their radius. Everything runs in f64 world
+//! space (any placement); the mesh trees cull in local space.
+
+use super::{ShapeRef, Solid, tri_mesh};
+use crate::geom::gjk::{OrientedBox, Point, Segment, Support, Triangle};
+use crate::geom::probe::{self, Touch};
+use crate::geom::ray_box::SlabRay;
+use crate::geom::sat::Polyhedral;
+use crate::instance::{Placement, apply};
+use crate::query::shape::Probe;
+use crate::walk::{Grow, RayVisitor, TreeRef};
+use glam::{DVec3, Vec3};
+use kiln_formats::level::leaf_range;
+use kiln_formats::polytope::ArchivedPolytope;
+use kiln_formats::tri_mesh::ArchivedTriMesh;
+
+/// A polytope under any affine placement, known by its support function
+/// and its face normals and edges in world space.
+struct PlacedPolytope<'a> {
+    p: &'a ArchivedPolytope,
+    world: [f64; 12],
+    inv: [f64; 12],
+}
+
+impl PlacedPolytope<'_> {
+    fn local(&self, v: u32) -> DVec3 {
+        let p = &self.p.vertices[v as usize];
+        DVec3::new(
+            f64::from(p[0].to_native()),
+            f64::from(p[1].to_native()),
+            f64::from(p[2].to_native()),
+        )
+    }
+}
+
+impl Support for PlacedPolytope<'_> {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let w = &self.world;
+        // the local direction whose support maps to d's: Mᵀd
+        let ld = DVec3::new(
+            w[0] * d.x + w[4] * d.y + w[8] * d.z,
+            w[1] * d.x + w[5] * d.y + w[9] * d.z,
+            w[2] * d.x + w[6] * d.y + w[10] * d.z,
+        );
+        let mut best = (f64::NEG_INFINITY, 0u32);
+        for v in 0..self.p.vertices.len() as u32 {
+            let x = self.local(v).dot(ld);
+            if x > best.0 {
+                best = (x, v);
+            }
+        }
+        apply(w, self.local(best.1), 1.0)
+    }
+    fn any_point(&self) -> DVec3 {
+        apply(&self.world, self.local(0), 1.0)
+    }
+}
+
+impl Polyhedral for PlacedPolytope<'_> {
+    fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
+        let l = &self.inv;
+        for pl in self.p.planes.iter() {
+            let n = DVec3::new(
+                f64::from(pl[0].to_native()),
+                f64::from(pl[1].to_native()),
+                f64::from(pl[2].to_native()),
+            );
+            f(DVec3::new(
+                l[0] * n.x + l[4] * n.y + l[8] * n.z,
+                l[1] * n.x + l[5] * n.y + l[9] * n.z,
+                l[2] * n.x + l[6] * n.y + l[10] * n.z,
+            ));
+        }
+    }
+    fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
+        for k in 0..self.p.planes.len() {
+            let lp = self.p.face(k);
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
+                if a < b {
+                    f(apply(&self.world, self.local(b) - self.local(a), 0.0));
+                }
+            }
+        }
+    }
+}
+
+/// The local box around a world box (centre, half extents), in f32 and
+/// grown by a hair for rounding.
+fn local_box(place: &Placement, centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
+    let l = place.local_matrix();
+    let c = place.local_point64(centre);
+    let h = DVec3::new(
+        l[0].abs() * half.x + l[1].abs() * half.y + l[2].abs() * half.z,
+        l[4].abs() * half.x + l[5].abs() * half.y + l[6].abs() * half.z,
+        l[8].abs() * half.x + l[9].abs() * half.y + l[10].abs() * half.z,
+    );
+    let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
+    ((c - h - pad).as_vec3(), (c + h + pad).as_vec3())
+}
+
+/// The deepest touch of the probe with the mesh's triangles (or, with
+/// `any`, the first found), with the triangle's source id.
+fn mesh_touch(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    probe: &Probe,
+    any: bool,
+) -> Option<(Touch, u32)> {
+    let (c, h) = probe.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let mut best: Option<(Touch, u32)> = None;
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = leaf_range(leaf);
+        for slot in first << 1..(first << 1) + count {
+            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
+                && best.is_none_or(|(b, _)| t.depth > b.depth)
+            {
+                best = Some((t, tri_mesh::slot_source(mesh, slot)));
+                if any {
+                    return true;
+                }
+            }
+        }
+        false
+    });
+    best
+}
+
+/// Cast visitor inside one mesh.
+struct MeshCast<'a, 'b> {
+    mesh: &'a ArchivedTriMesh,
+    place: &'b Placement<'a>,
+    probe: &'b Probe<'b>,
+    motion: DVec3,
+    ignore_leaving: bool,
+    t_cull: f32,
+    limit: f64,
+    best: Option<(f64, Touch, u32)>,
+}
+
+impl RayVisitor for MeshCast<'_, '_> {
+    fn t_max(&self) -> f32 {
+        self.t_cull
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_range(data);
+        for slot in first << 1..(first << 1) + count {
+            let tri = Triangle(tri_mesh::world_triangle(self.place, self.mesh, slot));
+            let Some((t, hit)) = probe::cast(
+                &self.probe.core,
+                self.probe.radius,
+                self.motion,
+                self.limit,
+                &tri,
+                0.0,
+                self.ignore_leaving,
+            ) else {
+                continue;
+            };
+            if self.best.is_none() || t < self.limit {
+                self.limit = t;
+                self.t_cull = tri_mesh::next_up(t as f32);
+                self.best = Some((t, hit, tri_mesh::slot_source(self.mesh, slot)));
+                if t == 0.0 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The first contact of the moving probe with the mesh's triangles.
+fn mesh_cast(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    probe: &Probe,
+    motion: DVec3,
+    limit: f64,
+    ignore_leaving: bool,
+) -> Option<(f64, Touch, u32)> {
+    let (c, h) = probe.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let lc = (lo + hi) * 0.5;
+    let lm = place.local_vector64(motion).as_vec3();
+    if !lm.is_finite() || lm == Vec3::ZERO {
+        return None;
+    }
+    let mut v = MeshCast {
+        mesh,
+        place,
+        probe,
+        motion,
+        ignore_leaving,
+        t_cull: next_up_limit(limit),
+        limit,
+        best: None,
+    };
+    TreeRef::of(mesh).walk_ray(
+        &SlabRay::new(lc, lm),
+        &Grow::by_extent((hi - lo) * 0.5),
+        &mut v,
+    );
+    v.best
+}
+
+fn next_up_limit(limit: f64) -> f32 {
+    tri_mesh::next_up(limit.min(f64::from(f32::MAX)) as f32)
+}
+
+/// A convex piece of a solid shape family in world space.
+enum Piece<'a> {
+    Point(Point),
+    Segment(Segment),
+    Box(OrientedBox),
+    Polytope(PlacedPolytope<'a>),
+}
+
+impl<'a> ShapeRef<'a> {
+    /// The convex solid as a world-space piece with its radius (`None`
+    /// for meshes and concave solids).
+    fn piece(&self, place: &Placement) -> Option<(Piece<'a>, f64)> {
+        let s = place.world_scale();
+        Some(match self.solid() {
+            Solid::Mesh(_) | Solid::Bsp(_) => return None,
+            Solid::Convex(super::solid::Convex::Polytope(p)) => (
+                Piece::Polytope(PlacedPolytope {
+                    p: p.0,
+                    world: place.world_matrix(),
+                    inv: place.local_matrix(),
+                }),
+                0.0,
+            ),
+            Solid::Convex(super::solid::Convex::Box(b)) => {
+                let axis = |d: DVec3| place.world_vector64(d) / s;
+                (
+                    Piece::Box(OrientedBox {
+                        center: place.world_point64(DVec3::ZERO),
+                        axes: [axis(DVec3::X), axis(DVec3::Y), axis(DVec3::Z)],
+                        half: b.0 * s,
+                    }),
+                    0.0,
+                )
+            }
+            Solid::Rounded(r) => {
+                let h = DVec3::new(0.0, r.half, 0.0);
+                let (a, b) = (place.world_point64(-h), place.world_point64(h));
+                let core = if r.half == 0.0 {
+                    Piece::Point(Point(a))
+                } else {
+                    Piece::Segment(Segment(a, b))
+                };
+                (core, r.radius * s)
+            }
+        })
+    }
+
+    /// The deepest contact of the probe with this placed shape, with its
+    /// feature (`any`: any contact will do).
+    pub(crate) fn probe_touch(
+        &self,
+        place: &Placement,
+        probe: &Probe,
+        any: bool,
+    ) -> Option<(Touch, u32)> {
+        if let Some((piece, rc)) = self.piece(place) {
+            let t = match &piece {
+                Piece::Point(p) => probe::touch(&probe.core, probe.radius, p, rc),
+                Piece::Segment(p) => probe::touch(&probe.core, probe.radius, p, rc),
+                Piece::Box(p) => probe::touch(&probe.core, probe.radius, p, rc),
+                Piece::Polytope(p) => probe::touch(&probe.core, probe.radius, p, rc),
+            };
+            return t.map(|t| (t, 0));
+        }
+        match self.solid() {
+            Solid::Mesh(m) => mesh_touch(place, m, probe, any),
+            Solid::Bsp(b) => mesh_touch(place, &b.0.surface, probe, any)
+                .or_else(|| inside_solid(place, &b, probe)),
+            _ => None,
+        }
+    }
+
+    /// The first contact of the probe moving by `t · motion`, `t ≤
+    /// limit`, with its time and feature.
+    pub(crate) fn probe_cast(
+        &self,
+        place: &Placement,
+        probe: &Probe,
+        motion: DVec3,
+        limit: f64,
+        ignore_leaving: bool,
+    ) -> Option<(f64, Touch, u32)> {
+        if let Some((piece, rc)) = self.piece(place) {
+            let (q, r) = (&probe.core, probe.radius);
+            let hit = match &piece {
+                Piece::Point(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
+                Piece::Segment(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
+                Piece::Box(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
+                Piece::Polytope(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
+            };
+            return hit.map(|(t, h)| (t, h, 0));
+        }
+        match self.solid() {
+            Solid::Mesh(m) => mesh_cast(place, m, probe, motion, limit, ignore_leaving),
+            Solid::Bsp(b) => {
+                // wholly inside: no surface to meet, the way out at t = 0
+                if let Some((t, f)) = inside_solid(place, &b, probe)
+                    && !(ignore_leaving && t.normal.dot(motion) >= 0.0)
+                {
+                    return Some((0.0, t, f));
+                }
+                mesh_cast(place, &b.0.surface, probe, motion, limit, ignore_leaving)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A probe that touches no surface triangle of a concave solid is wholly
+/// inside or wholly outside it. Inside, the answer is the way out through
+/// the surface point nearest the shape's centre: the normal points from
+/// the centre to that point, and the depth is how far the shape must move
+/// along it to clear the surface's tangent plane there. For a sphere that
+/// is the exact shortest way out; for other shapes it is the way out
+/// through that point, which a concave solid may make longer or shorter
+/// than the shortest one.
+fn inside_solid(place: &Placement, b: &super::bsp::BspView, probe: &Probe) -> Option<(Touch, u32)> {
+    if !b.contains_local(place.local_point64(probe.core.any_point())) {
+        return None;
+    }
+    let c = probe.centre();
+    let h = tri_mesh::closest(place, &b.0.surface, c.as_vec3(), f32::MAX)?;
+    let out = h.contact.point - c;
+    let len = out.length();
+    let n = if len > 0.0 {
+        out / len
+    } else {
+        h.contact.normal
+    };
+    let depth = (h.contact.point - probe.core.support(-n)).dot(n) + probe.radius;
+    Some((
+        Touch {
+            point: h.contact.point,
+            normal: n,
+            depth: depth.max(0.0),
+        },
+        h.feature,
+    ))
+}

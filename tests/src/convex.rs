@@ -1,0 +1,407 @@
+//! A brute-force oracle for convex query shapes, in f64 and independent of
+//! the runtime's GJK and separating-axis code.
+//!
+//! Every shape is a *core* (a point, a segment, a triangle or a convex
+//! polytope given by its boundary triangles and planes) grown by a radius.
+//! The distance between two cores is the smallest distance between their
+//! boundary primitives — closed forms for point/segment/triangle pairs
+//! (Ericson, "Real-Time Collision Detection", 2004, §5.1) — or zero when one
+//! holds a vertex of the other or a segment crosses a triangle. The
+//! penetration depth of overlapping cores is the distance from the origin
+//! to the boundary of their Minkowski difference, whose hull is built from
+//! all vertex differences. Times of impact come from the distance along the
+//! motion, which is convex in time: a ternary search for the closest
+//! approach, then bisection before it.
+
+use glam::DVec3;
+
+/// Distance between segments `p1q1` and `p2q2` (either may be a point).
+pub fn dist_segment_segment(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> f64 {
+    let (d1, d2, r) = (q1 - p1, q2 - p2, p1 - p2);
+    let (a, e, f) = (d1.dot(d1), d2.dot(d2), d2.dot(r));
+    let point_seg = |p: DVec3, a: DVec3, b: DVec3| {
+        let ab = b - a;
+        let l = ab.length_squared();
+        let s = if l > 0.0 {
+            ((p - a).dot(ab) / l).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (a + ab * s - p).length()
+    };
+    // the endpoints against the other segment: exact whenever the closest
+    // pair has an endpoint, and a safe bound for near-parallel segments
+    let ends = point_seg(p1, p2, q2)
+        .min(point_seg(q1, p2, q2))
+        .min(point_seg(p2, p1, q1))
+        .min(point_seg(q2, p1, q1));
+    if a == 0.0 || e == 0.0 {
+        return ends;
+    }
+    let (b, c) = (d1.dot(d2), d1.dot(r));
+    let denom = a * e - b * b;
+    if denom <= 0.0 {
+        return ends;
+    }
+    let s = ((b * f - c * e) / denom).clamp(0.0, 1.0);
+    let t = ((b * s + f) / e).clamp(0.0, 1.0);
+    let s = ((b * t - c) / a).clamp(0.0, 1.0);
+    ((p1 + d1 * s) - (p2 + d2 * t)).length().min(ends)
+}
+
+/// Whether segment `ab` passes through triangle `t` (not lying in its
+/// plane: that case is left to the edge distances).
+pub fn segment_crosses_triangle(a: DVec3, b: DVec3, t: [DVec3; 3]) -> bool {
+    let n = (t[1] - t[0]).cross(t[2] - t[0]);
+    let (da, db) = (n.dot(a - t[0]), n.dot(b - t[0]));
+    if da * db > 0.0 || da == db {
+        return false;
+    }
+    let p = a + (b - a) * (da / (da - db));
+    (0..3).all(|k| (t[(k + 1) % 3] - t[k]).cross(p - t[k]).dot(n) >= 0.0)
+}
+
+/// Distance between segment `ab` and triangle `t`.
+pub fn dist_segment_triangle(a: DVec3, b: DVec3, t: [DVec3; 3]) -> f64 {
+    if segment_crosses_triangle(a, b, t) {
+        return 0.0;
+    }
+    let mut d = crate::dist_point_triangle(a, t).min(crate::dist_point_triangle(b, t));
+    for k in 0..3 {
+        d = d.min(dist_segment_segment(a, b, t[k], t[(k + 1) % 3]));
+    }
+    d
+}
+
+/// Distance between two triangles.
+pub fn dist_triangle_triangle(t: [DVec3; 3], u: [DVec3; 3]) -> f64 {
+    let mut d = f64::INFINITY;
+    for k in 0..3 {
+        d = d.min(dist_segment_triangle(t[k], t[(k + 1) % 3], u));
+        d = d.min(dist_segment_triangle(u[k], u[(k + 1) % 3], t));
+        if d == 0.0 {
+            break;
+        }
+    }
+    d
+}
+
+/// A convex polytope: its vertices, boundary triangles and face planes
+/// (`n · x ≤ d` inside, `n` unit).
+#[derive(Clone, Debug)]
+pub struct Polytope {
+    /// Corner points.
+    pub vertices: Vec<DVec3>,
+    /// Boundary triangles.
+    pub triangles: Vec<[DVec3; 3]>,
+    /// Face planes.
+    pub planes: Vec<(DVec3, f64)>,
+}
+
+impl Polytope {
+    /// The polytope bounded by outward-facing triangles (degenerate ones
+    /// give no plane).
+    pub fn from_triangles(triangles: Vec<[DVec3; 3]>) -> Polytope {
+        let planes = triangles
+            .iter()
+            .filter_map(|t| {
+                let n = (t[1] - t[0]).cross(t[2] - t[0]).try_normalize()?;
+                Some((n, n.dot(t[0])))
+            })
+            .collect();
+        let mut vertices: Vec<DVec3> = triangles.iter().flatten().copied().collect();
+        vertices.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).expect("finite"));
+        vertices.dedup();
+        Polytope {
+            vertices,
+            triangles,
+            planes,
+        }
+    }
+
+    /// The convex hull of `points` (`None` if flat).
+    pub fn hull(points: &[DVec3]) -> Option<Polytope> {
+        let h = kiln_runtime::geom::hull::hull(points)?;
+        let mut tris = Vec::new();
+        for (lp, _, _) in &h.faces {
+            let v = |k: usize| h.vertices[lp[k] as usize];
+            for k in 1..lp.len() - 1 {
+                tris.push([v(0), v(k), v(k + 1)]);
+            }
+        }
+        Some(Polytope::from_triangles(tris))
+    }
+
+    /// A box: centre, unit axes, half extents (each may be 0: a flat box is
+    /// a rectangle, given by its two faces).
+    pub fn cuboid(centre: DVec3, axes: [DVec3; 3], half: DVec3) -> Polytope {
+        let corner = |i: usize, j: usize, k: usize| {
+            centre
+                + axes[0] * half.x * [-1.0, 1.0][i]
+                + axes[1] * half.y * [-1.0, 1.0][j]
+                + axes[2] * half.z * [-1.0, 1.0][k]
+        };
+        let c = [
+            corner(0, 0, 0),
+            corner(1, 0, 0),
+            corner(1, 1, 0),
+            corner(0, 1, 0),
+            corner(0, 0, 1),
+            corner(1, 0, 1),
+            corner(1, 1, 1),
+            corner(0, 1, 1),
+        ];
+        let quads = [
+            [0, 3, 2, 1],
+            [4, 5, 6, 7],
+            [0, 1, 5, 4],
+            [2, 3, 7, 6],
+            [1, 2, 6, 5],
+            [0, 4, 7, 3],
+        ];
+        let mut tris = Vec::new();
+        for q in quads {
+            tris.push([c[q[0]], c[q[1]], c[q[2]]]);
+            tris.push([c[q[0]], c[q[2]], c[q[3]]]);
+        }
+        let mut p = Polytope::from_triangles(tris);
+        // planes straight from the axes (a flat box's triangles still
+        // have normals, but no thickness to tell inside from outside)
+        p.planes = (0..3)
+            .flat_map(|k| {
+                let (a, h) = (axes[k], half[k]);
+                [(a, a.dot(centre) + h), (-a, -a.dot(centre) + h)]
+            })
+            .collect();
+        p
+    }
+
+    fn contains(&self, p: DVec3) -> bool {
+        self.planes.iter().all(|(n, d)| n.dot(p) <= *d)
+    }
+}
+
+/// The core of a shape.
+#[derive(Clone, Debug)]
+pub enum Core {
+    /// A point (a sphere's centre).
+    Point(DVec3),
+    /// A segment (a capsule's axis).
+    Segment(DVec3, DVec3),
+    /// A triangle of a mesh.
+    Triangle([DVec3; 3]),
+    /// A solid convex polytope.
+    Solid(Polytope),
+}
+
+enum Prim {
+    P(DVec3),
+    S(DVec3, DVec3),
+    T([DVec3; 3]),
+}
+
+fn prim_dist(a: &Prim, b: &Prim) -> f64 {
+    use Prim::*;
+    match (a, b) {
+        (P(p), P(q)) => (*p - *q).length(),
+        (P(p), S(a, b)) | (S(a, b), P(p)) => dist_segment_segment(*p, *p, *a, *b),
+        (P(p), T(t)) | (T(t), P(p)) => crate::dist_point_triangle(*p, *t),
+        (S(a, b), S(c, d)) => dist_segment_segment(*a, *b, *c, *d),
+        (S(a, b), T(t)) | (T(t), S(a, b)) => dist_segment_triangle(*a, *b, *t),
+        (T(t), T(u)) => dist_triangle_triangle(*t, *u),
+    }
+}
+
+impl Core {
+    /// Its corner points.
+    pub fn vertices(&self) -> Vec<DVec3> {
+        match self {
+            Core::Point(p) => vec![*p],
+            Core::Segment(a, b) => vec![*a, *b],
+            Core::Triangle(t) => t.to_vec(),
+            Core::Solid(p) => p.vertices.clone(),
+        }
+    }
+
+    fn prims(&self) -> Vec<Prim> {
+        match self {
+            Core::Point(p) => vec![Prim::P(*p)],
+            Core::Segment(a, b) => vec![Prim::S(*a, *b)],
+            Core::Triangle(t) => vec![Prim::T(*t)],
+            Core::Solid(p) => p.triangles.iter().map(|t| Prim::T(*t)).collect(),
+        }
+    }
+
+    /// The core moved by `v`.
+    pub fn moved(&self, v: DVec3) -> Core {
+        match self {
+            Core::Point(p) => Core::Point(*p + v),
+            Core::Segment(a, b) => Core::Segment(*a + v, *b + v),
+            Core::Triangle(t) => Core::Triangle(t.map(|p| p + v)),
+            Core::Solid(p) => Core::Solid(Polytope {
+                vertices: p.vertices.iter().map(|x| *x + v).collect(),
+                triangles: p.triangles.iter().map(|t| t.map(|x| x + v)).collect(),
+                planes: p.planes.iter().map(|(n, d)| (*n, d + n.dot(v))).collect(),
+            }),
+        }
+    }
+
+    /// Axis-aligned bounds.
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        self.vertices().iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        )
+    }
+}
+
+/// Distance between two cores (0 when they meet).
+pub fn distance(a: &Core, b: &Core) -> f64 {
+    for (s, o) in [(a, b), (b, a)] {
+        if let Core::Solid(p) = s
+            && o.vertices().iter().any(|v| p.contains(*v))
+        {
+            return 0.0;
+        }
+    }
+    let (pa, pb) = (a.prims(), b.prims());
+    let mut d = f64::INFINITY;
+    for x in &pa {
+        for y in &pb {
+            d = d.min(prim_dist(x, y));
+            if d == 0.0 {
+                return 0.0;
+            }
+        }
+    }
+    d
+}
+
+/// Penetration of core `a` into core `b`: the shortest move of `a` that
+/// separates them, and its unit direction (from `b` towards `a`); depth 0
+/// and no direction when their Minkowski difference is flat.
+pub fn penetration(a: &Core, b: &Core) -> (f64, Option<DVec3>) {
+    let (va, vb) = (a.vertices(), b.vertices());
+    let diff: Vec<DVec3> = va
+        .iter()
+        .flat_map(|p| vb.iter().map(move |q| *p - *q))
+        .collect();
+    let Some(h) = kiln_runtime::geom::hull::hull(&diff) else {
+        return (0.0, None);
+    };
+    // the origin is inside: the nearest face plane is the way out; moving
+    // `a` by `v` shifts the difference by `v`, so `a` leaves against the
+    // face's outward normal
+    let (n, d) = h
+        .faces
+        .iter()
+        .map(|(_, n, d)| (*n, *d))
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .expect("a hull has faces");
+    (d.max(0.0), Some(-n))
+}
+
+/// Generalised winding number of closed triangles around `p` (solid
+/// angles, Van Oosterom and Strackee 1983): about 1 inside, 0 outside.
+pub fn winding_number(tris: &[[DVec3; 3]], p: DVec3) -> f64 {
+    let w: f64 = tris
+        .iter()
+        .map(|t| {
+            let (a, b, c) = (t[0] - p, t[1] - p, t[2] - p);
+            let (la, lb, lc) = (a.length(), b.length(), c.length());
+            let num = a.dot(b.cross(c));
+            let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
+            2.0 * num.atan2(den)
+        })
+        .sum();
+    w / (4.0 * std::f64::consts::PI)
+}
+
+/// Distance from `p` to the boundary of core `c` (for a solid, to its
+/// surface even from inside).
+pub fn surface_distance(p: DVec3, c: &Core) -> f64 {
+    match c {
+        Core::Solid(poly) => poly
+            .triangles
+            .iter()
+            .map(|t| crate::dist_point_triangle(p, *t))
+            .fold(f64::INFINITY, f64::min),
+        _ => distance(&Core::Point(p), c),
+    }
+}
+
+/// First `t` in `[0, max_t]` at which core `q` moving by `motion · t` comes
+/// within `r` of core `c` (`gap(t) = distance − r`), or `None`.
+pub fn time_of_impact(q: &Core, motion: DVec3, max_t: f64, c: &Core, r: f64) -> Option<f64> {
+    let f = |t: f64| distance(&q.moved(motion * t), c) - r;
+    if f(0.0) <= 0.0 {
+        return Some(0.0);
+    }
+    let (mut lo, mut hi) = (0.0f64, max_t);
+    for _ in 0..100 {
+        let m1 = lo + (hi - lo) / 3.0;
+        let m2 = hi - (hi - lo) / 3.0;
+        if f(m1) <= f(m2) {
+            hi = m2;
+        } else {
+            lo = m1;
+        }
+        if hi - lo < 1e-12 * max_t.max(1.0) {
+            break;
+        }
+    }
+    let t_min = 0.5 * (lo + hi);
+    let t_min = if f(max_t) <= f(t_min) { max_t } else { t_min };
+    if f(t_min) > 0.0 {
+        return None;
+    }
+    let (mut a, mut b) = (0.0f64, t_min);
+    for _ in 0..100 {
+        let m = 0.5 * (a + b);
+        if f(m) <= 0.0 {
+            b = m;
+        } else {
+            a = m;
+        }
+        if b - a < 1e-13 * max_t.max(1.0) {
+            break;
+        }
+    }
+    Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_forms_on_known_cases() {
+        let x = DVec3::X;
+        let y = DVec3::Y;
+        let z = DVec3::Z;
+        // skew segments one apart
+        assert!((dist_segment_segment(-x, x, z - y, z + y) - 1.0).abs() < 1e-15);
+        // parallel, overlapping in projection
+        assert!((dist_segment_segment(-x, x, y, y + x * 3.0) - 1.0).abs() < 1e-15);
+        let t = [DVec3::ZERO, x * 2.0, y * 2.0];
+        assert!(segment_crosses_triangle(
+            DVec3::new(0.5, 0.5, -1.0),
+            DVec3::new(0.5, 0.5, 1.0),
+            t
+        ));
+        assert!(!segment_crosses_triangle(
+            DVec3::new(3.0, 3.0, -1.0),
+            DVec3::new(3.0, 3.0, 1.0),
+            t
+        ));
+        assert!((dist_triangle_triangle(t, t.map(|p| p + z * 0.5 + x * 0.1)) - 0.5).abs() < 1e-15);
+        let cube = Polytope::cuboid(DVec3::ZERO, [x, y, z], DVec3::ONE);
+        let probe = Core::Point(DVec3::new(0.2, 0.9, 0.0));
+        assert_eq!(distance(&probe, &Core::Solid(cube.clone())), 0.0);
+        let (d, n) = penetration(&probe, &Core::Solid(cube.clone()));
+        assert!((d - 0.1).abs() < 1e-12 && (n.unwrap() - y).length() < 1e-12);
+        let seg = Core::Segment(DVec3::new(3.0, 0.0, 0.0), DVec3::new(3.0, 5.0, 0.0));
+        let t = time_of_impact(&seg, -x, 10.0, &Core::Solid(cube), 0.5).unwrap();
+        assert!((t - 1.5).abs() < 1e-9, "{t}");
+    }
+}
