@@ -1,7 +1,7 @@
 //! `baker query`: JSON lines in, JSON lines out, one answer per line, in
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
-use kiln_runtime::{Level, Vec3};
+use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, Quat, QueryShape, Vec3};
 use serde_json::{Value, json};
 
 /// Answers one request line.
@@ -56,6 +56,154 @@ fn radius(v: &Value, what: &str) -> Result<f32, String> {
     Ok(r)
 }
 
+/// A query shape read from a line (a hull is owned here and lent to the
+/// query).
+enum Shape {
+    Sphere(f32),
+    Capsule(f32, f32),
+    Box(Vec3),
+    Hull(ConvexHull),
+}
+
+impl Shape {
+    fn query(&self) -> QueryShape<'_> {
+        match self {
+            Shape::Sphere(radius) => QueryShape::Sphere { radius: *radius },
+            Shape::Capsule(half_height, radius) => QueryShape::Capsule {
+                half_height: *half_height,
+                radius: *radius,
+            },
+            Shape::Box(half) => QueryShape::Box { half: *half },
+            Shape::Hull(h) => QueryShape::Hull(h),
+        }
+    }
+}
+
+/// `rotation`: absent or null means none; else `[x, y, z, w]`, normalised.
+fn rotation(q: &Value, what: &str) -> Result<Quat, String> {
+    let err = || format!("{what} must be an array of 4 finite numbers [x, y, z, w], not all 0");
+    match q.get("rotation") {
+        None | Some(Value::Null) => Ok(Quat::IDENTITY),
+        Some(r) => {
+            let a = r.as_array().filter(|a| a.len() == 4).ok_or_else(err)?;
+            let mut c = [0.0f32; 4];
+            for (o, x) in c.iter_mut().zip(a) {
+                *o = x.as_f64().ok_or_else(err)? as f32;
+            }
+            let q = Quat::from_array(c);
+            let len = q.length();
+            if !(len.is_finite() && len > 0.0) {
+                return Err(err());
+            }
+            Ok(q / len)
+        }
+    }
+}
+
+/// The query shapes a line may name, with the JSON key of each.
+const SHAPES: &str = "sphere, capsule, box or hull";
+
+/// Reads a shape object (`{"capsule": {…}}`, …), naming `what.key.field`
+/// in errors.
+fn shape(v: &Value, what: &str) -> Result<(Shape, Pose), String> {
+    let obj = v
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .ok_or_else(|| format!("{what} must be an object with one of {SHAPES}"))?;
+    let (key, q) = obj.iter().next().expect("one entry");
+    let at = |f: &str| format!("{what}{}{key}.{f}", if what.is_empty() { "" } else { "." });
+    match key.as_str() {
+        "sphere" => {
+            let center = vec3(&q["center"], &at("center"))?;
+            let r = radius(&q["radius"], &at("radius"))?;
+            Ok((Shape::Sphere(r), Pose::at(center)))
+        }
+        "capsule" => {
+            let a = vec3(&q["a"], &at("a"))?;
+            let b = vec3(&q["b"], &at("b"))?;
+            let r = radius(&q["radius"], &at("radius"))?;
+            match QueryShape::capsule(a, b, r) {
+                (
+                    QueryShape::Capsule {
+                        half_height,
+                        radius,
+                    },
+                    pose,
+                ) => Ok((Shape::Capsule(half_height, radius), pose)),
+                _ => unreachable!("QueryShape::capsule makes a capsule"),
+            }
+        }
+        "box" => {
+            let center = vec3(&q["center"], &at("center"))?;
+            let half = vec3(&q["half"], &at("half"))?;
+            if half.min_element() < 0.0 {
+                return Err(format!("{} must be >= 0", at("half")));
+            }
+            let rot = rotation(q, &at("rotation"))?;
+            Ok((Shape::Box(half), Pose::new(rot, center)))
+        }
+        "hull" => {
+            let pts = q["points"]
+                .as_array()
+                .ok_or_else(|| format!("{} must be an array of points", at("points")))?;
+            let pts = pts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| vec3(p, &format!("{}[{i}]", at("points"))))
+                .collect::<Result<Vec<_>, _>>()?;
+            let hull = ConvexHull::new(&pts).map_err(|e| format!("{}: {e}", at("points")))?;
+            let center = match q.get("center") {
+                None | Some(Value::Null) => Vec3::ZERO,
+                Some(c) => vec3(c, &at("center"))?,
+            };
+            let rot = rotation(q, &at("rotation"))?;
+            Ok((Shape::Hull(hull), Pose::new(rot, center)))
+        }
+        other => Err(format!(
+            "{what}: unknown shape {other:?}: expected one of {SHAPES}"
+        )),
+    }
+}
+
+fn overlaps_json(level: &Level, overlaps: impl Iterator<Item = OverlapRow>) -> Value {
+    let rows: Vec<Value> = overlaps
+        .map(|o| {
+            json!({
+                "object": level.object_name(o.instance),
+                "instance": o.instance,
+                "point": o.point.to_array(),
+                "normal": o.normal.to_array(),
+                "depth": o.depth,
+                "feature": o.feature,
+            })
+        })
+        .collect();
+    json!({ "overlaps": rows })
+}
+
+/// One overlap, whichever query found it.
+struct OverlapRow {
+    instance: u32,
+    point: Vec3,
+    normal: Vec3,
+    depth: f32,
+    feature: u32,
+}
+
+fn hit_json(level: &Level, h: Option<(f32, Vec3, Vec3, u32, u32)>) -> Value {
+    let hit = h.map(|(t, point, normal, instance, feature)| {
+        json!({
+            "t": t,
+            "point": point.to_array(),
+            "normal": normal.to_array(),
+            "object": level.object_name(instance),
+            "instance": instance,
+            "feature": feature,
+        })
+    });
+    json!({ "hit": hit })
+}
+
 fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     let obj = v.as_object().ok_or("a request must be a JSON object")?;
     if let Some(r) = obj.get("ray") {
@@ -81,41 +229,69 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     if let Some(q) = obj.get("sphere") {
         let center = vec3(&q["center"], "sphere.center")?;
         let radius = radius(&q["radius"], "sphere.radius")?;
-        let overlaps: Vec<Value> = level
+        let rows = level
             .overlap_sphere(center, radius)
-            .iter()
-            .map(|o| {
-                json!({
-                    "object": level.object_name(o.instance),
-                    "instance": o.instance,
-                    "point": o.point.to_array(),
-                    "normal": o.normal.to_array(),
-                    "depth": o.depth,
-                    "feature": o.feature,
-                })
-            })
-            .collect();
-        return Ok(json!({ "overlaps": overlaps }));
+            .into_iter()
+            .map(|o| OverlapRow {
+                instance: o.instance,
+                point: o.point,
+                normal: o.normal,
+                depth: o.depth,
+                feature: o.feature,
+            });
+        return Ok(overlaps_json(level, rows));
+    }
+    for key in ["capsule", "box", "hull"] {
+        if obj.contains_key(key) {
+            let (s, pose) = shape(v, "")?;
+            let rows = level
+                .overlap_shape(&s.query(), &pose)
+                .into_iter()
+                .map(|o| OverlapRow {
+                    instance: o.instance,
+                    point: o.point,
+                    normal: o.normal,
+                    depth: o.depth,
+                    feature: o.feature,
+                });
+            return Ok(overlaps_json(level, rows));
+        }
+    }
+    if let Some(q) = obj.get("intersects") {
+        let (s, pose) = shape(q, "intersects")?;
+        return Ok(json!({ "intersects": level.intersects_shape(&s.query(), &pose) }));
     }
     if let Some(q) = obj.get("sweep") {
-        let center = vec3(&q["center"], "sweep.center")?;
-        let radius = radius(&q["radius"], "sweep.radius")?;
         let dir = vec3(&q["dir"], "sweep.dir")?;
         if dir == Vec3::ZERO {
             return Err("sweep.dir must not be zero".into());
         }
         let max_t = max_t(q, "sweep.max_t")?;
-        let hit = level.sweep_sphere(center, radius, dir, max_t).map(|h| {
-            json!({
-                "t": h.t,
-                "point": h.point.to_array(),
-                "normal": h.normal.to_array(),
-                "object": level.object_name(h.instance),
-                "instance": h.instance,
-                "feature": h.feature,
-            })
-        });
-        return Ok(json!({ "hit": hit }));
+        if let Some(sh) = q.get("shape") {
+            let (s, pose) = shape(sh, "sweep.shape")?;
+            let ignore_leaving = match q.get("ignore_leaving") {
+                None | Some(Value::Null) => false,
+                Some(b) => b
+                    .as_bool()
+                    .ok_or("sweep.ignore_leaving must be true or false")?,
+            };
+            let hit = level
+                .cast_shape(
+                    &s.query(),
+                    &pose,
+                    dir,
+                    max_t,
+                    CastOptions { ignore_leaving },
+                )
+                .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
+            return Ok(hit_json(level, hit));
+        }
+        let center = vec3(&q["center"], "sweep.center")?;
+        let radius = radius(&q["radius"], "sweep.radius")?;
+        let hit = level
+            .sweep_sphere(center, radius, dir, max_t)
+            .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
+        return Ok(hit_json(level, hit));
     }
     if let Some(p) = obj.get("point") {
         let p = vec3(p, "point")?;
@@ -126,5 +302,141 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
             .collect();
         return Ok(json!({ "inside": inside }));
     }
-    Err("unknown request: expected one of ray, sphere, sweep, point".into())
+    Err(
+        "unknown request: expected one of ray, sphere, capsule, box, hull, intersects, sweep, point"
+            .into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 20 m square floor at y = 0.
+    fn floor() -> Level {
+        let mesh = crate::SceneMesh::new(
+            "floor",
+            vec![
+                [-10.0, 0.0, -10.0],
+                [10.0, 0.0, -10.0],
+                [10.0, 0.0, 10.0],
+                [-10.0, 0.0, 10.0],
+            ],
+            &[[0, 2, 1], [0, 3, 2]],
+        );
+        let baked = crate::bake_scene(
+            &crate::Scene::from_meshes(vec![mesh]),
+            &crate::BakeSettings::default(),
+        );
+        Level::from_bytes(&baked.bytes).unwrap()
+    }
+
+    fn ask(level: &Level, line: &str) -> Value {
+        answer_line(level, line)
+    }
+
+    fn depth(v: &Value) -> f64 {
+        let o = v["overlaps"].as_array().expect("overlaps");
+        assert_eq!(o.len(), 1, "{v}");
+        assert_eq!(o[0]["normal"], json!([0.0, 1.0, 0.0]), "{v}");
+        o[0]["depth"].as_f64().unwrap()
+    }
+
+    #[test]
+    fn shape_lines_answer_overlaps_intersects_and_sweeps() {
+        let l = floor();
+        let near = |x: f64, want: f64| (x - want).abs() < 1e-6;
+        let capsule = r#"{"capsule":{"a":[0,0.3,0],"b":[0,1.3,0],"radius":0.5}}"#;
+        assert!(near(depth(&ask(&l, capsule)), 0.2));
+        let cube = r#"{"box":{"center":[1,0.4,2],"half":[0.5,0.5,0.5],"rotation":[0,0,0,1]}}"#;
+        assert!(near(depth(&ask(&l, cube)), 0.1));
+        let hull = r#"{"hull":{"points":[[-0.5,-0.5,-0.5],[0.5,-0.5,-0.5],[-0.5,0.5,-0.5],[0.5,0.5,-0.5],[-0.5,-0.5,0.5],[0.5,-0.5,0.5],[-0.5,0.5,0.5],[0.5,0.5,0.5]],"center":[0,0.45,0]}}"#;
+        assert!(near(depth(&ask(&l, hull)), 0.05));
+        let yes = ask(
+            &l,
+            r#"{"intersects":{"box":{"center":[0,0.4,0],"half":[1,0.5,1]}}}"#,
+        );
+        assert_eq!(yes, json!({"intersects": true}));
+        let no = ask(
+            &l,
+            r#"{"intersects":{"sphere":{"center":[0,2,0],"radius":1.5}}}"#,
+        );
+        assert_eq!(no, json!({"intersects": false}));
+        // a box rotated 45° about z stands on an edge: 0.5·√2 below its centre
+        let s = std::f64::consts::FRAC_PI_8.sin();
+        let c = std::f64::consts::FRAC_PI_8.cos();
+        let line = format!(
+            r#"{{"sweep":{{"shape":{{"box":{{"center":[0,3,0],"half":[0.5,0.5,0.5],"rotation":[0,0,{s},{c}]}}}},"dir":[0,-1,0],"max_t":10}}}}"#
+        );
+        let hit = ask(&l, &line);
+        let t = hit["hit"]["t"].as_f64().unwrap();
+        assert!((t - (3.0 - 0.5 * 2f64.sqrt())).abs() < 1e-5, "{hit}");
+        // resting on the floor: lifting off is free only when told to
+        // ignore what the motion leaves
+        let rest = r#"{"capsule":{"a":[0,0.5,0],"b":[0,1.5,0],"radius":0.5}}"#;
+        let lift = |ignore: bool| {
+            ask(
+                &l,
+                &format!(
+                    r#"{{"sweep":{{"shape":{rest},"dir":[0,1,0],"max_t":1,"ignore_leaving":{ignore}}}}}"#
+                ),
+            )
+        };
+        assert_eq!(lift(false)["hit"]["t"], json!(0.0));
+        assert_eq!(lift(true), json!({"hit": null}));
+    }
+
+    #[test]
+    fn malformed_shape_lines_name_the_field() {
+        let l = floor();
+        for (line, want) in [
+            (
+                r#"{"box":{"center":[0,0,0]}}"#,
+                "box.half must be an array of 3 numbers",
+            ),
+            (
+                r#"{"box":{"center":[0,0,0],"half":[1,-1,1]}}"#,
+                "box.half must be >= 0",
+            ),
+            (
+                r#"{"box":{"center":[0,0,0],"half":[1,1,1],"rotation":[0,0,0,0]}}"#,
+                "box.rotation must be an array of 4",
+            ),
+            (
+                r#"{"capsule":{"a":[0,0,0],"b":[0,1,0],"radius":-1}}"#,
+                "capsule.radius must be finite and >= 0",
+            ),
+            (
+                r#"{"capsule":{"a":[0,0,0],"radius":1}}"#,
+                "capsule.b must be",
+            ),
+            (
+                r#"{"hull":{"points":[[0,0,0],[1,0,0],[0,1,0]]}}"#,
+                "hull.points: ",
+            ),
+            (
+                r#"{"hull":{"points":[[0,0,0],[1,0,0],"x"]}}"#,
+                "hull.points[2] must be",
+            ),
+            (r#"{"intersects":[1,2]}"#, "intersects must be an object"),
+            (
+                r#"{"sweep":{"shape":{"cone":{}},"dir":[0,1,0]}}"#,
+                "sweep.shape: unknown shape \"cone\"",
+            ),
+            (
+                r#"{"sweep":{"shape":{"box":{"center":[0,0,0],"half":[1,1,1]}},"dir":[0,1,0],"ignore_leaving":1}}"#,
+                "sweep.ignore_leaving must be true or false",
+            ),
+            (
+                r#"{"sweep":{"shape":{"box":{"center":[0,0,0],"half":"big"}},"dir":[0,1,0]}}"#,
+                "sweep.shape.box.half must be",
+            ),
+        ] {
+            let got = ask(&l, line);
+            let e = got["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{line}: {got}"));
+            assert!(e.starts_with(want), "{line}: {e}");
+        }
+    }
 }
