@@ -1,11 +1,12 @@
 //! Any bytes as an archive, with the body checksum fixed up so the input
 //! reaches rkyv's validation and our verify: open must fail cleanly or
-//! every query (rays, sphere overlaps, yes/no tests, sweeps, points) must run
-//! without panicking.
+//! every query (rays, sphere overlaps, yes/no tests, sweeps, points, and
+//! capsule, box and hull overlaps, yes/no tests and casts) must run without
+//! panicking.
 #![no_main]
 
 use kiln_formats::{HEADER_LEN, header::body_hash};
-use kiln_runtime::{Level, Vec3};
+use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, Quat, QueryShape, Vec3};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -24,6 +25,30 @@ fuzz_target!(|data: &[u8]| {
         let _ = level.intersects_sphere(Vec3::new(-1.0, 0.5, 0.0), 0.5);
         for p in [Vec3::ZERO, Vec3::new(5.0, 0.2, 0.1), Vec3::new(0.5, 0.5, 0.5)] {
             let _ = level.contains_point(p);
+        }
+        let hull = ConvexHull::new(&[
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Z,
+            Vec3::new(0.7, 0.8, 0.9),
+        ])
+        .expect("a solid hull");
+        let (capsule, capsule_pose) =
+            QueryShape::capsule(Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.4, 2.0, -0.3), 0.5);
+        let tilted = Pose::new(Quat::from_rotation_z(0.7), Vec3::new(0.3, 0.6, 0.1));
+        for (shape, pose) in [
+            (capsule, capsule_pose),
+            (QueryShape::Box { half: Vec3::new(1.0, 0.5, 0.25) }, tilted),
+            (QueryShape::Hull(&hull), tilted),
+            (QueryShape::Sphere { radius: 1.0 }, Pose::IDENTITY),
+        ] {
+            let _ = level.overlap_shape(&shape, &pose);
+            let _ = level.intersects_shape(&shape, &pose);
+            for ignore_leaving in [false, true] {
+                let o = CastOptions { ignore_leaving };
+                let _ = level.cast_shape(&shape, &pose, Vec3::new(0.3, -1.0, 0.2), 40.0, o);
+            }
         }
         let _ = kiln_baker::inspect::inspect(&level);
         let _ = kiln_baker::export::world_objects(&level);
