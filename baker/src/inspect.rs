@@ -110,7 +110,8 @@ pub fn inspect(level: &Level) -> InspectReport {
         match shape {
             ArchivedShape::TriMesh(m) => {
                 s.vertices += m.vertices.len() * 12;
-                s.triangles += m.leaves.len() * 16;
+                // quad leaves and their flat-edge masks
+                s.triangles += m.leaves.len() * 17;
                 s.source_ids += m.source_ids.len() * 8;
                 s.mesh_nodes += m.tree.node_bytes();
                 s.names += m.name.len();
@@ -133,7 +134,8 @@ pub fn inspect(level: &Level) -> InspectReport {
             ArchivedShape::Bsp(b) => {
                 let m = &b.surface;
                 s.vertices += m.vertices.len() * 12;
-                s.triangles += m.leaves.len() * 16;
+                // quad leaves and their flat-edge masks
+                s.triangles += m.leaves.len() * 17;
                 s.source_ids += m.source_ids.len() * 8;
                 s.mesh_nodes += m.tree.node_bytes() + b.nodes.len() * 12;
                 s.planes += b.planes.len() * 16;

@@ -222,6 +222,14 @@ pub struct TriMesh {
     /// degenerate triangles counted) of its first and second triangle, so
     /// hits map back to the artist's data; `u32::MAX` for a missing second.
     pub source_ids: Vec<[u32; 2]>,
+    /// For each leaf, its **flat edges**: bit `3·j + k` is set when edge
+    /// `k` (from corner `k` to corner `k + 1`) of the leaf's triangle `j`
+    /// (see [`leaf_triangle`]) joins a neighbour that continues it in the
+    /// same plane (within [`FLAT_EDGE_ANGLE`]), so the edge and its ends
+    /// are inside a flat region, not a real edge of the surface: a contact
+    /// there takes the face's normal (no ghost bumps on tessellated
+    /// floors). Bits 6 and 7 are zero.
+    pub flat_edges: Vec<u8>,
     /// Lower corner of the mesh's exact box (the root box).
     pub min: [f32; 3],
     /// Upper corner of the mesh's exact box.
@@ -273,6 +281,10 @@ impl ArchivedTriMesh {
             })
     }
 }
+
+/// Largest angle, in radians, between two triangles' planes for their
+/// shared edge to count as flat (about 0.25°).
+pub const FLAT_EDGE_ANGLE: f64 = 4.4e-3;
 
 /// Triangle `k` (0 or 1) of a leaf `[a, b, c, d]`.
 #[inline]

@@ -6,6 +6,7 @@
 //! depends only on its input, and they are collected in first-use order.
 
 pub mod bsp;
+pub mod seams;
 pub mod solid;
 pub mod top;
 pub mod tri_tree;
@@ -168,7 +169,8 @@ pub fn build_level(
             })
         })
         .collect();
-    let shapes: Vec<BuiltShape> = built.into_iter().map(|b| b.shape).collect();
+    let mut shapes: Vec<BuiltShape> = built.into_iter().map(|b| b.shape).collect();
+    seams::join(&mut shapes, &placed);
     let (order, top) = top::build(&placed, &shapes);
     let placed = order.iter().map(|&i| placed[i].clone()).collect();
     BuiltLevel {

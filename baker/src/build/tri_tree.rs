@@ -11,7 +11,7 @@
 use crate::geom::sah::{self, BinNode};
 use crate::geom::weld::WeldedMesh;
 use kiln_formats::level::{leaf_data, leaf_range};
-use kiln_formats::tri_mesh::TreeKind;
+use kiln_formats::tri_mesh::{FLAT_EDGE_ANGLE, TreeKind, leaf_triangle};
 
 /// A built TriMesh: welded vertices, leaves in tree order and the binary
 /// SAH tree over them (one leaf per pair). `encode` collapses the tree to
@@ -27,6 +27,8 @@ pub struct TriTree {
     pub leaves: Vec<[u32; 4]>,
     /// Source triangle ids per leaf (`u32::MAX` for a missing second).
     pub source_ids: Vec<[u32; 2]>,
+    /// Flat-edge mask per leaf (see `TriMesh::flat_edges`).
+    pub flat_edges: Vec<u8>,
     /// Binary tree over the leaves (leaf `j` holds `leaves[j]`).
     pub nodes: Vec<BinNode>,
     /// Kind of volumes the archived tree will use.
@@ -78,10 +80,12 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     );
     // leaves in tree order
     let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
+    let quads: Vec<[u32; 4]> = leaves.iter().map(|p| p.quad).collect();
     TriTree {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),
-        leaves: leaves.iter().map(|p| p.quad).collect(),
+        flat_edges: flat_edges(vertices, &quads, |l| leaves[l].second.is_some()),
+        leaves: quads,
         source_ids: leaves
             .iter()
             .map(|p| {
@@ -94,6 +98,72 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
         nodes,
         kind,
     }
+}
+
+/// Flat-edge masks per leaf (see `TriMesh::flat_edges`): an edge is flat
+/// when exactly two triangles share it and the second continues the first
+/// in its plane, within [`FLAT_EDGE_ANGLE`]. Edges of one triangle only
+/// (the mesh's border), of three or more (non-manifold), folds and real
+/// creases stay edges. `second(l)`: leaf `l` holds two triangles.
+pub fn flat_edges(
+    vertices: &[[f32; 3]],
+    leaves: &[[u32; 4]],
+    second: impl Fn(usize) -> bool,
+) -> Vec<u8> {
+    let tri = |i: usize| leaf_triangle(leaves[i / 2], (i % 2) as u32);
+    // (low vertex, high vertex, 4 · leaf triangle + edge), sorted: the
+    // triangles sharing an edge end up side by side
+    let mut edges: Vec<(u32, u32, usize)> = Vec::with_capacity(leaves.len() * 6);
+    for l in 0..leaves.len() {
+        for j in 0..1 + usize::from(second(l)) {
+            let t = tri(2 * l + j);
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                if a != b {
+                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
+                }
+            }
+        }
+    }
+    edges.sort_unstable();
+    let mut masks = vec![0u8; leaves.len()];
+    for group in edges.chunk_by(|x, y| x.0 == y.0 && x.1 == y.1) {
+        let [x, y] = group else { continue };
+        let ((t, k), (u, j)) = ((x.2 / 4, x.2 % 4), (y.2 / 4, y.2 % 4));
+        if t != u && continues(vertices, tri(t), k, tri(u), j) {
+            masks[t / 2] |= 1 << (3 * (t % 2) + k);
+            masks[u / 2] |= 1 << (3 * (u % 2) + j);
+        }
+    }
+    masks
+}
+
+/// Whether triangle `u` (through its edge `j`) continues triangle `t`
+/// across `t`'s edge `k` in `t`'s plane: the two third corners lie on
+/// opposite sides of the edge, and the planes through the edge and each
+/// of them are within [`FLAT_EDGE_ANGLE`] — whatever either winding.
+pub fn continues(vertices: &[[f32; 3]], t: [u32; 3], k: usize, u: [u32; 3], j: usize) -> bool {
+    let p = |i: u32| glam::DVec3::from(vertices[i as usize].map(f64::from));
+    continues_at(
+        [p(t[k]), p(t[(k + 1) % 3])],
+        p(t[(k + 2) % 3]),
+        p(u[(j + 2) % 3]),
+    )
+}
+
+/// [`continues`] on positions: the edge, the first triangle's third corner
+/// and the second's.
+pub fn continues_at(edge: [glam::DVec3; 2], wt: glam::DVec3, wu: glam::DVec3) -> bool {
+    let e = edge[1] - edge[0];
+    let (Some(nt), Some(nu)) = (
+        e.cross(wt - edge[0]).try_normalize(),
+        e.cross(wu - edge[0]).try_normalize(),
+    ) else {
+        return false;
+    };
+    // continuing in the plane, the second normal (taken with the same
+    // edge direction) points the opposite way
+    nt.dot(nu) <= -FLAT_EDGE_ANGLE.cos()
 }
 
 /// A leaf before layout: its quad (see [`TriMesh`]) and the welded
@@ -265,6 +335,72 @@ mod tests {
         let p = t.map(|v| m.vertices[v as usize].map(f32::to_bits));
         let k = (0..3).min_by_key(|&k| p[k]).unwrap();
         [p[k], p[(k + 1) % 3], p[(k + 2) % 3]]
+    }
+
+    fn flat_bits(m: &TriMesh) -> u32 {
+        m.flat_edges.iter().map(|f| f.count_ones()).sum()
+    }
+
+    #[test]
+    fn inner_edges_of_a_flat_grid_are_flat_and_its_border_is_not() {
+        // 4 × 4 quads: 40 inner edges (two triangles each), 16 border
+        let m = build(&grid(4), TreeKind::Aabb);
+        assert_eq!(flat_bits(&m), 80);
+        assert!(m.flat_edges.iter().all(|f| f >> 6 == 0));
+        // every border edge keeps its bit clear
+        for (l, q) in m.leaves.iter().enumerate() {
+            for j in 0..2u32 {
+                let t = leaf_triangle(*q, j);
+                for k in 0..3 {
+                    let (a, b) = (
+                        m.vertices[t[k] as usize],
+                        m.vertices[t[(k + 1) % 3] as usize],
+                    );
+                    let border = [0, 2]
+                        .iter()
+                        .any(|&c| (a[c] == 0.0 && b[c] == 0.0) || (a[c] == 4.0 && b[c] == 4.0));
+                    let bit = m.flat_edges[l] >> (3 * j as usize + k) & 1;
+                    assert_eq!(bit == 1, !border, "leaf {l} triangle {j} edge {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hinge_is_flat_only_when_nearly_coplanar_and_unfolded() {
+        // two triangles on the edge (0,0,0)–(0,0,1), the second raised by
+        // an angle about it
+        let hinge = |deg: f64| {
+            let (s, c) = deg.to_radians().sin_cos();
+            let p = vec![
+                [0.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0],
+                [-1.0, 0.0, 0.5],
+                [c as f32, s as f32, 0.5],
+            ];
+            let m = build(
+                &SceneMesh::new("hinge", p, &[[0, 1, 2], [1, 0, 3]]),
+                TreeKind::Aabb,
+            );
+            flat_bits(&m)
+        };
+        assert_eq!(hinge(0.0), 2);
+        assert_eq!(hinge(0.1), 2, "0.1° is within the flat angle");
+        assert_eq!(hinge(1.0), 0, "a 1° crease is an edge");
+        assert_eq!(hinge(90.0), 0);
+        assert_eq!(hinge(180.0), 0, "folded back onto itself: a knife edge");
+        // the same two triangles wound inconsistently are as flat
+        let p = vec![
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [-1.0, 0.0, 0.5],
+            [1.0, 0.0, 0.5],
+        ];
+        let m = build(
+            &SceneMesh::new("flipped", p, &[[0, 1, 2], [0, 1, 3]]),
+            TreeKind::Aabb,
+        );
+        assert_eq!(flat_bits(&m), 2);
     }
 
     #[test]

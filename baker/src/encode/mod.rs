@@ -133,6 +133,7 @@ pub fn tri_mesh(t: &TriTree) -> TriMesh {
         vertices: t.vertices.clone(),
         leaves: t.leaves.clone(),
         source_ids: t.source_ids.clone(),
+        flat_edges: t.flat_edges.clone(),
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),
         root,

@@ -325,13 +325,13 @@ pub enum VerifyError {
         vertex: usize,
     },
     /// Parallel arrays disagree in length.
-    #[error("mesh {mesh}: {triangles} leaves but {ids} source-id pairs")]
+    #[error("mesh {mesh}: {triangles} leaves but {ids} source-id pairs or flat-edge masks")]
     SourceIds {
         /// Mesh index.
         mesh: usize,
         /// Leaf count.
         triangles: usize,
-        /// Source-id pair count.
+        /// Source-id pair or flat-edge mask count (the shorter).
         ids: usize,
     },
     /// An instance refers to a shape that does not exist.

@@ -215,11 +215,11 @@ pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyErr
             }
         }
     }
-    if mesh.source_ids.len() != mesh.leaves.len() {
+    if mesh.source_ids.len() != mesh.leaves.len() || mesh.flat_edges.len() != mesh.leaves.len() {
         return Err(VerifyError::SourceIds {
             mesh: m,
             triangles: mesh.leaves.len(),
-            ids: mesh.source_ids.len(),
+            ids: mesh.source_ids.len().min(mesh.flat_edges.len()),
         });
     }
     // the root box and the sphere frame must decode to finite numbers everywhere

@@ -67,12 +67,29 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
     })
 }
 
+/// Whether a displacement `d` (the whole motion) does not close in on a
+/// contact with unit `normal`: it moves away from it or along it. "Along"
+/// allows closing in by 0.1 mm over the whole motion (or 1e-5 rad, if
+/// more): f32 vertices and placements turn a floor triangle's normal by
+/// up to a few 1e-6 rad (measured on a tiled slope), and a shape sliding
+/// along the floor must not stop on that noise.
+pub(crate) fn leaving(normal: DVec3, d: DVec3) -> bool {
+    normal.dot(d) >= -(1e-5 * d.length()).max(1e-4)
+}
+
 /// The first contact of `q` grown by `rq`, moving by `motion · t` for `t`
 /// in `[0, t_max]`, with `c` grown by `rc`: the time and the contact
 /// there. A shape that starts touching answers `t = 0` — unless
 /// `ignore_leaving` and the motion does not close in on the contact
 /// (`motion · normal ≥ 0`): two convex shapes moving apart never meet
 /// again, so that piece is then no contact at all.
+///
+/// `fix` adjusts every contact before it is used (a mesh triangle's flat
+/// edges, [`flatten`]); the leaving test sees the adjusted normal, and
+/// with `ignore_leaving` it applies to a later contact too: one that
+/// `fix` turned to the face normal of a floor the shape slides along
+/// (`motion · normal = 0`) does not stop it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn cast(
     q: &impl Polyhedral,
     rq: f64,
@@ -81,9 +98,10 @@ pub(crate) fn cast(
     c: &impl Polyhedral,
     rc: f64,
     ignore_leaving: bool,
+    fix: impl Fn(Touch) -> Touch,
 ) -> Option<(f64, Touch)> {
-    if let Some(t0) = touch(q, rq, c, rc) {
-        if ignore_leaving && t0.normal.dot(motion) >= 0.0 {
+    if let Some(t0) = touch(q, rq, c, rc).map(&fix) {
+        if ignore_leaving && leaving(t0.normal, motion * t_max) {
             return None;
         }
         return Some((0.0, t0));
@@ -104,5 +122,62 @@ pub(crate) fn cast(
         }
         _ => touch(&at, rq, c, rc)?,
     };
+    let hit = fix(hit);
+    if ignore_leaving && leaving(hit.normal, motion * t_max) {
+        return None;
+    }
     Some((t, hit))
+}
+
+/// A contact with a mesh triangle `tri` whose point lies on the
+/// triangle's flat edges only (`flat`: bit `k` for the edge from corner
+/// `k` to corner `k + 1`; a corner counts when both of its edges are
+/// flat): there the surface is the plane, not an edge, so the contact
+/// takes the face normal on the shape's side and the depth that clears
+/// the plane along it (Mirtich-style feature reduction as Jolt's
+/// "active edges" do; Gregorius, "Robust contact creation for physics
+/// simulations", GDC 2015). Other contacts are returned unchanged.
+pub(crate) fn flatten(
+    t: Touch,
+    tri: &[DVec3; 3],
+    flat: u8,
+    q: &impl Support,
+    rq: f64,
+    centre: DVec3,
+) -> Touch {
+    if flat & 7 == 0 {
+        return t;
+    }
+    let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
+    let n2 = n.length_squared();
+    if n2 == 0.0 || !n2.is_finite() {
+        return t;
+    }
+    // barycentric weights of the contact point (on the triangle)
+    let w = |a: DVec3, b: DVec3| (b - a).cross(t.point - a).dot(n) / n2;
+    // edge k runs from corner k to k + 1: on it, corner k + 2 weighs 0
+    let weight_opposite = [w(tri[0], tri[1]), w(tri[1], tri[2]), w(tri[2], tri[0])];
+    let mut on_edge = false;
+    for (k, &x) in weight_opposite.iter().enumerate() {
+        if x <= 1e-9 {
+            on_edge = true;
+            if flat & (1 << k) == 0 {
+                // on a real edge (or a corner one of whose edges is real)
+                return t;
+            }
+        }
+    }
+    if !on_edge {
+        return t;
+    }
+    let n = n / n2.sqrt();
+    let side = (centre - tri[0]).dot(n);
+    let below = side < 0.0 || (side == 0.0 && t.normal.dot(n) < 0.0);
+    let n = if below { -n } else { n };
+    let depth = (tri[0] - q.support(-n)).dot(n) + rq;
+    Touch {
+        point: t.point,
+        normal: n,
+        depth: depth.max(0.0),
+    }
 }

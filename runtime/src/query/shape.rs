@@ -219,10 +219,13 @@ pub struct ShapeHit {
 /// How a cast treats what it starts touching.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CastOptions {
-    /// Skip contacts present at the start that the motion moves away from
-    /// (or along: `motion · normal ≥ 0`), so a shape resting on a floor or
-    /// against a wall can slide; contacts it moves into still answer
-    /// `t = 0`.
+    /// Skip contacts the motion does not close in on (`motion · normal ≥
+    /// 0`, allowing 0.1 mm of closing over the whole motion): those present at the start that it moves away from or along,
+    /// so a shape resting on a floor or against a wall can slide — and the
+    /// edges inside a flat floor (a mesh's flat edges answer with the
+    /// floor's normal), so a shape sliding along a tessellated floor is
+    /// not stopped where its triangles or objects meet. Contacts it moves
+    /// into still answer (`t = 0` when present at the start).
     pub ignore_leaving: bool,
 }
 

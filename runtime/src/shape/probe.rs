@@ -113,11 +113,14 @@ fn mesh_touch(
     let (c, h) = probe.bounds();
     let (lo, hi) = local_box(place, c, h);
     let mut best: Option<(Touch, u32)> = None;
+    let centre = probe.centre();
     TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
         let (first, count) = leaf_range(leaf);
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            let flat = flat_mask(mesh, slot);
             if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
+                .map(|t| probe::flatten(t, &tri.0, flat, &probe.core, probe.radius, centre))
                 && best.is_none_or(|(b, _)| t.depth > b.depth)
             {
                 best = Some((t, tri_mesh::slot_source(mesh, slot)));
@@ -131,12 +134,22 @@ fn mesh_touch(
     best
 }
 
+/// The flat-edge bits of the triangle in leaf slot `slot`.
+fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
+    mesh.flat_edges
+        .get((slot >> 1) as usize)
+        .map_or(0, |m| m >> (3 * (slot & 1)) & 7)
+}
+
 /// Cast visitor inside one mesh.
 struct MeshCast<'a, 'b> {
     mesh: &'a ArchivedTriMesh,
     place: &'b Placement<'a>,
     probe: &'b Probe<'b>,
     motion: DVec3,
+    /// The probe's centre at the start (the side of a flat floor it is on
+    /// does not change along a cast that stops at first contact).
+    centre: DVec3,
     ignore_leaving: bool,
     t_cull: f32,
     limit: f64,
@@ -152,14 +165,17 @@ impl RayVisitor for MeshCast<'_, '_> {
         let (first, count) = leaf_range(data);
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(self.place, self.mesh, slot));
+            let flat = flat_mask(self.mesh, slot);
+            let (core, radius) = (&self.probe.core, self.probe.radius);
             let Some((t, hit)) = probe::cast(
-                &self.probe.core,
-                self.probe.radius,
+                core,
+                radius,
                 self.motion,
                 self.limit,
                 &tri,
                 0.0,
                 self.ignore_leaving,
+                |t| probe::flatten(t, &tri.0, flat, core, radius, self.centre),
             ) else {
                 continue;
             };
@@ -197,6 +213,7 @@ fn mesh_cast(
         place,
         probe,
         motion,
+        centre: probe.centre(),
         ignore_leaving,
         t_cull: next_up_limit(limit),
         limit,
@@ -298,11 +315,12 @@ impl<'a> ShapeRef<'a> {
     ) -> Option<(f64, Touch, u32)> {
         if let Some((piece, rc)) = self.piece(place) {
             let (q, r) = (&probe.core, probe.radius);
+            let same = |t: Touch| t;
             let hit = match &piece {
-                Piece::Point(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
-                Piece::Segment(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
-                Piece::Box(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
-                Piece::Polytope(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving),
+                Piece::Point(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
+                Piece::Segment(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
+                Piece::Box(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
+                Piece::Polytope(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
             };
             return hit.map(|(t, h)| (t, h, 0));
         }
@@ -311,7 +329,7 @@ impl<'a> ShapeRef<'a> {
             Solid::Bsp(b) => {
                 // wholly inside: no surface to meet, the way out at t = 0
                 if let Some((t, f)) = inside_solid(place, &b, probe)
-                    && !(ignore_leaving && t.normal.dot(motion) >= 0.0)
+                    && !(ignore_leaving && probe::leaving(t.normal, motion * limit))
                 {
                     return Some((0.0, t, f));
                 }

@@ -1,0 +1,188 @@
+//! Flat edges across objects: where two triangle meshes meet along a
+//! border edge (the same two world points) and continue each other in one
+//! plane — floor tiles laid side by side, a road meeting a pavement — the
+//! seam is no edge of the level's surface, and a shape sliding across it
+//! must not catch on it. Both sides' edges are marked flat, as edges inside
+//! one mesh are (`tri_tree::flat_edges`).
+//!
+//! Flags live on the shape, so only meshes placed once take part: a mesh
+//! instanced many times keeps its border edges (one instance's neighbour
+//! is not another's). Endpoints are matched by their world positions
+//! rounded to f32, so seams that meet to the bit after placement match.
+
+use super::tri_tree::{TriTree, continues_at};
+use super::{BuiltShape, Placed};
+use glam::DVec3;
+use kiln_formats::tri_mesh::leaf_triangle;
+
+/// A border edge of a mesh in world space: its f32-rounded endpoints as
+/// the key (low, high), then which shape, leaf triangle and edge, and the
+/// f64 points (the edge as the triangle walks it, its third corner).
+struct Border {
+    key: ([u32; 3], [u32; 3]),
+    shape: usize,
+    tri: usize,
+    edge: usize,
+    points: [DVec3; 3],
+}
+
+/// Marks seams between meshes placed once as flat edges on both sides.
+pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
+    let mut uses = vec![0usize; shapes.len()];
+    for p in placed {
+        uses[p.shape] += 1;
+    }
+    let mut borders = Vec::new();
+    for p in placed {
+        let BuiltShape::TriMesh(t) = &shapes[p.shape] else {
+            continue;
+        };
+        if uses[p.shape] != 1 {
+            continue;
+        }
+        let world = |v: u32| {
+            p.transform
+                .transform_point3(DVec3::from(t.vertices[v as usize].map(f64::from)))
+        };
+        let key = |x: DVec3| x.to_array().map(|c| (c as f32).to_bits());
+        for (tri, edge) in border_edges(t) {
+            let v = leaf_triangle(t.leaves[tri / 2], (tri % 2) as u32);
+            let (a, b, c) = (
+                world(v[edge]),
+                world(v[(edge + 1) % 3]),
+                world(v[(edge + 2) % 3]),
+            );
+            let (ka, kb) = (key(a), key(b));
+            borders.push(Border {
+                key: (ka.min(kb), ka.max(kb)),
+                shape: p.shape,
+                tri,
+                edge,
+                points: [a, b, c],
+            });
+        }
+    }
+    borders.sort_unstable_by(|x, y| {
+        (x.key, x.shape, x.tri, x.edge).cmp(&(y.key, y.shape, y.tri, y.edge))
+    });
+    for group in borders.chunk_by(|x, y| x.key == y.key) {
+        let [x, y] = group else { continue };
+        if x.shape == y.shape || !continues_at([x.points[0], x.points[1]], x.points[2], y.points[2])
+        {
+            continue;
+        }
+        for b in [x, y] {
+            if let BuiltShape::TriMesh(t) = &mut shapes[b.shape] {
+                t.flat_edges[b.tri / 2] |= 1 << (3 * (b.tri % 2) + b.edge);
+            }
+        }
+    }
+}
+
+/// The (leaf triangle, edge) pairs of the edges only one triangle of the
+/// mesh has.
+fn border_edges(t: &TriTree) -> Vec<(usize, usize)> {
+    let mut edges: Vec<(u32, u32, usize)> = Vec::new();
+    for (l, q) in t.leaves.iter().enumerate() {
+        let two = t.source_ids[l][1] != u32::MAX;
+        for j in 0..1 + usize::from(two) {
+            let v = leaf_triangle(*q, j as u32);
+            for k in 0..3 {
+                let (a, b) = (v[k], v[(k + 1) % 3]);
+                if a != b {
+                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
+                }
+            }
+        }
+    }
+    edges.sort_unstable();
+    edges
+        .chunk_by(|x, y| x.0 == y.0 && x.1 == y.1)
+        .filter_map(|g| match g {
+            [x] => Some((x.2 / 4, x.2 % 4)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+    use glam::{DAffine3, DQuat, DVec3};
+    use kiln_runtime::Level;
+
+    /// A flat 2 × 2 m square of two triangles in the xz-plane from the
+    /// origin.
+    fn tile() -> SceneMesh {
+        SceneMesh::new(
+            "tile",
+            vec![
+                [0.0, 0.0, 0.0],
+                [2.0, 0.0, 0.0],
+                [2.0, 0.0, 2.0],
+                [0.0, 0.0, 2.0],
+            ],
+            &[[0, 2, 1], [0, 3, 2]],
+        )
+    }
+
+    /// Flat-edge bits over every triangle mesh of the baked scene.
+    fn flat_bits(meshes: Vec<SceneMesh>, placed: &[(usize, DAffine3)]) -> u32 {
+        let scene = Scene {
+            meshes,
+            instances: placed
+                .iter()
+                .enumerate()
+                .map(|(i, &(mesh, transform))| SceneInstance {
+                    name: format!("obj{i}"),
+                    mesh,
+                    transform,
+                    extras_collider: Some("mesh".into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        level
+            .archive()
+            .shapes
+            .iter()
+            .map(|s| match s {
+                kiln_formats::ArchivedShape::TriMesh(m) => {
+                    m.flat_edges.iter().map(|f| f.count_ones()).sum()
+                }
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn tiles_side_by_side_join_flat_and_a_wall_does_not() {
+        let at = |x: f64| DAffine3::from_translation(DVec3::new(x, 0.0, 0.0));
+        // one tile: only its diagonal is flat (two bits)
+        let one = flat_bits(vec![tile()], &[(0, at(0.0))]);
+        assert_eq!(one, 2);
+        // two copies of one mesh, side by side: instanced, so no seam
+        assert_eq!(flat_bits(vec![tile()], &[(0, at(0.0)), (0, at(2.0))]), 2);
+        // two meshes side by side: the shared border edge is flat on both
+        assert_eq!(
+            flat_bits(vec![tile(), tile()], &[(0, at(0.0)), (1, at(2.0))]),
+            2 + 2 + 2
+        );
+        // a gap of a millimetre: no shared edge
+        assert_eq!(
+            flat_bits(vec![tile(), tile()], &[(0, at(0.0)), (1, at(2.001))]),
+            4
+        );
+        // a wall standing on the tile's edge: a real edge
+        let wall = DAffine3::from_rotation_translation(
+            DQuat::from_rotation_z(std::f64::consts::FRAC_PI_2),
+            DVec3::new(2.0, 0.0, 0.0),
+        );
+        assert_eq!(
+            flat_bits(vec![tile(), tile()], &[(0, at(0.0)), (1, wall)]),
+            4
+        );
+    }
+}
