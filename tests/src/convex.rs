@@ -121,15 +121,7 @@ impl Polytope {
 
     /// The convex hull of `points` (`None` if flat).
     pub fn hull(points: &[DVec3]) -> Option<Polytope> {
-        let h = kiln_runtime::geom::hull::hull(points)?;
-        let mut tris = Vec::new();
-        for (lp, _, _) in &h.faces {
-            let v = |k: usize| h.vertices[lp[k] as usize];
-            for k in 1..lp.len() - 1 {
-                tris.push([v(0), v(k), v(k + 1)]);
-            }
-        }
-        Some(Polytope::from_triangles(tris))
+        hull_triangles(points).map(Polytope::from_triangles)
     }
 
     /// A box: centre, unit axes, half extents (each may be 0: a flat box is
@@ -179,6 +171,20 @@ impl Polytope {
     fn contains(&self, p: DVec3) -> bool {
         self.planes.iter().all(|(n, d)| n.dot(p) <= *d)
     }
+}
+
+/// The boundary of the convex hull of `points` as outward triangles
+/// (`None` if flat).
+pub fn hull_triangles(points: &[DVec3]) -> Option<Vec<[DVec3; 3]>> {
+    let h = kiln_runtime::geom::hull::hull(points)?;
+    let mut tris = Vec::new();
+    for (lp, _, _) in &h.faces {
+        let v = |k: usize| h.vertices[lp[k] as usize];
+        for k in 1..lp.len() - 1 {
+            tris.push([v(0), v(k), v(k + 1)]);
+        }
+    }
+    Some(tris)
 }
 
 /// The core of a shape.

@@ -33,6 +33,12 @@ fn scale(a: &impl Support, b: &impl Support) -> f64 {
         .max(1.0)
 }
 
+/// Whether `q` grown by `rq` touches `c` grown by `rc`: the GJK distance
+/// alone, no depth (yes/no tests).
+pub(crate) fn touches(q: &impl Support, rq: f64, c: &impl Support, rc: f64) -> bool {
+    gjk::distance(q, c).is_none_or(|s| s.distance <= rq + rc)
+}
+
 /// The deepest contact of `q` grown by `rq` with `c` grown by `rc`, if
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {

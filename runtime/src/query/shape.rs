@@ -398,7 +398,7 @@ impl Level {
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
             let (s, place) = shape_of(level, ii);
-            if let Some((t, feature)) = s.probe_touch(&place, &probe, false) {
+            if let Some((t, feature)) = s.probe_touch(&place, &probe) {
                 out.push(overlap(ii, t, feature));
             }
             false
@@ -425,7 +425,7 @@ impl Level {
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
             let (s, place) = shape_of(level, ii);
-            found = s.probe_touch(&place, &probe, true).is_some();
+            found = s.probe_touches(&place, &probe);
             found
         });
         found

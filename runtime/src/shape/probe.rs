@@ -102,14 +102,9 @@ fn local_box(place: &Placement, centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
     ((c - h - pad).as_vec3(), (c + h + pad).as_vec3())
 }
 
-/// The deepest touch of the probe with the mesh's triangles (or, with
-/// `any`, the first found), with the triangle's source id.
-fn mesh_touch(
-    place: &Placement,
-    mesh: &ArchivedTriMesh,
-    probe: &Probe,
-    any: bool,
-) -> Option<(Touch, u32)> {
+/// The deepest touch of the probe with the mesh's triangles, with the
+/// triangle's source id.
+fn mesh_touch(place: &Placement, mesh: &ArchivedTriMesh, probe: &Probe) -> Option<(Touch, u32)> {
     let (c, h) = probe.bounds();
     let (lo, hi) = local_box(place, c, h);
     let mut best: Option<(Touch, u32)> = None;
@@ -124,9 +119,6 @@ fn mesh_touch(
                 && best.is_none_or(|(b, _)| t.depth > b.depth)
             {
                 best = Some((t, tri_mesh::slot_source(mesh, slot)));
-                if any {
-                    return true;
-                }
             }
         }
         false
@@ -279,13 +271,8 @@ impl<'a> ShapeRef<'a> {
     }
 
     /// The deepest contact of the probe with this placed shape, with its
-    /// feature (`any`: any contact will do).
-    pub(crate) fn probe_touch(
-        &self,
-        place: &Placement,
-        probe: &Probe,
-        any: bool,
-    ) -> Option<(Touch, u32)> {
+    /// feature.
+    pub(crate) fn probe_touch(&self, place: &Placement, probe: &Probe) -> Option<(Touch, u32)> {
         if let Some((piece, rc)) = self.piece(place) {
             let t = match &piece {
                 Piece::Point(p) => probe::touch(&probe.core, probe.radius, p, rc),
@@ -296,10 +283,45 @@ impl<'a> ShapeRef<'a> {
             return t.map(|t| (t, 0));
         }
         match self.solid() {
-            Solid::Mesh(m) => mesh_touch(place, m, probe, any),
-            Solid::Bsp(b) => mesh_touch(place, &b.0.surface, probe, any)
-                .or_else(|| inside_solid(place, &b, probe)),
+            Solid::Mesh(m) => mesh_touch(place, m, probe),
+            Solid::Bsp(b) => {
+                mesh_touch(place, &b.0.surface, probe).or_else(|| inside_solid(place, &b, probe))
+            }
             _ => None,
+        }
+    }
+
+    /// Whether the probe touches this placed shape (no contact computed).
+    pub(crate) fn probe_touches(&self, place: &Placement, probe: &Probe) -> bool {
+        let (q, r) = (&probe.core, probe.radius);
+        if let Some((piece, rc)) = self.piece(place) {
+            return match &piece {
+                Piece::Point(p) => probe::touches(q, r, p, rc),
+                Piece::Segment(p) => probe::touches(q, r, p, rc),
+                Piece::Box(p) => probe::touches(q, r, p, rc),
+                Piece::Polytope(p) => probe::touches(q, r, p, rc),
+            };
+        }
+        let mesh_touches = |mesh: &ArchivedTriMesh| {
+            let (c, h) = probe.bounds();
+            let (lo, hi) = local_box(place, c, h);
+            let mut found = false;
+            TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+                let (first, count) = leaf_range(leaf);
+                found = (first << 1..(first << 1) + count).any(|slot| {
+                    let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+                    probe::touches(q, r, &tri, 0.0)
+                });
+                found
+            });
+            found
+        };
+        match self.solid() {
+            Solid::Mesh(m) => mesh_touches(m),
+            Solid::Bsp(b) => {
+                mesh_touches(&b.0.surface) || b.contains_local(place.local_point64(q.any_point()))
+            }
+            _ => false,
         }
     }
 
