@@ -33,6 +33,8 @@ use std::time::Instant;
 
 mod common;
 use common::{Rng, rays, surface_points, terrain};
+#[path = "peers/shapes.rs"]
+mod shapes;
 
 struct Counting;
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -379,6 +381,32 @@ fn run(
             kiln_toi[i], parry_toi[i]
         );
     }
+    // capsule, box and hull queries, about 1 m across, within 1.5 m of the
+    // surface; casts from the same poses, downwards and sideways, up to 10 m
+    let oracle = shapes::Oracle::new(
+        tris.iter()
+            .map(|t| shapes::Piece::triangle(t.map(|k| Vec3::from(pos[k as usize]).as_dvec3())))
+            .collect(),
+        4.0,
+    );
+    let qs = shapes::Shape::set(1.0, &mut rng);
+    let poses = shapes::poses_near(
+        &surface_points(&pos, &tris, n.sweeps / 10, 13),
+        1.0,
+        &mut rng,
+    );
+    let motions: Vec<(Vec3, f32)> = poses
+        .iter()
+        .map(|_| {
+            let mut d = rng.unit();
+            d.y = -d.y.abs();
+            (d, 10.0)
+        })
+        .collect();
+    let checked = (n.sweeps / 100).max(40);
+    shapes::rows(
+        rows, name, &level, &mesh, &oracle, &qs, &poses, &motions, checked,
+    );
     let _ = std::fs::remove_file(&path);
 }
 
@@ -505,6 +533,8 @@ struct Solid {
     rot: glam::Quat,
     at: Vec3,
     size: f32,
+    /// The same solid for the oracle.
+    local: shapes::Local,
 }
 
 fn pv(p: Vec3) -> parry3d::math::Vector {
@@ -535,7 +565,7 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
             [0.0, 0.0, -z],
         ]
     };
-    let (mesh, collider, parry, size) = match family {
+    let (mesh, collider, parry, size, local) = match family {
         Family::Hull => {
             let n = 8 + (rng.f() * 249.0) as usize;
             let scale = Vec3::new(
@@ -548,12 +578,15 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 .collect();
             let (v, t) = parry3d::transformation::convex_hull(&pts);
             let pos: Vec<[f32; 3]> = v.iter().map(|p| [p.x, p.y, p.z]).collect();
+            let local =
+                shapes::Local::Hull(pos.iter().map(|p| Vec3::from(*p).as_dvec3()).collect());
             let shape = SharedShape::convex_mesh(v, &t).expect("a hull");
             (
                 SceneMesh::new("hull", pos, &t),
                 "convex",
                 shape,
                 scale.max_element(),
+                local,
             )
         }
         Family::Box => {
@@ -567,6 +600,7 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 "box",
                 SharedShape::cuboid(h.x, h.y, h.z),
                 h.max_element(),
+                shapes::Local::Box(h.as_dvec3()),
             )
         }
         Family::Sphere => {
@@ -576,12 +610,19 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 "sphere",
                 SharedShape::ball(r),
                 r,
+                shapes::Local::Ball(f64::from(r)),
             )
         }
         Family::Capsule => {
             let (hh, r) = (rng.range(0.2, 2.0), rng.range(0.2, 1.0));
             let mesh = SceneMesh::new("capsule", octa(r, hh + r, r), &OCTA);
-            (mesh, "capsule", SharedShape::capsule_y(hh, r), hh + r)
+            (
+                mesh,
+                "capsule",
+                SharedShape::capsule_y(hh, r),
+                hh + r,
+                shapes::Local::Capsule(f64::from(hh), f64::from(r)),
+            )
         }
     };
     let rot = glam::Quat::from_euler(
@@ -597,6 +638,7 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
         rot,
         at,
         size,
+        local,
     }
 }
 
@@ -780,6 +822,27 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                 probe(p - 1e-3)
             );
         }
+        // capsule, box and hull queries aimed at the solids
+        let oracle = shapes::Oracle::new(
+            solids.iter().map(|s| s.local.placed(s.rot, s.at)).collect(),
+            8.0,
+        );
+        let qs = shapes::Shape::set(1.0, &mut rng);
+        let nshape = if quick { 150 } else { nq / 5 };
+        let poses: Vec<kiln_runtime::Pose> = (0..nshape)
+            .map(|_| kiln_runtime::Pose::new(shapes::rotation(&mut rng), near(&mut rng, 1.5).0))
+            .collect();
+        let motions: Vec<(Vec3, f32)> = poses
+            .iter()
+            .map(|p| {
+                let (t, _) = near(&mut rng, 0.5);
+                ((t - p.translation).normalize_or(Vec3::X), 20.0)
+            })
+            .collect();
+        let checked = if quick { 40 } else { 1_000 };
+        shapes::rows(
+            rows, &name, &level, &compound, &oracle, &qs, &poses, &motions, checked,
+        );
     }
     whole_level_rows(quick, rows);
     forest_rows(quick, rows);
