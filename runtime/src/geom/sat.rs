@@ -23,6 +23,29 @@ pub(crate) trait Polyhedral: Support {
     fn face_normals(&self, f: &mut dyn FnMut(DVec3));
     /// Calls `f` with every edge direction.
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3));
+    /// Calls `f` with every edge's direction and the outward normals of
+    /// its two faces, and answers `true` — if the shape is a solid that
+    /// knows them (the Gauss map of its edges; flat and thinner shapes
+    /// answer `false`).
+    fn edge_faces(&self, _f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        false
+    }
+}
+
+/// Whether edges `(a, b)` of one solid and `(c, d)` of another (their
+/// faces' outward normals) can span a face of the Minkowski difference
+/// of the first minus the second: their arcs on the Gauss map cross
+/// (Gregorius, "The Separating Axis Test between Convex Polyhedra", GDC
+/// 2013). Borderline cases count as crossing: an extra axis never spoils
+/// the minimum, a missing one would.
+fn minkowski_face(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> bool {
+    // the second solid enters the difference negated
+    let (c, d) = (-c, -d);
+    let (bxa, dxc) = (b.cross(a), d.cross(c));
+    let (cba, dba) = (c.dot(bxa), d.dot(bxa));
+    let (adc, bdc) = (a.dot(dxc), b.dot(dxc));
+    const EPS: f64 = 1e-12;
+    cba * dba <= EPS && adc * bdc <= EPS && cba * bdc >= -EPS
 }
 
 impl Polyhedral for Point {
@@ -57,6 +80,21 @@ impl Polyhedral for OrientedBox {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.axes.iter().for_each(|&a| f(a));
     }
+    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        if self.half.min_element() <= 0.0 {
+            return false;
+        }
+        // the four edges along axis i lie between faces ±j and ±k
+        for i in 0..3 {
+            let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+            for sj in [-1.0, 1.0] {
+                for sk in [-1.0, 1.0] {
+                    f(self.axes[i], self.axes[j] * sj, self.axes[k] * sk);
+                }
+            }
+        }
+        true
+    }
 }
 
 impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
@@ -65,6 +103,9 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.0.edge_directions(f);
+    }
+    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        self.0.edge_faces(f)
     }
 }
 
@@ -94,8 +135,54 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
             best = (minus, -u);
         }
     };
-    a.face_normals(&mut |n| try_axis(n));
-    b.face_normals(&mut |n| try_axis(n));
+    let (mut fa, mut fb) = (0usize, 0usize);
+    a.face_normals(&mut |n| {
+        fa += 1;
+        try_axis(n)
+    });
+    b.face_normals(&mut |n| {
+        fb += 1;
+        try_axis(n)
+    });
+    // solids that know their edges' faces: only the edge pairs whose
+    // Gauss-map arcs cross span faces of the difference
+    let mut ea = Vec::new();
+    let mut eb = Vec::new();
+    let a_solid = a.edge_faces(&mut |e, n1, n2| ea.push((e, n1, n2)));
+    let b_solid = b.edge_faces(&mut |e, n1, n2| eb.push((e, n1, n2)));
+    if a_solid && b_solid {
+        for &(e1, a1, b1) in &ea {
+            for &(e2, c2, d2) in &eb {
+                if minkowski_face(a1, b1, c2, d2) {
+                    try_axis(e1.cross(e2));
+                }
+            }
+        }
+        return best;
+    }
+    // a point or segment against a solid: the segment's Gauss map is the
+    // great circle square to it, which a solid edge's arc must cross
+    let crosses = |e: DVec3, c: DVec3, d: DVec3| c.dot(e) * d.dot(e) <= 1e-12 * e.length_squared();
+    if b_solid && fa == 0 {
+        a.edge_directions(&mut |e| {
+            for &(e2, c, d) in &eb {
+                if crosses(e, c, d) {
+                    try_axis(e.cross(e2));
+                }
+            }
+        });
+        return best;
+    }
+    if a_solid && fb == 0 {
+        b.edge_directions(&mut |e| {
+            for &(e1, c, d) in &ea {
+                if crosses(e, c, d) {
+                    try_axis(e1.cross(e));
+                }
+            }
+        });
+        return best;
+    }
     // edge pairs; the axes too, so shapes without faces (points,
     // segments) always have candidates (any direction is a valid upper
     // bound, so extra axes never spoil the minimum)
@@ -207,6 +294,65 @@ mod tests {
             let p = Point(rng.unit() * 0.3 * rng.f());
             check(&p, &b2, &mut rng, &format!("point/box {i}"));
         }
+    }
+
+    /// A solid with its Gauss map hidden: every edge pair is tried.
+    struct AllPairs<'a, T>(&'a T);
+    impl<T: Support> Support for AllPairs<'_, T> {
+        fn support(&self, d: DVec3) -> DVec3 {
+            self.0.support(d)
+        }
+        fn any_point(&self) -> DVec3 {
+            self.0.any_point()
+        }
+    }
+    impl<T: Polyhedral> Polyhedral for AllPairs<'_, T> {
+        fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
+            self.0.face_normals(f)
+        }
+        fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
+            self.0.edge_directions(f)
+        }
+    }
+
+    #[test]
+    fn gauss_map_pruning_finds_the_same_depth_as_every_edge_pair() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut overlapping = 0;
+        for i in 0..2000 {
+            let b1 = OrientedBox {
+                center: DVec3::ZERO,
+                axes: rng.rotation(),
+                half: DVec3::new(0.1 + rng.f(), 0.1 + rng.f(), 0.01 + rng.f()),
+            };
+            let b2 = OrientedBox {
+                center: rng.unit() * rng.f() * 1.5,
+                axes: rng.rotation(),
+                half: DVec3::new(0.1 + rng.f(), 0.05 + rng.f(), 0.2 + rng.f()),
+            };
+            let (d, n) = penetration(&b1, &b2);
+            let (all, _) = penetration(&AllPairs(&b1), &AllPairs(&b2));
+            // (apart, the value is only some bound below zero)
+            let same =
+                |x: f64, y: f64| (x <= 0.0 && y <= 0.0) || (x - y).abs() <= 1e-12 * (1.0 + y.abs());
+            assert!(same(d, all), "case {i}: {d} vs {all}");
+            let c = rng.unit() * 0.3;
+            let seg = Segment(c - rng.unit(), c + rng.unit());
+            let (ds, _) = penetration(&seg, &b2);
+            let (all_s, _) = penetration(&AllPairs(&seg), &AllPairs(&b2));
+            assert!(same(ds, all_s), "segment {i}: {ds} vs {all_s}");
+            overlapping += usize::from(ds > 0.0);
+            let (dp, _) = penetration(&b1, &seg);
+            let (all_p, _) = penetration(&AllPairs(&b1), &AllPairs(&seg));
+            assert!(same(dp, all_p), "segment {i}: {dp} vs {all_p}");
+            if d > 0.0 {
+                overlapping += 1;
+                // the pruned axis separates
+                let apart = distance(&Moved(&b1, n * (d + 1e-9)), &b2);
+                assert!(apart.is_some_and(|s| s.distance > 0.0), "case {i}");
+            }
+        }
+        assert!(overlapping > 500, "{overlapping}");
     }
 
     #[test]

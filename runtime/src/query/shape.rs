@@ -79,6 +79,8 @@ pub struct ConvexHull {
     centre: DVec3,
     normals: Vec<DVec3>,
     edges: Vec<DVec3>,
+    /// Each edge's direction with its two faces' normals.
+    edge_faces: Vec<(DVec3, DVec3, DVec3)>,
 }
 
 /// Why a [`ConvexHull`] could not be made.
@@ -111,21 +113,37 @@ impl ConvexHull {
         let h = hull::hull(&pts).ok_or(HullError::Flat)?;
         let normals = h.faces.iter().map(|(_, n, _)| *n).collect();
         let mut edges = Vec::new();
-        for (lp, _, _) in &h.faces {
+        // (low, high, face) per walked edge: each edge is walked by its
+        // two faces, which sorting puts side by side
+        let mut walked = Vec::new();
+        for (f, (lp, _, _)) in h.faces.iter().enumerate() {
             for j in 0..lp.len() {
                 let (a, b) = (lp[j], lp[(j + 1) % lp.len()]);
-                // each edge is walked by both of its faces: keep one
+                walked.push((a.min(b), a.max(b), f));
                 if a < b {
                     edges.push(h.vertices[b as usize] - h.vertices[a as usize]);
                 }
             }
         }
+        walked.sort_unstable();
+        let edge_faces = walked
+            .chunk_by(|x, y| (x.0, x.1) == (y.0, y.1))
+            .filter_map(|g| match g {
+                [x, y] => Some((
+                    h.vertices[x.1 as usize] - h.vertices[x.0 as usize],
+                    h.faces[x.2].1,
+                    h.faces[y.2].1,
+                )),
+                _ => None,
+            })
+            .collect();
         let centre = h.vertices.iter().sum::<DVec3>() / h.vertices.len() as f64;
         Ok(ConvexHull {
             centre,
             points: h.vertices,
             normals,
             edges,
+            edge_faces,
         })
     }
 
@@ -270,6 +288,13 @@ impl Polyhedral for PosedHull<'_> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.hull.edges.iter().for_each(|&e| f(self.rotation * e));
     }
+    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        let r = self.rotation;
+        for &(e, n1, n2) in &self.hull.edge_faces {
+            f(r * e, r * n1, r * n2);
+        }
+        true
+    }
 }
 
 macro_rules! on_core {
@@ -298,6 +323,9 @@ impl Polyhedral for Core<'_> {
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         on_core!(self, v => v.edge_directions(f))
+    }
+    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        on_core!(self, v => v.edge_faces(f))
     }
 }
 

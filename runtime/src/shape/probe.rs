@@ -75,6 +75,42 @@ impl Polyhedral for PlacedPolytope<'_> {
             ));
         }
     }
+    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+        let l = &self.inv;
+        let normal = |k: usize| {
+            let pl = &self.p.planes[k];
+            let n = DVec3::new(
+                f64::from(pl[0].to_native()),
+                f64::from(pl[1].to_native()),
+                f64::from(pl[2].to_native()),
+            );
+            // normals map by the inverse transpose
+            DVec3::new(
+                l[0] * n.x + l[4] * n.y + l[8] * n.z,
+                l[1] * n.x + l[5] * n.y + l[9] * n.z,
+                l[2] * n.x + l[6] * n.y + l[10] * n.z,
+            )
+            .normalize_or_zero()
+        };
+        let mut walked = Vec::new();
+        for k in 0..self.p.planes.len() {
+            let lp = self.p.face(k);
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
+                walked.push((a.min(b), a.max(b), k));
+            }
+        }
+        walked.sort_unstable();
+        for g in walked.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+            let [x, y] = g else {
+                // not a closed polytope's edge: no Gauss map to prune by
+                return false;
+            };
+            let e = apply(&self.world, self.local(x.1) - self.local(x.0), 0.0);
+            f(e, normal(x.2), normal(y.2));
+        }
+        true
+    }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         for k in 0..self.p.planes.len() {
             let lp = self.p.face(k);
