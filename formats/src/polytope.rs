@@ -6,6 +6,8 @@
 //! planes[k] = [nx, ny, nz, d]     inside: n · x ≤ d   (n unit, outward)
 //! face k    = vertices[face_vertices[face_starts[k] .. face_starts[k + 1]]]
 //!             counter-clockwise seen from outside
+//! face_twins[i] = the face across the edge from face_vertices[i] to the
+//!             next vertex of its loop (NO_TWIN: none)
 //! ```
 
 use rkyv::{Archive, Serialize};
@@ -17,6 +19,9 @@ pub const MAX_PLANES: usize = 256;
 /// at most `2P - 4` vertices).
 pub const MAX_VERTICES: usize = 2 * MAX_PLANES;
 
+/// `face_twins` entry of an edge with no face across it (a polytope that
+/// is not closed).
+pub const NO_TWIN: u16 = u16::MAX;
 /// How far a vertex may lie outside a plane, relative to the polytope's
 /// size (the largest absolute coordinate of its box, at least 1): f32
 /// rounding of planes and vertices computed in f64.
@@ -34,6 +39,11 @@ pub struct Polytope {
     pub face_starts: Vec<u32>,
     /// Face loops: vertex indices, counter-clockwise seen from outside.
     pub face_vertices: Vec<u32>,
+    /// For each loop entry, the face across the edge that starts there
+    /// (from that vertex to the next of the loop), or [`NO_TWIN`]: the
+    /// edges' two faces, so queries walk the edges and their Gauss map
+    /// without searching.
+    pub face_twins: Vec<u16>,
     /// Lower corner of the vertices' box.
     pub min: [f32; 3],
     /// Upper corner of the vertices' box.
@@ -47,5 +57,14 @@ impl ArchivedPolytope {
         let a = self.face_starts[k].to_native() as usize;
         let b = self.face_starts[k + 1].to_native() as usize;
         &self.face_vertices[a..b]
+    }
+
+    /// The faces across the edges of face `k`'s loop, entry for entry
+    /// (verified: as long as the loop, each in range or [`NO_TWIN`]).
+    #[inline]
+    pub fn twins(&self, k: usize) -> &[rkyv::rend::u16_le] {
+        let a = self.face_starts[k].to_native() as usize;
+        let b = self.face_starts[k + 1].to_native() as usize;
+        &self.face_twins[a..b]
     }
 }

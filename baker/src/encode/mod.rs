@@ -13,7 +13,7 @@ use crate::geom::sah::BinNode;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Instance, Level, Node, Shape};
-use kiln_formats::polytope::Polytope;
+use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
 
@@ -85,6 +85,19 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
         face_vertices.extend_from_slice(f);
         face_starts.push(face_vertices.len() as u32);
     }
+    // the face across each edge: the one that walks it the other way
+    let mut walks = std::collections::HashMap::new();
+    for (k, f) in p.faces.iter().enumerate() {
+        for j in 0..f.len() {
+            walks.insert((f[j], f[(j + 1) % f.len()]), k);
+        }
+    }
+    let face_twins = p
+        .faces
+        .iter()
+        .flat_map(|f| (0..f.len()).map(move |j| (f[j], f[(j + 1) % f.len()])))
+        .map(|(a, b)| walks.get(&(b, a)).map_or(NO_TWIN, |&k| k as u16))
+        .collect();
     let (min, max) = bounds(&p.vertices);
     Polytope {
         planes: p
@@ -99,6 +112,7 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
         vertices: p.vertices.clone(),
         face_starts,
         face_vertices,
+        face_twins,
         min,
         max,
     }

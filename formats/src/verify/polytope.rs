@@ -1,13 +1,14 @@
 //! Verification of the Polytope shape and of the primitives.
 
 use super::VerifyError;
-use crate::polytope::{ArchivedPolytope, MAX_PLANES, MAX_VERTICES, PLANE_TOLERANCE};
+use crate::polytope::{ArchivedPolytope, MAX_PLANES, MAX_VERTICES, NO_TWIN, PLANE_TOLERANCE};
 use crate::primitive::{ArchivedCapsule, ArchivedCuboid, ArchivedSphere};
 
 /// Checks a polytope: sizes within limits, every number finite, normals of
 /// unit length, face loops of at least three vertices in range, and every
 /// vertex on or behind every plane (within [`PLANE_TOLERANCE`] of the
-/// polytope's size) and inside its box.
+/// polytope's size) and inside its box, and a face (or none) across every
+/// edge.
 pub fn verify_polytope(s: usize, p: &ArchivedPolytope) -> Result<(), VerifyError> {
     let bad = |problem: String| VerifyError::Shape { shape: s, problem };
     let (np, nv) = (p.planes.len(), p.vertices.len());
@@ -66,6 +67,17 @@ pub fn verify_polytope(s: usize, p: &ArchivedPolytope) -> Result<(), VerifyError
         .find(|v| v.to_native() as usize >= nv)
     {
         return Err(bad(format!("a face uses vertex {v} of {nv}")));
+    }
+    if p.face_twins.len() != p.face_vertices.len() {
+        return Err(bad("face twins do not match the face loops".into()));
+    }
+    if let Some(t) = p
+        .face_twins
+        .iter()
+        .map(|t| t.to_native())
+        .find(|&t| t != NO_TWIN && t as usize >= np)
+    {
+        return Err(bad(format!("an edge names face {t} of {np} across it")));
     }
     Ok(())
 }

@@ -16,33 +16,57 @@
 use super::gjk::{Moved, OrientedBox, Point, Segment, Support, Triangle};
 use glam::DVec3;
 
+/// A face of a polyhedron: its unit outward normal and the support value
+/// along it (the plane `n · x = h` holds the face, the shape lies below).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Face {
+    pub n: DVec3,
+    pub h: f64,
+}
+
+/// An edge of a polyhedron from `p` to `q` with the unit outward normals
+/// of the faces either side (its arc on the Gauss map runs from `n1` to
+/// `n2`) and a direction `out` inside that arc: for a solid, `n1 + n2`;
+/// for the rim of a flat shape (whose two faces are `±n`, the arc a half
+/// circle), the outward normal of the edge in the shape's plane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Edge {
+    pub p: DVec3,
+    pub q: DVec3,
+    pub n1: DVec3,
+    pub n2: DVec3,
+    pub out: DVec3,
+}
+
 /// A convex polyhedron's separating-axis candidates: its face normals and
-/// edge directions (any length, either sign, repeats allowed).
+/// edge directions (any length, either sign, repeats allowed), and, where
+/// known, its faces and edges with their Gauss map.
 pub(crate) trait Polyhedral: Support {
     /// Calls `f` with every face normal.
     fn face_normals(&self, f: &mut dyn FnMut(DVec3));
     /// Calls `f` with every edge direction.
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3));
-    /// Calls `f` with every edge's direction and the outward normals of
-    /// its two faces, and answers `true` — if the shape is a solid that
-    /// knows them (the Gauss map of its edges; flat and thinner shapes
-    /// answer `false`).
-    fn edge_faces(&self, _f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+    /// Appends every face and every edge and answers `true` — if the
+    /// shape is a polyhedron that knows them (solids, and triangles as
+    /// flat ones); points, segments and degenerate shapes answer `false`
+    /// and append nothing.
+    fn features(&self, _faces: &mut Vec<Face>, _edges: &mut Vec<Edge>) -> bool {
         false
     }
 }
 
-/// Whether edges `(a, b)` of one solid and `(c, d)` of another (their
-/// faces' outward normals) can span a face of the Minkowski difference
-/// of the first minus the second: their arcs on the Gauss map cross
-/// (Gregorius, "The Separating Axis Test between Convex Polyhedra", GDC
-/// 2013). Borderline cases count as crossing: an extra axis never spoils
-/// the minimum, a missing one would.
-fn minkowski_face(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> bool {
-    // the second solid enters the difference negated
-    let (c, d) = (-c, -d);
-    let (bxa, dxc) = (b.cross(a), d.cross(c));
-    let (cba, dba) = (c.dot(bxa), d.dot(bxa));
+/// Whether an edge of one polyhedron (Gauss-map arc from `a` to `b`,
+/// `bxa = b × a`) and an edge of another (arc from `c` to `d`, `dxc = d ×
+/// c`) can span a face of the Minkowski difference of the first minus the
+/// second: their arcs, the second negated, cross (Gregorius, "The
+/// Separating Axis Test between Convex Polyhedra", GDC 2013). Borderline
+/// cases count as crossing: an extra axis never spoils the minimum, a
+/// missing one would. Antipodal ends (a flat shape's rim) always cross.
+#[inline]
+fn minkowski_face(a: DVec3, b: DVec3, bxa: DVec3, c: DVec3, d: DVec3, dxc: DVec3) -> bool {
+    // the second solid enters the difference negated: −c, −d (and the
+    // cross product of the negated pair is the same)
+    let (cba, dba) = (-c.dot(bxa), -d.dot(bxa));
     let (adc, bdc) = (a.dot(dxc), b.dot(dxc));
     const EPS: f64 = 1e-12;
     cba * dba <= EPS && adc * bdc <= EPS && cba * bdc >= -EPS
@@ -71,6 +95,30 @@ impl Polyhedral for Triangle {
         f(v[2] - v[1]);
         f(v[0] - v[2]);
     }
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        let v = &self.0;
+        let n = (v[1] - v[0]).cross(v[2] - v[0]);
+        let len = n.length();
+        if !(len > 1e-300 && len.is_finite()) {
+            return false;
+        }
+        let n = n / len;
+        let h = n.dot(v[0]);
+        faces.push(Face { n, h });
+        faces.push(Face { n: -n, h: -h });
+        for k in 0..3 {
+            let (p, q) = (v[k], v[(k + 1) % 3]);
+            edges.push(Edge {
+                p,
+                q,
+                n1: n,
+                n2: -n,
+                // counter-clockwise about n: (q − p) × n points outwards
+                out: (q - p).cross(n),
+            });
+        }
+        true
+    }
 }
 
 impl Polyhedral for OrientedBox {
@@ -80,16 +128,38 @@ impl Polyhedral for OrientedBox {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.axes.iter().for_each(|&a| f(a));
     }
-    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         if self.half.min_element() <= 0.0 {
             return false;
+        }
+        let (c, f0) = (self.center, faces.len());
+        for i in 0..3 {
+            // axes from f32 placements are unit only to rounding
+            let len = self.axes[i].length();
+            if !(len > 0.0 && len.is_finite()) {
+                faces.truncate(f0);
+                return false;
+            }
+            let a = self.axes[i] / len;
+            let (m, h) = (c.dot(a), self.half[i] * len);
+            faces.push(Face { n: a, h: m + h });
+            faces.push(Face { n: -a, h: -m + h });
         }
         // the four edges along axis i lie between faces ±j and ±k
         for i in 0..3 {
             let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+            let e = self.axes[i] * self.half[i];
             for sj in [-1.0, 1.0] {
                 for sk in [-1.0, 1.0] {
-                    f(self.axes[i], self.axes[j] * sj, self.axes[k] * sk);
+                    let (nj, nk) = (self.axes[j] * sj, self.axes[k] * sk);
+                    let mid = c + nj * self.half[j] + nk * self.half[k];
+                    edges.push(Edge {
+                        p: mid - e,
+                        q: mid + e,
+                        n1: nj,
+                        n2: nk,
+                        out: nj + nk,
+                    });
                 }
             }
         }
@@ -104,9 +174,35 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.0.edge_directions(f);
     }
-    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
-        self.0.edge_faces(f)
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        let (f0, e0) = (faces.len(), edges.len());
+        if !self.0.features(faces, edges) {
+            return false;
+        }
+        let m = self.1;
+        faces[f0..].iter_mut().for_each(|f| f.h += f.n.dot(m));
+        edges[e0..].iter_mut().for_each(|e| {
+            e.p += m;
+            e.q += m;
+        });
+        true
     }
+}
+
+/// Scratch space for [`penetration`]'s faces and edges, reused by every
+/// call on a thread (a query meets many pieces).
+#[derive(Default)]
+struct Scratch {
+    faces_a: Vec<Face>,
+    edges_a: Vec<Edge>,
+    faces_b: Vec<Face>,
+    edges_b: Vec<Edge>,
+    /// `n2 × n1` of every edge of b, for the Gauss-map test.
+    cross_b: Vec<DVec3>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Penetration of `a` into `b`: the smallest distance `a` must move to be
@@ -114,6 +210,117 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
 /// that move (from `b` towards `a`). For shapes that do not overlap the
 /// depth is 0 or less (minus a lower bound of the gap along the best axis).
 pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
+    let fast = SCRATCH.with(|s| {
+        // a nested call (none today) would find the scratch taken: it
+        // takes the general path instead
+        let mut s = s.try_borrow_mut().ok()?;
+        by_features(a, b, &mut s)
+    });
+    fast.unwrap_or_else(|| by_axes(a, b))
+}
+
+/// [`penetration`] for two polyhedra that know their faces and edges, at
+/// least one a solid: every face of the Minkowski difference `a − b` is a
+/// face of `a`, a face of `−b`, or spanned by an edge of each whose
+/// Gauss-map arcs cross, so the smallest support value over those is the
+/// depth. A face needs one support call for a first bound (its own
+/// vertices bound its shape's support value from below), an edge pair
+/// none: the two edges' points give a lower bound of the support value
+/// along their common normal (exact when they do span a face). Only a
+/// bound below the best so far is checked with support calls, so every
+/// answer is a true support value. `None` when either shape does not know
+/// its features.
+fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> Option<(f64, DVec3)> {
+    let Scratch {
+        faces_a,
+        edges_a,
+        faces_b,
+        edges_b,
+        cross_b,
+    } = s;
+    faces_a.clear();
+    edges_a.clear();
+    faces_b.clear();
+    edges_b.clear();
+    if !a.features(faces_a, edges_a) || !b.features(faces_b, edges_b) {
+        return None;
+    }
+    // two flat shapes: their difference may be flat too
+    if faces_a.len() <= 2 && faces_b.len() <= 2 {
+        return None;
+    }
+    let mut best = (f64::INFINITY, DVec3::Y);
+    // a face of a (normal n): a moves along −n, by h_a(n) − min over b;
+    // the face's own support value is a lower bound of h_a(n) (equal to
+    // it but for rounding: f32 planes and vertices, face vertices only),
+    // checked with a support call when it would win
+    for f in faces_a.iter() {
+        let lo_b = b.support(-f.n).dot(f.n);
+        if f.h - lo_b < best.0 {
+            let d = a.support(f.n).dot(f.n) - lo_b;
+            if d < best.0 {
+                best = (d, -f.n);
+            }
+        }
+    }
+    // a face of b: a moves along n, by h_b(n) − min over a
+    for f in faces_b.iter() {
+        let lo_a = a.support(-f.n).dot(f.n);
+        if f.h - lo_a < best.0 {
+            let d = b.support(f.n).dot(f.n) - lo_a;
+            if d < best.0 {
+                best = (d, f.n);
+            }
+        }
+    }
+    cross_b.clear();
+    cross_b.extend(edges_b.iter().map(|e| e.n2.cross(e.n1)));
+    let mut try_pair = |m: DVec3, ea: &Edge, eb: &Edge| {
+        // a lower bound: a's edge and b's edge along m
+        let bound = m.dot(ea.p) - m.dot(eb.p);
+        if bound < best.0 {
+            // the true support values (equal to the bound for a real
+            // face of the difference)
+            let d = a.support(m).dot(m) - b.support(-m).dot(m);
+            if d < best.0 {
+                best = (d, -m);
+            }
+        }
+    };
+    for ea in edges_a.iter() {
+        let bxa = ea.n2.cross(ea.n1);
+        let da = ea.q - ea.p;
+        for (eb, &dxc) in edges_b.iter().zip(cross_b.iter()) {
+            if !minkowski_face(ea.n1, ea.n2, bxa, eb.n1, eb.n2, dxc) {
+                continue;
+            }
+            let m = da.cross(eb.q - eb.p);
+            let len2 = m.length_squared();
+            // parallel edges span no face of the difference (their
+            // faces' normals do)
+            let floor = 1e-24 * da.length_squared() * (eb.q - eb.p).length_squared();
+            if len2.is_nan() || len2 <= floor {
+                continue;
+            }
+            let m = m / len2.sqrt();
+            // the face's outward normal lies in a's arc
+            let side = m.dot(ea.out);
+            let tiny = 1e-9 * ea.out.length();
+            if side >= -tiny {
+                try_pair(m, ea, eb);
+            }
+            if side <= tiny {
+                try_pair(-m, ea, eb);
+            }
+        }
+    }
+    Some(best)
+}
+
+/// [`penetration`] over explicit axes: the face normals of both shapes,
+/// both ways, and the cross products of their edge directions (pruned by
+/// the Gauss map where one side is a segment and the other a solid).
+fn by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
     let mut best = (f64::INFINITY, DVec3::Y);
     let mut try_axis = |u: DVec3| {
         let len = u.length();
@@ -144,30 +351,17 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
         fb += 1;
         try_axis(n)
     });
-    // solids that know their edges' faces: only the edge pairs whose
-    // Gauss-map arcs cross span faces of the difference
-    let mut ea = Vec::new();
-    let mut eb = Vec::new();
-    let a_solid = a.edge_faces(&mut |e, n1, n2| ea.push((e, n1, n2)));
-    let b_solid = b.edge_faces(&mut |e, n1, n2| eb.push((e, n1, n2)));
-    if a_solid && b_solid {
-        for &(e1, a1, b1) in &ea {
-            for &(e2, c2, d2) in &eb {
-                if minkowski_face(a1, b1, c2, d2) {
-                    try_axis(e1.cross(e2));
-                }
-            }
-        }
-        return best;
-    }
     // a point or segment against a solid: the segment's Gauss map is the
     // great circle square to it, which a solid edge's arc must cross
+    let (mut faces, mut ea, mut eb) = (Vec::new(), Vec::new(), Vec::new());
+    let a_solid = fa > 1 && a.features(&mut faces, &mut ea);
+    let b_solid = fb > 1 && b.features(&mut faces, &mut eb);
     let crosses = |e: DVec3, c: DVec3, d: DVec3| c.dot(e) * d.dot(e) <= 1e-12 * e.length_squared();
     if b_solid && fa == 0 {
         a.edge_directions(&mut |e| {
-            for &(e2, c, d) in &eb {
-                if crosses(e, c, d) {
-                    try_axis(e.cross(e2));
+            for x in &eb {
+                if crosses(e, x.n1, x.n2) {
+                    try_axis(e.cross(x.q - x.p));
                 }
             }
         });
@@ -175,9 +369,9 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
     }
     if a_solid && fb == 0 {
         b.edge_directions(&mut |e| {
-            for &(e1, c, d) in &ea {
-                if crosses(e, c, d) {
-                    try_axis(e1.cross(e));
+            for x in &ea {
+                if crosses(e, x.n1, x.n2) {
+                    try_axis((x.q - x.p).cross(e));
                 }
             }
         });
@@ -345,6 +539,19 @@ mod tests {
             let (dp, _) = penetration(&b1, &seg);
             let (all_p, _) = penetration(&AllPairs(&b1), &AllPairs(&seg));
             assert!(same(dp, all_p), "segment {i}: {dp} vs {all_p}");
+            // a triangle is a flat polyhedron: faces ±n, rim edges
+            let tri = Triangle([rng.unit() * 1.2, rng.unit() * 1.2, rng.unit() * 1.2]);
+            let (dt, nt) = penetration(&b1, &tri);
+            let (all_t, _) = penetration(&AllPairs(&b1), &AllPairs(&tri));
+            assert!(same(dt, all_t), "box/triangle {i}: {dt} vs {all_t}");
+            let (dr, _) = penetration(&tri, &b2);
+            let (all_r, _) = penetration(&AllPairs(&tri), &AllPairs(&b2));
+            assert!(same(dr, all_r), "triangle/box {i}: {dr} vs {all_r}");
+            if dt > 0.0 {
+                overlapping += 1;
+                let apart = distance(&Moved(&b1, nt * (dt + 1e-9)), &tri);
+                assert!(apart.is_some_and(|s| s.distance > 0.0), "box/triangle {i}");
+            }
             if d > 0.0 {
                 overlapping += 1;
                 // the pruned axis separates

@@ -29,7 +29,7 @@ use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
 use crate::geom::hull;
 use crate::geom::probe::Touch;
 use crate::geom::ray_box::SlabRay;
-use crate::geom::sat::Polyhedral;
+use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::instance::Placement;
 use crate::level::Level;
 use crate::shape::ShapeRef;
@@ -78,9 +78,12 @@ pub struct ConvexHull {
     /// The mean of the vertices: a point inside.
     centre: DVec3,
     normals: Vec<DVec3>,
+    /// Each face's support value along its normal.
+    offsets: Vec<f64>,
     edges: Vec<DVec3>,
-    /// Each edge's direction with its two faces' normals.
-    edge_faces: Vec<(DVec3, DVec3, DVec3)>,
+    /// Each edge's two vertices (indices into `points`) and its two
+    /// faces' normals.
+    edge_faces: Vec<(u32, u32, DVec3, DVec3)>,
 }
 
 /// Why a [`ConvexHull`] could not be made.
@@ -112,6 +115,7 @@ impl ConvexHull {
         let pts: Vec<DVec3> = points.iter().map(|p| p.as_dvec3()).collect();
         let h = hull::hull(&pts).ok_or(HullError::Flat)?;
         let normals = h.faces.iter().map(|(_, n, _)| *n).collect();
+        let offsets = h.faces.iter().map(|(_, _, d)| *d).collect();
         let mut edges = Vec::new();
         // (low, high, face) per walked edge: each edge is walked by its
         // two faces, which sorting puts side by side
@@ -129,11 +133,7 @@ impl ConvexHull {
         let edge_faces = walked
             .chunk_by(|x, y| (x.0, x.1) == (y.0, y.1))
             .filter_map(|g| match g {
-                [x, y] => Some((
-                    h.vertices[x.1 as usize] - h.vertices[x.0 as usize],
-                    h.faces[x.2].1,
-                    h.faces[y.2].1,
-                )),
+                [x, y] => Some((x.0, x.1, h.faces[x.2].1, h.faces[y.2].1)),
                 _ => None,
             })
             .collect();
@@ -142,6 +142,7 @@ impl ConvexHull {
             centre,
             points: h.vertices,
             normals,
+            offsets,
             edges,
             edge_faces,
         })
@@ -288,10 +289,22 @@ impl Polyhedral for PosedHull<'_> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.hull.edges.iter().for_each(|&e| f(self.rotation * e));
     }
-    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
-        let r = self.rotation;
-        for &(e, n1, n2) in &self.hull.edge_faces {
-            f(r * e, r * n1, r * n2);
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        let (r, t) = (self.rotation, self.translation);
+        for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
+            let n = r * n;
+            faces.push(Face { n, h: h + n.dot(t) });
+        }
+        let at = |v: u32| r * self.hull.points[v as usize] + t;
+        for &(p, q, n1, n2) in &self.hull.edge_faces {
+            let (n1, n2) = (r * n1, r * n2);
+            edges.push(Edge {
+                p: at(p),
+                q: at(q),
+                n1,
+                n2,
+                out: n1 + n2,
+            });
         }
         true
     }
@@ -324,8 +337,8 @@ impl Polyhedral for Core<'_> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         on_core!(self, v => v.edge_directions(f))
     }
-    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
-        on_core!(self, v => v.edge_faces(f))
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        on_core!(self, v => v.features(faces, edges))
     }
 }
 

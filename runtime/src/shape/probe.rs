@@ -8,13 +8,13 @@ use super::{ShapeRef, Solid, tri_mesh};
 use crate::geom::gjk::{OrientedBox, Point, Segment, Support, Triangle};
 use crate::geom::probe::{self, Touch};
 use crate::geom::ray_box::SlabRay;
-use crate::geom::sat::Polyhedral;
+use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::instance::{Placement, apply};
 use crate::query::shape::Probe;
 use crate::walk::{Grow, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::leaf_range;
-use kiln_formats::polytope::ArchivedPolytope;
+use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 use kiln_formats::tri_mesh::ArchivedTriMesh;
 
 /// A polytope under any affine placement, known by its support function
@@ -75,9 +75,14 @@ impl Polyhedral for PlacedPolytope<'_> {
             ));
         }
     }
-    fn edge_faces(&self, f: &mut dyn FnMut(DVec3, DVec3, DVec3)) -> bool {
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let l = &self.inv;
-        let normal = |k: usize| {
+        let np = self.p.planes.len();
+        let (f0, e0) = (faces.len(), edges.len());
+        let world: Vec<DVec3> = (0..self.p.vertices.len() as u32)
+            .map(|v| apply(&self.world, self.local(v), 1.0))
+            .collect();
+        for k in 0..np {
             let pl = &self.p.planes[k];
             let n = DVec3::new(
                 f64::from(pl[0].to_native()),
@@ -85,29 +90,49 @@ impl Polyhedral for PlacedPolytope<'_> {
                 f64::from(pl[2].to_native()),
             );
             // normals map by the inverse transpose
-            DVec3::new(
+            let n = DVec3::new(
                 l[0] * n.x + l[4] * n.y + l[8] * n.z,
                 l[1] * n.x + l[5] * n.y + l[9] * n.z,
                 l[2] * n.x + l[6] * n.y + l[10] * n.z,
             )
-            .normalize_or_zero()
-        };
-        let mut walked = Vec::new();
-        for k in 0..self.p.planes.len() {
-            let lp = self.p.face(k);
+            .normalize_or_zero();
+            if n == DVec3::ZERO {
+                // a degenerate placement: no faces to go by
+                faces.truncate(f0);
+                return false;
+            }
+            // the face's own vertices give its support value (f32
+            // planes and vertices agree only to rounding)
+            let h = self
+                .p
+                .face(k)
+                .iter()
+                .map(|v| n.dot(world[v.to_native() as usize]))
+                .fold(f64::NEG_INFINITY, f64::max);
+            faces.push(Face { n, h });
+        }
+        for k in 0..np {
+            let (lp, tw) = (self.p.face(k), self.p.twins(k));
             for j in 0..lp.len() {
                 let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
-                walked.push((a.min(b), a.max(b), k));
+                let twin = tw[j].to_native();
+                if twin == NO_TWIN {
+                    // not closed: no Gauss map to go by
+                    faces.truncate(f0);
+                    edges.truncate(e0);
+                    return false;
+                }
+                if a < b {
+                    let (n1, n2) = (faces[f0 + k].n, faces[f0 + usize::from(twin)].n);
+                    edges.push(Edge {
+                        p: world[a as usize],
+                        q: world[b as usize],
+                        n1,
+                        n2,
+                        out: n1 + n2,
+                    });
+                }
             }
-        }
-        walked.sort_unstable();
-        for g in walked.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
-            let [x, y] = g else {
-                // not a closed polytope's edge: no Gauss map to prune by
-                return false;
-            };
-            let e = apply(&self.world, self.local(x.1) - self.local(x.0), 0.0);
-            f(e, normal(x.2), normal(y.2));
         }
         true
     }
