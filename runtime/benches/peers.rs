@@ -6,6 +6,8 @@
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
+//! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
+//!     # Kiln's side of one capsule/box/hull row for 5 s first (under `perf record`)
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and

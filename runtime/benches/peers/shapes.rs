@@ -237,6 +237,49 @@ pub fn rows(
         let mut kiln_yes = Vec::with_capacity(n);
         let mut parry_yes = Vec::with_capacity(n);
         let mut buf = Vec::new();
+        // `--profile "TARGET SHAPE QUERY"` (e.g. "sauer_pandora box
+        // overlaps"): Kiln's side of that row alone for five seconds
+        // first, for `perf record`
+        let wanted = |q: &str| {
+            let args: Vec<String> = std::env::args().collect();
+            args.iter()
+                .position(|a| a == "--profile")
+                .and_then(|i| args.get(i + 1))
+                .is_some_and(|w| {
+                    name.starts_with(w.split(' ').next().unwrap_or(""))
+                        && w.ends_with(&format!(" {label} {q}"))
+                })
+        };
+        let soak = |f: &mut dyn FnMut()| {
+            let t0 = std::time::Instant::now();
+            let mut runs = 0;
+            while t0.elapsed().as_secs_f64() < 5.0 {
+                f();
+                runs += 1;
+            }
+            eprintln!("  profiled {name}: {runs} runs of {n} queries in 5 s");
+        };
+        if wanted("overlaps") {
+            soak(&mut || {
+                poses
+                    .iter()
+                    .for_each(|p| level.overlap_shape_into(&ks, p, &mut buf))
+            });
+        }
+        if wanted("yes/no") {
+            soak(&mut || {
+                poses
+                    .iter()
+                    .for_each(|p| _ = level.intersects_shape(&ks, p))
+            });
+        }
+        if wanted("casts") {
+            soak(&mut || {
+                for (p, &(m, max_t)) in poses.iter().zip(motions) {
+                    _ = level.cast_shape(&ks, p, m, max_t, CastOptions::default());
+                }
+            });
+        }
         compare(
             rows,
             name,

@@ -145,6 +145,39 @@ struct Vertex {
 /// `None` when they overlap (distance 0 and no unique closest points).
 /// Touching shapes report distance 0 with their common point.
 pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation> {
+    match search(a, b, f64::INFINITY, -1.0, None) {
+        Gap::Apart(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// What a bounded GJK search learned about the gap between two shapes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Gap {
+    /// Farther apart than the `far` bound (no closest points computed).
+    Beyond,
+    /// Within the `near` bound (no closest points computed).
+    Near,
+    /// Apart (or touching) with this separation, all the way to
+    /// convergence.
+    Apart(Separation),
+    /// Overlapping.
+    Overlap,
+}
+
+/// The GJK search for the distance between `a` and `b`, stopping early
+/// once it is proved greater than `far` (a support point gives a lower
+/// bound: van den Bergen's separating-axis early out) or at most `near`
+/// (a point of the Minkowski difference gives an upper bound). `hint`, a
+/// vector from `b` towards `a` (the last answer's `on_a − on_b` for a
+/// moved shape), picks the first direction: a warm start.
+pub(crate) fn search(
+    a: &impl Support,
+    b: &impl Support,
+    far: f64,
+    near: f64,
+    hint: Option<DVec3>,
+) -> Gap {
     let first = |d: DVec3| {
         let (pa, pb) = (a.support(d), b.support(-d));
         Vertex {
@@ -153,7 +186,9 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
             b: pb,
         }
     };
-    let start = a.any_point() - b.any_point();
+    let start = hint
+        .filter(|h| *h != DVec3::ZERO && h.is_finite())
+        .unwrap_or_else(|| a.any_point() - b.any_point());
     let w0 = first(if start == DVec3::ZERO {
         DVec3::X
     } else {
@@ -165,15 +200,26 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
     let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
     // squared: distances under 1e-12 of the coordinates are contact
     let eps = (1e-12 * scale).powi(2);
+    let (far2, near2) = (far * far, near * near.abs());
     for _ in 0..128 {
         let vv = v.length_squared();
         if vv <= eps {
             break;
         }
+        if vv <= near2 {
+            // v is a point of A − B: the distance is at most |v|
+            return Gap::Near;
+        }
         let w = first(-v);
+        let vw = v.dot(w.w);
+        if vw > 0.0 && vw * vw > far2 * vv {
+            // every point x of A − B has x · v ≥ w · v: the distance is
+            // at least w · v / |v|
+            return Gap::Beyond;
+        }
         // no point of A − B beyond the current one along −v: converged
         // (van den Bergen's test, relative)
-        if vv - v.dot(w.w) <= 1e-12 * vv.max(eps) {
+        if vv - vw <= 1e-12 * vv.max(eps) {
             break;
         }
         if simplex.vertices().iter().any(|s| s.w == w.w) {
@@ -184,7 +230,7 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
         let (nv, kept) = closest_on_simplex(&grown);
         if kept.n == 4 {
             // the origin inside the tetrahedron: overlap
-            return None;
+            return Gap::Overlap;
         }
         if nv.length_squared() >= vv {
             // no progress (rounding): the previous answer stands
@@ -199,9 +245,15 @@ pub(crate) fn distance(a: &impl Support, b: &impl Support) -> Option<Separation>
     }
     let distance = v.length();
     if distance * distance <= eps {
-        return None;
+        return Gap::Overlap;
     }
-    Some(Separation {
+    if distance <= near {
+        return Gap::Near;
+    }
+    if distance > far {
+        return Gap::Beyond;
+    }
+    Gap::Apart(Separation {
         distance,
         on_a,
         on_b,
@@ -222,14 +274,15 @@ impl<S: Support> Support for Moved<'_, S> {
 }
 
 /// The first contact of `a` grown by `radius`, moving by `motion · t` for
-/// `t` in `[0, t_max]`, with the static `b`: the time, and the normal from
-/// `b` towards `a` at that time. Conservative advancement on the exact
-/// distance (Mirtich, "Impulse-based dynamic simulation of rigid body
-/// systems", 1996): each step moves by the distance over the closing
+/// `t` in `[0, t_max]`, with the static `b`: the time, and the separation
+/// there (`None` when the cores touch). Conservative advancement on the
+/// exact distance (Mirtich, "Impulse-based dynamic simulation of rigid
+/// body systems", 1996): each step moves by the distance over the closing
 /// speed along the separating direction, so it never passes the contact,
-/// and stops within `tolerance` of it. A shape that starts within `radius
-/// + tolerance` answers `t = 0` (normal: the separating direction, or
-/// `None` when the cores overlap).
+/// and stops within `tolerance` of it; each step's distance search starts
+/// from the last one's direction. `start` is the separation at `t = 0`
+/// when the caller has it. A shape that starts within `radius +
+/// tolerance` answers `t = 0`.
 pub(crate) fn cast(
     a: &impl Support,
     radius: f64,
@@ -237,8 +290,9 @@ pub(crate) fn cast(
     t_max: f64,
     b: &impl Support,
     tolerance: f64,
-) -> Option<(f64, Option<DVec3>)> {
-    cast_steps(a, radius, motion, t_max, b, tolerance, 256)
+    start: Option<Separation>,
+) -> Option<(f64, Option<Separation>)> {
+    cast_steps(a, radius, motion, t_max, b, tolerance, start, 256)
 }
 
 /// [`cast`] with at most `steps` steps of conservative advancement. A
@@ -247,6 +301,7 @@ pub(crate) fn cast(
 /// motion: a golden-section search for its minimum over the rest of the
 /// range decides whether contact happens at all, then bisection before
 /// that minimum finds the first time within `tolerance`.
+#[allow(clippy::too_many_arguments)]
 fn cast_steps(
     a: &impl Support,
     radius: f64,
@@ -254,17 +309,27 @@ fn cast_steps(
     t_max: f64,
     b: &impl Support,
     tolerance: f64,
+    start: Option<Separation>,
     steps: usize,
-) -> Option<(f64, Option<DVec3>)> {
+) -> Option<(f64, Option<Separation>)> {
     let mut t = 0.0;
+    let mut known = start;
+    let mut hint = None;
     for _ in 0..steps {
-        let Some(s) = distance(&Moved(a, motion * t), b) else {
-            return Some((t, None));
+        let s = match known.take() {
+            Some(s) => s,
+            None => match search(&Moved(a, motion * t), b, f64::INFINITY, -1.0, hint) {
+                Gap::Apart(s) => s,
+                _ => return Some((t, None)),
+            },
         };
+        if s.distance <= 0.0 {
+            return Some((t, None));
+        }
         let gap = s.distance - radius;
         let n = (s.on_a - s.on_b) / s.distance;
         if gap <= tolerance {
-            return Some((t, Some(n)));
+            return Some((t, Some(s)));
         }
         let closing = -motion.dot(n);
         if closing <= 0.0 {
@@ -274,6 +339,7 @@ fn cast_steps(
         if t > t_max {
             return None;
         }
+        hint = Some(s.on_a - s.on_b);
     }
     // the gap is convex in time (the distance between a convex set and a
     // point moving on a line), and positive at t
@@ -317,10 +383,8 @@ fn cast_steps(
             out = mid;
         }
     }
-    let n = distance(&Moved(a, motion * touch), b)
-        .filter(|s| s.distance > 0.0)
-        .map(|s| (s.on_a - s.on_b) / s.distance);
-    Some((touch, n))
+    let s = distance(&Moved(a, motion * touch), b).filter(|s| s.distance > 0.0);
+    Some((touch, s))
 }
 
 /// A simplex of one to four vertices with the barycentric weights of the
@@ -493,6 +557,55 @@ mod tests {
         fn v(&mut self, s: f64) -> DVec3 {
             DVec3::new(self.f() - 0.5, self.f() - 0.5, self.f() - 0.5) * (2.0 * s)
         }
+    }
+
+    #[test]
+    fn bounded_searches_agree_with_the_full_distance() {
+        let mut r = Rng(0x51f1_5eed_0bad_cafe);
+        let (mut beyond, mut near, mut apart) = (0, 0, 0);
+        for i in 0..20_000 {
+            let at = r.v(1.0) * if i % 3 == 0 { 1e4 } else { 1.0 };
+            let t = Triangle([at + r.v(1.0), at + r.v(1.0), at + r.v(1.0)]);
+            let seg = Segment(at + r.v(1.5), at + r.v(1.5));
+            let limit = r.f() * 0.5;
+            let full = distance(&seg, &t);
+            let hint = (i % 2 == 0).then(|| r.v(1.0));
+            match search(&seg, &t, limit, limit * 0.5, hint) {
+                Gap::Beyond => {
+                    beyond += 1;
+                    let d = full.expect("apart").distance;
+                    assert!(d > limit - 1e-9, "case {i}: {d} beyond {limit}");
+                }
+                Gap::Near => {
+                    near += 1;
+                    let d = full.map_or(0.0, |s| s.distance);
+                    assert!(d <= limit * 0.5 + 1e-9, "case {i}: {d} near {limit}");
+                }
+                Gap::Apart(s) => {
+                    apart += 1;
+                    let d = full.expect("apart").distance;
+                    assert!(
+                        (s.distance - d).abs() <= 1e-9 * (1.0 + at.length()),
+                        "case {i}"
+                    );
+                    assert!(d > limit * 0.5 - 1e-9 && d <= limit + 1e-9, "case {i}: {d}");
+                }
+                Gap::Overlap => assert!(full.is_none(), "case {i}: {full:?}"),
+            }
+            // the early outs off, a warm start finds the same distance
+            let warm = search(&seg, &t, f64::INFINITY, -1.0, hint);
+            match (warm, full) {
+                (Gap::Apart(w), Some(f)) => {
+                    assert!((w.distance - f.distance).abs() <= 1e-9 * (1.0 + at.length()))
+                }
+                (Gap::Overlap, None) => {}
+                other => panic!("case {i}: {other:?}"),
+            }
+        }
+        assert!(
+            beyond > 1000 && near > 1000 && apart > 100,
+            "{beyond} {near} {apart}"
+        );
     }
 
     #[test]
@@ -676,8 +789,8 @@ mod tests {
                 ((t[0] + t[1] + t[2]) / 3.0 - (p + q) * 0.5) * (1.0 + r.f())
             };
             let (seg, tri) = (Segment(p, q), Triangle(t));
-            let full = cast(&seg, radius, motion, 1.0, &tri, 1e-9);
-            let short = cast_steps(&seg, radius, motion, 1.0, &tri, 1e-9, 2);
+            let full = cast(&seg, radius, motion, 1.0, &tri, 1e-9, None);
+            let short = cast_steps(&seg, radius, motion, 1.0, &tri, 1e-9, None, 2);
             match (full, short) {
                 (Some((a, _)), Some((b, _))) => {
                     hits += 1;
@@ -698,11 +811,37 @@ mod tests {
             half: DVec3::ONE,
         };
         let path = Point(DVec3::new(-3.0, 1.501, 1.0));
-        let miss = cast_steps(&path, 0.5, DVec3::new(6.0, 0.0, 0.0), 1.0, &corner, 1e-9, 2);
+        let miss = cast_steps(
+            &path,
+            0.5,
+            DVec3::new(6.0, 0.0, 0.0),
+            1.0,
+            &corner,
+            1e-9,
+            None,
+            2,
+        );
         assert_eq!(miss, None);
         let low = Point(DVec3::new(-3.0, 1.499, 1.0));
-        let hit = cast_steps(&low, 0.5, DVec3::new(6.0, 0.0, 0.0), 1.0, &corner, 1e-9, 2);
-        let want = cast(&low, 0.5, DVec3::new(6.0, 0.0, 0.0), 1.0, &corner, 1e-9);
+        let hit = cast_steps(
+            &low,
+            0.5,
+            DVec3::new(6.0, 0.0, 0.0),
+            1.0,
+            &corner,
+            1e-9,
+            None,
+            2,
+        );
+        let want = cast(
+            &low,
+            0.5,
+            DVec3::new(6.0, 0.0, 0.0),
+            1.0,
+            &corner,
+            1e-9,
+            None,
+        );
         // a grazing approach fixes the time only to the tolerance over the
         // closing speed: within a micrometre along the motion
         assert!(
@@ -728,7 +867,7 @@ mod tests {
                 towards * (1.0 + r.f())
             };
             let seg = Segment(p, q);
-            let got = cast(&seg, radius, motion, 1.0, &Triangle(t), 1e-9);
+            let got = cast(&seg, radius, motion, 1.0, &Triangle(t), 1e-9, None);
             // oracle: the first time the exact segment–triangle distance
             // falls to the radius, by dense sampling then bisection
             let gap = |u: f64| segment_triangle(p + motion * u, q + motion * u, t) - radius;

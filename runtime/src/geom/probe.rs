@@ -8,7 +8,7 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
-use super::gjk::{self, Moved, Support};
+use super::gjk::{self, Gap, Moved, Separation, Support};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -33,29 +33,64 @@ fn scale(a: &impl Support, b: &impl Support) -> f64 {
         .max(1.0)
 }
 
+/// Gaps this small count as contact, as in [`gjk::search`]: 1e-12 of the
+/// coordinates.
+fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
+    1e-12 * scale(a, b)
+}
+
 /// Whether `q` grown by `rq` touches `c` grown by `rc`: the GJK distance
 /// alone, no depth (yes/no tests).
-pub(crate) fn touches(q: &impl Support, rq: f64, c: &impl Support, rc: f64) -> bool {
-    gjk::distance(q, c).is_none_or(|s| s.distance <= rq + rc)
+pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> bool {
+    let r = rq + rc;
+    if r == 0.0
+        && let Some((d, _)) = sat::closed_form(q, c)
+    {
+        return d >= -contact_eps(q, c);
+    }
+    match gjk::search(q, c, r, r, None) {
+        Gap::Beyond => false,
+        Gap::Apart(s) => s.distance <= r,
+        Gap::Near | Gap::Overlap => true,
+    }
 }
 
 /// The deepest contact of `q` grown by `rq` with `c` grown by `rc`, if
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {
-    let r = rq + rc;
-    if let Some(s) = gjk::distance(q, c)
-        && s.distance > 0.0
+    if rq + rc == 0.0
+        && let Some((d, _)) = sat::closed_form(q, c)
     {
-        if s.distance > r {
-            return None;
-        }
-        let n = (s.on_a - s.on_b) / s.distance;
-        return Some(Touch {
-            point: s.on_b + n * rc,
-            normal: n,
-            depth: r - s.distance,
-        });
+        return (d >= -contact_eps(q, c)).then(|| inside(q, rq, c, rc));
     }
+    match gjk::search(q, c, rq + rc, -1.0, None) {
+        Gap::Beyond => None,
+        Gap::Apart(s) => apart(s, rq, rc),
+        _ => Some(inside(q, rq, c, rc)),
+    }
+}
+
+/// The contact of cores `s` apart, grown by `rq` and `rc`, if they touch.
+fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
+    let r = rq + rc;
+    if s.distance > r {
+        return None;
+    }
+    if s.distance <= 0.0 {
+        return None;
+    }
+    let n = (s.on_a - s.on_b) / s.distance;
+    Some(Touch {
+        point: s.on_b + n * rc,
+        normal: n,
+        depth: r - s.distance,
+    })
+}
+
+/// The contact of `q` grown by `rq` with `c` grown by `rc` when their
+/// cores overlap (or touch): the separating-axis depth.
+fn inside(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Touch {
+    let r = rq + rc;
     // the cores overlap (or touch): the shortest way out
     let (d, n) = sat::penetration(q, c);
     let d = d.max(0.0);
@@ -66,11 +101,11 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
         Some(s) => s.on_b,
         None => c.support(n),
     };
-    Some(Touch {
+    Touch {
         point: point + n * rc,
         normal: n,
         depth: d + r,
-    })
+    }
 }
 
 /// Whether a displacement `d` (the whole motion) does not close in on a
@@ -106,18 +141,27 @@ pub(crate) fn cast(
     ignore_leaving: bool,
     fix: impl Fn(Touch) -> Touch,
 ) -> Option<(f64, Touch)> {
-    if let Some(t0) = touch(q, rq, c, rc).map(&fix) {
+    let begin = |t0: Touch| {
+        let t0 = fix(t0);
         if ignore_leaving && leaving(t0.normal, motion * t_max) {
-            return None;
+            None
+        } else {
+            Some((0.0, t0))
         }
-        return Some((0.0, t0));
-    }
+    };
+    // at t = 0: touching, or apart with the separation to start from
+    let start = match gjk::search(q, c, f64::INFINITY, -1.0, None) {
+        Gap::Apart(s) => match apart(s, rq, rc) {
+            Some(t0) => return begin(t0),
+            None => s,
+        },
+        _ => return begin(inside(q, rq, c, rc)),
+    };
     let tolerance = 1e-9 * scale(q, c);
-    let (t, _) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance)?;
-    let at = Moved(q, motion * t);
+    let (t, sep) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance, Some(start))?;
     // at t the gap is within the tolerance: the contact is the closest
     // points (or, when rounding put the cores in touch, the way out)
-    let hit = match gjk::distance(&at, c) {
+    let hit = match sep {
         Some(s) if s.distance > 0.0 => {
             let n = (s.on_a - s.on_b) / s.distance;
             Touch {
@@ -126,7 +170,7 @@ pub(crate) fn cast(
                 depth: 0.0,
             }
         }
-        _ => touch(&at, rq, c, rc)?,
+        _ => touch(&Moved(q, motion * t), rq, c, rc)?,
     };
     let hit = fix(hit);
     if ignore_leaving && leaving(hit.normal, motion * t_max) {
@@ -185,5 +229,57 @@ pub(crate) fn flatten(
         point: t.point,
         normal: n,
         depth: depth.max(0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::gjk::{OrientedBox, Triangle};
+
+    struct Rng(u64);
+    impl Rng {
+        fn f(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn v(&mut self, s: f64) -> DVec3 {
+            DVec3::new(self.f() - 0.5, self.f() - 0.5, self.f() - 0.5) * (2.0 * s)
+        }
+    }
+
+    /// The closed-form box–triangle answers (yes/no and contact) agree
+    /// with the general path: GJK apart, separating axes inside.
+    #[test]
+    fn box_triangle_closed_form_agrees_with_gjk() {
+        let mut r = Rng(0xb0c5_7a1e_5eed_0001);
+        let (mut yes, mut no) = (0, 0);
+        for i in 0..20_000 {
+            let at = r.v(1.0) * if i % 4 == 0 { 1e4 } else { 1.0 };
+            let q = glam::DQuat::from_axis_angle(r.v(1.0).normalize(), r.f() * 6.3);
+            let b = OrientedBox {
+                center: at,
+                axes: [q * DVec3::X, q * DVec3::Y, q * DVec3::Z],
+                half: DVec3::new(0.05 + r.f(), 0.05 + r.f(), 0.05 + r.f()),
+            };
+            let t = Triangle([at + r.v(1.5), at + r.v(1.5), at + r.v(1.5)]);
+            let gjk_says = gjk::distance(&b, &t).is_none_or(|s| s.distance <= 0.0);
+            let got = touches(&b, 0.0, &t, 0.0);
+            assert_eq!(got, gjk_says, "case {i}");
+            assert_eq!(touches(&t, 0.0, &b, 0.0), gjk_says, "case {i} swapped");
+            let contact = touch(&b, 0.0, &t, 0.0);
+            assert_eq!(contact.is_some(), got, "case {i}");
+            if let Some(c) = contact {
+                yes += 1;
+                // moved out by the depth (and a hair) the box clears
+                let out = Moved(&b, c.normal * (c.depth + 1e-9 * (1.0 + at.length())));
+                assert!(gjk::distance(&out, &t).is_some(), "case {i}");
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 2000 && no > 2000, "{yes} {no}");
     }
 }

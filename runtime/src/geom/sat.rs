@@ -53,6 +53,15 @@ pub(crate) trait Polyhedral: Support {
     fn features(&self, _faces: &mut Vec<Face>, _edges: &mut Vec<Edge>) -> bool {
         false
     }
+    /// The shape as an oriented box, if it is one (for the closed-form
+    /// box–triangle test).
+    fn as_box(&self) -> Option<OrientedBox> {
+        None
+    }
+    /// The shape as a triangle, if it is one.
+    fn as_triangle(&self) -> Option<[DVec3; 3]> {
+        None
+    }
 }
 
 /// Whether an edge of one polyhedron (Gauss-map arc from `a` to `b`,
@@ -85,6 +94,9 @@ impl Polyhedral for Segment {
 }
 
 impl Polyhedral for Triangle {
+    fn as_triangle(&self) -> Option<[DVec3; 3]> {
+        Some(self.0)
+    }
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
         let v = &self.0;
         f((v[1] - v[0]).cross(v[2] - v[0]));
@@ -122,6 +134,9 @@ impl Polyhedral for Triangle {
 }
 
 impl Polyhedral for OrientedBox {
+    fn as_box(&self) -> Option<OrientedBox> {
+        Some(*self)
+    }
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
         self.axes.iter().for_each(|&a| f(a));
     }
@@ -168,6 +183,15 @@ impl Polyhedral for OrientedBox {
 }
 
 impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
+    fn as_box(&self) -> Option<OrientedBox> {
+        self.0.as_box().map(|b| OrientedBox {
+            center: b.center + self.1,
+            ..b
+        })
+    }
+    fn as_triangle(&self) -> Option<[DVec3; 3]> {
+        self.0.as_triangle().map(|t| t.map(|v| v + self.1))
+    }
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
         self.0.face_normals(f);
     }
@@ -210,6 +234,9 @@ thread_local! {
 /// that move (from `b` towards `a`). For shapes that do not overlap the
 /// depth is 0 or less (minus a lower bound of the gap along the best axis).
 pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
+    if let Some((_, u)) = closed_form(a, b) {
+        return along(a, b, u);
+    }
     let fast = SCRATCH.with(|s| {
         // a nested call (none today) would find the scratch taken: it
         // takes the general path instead
@@ -217,6 +244,88 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
         by_features(a, b, &mut s)
     });
     fast.unwrap_or_else(|| by_axes(a, b))
+}
+
+/// The separating-axis depth of `a` and `b` and the unit direction `a`
+/// moves, in closed form where there is one (a box and a triangle,
+/// either way round); a negative depth when they are apart (found at the
+/// first separating axis). `None`: no closed form for these shapes.
+pub(crate) fn closed_form(a: &impl Polyhedral, b: &impl Polyhedral) -> Option<(f64, DVec3)> {
+    if let (Some(bx), Some(t)) = (a.as_box(), b.as_triangle()) {
+        return box_triangle(&bx, &t);
+    }
+    if let (Some(t), Some(bx)) = (a.as_triangle(), b.as_box()) {
+        return box_triangle(&bx, &t).map(|(d, u)| (d, -u));
+    }
+    None
+}
+
+/// How far `a` must move along unit `u` to clear `b`, from support
+/// values, with `u`.
+fn along(a: &impl Support, b: &impl Support, u: DVec3) -> (f64, DVec3) {
+    (b.support(u).dot(u) - a.support(-u).dot(u), u)
+}
+
+/// The separating-axis depth of a box and a triangle in closed form, in
+/// the box's frame (Akenine-Möller, "Fast 3D triangle-box overlap
+/// testing", 2001): the box's three axes, the triangle's normal and the
+/// nine crosses of box axes with triangle edges, both ways each (a
+/// superset of the faces of their Minkowski difference). Answers the
+/// depth and the unit world direction the box moves — or, at the first
+/// axis that separates them, that negative depth; `None` for a
+/// degenerate box or triangle (the general path takes those).
+fn box_triangle(b: &OrientedBox, t: &[DVec3; 3]) -> Option<(f64, DVec3)> {
+    if b.half.min_element() <= 0.0 {
+        return None;
+    }
+    let ax = b.axes;
+    let local = |v: DVec3| {
+        let d = v - b.center;
+        DVec3::new(d.dot(ax[0]), d.dot(ax[1]), d.dot(ax[2]))
+    };
+    let p = t.map(local);
+    let f = [p[1] - p[0], p[2] - p[1], p[0] - p[2]];
+    let n = f[0].cross(f[1]);
+    if n.length_squared() <= 1e-300 {
+        return None;
+    }
+    let h = b.half;
+    let mut best = (f64::INFINITY, DVec3::Y);
+    let mut axis = |u: DVec3| {
+        let len = u.length();
+        if len <= 1e-12 || !len.is_finite() {
+            return false;
+        }
+        let r = h.x * u.x.abs() + h.y * u.y.abs() + h.z * u.z.abs();
+        let (d0, d1, d2) = (p[0].dot(u), p[1].dot(u), p[2].dot(u));
+        let (lo, hi) = (d0.min(d1).min(d2), d0.max(d1).max(d2));
+        // the box moves along +u: the triangle's top minus the box's bottom
+        let plus = (hi + r) / len;
+        let minus = (r - lo) / len;
+        if plus < best.0 {
+            best = (plus, u / len);
+        }
+        if minus < best.0 {
+            best = (minus, -u / len);
+        }
+        // apart along u: no need to look further
+        best.0 < 0.0
+    };
+    // the axes in turn, stopping at the first that separates them
+    let _separated = axis(DVec3::X)
+        || axis(DVec3::Y)
+        || axis(DVec3::Z)
+        || axis(n)
+        || f.iter().any(|e| {
+            // (1, 0, 0) × e, (0, 1, 0) × e, (0, 0, 1) × e
+            axis(DVec3::new(0.0, -e.z, e.y))
+                || axis(DVec3::new(e.z, 0.0, -e.x))
+                || axis(DVec3::new(-e.y, e.x, 0.0))
+        });
+    let u = best.1;
+    let world = ax[0] * u.x + ax[1] * u.y + ax[2] * u.z;
+    let len = world.length();
+    (len > 0.0).then(|| (best.0, world / len))
 }
 
 /// [`penetration`] for two polyhedra that know their faces and edges, at
@@ -544,6 +653,10 @@ mod tests {
             let (dt, nt) = penetration(&b1, &tri);
             let (all_t, _) = penetration(&AllPairs(&b1), &AllPairs(&tri));
             assert!(same(dt, all_t), "box/triangle {i}: {dt} vs {all_t}");
+            // the general path on the same pair (features, no closed form)
+            let mut sc = Scratch::default();
+            let (ft, _) = by_features(&b1, &tri, &mut sc).expect("features");
+            assert!(same(dt, ft), "box/triangle {i}: {dt} vs features {ft}");
             let (dr, _) = penetration(&tri, &b2);
             let (all_r, _) = penetration(&AllPairs(&tri), &AllPairs(&b2));
             assert!(same(dr, all_r), "triangle/box {i}: {dr} vs {all_r}");

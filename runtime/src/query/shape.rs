@@ -340,6 +340,12 @@ impl Polyhedral for Core<'_> {
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         on_core!(self, v => v.features(faces, edges))
     }
+    fn as_box(&self) -> Option<OrientedBox> {
+        match self {
+            Core::Box(b) => Some(*b),
+            _ => None,
+        }
+    }
 }
 
 impl<'a> Probe<'a> {
