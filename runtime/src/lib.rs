@@ -19,6 +19,7 @@
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
+pub mod character;
 pub mod geom;
 pub mod handle;
 mod instance;
@@ -31,6 +32,7 @@ pub use glam::Quat;
 pub use glam::Vec3;
 pub use handle::LevelHandle;
 pub use level::{Level, OpenError};
+pub use query::filter::Filter;
 pub use query::raycast::{Ray, RayHit};
 pub use query::shape::{
     CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap,

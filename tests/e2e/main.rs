@@ -4,6 +4,7 @@
 mod authored;
 mod broken_gltf;
 mod bsp;
+mod character;
 mod corrupt;
 mod draco;
 mod export;

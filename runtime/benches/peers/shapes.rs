@@ -245,10 +245,8 @@ pub fn rows(
             args.iter()
                 .position(|a| a == "--profile")
                 .and_then(|i| args.get(i + 1))
-                .is_some_and(|w| {
-                    name.starts_with(w.split(' ').next().unwrap_or(""))
-                        && w.ends_with(&format!(" {label} {q}"))
-                })
+                .and_then(|w| w.strip_suffix(&format!(" {label} {q}")))
+                .is_some_and(|target| !target.is_empty() && name.starts_with(target))
         };
         let soak = |f: &mut dyn FnMut()| {
             let t0 = std::time::Instant::now();

@@ -1,6 +1,7 @@
 //! Level-wide queries, one file per operation: the top-level tree picks
 //! the instances, their shapes answer (`shape`).
 
+pub mod filter;
 pub mod point;
 pub mod raycast;
 pub mod shape;

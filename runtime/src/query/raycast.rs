@@ -3,6 +3,7 @@
 //! transformed once per instance; the parameter `t` is the same in both
 //! spaces because the transform is affine).
 
+use super::filter::Filter;
 use crate::geom::ray_box::SlabRay;
 use crate::instance::transpose_vector;
 use crate::level::Level;
@@ -69,6 +70,7 @@ pub struct RayHit {
 /// for a hit within the current range.
 struct TopSearch<'a> {
     level: &'a ArchivedLevel,
+    filter: &'a Filter<'a>,
     ray: Ray,
     t_max: f32,
     any: bool,
@@ -82,6 +84,9 @@ impl RayVisitor for TopSearch<'_> {
     }
     fn leaf(&mut self, data: u32) -> bool {
         let (inst_index, _) = leaf_range(data);
+        if !self.filter.accepts(inst_index) {
+            return false;
+        }
         let inst = &self.level.instances[inst_index as usize];
         let shape = ShapeRef(&self.level.shapes[inst.shape.to_native() as usize]);
         if let Some(h) = shape.raycast(inst, self.ray.origin, self.ray.dir, self.t_max, self.any)
@@ -96,10 +101,11 @@ impl RayVisitor for TopSearch<'_> {
 
 impl Level {
     /// Walks the level for `ray` (which must be valid).
-    fn search(&self, ray: &Ray, any: bool) -> Option<(LocalRayHit, u32)> {
+    fn search(&self, ray: &Ray, any: bool, filter: &Filter) -> Option<(LocalRayHit, u32)> {
         let level = self.archive();
         let mut v = TopSearch {
             level,
+            filter,
             ray: *ray,
             t_max: ray.max_t,
             any,
@@ -126,15 +132,20 @@ impl Level {
     /// stops at the first hit found).
     pub fn raycast_any(&self, origin: Vec3, dir: Vec3, max_t: f32) -> bool {
         let ray = Ray::new(origin, dir, max_t);
-        ray.is_valid() && self.search(&ray, true).is_some()
+        ray.is_valid() && self.search(&ray, true, &Filter::ALL).is_some()
     }
 
     /// [`Level::raycast`] for a prepared [`Ray`].
     pub fn cast(&self, ray: &Ray) -> Option<RayHit> {
+        self.cast_filtered(ray, &Filter::ALL)
+    }
+
+    /// [`Level::cast`] seeing only the objects `filter` accepts.
+    pub fn cast_filtered(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
         if !ray.is_valid() {
             return None;
         }
-        let (h, inst_index) = self.search(ray, false)?;
+        let (h, inst_index) = self.search(ray, false, filter)?;
         let inst = &self.archive().instances[inst_index as usize];
         if h.inside {
             return Some(RayHit {

@@ -25,6 +25,7 @@
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
+use super::filter::Filter;
 use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
 use crate::geom::hull;
 use crate::geom::probe::Touch;
@@ -249,14 +250,14 @@ pub struct CastOptions {
 }
 
 /// A query shape in world space: its core in f64 and its radius.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Probe<'a> {
     pub core: Core<'a>,
     pub radius: f64,
 }
 
 /// The core of a placed query shape.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Core<'a> {
     Point(Point),
     Segment(Segment),
@@ -264,18 +265,18 @@ pub(crate) enum Core<'a> {
     Hull(PosedHull<'a>),
 }
 
-/// A query hull under its pose.
-#[derive(Clone, Copy)]
+/// A query hull under its pose, its vertices placed once per query.
+#[derive(Clone)]
 pub(crate) struct PosedHull<'a> {
     hull: &'a ConvexHull,
     rotation: DQuat,
     translation: DVec3,
+    world: Vec<DVec3>,
 }
 
 impl Support for PosedHull<'_> {
     fn support(&self, d: DVec3) -> DVec3 {
-        let local = crate::geom::gjk::Hull(&self.hull.points).support(self.rotation.inverse() * d);
-        self.rotation * local + self.translation
+        crate::geom::gjk::Hull(&self.world).support(d)
     }
     fn any_point(&self) -> DVec3 {
         self.rotation * self.hull.points[0] + self.translation
@@ -295,7 +296,7 @@ impl Polyhedral for PosedHull<'_> {
             let n = r * n;
             faces.push(Face { n, h: h + n.dot(t) });
         }
-        let at = |v: u32| r * self.hull.points[v as usize] + t;
+        let at = |v: u32| self.world[v as usize];
         for &(p, q, n1, n2) in &self.hull.edge_faces {
             let (n1, n2) = (r * n1, r * n2);
             edges.push(Edge {
@@ -385,6 +386,7 @@ impl<'a> Probe<'a> {
                     hull: h,
                     rotation: rot,
                     translation: t,
+                    world: h.points.iter().map(|&p| rot * p + t).collect(),
                 }),
                 radius: 0.0,
             },
@@ -435,6 +437,18 @@ impl Level {
     /// it clears first. Invalid input (non-finite, negative sizes) touches
     /// nothing.
     pub fn overlap_shape_into(&self, shape: &QueryShape, pose: &Pose, out: &mut Vec<ShapeOverlap>) {
+        self.overlap_shape_filtered_into(shape, pose, &Filter::ALL, out);
+    }
+
+    /// [`Level::overlap_shape_into`] seeing only the objects `filter`
+    /// accepts.
+    pub fn overlap_shape_filtered_into(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
         out.clear();
         let Some(probe) = Probe::new(shape, pose) else {
             return;
@@ -444,6 +458,9 @@ impl Level {
         let (lo, hi) = cull_box(c, h);
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
+            if !filter.accepts(ii) {
+                return false;
+            }
             let (s, place) = shape_of(level, ii);
             if let Some((t, feature)) = s.probe_touch(&place, &probe) {
                 out.push(overlap(ii, t, feature));
@@ -462,6 +479,17 @@ impl Level {
     /// Whether `shape` at `pose` touches anything (stops at the first
     /// contact).
     pub fn intersects_shape(&self, shape: &QueryShape, pose: &Pose) -> bool {
+        self.intersects_shape_filtered(shape, pose, &Filter::ALL)
+    }
+
+    /// [`Level::intersects_shape`] seeing only the objects `filter`
+    /// accepts.
+    pub fn intersects_shape_filtered(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+    ) -> bool {
         let Some(probe) = Probe::new(shape, pose) else {
             return false;
         };
@@ -471,6 +499,9 @@ impl Level {
         let mut found = false;
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
+            if !filter.accepts(ii) {
+                return false;
+            }
             let (s, place) = shape_of(level, ii);
             found = s.probe_touches(&place, &probe);
             found
@@ -490,6 +521,19 @@ impl Level {
         max_t: f32,
         options: CastOptions,
     ) -> Option<ShapeHit> {
+        self.cast_shape_filtered(shape, pose, motion, max_t, options, &Filter::ALL)
+    }
+
+    /// [`Level::cast_shape`] seeing only the objects `filter` accepts.
+    pub fn cast_shape_filtered(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        motion: Vec3,
+        max_t: f32,
+        options: CastOptions,
+        filter: &Filter,
+    ) -> Option<ShapeHit> {
         let probe = Probe::new(shape, pose)?;
         if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
             return None;
@@ -498,6 +542,7 @@ impl Level {
         let (c, h) = probe.bounds();
         let mut v = CastTop {
             level,
+            filter,
             probe,
             motion: motion.as_dvec3(),
             options,
@@ -577,6 +622,7 @@ fn overlap(ii: u32, t: Touch, feature: u32) -> ShapeOverlap {
 /// `limit` is the exact time of the best contact so far.
 struct CastTop<'a> {
     level: &'a ArchivedLevel,
+    filter: &'a Filter<'a>,
     probe: Probe<'a>,
     motion: DVec3,
     options: CastOptions,
@@ -592,6 +638,9 @@ impl RayVisitor for CastTop<'_> {
 
     fn leaf(&mut self, data: u32) -> bool {
         let (ii, _) = leaf_range(data);
+        if !self.filter.accepts(ii) {
+            return false;
+        }
         let (s, place) = shape_of(self.level, ii);
         if let Some((t, hit, feature)) = s.probe_cast(
             &place,

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Writes samples/walk_course.gltf: a small course for the character
+controller (the `walk` example and tests/e2e/character.rs). Y is up, metres.
+
+  - four floor tiles, 10 x 10 m each, tessellated (10 x 10 quads, diagonals
+    alternating) and meeting at seams along x = 10 and z = 10;
+  - lane z = 2: stairs of five 0.2 m steps, 0.4 m deep, from x = 4, onto a
+    1.0 m platform;
+  - lane z = 6: one 0.5 m step (too high to climb) at x = 4;
+  - lane z = 10 (along the seam): a 20 degree ramp (walkable) from x = 4;
+  - lane z = 14: a 60 degree ramp (too steep) from x = 4;
+  - a wall 3 m high along x = 16.
+
+Re-run after editing: python3 samples/make_walk_course.py"""
+import base64, json, math, os, struct
+
+CUBE_P = [[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+# corner i has x = bit 2, y = bit 1, z = bit 0; outward quads
+CUBE_Q = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+CUBE_T = [t for a, b, c, d in CUBE_Q for t in ((a, b, c), (a, c, d))]
+
+
+def tile(n=10, size=10.0):
+    p = [[x * size / n, 0.0, z * size / n] for z in range(n + 1) for x in range(n + 1)]
+    t = []
+    for z in range(n):
+        for x in range(n):
+            i = z * (n + 1) + x
+            if (x + z) % 2 == 0:
+                t += [(i, i + n + 1, i + 1), (i + 1, i + n + 1, i + n + 2)]
+            else:
+                t += [(i, i + n + 1, i + n + 2), (i, i + n + 2, i + 1)]
+    return p, t
+
+
+def main():
+    meshes = [("cube", CUBE_P, CUBE_T), ("tile", *tile())]
+    nodes = []
+
+    def box(name, centre, half, angle_z=0.0):
+        # a unit cube (half extent 1) scaled, turned about z, moved
+        s, c = math.sin(angle_z / 2), math.cos(angle_z / 2)
+        nodes.append({"name": name, "mesh": 0, "translation": centre, "rotation": [0, 0, s, c], "scale": half})
+
+    for k, (x, z) in enumerate([(0, 0), (10, 0), (0, 10), (10, 10)]):
+        nodes.append({"name": f"floor_{k}", "mesh": 1, "translation": [x, 0, z]})
+    for i in range(5):
+        h = 0.2 * (i + 1)
+        box(f"stair_{i}", [4 + 0.4 * i + 0.2, h / 2, 2], [0.2, h / 2, 1])
+    box("stair_top", [6 + 1.5, 0.5, 2], [1.5, 0.5, 1])
+    box("high_step", [5, 0.25, 6], [1, 0.25, 1])
+    for name, deg, z in [("ramp_20", 20, 10), ("ramp_60", 60, 14)]:
+        a = math.radians(deg)
+        length, thick = 4.0, 0.2
+        # the top face rises from (4, 0) at angle a; the slab hangs below it
+        cx = 4 + math.cos(a) * length / 2 + math.sin(a) * thick / 2
+        cy = math.sin(a) * length / 2 - math.cos(a) * thick / 2
+        box(name, [cx, cy, z], [length / 2, thick / 2, 1], a)
+    box("wall", [16.25, 1.5, 10], [0.25, 1.5, 10])
+
+    blob = b""
+    accessors, views, gmeshes = [], [], []
+    for name, p, t in meshes:
+        pos = b"".join(struct.pack("<3f", *v) for v in p)
+        idx = b"".join(struct.pack("<3I", *tri) for tri in t)
+        for data, target in ((pos, 34962), (idx, 34963)):
+            views.append({"buffer": 0, "byteOffset": len(blob), "byteLength": len(data), "target": target})
+            blob += data
+        lo = [min(v[k] for v in p) for k in range(3)]
+        hi = [max(v[k] for v in p) for k in range(3)]
+        accessors.append({"bufferView": len(views) - 2, "componentType": 5126, "count": len(p), "type": "VEC3", "min": lo, "max": hi})
+        accessors.append({"bufferView": len(views) - 1, "componentType": 5125, "count": 3 * len(t), "type": "SCALAR"})
+        gmeshes.append({"name": name, "primitives": [{"attributes": {"POSITION": len(accessors) - 2}, "indices": len(accessors) - 1}]})
+    doc = {
+        "asset": {"version": "2.0", "generator": "kiln samples/make_walk_course.py"},
+        "scene": 0,
+        "scenes": [{"nodes": list(range(len(nodes)))}],
+        "nodes": nodes,
+        "meshes": gmeshes,
+        "accessors": accessors,
+        "bufferViews": views,
+        "buffers": [{"byteLength": len(blob), "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode()}],
+    }
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "walk_course.gltf")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    print("wrote", out)
+
+
+main()
