@@ -210,26 +210,20 @@ fn walking_across_seams_keeps_the_height() {
     let c = player();
     let mut worst = 0.0f32;
     let mut crossings = 0;
-    // back and forth across the seams at x = 10 and z = 10, diagonally
-    let mut at = Vec3::new(9.0, STAND, 16.0);
-    let moves = [
-        Vec3::new(0.05, 0.0, 0.0),
-        Vec3::new(-0.05, 0.0, 0.0),
-        Vec3::new(0.0, 0.0, -0.05),
-        Vec3::new(0.0, 0.0, 0.05),
+    // back and forth over a seam, 0.2 m each way: over x = 10, over
+    // z = 10, and diagonally over the corner where four tiles meet
+    let places = [
+        (Vec3::new(9.9, STAND, 16.0), Vec3::new(0.05, 0.0, 0.0)),
+        (Vec3::new(14.0, STAND, 9.9), Vec3::new(0.0, 0.0, 0.05)),
+        (Vec3::new(9.9, STAND, 9.9), Vec3::new(0.05, 0.0, 0.05)),
     ];
-    let mut leg = 0;
-    for frame in 0..20_000 {
-        if frame % 40 == 0 {
-            leg += 1;
-            // reach the seam crossings: along x over x = 10 at z = 16, along z over z = 10 at x = 12
-            at = if leg % 4 < 2 {
-                Vec3::new(at.x, at.y, 16.0)
-            } else {
-                Vec3::new(12.0, at.y, at.z.clamp(9.0, 11.0))
-            };
+    let mut at = places[0].0;
+    for frame in 0..40_000usize {
+        let (origin, dir) = places[(frame / 1000) % 3];
+        if frame % 1000 == 0 {
+            at = Vec3::new(origin.x, at.y, origin.z);
         }
-        let dir = moves[leg % 4];
+        let dir = if (frame / 4) % 2 == 0 { dir } else { -dir };
         let before = at;
         let m = c.move_and_slide(&level, at, dir + FALL, &Filter::ALL);
         at = m.position;
@@ -243,8 +237,13 @@ fn walking_across_seams_keeps_the_height() {
             (moved - dir).length() < 1e-4,
             "frame {frame}: stopped or turned at {before} -> {at}"
         );
+        assert!(
+            matches!(m.ground, Ground::OnGround(_)),
+            "frame {frame}: {:?}",
+            m.ground
+        );
     }
-    assert!(crossings > 200, "{crossings} crossings");
+    assert!(crossings >= 10_000, "{crossings} crossings");
     assert!(worst < 1e-3, "height strays {worst} m");
 }
 
@@ -289,4 +288,122 @@ fn a_filtered_out_object_is_not_there() {
             .position;
     }
     assert!(at.x > 17.5, "the skipped wall stopped it at {at}");
+}
+
+/// One character's walk on a real level: how it went.
+#[derive(Default)]
+struct Walked {
+    characters: usize,
+    frames: usize,
+    grounded: usize,
+    deepest: f32,
+}
+
+/// Drops characters on a grid over `level` (wherever a ray from above
+/// meets walkable ground with room to stand) and walks each 1,000 frames
+/// along a square path, checking every frame: never deeper than the skin
+/// in anything (overlap query), the centre never inside a solid (point
+/// query), and the centre's path never crossing a surface (a ray from the
+/// last position to the new one: the character never passes through).
+fn walk_level(level: &Level, lo: Vec3, hi: Vec3, name: &str) -> Walked {
+    let c = player();
+    let mut out = Walked::default();
+    let n = 6;
+    for gx in 0..n {
+        for gz in 0..n {
+            let x = lo.x + (hi.x - lo.x) * (gx as f32 + 0.5) / n as f32;
+            let z = lo.z + (hi.z - lo.z) * (gz as f32 + 0.5) / n as f32;
+            let top = Vec3::new(x, hi.y + 1.0, z);
+            let Some(floor) = level.raycast(top, Vec3::NEG_Y, hi.y - lo.y + 2.0) else {
+                continue;
+            };
+            if !floor.front_face || floor.normal.y < c.settings.max_slope.cos() {
+                continue;
+            }
+            let start = floor.point + Vec3::Y * (STAND + 0.02);
+            if level.intersects_shape(&c.shape, &Pose::new(c.rotation, start)) {
+                continue; // no room to stand
+            }
+            out.characters += 1;
+            let mut at = start;
+            for frame in 0..1000 {
+                let heading = [Vec3::X, Vec3::Z, Vec3::NEG_X, Vec3::NEG_Z][(frame / 100) % 4];
+                let m = c.move_and_slide(level, at, heading * 0.05 + FALL, &Filter::ALL);
+                let (before, after) = (at, m.position);
+                at = after;
+                out.frames += 1;
+                out.grounded += usize::from(matches!(m.ground, Ground::OnGround(_)));
+                let d = depth(level, &c, at);
+                out.deepest = out.deepest.max(d);
+                assert!(
+                    d <= c.settings.skin + 1e-4,
+                    "{name}: character from {start} is {d} m deep at frame {frame} ({before} -> {after})"
+                );
+                assert!(
+                    level.contains_point(at).is_empty(),
+                    "{name}: character from {start} has its centre inside a solid at frame {frame}: {at}"
+                );
+                let step = after - before;
+                if step.length() > 1e-6 {
+                    let crossed = level.raycast(before, step, 1.0);
+                    assert!(
+                        crossed.is_none(),
+                        "{name}: character from {start} passed through {:?} at frame {frame} ({before} -> {after})",
+                        crossed.map(|h| level.object_name(h.instance).to_string())
+                    );
+                }
+                if at.y < lo.y - 10.0 {
+                    break; // walked off the level's edge
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn characters_walk_real_levels_without_entering_or_passing_through_anything() {
+    let Some(dir) = kiln_tests::levels_dir() else {
+        return;
+    };
+    let mut total = Walked::default();
+    let mut levels = 0;
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("levels")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "glb" || x == "gltf"))
+        .collect();
+    files.sort();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let Ok(loaded) = kiln_baker::ingest::load(&path) else {
+            continue;
+        };
+        let (lo, hi) = kiln_tests::scene_bounds(&loaded.scene.world_triangles());
+        let level = Level::from_bytes(&bake_scene(&loaded.scene, &BakeSettings::default()).bytes)
+            .expect("opens");
+        let w = walk_level(&level, lo, hi, &name);
+        eprintln!(
+            "{name}: {} characters, {} frames, {:.0}% on the ground, deepest {:.2e} m",
+            w.characters,
+            w.frames,
+            100.0 * w.grounded as f64 / w.frames.max(1) as f64,
+            w.deepest
+        );
+        if w.characters > 0 {
+            levels += 1;
+        }
+        total.characters += w.characters;
+        total.frames += w.frames;
+        total.grounded += w.grounded;
+    }
+    assert!(
+        levels >= 8 && total.characters >= 100,
+        "{levels} levels, {} characters",
+        total.characters
+    );
+    assert!(
+        total.grounded * 2 > total.frames,
+        "mostly in the air: the walk checks nothing"
+    );
 }

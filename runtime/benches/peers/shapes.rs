@@ -452,3 +452,71 @@ impl Local {
         }
     }
 }
+
+/// Character controller updates (`Character::move_and_slide`, a capsule of
+/// radius 0.3 m and 1.8 m tall walking 3 m/s at 60 Hz under a constant
+/// fall) for characters dropped on a grid over the level's walkable
+/// ground, each walking a square path. No peer column: Rapier's
+/// character controller is not in the bench (it needs a whole physics
+/// world around the mesh; not attempted yet).
+pub fn character_rows(
+    rows: &mut Vec<Row>,
+    name: &str,
+    level: &Level,
+    lo: Vec3,
+    hi: Vec3,
+    quick: bool,
+) {
+    use kiln_runtime::Filter;
+    use kiln_runtime::character::{Character, Ground};
+    let c = Character::capsule(0.3, 0.6);
+    let (side, frames) = if quick { (6, 100) } else { (20, 500) };
+    let mut starts = Vec::new();
+    for gx in 0..side {
+        for gz in 0..side {
+            let x = lo.x + (hi.x - lo.x) * (gx as f32 + 0.5) / side as f32;
+            let z = lo.z + (hi.z - lo.z) * (gz as f32 + 0.5) / side as f32;
+            if let Some(h) =
+                level.raycast(Vec3::new(x, hi.y + 1.0, z), Vec3::NEG_Y, hi.y - lo.y + 2.0)
+                && h.front_face
+                && h.normal.y >= c.settings.max_slope.cos()
+            {
+                let at = h.point + Vec3::Y * 0.92;
+                if !level.intersects_shape(&c.shape, &Pose::new(c.rotation, at)) {
+                    starts.push(at);
+                }
+            }
+        }
+    }
+    let (mut updates, mut grounded) = (0usize, 0usize);
+    let t0 = std::time::Instant::now();
+    for &start in &starts {
+        let mut at = start;
+        for f in 0..frames {
+            let heading = [Vec3::X, Vec3::Z, Vec3::NEG_X, Vec3::NEG_Z][(f / 50) % 4];
+            let m = c.move_and_slide(
+                level,
+                at,
+                heading * 0.05 + Vec3::new(0.0, -0.1, 0.0),
+                &Filter::ALL,
+            );
+            at = m.position;
+            updates += 1;
+            grounded += usize::from(matches!(m.ground, Ground::OnGround(_)));
+        }
+    }
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "  character updates: {} characters, {updates} updates, {:.1} µs each, {:.0}% on the ground",
+        starts.len(),
+        1e6 * s / updates.max(1) as f64,
+        100.0 * grounded as f64 / updates.max(1) as f64
+    );
+    rows.push(Row {
+        mesh: name.into(),
+        query: "character updates/s".into(),
+        kiln: updates as f64 / s,
+        parry: f64::NAN,
+        unit: "/s",
+    });
+}
