@@ -124,6 +124,7 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         // what classification reads besides the name
         let extras = i.extras_collider.as_deref().unwrap_or("");
         hasher.update(format!("|{}|{extras}|", extras.len()).as_bytes());
+        hasher.update(format!("{:?}", i.layers).as_bytes());
         if let Some(a) = &i.physics {
             hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
         }
@@ -141,7 +142,8 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let (choices, warnings) = classify::classify(scene, &welded, settings);
     let prepared = prepare::prepare(scene, &welded, &choices);
     let built = build::build_level(scene, &welded, &choices, prepared);
-    let level = encode::level(&built);
+    let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
+    let level = encode::level(&built, layer_names, &layer_masks);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
     // The runtime's own checks, on what we are about to hand out: a failure
@@ -151,6 +153,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     }
     let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
     report.warnings.extend(warnings);
+    report.warnings.extend(layer_warnings);
     for c in &built.colliders {
         if !c.within_tolerance() {
             report.warnings.push(format!(

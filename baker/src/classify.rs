@@ -78,18 +78,17 @@ pub fn classify(
         return (all.collect(), Vec::new());
     }
     // each instance's project rule (the first that matches), if any
-    let rule_of: Vec<Option<(usize, &crate::config::Rule)>> = scene
-        .instances
-        .iter()
-        .map(|inst| {
-            let mesh_name = scene.meshes[inst.mesh].name.as_str();
-            settings
-                .rules
-                .iter()
-                .enumerate()
-                .find(|(_, r)| r.matches(&inst.name) || r.matches(mesh_name))
-        })
-        .collect();
+    let rule_of: Vec<Option<(usize, &crate::config::Rule)>> =
+        scene
+            .instances
+            .iter()
+            .map(|inst| {
+                let mesh_name = scene.meshes[inst.mesh].name.as_str();
+                settings.rules.iter().enumerate().find(|(_, r)| {
+                    r.classifies() && (r.matches(&inst.name) || r.matches(mesh_name))
+                })
+            })
+            .collect();
     // render meshes that an Unreal-prefixed collider names
     let mut linked: std::collections::HashMap<&str, &str> = Default::default();
     for inst in &scene.instances {
@@ -589,6 +588,60 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         one_way: if area > 0.0 { sum.length() / area } else { 0.0 },
         primitive,
     }
+}
+
+/// The collision layers of every scene instance: the layer names (the
+/// default layer first, then the others as first met) and each
+/// instance's mask over them. The first project rule that matches the
+/// object (or its mesh) and names a layer decides; else the file's
+/// (a glTF physics collision filter's systems, else node extras); else
+/// the default layer. Names past [`kiln_formats::level::MAX_LAYERS`] are
+/// dropped with a warning (their objects stay in their other layers, or
+/// the default one).
+pub fn layers(scene: &Scene, settings: &BakeSettings) -> (Vec<String>, Vec<u32>, Vec<String>) {
+    use kiln_formats::level::{DEFAULT_LAYER, MAX_LAYERS};
+    let mut names = vec![DEFAULT_LAYER.to_string()];
+    let mut warnings = Vec::new();
+    let mut dropped = std::collections::BTreeSet::new();
+    let masks = scene
+        .instances
+        .iter()
+        .map(|inst| {
+            let mesh_name = scene.meshes[inst.mesh].name.as_str();
+            let ruled = settings.rules.iter().find_map(|r| {
+                r.layer
+                    .as_ref()
+                    .filter(|_| r.matches(&inst.name) || r.matches(mesh_name))
+            });
+            let wanted: Vec<&str> = match ruled {
+                Some(l) => vec![l.as_str()],
+                None => inst.layers.iter().map(String::as_str).collect(),
+            };
+            let mut mask = 0u32;
+            for w in wanted {
+                let k = match names.iter().position(|n| n == w) {
+                    Some(k) => k,
+                    None if names.len() < MAX_LAYERS => {
+                        names.push(w.to_string());
+                        names.len() - 1
+                    }
+                    None => {
+                        dropped.insert(w.to_string());
+                        continue;
+                    }
+                };
+                mask |= 1 << k;
+            }
+            if mask == 0 { 1 } else { mask }
+        })
+        .collect();
+    if !dropped.is_empty() {
+        warnings.push(format!(
+            "more than {MAX_LAYERS} collision layers (the default one included): {} left out, their objects kept in their other layers or the default one",
+            dropped.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    (names, masks, warnings)
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub struct ObjectRow {
     pub kind: &'static str,
     /// The classification rule that chose the shape.
     pub rule: String,
+    /// The collision layers the object is in.
+    pub layers: Vec<String>,
     /// Triangles in the shape (triangle meshes; 0 for other shapes).
     pub triangles: usize,
     /// Depth of the shape's tree (triangle meshes; 0 for other shapes).
@@ -89,6 +91,8 @@ pub struct InspectReport {
     pub top_sah_cost: f64,
     /// World bounds (min, max), if the level is not empty.
     pub bounds: Option<[[f32; 3]; 2]>,
+    /// Collision layer names (bit order; the first is the default layer).
+    pub layers: Vec<String>,
     /// One row per instance.
     pub objects: Vec<ObjectRow>,
 }
@@ -184,6 +188,13 @@ pub fn inspect(level: &Level) -> InspectReport {
                 shape: si,
                 kind: a.shapes[si as usize].kind_name(),
                 rule: a.instance_rules[i].to_string(),
+                layers: a
+                    .layer_names
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| a.instance_layers[i].to_native() & (1 << k) != 0)
+                    .map(|(_, n)| n.to_string())
+                    .collect(),
                 triangles: tris,
                 depth,
                 tree,
@@ -222,6 +233,7 @@ pub fn inspect(level: &Level) -> InspectReport {
             .top
             .first()
             .map(|n| [n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native())]),
+        layers: a.layer_names.iter().map(|n| n.to_string()).collect(),
         objects,
     }
 }
@@ -269,16 +281,25 @@ pub fn to_text(r: &InspectReport) -> String {
     if let Some(b) = r.bounds {
         let _ = writeln!(s, "bounds: {:?} .. {:?}", b[0], b[1]);
     }
+    let _ = writeln!(s, "collision layers: {}", r.layers.join(", "));
     let _ = writeln!(
         s,
-        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  rule",
-        "inst", "shape", "kind", "triangles", "tree", "depth", "name"
+        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  rule",
+        "inst", "shape", "kind", "triangles", "tree", "depth", "name", "layers"
     );
     for o in &r.objects {
         let _ = writeln!(
             s,
-            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {}",
-            o.instance, o.shape, o.kind, o.triangles, o.tree, o.depth, o.name, o.rule
+            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {}",
+            o.instance,
+            o.shape,
+            o.kind,
+            o.triangles,
+            o.tree,
+            o.depth,
+            o.name,
+            o.layers.join(","),
+            o.rule
         );
     }
     s

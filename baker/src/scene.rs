@@ -113,6 +113,10 @@ pub struct SceneInstance {
     pub transform: DAffine3,
     /// The node's `extras.collider` value, if it has one (classification).
     pub extras_collider: Option<String>,
+    /// Collision layers the file puts the object in: a glTF physics
+    /// collider's collision filter systems, else the node's
+    /// `extras.layer` (a name or a list of names). Empty: none said.
+    pub layers: Vec<String>,
     /// Set when the instance is a collider a physics extension authored
     /// (its mesh is the shape's geometry, or a proxy mesh of an implicit
     /// shape: box corners, a sphere's or capsule's latitude rings, a

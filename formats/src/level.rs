@@ -152,6 +152,11 @@ impl ArchivedShape {
     }
 }
 
+/// The layer every object no rule puts elsewhere belongs to (bit 0).
+pub const DEFAULT_LAYER: &str = "default";
+/// Most collision layers a level may have (a 32-bit mask).
+pub const MAX_LAYERS: usize = 32;
+
 /// A whole baked level: the archive body.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct Level {
@@ -164,6 +169,14 @@ pub struct Level {
     /// The classification rule that chose each instance's shape, in
     /// words, parallel to `instances`.
     pub instance_rules: Vec<String>,
+    /// Collision layer names, bit `k` of a mask naming `layer_names[k]`;
+    /// `layer_names[0]` is always [`DEFAULT_LAYER`], at most
+    /// [`MAX_LAYERS`] in all.
+    pub layer_names: Vec<String>,
+    /// Each instance's layers as a bit mask over `layer_names` (never 0:
+    /// an object no rule puts in a layer is in the default one), parallel
+    /// to `instances`.
+    pub instance_layers: Vec<u32>,
     /// Top-level tree over the instances' world boxes; leaves hold one instance.
     pub top: Vec<Node>,
 }

@@ -141,6 +141,27 @@ impl Level {
             .get(instance as usize)
             .map_or("", |s| s.as_str())
     }
+
+    /// The level's collision layer names; bit `k` of a layer mask is the
+    /// `k`-th (the first is always `"default"`, where objects no rule puts
+    /// in a layer go).
+    pub fn layer_names(&self) -> impl Iterator<Item = &str> {
+        self.archive().layer_names.iter().map(|s| s.as_str())
+    }
+
+    /// The mask bit of the layer called `name`, if the level has one (to
+    /// build a [`crate::Filter::layers`] mask).
+    pub fn layer(&self, name: &str) -> Option<u32> {
+        self.layer_names().position(|n| n == name).map(|k| 1 << k)
+    }
+
+    /// The layers of instance `instance` as a mask (0 if out of range).
+    pub fn object_layers(&self, instance: u32) -> u32 {
+        self.archive()
+            .instance_layers
+            .get(instance as usize)
+            .map_or(0, |m| m.to_native())
+    }
 }
 
 impl std::fmt::Debug for Level {

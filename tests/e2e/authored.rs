@@ -6,8 +6,9 @@
 //! that the shapes sit where and as large as the file says.
 
 use glam::Vec3;
+use kiln_baker::config::{Overrides, Rule};
 use kiln_baker::{BakeSettings, bake_file};
-use kiln_runtime::Level;
+use kiln_runtime::{Filter, Level};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -213,4 +214,92 @@ fn godot_truck_town_bakes_its_omi_colliders_not_its_render_meshes() {
     );
     assert!(inside(&level, [1000.0, 0.01, -1000.0]).is_empty());
     assert!(inside(&level, [1025.0, -5.0, 0.0]).is_empty());
+}
+
+/// Collision layers by name: the objects a level puts in `layer`.
+fn in_layer(level: &Level, layer: &str) -> Vec<String> {
+    let Some(bit) = level.layer(layer) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = (0..level.archive().instances.len() as u32)
+        .filter(|&i| level.object_layers(i) & bit != 0)
+        .map(|i| level.object_name(i).to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
+    let path = fixture("khr_physics.gltf");
+    let level =
+        Level::from_bytes(&bake_file(&path, &BakeSettings::default()).unwrap().bytes).unwrap();
+    // a physics collider's filter names its layers (collisionSystems);
+    // else the node's extras; else the default layer
+    assert_eq!(in_layer(&level, "ground"), ["Ground"]);
+    assert_eq!(in_layer(&level, "props"), ["Ball"]);
+    assert_eq!(in_layer(&level, "pickups"), ["Ball"]);
+    assert_eq!(in_layer(&level, "crates"), ["Crate"]);
+    assert_eq!(in_layer(&level, "default"), ["Can", "Pill", "RockCollider"]);
+    assert_eq!(level.layer_names().next(), Some("default"));
+    // a project rule's layer replaces what the file says
+    let mut ruled = BakeSettings::default();
+    ruled.rules = vec![
+        Rule {
+            pattern: "Crate".into(),
+            collider: None,
+            layer: Some("props".into()),
+            settings: Overrides::default(),
+        },
+        Rule {
+            pattern: "Pill".into(),
+            collider: None,
+            layer: Some("pills".into()),
+            settings: Overrides::default(),
+        },
+    ];
+    let baked = bake_file(&path, &ruled).unwrap();
+    let level = Level::from_bytes(&baked.bytes).unwrap();
+    assert_eq!(in_layer(&level, "props"), ["Ball", "Crate"]);
+    assert_eq!(in_layer(&level, "pills"), ["Pill"]);
+    assert!(level.layer("crates").is_none());
+    // a layer-only rule leaves the collider choice alone
+    assert_eq!(
+        level.archive().shapes[level.archive().instances
+            [level.find_object("Pill").unwrap() as usize]
+            .shape
+            .to_native() as usize]
+            .kind_name(),
+        "capsule"
+    );
+    // queries see only the layers asked for
+    let ground = level.layer("ground").unwrap();
+    let from = Vec3::new(0.0, 10.0, 0.0);
+    let ray = kiln_runtime::Ray::new(from, Vec3::NEG_Y, 100.0);
+    let hit = level
+        .cast_filtered(&ray, &Filter::ALL.layers(ground))
+        .unwrap();
+    assert_eq!(level.object_name(hit.instance), "Ground");
+    let not_ground = !ground;
+    let hit = level
+        .cast_filtered(&ray, &Filter::ALL.layers(not_ground))
+        .unwrap();
+    assert_eq!(level.object_name(hit.instance), "Crate");
+    // inspect lists them
+    let report = kiln_baker::inspect::inspect(&level);
+    assert!(
+        report.layers.iter().any(|l| l == "pills"),
+        "{:?}",
+        report.layers
+    );
+    let pill = report.objects.iter().find(|o| o.name == "Pill").unwrap();
+    assert_eq!(pill.layers, ["pills"]);
+    // the rule's layer is part of the settings' fingerprint: a different
+    // layer is a different bake
+    assert_ne!(
+        kiln_baker::bake::plan(&path, &ruled).unwrap().content_hash,
+        kiln_baker::bake::plan(&path, &BakeSettings::default())
+            .unwrap()
+            .content_hash
+    );
 }

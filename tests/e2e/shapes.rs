@@ -359,6 +359,7 @@ fn project_rules_set_settings_per_object() {
         Rule {
             pattern: "Sphere".into(),
             collider: None,
+            layer: None,
             settings: Overrides {
                 convex_tolerance: Some(VolumeFraction::new(0.001).unwrap()),
                 ..Overrides::default()

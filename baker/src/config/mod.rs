@@ -172,6 +172,9 @@ pub struct Rule {
     /// The collider kind, as node extras name it. Absent: the other
     /// classification rules choose.
     pub collider: Option<ColliderName>,
+    /// The collision layer the matched objects go in (instead of any the
+    /// file gives them).
+    pub layer: Option<String>,
     /// The object's settings.
     pub settings: Overrides,
 }
@@ -272,15 +275,24 @@ impl Rule {
         Rule {
             pattern: pattern.into(),
             collider: Some(collider),
+            layer: None,
             settings: Overrides::default(),
         }
+    }
+
+    /// Whether the rule says anything about classification (a collider
+    /// kind or settings), not only a layer.
+    pub fn classifies(&self) -> bool {
+        self.collider.is_some() || !self.settings.is_empty()
     }
 
     /// The rule in the project file's words, e.g.
     /// `collider = convex, max_planes = 32` (for reports and the hash).
     pub fn describe(&self) -> String {
         let kind = self.collider.map(|c| format!("collider = {}", c.as_str()));
+        let layer = self.layer.as_ref().map(|l| format!("layer = {l:?}"));
         kind.into_iter()
+            .chain(layer)
             .chain(self.settings.describe())
             .collect::<Vec<_>>()
             .join(", ")
@@ -373,6 +385,8 @@ struct Keys {
     pattern: Option<String>,
     #[serde(default)]
     collider: Option<ColliderName>,
+    #[serde(default)]
+    layer: Option<String>,
     #[serde(default)]
     render_meshes: Option<bool>,
     #[serde(default, deserialize_with = "tree_kind")]
@@ -513,9 +527,9 @@ impl ProjectConfig {
         };
         if let Some(t) = &file.settings {
             let keys = t.get_ref();
-            if keys.pattern.is_some() || keys.collider.is_some() {
+            if keys.pattern.is_some() || keys.collider.is_some() || keys.layer.is_some() {
                 return Err(err(format!(
-                    "line {}: [settings]: match and collider belong in a [[rules]] entry",
+                    "line {}: [settings]: match, collider and layer belong in a [[rules]] entry",
                     line(t)
                 )));
             }
@@ -539,15 +553,24 @@ impl ProjectConfig {
                 )));
             }
             let settings = read(t, &what)?;
-            if keys.collider.is_none() && settings.is_empty() {
+            if keys.collider.is_none() && keys.layer.is_none() && settings.is_empty() {
                 return Err(err(format!(
-                    "line {}: {what} sets nothing: give collider, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
+                    "line {}: {what} sets nothing: give collider, layer, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
+                    line(t)
+                )));
+            }
+            if let Some(l) = &keys.layer
+                && (l.is_empty() || l == kiln_formats::level::DEFAULT_LAYER)
+            {
+                return Err(err(format!(
+                    "line {}: {what}: layer {l:?} is not a layer name (the default layer is where objects no rule names go)",
                     line(t)
                 )));
             }
             c.rules.push(Rule {
                 pattern,
                 collider: keys.collider,
+                layer: keys.layer.clone(),
                 settings,
             });
         }
@@ -662,6 +685,30 @@ mod tests {
             assert_eq!(c.rules[0].collider, ColliderName::parse(file), "{shown}");
         }
         assert_eq!(ColliderName::parse("blob"), None);
+    }
+
+    #[test]
+    fn rules_put_objects_in_collision_layers() {
+        let p = std::path::Path::new("kiln.toml");
+        let c = ProjectConfig::parse(
+            "[[rules]]\nmatch = \"Floor*\"\nlayer = \"walkable\"\n\n[[rules]]\nmatch = \"Rock*\"\ncollider = \"convex\"\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.rules[0].layer.as_deref(), Some("walkable"));
+        assert!(!c.rules[0].classifies() && c.rules[1].classifies());
+        assert_eq!(c.rules[0].describe(), "layer = \"walkable\"");
+        let e = ProjectConfig::parse("[settings]\nlayer = \"x\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 1") && e.contains("layer belong in a [[rules]]"),
+            "{e}"
+        );
+        let e = ProjectConfig::parse("[[rules]]\nmatch = \"a\"\nlayer = \"default\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a layer name"), "{e}");
     }
 
     #[test]

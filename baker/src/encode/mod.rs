@@ -17,8 +17,9 @@ use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
 
-/// The archive body of a built level.
-pub fn level(built: &BuiltLevel) -> Level {
+/// The archive body of a built level, with its collision layer names and
+/// each scene instance's layer mask.
+pub fn level(built: &BuiltLevel, layer_names: Vec<String>, layers: &[u32]) -> Level {
     Level {
         shapes: built.shapes.iter().map(shape).collect(),
         instances: built
@@ -33,6 +34,8 @@ pub fn level(built: &BuiltLevel) -> Level {
             .collect(),
         instance_names: built.placed.iter().map(|p| p.name.clone()).collect(),
         instance_rules: built.placed.iter().map(|p| p.rule.clone()).collect(),
+        layer_names,
+        instance_layers: built.placed.iter().map(|p| layers[p.source]).collect(),
         top: built.top.iter().map(top_node).collect(),
     }
 }

@@ -263,6 +263,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                 .or_else(|| root.meshes.get(mi).and_then(|m| m.name.clone()))
                 .unwrap_or_else(|| format!("node{ni}"));
             let extras_collider = extras_str(node, "collider");
+            let layers = extras_layers(node);
             let instancing = node
                 .extensions
                 .as_ref()
@@ -294,6 +295,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     mesh: scene_mesh,
                     transform,
                     extras_collider: extras_collider.clone(),
+                    layers: layers.clone(),
                     physics: None,
                     beside_collider,
                 });
@@ -343,6 +345,25 @@ fn extras_str(node: &json::Node, key: &str) -> Option<String> {
     let raw = node.extras.as_ref()?;
     let v: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
     v.get(key)?.as_str().map(str::to_owned)
+}
+
+/// The node's `extras.layer`: a name, or a list of names (anything else
+/// says nothing).
+fn extras_layers(node: &json::Node) -> Vec<String> {
+    let Some(raw) = node.extras.as_ref() else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+        return Vec::new();
+    };
+    match v.get("layer") {
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The kind a physics mesh shape asks for, and how the rule says it.
@@ -512,11 +533,16 @@ fn add_colliders(
             ));
             continue;
         }
+        let layers = match physics::collision_systems(root, node) {
+            Some(systems) => systems.map_err(bad)?,
+            None => extras_layers(node),
+        };
         scene.instances.push(SceneInstance {
             name,
             mesh,
             transform,
             extras_collider: None,
+            layers,
             physics: Some(authored),
             beside_collider: false,
         });

@@ -199,6 +199,56 @@ pub(super) fn node_collider(node: &json::Node) -> Result<(Option<NodeCollider>, 
     Ok((None, false))
 }
 
+/// The collision systems of a node's `KHR_physics_rigid_bodies`
+/// collider (its `collisionFilter` in the document's `collisionFilters`):
+/// `None` when it names no filter; an error when the filter is missing or
+/// malformed.
+pub(super) fn collision_systems(
+    root: &json::Root,
+    node: &json::Node,
+) -> Option<Result<Vec<String>, String>> {
+    let collider = node
+        .extensions
+        .as_ref()?
+        .others
+        .get("KHR_physics_rigid_bodies")?
+        .get("collider")?;
+    let f = collider.get("collisionFilter")?;
+    Some((|| {
+        let k = f
+            .as_u64()
+            .ok_or("KHR_physics_rigid_bodies collider: `collisionFilter` is not an index")?
+            as usize;
+        let filters = root
+            .extensions
+            .as_ref()
+            .and_then(|e| e.others.get("KHR_physics_rigid_bodies"))
+            .and_then(|e| e.get("collisionFilters"))
+            .and_then(Value::as_array)
+            .ok_or("KHR_physics_rigid_bodies: a collider names a collision filter, but there are no `collisionFilters`")?;
+        let filter = filters.get(k).ok_or_else(|| {
+            format!(
+                "KHR_physics_rigid_bodies collision filter {k} does not exist ({} of them)",
+                filters.len()
+            )
+        })?;
+        match filter.get("collisionSystems") {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| {
+                    x.as_str().map(str::to_owned).ok_or_else(|| {
+                        format!("KHR_physics_rigid_bodies collision filter {k}: `collisionSystems` holds a non-string")
+                    })
+                })
+                .collect(),
+            Some(_) => Err(format!(
+                "KHR_physics_rigid_bodies collision filter {k}: `collisionSystems` is not an array"
+            )),
+        }
+    })())
+}
+
 fn index(v: &Value, key: &str, what: &str) -> Result<usize, String> {
     v.get(key)
         .and_then(Value::as_u64)

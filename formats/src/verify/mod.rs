@@ -372,6 +372,9 @@ pub enum VerifyError {
         /// Name count.
         names: usize,
     },
+    /// The collision layer tables are malformed.
+    #[error("collision layers: {0}")]
+    Layers(String),
     /// The top-level tree is malformed.
     #[error("top-level tree: {0}")]
     TopTree(TreeError),
@@ -409,6 +412,34 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
                 names,
             });
         }
+    }
+    let layers = level.layer_names.len();
+    if !(1..=crate::level::MAX_LAYERS).contains(&layers)
+        || level.layer_names[0].as_str() != crate::level::DEFAULT_LAYER
+        || level.instance_layers.len() != level.instances.len()
+    {
+        return Err(VerifyError::Layers(format!(
+            "{layers} layer names (1..={} allowed, the first {:?}) and {} masks for {} instances",
+            crate::level::MAX_LAYERS,
+            crate::level::DEFAULT_LAYER,
+            level.instance_layers.len(),
+            level.instances.len()
+        )));
+    }
+    let allowed = if layers == 32 {
+        u32::MAX
+    } else {
+        (1u32 << layers) - 1
+    };
+    if let Some(i) = level
+        .instance_layers
+        .iter()
+        .position(|m| m.to_native() == 0 || m.to_native() & !allowed != 0)
+    {
+        return Err(VerifyError::Layers(format!(
+            "instance {i} has layer mask {:#x} over {layers} layers",
+            level.instance_layers[i].to_native()
+        )));
     }
     verify_tree(level.top.as_slice(), level.instances.len(), 1).map_err(VerifyError::TopTree)?;
     Ok(())

@@ -84,7 +84,8 @@ impl RayVisitor for TopSearch<'_> {
     }
     fn leaf(&mut self, data: u32) -> bool {
         let (inst_index, _) = leaf_range(data);
-        if !self.filter.accepts(inst_index) {
+        let layers = self.level.instance_layers[inst_index as usize].to_native();
+        if !self.filter.accepts(inst_index, layers) {
             return false;
         }
         let inst = &self.level.instances[inst_index as usize];

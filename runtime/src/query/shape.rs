@@ -458,7 +458,7 @@ impl Level {
         let (lo, hi) = cull_box(c, h);
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
-            if !filter.accepts(ii) {
+            if !filter.accepts(ii, level.instance_layers[ii as usize].to_native()) {
                 return false;
             }
             let (s, place) = shape_of(level, ii);
@@ -499,7 +499,7 @@ impl Level {
         let mut found = false;
         walk_box(level.top.as_slice(), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
-            if !filter.accepts(ii) {
+            if !filter.accepts(ii, level.instance_layers[ii as usize].to_native()) {
                 return false;
             }
             let (s, place) = shape_of(level, ii);
@@ -638,7 +638,10 @@ impl RayVisitor for CastTop<'_> {
 
     fn leaf(&mut self, data: u32) -> bool {
         let (ii, _) = leaf_range(data);
-        if !self.filter.accepts(ii) {
+        if !self
+            .filter
+            .accepts(ii, self.level.instance_layers[ii as usize].to_native())
+        {
             return false;
         }
         let (s, place) = shape_of(self.level, ii);
