@@ -1,7 +1,7 @@
 //! `baker query`: JSON lines in, JSON lines out, one answer per line, in
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
-use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, Quat, QueryShape, Vec3};
+use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, Vec3};
 use serde_json::{Value, json};
 
 /// Answers one request line.
@@ -204,8 +204,72 @@ fn hit_json(level: &Level, h: Option<(f32, Vec3, Vec3, u32, u32)>) -> Value {
     json!({ "hit": hit })
 }
 
+/// The objects a request sees: its optional `"layers"` (names of the
+/// level's collision layers; any of them) and `"skip"` (object names)
+/// beside the query, as a layer mask and the skipped instances.
+fn filter_of(
+    level: &Level,
+    obj: &serde_json::Map<String, Value>,
+) -> Result<(u32, Vec<u32>), String> {
+    let names = |key: &str| -> Result<Vec<&str>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .ok_or_else(|| format!("{key} must be a list of names"))
+                })
+                .collect(),
+            Some(_) => Err(format!("{key} must be a list of names")),
+        }
+    };
+    let layers = names("layers")?;
+    let mask = if obj.get("layers").is_none_or(Value::is_null) {
+        u32::MAX
+    } else {
+        layers.iter().try_fold(0u32, |m, &n| {
+            level.layer(n).map(|b| m | b).ok_or_else(|| {
+                format!(
+                    "layers: no layer {n:?} in this level (it has {})",
+                    level.layer_names().collect::<Vec<_>>().join(", ")
+                )
+            })
+        })?
+    };
+    let mut skip = Vec::new();
+    for n in names("skip")? {
+        match level.find_object(n) {
+            Some(_) => skip.extend(
+                (0..level.archive().instances.len() as u32).filter(|&i| level.object_name(i) == n),
+            ),
+            None => return Err(format!("skip: no object {n:?} in this level")),
+        }
+    }
+    Ok((mask, skip))
+}
+
 fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     let obj = v.as_object().ok_or("a request must be a JSON object")?;
+    const KEYS: [&str; 10] = [
+        "ray",
+        "sphere",
+        "capsule",
+        "box",
+        "hull",
+        "intersects",
+        "sweep",
+        "point",
+        "layers",
+        "skip",
+    ];
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!("unknown key {k:?}: expected {}", KEYS.join(", ")));
+    }
+    let (mask, skip) = filter_of(level, obj)?;
+    let filter = Filter::skip(&skip).layers(mask);
+    let filtered = !skip.is_empty() || mask != u32::MAX;
+    let seen = |i: u32| filter.accepts(i, level.object_layers(i));
     if let Some(r) = obj.get("ray") {
         let origin = vec3(&r["origin"], "ray.origin")?;
         let dir = vec3(&r["dir"], "ray.dir")?;
@@ -213,17 +277,19 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
             return Err("ray.dir must not be zero".into());
         }
         let max_t = max_t(r, "ray.max_t")?;
-        let hit = level.raycast(origin, dir, max_t).map(|h| {
-            json!({
-                "t": h.t,
-                "point": h.point.to_array(),
-                "normal": h.normal.to_array(),
-                "front_face": h.front_face,
-                "object": level.object_name(h.instance),
-                "instance": h.instance,
-                "feature": h.feature,
-            })
-        });
+        let hit = level
+            .cast_filtered(&Ray::new(origin, dir, max_t), &filter)
+            .map(|h| {
+                json!({
+                    "t": h.t,
+                    "point": h.point.to_array(),
+                    "normal": h.normal.to_array(),
+                    "front_face": h.front_face,
+                    "object": level.object_name(h.instance),
+                    "instance": h.instance,
+                    "feature": h.feature,
+                })
+            });
         return Ok(json!({ "hit": hit }));
     }
     if let Some(q) = obj.get("sphere") {
@@ -232,6 +298,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         let rows = level
             .overlap_sphere(center, radius)
             .into_iter()
+            .filter(|o| seen(o.instance))
             .map(|o| OverlapRow {
                 instance: o.instance,
                 point: o.point,
@@ -242,24 +309,26 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         return Ok(overlaps_json(level, rows));
     }
     for key in ["capsule", "box", "hull"] {
-        if obj.contains_key(key) {
-            let (s, pose) = shape(v, "")?;
-            let rows = level
-                .overlap_shape(&s.query(), &pose)
-                .into_iter()
-                .map(|o| OverlapRow {
-                    instance: o.instance,
-                    point: o.point,
-                    normal: o.normal,
-                    depth: o.depth,
-                    feature: o.feature,
-                });
+        if let Some(q) = obj.get(key) {
+            let one = json!({ key: q });
+            let (s, pose) = shape(&one, "")?;
+            let mut found = Vec::new();
+            level.overlap_shape_filtered_into(&s.query(), &pose, &filter, &mut found);
+            let rows = found.into_iter().map(|o| OverlapRow {
+                instance: o.instance,
+                point: o.point,
+                normal: o.normal,
+                depth: o.depth,
+                feature: o.feature,
+            });
             return Ok(overlaps_json(level, rows));
         }
     }
     if let Some(q) = obj.get("intersects") {
         let (s, pose) = shape(q, "intersects")?;
-        return Ok(json!({ "intersects": level.intersects_shape(&s.query(), &pose) }));
+        return Ok(
+            json!({ "intersects": level.intersects_shape_filtered(&s.query(), &pose, &filter) }),
+        );
     }
     if let Some(q) = obj.get("sweep") {
         let dir = vec3(&q["dir"], "sweep.dir")?;
@@ -276,18 +345,25 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     .ok_or("sweep.ignore_leaving must be true or false")?,
             };
             let hit = level
-                .cast_shape(
+                .cast_shape_filtered(
                     &s.query(),
                     &pose,
                     dir,
                     max_t,
                     CastOptions { ignore_leaving },
+                    &filter,
                 )
                 .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
             return Ok(hit_json(level, hit));
         }
         let center = vec3(&q["center"], "sweep.center")?;
         let radius = radius(&q["radius"], "sweep.radius")?;
+        if filtered {
+            return Err(
+                "layers/skip on a sphere sweep: sweep it as a shape, {\"sweep\":{\"shape\":{\"sphere\":...},...}}"
+                    .into(),
+            );
+        }
         let hit = level
             .sweep_sphere(center, radius, dir, max_t)
             .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
@@ -297,8 +373,9 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         let p = vec3(p, "point")?;
         let inside: Vec<&str> = level
             .contains_point(p)
-            .iter()
-            .map(|&i| level.object_name(i))
+            .into_iter()
+            .filter(|&i| seen(i))
+            .map(|i| level.object_name(i))
             .collect();
         return Ok(json!({ "inside": inside }));
     }
@@ -329,6 +406,121 @@ mod tests {
             &crate::BakeSettings::default(),
         );
         Level::from_bytes(&baked.bytes).unwrap()
+    }
+
+    /// The floor (layer "walkable") with a crate (layer "props") on it.
+    fn floor_and_crate() -> Level {
+        let floor = crate::SceneMesh::new(
+            "floor",
+            vec![
+                [-10.0, 0.0, -10.0],
+                [10.0, 0.0, -10.0],
+                [10.0, 0.0, 10.0],
+                [-10.0, 0.0, 10.0],
+            ],
+            &[[0, 2, 1], [0, 3, 2]],
+        );
+        let crate_mesh = crate::SceneMesh::cuboid("crate", [0.0, 0.5, 0.0], [0.5, 0.5, 0.5]);
+        let mut scene = crate::Scene::from_meshes(vec![floor, crate_mesh]);
+        scene.instances[0].layers = vec!["walkable".into()];
+        scene.instances[1].layers = vec!["props".into()];
+        let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
+        Level::from_bytes(&baked.bytes).unwrap()
+    }
+
+    #[test]
+    fn layers_and_skip_filter_every_query_line() {
+        let level = floor_and_crate();
+        let object = |v: &Value| v["hit"]["object"].as_str().unwrap_or("none").to_string();
+        let ray = r#""ray":{"origin":[0,5,0],"dir":[0,-1,0],"max_t":10}"#;
+        assert_eq!(object(&ask(&level, &format!("{{{ray}}}"))), "crate");
+        assert_eq!(
+            object(&ask(&level, &format!(r#"{{{ray},"layers":["walkable"]}}"#))),
+            "floor"
+        );
+        assert_eq!(
+            object(&ask(&level, &format!(r#"{{{ray},"skip":["crate"]}}"#))),
+            "floor"
+        );
+        assert_eq!(
+            object(&ask(
+                &level,
+                &format!(r#"{{{ray},"layers":["props","walkable"]}}"#)
+            )),
+            "crate"
+        );
+        // a box resting on the floor beside the crate touches both
+        let bx = r#""box":{"center":[0.8,0.25,0],"half":[0.35,0.3,0.3]}"#;
+        let names = |v: &Value| {
+            let mut n: Vec<String> = v["overlaps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["object"].as_str().unwrap().to_string())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(
+            names(&ask(&level, &format!("{{{bx}}}"))),
+            ["crate", "floor"]
+        );
+        assert_eq!(
+            names(&ask(&level, &format!(r#"{{{bx},"layers":["props"]}}"#))),
+            ["crate"]
+        );
+        let sphere = r#""sphere":{"center":[0.8,0.25,0],"radius":0.35}"#;
+        assert_eq!(
+            names(&ask(&level, &format!(r#"{{{sphere},"skip":["floor"]}}"#))),
+            ["crate"]
+        );
+        let sweep = r#""sweep":{"shape":{"sphere":{"center":[0,5,0],"radius":0.2}},"dir":[0,-1,0],"max_t":10}"#;
+        assert_eq!(
+            object(&ask(
+                &level,
+                &format!(r#"{{{sweep},"layers":["walkable"]}}"#)
+            )),
+            "floor"
+        );
+        let inter = r#""intersects":{"box":{"center":[0,1.2,0],"half":[0.3,0.3,0.3]}}"#;
+        assert_eq!(
+            ask(&level, &format!("{{{inter}}}"))["intersects"],
+            json!(true)
+        );
+        assert_eq!(
+            ask(&level, &format!(r#"{{{inter},"layers":["walkable"]}}"#))["intersects"],
+            json!(false)
+        );
+        // bad filters are errors naming the key
+        for (line, want) in [
+            (
+                format!(r#"{{{ray},"layers":["lava"]}}"#),
+                "no layer \"lava\"",
+            ),
+            (
+                format!(r#"{{{ray},"layers":"props"}}"#),
+                "layers must be a list",
+            ),
+            (
+                format!(r#"{{{ray},"skip":["ghost"]}}"#),
+                "skip: no object \"ghost\"",
+            ),
+            (
+                format!(r#"{{{ray},"layer":["props"]}}"#),
+                "unknown key \"layer\"",
+            ),
+            (
+                r#"{"sweep":{"center":[0,5,0],"radius":0.2,"dir":[0,-1,0]},"skip":["crate"]}"#
+                    .to_string(),
+                "sphere sweep",
+            ),
+        ] {
+            let e = ask(&level, &line)["error"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            assert!(e.contains(want), "{line}: {e}");
+        }
     }
 
     fn ask(level: &Level, line: &str) -> Value {

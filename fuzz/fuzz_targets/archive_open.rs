@@ -23,7 +23,11 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = level.overlap_sphere(Vec3::new(0.2, 0.1, -0.3), 2.0);
         let _ = level.intersects_sphere(Vec3::new(-1.0, 0.5, 0.0), 0.5);
-        for p in [Vec3::ZERO, Vec3::new(5.0, 0.2, 0.1), Vec3::new(0.5, 0.5, 0.5)] {
+        for p in [
+            Vec3::ZERO,
+            Vec3::new(5.0, 0.2, 0.1),
+            Vec3::new(0.5, 0.5, 0.5),
+        ] {
             let _ = level.contains_point(p);
         }
         let hull = ConvexHull::new(&[
@@ -39,7 +43,12 @@ fuzz_target!(|data: &[u8]| {
         let tilted = Pose::new(Quat::from_rotation_z(0.7), Vec3::new(0.3, 0.6, 0.1));
         for (shape, pose) in [
             (capsule, capsule_pose),
-            (QueryShape::Box { half: Vec3::new(1.0, 0.5, 0.25) }, tilted),
+            (
+                QueryShape::Box {
+                    half: Vec3::new(1.0, 0.5, 0.25),
+                },
+                tilted,
+            ),
             (QueryShape::Hull(&hull), tilted),
             (QueryShape::Sphere { radius: 1.0 }, Pose::IDENTITY),
         ] {
@@ -49,6 +58,31 @@ fuzz_target!(|data: &[u8]| {
                 let o = CastOptions { ignore_leaving };
                 let _ = level.cast_shape(&shape, &pose, Vec3::new(0.3, -1.0, 0.2), 40.0, o);
             }
+        }
+        // filtered queries read the layer masks; a character walks
+        let layered = kiln_runtime::Filter::ALL.layers(level.layer("walkable").unwrap_or(0b10));
+        let _ = level.cast_filtered(
+            &kiln_runtime::Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 50.0),
+            &layered,
+        );
+        let mut found = Vec::new();
+        level.overlap_shape_filtered_into(
+            &QueryShape::Sphere { radius: 1.0 },
+            &Pose::IDENTITY,
+            &layered,
+            &mut found,
+        );
+        let player = kiln_runtime::character::Character::capsule(0.3, 0.6);
+        let mut at = Vec3::new(0.0, 2.0, 0.0);
+        for _ in 0..8 {
+            at = player
+                .move_and_slide(
+                    &level,
+                    at,
+                    Vec3::new(0.2, -0.3, 0.1),
+                    &kiln_runtime::Filter::ALL,
+                )
+                .position;
         }
         let _ = kiln_baker::inspect::inspect(&level);
         let _ = kiln_baker::export::world_objects(&level);
