@@ -409,11 +409,7 @@ fn run(
     shapes::rows(
         rows, name, &level, &mesh, &oracle, &qs, &poses, &motions, checked,
     );
-    let (lo, hi) = pos.iter().fold(
-        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-        |(lo, hi), p| (lo.min(Vec3::from(*p)), hi.max(Vec3::from(*p))),
-    );
-    shapes::character_rows(rows, name, &level, lo, hi, n.rays < 100_000);
+    shapes::character_rows(rows, name, &level, (&pos, &tris), n.rays < 100_000);
     let _ = std::fs::remove_file(&path);
 }
 
