@@ -111,8 +111,14 @@ fn shape(v: &Value, what: &str) -> Result<(Shape, Pose), String> {
         .filter(|o| o.len() == 1)
         .ok_or_else(|| format!("{what} must be an object with one of {SHAPES}"))?;
     let (key, q) = obj.iter().next().expect("one entry");
+    named_shape(key, q, what)
+}
+
+/// Reads the shape `key` (`"capsule"`, …) with fields `q`, naming
+/// `what.key.field` in errors.
+fn named_shape(key: &str, q: &Value, what: &str) -> Result<(Shape, Pose), String> {
     let at = |f: &str| format!("{what}{}{key}.{f}", if what.is_empty() { "" } else { "." });
-    match key.as_str() {
+    match key {
         "sphere" => {
             let center = vec3(&q["center"], &at("center"))?;
             let r = radius(&q["radius"], &at("radius"))?;
@@ -239,11 +245,14 @@ fn filter_of(
     };
     let mut skip = Vec::new();
     for n in names("skip")? {
-        match level.find_object(n) {
-            Some(_) => skip.extend(
-                (0..level.archive().instances.len() as u32).filter(|&i| level.object_name(i) == n),
-            ),
-            None => return Err(format!("skip: no object {n:?} in this level")),
+        // every instance of the object (a mesh node with GPU instances is
+        // several)
+        let before = skip.len();
+        skip.extend(
+            (0..level.archive().instances.len() as u32).filter(|&i| level.object_name(i) == n),
+        );
+        if skip.len() == before {
+            return Err(format!("skip: no object {n:?} in this level"));
         }
     }
     Ok((mask, skip))
@@ -310,8 +319,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     }
     for key in ["capsule", "box", "hull"] {
         if let Some(q) = obj.get(key) {
-            let one = json!({ key: q });
-            let (s, pose) = shape(&one, "")?;
+            let (s, pose) = named_shape(key, q, "")?;
             let mut found = Vec::new();
             level.overlap_shape_filtered_into(&s.query(), &pose, &filter, &mut found);
             let rows = found.into_iter().map(|o| OverlapRow {
@@ -389,9 +397,9 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
 mod tests {
     use super::*;
 
-    /// A 20 m square floor at y = 0.
-    fn floor() -> Level {
-        let mesh = crate::SceneMesh::new(
+    /// A 20 m square floor mesh at y = 0.
+    fn floor_mesh() -> crate::SceneMesh {
+        crate::SceneMesh::new(
             "floor",
             vec![
                 [-10.0, 0.0, -10.0],
@@ -400,26 +408,19 @@ mod tests {
                 [-10.0, 0.0, 10.0],
             ],
             &[[0, 2, 1], [0, 3, 2]],
-        );
-        let baked = crate::bake_scene(
-            &crate::Scene::from_meshes(vec![mesh]),
-            &crate::BakeSettings::default(),
-        );
+        )
+    }
+
+    /// The floor alone.
+    fn floor() -> Level {
+        let scene = crate::Scene::from_meshes(vec![floor_mesh()]);
+        let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
         Level::from_bytes(&baked.bytes).unwrap()
     }
 
     /// The floor (layer "walkable") with a crate (layer "props") on it.
     fn floor_and_crate() -> Level {
-        let floor = crate::SceneMesh::new(
-            "floor",
-            vec![
-                [-10.0, 0.0, -10.0],
-                [10.0, 0.0, -10.0],
-                [10.0, 0.0, 10.0],
-                [-10.0, 0.0, 10.0],
-            ],
-            &[[0, 2, 1], [0, 3, 2]],
-        );
+        let floor = floor_mesh();
         let crate_mesh = crate::SceneMesh::cuboid("crate", [0.0, 0.5, 0.0], [0.5, 0.5, 0.5]);
         let mut scene = crate::Scene::from_meshes(vec![floor, crate_mesh]);
         scene.instances[0].layers = vec!["walkable".into()];

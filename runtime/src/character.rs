@@ -173,16 +173,25 @@ impl Character<'_> {
         motion: Vec3,
         filter: &Filter,
     ) -> Option<crate::ShapeHit> {
-        level.cast_shape_filtered(
-            &self.shape,
-            &self.pose(at),
-            motion,
-            1.0,
-            CastOptions {
-                ignore_leaving: true,
-            },
-            filter,
-        )
+        self.cast_with(level, at, motion, filter, true)
+    }
+
+    fn cast_with(
+        &self,
+        level: &Level,
+        at: Vec3,
+        motion: Vec3,
+        filter: &Filter,
+        ignore_leaving: bool,
+    ) -> Option<crate::ShapeHit> {
+        let options = CastOptions { ignore_leaving };
+        level.cast_shape_filtered(&self.shape, &self.pose(at), motion, 1.0, options, filter)
+    }
+
+    /// How far above a contact point the short rays that read the surface
+    /// there start (and half their length).
+    fn reach(&self) -> f32 {
+        (self.settings.skin * 2.0).max(0.01)
     }
 
     /// The surface normal under a contact: a short ray down onto the
@@ -191,7 +200,7 @@ impl Character<'_> {
     /// the contact normal where the ray finds nothing.
     fn surface_normal(&self, level: &Level, point: Vec3, normal: Vec3, filter: &Filter) -> Vec3 {
         let up = self.up();
-        let reach = (self.settings.skin * 2.0).max(0.01);
+        let reach = self.reach();
         let ray = crate::Ray::new(point + up * reach, -up, reach * 2.0);
         match level.cast_filtered(&ray, filter) {
             Some(h) if h.front_face && h.normal.dot(up) > 0.0 => h.normal,
@@ -287,14 +296,7 @@ impl Character<'_> {
     fn ground(&self, level: &Level, at: Vec3, filter: &Filter) -> Ground {
         let up = self.up();
         let reach = self.settings.skin.max(1e-3);
-        let Some(h) = level.cast_shape_filtered(
-            &self.shape,
-            &self.pose(at),
-            -up * reach,
-            1.0,
-            CastOptions::default(),
-            filter,
-        ) else {
+        let Some(h) = self.cast_with(level, at, -up * reach, filter, false) else {
             return Ground::InAir;
         };
         if h.normal.dot(up) <= 0.0 {
@@ -423,13 +425,13 @@ impl Character<'_> {
         let lift = up * s.step_height;
         let rise = self.cast(level, at, lift, filter).map_or(1.0, |h| h.t);
         let top = at + lift * rise;
-        let dir = horizontal.normalize();
-        let forward = horizontal;
-        let ahead = self.cast(level, top, forward, filter).map_or(1.0, |h| h.t);
+        let ahead = self
+            .cast(level, top, horizontal, filter)
+            .map_or(1.0, |h| h.t);
         if ahead <= 0.0 {
             return None;
         }
-        let over = top + forward * ahead;
+        let over = top + horizontal * ahead;
         let drop = -up * (s.step_height * rise);
         let land = self.cast(level, over, drop, filter)?;
         let normal = self.surface_normal(level, land.point, land.normal, filter);
@@ -443,11 +445,9 @@ impl Character<'_> {
             return None;
         }
         // the tread: walkable ground continues beyond the first contact
-        let probe = land.point + dir * s.min_step_tread + up * (s.skin * 2.0).max(0.01);
-        let tread = level.cast_filtered(
-            &crate::Ray::new(probe, -up, (s.skin * 4.0).max(0.02)),
-            filter,
-        );
+        let reach = self.reach();
+        let probe = land.point + horizontal.normalize() * s.min_step_tread + up * reach;
+        let tread = level.cast_filtered(&crate::Ray::new(probe, -up, reach * 2.0), filter);
         if !tread.is_some_and(|t| self.walkable(t.normal)) {
             return None;
         }

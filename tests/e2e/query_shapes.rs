@@ -186,28 +186,7 @@ impl Query {
     fn new(kind: Kind, pose: Pose) -> Query {
         let rot = pose.rotation.as_dquat().normalize();
         let t = pose.translation.as_dvec3();
-        let (core, radius) = match &kind {
-            Kind::Sphere(r) => (Core::Point(t), f64::from(*r)),
-            Kind::Capsule(h, r) => {
-                let h = rot * DVec3::new(0.0, f64::from(*h), 0.0);
-                (Core::Segment(t - h, t + h), f64::from(*r))
-            }
-            Kind::Box(half) => (
-                Core::Solid(Polytope::cuboid(
-                    t,
-                    [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],
-                    half.as_dvec3(),
-                )),
-                0.0,
-            ),
-            Kind::Hull(h) => {
-                let pts: Vec<DVec3> = h.vertices().map(|p| rot * p.as_dvec3() + t).collect();
-                (
-                    Core::Solid(Polytope::hull(&pts).expect("a solid hull")),
-                    0.0,
-                )
-            }
-        };
+        let (core, radius) = convex::query_core(&Self::shape_of(&kind), &pose);
         let centre = match &kind {
             Kind::Hull(h) => {
                 let v: Vec<DVec3> = h.vertices().map(|p| p.as_dvec3()).collect();
@@ -225,7 +204,11 @@ impl Query {
     }
 
     fn shape(&self) -> QueryShape<'_> {
-        match &self.kind {
+        Self::shape_of(&self.kind)
+    }
+
+    fn shape_of(kind: &Kind) -> QueryShape<'_> {
+        match kind {
             Kind::Sphere(r) => QueryShape::Sphere { radius: *r },
             Kind::Capsule(h, r) => QueryShape::Capsule {
                 half_height: *h,
@@ -925,6 +908,7 @@ fn flat_level() -> Level {
 #[test]
 fn adversarial_query_shapes_on_faces_edges_and_vertices() {
     let level = flat_level();
+    let floor = level.find_object("floor").expect("a floor");
     let objs = objects(&level);
     let mut stats = Stats::default();
     let up = Vec3::Y;
@@ -975,8 +959,9 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     // up (the floor's inner edges are flat)
                     if thick && dy < 0.0 && z < 7.0 {
                         let got = level.overlap_shape(&q.shape(), &q.pose);
-                        let floor = got.iter().find(|o| o.instance == floor_index(&level));
-                        let f = floor
+                        let f = got
+                            .iter()
+                            .find(|o| o.instance == floor)
                             .unwrap_or_else(|| panic!("{what}: not resting on the floor: {got:?}"));
                         rest += 1;
                         assert!(
@@ -1003,7 +988,7 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     let only_floor = level
                         .overlap_shape(&q.shape(), &q.pose)
                         .iter()
-                        .all(|o| o.instance == floor_index(&level));
+                        .all(|o| o.instance == floor);
                     if thick && dy < 0.0 && z < 7.0 && only_floor {
                         let sh = q.shape();
                         let along = level
@@ -1035,12 +1020,6 @@ fn clone_kind(k: &Kind) -> Kind {
         Kind::Box(h) => Kind::Box(*h),
         Kind::Hull(h) => Kind::Hull(h.clone()),
     }
-}
-
-fn floor_index(level: &Level) -> u32 {
-    (0..level.archive().instances.len() as u32)
-        .find(|&i| level.object_name(i) == "floor")
-        .expect("a floor")
 }
 
 /// A floor of 3 × 3 objects, each a 4 m square tessellated 4 × 4, meeting

@@ -200,6 +200,40 @@ pub enum Core {
     Solid(Polytope),
 }
 
+/// A runtime query shape under its pose as the oracle sees it: its core
+/// in f64 world space and its radius (a hull's core is the hull of its
+/// placed vertices, by this module's own hull).
+pub fn query_core(shape: &kiln_runtime::QueryShape, pose: &kiln_runtime::Pose) -> (Core, f64) {
+    use kiln_runtime::QueryShape as Q;
+    let rot = pose.rotation.as_dquat().normalize();
+    let t = pose.translation.as_dvec3();
+    match shape {
+        Q::Sphere { radius } => (Core::Point(t), f64::from(*radius)),
+        Q::Capsule {
+            half_height,
+            radius,
+        } => {
+            let h = rot * DVec3::new(0.0, f64::from(*half_height), 0.0);
+            (Core::Segment(t - h, t + h), f64::from(*radius))
+        }
+        Q::Box { half } => (
+            Core::Solid(Polytope::cuboid(
+                t,
+                [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],
+                half.as_dvec3(),
+            )),
+            0.0,
+        ),
+        Q::Hull(h) => {
+            let pts: Vec<DVec3> = h.vertices().map(|p| rot * p.as_dvec3() + t).collect();
+            (
+                Core::Solid(Polytope::hull(&pts).expect("a solid hull")),
+                0.0,
+            )
+        }
+    }
+}
+
 enum Prim {
     P(DVec3),
     S(DVec3, DVec3),

@@ -10,7 +10,7 @@
 //! is not another's). Endpoints are matched by their world positions
 //! rounded to f32, so seams that meet to the bit after placement match.
 
-use super::tri_tree::{TriTree, continues_at};
+use super::tri_tree::{TriTree, continues_at, sorted_edges};
 use super::{BuiltShape, Placed};
 use glam::DVec3;
 use kiln_formats::tri_mesh::leaf_triangle;
@@ -82,21 +82,7 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
 /// The (leaf triangle, edge) pairs of the edges only one triangle of the
 /// mesh has.
 fn border_edges(t: &TriTree) -> Vec<(usize, usize)> {
-    let mut edges: Vec<(u32, u32, usize)> = Vec::new();
-    for (l, q) in t.leaves.iter().enumerate() {
-        let two = t.source_ids[l][1] != u32::MAX;
-        for j in 0..1 + usize::from(two) {
-            let v = leaf_triangle(*q, j as u32);
-            for k in 0..3 {
-                let (a, b) = (v[k], v[(k + 1) % 3]);
-                if a != b {
-                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
-                }
-            }
-        }
-    }
-    edges.sort_unstable();
-    edges
+    sorted_edges(&t.leaves, |l| t.source_ids[l][1] != u32::MAX)
         .chunk_by(|x, y| x.0 == y.0 && x.1 == y.1)
         .filter_map(|g| match g {
             [x] => Some((x.2 / 4, x.2 % 4)),

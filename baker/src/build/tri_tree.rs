@@ -111,21 +111,7 @@ pub fn flat_edges(
     second: impl Fn(usize) -> bool,
 ) -> Vec<u8> {
     let tri = |i: usize| leaf_triangle(leaves[i / 2], (i % 2) as u32);
-    // (low vertex, high vertex, 4 · leaf triangle + edge), sorted: the
-    // triangles sharing an edge end up side by side
-    let mut edges: Vec<(u32, u32, usize)> = Vec::with_capacity(leaves.len() * 6);
-    for l in 0..leaves.len() {
-        for j in 0..1 + usize::from(second(l)) {
-            let t = tri(2 * l + j);
-            for k in 0..3 {
-                let (a, b) = (t[k], t[(k + 1) % 3]);
-                if a != b {
-                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
-                }
-            }
-        }
-    }
-    edges.sort_unstable();
+    let edges = sorted_edges(leaves, second);
     let mut masks = vec![0u8; leaves.len()];
     for group in edges.chunk_by(|x, y| x.0 == y.0 && x.1 == y.1) {
         let [x, y] = group else { continue };
@@ -136,6 +122,27 @@ pub fn flat_edges(
         }
     }
     masks
+}
+
+/// Every edge of the leaves' triangles as (low vertex, high vertex, 4 ·
+/// leaf triangle + edge), sorted, so the triangles sharing an edge lie
+/// side by side (leaf triangle `2 · l + j` is triangle `j` of leaf `l`;
+/// `second(l)`: leaf `l` holds two). Degenerate edges are left out.
+pub fn sorted_edges(leaves: &[[u32; 4]], second: impl Fn(usize) -> bool) -> Vec<(u32, u32, usize)> {
+    let mut edges: Vec<(u32, u32, usize)> = Vec::with_capacity(leaves.len() * 6);
+    for (l, q) in leaves.iter().enumerate() {
+        for j in 0..1 + usize::from(second(l)) {
+            let t = leaf_triangle(*q, j as u32);
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                if a != b {
+                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
+                }
+            }
+        }
+    }
+    edges.sort_unstable();
+    edges
 }
 
 /// Whether triangle `u` (through its edge `j`) continues triangle `t`

@@ -342,21 +342,18 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
 
 /// The string a node's `extras` object holds under `key`, if any.
 fn extras_str(node: &json::Node, key: &str) -> Option<String> {
-    let raw = node.extras.as_ref()?;
-    let v: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
-    v.get(key)?.as_str().map(str::to_owned)
+    extras(node)?.get(key)?.as_str().map(str::to_owned)
+}
+
+/// The node's `extras` as JSON, if it has some that parse.
+fn extras(node: &json::Node) -> Option<serde_json::Value> {
+    serde_json::from_str(node.extras.as_ref()?.get()).ok()
 }
 
 /// The node's `extras.layer`: a name, or a list of names (anything else
 /// says nothing).
 fn extras_layers(node: &json::Node) -> Vec<String> {
-    let Some(raw) = node.extras.as_ref() else {
-        return Vec::new();
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
-        return Vec::new();
-    };
-    match v.get("layer") {
+    match extras(node).as_ref().and_then(|v| v.get("layer")) {
         Some(serde_json::Value::String(s)) => vec![s.clone()],
         Some(serde_json::Value::Array(a)) => a
             .iter()

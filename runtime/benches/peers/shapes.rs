@@ -163,27 +163,7 @@ impl Shape {
     }
 
     fn core(&self, pose: &Pose) -> (Core, f64) {
-        let rot = pose.rotation.as_dquat().normalize();
-        let t = pose.translation.as_dvec3();
-        match self {
-            Shape::Capsule(h, r) => {
-                let h = rot * DVec3::new(0.0, f64::from(*h), 0.0);
-                (Core::Segment(t - h, t + h), f64::from(*r))
-            }
-            Shape::Box(half) => (
-                Core::Solid(Polytope::cuboid(
-                    t,
-                    [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],
-                    half.as_dvec3(),
-                )),
-                0.0,
-            ),
-            Shape::Hull(h) => {
-                let pts: Vec<DVec3> = h.vertices().map(|p| rot * p.as_dvec3() + t).collect();
-                let tris = kiln_tests::convex::hull_triangles(&pts).expect("a solid hull");
-                (Core::Solid(Polytope::from_triangles(tris)), 0.0)
-            }
-        }
+        convex::query_core(&self.kiln(), pose)
     }
 
     /// One of each kind, about `size` across.

@@ -200,7 +200,9 @@ pub(crate) fn search(
     let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
     // squared: distances under 1e-12 of the coordinates are contact
     let eps = (1e-12 * scale).powi(2);
-    let (far2, near2) = (far * far, near * near.abs());
+    // a negative `near` never holds (no early "near" answer)
+    let far2 = far * far;
+    let near2 = if near >= 0.0 { near * near } else { -1.0 };
     for _ in 0..128 {
         let vv = v.length_squared();
         if vv <= eps {
@@ -494,6 +496,7 @@ fn tetrahedron(s: &[Vertex]) -> (DVec3, Simplex) {
 mod tests {
     use super::*;
     use crate::geom::sphere_triangle::closest_point;
+    use crate::geom::test_rng::Rng;
 
     /// Oracle: distance between a segment and a triangle by closed forms
     /// (endpoints to the triangle, the segment against each edge, and the
@@ -544,19 +547,6 @@ mod tests {
             }
         }
         f((lo + hi) * 0.5).min(f(0.0)).min(f(1.0))
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn f(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn v(&mut self, s: f64) -> DVec3 {
-            DVec3::new(self.f() - 0.5, self.f() - 0.5, self.f() - 0.5) * (2.0 * s)
-        }
     }
 
     #[test]
@@ -810,38 +800,12 @@ mod tests {
             axes: [DVec3::X, DVec3::Y, DVec3::Z],
             half: DVec3::ONE,
         };
-        let path = Point(DVec3::new(-3.0, 1.501, 1.0));
-        let miss = cast_steps(
-            &path,
-            0.5,
-            DVec3::new(6.0, 0.0, 0.0),
-            1.0,
-            &corner,
-            1e-9,
-            None,
-            2,
-        );
-        assert_eq!(miss, None);
-        let low = Point(DVec3::new(-3.0, 1.499, 1.0));
-        let hit = cast_steps(
-            &low,
-            0.5,
-            DVec3::new(6.0, 0.0, 0.0),
-            1.0,
-            &corner,
-            1e-9,
-            None,
-            2,
-        );
-        let want = cast(
-            &low,
-            0.5,
-            DVec3::new(6.0, 0.0, 0.0),
-            1.0,
-            &corner,
-            1e-9,
-            None,
-        );
+        let across = DVec3::new(6.0, 0.0, 0.0);
+        let at = |y: f64| Point(DVec3::new(-3.0, y, 1.0));
+        let short = |y: f64| cast_steps(&at(y), 0.5, across, 1.0, &corner, 1e-9, None, 2);
+        assert_eq!(short(1.501), None);
+        let hit = short(1.499);
+        let want = cast(&at(1.499), 0.5, across, 1.0, &corner, 1e-9, None);
         // a grazing approach fixes the time only to the tolerance over the
         // closing speed: within a micrometre along the motion
         assert!(

@@ -11,3 +11,5 @@ pub mod ray_box;
 pub mod ray_triangle;
 pub(crate) mod sat;
 pub mod sphere_triangle;
+#[cfg(test)]
+pub(crate) mod test_rng;

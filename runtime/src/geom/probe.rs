@@ -59,9 +59,11 @@ pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {
     if rq + rc == 0.0
-        && let Some((d, _)) = sat::closed_form(q, c)
+        && let Some((d, u)) = sat::closed_form(q, c)
     {
-        return (d >= -contact_eps(q, c)).then(|| inside(q, rq, c, rc));
+        // the closed form's axis, measured with support values (what
+        // `sat::penetration` would compute again)
+        return (d >= -contact_eps(q, c)).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
     }
     match gjk::search(q, c, rq + rc, -1.0, None) {
         Gap::Beyond => None,
@@ -73,10 +75,7 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
 /// The contact of cores `s` apart, grown by `rq` and `rc`, if they touch.
 fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
     let r = rq + rc;
-    if s.distance > r {
-        return None;
-    }
-    if s.distance <= 0.0 {
+    if s.distance > r || s.distance <= 0.0 {
         return None;
     }
     let n = (s.on_a - s.on_b) / s.distance;
@@ -90,9 +89,20 @@ fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
 /// The contact of `q` grown by `rq` with `c` grown by `rc` when their
 /// cores overlap (or touch): the separating-axis depth.
 fn inside(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Touch {
+    way_out(q, rq, c, rc, sat::penetration(q, c))
+}
+
+/// The contact whose cores leave each other by moving `q` the core depth
+/// `d` along `n` (a separating-axis answer): the collider's point where
+/// the query shape leaves it.
+fn way_out(
+    q: &impl Polyhedral,
+    rq: f64,
+    c: &impl Polyhedral,
+    rc: f64,
+    (d, n): (f64, DVec3),
+) -> Touch {
     let r = rq + rc;
-    // the cores overlap (or touch): the shortest way out
-    let (d, n) = sat::penetration(q, c);
     let d = d.max(0.0);
     // the collider's point where the query shape leaves it: its closest
     // point to the query moved just clear along the way out
@@ -236,19 +246,7 @@ pub(crate) fn flatten(
 mod tests {
     use super::*;
     use crate::geom::gjk::{OrientedBox, Triangle};
-
-    struct Rng(u64);
-    impl Rng {
-        fn f(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn v(&mut self, s: f64) -> DVec3 {
-            DVec3::new(self.f() - 0.5, self.f() - 0.5, self.f() - 0.5) * (2.0 * s)
-        }
-    }
+    use crate::geom::test_rng::Rng;
 
     /// The closed-form box–triangle answers (yes/no and contact) agree
     /// with the general path: GJK apart, separating axes inside.
@@ -258,10 +256,9 @@ mod tests {
         let (mut yes, mut no) = (0, 0);
         for i in 0..20_000 {
             let at = r.v(1.0) * if i % 4 == 0 { 1e4 } else { 1.0 };
-            let q = glam::DQuat::from_axis_angle(r.v(1.0).normalize(), r.f() * 6.3);
             let b = OrientedBox {
                 center: at,
-                axes: [q * DVec3::X, q * DVec3::Y, q * DVec3::Z],
+                axes: r.rotation(),
                 half: DVec3::new(0.05 + r.f(), 0.05 + r.f(), 0.05 + r.f()),
             };
             let t = Triangle([at + r.v(1.5), at + r.v(1.5), at + r.v(1.5)]);

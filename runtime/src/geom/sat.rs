@@ -262,7 +262,7 @@ pub(crate) fn closed_form(a: &impl Polyhedral, b: &impl Polyhedral) -> Option<(f
 
 /// How far `a` must move along unit `u` to clear `b`, from support
 /// values, with `u`.
-fn along(a: &impl Support, b: &impl Support, u: DVec3) -> (f64, DVec3) {
+pub(crate) fn along(a: &impl Support, b: &impl Support, u: DVec3) -> (f64, DVec3) {
     (b.support(u).dot(u) - a.support(-u).dot(u), u)
 }
 
@@ -512,29 +512,7 @@ fn by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
 mod tests {
     use super::*;
     use crate::geom::gjk::distance;
-
-    struct Rng(u64);
-    impl Rng {
-        fn f(&mut self) -> f64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn unit(&mut self) -> DVec3 {
-            loop {
-                let v = DVec3::new(self.f(), self.f(), self.f()) * 2.0 - 1.0;
-                let l = v.length();
-                if l > 0.1 && l <= 1.0 {
-                    return v / l;
-                }
-            }
-        }
-        fn rotation(&mut self) -> [DVec3; 3] {
-            let q = glam::DQuat::from_axis_angle(self.unit(), self.f() * std::f64::consts::TAU);
-            [q * DVec3::X, q * DVec3::Y, q * DVec3::Z]
-        }
-    }
+    use crate::geom::test_rng::Rng;
 
     /// Brute force over many directions: every direction gives a valid
     /// separating move, so the true depth is at most their minimum.

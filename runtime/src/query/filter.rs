@@ -1,5 +1,7 @@
 //! Which objects a query sees.
 
+use kiln_formats::level::ArchivedLevel;
+
 /// Which objects a query sees: all of them by default; only those in
 /// some collision layers (a mask over [`crate::Level::layer_names`]),
 /// some skipped by instance index (a character's own object), or only
@@ -80,5 +82,18 @@ impl<'a> Filter<'a> {
         layers & self.layers != 0
             && !self.skip.contains(&instance)
             && self.keep.is_none_or(|k| k(instance))
+    }
+
+    /// [`Filter::accepts`] for an instance of `level` (verified: in
+    /// range), the one check every query's tree walk makes per object. A
+    /// filter over every layer does not read the layer masks.
+    #[inline]
+    pub(crate) fn sees(&self, level: &ArchivedLevel, instance: u32) -> bool {
+        let layers = if self.layers == u32::MAX {
+            u32::MAX
+        } else {
+            level.instance_layers[instance as usize].to_native()
+        };
+        self.accepts(instance, layers)
     }
 }

@@ -84,8 +84,7 @@ impl RayVisitor for TopSearch<'_> {
     }
     fn leaf(&mut self, data: u32) -> bool {
         let (inst_index, _) = leaf_range(data);
-        let layers = self.level.instance_layers[inst_index as usize].to_native();
-        if !self.filter.accepts(inst_index, layers) {
+        if !self.filter.sees(self.level, inst_index) {
             return false;
         }
         let inst = &self.level.instances[inst_index as usize];

@@ -450,23 +450,14 @@ impl Level {
         out: &mut Vec<ShapeOverlap>,
     ) {
         out.clear();
-        let Some(probe) = Probe::new(shape, pose) else {
-            return;
-        };
-        let level = self.archive();
-        let (c, h) = probe.bounds();
-        let (lo, hi) = cull_box(c, h);
-        walk_box(level.top.as_slice(), lo, hi, |data| {
-            let (ii, _) = leaf_range(data);
-            if !filter.accepts(ii, level.instance_layers[ii as usize].to_native()) {
-                return false;
-            }
-            let (s, place) = shape_of(level, ii);
-            if let Some((t, feature)) = s.probe_touch(&place, &probe) {
-                out.push(overlap(ii, t, feature));
-            }
-            false
-        });
+        if let Some(probe) = Probe::new(shape, pose) {
+            self.near_probe(&probe, filter, |ii, s, place| {
+                if let Some((t, feature)) = s.probe_touch(place, &probe) {
+                    out.push(overlap(ii, t, feature));
+                }
+                false
+            });
+        }
     }
 
     /// [`Level::overlap_shape_into`] into a new vector.
@@ -493,20 +484,34 @@ impl Level {
         let Some(probe) = Probe::new(shape, pose) else {
             return false;
         };
-        let level = self.archive();
-        let (c, h) = probe.bounds();
-        let (lo, hi) = cull_box(c, h);
         let mut found = false;
-        walk_box(level.top.as_slice(), lo, hi, |data| {
-            let (ii, _) = leaf_range(data);
-            if !filter.accepts(ii, level.instance_layers[ii as usize].to_native()) {
-                return false;
-            }
-            let (s, place) = shape_of(level, ii);
-            found = s.probe_touches(&place, &probe);
+        self.near_probe(&probe, filter, |_, s, place| {
+            found = s.probe_touches(place, &probe);
             found
         });
         found
+    }
+
+    /// Calls `visit` with every object `filter` accepts whose box meets
+    /// the probe's, until it answers `true`: the walk overlaps and yes/no
+    /// tests share.
+    fn near_probe(
+        &self,
+        probe: &Probe,
+        filter: &Filter,
+        mut visit: impl FnMut(u32, ShapeRef, &Placement) -> bool,
+    ) {
+        let level = self.archive();
+        let (c, h) = probe.bounds();
+        let (lo, hi) = cull_box(c, h);
+        walk_box(level.top.as_slice(), lo, hi, |data| {
+            let (ii, _) = leaf_range(data);
+            if !filter.sees(level, ii) {
+                return false;
+            }
+            let (s, place) = shape_of(level, ii);
+            visit(ii, s, &place)
+        });
     }
 
     /// The first contact of `shape` moving from `pose` by `t · motion`,
@@ -638,10 +643,7 @@ impl RayVisitor for CastTop<'_> {
 
     fn leaf(&mut self, data: u32) -> bool {
         let (ii, _) = leaf_range(data);
-        if !self
-            .filter
-            .accepts(ii, self.level.instance_layers[ii as usize].to_native())
-        {
+        if !self.filter.sees(self.level, ii) {
             return false;
         }
         let (s, place) = shape_of(self.level, ii);
