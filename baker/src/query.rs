@@ -1,7 +1,10 @@
 //! `baker query`: JSON lines in, JSON lines out, one answer per line, in
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
-use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, Vec3};
+use kiln_runtime::{
+    CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, ShapeHit, ShapeOverlap,
+    Vec3,
+};
 use serde_json::{Value, json};
 
 /// Answers one request line.
@@ -171,8 +174,9 @@ fn named_shape(key: &str, q: &Value, what: &str) -> Result<(Shape, Pose), String
     }
 }
 
-fn overlaps_json(level: &Level, overlaps: impl Iterator<Item = OverlapRow>) -> Value {
+fn overlaps_json(level: &Level, overlaps: &[ShapeOverlap]) -> Value {
     let rows: Vec<Value> = overlaps
+        .iter()
         .map(|o| {
             json!({
                 "object": level.object_name(o.instance),
@@ -187,24 +191,15 @@ fn overlaps_json(level: &Level, overlaps: impl Iterator<Item = OverlapRow>) -> V
     json!({ "overlaps": rows })
 }
 
-/// One overlap, whichever query found it.
-struct OverlapRow {
-    instance: u32,
-    point: Vec3,
-    normal: Vec3,
-    depth: f32,
-    feature: u32,
-}
-
-fn hit_json(level: &Level, h: Option<(f32, Vec3, Vec3, u32, u32)>) -> Value {
-    let hit = h.map(|(t, point, normal, instance, feature)| {
+fn hit_json(level: &Level, h: Option<ShapeHit>) -> Value {
+    let hit = h.map(|h| {
         json!({
-            "t": t,
-            "point": point.to_array(),
-            "normal": normal.to_array(),
-            "object": level.object_name(instance),
-            "instance": instance,
-            "feature": feature,
+            "t": h.t,
+            "point": h.point.to_array(),
+            "normal": h.normal.to_array(),
+            "object": level.object_name(h.instance),
+            "instance": h.instance,
+            "feature": h.feature,
         })
     });
     json!({ "hit": hit })
@@ -277,8 +272,6 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     }
     let (mask, skip) = filter_of(level, obj)?;
     let filter = Filter::skip(&skip).layers(mask);
-    let filtered = !skip.is_empty() || mask != u32::MAX;
-    let seen = |i: u32| filter.accepts(i, level.object_layers(i));
     if let Some(r) = obj.get("ray") {
         let origin = vec3(&r["origin"], "ray.origin")?;
         let dir = vec3(&r["dir"], "ray.dir")?;
@@ -287,7 +280,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         }
         let max_t = max_t(r, "ray.max_t")?;
         let hit = level
-            .cast_filtered(&Ray::new(origin, dir, max_t), &filter)
+            .raycast(&Ray::new(origin, dir, max_t), &filter)
             .map(|h| {
                 json!({
                     "t": h.t,
@@ -304,39 +297,20 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     if let Some(q) = obj.get("sphere") {
         let center = vec3(&q["center"], "sphere.center")?;
         let radius = radius(&q["radius"], "sphere.radius")?;
-        let rows = level
-            .overlap_sphere(center, radius)
-            .into_iter()
-            .filter(|o| seen(o.instance))
-            .map(|o| OverlapRow {
-                instance: o.instance,
-                point: o.point,
-                normal: o.normal,
-                depth: o.depth,
-                feature: o.feature,
-            });
-        return Ok(overlaps_json(level, rows));
+        let ball = QueryShape::Sphere { radius };
+        let found = level.overlap(&ball, &Pose::at(center), &filter);
+        return Ok(overlaps_json(level, &found));
     }
     for key in ["capsule", "box", "hull"] {
         if let Some(q) = obj.get(key) {
             let (s, pose) = named_shape(key, q, "")?;
-            let mut found = Vec::new();
-            level.overlap_shape_filtered_into(&s.query(), &pose, &filter, &mut found);
-            let rows = found.into_iter().map(|o| OverlapRow {
-                instance: o.instance,
-                point: o.point,
-                normal: o.normal,
-                depth: o.depth,
-                feature: o.feature,
-            });
-            return Ok(overlaps_json(level, rows));
+            let found = level.overlap(&s.query(), &pose, &filter);
+            return Ok(overlaps_json(level, &found));
         }
     }
     if let Some(q) = obj.get("intersects") {
         let (s, pose) = shape(q, "intersects")?;
-        return Ok(
-            json!({ "intersects": level.intersects_shape_filtered(&s.query(), &pose, &filter) }),
-        );
+        return Ok(json!({ "intersects": level.intersects(&s.query(), &pose, &filter) }));
     }
     if let Some(q) = obj.get("sweep") {
         let dir = vec3(&q["dir"], "sweep.dir")?;
@@ -352,37 +326,22 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     .as_bool()
                     .ok_or("sweep.ignore_leaving must be true or false")?,
             };
-            let hit = level
-                .cast_shape_filtered(
-                    &s.query(),
-                    &pose,
-                    dir,
-                    max_t,
-                    CastOptions { ignore_leaving },
-                    &filter,
-                )
-                .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
+            let options = CastOptions { ignore_leaving };
+            let hit = level.cast(&s.query(), &pose, dir, max_t, options, &filter);
             return Ok(hit_json(level, hit));
         }
         let center = vec3(&q["center"], "sweep.center")?;
         let radius = radius(&q["radius"], "sweep.radius")?;
-        if filtered {
-            return Err(
-                "layers/skip on a sphere sweep: sweep it as a shape, {\"sweep\":{\"shape\":{\"sphere\":...},...}}"
-                    .into(),
-            );
-        }
-        let hit = level
-            .sweep_sphere(center, radius, dir, max_t)
-            .map(|h| (h.t, h.point, h.normal, h.instance, h.feature));
+        let ball = QueryShape::Sphere { radius };
+        let options = CastOptions::default();
+        let hit = level.cast(&ball, &Pose::at(center), dir, max_t, options, &filter);
         return Ok(hit_json(level, hit));
     }
     if let Some(p) = obj.get("point") {
         let p = vec3(p, "point")?;
         let inside: Vec<&str> = level
-            .contains_point(p)
+            .contains_point(p, &filter)
             .into_iter()
-            .filter(|&i| seen(i))
             .map(|i| level.object_name(i))
             .collect();
         return Ok(json!({ "inside": inside }));
@@ -475,6 +434,13 @@ mod tests {
             names(&ask(&level, &format!(r#"{{{sphere},"skip":["floor"]}}"#))),
             ["crate"]
         );
+        // a sphere sweep, in either form, sees what the filter lets it
+        let plain = r#""sweep":{"center":[0,5,0],"radius":0.2,"dir":[0,-1,0],"max_t":10}"#;
+        assert_eq!(object(&ask(&level, &format!("{{{plain}}}"))), "crate");
+        assert_eq!(
+            object(&ask(&level, &format!(r#"{{{plain},"skip":["crate"]}}"#))),
+            "floor"
+        );
         let sweep = r#""sweep":{"shape":{"sphere":{"center":[0,5,0],"radius":0.2}},"dir":[0,-1,0],"max_t":10}"#;
         assert_eq!(
             object(&ask(
@@ -509,11 +475,6 @@ mod tests {
             (
                 format!(r#"{{{ray},"layer":["props"]}}"#),
                 "unknown key \"layer\"",
-            ),
-            (
-                r#"{"sweep":{"center":[0,5,0],"radius":0.2,"dir":[0,-1,0]},"skip":["crate"]}"#
-                    .to_string(),
-                "sphere sweep",
             ),
         ] {
             let e = ask(&level, &line)["error"]

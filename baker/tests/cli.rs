@@ -1,6 +1,7 @@
 //! The `baker` binary end to end: bake → inspect → query → export, exit
 //! codes, and that a failed bake never clobbers a good archive.
 
+use kiln_runtime::{Filter, Ray};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -473,9 +474,12 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 fn baked_z(archive: &Path) -> Option<f32> {
     let level = kiln_runtime::Level::read(archive).ok()?;
     let hit = level.raycast(
-        kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
-        kiln_runtime::Vec3::NEG_Z,
-        1000.0,
+        &Ray::new(
+            kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
+            kiln_runtime::Vec3::NEG_Z,
+            1000.0,
+        ),
+        &Filter::ALL,
     )?;
     Some(300.0 - hit.t)
 }
@@ -805,9 +809,12 @@ fn readers_never_see_a_partial_archive_while_watch_rebakes_200_times() {
             queries.fetch_add(1, Ordering::Relaxed);
             let z = level
                 .raycast(
-                    kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
-                    kiln_runtime::Vec3::NEG_Z,
-                    1000.0,
+                    &Ray::new(
+                        kiln_runtime::Vec3::new(0.2, 0.2, 300.0),
+                        kiln_runtime::Vec3::NEG_Z,
+                        1000.0,
+                    ),
+                    &Filter::ALL,
                 )
                 .map(|h| 300.0 - h.t);
             if !z.is_some_and(|z| (z - z.round()).abs() < 1e-3 && (0.0..=200.0).contains(&z)) {

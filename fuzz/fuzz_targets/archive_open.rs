@@ -6,7 +6,7 @@
 #![no_main]
 
 use kiln_formats::{HEADER_LEN, header::body_hash};
-use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, Quat, QueryShape, Vec3};
+use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, Vec3};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -17,18 +17,33 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(level) = Level::from_bytes(&bytes) {
         for d in [Vec3::X, Vec3::NEG_Y, Vec3::new(0.3, -0.5, 0.8)] {
-            let _ = level.raycast(Vec3::ZERO, d, f32::INFINITY);
-            let _ = level.raycast_any(Vec3::new(1.0, 2.0, 3.0), d, 1e6);
-            let _ = level.sweep_sphere(Vec3::new(0.5, 3.0, -0.5), 0.75, d, 50.0);
+            let _ = level.raycast(&Ray::new(Vec3::ZERO, d, f32::INFINITY), &Filter::ALL);
+            let _ = level.raycast_any(&Ray::new(Vec3::new(1.0, 2.0, 3.0), d, 1e6), &Filter::ALL);
+            let _ = level.cast(
+                &QueryShape::Sphere { radius: 0.75 },
+                &Pose::at(Vec3::new(0.5, 3.0, -0.5)),
+                d,
+                50.0,
+                CastOptions::default(),
+                &Filter::ALL,
+            );
         }
-        let _ = level.overlap_sphere(Vec3::new(0.2, 0.1, -0.3), 2.0);
-        let _ = level.intersects_sphere(Vec3::new(-1.0, 0.5, 0.0), 0.5);
+        let _ = level.overlap(
+            &QueryShape::Sphere { radius: 2.0 },
+            &Pose::at(Vec3::new(0.2, 0.1, -0.3)),
+            &Filter::ALL,
+        );
+        let _ = level.intersects(
+            &QueryShape::Sphere { radius: 0.5 },
+            &Pose::at(Vec3::new(-1.0, 0.5, 0.0)),
+            &Filter::ALL,
+        );
         for p in [
             Vec3::ZERO,
             Vec3::new(5.0, 0.2, 0.1),
             Vec3::new(0.5, 0.5, 0.5),
         ] {
-            let _ = level.contains_point(p);
+            let _ = level.contains_point(p, &Filter::ALL);
         }
         let hull = ConvexHull::new(&[
             Vec3::ZERO,
@@ -52,21 +67,28 @@ fuzz_target!(|data: &[u8]| {
             (QueryShape::Hull(&hull), tilted),
             (QueryShape::Sphere { radius: 1.0 }, Pose::IDENTITY),
         ] {
-            let _ = level.overlap_shape(&shape, &pose);
-            let _ = level.intersects_shape(&shape, &pose);
+            let _ = level.overlap(&shape, &pose, &Filter::ALL);
+            let _ = level.intersects(&shape, &pose, &Filter::ALL);
             for ignore_leaving in [false, true] {
                 let o = CastOptions { ignore_leaving };
-                let _ = level.cast_shape(&shape, &pose, Vec3::new(0.3, -1.0, 0.2), 40.0, o);
+                let _ = level.cast(
+                    &shape,
+                    &pose,
+                    Vec3::new(0.3, -1.0, 0.2),
+                    40.0,
+                    o,
+                    &Filter::ALL,
+                );
             }
         }
         // filtered queries read the layer masks; a character walks
-        let layered = kiln_runtime::Filter::ALL.layers(level.layer("walkable").unwrap_or(0b10));
-        let _ = level.cast_filtered(
-            &kiln_runtime::Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 50.0),
+        let layered = Filter::ALL.layers(level.layer("walkable").unwrap_or(0b10));
+        let _ = level.raycast(
+            &Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 50.0),
             &layered,
         );
         let mut found = Vec::new();
-        level.overlap_shape_filtered_into(
+        level.overlap_into(
             &QueryShape::Sphere { radius: 1.0 },
             &Pose::IDENTITY,
             &layered,
@@ -76,12 +98,7 @@ fuzz_target!(|data: &[u8]| {
         let mut at = Vec3::new(0.0, 2.0, 0.0);
         for _ in 0..8 {
             at = player
-                .move_and_slide(
-                    &level,
-                    at,
-                    Vec3::new(0.2, -0.3, 0.1),
-                    &kiln_runtime::Filter::ALL,
-                )
+                .move_and_slide(&level, at, Vec3::new(0.2, -0.3, 0.1), &Filter::ALL)
                 .position;
         }
         let _ = kiln_baker::inspect::inspect(&level);

@@ -27,6 +27,7 @@ use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 use parry3d::query::{Ray as PRay, RayCast};
 use parry3d::shape::TriMesh;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -121,7 +122,12 @@ fn sphere_rows(
             balls
                 .iter()
                 .filter(|&&(c, r)| {
-                    level.overlap_sphere_into(c, r, &mut buf);
+                    level.overlap_into(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                        &mut buf,
+                    );
                     !buf.is_empty()
                 })
                 .count()
@@ -147,7 +153,13 @@ fn sphere_rows(
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                .filter(|&&(c, r)| {
+                    level.intersects(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                    )
+                })
                 .count()
         },
         || {
@@ -188,11 +200,18 @@ fn sweep_rows(
         "hits",
         sweeps.len(),
         || {
-            kiln_toi.extend(
-                sweeps
-                    .iter()
-                    .map(|&(c, d)| level.sweep_sphere(c, radius, d, max_t).map(|h| h.t)),
-            );
+            kiln_toi.extend(sweeps.iter().map(|&(c, d)| {
+                level
+                    .cast(
+                        &QueryShape::Sphere { radius },
+                        &Pose::at(c),
+                        d,
+                        max_t,
+                        CastOptions::default(),
+                        &Filter::ALL,
+                    )
+                    .map(|h| h.t)
+            }));
             kiln_toi.iter().flatten().count()
         },
         || {
@@ -306,7 +325,11 @@ fn run(
         qs.len(),
         || {
             qs.iter()
-                .filter(|q| level.raycast(q.o, q.d, q.t).is_some())
+                .filter(|q| {
+                    level
+                        .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
+                        .is_some()
+                })
                 .count()
         },
         || {
@@ -739,7 +762,11 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
             nq,
             || {
                 rays.iter()
-                    .filter(|(o, d)| level.raycast(*o, *d, 100.0).is_some())
+                    .filter(|(o, d)| {
+                        level
+                            .raycast(&Ray::new(*o, *d, 100.0), &Filter::ALL)
+                            .is_some()
+                    })
                     .count()
             },
             || {
@@ -763,7 +790,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
             || {
                 points
                     .iter()
-                    .filter(|p| !level.contains_point(**p).is_empty())
+                    .filter(|p| !level.contains_point(**p, &Filter::ALL).is_empty())
                     .count()
             },
             || {
@@ -815,7 +842,14 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                 let pr = parry3d::query::intersection_test(&at(q), &ball, &identity, &compound)
                     .unwrap()
                     .intersecting;
-                (level.intersects_sphere(q, 0.3), pr)
+                (
+                    level.intersects(
+                        &QueryShape::Sphere { radius: 0.3 },
+                        &Pose::at(q),
+                        &Filter::ALL,
+                    ),
+                    pr,
+                )
             };
             eprintln!(
                 "  worst sweep {i} (gap {gap:.3} m): kiln t {k}, parry t {p}; touching (kiln, parry) at kiln t+1mm {:?}, at parry t+1mm {:?}, at kiln t-1mm {:?}, at parry t-1mm {:?}",
@@ -832,8 +866,8 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         );
         let qs = shapes::Shape::set(1.0, &mut rng);
         let nshape = if quick { 150 } else { nq / 5 };
-        let poses: Vec<kiln_runtime::Pose> = (0..nshape)
-            .map(|_| kiln_runtime::Pose::new(shapes::rotation(&mut rng), near(&mut rng, 1.5).0))
+        let poses: Vec<Pose> = (0..nshape)
+            .map(|_| Pose::new(shapes::rotation(&mut rng), near(&mut rng, 1.5).0))
             .collect();
         let motions: Vec<(Vec3, f32)> = poses
             .iter()
@@ -995,13 +1029,17 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
             nq,
             || {
                 rays.iter()
-                    .filter(|(o, d)| bsp_level.raycast(*o, *d, 100.0).is_some())
+                    .filter(|(o, d)| {
+                        bsp_level
+                            .raycast(&Ray::new(*o, *d, 100.0), &Filter::ALL)
+                            .is_some()
+                    })
                     .count()
             },
             || match other {
                 Some(l) => rays
                     .iter()
-                    .filter(|(o, d)| l.raycast(*o, *d, 100.0).is_some())
+                    .filter(|(o, d)| l.raycast(&Ray::new(*o, *d, 100.0), &Filter::ALL).is_some())
                     .count(),
                 None => rays
                     .iter()
@@ -1023,13 +1061,25 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 || {
                     balls
                         .iter()
-                        .filter(|&&(c, r)| bsp_level.intersects_sphere(c, r))
+                        .filter(|&&(c, r)| {
+                            bsp_level.intersects(
+                                &QueryShape::Sphere { radius: r },
+                                &Pose::at(c),
+                                &Filter::ALL,
+                            )
+                        })
                         .count()
                 },
                 || {
                     balls
                         .iter()
-                        .filter(|&&(c, r)| l.intersects_sphere(c, r))
+                        .filter(|&&(c, r)| {
+                            l.intersects(
+                                &QueryShape::Sphere { radius: r },
+                                &Pose::at(c),
+                                &Filter::ALL,
+                            )
+                        })
                         .count()
                 },
             );
@@ -1042,13 +1092,34 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 || {
                     sweeps
                         .iter()
-                        .filter(|&&(c, d)| bsp_level.sweep_sphere(c, 0.2, d, 10.0).is_some())
+                        .filter(|&&(c, d)| {
+                            bsp_level
+                                .cast(
+                                    &QueryShape::Sphere { radius: 0.2 },
+                                    &Pose::at(c),
+                                    d,
+                                    10.0,
+                                    CastOptions::default(),
+                                    &Filter::ALL,
+                                )
+                                .is_some()
+                        })
                         .count()
                 },
                 || {
                     sweeps
                         .iter()
-                        .filter(|&&(c, d)| l.sweep_sphere(c, 0.2, d, 10.0).is_some())
+                        .filter(|&&(c, d)| {
+                            l.cast(
+                                &QueryShape::Sphere { radius: 0.2 },
+                                &Pose::at(c),
+                                d,
+                                10.0,
+                                CastOptions::default(),
+                                &Filter::ALL,
+                            )
+                            .is_some()
+                        })
                         .count()
                 },
             );
@@ -1062,7 +1133,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 || {
                     points
                         .iter()
-                        .filter(|p| !bsp_level.contains_point(**p).is_empty())
+                        .filter(|p| !bsp_level.contains_point(**p, &Filter::ALL).is_empty())
                         .count()
                 },
                 || {
@@ -1120,12 +1191,12 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
         qs.len(),
         || {
             qs.iter()
-                .filter(|q| a.raycast(q.o, q.d, q.t).is_some())
+                .filter(|q| a.raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL).is_some())
                 .count()
         },
         || {
             qs.iter()
-                .filter(|q| b.raycast(q.o, q.d, q.t).is_some())
+                .filter(|q| b.raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL).is_some())
                 .count()
         },
     );
@@ -1147,13 +1218,25 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| a.intersects_sphere(c, r))
+                .filter(|&&(c, r)| {
+                    a.intersects(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                    )
+                })
                 .count()
         },
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| b.intersects_sphere(c, r))
+                .filter(|&&(c, r)| {
+                    b.intersects(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                    )
+                })
                 .count()
         },
     );
@@ -1284,7 +1367,11 @@ fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
     let t0 = Instant::now();
     let hits = qs
         .iter()
-        .filter(|(o, d)| level.raycast(*o, *d, 100.0).is_some())
+        .filter(|(o, d)| {
+            level
+                .raycast(&Ray::new(*o, *d, 100.0), &Filter::ALL)
+                .is_some()
+        })
         .count();
     let s = t0.elapsed().as_secs_f64();
     eprintln!("  rays: {hits} hits of {nq}");
@@ -1298,7 +1385,13 @@ fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
     let t0 = Instant::now();
     let touching = qs
         .iter()
-        .filter(|(o, _)| level.intersects_sphere(*o, 0.5))
+        .filter(|(o, _)| {
+            level.intersects(
+                &QueryShape::Sphere { radius: 0.5 },
+                &Pose::at(*o),
+                &Filter::ALL,
+            )
+        })
         .count();
     let s = t0.elapsed().as_secs_f64();
     eprintln!("  sphere yes/no: {touching} touching of {nq}");

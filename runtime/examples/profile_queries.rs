@@ -24,6 +24,7 @@ use common::{Rng, rays, surface_points, terrain};
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 
 const PASSES: usize = 20;
 
@@ -68,26 +69,48 @@ fn main() {
                     .unwrap_or(0);
                 class(c)
                     .iter()
-                    .filter(|q| level.raycast(q.o, q.d, q.t).is_some())
+                    .filter(|q| {
+                        level
+                            .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
+                            .is_some()
+                    })
                     .count()
             }
             "overlaps" => spheres
                 .iter()
                 .map(|&(c, r)| {
-                    level.overlap_sphere_into(c, r, &mut buf);
+                    level.overlap_into(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                        &mut buf,
+                    );
                     buf.len()
                 })
                 .sum(),
             "yes-no" => spheres
                 .iter()
-                .filter(|&&(c, r)| level.intersects_sphere(c, r))
+                .filter(|&&(c, r)| {
+                    level.intersects(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(c),
+                        &Filter::ALL,
+                    )
+                })
                 .count(),
             "sweeps" => spheres
                 .iter()
                 .filter(|&&(c, _)| {
                     let d = Vec3::new(0.6, -0.3, 0.2).normalize();
                     level
-                        .sweep_sphere(c + Vec3::Y * 2.0, 0.5, d, 10.0)
+                        .cast(
+                            &QueryShape::Sphere { radius: 0.5 },
+                            &Pose::at(c + Vec3::Y * 2.0),
+                            d,
+                            10.0,
+                            CastOptions::default(),
+                            &Filter::ALL,
+                        )
                         .is_some()
                 })
                 .count(),
@@ -95,7 +118,7 @@ fn main() {
                 // a 1.8 m capsule walking 3 m/s at 60 Hz under a constant
                 // fall, from each of the first n/30 surface points, 100
                 // frames each on a square path; the time per update printed
-                use kiln_runtime::Filter;
+                use Filter;
                 use kiln_runtime::character::Character;
                 let c = Character::capsule(0.3, 0.6);
                 let starts: Vec<Vec3> = spheres
@@ -103,7 +126,10 @@ fn main() {
                     .take((n / 30).max(1))
                     .filter_map(|&(p, _)| {
                         let top = Vec3::new(p.x, hi.y + 1.0, p.z);
-                        let h = level.raycast(top, Vec3::NEG_Y, hi.y - lo.y + 2.0)?;
+                        let h = level.raycast(
+                            &Ray::new(top, Vec3::NEG_Y, hi.y - lo.y + 2.0),
+                            &Filter::ALL,
+                        )?;
                         Some(h.point + Vec3::Y * 0.92)
                     })
                     .collect();

@@ -5,36 +5,47 @@
 //! Response", 2003) — with ground, slopes, stairs and snapping in the
 //! manner of Jolt's `CharacterVirtual` (Rouwé, Jolt Physics, 2022).
 //!
-//! Everything rests on [`Level::cast_shape_filtered`] with
+//! Everything rests on [`Level::cast`] with
 //! [`CastOptions::ignore_leaving`]: a contact the character moves away
 //! from or along never stops it, so resting on a floor or touching a wall
 //! never sticks, and flat edges baked into the archive keep tessellated
 //! floors and seams between objects smooth. Casts are continuous, so no
 //! motion, however long, passes through anything.
 //!
-//! ```no_run
-//! use kiln_runtime::{Level, Vec3, Filter};
+//! ```
+//! # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
 //! use kiln_runtime::character::{Character, Ground};
-//! let level = Level::open("level.kiln")?;
+//! use kiln_runtime::{Filter, Vec3};
 //! let player = Character::capsule(0.3, 0.6);
-//! let mut at = Vec3::new(0.0, 2.0, 0.0);
+//! let mut at = Vec3::new(12.0, 2.0, 5.0);
 //! for _ in 0..60 {
-//!     // walk forward 5 m/s and fall under gravity, one 60 Hz frame
-//!     let step = player.move_and_slide(&level, at, Vec3::new(5.0, -9.8, 0.0) / 60.0, &Filter::ALL);
+//!     // walk forward 3 m/s and fall under gravity, one 60 Hz frame
+//!     let step = player.move_and_slide(&level, at, Vec3::new(0.0, -9.8, 3.0) / 60.0, &Filter::ALL);
 //!     at = step.position;
 //!     if let Ground::OnGround(g) = step.ground {
 //!         println!("standing on {} at {at}", level.object_name(g.instance));
 //!     }
 //! }
-//! # Ok::<(), kiln_runtime::OpenError>(())
+//! assert!((at.y - 0.9).abs() < 0.01 && at.z > 7.5);
 //! ```
 
-use crate::query::filter::Filter;
-use crate::query::shape::{CastOptions, Pose, QueryShape};
+use crate::query::Filter;
+use crate::query::{CastOptions, Pose, QueryShape};
 use crate::{Level, Quat, Vec3};
 
 /// How a character moves; [`CharacterSettings::default`] suits a
 /// human-sized capsule in metres.
+///
+/// ```
+/// use kiln_runtime::Vec3;
+/// use kiln_runtime::character::{Character, CharacterSettings};
+/// let s = CharacterSettings::default();
+/// assert_eq!((s.up, s.skin, s.step_height, s.max_iterations), (Vec3::Y, 0.01, 0.3, 8));
+/// assert!((s.max_slope.to_degrees() - 50.0).abs() < 1e-4);
+/// // a nimbler character: higher steps, steeper slopes
+/// let mut climber = Character::capsule(0.3, 0.6);
+/// climber.settings = CharacterSettings { step_height: 0.45, max_slope: 60f32.to_radians(), ..s };
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CharacterSettings {
     /// The up direction (unit length; default +Y).
@@ -76,6 +87,18 @@ impl Default for CharacterSettings {
 }
 
 /// What the character stands on.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::{Character, Ground};
+/// use kiln_runtime::{Filter, Vec3};
+/// let player = Character::capsule(0.3, 0.6);
+/// // standing on the floor at (12, 0, 5)
+/// let m = player.move_and_slide(&level, Vec3::new(12.0, 0.9, 5.0), Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
+/// let Ground::OnGround(support) = m.ground else { panic!("{:?}", m.ground) };
+/// assert!(support.normal.abs_diff_eq(Vec3::Y, 1e-5) && support.point.y.abs() < 1e-3);
+/// assert!(level.object_name(support.instance).starts_with("floor"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Support {
     /// Contact point on the ground.
@@ -88,6 +111,26 @@ pub struct Support {
 }
 
 /// The character's ground state after a move.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::{Character, Ground};
+/// use kiln_runtime::{Filter, Vec3};
+/// let player = Character::capsule(0.3, 0.6);
+/// // dropped above the 60° ramp (at z = 14, rising from x = 4): it lands on
+/// // ground too steep to stand on
+/// let mut at = Vec3::new(5.0, 4.0, 14.0);
+/// let mut ground = Ground::InAir;
+/// for _ in 0..60 {
+///     let m = player.move_and_slide(&level, at, Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
+///     (at, ground) = (m.position, m.ground);
+///     if ground != Ground::InAir {
+///         break;
+///     }
+/// }
+/// let Ground::OnSteepGround(s) = ground else { panic!("{ground:?}") };
+/// assert!((s.normal.angle_between(Vec3::Y).to_degrees() - 60.0).abs() < 0.1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ground {
     /// Nothing below within a hair: falling or jumping.
@@ -99,6 +142,18 @@ pub enum Ground {
 }
 
 /// A contact met while moving.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::Character;
+/// use kiln_runtime::{Filter, Vec3};
+/// // walking into the wall at x = 16 for a frame
+/// let player = Character::capsule(0.3, 0.6);
+/// let m = player.move_and_slide(&level, Vec3::new(15.5, 0.9, 12.0), Vec3::new(0.5, -0.1, 0.0), &Filter::ALL);
+/// let wall = level.find_object("wall").unwrap();
+/// let hit = m.hits.iter().find(|h| h.instance == wall).unwrap();
+/// assert!(hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-4) && (hit.point.x - 16.0).abs() < 1e-3);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CharacterHit {
     /// Contact point on the object.
@@ -110,6 +165,17 @@ pub struct CharacterHit {
 }
 
 /// The outcome of [`Character::move_and_slide`].
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::{Character, Ground};
+/// use kiln_runtime::{Filter, Vec3};
+/// // diagonally into the wall: stopped in x, sliding on in z, still on the floor
+/// let player = Character::capsule(0.3, 0.6);
+/// let m = player.move_and_slide(&level, Vec3::new(15.5, 0.9, 12.0), Vec3::new(0.5, -0.1, 0.5), &Filter::ALL);
+/// assert!((m.position.x - 15.7).abs() < 0.02 && (m.position.z - 12.5).abs() < 0.02);
+/// assert!(matches!(m.ground, Ground::OnGround(_)) && !m.hits.is_empty());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Move {
     /// Where the character ended up.
@@ -122,6 +188,20 @@ pub struct Move {
 }
 
 /// A character: a convex query shape, its rotation and its settings.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::{Character, CharacterSettings, Ground};
+/// use kiln_runtime::{Filter, Quat, QueryShape, Vec3};
+/// // a rolling ball as a character: any convex query shape will do
+/// let ball = Character {
+///     shape: QueryShape::Sphere { radius: 0.4 },
+///     rotation: Quat::IDENTITY,
+///     settings: CharacterSettings::default(),
+/// };
+/// let m = ball.move_and_slide(&level, Vec3::new(12.0, 0.45, 5.0), Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
+/// assert!((m.position.y - 0.4).abs() < 0.02 && matches!(m.ground, Ground::OnGround(_)));
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Character<'a> {
     /// The shape, centred on the character's position.
@@ -139,6 +219,15 @@ const STILL: f32 = 1e-6;
 impl Character<'static> {
     /// An upright capsule (along +Y): cap centres `half_height` above and
     /// below the position, grown by `radius`; default settings.
+    ///
+    /// ```
+    /// use kiln_runtime::QueryShape;
+    /// use kiln_runtime::character::{Character, CharacterSettings};
+    /// // 1.8 m tall: 0.6 m half segment plus a 0.3 m radius at each end
+    /// let player = Character::capsule(0.3, 0.6);
+    /// assert_eq!(player.shape, QueryShape::Capsule { half_height: 0.6, radius: 0.3 });
+    /// assert_eq!(player.settings, CharacterSettings::default());
+    /// ```
     pub fn capsule(radius: f32, half_height: f32) -> Character<'static> {
         Character {
             shape: QueryShape::Capsule {
@@ -185,7 +274,7 @@ impl Character<'_> {
         ignore_leaving: bool,
     ) -> Option<crate::ShapeHit> {
         let options = CastOptions { ignore_leaving };
-        level.cast_shape_filtered(&self.shape, &self.pose(at), motion, 1.0, options, filter)
+        level.cast(&self.shape, &self.pose(at), motion, 1.0, options, filter)
     }
 
     /// How far above a contact point the short rays that read the surface
@@ -202,7 +291,7 @@ impl Character<'_> {
         let up = self.up();
         let reach = self.reach();
         let ray = crate::Ray::new(point + up * reach, -up, reach * 2.0);
-        match level.cast_filtered(&ray, filter) {
+        match level.raycast(&ray, filter) {
             Some(h) if h.front_face && h.normal.dot(up) > 0.0 => h.normal,
             _ => normal,
         }
@@ -221,6 +310,21 @@ impl Character<'_> {
     /// step no higher than the step height, with a deep enough top, is
     /// climbed; a character that was on the ground and did not move up
     /// follows the ground down by up to the snap distance.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::character::{Character, Ground};
+    /// use kiln_runtime::{Filter, Vec3};
+    /// // up the stairs at z = 2 (five 0.2 m steps from x = 4 onto a 1 m platform)
+    /// let player = Character::capsule(0.3, 0.6);
+    /// let mut at = Vec3::new(2.0, 0.9, 2.0);
+    /// for _ in 0..110 {
+    ///     // 3 m/s along +x and a constant fall, at 60 Hz
+    ///     let m = player.move_and_slide(&level, at, Vec3::new(0.05, -0.1, 0.0), &Filter::ALL);
+    ///     at = m.position;
+    /// }
+    /// assert!((at.y - 1.9).abs() < 0.01, "on the platform: {at}");
+    /// ```
     pub fn move_and_slide(
         &self,
         level: &Level,
@@ -274,7 +378,7 @@ impl Character<'_> {
     ) -> Vec3 {
         let mut touching = Vec::new();
         for _ in 0..4 {
-            level.overlap_shape_filtered_into(&self.shape, &self.pose(at), filter, &mut touching);
+            level.overlap_into(&self.shape, &self.pose(at), filter, &mut touching);
             let Some(deepest) = touching
                 .iter()
                 .filter(|o| o.depth > self.settings.skin)
@@ -447,7 +551,7 @@ impl Character<'_> {
         // the tread: walkable ground continues beyond the first contact
         let reach = self.reach();
         let probe = land.point + horizontal.normalize() * s.min_step_tread + up * reach;
-        let tread = level.cast_filtered(&crate::Ray::new(probe, -up, reach * 2.0), filter);
+        let tread = level.raycast(&crate::Ray::new(probe, -up, reach * 2.0), filter);
         if !tread.is_some_and(|t| self.walkable(t.normal)) {
             return None;
         }

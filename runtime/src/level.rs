@@ -7,6 +7,18 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Why an archive could not be opened.
+///
+/// ```
+/// use kiln_runtime::{Level, OpenError};
+/// match Level::from_bytes(b"KILN but not really") {
+///     Err(OpenError::Invalid { path, error }) => {
+///         assert_eq!(path, std::path::Path::new("<memory>"));
+///         println!("refused: {error}");
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(matches!(Level::open("no/such.kiln"), Err(OpenError::Io { .. })));
+/// ```
 #[derive(Debug, Error)]
 pub enum OpenError {
     /// The file could not be read or mapped.
@@ -43,6 +55,20 @@ impl Storage {
 
 /// A validated, immutable baked level. Cheap to share between threads
 /// (`&Level` is `Sync`); every query takes `&self`.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{Filter, Ray, Vec3};
+/// std::thread::scope(|s| {
+///     for x in [11.0, 12.0, 13.0] {
+///         let level = &level;
+///         s.spawn(move || {
+///             let down = Ray::new(Vec3::new(x, 5.0, 5.0), Vec3::NEG_Y, 10.0);
+///             assert!(level.raycast(&down, &Filter::ALL).is_some());
+///         });
+///     }
+/// });
+/// ```
 pub struct Level {
     storage: Storage,
     header: Header,
@@ -55,6 +81,18 @@ impl Level {
     /// The file must not be modified in place while it is open (replacing it
     /// by rename, as `baker` always does, is fine: this mapping keeps the old
     /// file).
+    ///
+    /// ```
+    /// # let bytes = kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes;
+    /// # let path = std::env::temp_dir().join("kiln-doc-open.kiln");
+    /// # std::fs::write(&path, &bytes).unwrap();
+    /// let level = kiln_runtime::Level::open(&path)?;
+    /// assert!(level.find_object("wall").is_some());
+    /// // a missing file names itself in the error
+    /// let err = kiln_runtime::Level::open("no/such.kiln").unwrap_err();
+    /// assert!(err.to_string().starts_with("no/such.kiln: "));
+    /// # Ok::<(), kiln_runtime::OpenError>(())
+    /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Level, OpenError> {
         let path = path.as_ref();
         let io = |error| OpenError::Io {
@@ -71,7 +109,17 @@ impl Level {
         Level::validate(Storage::Mapped(map), path)
     }
 
-    /// Reads an archive fully into memory and validates it (no mapping).
+    /// Reads an archive fully into memory and validates it (no mapping:
+    /// for files that may change in place while open).
+    ///
+    /// ```
+    /// # let bytes = kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes;
+    /// # let path = std::env::temp_dir().join("kiln-doc-read.kiln");
+    /// # std::fs::write(&path, &bytes).unwrap();
+    /// let level = kiln_runtime::Level::read(&path)?;
+    /// assert_eq!(level.byte_len(), bytes.len());
+    /// # Ok::<(), kiln_runtime::OpenError>(())
+    /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<Level, OpenError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|error| OpenError::Io {
@@ -82,6 +130,16 @@ impl Level {
     }
 
     /// Validates an archive held in memory (copied to aligned storage).
+    ///
+    /// ```
+    /// # let bytes = kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes;
+    /// let level = kiln_runtime::Level::from_bytes(&bytes)?;
+    /// assert!(level.object_count() > 0);
+    /// // a truncated archive is refused, never half-read
+    /// let err = kiln_runtime::Level::from_bytes(&bytes[..bytes.len() / 2]).unwrap_err();
+    /// assert!(matches!(err, kiln_runtime::OpenError::Invalid { .. }), "{err}");
+    /// # Ok::<(), kiln_runtime::OpenError>(())
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Level, OpenError> {
         Level::from_bytes_named(bytes, Path::new("<memory>"))
     }
@@ -102,19 +160,49 @@ impl Level {
         Ok(Level { storage, header })
     }
 
-    /// The archive's fixed header.
+    /// The archive's fixed header (format version, hashes, flags), for
+    /// Kiln's own tools (feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn header(&self) -> &Header {
         &self.header
     }
 
+    /// The archive's fixed header.
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn header(&self) -> &Header {
+        &self.header
+    }
+
     /// Size of the archive in bytes.
+    ///
+    /// ```
+    /// # let bytes = kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes;
+    /// let level = kiln_runtime::Level::from_bytes(&bytes)?;
+    /// assert_eq!(level.byte_len(), bytes.len());
+    /// # Ok::<(), kiln_runtime::OpenError>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.storage.bytes().len()
     }
 
-    /// The archived level, for inspection tools.
+    /// The validated archive itself (its rkyv types, from
+    /// `kiln_formats`), for Kiln's own tools (feature `internals`): the
+    /// baker's `inspect` and `export`, the tests.
+    #[cfg(feature = "internals")]
     #[inline]
     pub fn archive(&self) -> &ArchivedLevel {
+        self.view()
+    }
+
+    /// The validated archive.
+    #[cfg(not(feature = "internals"))]
+    #[inline]
+    pub(crate) fn archive(&self) -> &ArchivedLevel {
+        self.view()
+    }
+
+    #[inline]
+    fn view(&self) -> &ArchivedLevel {
         let body = &self.storage.bytes()[HEADER_LEN..];
         // SAFETY: `validate` ran rkyv's checked access and our semantic
         // verification on exactly these bytes, which are immutable for the
@@ -126,6 +214,13 @@ impl Level {
 
     /// The first instance of the object called `name`. Object names are
     /// the identity that survives a re-bake (instance numbers may not).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// let wall = level.find_object("wall").unwrap();
+    /// assert_eq!(level.object_name(wall), "wall");
+    /// assert_eq!(level.find_object("no such object"), None);
+    /// ```
     pub fn find_object(&self, name: &str) -> Option<u32> {
         self.archive()
             .instance_names
@@ -135,6 +230,13 @@ impl Level {
     }
 
     /// Name of the object behind instance `instance` (empty if out of range).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// let names: Vec<&str> = (0..level.object_count()).map(|i| level.object_name(i)).collect();
+    /// assert!(names.contains(&"stair_top") && names.contains(&"ramp_20"));
+    /// assert_eq!(level.object_name(u32::MAX), "");
+    /// ```
     pub fn object_name(&self, instance: u32) -> &str {
         self.archive()
             .instance_names
@@ -145,22 +247,73 @@ impl Level {
     /// The level's collision layer names; bit `k` of a layer mask is the
     /// `k`-th (the first is always `"default"`, where objects no rule puts
     /// in a layer go).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// // the sample sets no layers: everything is in "default"
+    /// assert_eq!(level.layer_names().collect::<Vec<_>>(), ["default"]);
+    /// ```
     pub fn layer_names(&self) -> impl Iterator<Item = &str> {
         self.archive().layer_names.iter().map(|s| s.as_str())
     }
 
     /// The mask bit of the layer called `name`, if the level has one (to
     /// build a [`crate::Filter::layers`] mask).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// let default = level.layer("default").unwrap();
+    /// assert_eq!(default, 1);
+    /// assert_eq!(level.layer("walkable"), None);
+    /// // a ray that sees only layer 1 of the sample (nothing is in it) hits nothing
+    /// let down = Ray::new(Vec3::new(12.0, 5.0, 5.0), Vec3::NEG_Y, 10.0);
+    /// assert!(level.raycast(&down, &Filter::ALL.layers(default)).is_some());
+    /// assert!(level.raycast(&down, &Filter::ALL.layers(0b10)).is_none());
+    /// ```
     pub fn layer(&self, name: &str) -> Option<u32> {
         self.layer_names().position(|n| n == name).map(|k| 1 << k)
     }
 
     /// The layers of instance `instance` as a mask (0 if out of range).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// let wall = level.find_object("wall").unwrap();
+    /// assert_eq!(level.object_layers(wall), level.layer("default").unwrap());
+    /// assert_eq!(level.object_layers(u32::MAX), 0);
+    /// ```
     pub fn object_layers(&self, instance: u32) -> u32 {
         self.archive()
             .instance_layers
             .get(instance as usize)
             .map_or(0, |m| m.to_native())
+    }
+
+    /// How many objects (instances) the level has: instance indices run
+    /// from 0 to this, exclusive.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// // the sample's 4 floor tiles, 6 stair boxes, a high step, 2 ramps and a wall
+    /// assert_eq!(level.object_count(), 14);
+    /// ```
+    pub fn object_count(&self) -> u32 {
+        self.archive().instances.len() as u32
+    }
+
+    /// The world box around every object (min, max corners), or `None`
+    /// for a level with no objects.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// let (lo, hi) = level.bounds().unwrap();
+    /// assert!(lo.x <= 0.0 && lo.z <= 0.0 && hi.x >= 20.0 && hi.y >= 3.0 && hi.z >= 20.0);
+    /// ```
+    pub fn bounds(&self) -> Option<(glam::Vec3, glam::Vec3)> {
+        let root = self.archive().top.first()?;
+        let v = |a: &[rkyv::rend::f32_le; 3]| glam::Vec3::from(a.map(|x| x.to_native()));
+        Some((v(&root.min), v(&root.max)))
     }
 }
 

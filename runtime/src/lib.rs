@@ -1,40 +1,70 @@
 //! # kiln-runtime
 //!
 //! Opens a Kiln archive (a memory map, validated once) and answers collision
-//! queries on it from any number of threads.
+//! queries on it from any number of threads, without parsing or allocating
+//! at load.
 //!
-//! The data path reads as the modules: [`level`] (open → validate) →
-//! [`query`] (level-wide operations: the top-level tree picks instances) →
-//! `instance` (placement) → `shape` (one module per shape family, each
-//! answering every query kind) → `walk` (tree walkers) and [`geom`] (the
-//! primitive tests: ray/box, ray/triangle, sphere/triangle).
+//! One method per question, each taking a [`Filter`] (which objects the
+//! query sees; [`Filter::ALL`] for every one) and each with a batched form
+//! that answers many queries on the rayon pool:
 //!
-//! ```no_run
-//! use kiln_runtime::Level;
-//! use glam::Vec3;
-//! let level = Level::open("level.kiln")?;
-//! if let Some(hit) = level.raycast(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, 100.0) {
-//!     println!("ground at {} on {}", hit.point, level.object_name(hit.instance));
-//! }
+//! | question | method | batched |
+//! |---|---|---|
+//! | the closest hit of a ray | [`Level::raycast`] | [`Level::raycast_batch`] |
+//! | does a ray hit anything | [`Level::raycast_any`] | [`Level::raycast_any_batch`] |
+//! | what does a shape touch, and how deep | [`Level::overlap`] (and [`Level::overlap_into`]) | [`Level::overlap_batch`] |
+//! | does a shape touch anything | [`Level::intersects`] | [`Level::intersects_batch`] |
+//! | where does a moving shape first touch | [`Level::cast`] | [`Level::cast_batch`] |
+//! | which solids contain a point | [`Level::contains_point`] (and [`Level::contains_point_into`]) | [`Level::contains_point_batch`] |
+//!
+//! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
+//! hulls, placed by a [`Pose`]. A kinematic character controller
+//! ([`character`]) is built on these queries; [`LevelHandle`] reloads an
+//! archive that a bake replaced. `glam`, whose vectors every query takes,
+//! is re-exported.
+//!
+//! Inside, the data path reads as the private modules: `level` (open →
+//! validate) → `query` (level-wide operations: the top-level tree picks
+//! instances) → `instance` (placement) → `shape` (one module per shape
+//! family, each answering every query kind) → `walk` (tree walkers) and
+//! `geom` (the primitive tests).
+//!
+//! ```
+//! use kiln_runtime::{Filter, Level, QueryShape, Pose, Ray, Vec3};
+//! # let baked = kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap();
+//! # std::fs::write(std::env::temp_dir().join("kiln-doc-lib.kiln"), &baked.bytes).unwrap();
+//! # let path = std::env::temp_dir().join("kiln-doc-lib.kiln");
+//! let level = Level::open(path)?;
+//! // a ray straight down onto the floor
+//! let down = Ray::new(Vec3::new(12.0, 10.0, 5.0), Vec3::NEG_Y, 100.0);
+//! let hit = level.raycast(&down, &Filter::ALL).expect("the floor is there");
+//! assert!(hit.point.y.abs() < 1e-4);
+//! println!("ground at {} on {}", hit.point, level.object_name(hit.instance));
+//! // a ball resting on it touches it; lifted by 1 m it touches nothing
+//! let ball = QueryShape::Sphere { radius: 0.5 };
+//! assert!(level.intersects(&ball, &Pose::at(Vec3::new(12.0, 0.5, 5.0)), &Filter::ALL));
+//! assert!(!level.intersects(&ball, &Pose::at(Vec3::new(12.0, 1.5, 5.0)), &Filter::ALL));
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
 pub mod character;
+#[cfg(feature = "internals")]
 pub mod geom;
-pub mod handle;
+#[cfg(not(feature = "internals"))]
+mod geom;
+mod handle;
 mod instance;
-pub mod level;
-pub mod query;
+mod level;
+mod query;
 mod shape;
 mod walk;
 
-pub use glam::Quat;
-pub use glam::Vec3;
+pub use glam;
+pub use glam::{Quat, Vec3};
 pub use handle::LevelHandle;
+pub use kiln_formats::ArchiveError;
 pub use level::{Level, OpenError};
-pub use query::filter::Filter;
-pub use query::raycast::{Ray, RayHit};
-pub use query::shape::{
-    CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap,
+pub use query::{
+    CastOptions, ConvexHull, Filter, HullError, Pose, QueryShape, Ray, RayHit, ShapeHit,
+    ShapeOverlap,
 };
-pub use query::sphere::{Sphere, SphereOverlap, Sweep, SweepHit};

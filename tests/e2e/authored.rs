@@ -8,6 +8,7 @@
 use glam::Vec3;
 use kiln_baker::config::{Overrides, Rule};
 use kiln_baker::{BakeSettings, bake_file};
+use kiln_runtime::Ray;
 use kiln_runtime::{Filter, Level};
 use std::path::PathBuf;
 
@@ -32,7 +33,7 @@ fn objects(path: &std::path::Path, settings: &BakeSettings) -> (Level, Vec<Strin
 /// Names of the objects containing `p`.
 fn inside(level: &Level, p: [f32; 3]) -> Vec<&str> {
     let mut v: Vec<&str> = level
-        .contains_point(Vec3::from(p))
+        .contains_point(Vec3::from(p), &Filter::ALL)
         .into_iter()
         .map(|i| level.object_name(i))
         .collect();
@@ -75,13 +76,19 @@ fn khr_physics_colliders_replace_the_render_meshes() {
     assert_eq!(inside(&level, [21.5, 1.5, 0.5]), ["RockCollider"]);
     // the render-only octahedron at y = 5 is not there: the ray meets the crate
     let hit = level
-        .raycast(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, 100.0)
+        .raycast(
+            &Ray::new(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, 100.0),
+            &Filter::ALL,
+        )
         .unwrap();
     assert_eq!(level.object_name(hit.instance), "Crate");
     assert!((hit.t - 9.0).abs() < 1e-4, "{}", hit.t);
     // the ground is node 7's quad where node 7 puts it (y = -2)
     let hit = level
-        .raycast(Vec3::new(3.0, 10.0, 3.0), Vec3::NEG_Y, 100.0)
+        .raycast(
+            &Ray::new(Vec3::new(3.0, 10.0, 3.0), Vec3::NEG_Y, 100.0),
+            &Filter::ALL,
+        )
         .unwrap();
     assert_eq!(level.object_name(hit.instance), "Ground");
     assert!((hit.t - 12.0).abs() < 1e-4, "{}", hit.t);
@@ -140,7 +147,10 @@ fn omi_physics_shapes_bake_with_their_sizes_and_physics_only_meshes() {
     // the L's tall leg (top at y = 2 · 2) and its short one (2 · 1)
     for (x, t) in [(25.5, 6.0), (26.5, 8.0)] {
         let hit = level
-            .raycast(Vec3::new(x, 10.0, 0.5), Vec3::NEG_Y, 100.0)
+            .raycast(
+                &Ray::new(Vec3::new(x, 10.0, 0.5), Vec3::NEG_Y, 100.0),
+                &Filter::ALL,
+            )
             .unwrap();
         assert_eq!(level.object_name(hit.instance), "Stairs");
         assert!((hit.t - t).abs() < 1e-4, "{}", hit.t);
@@ -274,14 +284,12 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     // queries see only the layers asked for
     let ground = level.layer("ground").unwrap();
     let from = Vec3::new(0.0, 10.0, 0.0);
-    let ray = kiln_runtime::Ray::new(from, Vec3::NEG_Y, 100.0);
-    let hit = level
-        .cast_filtered(&ray, &Filter::ALL.layers(ground))
-        .unwrap();
+    let ray = Ray::new(from, Vec3::NEG_Y, 100.0);
+    let hit = level.raycast(&ray, &Filter::ALL.layers(ground)).unwrap();
     assert_eq!(level.object_name(hit.instance), "Ground");
     let not_ground = !ground;
     let hit = level
-        .cast_filtered(&ray, &Filter::ALL.layers(not_ground))
+        .raycast(&ray, &Filter::ALL.layers(not_ground))
         .unwrap();
     assert_eq!(level.object_name(hit.instance), "Crate");
     // inspect lists them

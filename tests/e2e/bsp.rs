@@ -9,6 +9,7 @@
 use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A star prism: `points` spikes of radius 1 around y, inner radius 0.35,
@@ -185,7 +186,7 @@ impl Solid {
     /// (`r − clear` outside, `r + clear` inside). Returns the worst error.
     fn check_overlap(
         &self,
-        got: Option<&kiln_runtime::SphereOverlap>,
+        got: Option<&kiln_runtime::ShapeOverlap>,
         at: &Ball,
         tol: f64,
         what: &str,
@@ -229,7 +230,7 @@ impl Solid {
     #[allow(clippy::too_many_arguments)]
     fn check_sweep(
         &self,
-        got: Option<kiln_runtime::SweepHit>,
+        got: Option<kiln_runtime::ShapeHit>,
         c: DVec3,
         d: DVec3,
         r: f64,
@@ -302,7 +303,7 @@ fn check_against_brute_force(bevels: bool) {
                 let clear = solid.distance(pd);
                 let inside = solid.inside(pd);
                 // points
-                let got = !level.contains_point(pf).is_empty();
+                let got = !level.contains_point(pf, &Filter::ALL).is_empty();
                 insides += usize::from(got);
                 if clear > tol {
                     assert_eq!(got, inside, "{mesh_name} {what} point {i} {pd}");
@@ -314,7 +315,7 @@ fn check_against_brute_force(bevels: bool) {
                     rng.unit()
                 };
                 let want = solid.ray(pd, dir.as_dvec3(), 4.0 * size);
-                let got = level.raycast(pf, dir, (4.0 * size) as f32);
+                let got = level.raycast(&Ray::new(pf, dir, (4.0 * size) as f32), &Filter::ALL);
                 match (want, got) {
                     (Some(t), Some(h)) => {
                         ray_hits += 1;
@@ -343,9 +344,20 @@ fn check_against_brute_force(bevels: bool) {
                 // overlaps: exact, on the surface
                 let r = (0.001 + f64::from(rng.f()) * 0.5 * size) as f32;
                 let rr = f64::from(r);
-                let got = level.overlap_sphere(pf, r);
+                let got = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(pf),
+                    &Filter::ALL,
+                );
                 let touch = !got.is_empty();
-                assert_eq!(touch, level.intersects_sphere(pf, r));
+                assert_eq!(
+                    touch,
+                    level.intersects(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(pf),
+                        &Filter::ALL
+                    )
+                );
                 touches += usize::from(touch);
                 let at = Ball {
                     p: pd,
@@ -360,7 +372,14 @@ fn check_against_brute_force(bevels: bool) {
                 if i % 3 == 0 {
                     let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
-                    let got = level.sweep_sphere(pf, r, d, max_t as f32);
+                    let got = level.cast(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(pf),
+                        d,
+                        max_t as f32,
+                        CastOptions::default(),
+                        &Filter::ALL,
+                    );
                     if let Some(err) =
                         solid.check_sweep(got, pd, d.as_dvec3(), rr, max_t, tol, false, &what_i)
                     {
@@ -485,14 +504,16 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
             // in front of it, and no panic exactly on it
             let p = |s: f64| (c + n * s).as_vec3();
             assert!(
-                !level.contains_point(p(-10.0 * tol)).is_empty(),
+                !level
+                    .contains_point(p(-10.0 * tol), &Filter::ALL)
+                    .is_empty(),
                 "{what}: behind {c}"
             );
             assert!(
-                level.contains_point(p(10.0 * tol)).is_empty(),
+                level.contains_point(p(10.0 * tol), &Filter::ALL).is_empty(),
                 "{what}: in front {c}"
             );
-            let _ = level.contains_point(p(0.0));
+            let _ = level.contains_point(p(0.0), &Filter::ALL);
         }
         // (feature point, outward direction, a point 1 mm inside next to it)
         let mut targets: Vec<(DVec3, DVec3, DVec3)> = Vec::new();
@@ -519,11 +540,11 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
             let origin = at + n * 2.0;
             let dir = (inner - origin).normalize();
             let hit = level
-                .raycast(origin.as_vec3(), dir.as_vec3(), 10.0)
+                .raycast(&Ray::new(origin.as_vec3(), dir.as_vec3(), 10.0), &Filter::ALL)
                 .unwrap_or_else(|| {
                     panic!(
                         "{what}: a ray past {at} slipped through (inner {inner} inside: {}, oracle {:?}, origin inside {})",
-                        !level.contains_point(inner.as_vec3()).is_empty(),
+                        !level.contains_point(inner.as_vec3(), &Filter::ALL).is_empty(),
                         solid.ray(origin, dir, 10.0),
                         solid.inside(origin)
                     )
@@ -541,7 +562,11 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                 let tangent = n.any_orthonormal_vector();
                 let centre = at + n * (r - 1e-3);
                 assert!(
-                    level.intersects_sphere(centre.as_vec3(), r as f32),
+                    level.intersects(
+                        &QueryShape::Sphere { radius: r as f32 },
+                        &Pose::at(centre.as_vec3()),
+                        &Filter::ALL
+                    ),
                     "{what}: r {r} at {at}"
                 );
                 // and 1 mm beyond the radius (where the oracle agrees it
@@ -549,16 +574,22 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                 let clear = at + n * (r + 1e-3);
                 if solid.distance(clear) > r + tol {
                     assert!(
-                        !level.intersects_sphere(clear.as_vec3(), r as f32),
+                        !level.intersects(
+                            &QueryShape::Sphere { radius: r as f32 },
+                            &Pose::at(clear.as_vec3()),
+                            &Filter::ALL
+                        ),
                         "{what}: r {r} 1 mm clear of {at} reports contact"
                     );
                 }
                 let start = centre - tangent * (2.0 * r + 1.0);
-                let swept = level.sweep_sphere(
-                    start.as_vec3(),
-                    r as f32,
+                let swept = level.cast(
+                    &QueryShape::Sphere { radius: r as f32 },
+                    &Pose::at(start.as_vec3()),
                     tangent.as_vec3(),
                     (4.0 * r + 2.0) as f32,
+                    CastOptions::default(),
+                    &Filter::ALL,
                 );
                 let exact = solid.sweep(start, tangent, r, 4.0 * r + 2.0);
                 match (exact, swept) {
@@ -578,13 +609,27 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
         // a sweep starting inside, and one starting in contact: t = 0
         let inside = xf.transform_point3(DVec3::new(0.0, 0.25, 0.0));
         let h = level
-            .sweep_sphere(inside.as_vec3(), 0.1, glam::Vec3::X, 5.0)
+            .cast(
+                &QueryShape::Sphere { radius: 0.1 },
+                &Pose::at(inside.as_vec3()),
+                glam::Vec3::X,
+                5.0,
+                CastOptions::default(),
+                &Filter::ALL,
+            )
             .expect("starts inside");
         assert_eq!(h.t, 0.0, "{what}");
         let (at, n, _) = targets[0];
         let touching = at + n * 0.0999;
         let h = level
-            .sweep_sphere(touching.as_vec3(), 0.1, n.as_vec3(), 5.0)
+            .cast(
+                &QueryShape::Sphere { radius: 0.1 },
+                &Pose::at(touching.as_vec3()),
+                n.as_vec3(),
+                5.0,
+                CastOptions::default(),
+                &Filter::ALL,
+            )
             .expect("starts in contact");
         assert_eq!(h.t, 0.0, "{what}");
     }
@@ -628,7 +673,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
             );
             let (centre, size) = ((lo + hi) * 0.5, (hi - lo).max_element());
             let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
-            let of_i = |o: &kiln_runtime::SphereOverlap| o.instance as usize == i;
+            let of_i = |o: &kiln_runtime::ShapeOverlap| o.instance as usize == i;
             for q in 0..150 {
                 queries += 1;
                 let p = lo + (hi - lo) * rng.unit().as_dvec3().abs() * 1.2 - (hi - lo) * 0.1;
@@ -640,12 +685,16 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                 let inside = solid.inside(pd);
                 if clear > tol {
                     assert_eq!(
-                        level.contains_point(pf).contains(&(i as u32)),
+                        level.contains_point(pf, &Filter::ALL).contains(&(i as u32)),
                         inside,
                         "{file} object {i}: point {pd} ({clear} from the surface)"
                     );
                 }
-                let got = level.overlap_sphere(pf, r);
+                let got = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(pf),
+                    &Filter::ALL,
+                );
                 let mine = got.iter().find(|o| of_i(o));
                 touching += usize::from(mine.is_some());
                 let at = Ball {
@@ -664,7 +713,14 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                         .as_vec3();
                     let max_t = 2.0 * size;
                     let got = level
-                        .sweep_sphere(from, r, d, max_t as f32)
+                        .cast(
+                            &QueryShape::Sphere { radius: r },
+                            &Pose::at(from),
+                            d,
+                            max_t as f32,
+                            CastOptions::default(),
+                            &Filter::ALL,
+                        )
                         .filter(|h| h.instance as usize == i);
                     let fd = from.as_dvec3();
                     if let Some(err) =

@@ -4,6 +4,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, bake_scene};
+use kiln_runtime::Ray;
 use kiln_runtime::character::{Character, Ground};
 use kiln_runtime::{Filter, Level, Pose};
 
@@ -48,7 +49,7 @@ fn walk(
 /// The deepest the character is inside anything at `at`.
 fn depth(level: &Level, c: &Character, at: Vec3) -> f32 {
     level
-        .overlap_shape(&c.shape, &Pose::new(c.rotation, at))
+        .overlap(&c.shape, &Pose::new(c.rotation, at), &Filter::ALL)
         .iter()
         .map(|o| o.depth)
         .fold(0.0, f32::max)
@@ -314,14 +315,16 @@ fn walk_level(level: &Level, lo: Vec3, hi: Vec3, name: &str) -> Walked {
             let x = lo.x + (hi.x - lo.x) * (gx as f32 + 0.5) / n as f32;
             let z = lo.z + (hi.z - lo.z) * (gz as f32 + 0.5) / n as f32;
             let top = Vec3::new(x, hi.y + 1.0, z);
-            let Some(floor) = level.raycast(top, Vec3::NEG_Y, hi.y - lo.y + 2.0) else {
+            let Some(floor) =
+                level.raycast(&Ray::new(top, Vec3::NEG_Y, hi.y - lo.y + 2.0), &Filter::ALL)
+            else {
                 continue;
             };
             if !floor.front_face || floor.normal.y < c.settings.max_slope.cos() {
                 continue;
             }
             let start = floor.point + Vec3::Y * (STAND + 0.02);
-            if level.intersects_shape(&c.shape, &Pose::new(c.rotation, start)) {
+            if level.intersects(&c.shape, &Pose::new(c.rotation, start), &Filter::ALL) {
                 continue; // no room to stand
             }
             out.characters += 1;
@@ -340,12 +343,12 @@ fn walk_level(level: &Level, lo: Vec3, hi: Vec3, name: &str) -> Walked {
                     "{name}: character from {start} is {d} m deep at frame {frame} ({before} -> {after})"
                 );
                 assert!(
-                    level.contains_point(at).is_empty(),
+                    level.contains_point(at, &Filter::ALL).is_empty(),
                     "{name}: character from {start} has its centre inside a solid at frame {frame}: {at}"
                 );
                 let step = after - before;
                 if step.length() > 1e-6 {
-                    let crossed = level.raycast(before, step, 1.0);
+                    let crossed = level.raycast(&Ray::new(before, step, 1.0), &Filter::ALL);
                     assert!(
                         crossed.is_none(),
                         "{name}: character from {start} passed through {:?} at frame {frame} ({before} -> {after})",

@@ -10,6 +10,7 @@ use kiln_baker::{BakeSettings, Scene, bake_file, bake_scene, scene::SceneMesh};
 use kiln_formats::tri_mesh::ArchivedMeshTree;
 use kiln_formats::{HEADER_LEN, header::body_hash};
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 use kiln_tests::{Rng, levels_dir};
 
 /// A baked archive to damage: the shape collection with one torus a BSP
@@ -67,12 +68,23 @@ fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
                     rng.range(-10.0, 10.0),
                     rng.range(-10.0, 10.0),
                 );
-                let _ = level.raycast(o, rng.unit(), 100.0);
-                let _ = level.raycast_any(o, rng.unit(), 100.0);
+                let _ = level.raycast(&Ray::new(o, rng.unit(), 100.0), &Filter::ALL);
+                let _ = level.raycast_any(&Ray::new(o, rng.unit(), 100.0), &Filter::ALL);
                 let r = rng.range(0.0, 2.0);
-                let _ = level.overlap_sphere(o, r);
-                let _ = level.sweep_sphere(o, r, rng.unit(), 10.0);
-                let _ = level.contains_point(o);
+                let _ = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(o),
+                    &Filter::ALL,
+                );
+                let _ = level.cast(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(o),
+                    rng.unit(),
+                    10.0,
+                    CastOptions::default(),
+                    &Filter::ALL,
+                );
+                let _ = level.contains_point(o, &Filter::ALL);
             }
             let _ = kiln_baker::inspect::inspect(&level);
             let _ = kiln_baker::export::world_objects(&level);

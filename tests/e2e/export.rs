@@ -7,6 +7,7 @@
 use glam::{DAffine3, DQuat, DVec3, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_file, bake_scene, export};
 use kiln_runtime::Level;
+use kiln_runtime::{Filter, Ray};
 use kiln_tests::{Rng, levels_dir, object_kinds, ray_mix};
 use std::path::PathBuf;
 
@@ -55,8 +56,8 @@ fn round_trip(what: &str, original: &[u8]) {
     // re-simplified torus may pass on to what is behind it)
     let (mut exact, mut near, mut near_off) = (0, 0, 0);
     for ray in ray_mix(lo, hi, 3000, 11) {
-        let h0 = level.raycast(ray.origin, ray.dir, ray.max_t);
-        let h1 = back.raycast(ray.origin, ray.dir, ray.max_t);
+        let h0 = level.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
+        let h1 = back.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
         let near_bsp = h0.is_some_and(|h| concave(&level, h.instance))
             || h1.is_some_and(|h| concave(&back, h.instance));
         if near_bsp {
@@ -103,7 +104,7 @@ fn round_trip(what: &str, original: &[u8]) {
         let p = lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f());
         let holders = |l: &Level| {
             let mut names: Vec<String> = l
-                .contains_point(p)
+                .contains_point(p, &Filter::ALL)
                 .into_iter()
                 .filter(|&i| !concave(l, i))
                 .map(|i| l.object_name(i).to_owned())

@@ -7,6 +7,7 @@
 use glam::Vec3;
 use kiln_baker::{BakeSettings, bake_file};
 use kiln_runtime::Level;
+use kiln_runtime::{Filter, Ray};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -71,7 +72,7 @@ fn bake(name: &str, bytes: Vec<u8>) -> (Level, kiln_baker::Baked) {
 
 fn inside(level: &Level, p: [f32; 3]) -> Vec<String> {
     level
-        .contains_point(Vec3::from(p))
+        .contains_point(Vec3::from(p), &Filter::ALL)
         .into_iter()
         .map(|i| level.object_name(i).to_string())
         .collect()
@@ -167,7 +168,11 @@ fn valid_documents_with_nothing_in_them_bake_to_empty_archives() {
             "{name}: {:?}",
             baked.report.warnings
         );
-        assert!(level.raycast(Vec3::ZERO, Vec3::X, 10.0).is_none());
+        assert!(
+            level
+                .raycast(&Ray::new(Vec3::ZERO, Vec3::X, 10.0), &Filter::ALL)
+                .is_none()
+        );
     }
 }
 

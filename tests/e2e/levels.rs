@@ -2,6 +2,7 @@
 //! are deterministic at any thread count, and instancing stores a mesh once.
 
 use kiln_baker::{BakeSettings, bake_file};
+use kiln_runtime::Filter;
 use kiln_runtime::Level;
 use kiln_tests::{levels_dir, readme_degenerates, readme_rows};
 
@@ -289,7 +290,7 @@ fn no_point_in_the_occlusion_room_is_inside_its_walls() {
             for k in 0..steps {
                 let t = |x: usize| (x as f32 + 0.5) / steps as f32;
                 let p = lo + (hi - lo) * glam::Vec3::new(t(i), t(j), t(k));
-                for o in level.contains_point(p) {
+                for o in level.contains_point(p, &Filter::ALL) {
                     let kind =
                         a.shapes[a.instances[o as usize].shape.to_native() as usize].kind_name();
                     assert_eq!(kind, "sphere", "{p} inside {}", level.object_name(o));

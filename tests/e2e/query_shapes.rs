@@ -22,6 +22,7 @@
 use glam::{DAffine3, DQuat, DVec3, Quat, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_file, bake_scene};
 use kiln_formats::ArchivedShape;
+use kiln_runtime::Filter;
 use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, QueryShape, ShapeOverlap};
 use kiln_tests::Rng;
 use kiln_tests::convex::{self, Core, Polytope};
@@ -344,9 +345,9 @@ impl Stats {
     }
 }
 
-/// Checks `overlap_shape` and `intersects_shape` for `q` on every object.
+/// Checks `overlap` and `intersects` for `q` on every object.
 fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, what: &str) {
-    let got = level.overlap_shape(&q.shape(), &q.pose);
+    let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
     let (lo, hi) = q.bounds();
     let mut any_real = false;
     let mut all_clear = true;
@@ -385,6 +386,30 @@ fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, w
                 assert!((n.length() - 1.0).abs() < 1e-5, "{what}: normal {n}");
                 let p = o.point.as_dvec3();
                 let depth = f64::from(o.depth);
+                if let (Core::Point(centre), true) = (&q.core, c.inside) {
+                    // a sphere whose centre is inside a concave solid leaves
+                    // it the shortest way: through the surface point nearest
+                    // the centre, as deep as the radius plus that distance
+                    // (spheres answer the solid exactly, other shapes by
+                    // its surface triangles)
+                    stats.inside += 1;
+                    let near = obj
+                        .pieces
+                        .iter()
+                        .map(|pc| convex::surface_distance(*centre, &pc.core))
+                        .fold(f64::INFINITY, f64::min);
+                    assert!(
+                        (depth - (q.radius + near)).abs() <= point_tol(p),
+                        "{what}: sphere inside {} object {i}: depth {depth}, expected {}",
+                        obj.kind,
+                        q.radius + near
+                    );
+                    assert!(
+                        ((p - *centre).length() - near).abs() <= point_tol(p),
+                        "{what}: sphere way out not through the nearest surface point"
+                    );
+                    continue;
+                }
                 if c.gap > 0.0 {
                     // wholly inside a concave solid, touching no triangle:
                     // the way out crosses the surface; it is at least as
@@ -491,7 +516,7 @@ fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, w
             }
         }
     }
-    let yes = level.intersects_shape(&q.shape(), &q.pose);
+    let yes = level.intersects(&q.shape(), &q.pose, &Filter::ALL);
     if any_real {
         assert!(yes, "{what}: intersects says no");
     }
@@ -576,7 +601,7 @@ fn gap_at(objs: &[Object], i: usize, q: &Query, v: DVec3) -> f64 {
     if c.inside { f64::NEG_INFINITY } else { c.gap }
 }
 
-/// Checks `cast_shape` for `q` moving by `motion` against the oracle.
+/// Checks `cast` for `q` moving by `motion` against the oracle.
 fn check_cast(
     level: &Level,
     objs: &[Object],
@@ -587,7 +612,14 @@ fn check_cast(
     what: &str,
 ) {
     stats.casts += 1;
-    let got = level.cast_shape(&q.shape(), &q.pose, motion, max_t, CastOptions::default());
+    let got = level.cast(
+        &q.shape(),
+        &q.pose,
+        motion,
+        max_t,
+        CastOptions::default(),
+        &Filter::ALL,
+    );
     let m = motion.as_dvec3();
     let speed = m.length();
     let max_t = f64::from(max_t);
@@ -811,24 +843,32 @@ fn batched_shape_queries_answer_as_single_ones() {
         .collect();
     let shapes: Vec<(QueryShape, Pose)> = qs.iter().map(|q| (q.shape(), q.pose)).collect();
     let mut overlaps = vec![Vec::new(); qs.len()];
-    level.overlap_shape_batch(&shapes, &mut overlaps);
+    level.overlap_batch(&shapes, &Filter::ALL, &mut overlaps);
     let mut yes = vec![false; qs.len()];
-    level.intersects_shape_batch(&shapes, &mut yes);
+    level.intersects_batch(&shapes, &Filter::ALL, &mut yes);
     let casts: Vec<(QueryShape, Pose, Vec3, f32)> = shapes
         .iter()
         .map(|(s, p)| (*s, *p, rng.unit(), 2.0))
         .collect();
     let mut hits = vec![None; qs.len()];
-    level.cast_shape_batch(&casts, CastOptions::default(), &mut hits);
+    level.cast_batch(&casts, CastOptions::default(), &Filter::ALL, &mut hits);
     let mut touching = 0;
     for (i, (s, p)) in shapes.iter().enumerate() {
-        assert_eq!(overlaps[i], level.overlap_shape(s, p), "overlap {i}");
-        assert_eq!(yes[i], level.intersects_shape(s, p), "intersects {i}");
+        assert_eq!(
+            overlaps[i],
+            level.overlap(s, p, &Filter::ALL),
+            "overlap {i}"
+        );
+        assert_eq!(
+            yes[i],
+            level.intersects(s, p, &Filter::ALL),
+            "intersects {i}"
+        );
         assert_eq!(yes[i], !overlaps[i].is_empty(), "intersects {i} vs overlap");
         let (_, _, m, t) = casts[i];
         assert_eq!(
             hits[i],
-            level.cast_shape(s, p, m, t, CastOptions::default()),
+            level.cast(s, p, m, t, CastOptions::default(), &Filter::ALL),
             "cast {i}"
         );
         touching += usize::from(yes[i]);
@@ -958,7 +998,7 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     // inner edge or a face — the contact pushes straight
                     // up (the floor's inner edges are flat)
                     if thick && dy < 0.0 && z < 7.0 {
-                        let got = level.overlap_shape(&q.shape(), &q.pose);
+                        let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
                         let f = got
                             .iter()
                             .find(|o| o.instance == floor)
@@ -986,21 +1026,28 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     // a cast that starts touching answers t = 0, unless
                     // told to ignore what the motion leaves
                     let only_floor = level
-                        .overlap_shape(&q.shape(), &q.pose)
+                        .overlap(&q.shape(), &q.pose, &Filter::ALL)
                         .iter()
                         .all(|o| o.instance == floor);
                     if thick && dy < 0.0 && z < 7.0 && only_floor {
                         let sh = q.shape();
                         let along = level
-                            .cast_shape(&sh, &q.pose, Vec3::X, 1.0, CastOptions::default())
+                            .cast(
+                                &sh,
+                                &q.pose,
+                                Vec3::X,
+                                1.0,
+                                CastOptions::default(),
+                                &Filter::ALL,
+                            )
                             .expect("touching at the start");
                         assert_eq!(along.t, 0.0, "{what}");
                         let slide = CastOptions {
                             ignore_leaving: true,
                         };
-                        let away = level.cast_shape(&sh, &q.pose, up, 1.0, slide);
+                        let away = level.cast(&sh, &q.pose, up, 1.0, slide, &Filter::ALL);
                         assert!(away.is_none(), "{what}: lifting off hit {away:?}");
-                        let into = level.cast_shape(&sh, &q.pose, -up, 1.0, slide);
+                        let into = level.cast(&sh, &q.pose, -up, 1.0, slide, &Filter::ALL);
                         assert_eq!(into.map(|h| h.t), Some(0.0), "{what}: pressing in");
                     }
                 }
@@ -1128,12 +1175,12 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
                 ignore_leaving: true,
             };
             let motion = (dir * len).as_vec3();
-            let stop = level.cast_shape(&q.shape(), &q.pose, motion, 1.0, slide);
+            let stop = level.cast(&q.shape(), &q.pose, motion, 1.0, slide, &Filter::ALL);
             assert!(stop.is_none(), "{what}: stopped by {stop:?}");
             // wherever it is along the way, the floor pushes along its normal
             for f in [0.0, 0.37, 1.0] {
                 let p = Pose::new(q.pose.rotation, q.pose.translation + motion * f);
-                for o in level.overlap_shape(&q.shape(), &p) {
+                for o in level.overlap(&q.shape(), &p, &Filter::ALL) {
                     contacts += 1;
                     let dev = (o.normal.as_dvec3() - up).length();
                     worst = worst.max(dev);
@@ -1150,7 +1197,7 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
             // pressing down into the floor meets it with its normal
             let down = (dir * len * 0.2 - up * 0.05).as_vec3();
             let hit = level
-                .cast_shape(&q.shape(), &q.pose, down, 1.0, slide)
+                .cast(&q.shape(), &q.pose, down, 1.0, slide, &Filter::ALL)
                 .unwrap_or_else(|| panic!("{what}: fell through"));
             assert!(
                 (hit.normal.as_dvec3() - up).length() <= 1e-3,

@@ -5,6 +5,7 @@ use glam::Vec3;
 use kiln_baker::{BakeSettings, bake_file, ingest};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
+use kiln_runtime::{Filter, Ray};
 use kiln_tests::{
     Oracle, Rng, TestRay, both_kinds, levels_dir, ray_mix, scene_bounds, scene_order,
 };
@@ -86,7 +87,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                 }
             };
             tally.rays += 1;
-            let kiln = level.raycast(ray.origin, ray.dir, ray.max_t);
+            let kiln = level.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
             match kiln {
                 None => {
                     if let Some(c) = clear {
@@ -245,7 +246,7 @@ fn rays_through_shared_edges_and_vertices_of_closed_meshes_never_slip_through() 
                         let origin = target + away * (0.5 + 4.0 * rng.f() as f64);
                         let (o, tg) = (origin.as_vec3(), target.as_vec3());
                         for (kind, level, _) in &levels {
-                            let hit = level.raycast(o, tg - o, 2.0);
+                            let hit = level.raycast(&Ray::new(o, tg - o, 2.0), &Filter::ALL);
                             rays += 1;
                             // the f32 direction carries a few ulps of the
                             // coordinates' magnitude; a slip-through would
@@ -307,13 +308,19 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
         .unwrap();
     for (x, name) in [(0.25f32, "plain"), (4.75, "mirrored")] {
         let up = level
-            .raycast(Vec3::new(x, -1.0, 0.25), Vec3::Y, 10.0)
+            .raycast(
+                &Ray::new(Vec3::new(x, -1.0, 0.25), Vec3::Y, 10.0),
+                &Filter::ALL,
+            )
             .unwrap();
         assert_eq!(level.object_name(up.instance), name);
         assert!(up.front_face, "{name}: from below is the front");
         assert_eq!(up.normal, Vec3::NEG_Y);
         let down = level
-            .raycast(Vec3::new(x, 1.0, 0.25), Vec3::NEG_Y, 10.0)
+            .raycast(
+                &Ray::new(Vec3::new(x, 1.0, 0.25), Vec3::NEG_Y, 10.0),
+                &Filter::ALL,
+            )
             .unwrap();
         assert!(!down.front_face, "{name}: from above is the back");
         assert_eq!(down.normal, Vec3::Y, "normals face the ray origin");
@@ -325,10 +332,21 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
         let o = Vec3::new(r.range(-2.0, 7.0), r.range(-2.0, 2.0), r.range(-2.0, 3.0));
         let d = r.unit();
         let t = r.range(0.0, 5.0);
-        assert_eq!(level.raycast(o, d, t).is_some(), level.raycast_any(o, d, t));
+        assert_eq!(
+            level.raycast(&Ray::new(o, d, t), &Filter::ALL).is_some(),
+            level.raycast_any(&Ray::new(o, d, t), &Filter::ALL)
+        );
     }
     // invalid rays hit nothing
-    assert!(level.raycast(Vec3::NAN, Vec3::Y, 1.0).is_none());
-    assert!(level.raycast(Vec3::ZERO, Vec3::ZERO, 1.0).is_none());
-    assert!(!level.raycast_any(Vec3::ZERO, Vec3::Y, f32::NAN));
+    assert!(
+        level
+            .raycast(&Ray::new(Vec3::NAN, Vec3::Y, 1.0), &Filter::ALL)
+            .is_none()
+    );
+    assert!(
+        level
+            .raycast(&Ray::new(Vec3::ZERO, Vec3::ZERO, 1.0), &Filter::ALL)
+            .is_none()
+    );
+    assert!(!level.raycast_any(&Ray::new(Vec3::ZERO, Vec3::Y, f32::NAN), &Filter::ALL));
 }

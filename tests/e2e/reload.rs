@@ -4,6 +4,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene, write::write_atomic};
+use kiln_runtime::{Filter, Ray};
 use kiln_runtime::{Level, LevelHandle};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -16,7 +17,10 @@ fn level_at(y: f32) -> Vec<u8> {
 
 fn top_of(level: &Level) -> Option<f32> {
     level
-        .raycast(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, 1000.0)
+        .raycast(
+            &Ray::new(Vec3::new(0.0, 100.0, 0.0), Vec3::NEG_Y, 1000.0),
+            &Filter::ALL,
+        )
         .map(|h| 100.0 - h.t)
 }
 

@@ -9,6 +9,7 @@
 use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A closed cube mesh of side 2 centred on `c`.
@@ -120,7 +121,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 let pf = p.as_vec3();
                 let pd = pf.as_dvec3();
                 // points
-                let inside = !level.contains_point(pf).is_empty();
+                let inside = !level.contains_point(pf, &Filter::ALL).is_empty();
                 insides += usize::from(inside);
                 let clear = solid.distance(pd);
                 if clear > tol {
@@ -133,7 +134,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                     rng.unit()
                 };
                 let want = solid.ray(pd, dir.as_dvec3(), 100.0);
-                let got = level.raycast(pf, dir, 100.0);
+                let got = level.raycast(&Ray::new(pf, dir, 100.0), &Filter::ALL);
                 match (want, got) {
                     (Some(t), Some(h)) => {
                         ray_hits += 1;
@@ -148,12 +149,23 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 }
                 // sphere overlap: closest point and depth
                 let r = 0.2 + rng.f() * 2.0;
-                let ov = level.overlap_sphere(pf, r);
+                let ov = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(pf),
+                    &Filter::ALL,
+                );
                 let inside_exact = solid.inside(pd, 0.0);
                 let want_touch = inside_exact || clear <= f64::from(r);
                 if (clear - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), want_touch, "{what} overlap {i}");
-                    assert_eq!(level.intersects_sphere(pf, r), want_touch);
+                    assert_eq!(
+                        level.intersects(
+                            &QueryShape::Sphere { radius: r },
+                            &Pose::at(pf),
+                            &Filter::ALL
+                        ),
+                        want_touch
+                    );
                 }
                 touches += usize::from(!ov.is_empty());
                 if let Some(o) = ov.first() {
@@ -178,7 +190,14 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 if i % 4 == 0 {
                     let d = (centre - pd).as_vec3().normalize() + rng.unit() * 0.3;
                     let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), 50.0);
-                    let got = level.sweep_sphere(pf, r, d, 50.0);
+                    let got = level.cast(
+                        &QueryShape::Sphere { radius: r },
+                        &Pose::at(pf),
+                        d,
+                        50.0,
+                        CastOptions::default(),
+                        &Filter::ALL,
+                    );
                     match (want, got) {
                         (Some(t), Some(h)) => {
                             sweep_hits += 1;
@@ -262,13 +281,17 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                 let dist = seg(pd) - rad;
                 if dist.abs() > tol {
                     assert_eq!(
-                        !level.contains_point(pf).is_empty(),
+                        !level.contains_point(pf, &Filter::ALL).is_empty(),
                         dist < 0.0,
                         "{what} {i}"
                     );
                 }
                 let r = 0.1 + rng.f();
-                let ov = level.overlap_sphere(pf, r);
+                let ov = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(pf),
+                    &Filter::ALL,
+                );
                 if (dist - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), dist <= f64::from(r), "{what} {i}");
                 }
@@ -277,7 +300,14 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                 }
                 // a sweep towards the centre: first time the distance reaches r
                 let d = (centre - pd).as_vec3() + rng.unit() * 0.5 * rad as f32;
-                let got = level.sweep_sphere(pf, r, d, 2.0);
+                let got = level.cast(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(pf),
+                    d,
+                    2.0,
+                    CastOptions::default(),
+                    &Filter::ALL,
+                );
                 let f = |t: f64| seg(pd + d.as_dvec3() * t) - rad - f64::from(r);
                 let want = if f(0.0) <= 0.0 {
                     Some(0.0)
@@ -489,7 +519,7 @@ fn a_crate_modelled_rotated_becomes_a_box() {
                 + (hi - lo + size * 0.4)
                     * DVec3::new(rng.f().into(), rng.f().into(), rng.f().into());
             let eps = 1e-5 * (1.0 + p.abs().max_element());
-            let got = !level.contains_point(p.as_vec3()).is_empty();
+            let got = !level.contains_point(p.as_vec3(), &Filter::ALL).is_empty();
             if solid.inside(p, -eps) {
                 assert!(got, "{name}: {p} is inside the crate");
                 inside += 1;
@@ -500,7 +530,10 @@ fn a_crate_modelled_rotated_becomes_a_box() {
             let d = rng.unit().as_dvec3();
             let o = (p - d * size * 2.0).as_vec3().as_dvec3();
             let want = solid.ray(o, d, 4.0 * size);
-            let hit = level.raycast(o.as_vec3(), d.as_vec3(), (4.0 * size) as f32);
+            let hit = level.raycast(
+                &Ray::new(o.as_vec3(), d.as_vec3(), (4.0 * size) as f32),
+                &Filter::ALL,
+            );
             match (want, hit) {
                 (Some(t), Some(h)) => {
                     // the hit lies on the crate's surface within the f32

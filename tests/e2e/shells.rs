@@ -8,6 +8,7 @@
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
+use kiln_runtime::{Filter, Ray};
 use kiln_tests::{object_kinds, torus_knot};
 
 /// A closed axis-aligned box from `lo` to `hi`, faces outwards (or
@@ -119,7 +120,7 @@ fn playable(level: &Level, half: f32, shell: &str, expect: impl Fn(Vec3) -> f32)
                 }
                 checked += 1;
                 let inside: Vec<&str> = level
-                    .contains_point(p)
+                    .contains_point(p, &Filter::ALL)
                     .into_iter()
                     .map(|o| level.object_name(o))
                     .collect();
@@ -131,7 +132,7 @@ fn playable(level: &Level, half: f32, shell: &str, expect: impl Fn(Vec3) -> f32)
     let from = Vec3::new(0.0, 3.0, 0.0);
     for dir in [Vec3::Y, Vec3::NEG_Y, Vec3::X, Vec3::NEG_Z] {
         let hit = level
-            .raycast(from, dir, 1e6)
+            .raycast(&Ray::new(from, dir, 1e6), &Filter::ALL)
             .unwrap_or_else(|| panic!("ray {dir} from {from} hit nothing"));
         let want = expect(dir);
         if dir == Vec3::NEG_Y {
@@ -196,7 +197,9 @@ fn a_sky_sphere_around_the_level_is_its_surface() {
         // the facets' sag of r
         let level = &level;
         let from = Vec3::new(0.0, 3.0, 0.0);
-        let hit = level.raycast(from, Vec3::X, 1e6).unwrap();
+        let hit = level
+            .raycast(&Ray::new(from, Vec3::X, 1e6), &Filter::ALL)
+            .unwrap();
         assert_eq!(level.object_name(hit.instance), "Sky");
         assert!(
             hit.t > r * 0.97 && hit.t <= r,
@@ -256,7 +259,9 @@ fn a_hollow_building_with_thick_walls_around_a_prop_is_its_surface() {
     playable(&level, 6.0, "Building", to_box(6.0));
     // inside the walls is still "inside" nothing (a surface), but a ray
     // from the room meets the inner wall first
-    let hit = level.raycast(Vec3::ZERO, Vec3::X, 100.0).unwrap();
+    let hit = level
+        .raycast(&Ray::new(Vec3::ZERO, Vec3::X, 100.0), &Filter::ALL)
+        .unwrap();
     assert!((hit.t - 6.0).abs() < 1e-4, "{}", hit.t);
 
     // the same building with nothing inside is a solid: its walls hold
@@ -264,15 +269,25 @@ fn a_hollow_building_with_thick_walls_around_a_prop_is_its_surface() {
     let (level, seen) = bake(vec![building]);
     let (kind, rule) = kind_of(&seen, "Building");
     assert_ne!(kind, "trimesh", "{rule}");
-    assert_eq!(level.contains_point(Vec3::new(7.0, 0.0, 0.0)), vec![0]);
-    assert!(level.contains_point(Vec3::new(0.0, 0.0, 0.0)).is_empty());
+    assert_eq!(
+        level.contains_point(Vec3::new(7.0, 0.0, 0.0), &Filter::ALL),
+        vec![0]
+    );
+    assert!(
+        level
+            .contains_point(Vec3::new(0.0, 0.0, 0.0), &Filter::ALL)
+            .is_empty()
+    );
 }
 
 #[test]
 fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
     let (level, seen) = bake(vec![cube("Crate", Vec3::ZERO, Vec3::ONE, false)]);
     assert_eq!(kind_of(&seen, "Crate").0, "box");
-    assert_eq!(level.contains_point(Vec3::splat(0.5)), vec![0]);
+    assert_eq!(
+        level.contains_point(Vec3::splat(0.5), &Filter::ALL),
+        vec![0]
+    );
     // a crate with a smaller crate on top and one beside it: no shells
     let (_, seen) = bake(vec![
         cube("Crate", Vec3::ZERO, Vec3::splat(2.0), false),

@@ -7,6 +7,7 @@ use glam::{DVec3, Vec3};
 use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
 use kiln_tests::{
     Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,
 };
@@ -133,7 +134,11 @@ fn sphere_overlaps_match_brute_force() {
             for (kind, level) in &case.levels {
                 let name = format!("{} ({})", case.name, kind.name());
                 let sources = scene_order(level);
-                let got = level.overlap_sphere(c, r);
+                let got = level.overlap(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(c),
+                    &Filter::ALL,
+                );
                 let r = r as f64;
                 for (si, &d) in dist.iter().enumerate() {
                     if d <= r - TOL {
@@ -166,7 +171,11 @@ fn sphere_overlaps_match_brute_force() {
                     );
                 }
                 assert_eq!(
-                    level.intersects_sphere(c, r as f32),
+                    level.intersects(
+                        &QueryShape::Sphere { radius: r as f32 },
+                        &Pose::at(c),
+                        &Filter::ALL
+                    ),
                     !got.is_empty(),
                     "{name}"
                 );
@@ -258,7 +267,14 @@ fn sphere_sweeps_match_brute_force() {
             n += 1;
             for (kind, level) in &case.levels {
                 let name = format!("{} ({})", case.name, kind.name());
-                let got = level.sweep_sphere(cf, r, df, max_t);
+                let got = level.cast(
+                    &QueryShape::Sphere { radius: r },
+                    &Pose::at(cf),
+                    df,
+                    max_t,
+                    CastOptions::default(),
+                    &Filter::ALL,
+                );
                 match (got, want) {
                     (Some(g), Some(w)) => {
                         hits += 1;
@@ -314,11 +330,13 @@ fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
         for k in 0..50 {
             let x = 10.5 + k as f32 * 0.18;
             let hit = level
-                .sweep_sphere(
-                    Vec3::new(x, 500.0, 15.0),
-                    0.05,
+                .cast(
+                    &QueryShape::Sphere { radius: 0.05 },
+                    &Pose::at(Vec3::new(x, 500.0, 15.0)),
                     Vec3::new(0.0, -1e5, 0.0),
                     1.0,
+                    CastOptions::default(),
+                    &Filter::ALL,
                 )
                 .unwrap();
             let y: f32 = 500.0 - hit.t * 1e5;
@@ -334,7 +352,6 @@ fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
 
 #[test]
 fn batched_queries_answer_like_single_ones() {
-    use kiln_runtime::{Ray, Sphere, Sweep};
     let case = cases().into_iter().next().unwrap();
     let mut rng = Rng::new(31);
     let point = |rng: &mut Rng| {
@@ -347,47 +364,62 @@ fn batched_queries_answer_like_single_ones() {
     let rays: Vec<Ray> = (0..3000)
         .map(|_| Ray::new(point(&mut rng), rng.unit(), rng.range(0.0, 40.0)))
         .collect();
-    let spheres: Vec<Sphere> = (0..3000)
-        .map(|_| Sphere {
-            center: point(&mut rng),
-            radius: rng.range(0.1, 2.0),
+    let spheres: Vec<(QueryShape, Pose)> = (0..3000)
+        .map(|_| {
+            let radius = rng.range(0.1, 2.0);
+            (QueryShape::Sphere { radius }, Pose::at(point(&mut rng)))
         })
         .collect();
-    let sweeps: Vec<Sweep> = (0..3000)
-        .map(|_| Sweep {
-            center: point(&mut rng),
-            radius: rng.range(0.1, 1.0),
-            dir: rng.unit(),
-            max_t: 10.0,
+    let sweeps: Vec<(QueryShape, Pose, Vec3, f32)> = (0..3000)
+        .map(|_| {
+            let radius = rng.range(0.1, 1.0);
+            let at = Pose::at(point(&mut rng));
+            (QueryShape::Sphere { radius }, at, rng.unit(), 10.0)
         })
         .collect();
+    let points: Vec<Vec3> = (0..3000).map(|_| point(&mut rng)).collect();
 
     for (_, level) in &case.levels {
-        let mut hits = vec![None; rays.len()];
-        level.raycast_batch(&rays, &mut hits);
-        let mut any = vec![false; rays.len()];
-        level.raycast_any_batch(&rays, &mut any);
-        for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
-            assert_eq!(*h, level.cast(r));
-            assert_eq!(*a, level.raycast_any(r.origin, r.dir, r.max_t));
+        // every object, and every object but the first two
+        let skipped = [0, 1];
+        for filter in [Filter::ALL, Filter::skip(&skipped)] {
+            let mut hits = vec![None; rays.len()];
+            level.raycast_batch(&rays, &filter, &mut hits);
+            let mut any = vec![false; rays.len()];
+            level.raycast_any_batch(&rays, &filter, &mut any);
+            for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
+                assert_eq!(*h, level.raycast(r, &filter));
+                assert_eq!(*a, level.raycast_any(r, &filter));
+            }
+            let mut overlaps = vec![Vec::new(); spheres.len()];
+            level.overlap_batch(&spheres, &filter, &mut overlaps);
+            let mut touch = vec![false; spheres.len()];
+            level.intersects_batch(&spheres, &filter, &mut touch);
+            for (((s, p), o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
+                assert_eq!(*o, level.overlap(s, p, &filter));
+                assert_eq!(*t, level.intersects(s, p, &filter));
+                assert!(o.iter().all(|o| !skipped.contains(&o.instance)) || filter.accepts(0, 1));
+            }
+            let mut swept = vec![None; sweeps.len()];
+            let options = CastOptions::default();
+            level.cast_batch(&sweeps, options, &filter, &mut swept);
+            for ((s, p, d, t), h) in sweeps.iter().zip(&swept) {
+                assert_eq!(*h, level.cast(s, p, *d, *t, options, &filter));
+            }
+            let mut inside = vec![Vec::new(); points.len()];
+            level.contains_point_batch(&points, &filter, &mut inside);
+            for (p, i) in points.iter().zip(&inside) {
+                assert_eq!(*i, level.contains_point(*p, &filter));
+            }
+            // the level's first objects are in reach of many queries
+            // (every query sees nothing only through a broken filter)
+            if filter.accepts(0, u32::MAX) {
+                assert!(
+                    hits.iter().any(Option::is_some)
+                        && swept.iter().any(Option::is_some)
+                        && touch.iter().any(|t| *t)
+                );
+            }
         }
-        let mut overlaps = vec![Vec::new(); spheres.len()];
-        level.overlap_sphere_batch(&spheres, &mut overlaps);
-        let mut touch = vec![false; spheres.len()];
-        level.intersects_sphere_batch(&spheres, &mut touch);
-        for ((s, o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
-            assert_eq!(*o, level.overlap_sphere(s.center, s.radius));
-            assert_eq!(*t, level.intersects_sphere(s.center, s.radius));
-        }
-        let mut swept = vec![None; sweeps.len()];
-        level.sweep_sphere_batch(&sweeps, &mut swept);
-        for (s, h) in sweeps.iter().zip(&swept) {
-            assert_eq!(*h, level.sweep_sphere(s.center, s.radius, s.dir, s.max_t));
-        }
-        assert!(
-            hits.iter().any(Option::is_some)
-                && swept.iter().any(Option::is_some)
-                && touch.iter().any(|t| *t)
-        );
     }
 }

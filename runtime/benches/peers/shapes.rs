@@ -8,6 +8,7 @@
 use super::{Rng, Row, compare, pv};
 use glam::{DVec3, Quat, Vec3};
 use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, QueryShape};
+use kiln_runtime::{Filter, Ray};
 use kiln_tests::convex::{self, Core, Polytope};
 use parry3d::shape::SharedShape;
 use std::collections::HashMap;
@@ -241,20 +242,20 @@ pub fn rows(
             soak(&mut || {
                 poses
                     .iter()
-                    .for_each(|p| level.overlap_shape_into(&ks, p, &mut buf))
+                    .for_each(|p| level.overlap_into(&ks, p, &Filter::ALL, &mut buf))
             });
         }
         if wanted("yes/no") {
             soak(&mut || {
                 poses
                     .iter()
-                    .for_each(|p| _ = level.intersects_shape(&ks, p))
+                    .for_each(|p| _ = level.intersects(&ks, p, &Filter::ALL))
             });
         }
         if wanted("casts") {
             soak(&mut || {
                 for (p, &(m, max_t)) in poses.iter().zip(motions) {
-                    _ = level.cast_shape(&ks, p, m, max_t, CastOptions::default());
+                    _ = level.cast(&ks, p, m, max_t, CastOptions::default(), &Filter::ALL);
                 }
             });
         }
@@ -266,7 +267,7 @@ pub fn rows(
             n,
             || {
                 kiln_yes.extend(poses.iter().map(|p| {
-                    level.overlap_shape_into(&ks, p, &mut buf);
+                    level.overlap_into(&ks, p, &Filter::ALL, &mut buf);
                     !buf.is_empty()
                 }));
                 kiln_yes.iter().filter(|&&y| y).count()
@@ -308,7 +309,7 @@ pub fn rows(
             "touching",
             n,
             || {
-                ky.extend(poses.iter().map(|p| level.intersects_shape(&ks, p)));
+                ky.extend(poses.iter().map(|p| level.intersects(&ks, p, &Filter::ALL)));
                 ky.iter().filter(|&&y| y).count()
             },
             || {
@@ -337,7 +338,7 @@ pub fn rows(
             || {
                 kt.extend(poses.iter().zip(motions).map(|(p, &(m, max_t))| {
                     level
-                        .cast_shape(&ks, p, m, max_t, CastOptions::default())
+                        .cast(&ks, p, m, max_t, CastOptions::default(), &Filter::ALL)
                         .map(|h| h.t)
                 }));
                 kt.iter().flatten().count()
@@ -448,7 +449,7 @@ pub fn character_rows(
     mesh: (&[[f32; 3]], &[[u32; 3]]),
     quick: bool,
 ) {
-    use kiln_runtime::Filter;
+    use Filter;
     use kiln_runtime::character::{Character, Ground};
     use rapier3d::control::{CharacterAutostep, CharacterLength, KinematicCharacterController};
     use rapier3d::prelude as rp;
@@ -463,13 +464,14 @@ pub fn character_rows(
         for gz in 0..side {
             let x = lo.x + (hi.x - lo.x) * (gx as f32 + 0.5) / side as f32;
             let z = lo.z + (hi.z - lo.z) * (gz as f32 + 0.5) / side as f32;
-            if let Some(h) =
-                level.raycast(Vec3::new(x, hi.y + 1.0, z), Vec3::NEG_Y, hi.y - lo.y + 2.0)
-                && h.front_face
+            if let Some(h) = level.raycast(
+                &Ray::new(Vec3::new(x, hi.y + 1.0, z), Vec3::NEG_Y, hi.y - lo.y + 2.0),
+                &Filter::ALL,
+            ) && h.front_face
                 && h.normal.y >= c.settings.max_slope.cos()
             {
                 let at = h.point + Vec3::Y * 0.92;
-                if !level.intersects_shape(&c.shape, &Pose::new(c.rotation, at)) {
+                if !level.intersects(&c.shape, &Pose::new(c.rotation, at), &Filter::ALL) {
                     starts.push(at);
                 }
             }

@@ -25,6 +25,8 @@ pub struct Hull {
 }
 
 impl Hull {
+    // used by the baker (feature `internals`)
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// Enclosed volume.
     pub fn volume(&self) -> f64 {
         let mut v = 0.0;

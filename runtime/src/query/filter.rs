@@ -43,6 +43,12 @@ impl std::fmt::Debug for Filter<'_> {
 
 impl<'a> Filter<'a> {
     /// Every object.
+    ///
+    /// ```
+    /// use kiln_runtime::Filter;
+    /// assert!(Filter::ALL.accepts(0, 1) && Filter::ALL.accepts(u32::MAX, 1 << 31));
+    /// assert!(Filter::default().accepts(7, 1));
+    /// ```
     pub const ALL: Filter<'static> = Filter {
         skip: &[],
         keep: None,
@@ -50,6 +56,13 @@ impl<'a> Filter<'a> {
     };
 
     /// Every object but these instances.
+    ///
+    /// ```
+    /// use kiln_runtime::Filter;
+    /// let mine = [4, 9];
+    /// let others = Filter::skip(&mine);
+    /// assert!(!others.accepts(4, 1) && !others.accepts(9, 1) && others.accepts(5, 1));
+    /// ```
     pub fn skip(instances: &'a [u32]) -> Filter<'a> {
         Filter {
             skip: instances,
@@ -59,6 +72,15 @@ impl<'a> Filter<'a> {
 
     /// Only the objects in at least one of the layers of `mask` (bits
     /// from [`crate::Level::layer`]).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// let walkable = level.layer("default").unwrap();
+    /// let down = Ray::new(Vec3::new(12.0, 5.0, 5.0), Vec3::NEG_Y, 10.0);
+    /// assert!(level.raycast(&down, &Filter::ALL.layers(walkable)).is_some());
+    /// assert!(!Filter::ALL.layers(0b10).accepts(0, 0b01));
+    /// ```
     pub fn layers(self, mask: u32) -> Filter<'a> {
         Filter {
             layers: mask,
@@ -68,6 +90,17 @@ impl<'a> Filter<'a> {
 
     /// Also drops the objects `keep` answers `false` for (it is called
     /// with the instance index, from any thread).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// // only the floor tiles, by name
+    /// let floors = |i: u32| level.object_name(i).starts_with("floor");
+    /// let only_floors = Filter::ALL.keep(&floors);
+    /// let along = Ray::new(Vec3::new(12.0, 1.0, 12.0), Vec3::X, 10.0);
+    /// assert!(level.raycast(&along, &Filter::ALL).is_some()); // the wall
+    /// assert!(level.raycast(&along, &only_floors).is_none());
+    /// ```
     pub fn keep(self, keep: &'a (dyn Fn(u32) -> bool + Sync)) -> Filter<'a> {
         Filter {
             keep: Some(keep),
@@ -77,6 +110,12 @@ impl<'a> Filter<'a> {
 
     /// Whether a query sees instance `instance`, whose layers are
     /// `layers` ([`crate::Level::object_layers`]).
+    ///
+    /// ```
+    /// use kiln_runtime::Filter;
+    /// let f = Filter::ALL.layers(0b100);
+    /// assert!(f.accepts(3, 0b110) && !f.accepts(3, 0b011));
+    /// ```
     #[inline]
     pub fn accepts(&self, instance: u32, layers: u32) -> bool {
         layers & self.layers != 0

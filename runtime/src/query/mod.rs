@@ -1,11 +1,17 @@
 //! Level-wide queries, one file per operation: the top-level tree picks
 //! the instances, their shapes answer (`shape`).
 
-pub mod filter;
-pub mod point;
-pub mod raycast;
-pub mod shape;
-pub mod sphere;
+mod filter;
+mod point;
+mod raycast;
+mod shape;
+mod sphere;
+
+pub use filter::Filter;
+pub use raycast::{Ray, RayHit};
+pub(crate) use shape::Probe;
+pub use shape::{CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap};
+pub(crate) use sphere::Sweep;
 
 use rayon::prelude::*;
 

@@ -1,5 +1,6 @@
 //! Point queries against the whole level: which solids contain a point.
 
+use super::filter::Filter;
 use crate::instance::Placement;
 use crate::level::Level;
 use crate::shape::ShapeRef;
@@ -8,11 +9,37 @@ use glam::Vec3;
 use kiln_formats::level::leaf_range;
 
 impl Level {
-    /// The instances whose solid contains `p` (surface included), in
-    /// archive order. Triangle meshes have no inside and never contain a
-    /// point. Appends to `out`, which it clears first, so a caller can
-    /// reuse one buffer and never allocate.
-    pub fn contains_point_into(&self, p: Vec3, out: &mut Vec<u32>) {
+    /// The instances `filter` accepts whose solid contains `p` (surface
+    /// included), in instance order. Triangle meshes have no inside and
+    /// never contain a point; a non-finite point is in nothing.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Vec3};
+    /// // the wall is a solid box; the floor tiles are triangle meshes
+    /// let inside = level.contains_point(Vec3::new(16.25, 1.0, 10.0), &Filter::ALL);
+    /// assert_eq!(inside, [level.find_object("wall").unwrap()]);
+    /// assert!(level.contains_point(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL).is_empty());
+    /// ```
+    pub fn contains_point(&self, p: Vec3, filter: &Filter) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.contains_point_into(p, filter, &mut out);
+        out
+    }
+
+    /// [`Level::contains_point`] into `out`, which it clears first, so a
+    /// caller can reuse one buffer and never allocate.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Vec3};
+    /// let mut inside = Vec::new();
+    /// for x in [15.0, 16.25, 17.0] {
+    ///     level.contains_point_into(Vec3::new(x, 1.0, 10.0), &Filter::ALL, &mut inside);
+    ///     assert_eq!(inside.len(), usize::from(x == 16.25));
+    /// }
+    /// ```
+    pub fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<u32>) {
         out.clear();
         if !p.is_finite() {
             return;
@@ -20,6 +47,9 @@ impl Level {
         let level = self.archive();
         walk_box(level.top.as_slice(), p, p, |data| {
             let (ii, _) = leaf_range(data);
+            if !filter.sees(level, ii) {
+                return false;
+            }
             let inst = &level.instances[ii as usize];
             let shape = ShapeRef(&level.shapes[inst.shape.to_native() as usize]);
             if shape.contains(&Placement::new(inst), p) {
@@ -30,18 +60,22 @@ impl Level {
         out.sort_unstable();
     }
 
-    /// [`Level::contains_point_into`] into a new vector.
-    pub fn contains_point(&self, p: Vec3) -> Vec<u32> {
-        let mut out = Vec::new();
-        self.contains_point_into(p, &mut out);
-        out
-    }
-
     /// Point queries on the rayon pool: `out[i]` answers `points[i]`.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn contains_point_batch(&self, points: &[Vec3], out: &mut [Vec<u32>]) {
-        super::batch(points, out, 256, |p, o| self.contains_point_into(*p, o));
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Vec3};
+    /// let points: Vec<Vec3> = (0..100).map(|i| Vec3::new(15.01 + i as f32 * 0.02, 1.0, 10.0)).collect();
+    /// let mut out = vec![Vec::new(); points.len()];
+    /// level.contains_point_batch(&points, &Filter::ALL, &mut out);
+    /// assert_eq!(out.iter().filter(|o| !o.is_empty()).count(), 25); // 16.01 to 16.49
+    /// ```
+    pub fn contains_point_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [Vec<u32>]) {
+        super::batch(points, out, 256, |p, o| {
+            self.contains_point_into(*p, filter, o)
+        });
     }
 }

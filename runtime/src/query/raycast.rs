@@ -14,6 +14,13 @@ use kiln_formats::level::{ArchivedLevel, leaf_range};
 
 /// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
 /// unit length; `t` is measured in multiples of it.
+///
+/// ```
+/// use kiln_runtime::{Ray, Vec3};
+/// let ray = Ray { origin: Vec3::ZERO, dir: Vec3::new(0.0, 0.0, 2.0), max_t: 5.0 };
+/// // t counts multiples of dir: this ray reaches 10 m
+/// assert_eq!(ray.origin + ray.dir * ray.max_t, Vec3::new(0.0, 0.0, 10.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ray {
     /// Start point.
@@ -26,12 +33,26 @@ pub struct Ray {
 
 impl Ray {
     /// A ray from its parts.
+    ///
+    /// ```
+    /// use kiln_runtime::{Ray, Vec3};
+    /// let down = Ray::new(Vec3::new(0.0, 10.0, 0.0), Vec3::NEG_Y, f32::INFINITY);
+    /// assert_eq!(down.max_t, f32::INFINITY);
+    /// ```
     pub fn new(origin: Vec3, dir: Vec3, max_t: f32) -> Ray {
         Ray { origin, dir, max_t }
     }
 
     /// True when the ray can be cast: finite origin and direction, non-zero
     /// direction, `max_t >= 0` (NaN is not).
+    ///
+    /// ```
+    /// use kiln_runtime::{Ray, Vec3};
+    /// assert!(Ray::new(Vec3::ZERO, Vec3::X, 1.0).is_valid());
+    /// assert!(!Ray::new(Vec3::ZERO, Vec3::ZERO, 1.0).is_valid());
+    /// assert!(!Ray::new(Vec3::ZERO, Vec3::X, f32::NAN).is_valid());
+    /// assert!(!Ray::new(Vec3::NAN, Vec3::X, 1.0).is_valid());
+    /// ```
     pub fn is_valid(&self) -> bool {
         self.origin.is_finite()
             && self.dir.is_finite()
@@ -41,6 +62,18 @@ impl Ray {
 }
 
 /// The closest hit of a ray.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{Filter, Ray, Vec3};
+/// // into the wall's face from outside, then from inside the wall
+/// let hit = level.raycast(&Ray::new(Vec3::new(12.0, 1.0, 12.0), Vec3::X, 10.0), &Filter::ALL).unwrap();
+/// assert!(hit.front_face && hit.feature.is_some());
+/// assert!((hit.point - Vec3::new(16.0, 1.0, 12.0)).length() < 1e-5);
+/// let inside = level.raycast(&Ray::new(Vec3::new(16.25, 1.0, 12.0), Vec3::X, 10.0), &Filter::ALL).unwrap();
+/// assert_eq!((inside.t, inside.front_face, inside.feature), (0.0, false, None));
+/// assert_eq!(inside.normal, Vec3::NEG_X);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayHit {
     /// Ray parameter of the hit.
@@ -122,26 +155,22 @@ impl Level {
 }
 
 impl Level {
-    /// The closest hit of `origin + t · dir`, `0 <= t <= max_t`, or `None`.
-    /// Invalid rays (see [`Ray::is_valid`]) hit nothing.
-    pub fn raycast(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<RayHit> {
-        self.cast(&Ray::new(origin, dir, max_t))
-    }
-
-    /// Whether anything lies on the ray within `[0, max_t]` (occlusion test;
-    /// stops at the first hit found).
-    pub fn raycast_any(&self, origin: Vec3, dir: Vec3, max_t: f32) -> bool {
-        let ray = Ray::new(origin, dir, max_t);
-        ray.is_valid() && self.search(&ray, true, &Filter::ALL).is_some()
-    }
-
-    /// [`Level::raycast`] for a prepared [`Ray`].
-    pub fn cast(&self, ray: &Ray) -> Option<RayHit> {
-        self.cast_filtered(ray, &Filter::ALL)
-    }
-
-    /// [`Level::cast`] seeing only the objects `filter` accepts.
-    pub fn cast_filtered(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+    /// The closest hit of `ray` on the objects `filter` accepts, or
+    /// `None`. An invalid ray (see [`Ray::is_valid`]) hits nothing.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// // along +x at head height: the wall's face at x = 16
+    /// let ray = Ray::new(Vec3::new(12.0, 1.0, 10.0), Vec3::X, 100.0);
+    /// let hit = level.raycast(&ray, &Filter::ALL).unwrap();
+    /// assert_eq!(level.object_name(hit.instance), "wall");
+    /// assert!((hit.t - 4.0).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6) && hit.front_face);
+    /// // without the wall, the ray leaves the level
+    /// let wall = [hit.instance];
+    /// assert_eq!(level.raycast(&ray, &Filter::skip(&wall)), None);
+    /// ```
+    pub fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
         if !ray.is_valid() {
             return None;
         }
@@ -171,21 +200,62 @@ impl Level {
         })
     }
 
-    /// Casts many rays on the rayon pool; `out[i]` answers `rays[i]`.
+    /// Whether `ray` hits any object `filter` accepts (an occlusion test:
+    /// it stops at the first hit found, not the closest).
     ///
-    /// # Panics
-    /// If `out` and `rays` differ in length.
-    pub fn raycast_batch(&self, rays: &[Ray], out: &mut [Option<RayHit>]) {
-        super::batch(rays, out, 256, |r, o| *o = self.cast(r));
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// // can a point at (12, 1, 10) see one at (18, 1, 10)? The wall is between.
+    /// let (eye, target) = (Vec3::new(12.0, 1.0, 10.0), Vec3::new(18.0, 1.0, 10.0));
+    /// assert!(level.raycast_any(&Ray::new(eye, target - eye, 1.0), &Filter::ALL));
+    /// // over the 3 m wall, yes
+    /// let high = Vec3::Y * 3.0;
+    /// assert!(!level.raycast_any(&Ray::new(eye + high, target - eye, 1.0), &Filter::ALL));
+    /// ```
+    pub fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
+        ray.is_valid() && self.search(ray, true, filter).is_some()
     }
 
-    /// Occlusion tests for many rays on the rayon pool.
+    /// [`Level::raycast`] for many rays on the rayon pool; `out[i]`
+    /// answers `rays[i]`.
     ///
     /// # Panics
     /// If `out` and `rays` differ in length.
-    pub fn raycast_any_batch(&self, rays: &[Ray], out: &mut [bool]) {
-        super::batch(rays, out, 256, |r, o| {
-            *o = self.raycast_any(r.origin, r.dir, r.max_t)
-        });
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// // a 10 x 10 grid of rays down onto the floor tiles
+    /// let rays: Vec<Ray> = (0..100)
+    ///     .map(|i| Ray::new(Vec3::new(10.5 + (i % 10) as f32 * 0.5, 5.0, 0.5 + (i / 10) as f32 * 1.9), Vec3::NEG_Y, 10.0))
+    ///     .collect();
+    /// let mut hits = vec![None; rays.len()];
+    /// level.raycast_batch(&rays, &Filter::ALL, &mut hits);
+    /// assert!(hits.iter().all(|h| h.is_some_and(|h| h.point.y.abs() < 1e-4)));
+    /// ```
+    pub fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
+        super::batch(rays, out, 256, |r, o| *o = self.raycast(r, filter));
+    }
+
+    /// [`Level::raycast_any`] for many rays on the rayon pool; `out[i]`
+    /// answers `rays[i]`.
+    ///
+    /// # Panics
+    /// If `out` and `rays` differ in length.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Ray, Vec3};
+    /// // sight lines from (12, h, 10) across the 3 m wall at x = 16
+    /// let rays: Vec<Ray> = [1.0, 2.0, 4.0, 5.0]
+    ///     .map(|h| Ray::new(Vec3::new(12.0, h, 10.0), Vec3::X, 6.0))
+    ///     .to_vec();
+    /// let mut blocked = vec![false; rays.len()];
+    /// level.raycast_any_batch(&rays, &Filter::ALL, &mut blocked);
+    /// assert_eq!(blocked, [true, true, false, false]);
+    /// ```
+    pub fn raycast_any_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
+        super::batch(rays, out, 256, |r, o| *o = self.raycast_any(r, filter));
     }
 }

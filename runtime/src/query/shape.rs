@@ -10,19 +10,17 @@
 //! segment), the separating-axis depth when the cores overlap, and casts
 //! by conservative advancement, all in f64 world space.
 //!
-//! ```no_run
-//! use kiln_runtime::{CastOptions, Level, QueryShape, Vec3};
-//! let level = Level::open("target/shapes.kiln")?;
+//! ```
+//! # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+//! use kiln_runtime::{CastOptions, Filter, QueryShape, Vec3};
 //! let (capsule, pose) =
-//!     QueryShape::capsule(Vec3::new(0.0, 3.0, 0.0), Vec3::new(0.0, 4.2, 0.0), 0.4);
-//! for touch in level.overlap_shape(&capsule, &pose) {
+//!     QueryShape::capsule(Vec3::new(12.0, 0.2, 5.0), Vec3::new(12.0, 1.4, 5.0), 0.4);
+//! for touch in level.overlap(&capsule, &pose, &Filter::ALL) {
 //!     println!("{} deep in {}", touch.depth, level.object_name(touch.instance));
 //! }
 //! let slide = CastOptions { ignore_leaving: true };
-//! if let Some(hit) = level.cast_shape(&capsule, &pose, Vec3::NEG_Y, 10.0, slide) {
-//!     println!("lands after {} m on {}", hit.t, level.object_name(hit.instance));
-//! }
-//! # Ok::<(), kiln_runtime::OpenError>(())
+//! let hit = level.cast(&capsule, &pose, Vec3::X, 10.0, slide, &Filter::ALL).unwrap();
+//! assert_eq!(level.object_name(hit.instance), "wall");
 //! ```
 
 use super::filter::Filter;
@@ -39,6 +37,14 @@ use glam::{DQuat, DVec3, Quat, Vec3};
 use kiln_formats::level::{ArchivedLevel, leaf_range};
 
 /// Where a query shape is: a rotation, then a translation.
+///
+/// ```
+/// use kiln_runtime::{Pose, Quat, Vec3};
+/// // a pose turns the shape, then moves it
+/// let p = Pose::new(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2), Vec3::new(1.0, 2.0, 3.0));
+/// let tip = p.rotation * Vec3::X + p.translation;
+/// assert!((tip - Vec3::new(1.0, 3.0, 3.0)).length() < 1e-6);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pose {
     /// Rotation (unit quaternion).
@@ -49,12 +55,22 @@ pub struct Pose {
 
 impl Pose {
     /// No rotation, at the origin.
+    ///
+    /// ```
+    /// use kiln_runtime::{Pose, Vec3};
+    /// assert_eq!(Pose::IDENTITY, Pose::at(Vec3::ZERO));
+    /// ```
     pub const IDENTITY: Pose = Pose {
         rotation: Quat::IDENTITY,
         translation: Vec3::ZERO,
     };
 
     /// No rotation, at `translation`.
+    ///
+    /// ```
+    /// use kiln_runtime::{Pose, Quat, Vec3};
+    /// assert_eq!(Pose::at(Vec3::Y), Pose::new(Quat::IDENTITY, Vec3::Y));
+    /// ```
     pub fn at(translation: Vec3) -> Pose {
         Pose {
             rotation: Quat::IDENTITY,
@@ -63,6 +79,19 @@ impl Pose {
     }
 
     /// `rotation`, then `translation`.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, Quat, QueryShape, Vec3};
+    /// // a 2 x 0.2 x 0.2 m plank 0.9 m from the wall: upright, it misses the wall;
+    /// // lying along x, it pokes 0.1 m into it
+    /// let plank = QueryShape::Box { half: Vec3::new(0.1, 1.0, 0.1) };
+    /// let at = Vec3::new(15.1, 1.5, 12.0);
+    /// let wall = level.find_object("wall").unwrap();
+    /// let hits = |pose: &Pose| level.overlap(&plank, pose, &Filter::ALL).iter().any(|o| o.instance == wall);
+    /// assert!(!hits(&Pose::at(at)));
+    /// assert!(hits(&Pose::new(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2), at)));
+    /// ```
     pub fn new(rotation: Quat, translation: Vec3) -> Pose {
         Pose {
             rotation,
@@ -73,6 +102,18 @@ impl Pose {
 
 /// A convex hull to query with: up to [`ConvexHull::MAX_POINTS`] points,
 /// its faces and edges found once when it is made (not per query).
+///
+/// ```
+/// use kiln_runtime::{ConvexHull, Vec3};
+/// // a square pyramid: five vertices; the point inside is dropped
+/// let hull = ConvexHull::new(&[
+///     Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0),
+///     Vec3::new(1.0, 0.0, 1.0), Vec3::new(-1.0, 0.0, 1.0),
+///     Vec3::new(0.0, 1.5, 0.0), Vec3::new(0.0, 0.5, 0.0),
+/// ])?;
+/// assert_eq!(hull.vertices().count(), 5);
+/// # Ok::<(), kiln_runtime::HullError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvexHull {
     points: Vec<DVec3>,
@@ -88,6 +129,14 @@ pub struct ConvexHull {
 }
 
 /// Why a [`ConvexHull`] could not be made.
+///
+/// ```
+/// use kiln_runtime::{ConvexHull, HullError, Vec3};
+/// let flat = [Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::ONE.with_y(0.0)];
+/// assert_eq!(ConvexHull::new(&flat), Err(HullError::Flat));
+/// let bad = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::new(0.0, 0.0, f32::NAN)];
+/// assert_eq!(ConvexHull::new(&bad), Err(HullError::NotFinite(3)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HullError {
     /// More points than [`ConvexHull::MAX_POINTS`].
@@ -103,9 +152,29 @@ pub enum HullError {
 
 impl ConvexHull {
     /// Most points a query hull may have.
+    ///
+    /// ```
+    /// use kiln_runtime::{ConvexHull, HullError, Vec3};
+    /// let many: Vec<Vec3> = (0..=ConvexHull::MAX_POINTS).map(|i| Vec3::splat(i as f32)).collect();
+    /// assert_eq!(ConvexHull::new(&many), Err(HullError::TooManyPoints(257)));
+    /// ```
     pub const MAX_POINTS: usize = 256;
 
     /// The hull of `points` in the shape's local frame.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{ConvexHull, Filter, Pose, QueryShape, Vec3};
+    /// // a tetrahedron standing on its tip, 5 cm into the floor
+    /// let tetra = ConvexHull::new(&[
+    ///     Vec3::new(0.0, -0.5, 0.0), Vec3::new(-0.5, 0.5, -0.5),
+    ///     Vec3::new(0.5, 0.5, -0.5), Vec3::new(0.0, 0.5, 0.5),
+    /// ])?;
+    /// let touched = level.overlap(&QueryShape::Hull(&tetra), &Pose::at(Vec3::new(12.0, 0.45, 5.0)), &Filter::ALL);
+    /// assert_eq!(touched.len(), 1);
+    /// assert!((touched[0].depth - 0.05).abs() < 1e-5);
+    /// # Ok::<(), kiln_runtime::HullError>(())
+    /// ```
     pub fn new(points: &[Vec3]) -> Result<ConvexHull, HullError> {
         if points.len() > Self::MAX_POINTS {
             return Err(HullError::TooManyPoints(points.len()));
@@ -150,12 +219,39 @@ impl ConvexHull {
     }
 
     /// The hull's vertices (a subset of the points it was made from).
+    ///
+    /// ```
+    /// use kiln_runtime::{ConvexHull, Vec3};
+    /// let corners: Vec<Vec3> = (0..8).map(|i| Vec3::new((i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32)).collect();
+    /// let cube = ConvexHull::new(&corners)?;
+    /// let mut v: Vec<Vec3> = cube.vertices().collect();
+    /// v.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+    /// assert_eq!(v.len(), 8);
+    /// # Ok::<(), kiln_runtime::HullError>(())
+    /// ```
     pub fn vertices(&self) -> impl Iterator<Item = Vec3> + '_ {
         self.points.iter().map(|p| p.as_vec3())
     }
 }
 
 /// A convex shape to query with, in its own frame (a [`Pose`] places it).
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{ConvexHull, Filter, Pose, QueryShape, Vec3};
+/// let wedge = ConvexHull::new(&[Vec3::ZERO, Vec3::X, Vec3::Z, Vec3::Y])?;
+/// let shapes = [
+///     QueryShape::Sphere { radius: 0.5 },
+///     QueryShape::Capsule { half_height: 0.6, radius: 0.3 },
+///     QueryShape::Box { half: Vec3::new(0.5, 0.25, 0.5) },
+///     QueryShape::Hull(&wedge),
+/// ];
+/// // each, placed well above the floor, touches nothing
+/// for s in &shapes {
+///     assert!(!level.intersects(s, &Pose::at(Vec3::new(12.0, 2.0, 5.0)), &Filter::ALL));
+/// }
+/// # Ok::<(), kiln_runtime::HullError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum QueryShape<'a> {
     /// A sphere around the origin.
@@ -183,6 +279,15 @@ pub enum QueryShape<'a> {
 
 impl QueryShape<'_> {
     /// A capsule between the world points `a` and `b`, with its pose.
+    ///
+    /// ```
+    /// use kiln_runtime::{QueryShape, Vec3};
+    /// let (shape, pose) = QueryShape::capsule(Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), 0.25);
+    /// assert_eq!(shape, QueryShape::Capsule { half_height: 1.0, radius: 0.25 });
+    /// assert_eq!(pose.translation, Vec3::new(1.0, 0.0, 0.0));
+    /// // the pose turns the capsule's +Y axis onto the segment
+    /// assert!((pose.rotation * Vec3::Y - Vec3::X).length() < 1e-6);
+    /// ```
     pub fn capsule(a: Vec3, b: Vec3, radius: f32) -> (QueryShape<'static>, Pose) {
         let d = b - a;
         let len = d.length();
@@ -202,6 +307,18 @@ impl QueryShape<'_> {
 }
 
 /// One object a query shape touches.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+/// // a ball sunk 0.2 m into the floor: push it out by `depth` along `normal`
+/// let ball = QueryShape::Sphere { radius: 0.5 };
+/// let mut at = Vec3::new(12.0, 0.3, 5.0);
+/// let touch = level.overlap(&ball, &Pose::at(at), &Filter::ALL)[0];
+/// at += touch.normal * touch.depth;
+/// assert!((at.y - 0.5).abs() < 1e-5);
+/// assert!((touch.point - Vec3::new(12.0, 0.0, 5.0)).length() < 1e-5);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeOverlap {
     /// Instance index (see [`Level::object_name`]).
@@ -209,17 +326,37 @@ pub struct ShapeOverlap {
     /// The deepest contact's point on the object's surface.
     pub point: Vec3,
     /// Unit normal from the object towards the query shape: the direction
-    /// that separates them fastest.
+    /// that separates them fastest. On an edge between two coplanar
+    /// triangles of a mesh (a flat edge, marked at bake), capsules, boxes
+    /// and hulls answer with the face's normal instead, so a tessellated
+    /// floor pushes straight up; a sphere answers its exact closest point
+    /// (from the edge towards the centre).
     pub normal: Vec3,
     /// Penetration depth: how far the shape must move along `normal` to
     /// clear that contact (0 when just touching).
     pub depth: f32,
     /// Feature: source triangle id for triangle meshes and concave solids
-    /// (the collider's triangle), 0 for convex solids.
+    /// (the collider's triangle); for boxes and polytopes, the face a
+    /// sphere touches, and 0 for other query shapes (their deepest
+    /// contact may be an edge or a corner); 0 for sphere and capsule
+    /// colliders.
     pub feature: u32,
 }
 
 /// The first contact of a cast.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+/// // a box pushed 10 m along +x meets the wall's face at x = 16
+/// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+/// let motion = Vec3::new(10.0, 0.0, 0.0);
+/// let from = Pose::at(Vec3::new(12.0, 1.0, 12.0));
+/// let hit = level.cast(&crate_box, &from, motion, 1.0, CastOptions::default(), &Filter::ALL).unwrap();
+/// let stop = from.translation + motion * hit.t;
+/// assert!((stop.x - 15.5).abs() < 1e-4 && (hit.point.x - 16.0).abs() < 1e-4);
+/// assert_eq!(level.object_name(hit.instance), "wall");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeHit {
     /// Time of impact: the shape is at `translation + t·motion`. Zero when
@@ -237,6 +374,20 @@ pub struct ShapeHit {
 }
 
 /// How a cast treats what it starts touching.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+/// // a ball resting against the wall: moving along it or away is free when
+/// // leaving contacts are ignored; moving into it still stops at once
+/// let ball = QueryShape::Sphere { radius: 0.5 };
+/// let at = Pose::at(Vec3::new(15.5, 1.0, 12.0));
+/// let slide = CastOptions { ignore_leaving: true };
+/// let cast = |m: Vec3, o| level.cast(&ball, &at, m, 1.0, o, &Filter::ALL);
+/// assert!(cast(Vec3::Z, slide).is_none() && cast(Vec3::NEG_X, slide).is_none());
+/// assert_eq!(cast(Vec3::X, slide).map(|h| h.t), Some(0.0));
+/// assert_eq!(cast(Vec3::Z, CastOptions::default()).map(|h| h.t), Some(0.0));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CastOptions {
     /// Skip contacts the motion does not close in on (`motion · normal ≥
@@ -431,24 +582,65 @@ fn shape_of<'a>(level: &'a ArchivedLevel, ii: u32) -> (ShapeRef<'a>, Placement<'
     )
 }
 
+/// A sphere's centre and radius when `shape` at `pose` is a valid
+/// sphere (the pose's rotation, irrelevant to it, still finite): spheres
+/// take their own closed-form path.
+fn as_sphere(shape: &QueryShape, pose: &Pose) -> Option<(Vec3, f32)> {
+    match *shape {
+        QueryShape::Sphere { radius } if pose.rotation.is_finite() => {
+            Some((pose.translation, radius))
+        }
+        _ => None,
+    }
+}
+
 impl Level {
-    /// Every object `shape` at `pose` touches, each once with its deepest
-    /// contact, in the order the tree finds them. Appends to `out`, which
-    /// it clears first. Invalid input (non-finite, negative sizes) touches
-    /// nothing.
-    pub fn overlap_shape_into(&self, shape: &QueryShape, pose: &Pose, out: &mut Vec<ShapeOverlap>) {
-        self.overlap_shape_filtered_into(shape, pose, &Filter::ALL, out);
+    /// Every object `filter` accepts that `shape` at `pose` touches, each
+    /// once with its deepest contact, in the order the tree finds them.
+    /// Invalid input (non-finite, negative sizes) touches nothing.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+    /// // a 1 m box sunk 0.1 m into the floor, its side 0.2 m into the wall
+    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let at = Pose::at(Vec3::new(15.7, 0.4, 12.0));
+    /// let mut touched = level.overlap(&crate_box, &at, &Filter::ALL);
+    /// touched.sort_by(|a, b| b.depth.total_cmp(&a.depth));
+    /// assert_eq!(level.object_name(touched[0].instance), "wall");
+    /// assert!((touched[0].depth - 0.2).abs() < 1e-5 && touched[0].normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
+    /// assert_eq!(level.object_name(touched[1].instance), "floor_3");
+    /// assert!((touched[1].depth - 0.1).abs() < 1e-5 && touched[1].normal.abs_diff_eq(Vec3::Y, 1e-6));
+    /// ```
+    pub fn overlap(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> Vec<ShapeOverlap> {
+        let mut out = Vec::new();
+        self.overlap_into(shape, pose, filter, &mut out);
+        out
     }
 
-    /// [`Level::overlap_shape_into`] seeing only the objects `filter`
-    /// accepts.
-    pub fn overlap_shape_filtered_into(
+    /// [`Level::overlap`] into `out`, which it clears first, so a caller
+    /// can reuse one buffer and never allocate.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+    /// let ball = QueryShape::Sphere { radius: 0.5 };
+    /// let mut touched = Vec::new();
+    /// for y in [0.25, 0.5, 0.75] {
+    ///     level.overlap_into(&ball, &Pose::at(Vec3::new(12.0, y, 5.0)), &Filter::ALL, &mut touched);
+    ///     assert_eq!(touched.len(), usize::from(y <= 0.5));
+    /// }
+    /// ```
+    pub fn overlap_into(
         &self,
         shape: &QueryShape,
         pose: &Pose,
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
+        if let Some((c, r)) = as_sphere(shape, pose) {
+            return self.sphere_overlap_into(c, r, filter, out);
+        }
         out.clear();
         if let Some(probe) = Probe::new(shape, pose) {
             self.near_probe(&probe, filter, |ii, s, place| {
@@ -460,27 +652,21 @@ impl Level {
         }
     }
 
-    /// [`Level::overlap_shape_into`] into a new vector.
-    pub fn overlap_shape(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
-        let mut out = Vec::new();
-        self.overlap_shape_into(shape, pose, &mut out);
-        out
-    }
-
-    /// Whether `shape` at `pose` touches anything (stops at the first
-    /// contact).
-    pub fn intersects_shape(&self, shape: &QueryShape, pose: &Pose) -> bool {
-        self.intersects_shape_filtered(shape, pose, &Filter::ALL)
-    }
-
-    /// [`Level::intersects_shape`] seeing only the objects `filter`
-    /// accepts.
-    pub fn intersects_shape_filtered(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        filter: &Filter,
-    ) -> bool {
+    /// Whether `shape` at `pose` touches any object `filter` accepts
+    /// (stops at the first contact).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+    /// // a standing capsule 1.8 m tall: 1 cm into the floor it touches, 1 cm above it does not
+    /// let (body, _) = QueryShape::capsule(Vec3::new(0.0, 0.3, 0.0), Vec3::new(0.0, 1.5, 0.0), 0.3);
+    /// assert!(level.intersects(&body, &Pose::at(Vec3::new(12.0, 0.89, 5.0)), &Filter::ALL));
+    /// assert!(!level.intersects(&body, &Pose::at(Vec3::new(12.0, 0.91, 5.0)), &Filter::ALL));
+    /// ```
+    pub fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+        if let Some((c, r)) = as_sphere(shape, pose) {
+            return self.sphere_intersects(c, r, filter);
+        }
         let Some(probe) = Probe::new(shape, pose) else {
             return false;
         };
@@ -515,22 +701,29 @@ impl Level {
     }
 
     /// The first contact of `shape` moving from `pose` by `t · motion`,
-    /// `t` in `[0, max_t]`; no tunnelling at any speed. A shape that starts
-    /// in contact answers `t = 0` with the separating normal (see
-    /// [`CastOptions::ignore_leaving`]).
-    pub fn cast_shape(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        motion: Vec3,
-        max_t: f32,
-        options: CastOptions,
-    ) -> Option<ShapeHit> {
-        self.cast_shape_filtered(shape, pose, motion, max_t, options, &Filter::ALL)
-    }
-
-    /// [`Level::cast_shape`] seeing only the objects `filter` accepts.
-    pub fn cast_shape_filtered(
+    /// `t` in `[0, max_t]`, with the objects `filter` accepts; no
+    /// tunnelling at any speed. A shape that starts in contact answers
+    /// `t = 0` with the separating normal (see
+    /// [`CastOptions::ignore_leaving`] for sliding along what it
+    /// touches).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+    /// // a 0.5 m ball rolled along +x at z = 10 meets the wall at x = 16
+    /// let ball = QueryShape::Sphere { radius: 0.5 };
+    /// let from = Pose::at(Vec3::new(12.0, 1.0, 10.0));
+    /// let hit = level.cast(&ball, &from, Vec3::X, 10.0, CastOptions::default(), &Filter::ALL).unwrap();
+    /// assert!((hit.t - 3.5).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
+    /// // resting on the floor, a box slides along it when it ignores what it leaves
+    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let on_floor = Pose::at(Vec3::new(12.0, 0.5, 5.0));
+    /// let slide = CastOptions { ignore_leaving: true };
+    /// assert!(level.cast(&crate_box, &on_floor, Vec3::Z, 3.0, slide, &Filter::ALL).is_none());
+    /// let stuck = level.cast(&crate_box, &on_floor, Vec3::Z, 3.0, CastOptions::default(), &Filter::ALL);
+    /// assert_eq!(stuck.map(|h| h.t), Some(0.0));
+    /// ```
+    pub fn cast(
         &self,
         shape: &QueryShape,
         pose: &Pose,
@@ -539,6 +732,11 @@ impl Level {
         options: CastOptions,
         filter: &Filter,
     ) -> Option<ShapeHit> {
+        if !options.ignore_leaving
+            && let Some((c, r)) = as_sphere(shape, pose)
+        {
+            return self.sphere_cast(c, r, motion, max_t, filter);
+        }
         let probe = Probe::new(shape, pose)?;
         if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
             return None;
@@ -571,44 +769,84 @@ impl Level {
         })
     }
 
-    /// Overlap queries for many shapes on the rayon pool: `out[i]`
+    /// [`Level::overlap`] for many shapes on the rayon pool: `out[i]`
     /// answers `queries[i]`.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn overlap_shape_batch(
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+    /// let ball = QueryShape::Sphere { radius: 0.5 };
+    /// let queries: Vec<_> = (0..8).map(|i| (ball, Pose::at(Vec3::new(12.0, 0.05 + 0.1 * i as f32, 5.0)))).collect();
+    /// let mut out = vec![Vec::new(); queries.len()];
+    /// level.overlap_batch(&queries, &Filter::ALL, &mut out);
+    /// // centres at y = 0.05 to 0.45 touch the floor, 0.55 and up do not
+    /// assert_eq!(out.iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 1, 1, 1, 0, 0, 0]);
+    /// ```
+    pub fn overlap_batch(
         &self,
         queries: &[(QueryShape, Pose)],
+        filter: &Filter,
         out: &mut [Vec<ShapeOverlap>],
     ) {
         super::batch(queries, out, 32, |(s, p), o| {
-            self.overlap_shape_into(s, p, o)
+            self.overlap_into(s, p, filter, o)
         });
     }
 
-    /// Yes/no tests for many shapes on the rayon pool.
+    /// [`Level::intersects`] for many shapes on the rayon pool: `out[i]`
+    /// answers `queries[i]`.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn intersects_shape_batch(&self, queries: &[(QueryShape, Pose)], out: &mut [bool]) {
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
+    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let queries = [0.4, 0.6].map(|y| (crate_box, Pose::at(Vec3::new(12.0, y, 5.0))));
+    /// let mut out = [false; 2];
+    /// level.intersects_batch(&queries, &Filter::ALL, &mut out);
+    /// assert_eq!(out, [true, false]);
+    /// ```
+    pub fn intersects_batch(
+        &self,
+        queries: &[(QueryShape, Pose)],
+        filter: &Filter,
+        out: &mut [bool],
+    ) {
         super::batch(queries, out, 32, |(s, p), o| {
-            *o = self.intersects_shape(s, p)
+            *o = self.intersects(s, p, filter)
         });
     }
 
-    /// Casts for many shapes on the rayon pool: `(shape, pose, motion,
-    /// max_t)` each.
+    /// [`Level::cast`] for many shapes on the rayon pool: `(shape, pose,
+    /// motion, max_t)` each; `out[i]` answers `queries[i]`.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn cast_shape_batch(
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+    /// // balls dropped from 5 m: onto the floor, and onto the 3 m wall's top
+    /// let ball = QueryShape::Sphere { radius: 0.5 };
+    /// let queries = [12.0, 16.25].map(|x| (ball, Pose::at(Vec3::new(x, 5.0, 10.0)), Vec3::NEG_Y, 10.0));
+    /// let mut out = [None; 2];
+    /// level.cast_batch(&queries, CastOptions::default(), &Filter::ALL, &mut out);
+    /// assert!((out[0].unwrap().t - 4.5).abs() < 1e-5 && (out[1].unwrap().t - 1.5).abs() < 1e-5);
+    /// ```
+    pub fn cast_batch(
         &self,
         queries: &[(QueryShape, Pose, Vec3, f32)],
         options: CastOptions,
+        filter: &Filter,
         out: &mut [Option<ShapeHit>],
     ) {
         super::batch(queries, out, 32, |(s, p, m, t), o| {
-            *o = self.cast_shape(s, p, *m, *t, options)
+            *o = self.cast(s, p, *m, *t, options, filter)
         });
     }
 }

@@ -1,11 +1,15 @@
-//! Sphere queries against the whole level: overlaps (which objects a
-//! resting sphere touches) and sweeps (when a moving sphere first touches
-//! anything).
+//! Spheres' own way through [`Level::overlap`], [`Level::intersects`] and
+//! [`Level::cast`]: a sphere is a point grown by a radius, so each shape
+//! answers it with closed forms (closest point, swept sphere against
+//! faces, edges and vertices) rather than the general convex machinery —
+//! the same answers, about 1.5 to 3 times sooner.
 //!
 //! The top-level tree picks the instances the sphere may reach (culling in
 //! world space); each instance's shape answers exactly for itself
 //! (`shape`).
 
+use super::filter::Filter;
+use super::shape::{ShapeHit, ShapeOverlap};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::Placement;
@@ -16,53 +20,9 @@ use crate::walk::{Grow, RayVisitor, walk_box, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, leaf_range};
 
-/// One object touched by a sphere.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SphereOverlap {
-    /// Instance index (see [`Level::object_name`]).
-    pub instance: u32,
-    /// Closest point of the object to the sphere's centre.
-    pub point: Vec3,
-    /// Unit normal from the object towards the centre (the face normal on
-    /// the centre's side when the centre lies on the surface).
-    pub normal: Vec3,
-    /// Penetration depth: radius minus the distance to `point` (≥ 0); for
-    /// a centre inside a solid, radius plus the distance to its surface.
-    pub depth: f32,
-    /// Feature of the closest point: source triangle id, a concave solid's
-    /// collider triangle, or a convex solid's face.
-    pub feature: u32,
-}
-
-/// The first contact of a swept sphere.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SweepHit {
-    /// Time of impact: the sphere's centre is at `center + t·dir`. Zero when
-    /// it starts in contact.
-    pub t: f32,
-    /// Contact point on the object.
-    pub point: Vec3,
-    /// Unit normal from the contact towards the sphere's centre at `t` (for
-    /// a sphere starting in contact, the direction that separates it).
-    pub normal: Vec3,
-    /// Instance index.
-    pub instance: u32,
-    /// Feature touched: as in [`SphereOverlap::feature`].
-    pub feature: u32,
-}
-
-/// A sphere query: centre and radius.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sphere {
-    /// Centre.
-    pub center: Vec3,
-    /// Radius (≥ 0).
-    pub radius: f32,
-}
-
 /// A sphere sweep: `center + t·dir`, `t` in `[0, max_t]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sweep {
+pub(crate) struct Sweep {
     /// Start centre.
     pub center: Vec3,
     /// Radius (≥ 0).
@@ -82,10 +42,15 @@ fn shape_of<'a>(level: &'a ArchivedLevel, inst: &ArchivedInstance) -> ShapeRef<'
 }
 
 impl Level {
-    /// Every object the sphere touches (distance ≤ `radius`), each once with
-    /// its closest point, in instance order. Appends to `out`, which it
-    /// clears first, so a caller can reuse one buffer and never allocate.
-    pub fn overlap_sphere_into(&self, center: Vec3, radius: f32, out: &mut Vec<SphereOverlap>) {
+    /// [`Level::overlap_into`] for a sphere: each object's closest point
+    /// to the centre, by closed forms.
+    pub(crate) fn sphere_overlap_into(
+        &self,
+        center: Vec3,
+        radius: f32,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
         out.clear();
         if !valid_sphere(center, radius) {
             return;
@@ -94,10 +59,13 @@ impl Level {
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
         walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
             let (ii, _) = leaf_range(data);
+            if !filter.sees(level, ii) {
+                return false;
+            }
             let inst = &level.instances[ii as usize];
             let place = Placement::new(inst);
             if let Some(b) = shape_of(level, inst).closest(&place, center, radius) {
-                out.push(SphereOverlap {
+                out.push(ShapeOverlap {
                     instance: ii,
                     point: b.contact.point.as_vec3(),
                     normal: b.contact.normal.as_vec3(),
@@ -109,15 +77,8 @@ impl Level {
         });
     }
 
-    /// [`Level::overlap_sphere_into`] into a new vector.
-    pub fn overlap_sphere(&self, center: Vec3, radius: f32) -> Vec<SphereOverlap> {
-        let mut out = Vec::new();
-        self.overlap_sphere_into(center, radius, &mut out);
-        out
-    }
-
-    /// Whether the sphere touches anything (stops at the first contact).
-    pub fn intersects_sphere(&self, center: Vec3, radius: f32) -> bool {
+    /// [`Level::intersects`] for a sphere (stops at the first contact).
+    pub(crate) fn sphere_intersects(&self, center: Vec3, radius: f32, filter: &Filter) -> bool {
         if !valid_sphere(center, radius) {
             return false;
         }
@@ -126,6 +87,9 @@ impl Level {
         let mut found = false;
         walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
             let (ii, _) = leaf_range(data);
+            if !filter.sees(level, ii) {
+                return false;
+            }
             let inst = &level.instances[ii as usize];
             found = shape_of(level, inst).touches(&Placement::new(inst), center, radius);
             found
@@ -133,17 +97,18 @@ impl Level {
         found
     }
 
-    /// The first contact of a sphere moving from `center` along `dir` for
-    /// `t` in `[0, max_t]`, against faces, edges and vertices; no
-    /// tunnelling at any speed. A sphere that starts in contact reports
-    /// `t = 0` with the separating normal.
-    pub fn sweep_sphere(
+    /// [`Level::cast`] for a sphere that keeps every contact (no
+    /// [`crate::CastOptions::ignore_leaving`]): the first contact of the
+    /// sphere moving from `center` along `dir` for `t` in `[0, max_t]`,
+    /// by closed forms against faces, edges and vertices.
+    pub(crate) fn sphere_cast(
         &self,
         center: Vec3,
         radius: f32,
         dir: Vec3,
         max_t: f32,
-    ) -> Option<SweepHit> {
+        filter: &Filter,
+    ) -> Option<ShapeHit> {
         if !valid_sphere(center, radius)
             || !dir.is_finite()
             || dir == Vec3::ZERO
@@ -155,6 +120,7 @@ impl Level {
         let level = self.archive();
         let mut v = SweepTop {
             level,
+            filter,
             sweep: Sweep {
                 center,
                 radius,
@@ -172,44 +138,13 @@ impl Level {
             &grow,
             &mut v,
         );
-        v.best.map(|(hit, ii, feature)| SweepHit {
+        v.best.map(|(hit, ii, feature)| ShapeHit {
             t: hit.t as f32,
             point: hit.point.as_vec3(),
             normal: hit.normal.as_vec3(),
             instance: ii,
             feature,
         })
-    }
-
-    /// Overlap queries for many spheres on the rayon pool: `out[i]` answers
-    /// `spheres[i]`.
-    ///
-    /// # Panics
-    /// If the slices differ in length.
-    pub fn overlap_sphere_batch(&self, spheres: &[Sphere], out: &mut [Vec<SphereOverlap>]) {
-        super::batch(spheres, out, 64, |s, o| {
-            self.overlap_sphere_into(s.center, s.radius, o)
-        });
-    }
-
-    /// Yes/no sphere tests on the rayon pool.
-    ///
-    /// # Panics
-    /// If the slices differ in length.
-    pub fn intersects_sphere_batch(&self, spheres: &[Sphere], out: &mut [bool]) {
-        super::batch(spheres, out, 64, |s, o| {
-            *o = self.intersects_sphere(s.center, s.radius)
-        });
-    }
-
-    /// Sphere sweeps on the rayon pool.
-    ///
-    /// # Panics
-    /// If the slices differ in length.
-    pub fn sweep_sphere_batch(&self, sweeps: &[Sweep], out: &mut [Option<SweepHit>]) {
-        super::batch(sweeps, out, 64, |s, o| {
-            *o = self.sweep_sphere(s.center, s.radius, s.dir, s.max_t)
-        });
     }
 }
 
@@ -218,6 +153,7 @@ impl Level {
 /// the exact per-triangle tests.
 struct SweepTop<'a> {
     level: &'a ArchivedLevel,
+    filter: &'a Filter<'a>,
     sweep: Sweep,
     t_max: f32,
     best_t: f64,
@@ -231,6 +167,9 @@ impl RayVisitor for SweepTop<'_> {
 
     fn leaf(&mut self, data: u32) -> bool {
         let (ii, _) = leaf_range(data);
+        if !self.filter.sees(self.level, ii) {
+            return false;
+        }
         let inst = &self.level.instances[ii as usize];
         let place = Placement::new(inst);
         let shape = shape_of(self.level, inst);

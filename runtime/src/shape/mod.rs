@@ -118,7 +118,7 @@ impl<'a> ShapeRef<'a> {
     pub fn sweep(
         self,
         place: &Placement<'a>,
-        s: &crate::Sweep,
+        s: &crate::query::Sweep,
         limit: f64,
         t_cull: f32,
     ) -> Option<(Contact, u32)> {

@@ -10,7 +10,7 @@ use crate::geom::probe::{self, Touch};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::instance::{Placement, apply};
-use crate::query::shape::Probe;
+use crate::query::Probe;
 use crate::walk::{Grow, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::leaf_range;
@@ -174,7 +174,7 @@ fn mesh_touch(place: &Placement, mesh: &ArchivedTriMesh, probe: &Probe) -> Optio
         let (first, count) = leaf_range(leaf);
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
-            let flat = flat_mask(mesh, slot);
+            let flat = tri_mesh::flat_mask(mesh, slot);
             if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
                 .map(|t| probe::flatten(t, &tri.0, flat, &probe.core, probe.radius, centre))
                 && best.is_none_or(|(b, _)| t.depth > b.depth)
@@ -185,13 +185,6 @@ fn mesh_touch(place: &Placement, mesh: &ArchivedTriMesh, probe: &Probe) -> Optio
         false
     });
     best
-}
-
-/// The flat-edge bits of the triangle in leaf slot `slot`.
-fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
-    mesh.flat_edges
-        .get((slot >> 1) as usize)
-        .map_or(0, |m| m >> (3 * (slot & 1)) & 7)
 }
 
 /// Cast visitor inside one mesh.
@@ -218,7 +211,7 @@ impl RayVisitor for MeshCast<'_, '_> {
         let (first, count) = leaf_range(data);
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(self.place, self.mesh, slot));
-            let flat = flat_mask(self.mesh, slot);
+            let flat = tri_mesh::flat_mask(self.mesh, slot);
             let (core, radius) = (&self.probe.core, self.probe.radius);
             let Some((t, hit)) = probe::cast(
                 core,

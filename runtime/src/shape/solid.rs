@@ -185,7 +185,7 @@ impl<'a> Convex<'a> {
     pub fn sweep(
         &self,
         place: &Placement<'a>,
-        s: &crate::Sweep,
+        s: &crate::query::Sweep,
         limit: f64,
     ) -> Option<(Contact, u32)> {
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
@@ -322,7 +322,12 @@ impl Rounded {
     }
 
     /// First contact of the sweep at a time `≤ limit`.
-    pub fn sweep(&self, place: &Placement, s: &crate::Sweep, limit: f64) -> Option<(Contact, u32)> {
+    pub fn sweep(
+        &self,
+        place: &Placement,
+        s: &crate::query::Sweep,
+        limit: f64,
+    ) -> Option<(Contact, u32)> {
         let (a, b) = self.ends(place);
         let rad = self.radius * place.world_scale();
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));

@@ -36,6 +36,14 @@ pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
     mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
 }
 
+/// The flat-edge bits of the triangle in leaf slot `slot`: bit `k` marks
+/// edge `k` (corner `k` to `k + 1`) as one between coplanar triangles.
+pub(crate) fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
+    mesh.flat_edges
+        .get((slot >> 1) as usize)
+        .map_or(0, |m| m >> (3 * (slot & 1)) & 7)
+}
+
 /// Triangle `slot` in world space, f64.
 #[inline]
 pub(crate) fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
@@ -284,7 +292,7 @@ impl RayVisitor for SweepMesh<'_, '_> {
 pub(crate) fn sweep(
     place: &Placement,
     mesh: &ArchivedTriMesh,
-    s: &crate::Sweep,
+    s: &crate::query::Sweep,
     limit: f64,
     t_cull: f32,
 ) -> Option<(sphere_triangle::Contact, u32)> {
