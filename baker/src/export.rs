@@ -334,7 +334,9 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 
 /// Every collider of `level` as glTF physics, one node per object named
 /// after it and placed by its instance transform: `KHR_physics_rigid_bodies`
-/// colliders (static bodies) whose geometry is an analytic
+/// colliders (static bodies), each object's collision layers as the
+/// collider's `collisionFilter` (`collisionSystems` named after the
+/// layers; objects only in `default` name none), whose geometry is an analytic
 /// `KHR_implicit_shapes` shape for boxes, spheres and capsules, the node's
 /// own mesh with `convexHull` for polytopes, and the node's own mesh as
 /// triangles for triangle meshes and concave solids (which also say
@@ -350,6 +352,10 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
     let mut out = Gltf::default();
     let (mut nodes, mut shapes) = (Vec::new(), Vec::new());
     let mut mesh_of_shape: std::collections::HashMap<u32, usize> = Default::default();
+    // collision layers as physics collision filters, one per distinct set
+    // of layers (objects only in `default` name none)
+    let layer_names: Vec<&str> = level.layer_names().collect();
+    let mut filters: Vec<u32> = Vec::new();
     for (i, inst) in a.instances.iter().enumerate() {
         let name = level.object_name(i as u32);
         let shape = &a.shapes[inst.shape.to_native() as usize];
@@ -398,8 +404,16 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
                 _ => json!({"node": ni}),
             }
         });
-        node["extensions"] =
-            json!({"KHR_physics_rigid_bodies": {"collider": {"geometry": geometry}}});
+        let mut collider = json!({"geometry": geometry});
+        let mask = level.object_layers(i as u32);
+        if mask != 1 {
+            let k = filters.iter().position(|&f| f == mask).unwrap_or_else(|| {
+                filters.push(mask);
+                filters.len() - 1
+            });
+            collider["collisionFilter"] = json!(k);
+        }
+        node["extensions"] = json!({"KHR_physics_rigid_bodies": {"collider": collider}});
         // the preview: one mesh per shape where nodes place it (instances
         // share it), in world space under a shearing transform
         let shared = orthogonal.then(|| inst.shape.to_native());
@@ -426,12 +440,26 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
         nodes.push(node);
     }
     let roots: Vec<usize> = (0..nodes.len()).collect();
+    let filters: Vec<serde_json::Value> = filters
+        .iter()
+        .map(|&mask| {
+            let systems: Vec<&str> = (0..layer_names.len())
+                .filter(|&k| mask & (1 << k) != 0)
+                .map(|k| layer_names[k])
+                .collect();
+            json!({"collisionSystems": systems})
+        })
+        .collect();
+    let mut extensions = json!({"KHR_implicit_shapes": {"shapes": shapes}});
+    if !filters.is_empty() {
+        extensions["KHR_physics_rigid_bodies"] = json!({"collisionFilters": filters});
+    }
     out.glb(
         nodes,
         roots,
         json!({
             "extensionsUsed": ["KHR_physics_rigid_bodies", "KHR_implicit_shapes"],
-            "extensions": {"KHR_implicit_shapes": {"shapes": shapes}},
+            "extensions": extensions,
         }),
     )
 }
