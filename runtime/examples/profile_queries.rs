@@ -9,7 +9,9 @@
 //! target/release/examples/profile_queries none            # the same run without queries
 //! ```
 //!
-//! Kinds: `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
+//! Kinds: `open` (the time `Level::open` takes on a warm page cache, and
+//! each stage of validation alone: checksum, rkyv's structure check, Kiln's
+//! verification), `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
 //! three ray classes), `overlaps`, `yes-no`, `sweeps`, `characters` (a
 //! capsule character's `move_and_slide`, which prints its time per update). The second argument
 //! is the number of rays generated (a third of them per class) or spheres.
@@ -41,6 +43,10 @@ fn main() {
         if kind == "bake" {
             return;
         }
+    }
+    if kind == "open" {
+        open_stages(&path);
+        return;
     }
     let level = Level::open(&path).expect("open the archive");
     let (lo, hi) = pos.iter().fold(
@@ -168,4 +174,50 @@ fn main() {
         };
     }
     println!("{kind}: {found} found over {PASSES} passes");
+}
+
+/// Median of `runs` timings of `f`, in ms.
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            f();
+            t0.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[runs / 2]
+}
+
+/// `Level::open` and its stages, each the median of 21 runs.
+fn open_stages(path: &std::path::Path) {
+    use kiln_formats::{HEADER_LEN, header::body_hash};
+    let bytes = std::fs::read(path).expect("read the archive");
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
+    aligned.extend_from_slice(&bytes);
+    let body = &aligned[HEADER_LEN..];
+    let open = median_ms(21, || {
+        Level::open(path).expect("open");
+    });
+    let hash = median_ms(21, || {
+        std::hint::black_box(body_hash(body));
+    });
+    let structure = median_ms(21, || {
+        rkyv::access::<kiln_formats::ArchivedLevel, rkyv::rancor::Error>(body).expect("access");
+    });
+    let level = rkyv::access::<kiln_formats::ArchivedLevel, rkyv::rancor::Error>(body).unwrap();
+    let verify = median_ms(21, || {
+        kiln_formats::verify::verify_level(level).expect("verify");
+    });
+    let tree = median_ms(21, || {
+        for shape in level.shapes.iter() {
+            if let kiln_formats::level::ArchivedShape::TriMesh(m) = shape {
+                kiln_formats::verify::verify_mesh_tree(m).expect("tree");
+            }
+        }
+    });
+    println!(
+        "open: {:.1} MB, Level::open {open:.2} ms; checksum {hash:.2} ms, rkyv structure check {structure:.2} ms, verify {verify:.2} ms (mesh trees {tree:.2} ms of it)",
+        bytes.len() as f64 / 1e6
+    );
 }

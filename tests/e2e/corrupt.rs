@@ -411,3 +411,78 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
     ];
     assert_rejected(&good, cases);
 }
+
+/// The fast check `Level::open` runs on mesh trees (`verify_mesh_tree`)
+/// must reject exactly what the full statistics walk (`mesh_tree_stats`)
+/// rejects, with the same first error: 4,000 damaged child references and
+/// box codes per tree kind, each trying a value a walker could be fooled
+/// by (another node, an empty slot, a leaf, a random word).
+#[test]
+fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
+    use kiln_formats::tri_mesh::ArchivedTriMesh;
+    use kiln_formats::verify::{mesh_tree_stats, verify_mesh_tree};
+    let (pos, tris) = kiln_tests::torus_knot(60, 12, false);
+    let scene = Scene::from_meshes(vec![SceneMesh::new("knot", pos, &tris)]);
+    fn mesh_of(level: &kiln_formats::ArchivedLevel) -> &ArchivedTriMesh {
+        level.shapes.iter().find_map(|s| s.tri_mesh()).unwrap()
+    }
+    for kind in [kiln_formats::TreeKind::Aabb, kiln_formats::TreeKind::Sphere] {
+        let settings = BakeSettings::default().all_meshes().with_tree(kind);
+        let good = bake_scene(&scene, &settings).bytes;
+        let mut body = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
+        body.extend_from_slice(&good[HEADER_LEN..]);
+        // the byte range of the tree's nodes
+        let (lo, hi) = {
+            let level =
+                rkyv::access::<kiln_formats::ArchivedLevel, rkyv::rancor::Error>(&body).unwrap();
+            let mesh = mesh_of(level);
+            let (start, len) = match &mesh.tree {
+                ArchivedMeshTree::Boxes(n) => {
+                    (n.as_ptr() as usize, std::mem::size_of_val(n.as_slice()))
+                }
+                ArchivedMeshTree::Spheres(t) => (
+                    t.nodes.as_ptr() as usize,
+                    std::mem::size_of_val(t.nodes.as_slice()),
+                ),
+            };
+            let base = body.as_ptr() as usize;
+            assert!(len > 1000, "{kind:?}: a tree worth damaging");
+            (start - base, start - base + len)
+        };
+        let mut rng = Rng::new(77);
+        let (mut agreed_bad, mut agreed_good) = (0, 0);
+        for _ in 0..4000 {
+            let mut bytes = body.clone();
+            let at = lo + (rng.below((hi - lo) / 4)) * 4;
+            let word = match rng.below(5) {
+                0 => rng.below(64) as u32,
+                1 => u32::MAX,
+                2 => (1 << 31) | rng.below(256) as u32,
+                3 => {
+                    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) ^ (1 << rng.below(32))
+                }
+                _ => rng.below(u32::MAX as usize) as u32,
+            };
+            bytes[at..at + 4].copy_from_slice(&word.to_le_bytes());
+            let Ok(level) =
+                rkyv::access::<kiln_formats::ArchivedLevel, rkyv::rancor::Error>(&bytes)
+            else {
+                continue;
+            };
+            let mesh = mesh_of(level);
+            let fast = verify_mesh_tree(mesh);
+            let full = mesh_tree_stats(mesh).map(|_| ());
+            assert_eq!(fast, full, "{kind:?}: word {word:#x} at {at}");
+            if fast.is_ok() {
+                agreed_good += 1;
+            } else {
+                agreed_bad += 1;
+            }
+        }
+        // both outcomes occur (a code change can leave a tree valid)
+        assert!(
+            agreed_bad > 1000 && agreed_good > 10,
+            "{kind:?}: {agreed_bad} / {agreed_good}"
+        );
+    }
+}

@@ -35,7 +35,127 @@ impl Vol {
 /// triangle counts against the source ids, depth at most [`MAX_DEPTH`],
 /// child-box codes that cannot cross (lower + upper code ≤ 255 per axis).
 pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
-    walk_mesh_tree(mesh, false).map(|_| ())
+    let leaves = mesh.leaves.len();
+    let inner = mesh.tree.len();
+    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
+        // the statistics walk reports these cases (and the empty tree)
+        return walk_mesh_tree(mesh, false).map(|_| ());
+    }
+    match &mesh.tree {
+        ArchivedMeshTree::Boxes(n) => check_order(mesh, |i| {
+            let n = &n[i];
+            let child = n.child.map(|c| c.to_native());
+            let used = slots(i, &child)?;
+            // a used child's lower and upper codes must not cross (every
+            // slot tested, the unused masked off: no branch per code)
+            let mut crossed = 0u32;
+            for k in 0..3 {
+                for c in 0..WIDTH {
+                    let sum = u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]);
+                    crossed |= u32::from(sum > 255) << c;
+                }
+            }
+            if crossed & ((1 << used) - 1) != 0 {
+                return Err(TreeError::Crossed { node: i });
+            }
+            Ok((child, used))
+        }),
+        ArchivedMeshTree::Spheres(t) => check_order(mesh, |i| {
+            let child = t.nodes[i].child.map(|c| c.to_native());
+            let used = slots(i, &child)?;
+            Ok((child, used))
+        }),
+    }
+}
+
+/// How many of a node's child slots are used: two to four, empty ones last.
+#[inline]
+fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
+    let used = child.iter().take_while(|&&c| c != EMPTY).count();
+    if used < 2 || child[used..].iter().any(|&c| c != EMPTY) {
+        return Err(TreeError::Slots { node });
+    }
+    Ok(used)
+}
+
+/// The order, coverage, depth and leaf-count checks of
+/// [`verify_mesh_tree`] in one tight depth-first walk: `node(i)` checks
+/// inner node `i` on its own and gives its child references and how many
+/// are used. A node's leading leaf children are checked on the spot (most
+/// children are leaves); the rest go on a stack of (reference, parent,
+/// depth).
+fn check_order(
+    mesh: &ArchivedTriMesh,
+    node: impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError>,
+) -> Result<(), TreeError> {
+    let leaves = mesh.leaves.len();
+    let inner = mesh.tree.len();
+    let ids = mesh.source_ids.as_slice();
+    let (mut next_inner, mut next_leaf) = (0usize, 0usize);
+    let mut leaf = |r: u32, parent: usize| -> Result<(), TreeError> {
+        let (first, count) = leaf_range(r & !LEAF_BIT);
+        if first as usize != next_leaf || next_leaf >= leaves {
+            return Err(TreeError::Leaf {
+                node: parent,
+                first,
+                count,
+                expected: next_leaf,
+                prims: leaves,
+            });
+        }
+        // a leaf holds two triangles exactly when its second source id is set
+        if (count == 2) != (ids[next_leaf][1].to_native() != u32::MAX) {
+            return Err(TreeError::LeafCount {
+                leaf: next_leaf,
+                count,
+            });
+        }
+        next_leaf += 1;
+        Ok(())
+    };
+    let mut stack: Vec<(u32, u32, u32)> = Vec::with_capacity(WIDTH * MAX_DEPTH);
+    stack.push((mesh.root.to_native(), 0, 1));
+    while let Some((r, parent, depth)) = stack.pop() {
+        if depth as usize > MAX_DEPTH {
+            return Err(TreeError::TooDeep);
+        }
+        if r & LEAF_BIT != 0 {
+            leaf(r, parent as usize)?;
+            continue;
+        }
+        if r as usize != next_inner || next_inner >= inner {
+            return Err(TreeError::Order {
+                node: parent as usize,
+                child: r,
+                expected: next_inner,
+            });
+        }
+        let i = r as usize;
+        next_inner += 1;
+        let (child, used) = node(i)?;
+        // leading leaves, counted without a branch per child (whether a
+        // child is a leaf is what a branch predictor cannot guess)
+        let leaf_bits = (0..WIDTH).fold(0u32, |m, c| m | (child[c] >> 31) << c);
+        let lead = (!leaf_bits & ((1 << used) - 1))
+            .trailing_zeros()
+            .min(used as u32) as usize;
+        if lead > 0 && depth as usize >= MAX_DEPTH {
+            return Err(TreeError::TooDeep);
+        }
+        for &c in &child[..lead] {
+            leaf(c, i)?;
+        }
+        for &c in child[lead..used].iter().rev() {
+            stack.push((c, i as u32, depth + 1));
+        }
+    }
+    if next_leaf != leaves || next_inner != inner {
+        return Err(TreeError::Coverage {
+            covered: next_leaf,
+            prims: leaves,
+        });
+    }
+    Ok(())
 }
 
 /// [`verify_mesh_tree`] plus the tree's shape statistics (decodes every
