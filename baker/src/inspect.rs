@@ -1,7 +1,7 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
 use kiln_formats::level::ArchivedShape;
-use kiln_formats::verify::{mesh_tree_stats, verify_tree};
+use kiln_formats::verify::mesh_tree_stats;
 use kiln_runtime::Level;
 use serde::Serialize;
 
@@ -148,7 +148,8 @@ pub fn inspect(level: &Level) -> InspectReport {
         }
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
-    s.top_nodes = a.top.len() * 32;
+    s.top_nodes =
+        a.top.nodes.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedBoxNode>();
     s.names += a.instance_names.iter().map(|n| n.len()).sum::<usize>();
     s.names += a.instance_rules.iter().map(|n| n.len()).sum::<usize>();
     let payload = s.header
@@ -161,18 +162,14 @@ pub fn inspect(level: &Level) -> InspectReport {
         + s.top_nodes
         + s.names;
     s.other = level.byte_len().saturating_sub(payload);
-    let top = verify_tree(a.top.as_slice(), a.instances.len(), 1).unwrap_or_default();
-
-    // leaf boxes of the top tree, by instance
-    let mut inst_boxes = vec![[[0.0f32; 3]; 2]; a.instances.len()];
-    for (i, n) in a.top.iter().enumerate() {
-        if n.end.to_native() as usize == i + 1 {
-            let (first, _) = kiln_formats::level::leaf_range(n.data.to_native());
-            if let Some(b) = inst_boxes.get_mut(first as usize) {
-                *b = [n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native())];
-            }
-        }
-    }
+    // the top tree's statistics and its leaf boxes, by instance (as
+    // stored: rounded outward)
+    let (top, inst_boxes) = kiln_formats::verify::top_tree_stats(a).unwrap_or_else(|_| {
+        (
+            Default::default(),
+            vec![([0.0f32; 3], [0.0f32; 3]); a.instances.len()],
+        )
+    });
     let mut world_triangles = 0;
     let objects = a
         .instances
@@ -198,7 +195,7 @@ pub fn inspect(level: &Level) -> InspectReport {
                 triangles: tris,
                 depth,
                 tree,
-                bounds: inst_boxes[i],
+                bounds: [inst_boxes[i].0, inst_boxes[i].1],
             }
         })
         .collect();
@@ -229,10 +226,12 @@ pub fn inspect(level: &Level) -> InspectReport {
         },
         top_depth: top.depth,
         top_sah_cost: top.sah_cost,
-        bounds: a
-            .top
-            .first()
-            .map(|n| [n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native())]),
+        bounds: (!a.instances.is_empty()).then(|| {
+            [
+                a.top.min.map(|v| v.to_native()),
+                a.top.max.map(|v| v.to_native()),
+            ]
+        }),
         layers: a.layer_names.iter().map(|n| n.to_string()).collect(),
         objects,
     }

@@ -7,13 +7,19 @@
 //! converts to glam at the edge.
 //!
 //! # The top-level tree
-//! The **top-level tree** over instances is binary and stored in one array
-//! in depth-first order (the skip-count layout of van den Bergen, "Physics
-//! for game programmers: spatial data structures", GDC 2013): the left
-//! child of node `i` is `i + 1`; every node records `end`, the index one
-//! past the last node of its subtree, so a failed box test jumps to `end`.
-//! The right child of an inner node is therefore `nodes[i + 1].end`. A node
-//! is a leaf exactly when `end == i + 1`.
+//! The **top-level tree** over instances ([`TopTree`]) has the form of a
+//! mesh's box tree ([`crate::tri_mesh::BoxNode`]): inner nodes of up to
+//! four children whose boxes are quantised to 8 bits against the parent's
+//! decoded box, in depth-first order, each leaf one instance. The walkers
+//! test a node's four children at once.
+//!
+//! [`Node`] is the float binary node in the skip-count layout of van den
+//! Bergen ("Physics for game programmers: spatial data structures", GDC
+//! 2013) that the builders produce and [`crate::verify::verify_tree`]
+//! checks: the left child of node `i` is `i + 1`; every node records
+//! `end`, the index one past the last node of its subtree. The right child
+//! of an inner node is therefore `nodes[i + 1].end`. A node is a leaf
+//! exactly when `end == i + 1`.
 //!
 //! ```text
 //!  index:  0      1      2      3      4
@@ -32,8 +38,9 @@ use rkyv::{Archive, Serialize};
 /// traversal can use a fixed-size stack.
 pub const MAX_DEPTH: usize = 128;
 
-/// One node of the top-level tree: an axis-aligned box, the end of its
-/// subtree, and a payload (`data`).
+/// One node of a float binary tree in skip-count layout (what the
+/// builders produce, before the 4-wide quantised form is stored): an
+/// axis-aligned box, the end of its subtree, and a payload (`data`).
 ///
 /// For a leaf, `data` is `first << 1 | (count - 1)`: the leaf covers
 /// primitives `first..first + count` (one instance for the top-level
@@ -178,7 +185,24 @@ pub struct Level {
     /// to `instances`.
     pub instance_layers: Vec<u32>,
     /// Top-level tree over the instances' world boxes; leaves hold one instance.
-    pub top: Vec<Node>,
+    pub top: TopTree,
+}
+
+/// The top-level tree: the instances' world boxes in the 4-wide quantised
+/// form of a mesh's box tree. A leaf reference is
+/// [`crate::tri_mesh::LEAF_BIT`] | [`leaf_data`]`(instance, 1)`; a level of
+/// one instance has a leaf for a root and no nodes; an empty level has no
+/// nodes and a root that is never read.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq, Default)]
+pub struct TopTree {
+    /// Lower corner of the box around every instance.
+    pub min: [f32; 3],
+    /// Upper corner of the box around every instance.
+    pub max: [f32; 3],
+    /// The root reference: inner node 0, or a leaf.
+    pub root: u32,
+    /// Inner nodes in depth-first order.
+    pub nodes: Vec<crate::tri_mesh::BoxNode>,
 }
 
 const _: () = {

@@ -19,7 +19,7 @@ pub mod tri_mesh;
 pub mod verify;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
-pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Node, Shape};
+pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Node, Shape, TopTree};
 pub use tri_mesh::{MeshTree, TreeKind, TriMesh};
 
 use thiserror::Error;

@@ -1180,8 +1180,8 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
         parry: off.bytes.len() as f64,
         unit: "B",
     });
-    let lo = Vec3::from(a.archive().top[0].min.map(|x| x.to_native()));
-    let hi = Vec3::from(a.archive().top[0].max.map(|x| x.to_native()));
+    let lo = Vec3::from(a.archive().top.min.map(|x| x.to_native()));
+    let hi = Vec3::from(a.archive().top.max.map(|x| x.to_native()));
     let qs = rays(lo, hi, n);
     compare(
         rows,

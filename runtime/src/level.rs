@@ -311,9 +311,12 @@ impl Level {
     /// assert!(lo.x <= 0.0 && lo.z <= 0.0 && hi.x >= 20.0 && hi.y >= 3.0 && hi.z >= 20.0);
     /// ```
     pub fn bounds(&self) -> Option<(glam::Vec3, glam::Vec3)> {
-        let root = self.archive().top.first()?;
+        let a = self.archive();
+        if a.instances.is_empty() {
+            return None;
+        }
         let v = |a: &[rkyv::rend::f32_le; 3]| glam::Vec3::from(a.map(|x| x.to_native()));
-        Some((v(&root.min), v(&root.max)))
+        Some((v(&a.top.min), v(&a.top.max)))
     }
 }
 

@@ -17,7 +17,7 @@
 
 use crate::geom::ray_box::SlabRay;
 use glam::{Vec3, Vec3A, Vec4};
-use kiln_formats::level::{ArchivedNode, MAX_DEPTH};
+use kiln_formats::level::{ArchivedLevel, MAX_DEPTH};
 use kiln_formats::tri_mesh::{
     ArchivedBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, EMPTY,
     LEAF_BIT, WIDTH,
@@ -186,68 +186,22 @@ pub(crate) trait Tree {
     ) -> usize;
 }
 
-/// The two children of a top-level node, tested one by one.
-impl Tree for [ArchivedNode] {
-    type Vol = Aabb;
-    #[inline]
-    fn root(&self) -> Option<(u32, Aabb)> {
-        (!self.is_empty()).then(|| (top_ref(self, 0), top_box(&self[0])))
-    }
-    #[inline]
-    fn ray_children(
-        &self,
-        node: u32,
-        _: &Aabb,
-        ray: &SlabRay,
-        grow: &Grow,
-        t_max: f32,
-        out: &mut Found<Aabb>,
-    ) -> usize {
-        let mut n = 0;
-        for i in top_children(self, node) {
-            let b = top_box(&self[i]);
-            if let Some(t) = b.ray_entry(ray, grow, t_max) {
-                out[n] = (top_ref(self, i), t, b);
-                n += 1;
-            }
-        }
-        n
-    }
-    #[inline]
-    fn probe_children(&self, node: u32, _: &Aabb, probe: &Probe, out: &mut Found<Aabb>) -> usize {
-        let mut n = 0;
-        for i in top_children(self, node) {
-            let b = top_box(&self[i]);
-            if let Some(key) = b.probe_key(probe) {
-                out[n] = (top_ref(self, i), key, b);
-                n += 1;
-            }
-        }
-        n
-    }
-}
-
+/// The top-level tree of `level`: the 4-wide quantised box form of a
+/// mesh's tree, its leaves one instance each.
 #[inline]
-fn top_children(nodes: &[ArchivedNode], node: u32) -> [usize; 2] {
-    let l = node as usize + 1;
-    [l, nodes[l].end.to_native() as usize]
-}
-
-#[inline]
-fn top_ref(nodes: &[ArchivedNode], i: usize) -> u32 {
-    let n = &nodes[i];
-    if n.end.to_native() as usize == i + 1 {
-        LEAF_BIT | n.data.to_native()
-    } else {
-        i as u32
-    }
-}
-
-#[inline]
-fn top_box(n: &ArchivedNode) -> Aabb {
-    Aabb {
-        min: vec3a(&n.min),
-        max: vec3a(&n.max),
+pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
+    let t = &level.top;
+    BoxTree {
+        nodes: t.nodes.as_slice(),
+        root: (!level.instances.is_empty()).then(|| {
+            (
+                t.root.to_native(),
+                Aabb {
+                    min: vec3a(&t.min),
+                    max: vec3a(&t.max),
+                },
+            )
+        }),
     }
 }
 

@@ -153,9 +153,9 @@ fn random_bit_flips_and_overwrites_never_panic() {
 
 #[test]
 fn hostile_tree_links_are_rejected_not_followed() {
-    // Find the exact byte offsets of the top-level root's `end` field and
-    // of the first mesh root's first child reference, then make each point
-    // back at its own node (a loop if a walker followed it). The checksum is
+    // Find the exact byte offsets of the first child reference of the
+    // top-level root and of the first mesh root, then make each point back
+    // at its own node (a loop if a walker followed it). The checksum is
     // fixed up, so only validation stands between the archive and the
     // queries.
     let good = archive();
@@ -171,19 +171,33 @@ fn hostile_tree_links_are_rejected_not_followed() {
             _ => None,
         })
         .expect("a mesh with inner nodes");
-    let offsets = [
-        (&level.top[0].end as *const _ as usize - base, "subtree end"),
-        (
-            &boxes[0].child[0] as *const _ as usize - base,
-            "should be inner node",
-        ),
-    ];
-    for (at, want) in offsets {
+    let mut offsets = vec![(
+        &boxes[0].child[0] as *const _ as usize - base,
+        "should be inner node",
+    )];
+    // the top-level tree has inner nodes when the level has several objects
+    if let Some(n) = level.top.nodes.first() {
+        offsets.push((
+            &n.child[0] as *const _ as usize - base,
+            "top-level tree: node 0: child 0 should be inner node",
+        ));
+    }
+    for (at, want) in &offsets {
         let mut bytes = good.clone();
-        bytes[at..at + 4].copy_from_slice(&0u32.to_le_bytes());
+        bytes[*at..*at + 4].copy_from_slice(&0u32.to_le_bytes());
         rehash(&mut bytes);
         let err = Level::from_bytes(&bytes).expect_err("a looping tree must not open");
         assert!(err.to_string().contains(want), "{err}");
+    }
+    // a top-level leaf of two instances: each leaf is one instance
+    if let Some(n) = level.top.nodes.first() {
+        let at = &n.child[0] as *const _ as usize - base;
+        let mut bytes = good.clone();
+        let two = kiln_formats::tri_mesh::LEAF_BIT | kiln_formats::level::leaf_data(0, 2);
+        bytes[at..at + 4].copy_from_slice(&two.to_le_bytes());
+        rehash(&mut bytes);
+        let err = Level::from_bytes(&bytes).expect_err("a two-instance leaf must not open");
+        assert!(err.to_string().contains("at most 1 allowed"), "{err}");
     }
 }
 

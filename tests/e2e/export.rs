@@ -61,7 +61,7 @@ fn round_trip(what: &str, original: &[u8]) {
         "{what}: collision layers by object"
     );
     let a = level.archive();
-    let n = &a.top[0];
+    let n = &a.top;
     let (lo, hi) = (
         Vec3::from(n.min.map(|v| v.to_native())),
         Vec3::from(n.max.map(|v| v.to_native())),

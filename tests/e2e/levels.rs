@@ -45,7 +45,7 @@ fn the_draco_box_bakes_to_the_same_triangles_as_the_plain_box() {
     assert_eq!(kinds(&a), kinds(&b));
     let top = |bytes: &[u8]| {
         let l = Level::from_bytes(bytes).unwrap();
-        let n = &l.archive().top[0];
+        let n = &l.archive().top;
         (n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native()))
     };
     assert_eq!(top(&a.bytes), top(&b.bytes));
@@ -165,7 +165,7 @@ fn quantized_and_meshopt_variants_match_the_plain_level() {
     let plain = bake_file(&dir.join("sauer_pandora.glb"), &BakeSettings::default()).unwrap();
     let bounds = |bytes: &[u8]| {
         let l = Level::from_bytes(bytes).unwrap();
-        let n = &l.archive().top[0];
+        let n = &l.archive().top;
         (n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native()))
     };
     let (plo, phi) = bounds(&plain.bytes);
@@ -278,7 +278,7 @@ fn no_point_in_the_occlusion_room_is_inside_its_walls() {
     .unwrap();
     let level = Level::from_bytes(&baked.bytes).unwrap();
     let a = level.archive();
-    let n = &a.top[0];
+    let n = &a.top;
     let (lo, hi) = (
         glam::Vec3::from(n.min.map(|v| v.to_native())),
         glam::Vec3::from(n.max.map(|v| v.to_native())),

@@ -12,7 +12,7 @@ use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Instance, Level, Node, Shape};
+use kiln_formats::level::{Instance, Level, Shape, TopTree};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -36,7 +36,7 @@ pub fn level(built: &BuiltLevel, layer_names: Vec<String>, layers: &[u32]) -> Le
         instance_rules: built.placed.iter().map(|p| p.rule.clone()).collect(),
         layer_names,
         instance_layers: built.placed.iter().map(|p| layers[p.source]).collect(),
-        top: built.top.iter().map(top_node).collect(),
+        top: top_tree(&built.top),
     }
 }
 
@@ -121,12 +121,18 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
     }
 }
 
-fn top_node(n: &BinNode) -> Node {
-    Node {
-        min: n.min,
-        max: n.max,
-        end: n.end,
-        data: n.data,
+/// The top-level tree in the 4-wide quantised form of a mesh's box tree
+/// (its leaves already hold `leaf_data(instance, 1)`).
+fn top_tree(nodes: &[BinNode]) -> TopTree {
+    let (root, inner) = quantize::encode_boxes(nodes, |data| data);
+    let (min, max) = nodes
+        .first()
+        .map_or(([0.0; 3], [0.0; 3]), |n| (n.min, n.max));
+    TopTree {
+        min,
+        max,
+        root,
+        nodes: inner,
     }
 }
 

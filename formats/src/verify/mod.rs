@@ -20,6 +20,7 @@ use crate::level::{
     ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
     similarity_scale,
 };
+use crate::tri_mesh::WIDTH;
 use thiserror::Error;
 
 /// A broken tree invariant.
@@ -441,8 +442,114 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
             level.instance_layers[i].to_native()
         )));
     }
-    verify_tree(level.top.as_slice(), level.instances.len(), 1).map_err(VerifyError::TopTree)?;
+    verify_top(level).map_err(VerifyError::TopTree)?;
     Ok(())
+}
+
+/// A box's lower and upper corners.
+pub type BoxCorners = ([f32; 3], [f32; 3]);
+
+/// The top-level tree's shape statistics and each instance's box as the
+/// tree stores it (decoded, so rounded outward by at most a 255th of its
+/// parent's box), by instance; checks the tree first ([`verify_top`]).
+pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorners>), TreeError> {
+    use crate::tri_mesh::{EMPTY, LEAF_BIT, box_step, decode_hi, decode_lo};
+    verify_top(level)?;
+    let top = &level.top;
+    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); level.instances.len()];
+    let mut stats = TreeStats {
+        nodes: top.nodes.len(),
+        ..TreeStats::default()
+    };
+    if boxes.is_empty() {
+        return Ok((stats, boxes));
+    }
+    let area = |(a, b): ([f32; 3], [f32; 3])| {
+        let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
+        2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
+    };
+    let root_box = (
+        top.min.map(|v| v.to_native()),
+        top.max.map(|v| v.to_native()),
+    );
+    let mut sah = 0.0;
+    let mut stack = vec![(top.root.to_native(), root_box, 1usize)];
+    while let Some((r, b, depth)) = stack.pop() {
+        stats.depth = stats.depth.max(depth);
+        if r & LEAF_BIT != 0 {
+            let (ii, _) = leaf_range(r & !LEAF_BIT);
+            boxes[ii as usize] = b;
+            stats.leaves += 1;
+            sah += area(b);
+            continue;
+        }
+        sah += area(b);
+        let n = &top.nodes[r as usize];
+        let (pmin, pmax) = b;
+        let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
+        for c in 0..WIDTH {
+            let child = n.child[c].to_native();
+            if child == EMPTY {
+                break;
+            }
+            let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c]));
+            let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c]));
+            stack.push((child, (lo, hi), depth + 1));
+        }
+    }
+    let root_area = area(root_box);
+    stats.sah_cost = if root_area > 0.0 {
+        sah / root_area
+    } else {
+        0.0
+    };
+    Ok((stats, boxes))
+}
+
+/// Checks the top-level tree: a finite, ordered root box, and a 4-wide box
+/// tree whose leaves are the instances, one each, in order (see
+/// [`crate::level::TopTree`]).
+pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
+    let top = &level.top;
+    let (inner, leaves) = (top.nodes.len(), level.instances.len());
+    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
+        if leaves == 0 && inner == 0 {
+            return Ok(());
+        }
+        return Err(TreeError::Empty {
+            nodes: inner,
+            prims: leaves,
+        });
+    }
+    let (min, max) = (
+        top.min.map(|v| v.to_native()),
+        top.max.map(|v| v.to_native()),
+    );
+    if !(0..3).all(|k| {
+        min[k].is_finite()
+            && max[k].is_finite()
+            && min[k] <= max[k]
+            && (max[k] - min[k]).is_finite()
+    }) {
+        return Err(TreeError::Bounds { node: 0, min, max });
+    }
+    let nodes = top.nodes.as_slice();
+    tri_mesh::check_order(
+        top.root.to_native(),
+        inner,
+        leaves,
+        |i| tri_mesh::box_node(nodes, i),
+        |_, count| {
+            if count != 1 {
+                return Err(TreeError::LeafSize {
+                    node: 0,
+                    count,
+                    max: 1,
+                });
+            }
+            Ok(())
+        },
+    )
 }
 
 fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(), VerifyError> {

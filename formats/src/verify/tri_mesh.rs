@@ -41,31 +41,53 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
         // the statistics walk reports these cases (and the empty tree)
         return walk_mesh_tree(mesh, false).map(|_| ());
     }
+    let ids = mesh.source_ids.as_slice();
+    // a leaf holds two triangles exactly when its second source id is set
+    let leaf = |leaf: usize, count: u32| {
+        if (count == 2) != (ids[leaf][1].to_native() != u32::MAX) {
+            return Err(TreeError::LeafCount { leaf, count });
+        }
+        Ok(())
+    };
+    let root = mesh.root.to_native();
     match &mesh.tree {
-        ArchivedMeshTree::Boxes(n) => check_order(mesh, |i| {
-            let n = &n[i];
-            let child = n.child.map(|c| c.to_native());
-            let used = slots(i, &child)?;
-            // a used child's lower and upper codes must not cross (every
-            // slot tested, the unused masked off: no branch per code)
-            let mut crossed = 0u32;
-            for k in 0..3 {
-                for c in 0..WIDTH {
-                    let sum = u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]);
-                    crossed |= u32::from(sum > 255) << c;
-                }
-            }
-            if crossed & ((1 << used) - 1) != 0 {
-                return Err(TreeError::Crossed { node: i });
-            }
-            Ok((child, used))
-        }),
-        ArchivedMeshTree::Spheres(t) => check_order(mesh, |i| {
-            let child = t.nodes[i].child.map(|c| c.to_native());
-            let used = slots(i, &child)?;
-            Ok((child, used))
-        }),
+        ArchivedMeshTree::Boxes(n) => check_order(root, inner, leaves, |i| box_node(n, i), leaf),
+        ArchivedMeshTree::Spheres(t) => check_order(
+            root,
+            inner,
+            leaves,
+            |i| {
+                let child = t.nodes[i].child.map(|c| c.to_native());
+                let used = slots(i, &child)?;
+                Ok((child, used))
+            },
+            leaf,
+        ),
     }
+}
+
+/// Checks box node `i` on its own: its slots, and that no used child's
+/// lower and upper codes cross; gives its children and how many are used.
+#[inline]
+pub(super) fn box_node(
+    nodes: &[ArchivedBoxNode],
+    i: usize,
+) -> Result<([u32; WIDTH], usize), TreeError> {
+    let n = &nodes[i];
+    let child = n.child.map(|c| c.to_native());
+    let used = slots(i, &child)?;
+    // every slot tested, the unused masked off: no branch per code
+    let mut crossed = 0u32;
+    for k in 0..3 {
+        for c in 0..WIDTH {
+            let sum = u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]);
+            crossed |= u32::from(sum > 255) << c;
+        }
+    }
+    if crossed & ((1 << used) - 1) != 0 {
+        return Err(TreeError::Crossed { node: i });
+    }
+    Ok((child, used))
 }
 
 /// How many of a node's child slots are used: two to four, empty ones last.
@@ -78,19 +100,21 @@ fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
     Ok(used)
 }
 
-/// The order, coverage, depth and leaf-count checks of
-/// [`verify_mesh_tree`] in one tight depth-first walk: `node(i)` checks
-/// inner node `i` on its own and gives its child references and how many
-/// are used. A node's leading leaf children are checked on the spot (most
-/// children are leaves); the rest go on a stack of (reference, parent,
-/// depth).
-fn check_order(
-    mesh: &ArchivedTriMesh,
+/// The order, coverage and depth checks of a 4-wide tree of `inner` nodes
+/// over `leaves` leaves, rooted at `root`, in one tight depth-first walk:
+/// inner nodes and leaves must be met in index order, each once, no deeper
+/// than [`MAX_DEPTH`]. `node(i)` checks inner node `i` on its own and gives
+/// its child references and how many are used; `leaf_ok(leaf, count)`
+/// checks a leaf's triangle (or instance) count. A node's leading leaf
+/// children are checked on the spot (most children are leaves); the rest go
+/// on a stack of (reference, parent, depth).
+pub(super) fn check_order(
+    root: u32,
+    inner: usize,
+    leaves: usize,
     node: impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError>,
+    leaf_ok: impl Fn(usize, u32) -> Result<(), TreeError>,
 ) -> Result<(), TreeError> {
-    let leaves = mesh.leaves.len();
-    let inner = mesh.tree.len();
-    let ids = mesh.source_ids.as_slice();
     let (mut next_inner, mut next_leaf) = (0usize, 0usize);
     let mut leaf = |r: u32, parent: usize| -> Result<(), TreeError> {
         let (first, count) = leaf_range(r & !LEAF_BIT);
@@ -103,18 +127,12 @@ fn check_order(
                 prims: leaves,
             });
         }
-        // a leaf holds two triangles exactly when its second source id is set
-        if (count == 2) != (ids[next_leaf][1].to_native() != u32::MAX) {
-            return Err(TreeError::LeafCount {
-                leaf: next_leaf,
-                count,
-            });
-        }
+        leaf_ok(next_leaf, count)?;
         next_leaf += 1;
         Ok(())
     };
     let mut stack: Vec<(u32, u32, u32)> = Vec::with_capacity(WIDTH * MAX_DEPTH);
-    stack.push((mesh.root.to_native(), 0, 1));
+    stack.push((root, 0, 1));
     while let Some((r, parent, depth)) = stack.pop() {
         if depth as usize > MAX_DEPTH {
             return Err(TreeError::TooDeep);

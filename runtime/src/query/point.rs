@@ -4,7 +4,7 @@ use super::filter::Filter;
 use crate::instance::Placement;
 use crate::level::Level;
 use crate::shape::ShapeRef;
-use crate::walk::walk_box;
+use crate::walk::{top_tree, walk_box};
 use glam::Vec3;
 use kiln_formats::level::leaf_range;
 
@@ -45,7 +45,7 @@ impl Level {
             return;
         }
         let level = self.archive();
-        walk_box(level.top.as_slice(), p, p, |data| {
+        walk_box(&top_tree(level), p, p, |data| {
             let (ii, _) = leaf_range(data);
             if !filter.sees(level, ii) {
                 return false;

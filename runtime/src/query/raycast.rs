@@ -8,7 +8,7 @@ use crate::geom::ray_box::SlabRay;
 use crate::instance::transpose_vector;
 use crate::level::Level;
 use crate::shape::{LocalRayHit, ShapeRef};
-use crate::walk::{Grow, RayVisitor, walk_ray};
+use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedLevel, leaf_range};
 
@@ -145,7 +145,7 @@ impl Level {
             hit: None,
         };
         walk_ray(
-            level.top.as_slice(),
+            &top_tree(level),
             &SlabRay::new(ray.origin, ray.dir),
             &Grow::NONE,
             &mut v,

@@ -32,7 +32,7 @@ use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::instance::Placement;
 use crate::level::Level;
 use crate::shape::ShapeRef;
-use crate::walk::{Grow, RayVisitor, walk_box, walk_ray};
+use crate::walk::{Grow, RayVisitor, top_tree, walk_box, walk_ray};
 use glam::{DQuat, DVec3, Quat, Vec3};
 use kiln_formats::level::{ArchivedLevel, leaf_range};
 
@@ -690,7 +690,7 @@ impl Level {
         let level = self.archive();
         let (c, h) = probe.bounds();
         let (lo, hi) = cull_box(c, h);
-        walk_box(level.top.as_slice(), lo, hi, |data| {
+        walk_box(&top_tree(level), lo, hi, |data| {
             let (ii, _) = leaf_range(data);
             if !filter.sees(level, ii) {
                 return false;
@@ -755,7 +755,7 @@ impl Level {
         };
         let grow = Grow::by_extent((h * (1.0 + 1e-5) + 1e-6).as_vec3());
         walk_ray(
-            level.top.as_slice(),
+            &top_tree(level),
             &SlabRay::new(c.as_vec3(), motion),
             &grow,
             &mut v,

@@ -16,7 +16,7 @@ use crate::instance::Placement;
 use crate::level::Level;
 use crate::shape::ShapeRef;
 use crate::shape::tri_mesh::next_up;
-use crate::walk::{Grow, RayVisitor, walk_box, walk_ray};
+use crate::walk::{Grow, RayVisitor, top_tree, walk_box, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel, leaf_range};
 
@@ -57,7 +57,7 @@ impl Level {
         }
         let level = self.archive();
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
-        walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
+        walk_box(&top_tree(level), center - ext, center + ext, |data| {
             let (ii, _) = leaf_range(data);
             if !filter.sees(level, ii) {
                 return false;
@@ -85,7 +85,7 @@ impl Level {
         let level = self.archive();
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
         let mut found = false;
-        walk_box(level.top.as_slice(), center - ext, center + ext, |data| {
+        walk_box(&top_tree(level), center - ext, center + ext, |data| {
             let (ii, _) = leaf_range(data);
             if !filter.sees(level, ii) {
                 return false;
@@ -132,12 +132,7 @@ impl Level {
             best: None,
         };
         let grow = Grow::by_extent(Vec3::splat(radius * (1.0 + 1e-5) + 1e-6));
-        walk_ray(
-            level.top.as_slice(),
-            &SlabRay::new(center, dir),
-            &grow,
-            &mut v,
-        );
+        walk_ray(&top_tree(level), &SlabRay::new(center, dir), &grow, &mut v);
         v.best.map(|(hit, ii, feature)| ShapeHit {
             t: hit.t as f32,
             point: hit.point.as_vec3(),
