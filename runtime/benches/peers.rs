@@ -81,9 +81,26 @@ fn compare(
     query: &str,
     what: &str,
     n: usize,
-    kiln: impl FnOnce() -> usize,
+    mut kiln: impl FnMut() -> usize,
     parry: impl FnOnce() -> usize,
 ) {
+    // `--profile "MESH QUERY"` (a row's two first columns, e.g. "300
+    // spheres rays/s"): Kiln's side of that row alone for five seconds
+    // first, for `perf record`
+    let args: Vec<String> = std::env::args().collect();
+    let wanted = args
+        .iter()
+        .position(|a| a == "--profile")
+        .and_then(|i| args.get(i + 1));
+    if wanted.is_some_and(|w| *w == format!("{mesh} {query}")) {
+        let t0 = Instant::now();
+        let mut runs = 0;
+        while t0.elapsed().as_secs_f64() < 5.0 {
+            std::hint::black_box(kiln());
+            runs += 1;
+        }
+        eprintln!("  profiled {mesh} {query}: {runs} runs of {n} queries in 5 s");
+    }
     let t0 = Instant::now();
     let k = kiln();
     let kiln_s = t0.elapsed().as_secs_f64();
