@@ -243,9 +243,7 @@ fn filter_of(
         // every instance of the object (a mesh node with GPU instances is
         // several)
         let before = skip.len();
-        skip.extend(
-            (0..level.archive().instances.len() as u32).filter(|&i| level.object_name(i) == n),
-        );
+        skip.extend((0..level.object_count()).filter(|&i| level.object_name(i) == n));
         if skip.len() == before {
             return Err(format!("skip: no object {n:?} in this level"));
         }

@@ -27,7 +27,8 @@ use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_runtime::{Filter, Pose, Ray};
+use kiln_tests::SphereQueries;
 use parry3d::query::{Ray as PRay, RayCast};
 use parry3d::shape::TriMesh;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -139,12 +140,7 @@ fn sphere_rows(
             balls
                 .iter()
                 .filter(|&&(c, r)| {
-                    level.overlap_into(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                        &mut buf,
-                    );
+                    level.sphere_overlaps_into(c, r, &mut buf);
                     !buf.is_empty()
                 })
                 .count()
@@ -170,13 +166,7 @@ fn sphere_rows(
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| {
-                    level.intersects(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                    )
-                })
+                .filter(|&&(c, r)| level.sphere_touches(c, r))
                 .count()
         },
         || {
@@ -217,18 +207,11 @@ fn sweep_rows(
         "hits",
         sweeps.len(),
         || {
-            kiln_toi.extend(sweeps.iter().map(|&(c, d)| {
-                level
-                    .cast(
-                        &QueryShape::Sphere { radius },
-                        &Pose::at(c),
-                        d,
-                        max_t,
-                        CastOptions::default(),
-                        &Filter::ALL,
-                    )
-                    .map(|h| h.t)
-            }));
+            kiln_toi.extend(
+                sweeps
+                    .iter()
+                    .map(|&(c, d)| level.sphere_sweep(c, radius, d, max_t).map(|h| h.t)),
+            );
             kiln_toi.iter().flatten().count()
         },
         || {
@@ -859,14 +842,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                 let pr = parry3d::query::intersection_test(&at(q), &ball, &identity, &compound)
                     .unwrap()
                     .intersecting;
-                (
-                    level.intersects(
-                        &QueryShape::Sphere { radius: 0.3 },
-                        &Pose::at(q),
-                        &Filter::ALL,
-                    ),
-                    pr,
-                )
+                (level.sphere_touches(q, 0.3), pr)
             };
             eprintln!(
                 "  worst sweep {i} (gap {gap:.3} m): kiln t {k}, parry t {p}; touching (kiln, parry) at kiln t+1mm {:?}, at parry t+1mm {:?}, at kiln t-1mm {:?}, at parry t-1mm {:?}",
@@ -1078,25 +1054,13 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 || {
                     balls
                         .iter()
-                        .filter(|&&(c, r)| {
-                            bsp_level.intersects(
-                                &QueryShape::Sphere { radius: r },
-                                &Pose::at(c),
-                                &Filter::ALL,
-                            )
-                        })
+                        .filter(|&&(c, r)| bsp_level.sphere_touches(c, r))
                         .count()
                 },
                 || {
                     balls
                         .iter()
-                        .filter(|&&(c, r)| {
-                            l.intersects(
-                                &QueryShape::Sphere { radius: r },
-                                &Pose::at(c),
-                                &Filter::ALL,
-                            )
-                        })
+                        .filter(|&&(c, r)| l.sphere_touches(c, r))
                         .count()
                 },
             );
@@ -1109,34 +1073,13 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 || {
                     sweeps
                         .iter()
-                        .filter(|&&(c, d)| {
-                            bsp_level
-                                .cast(
-                                    &QueryShape::Sphere { radius: 0.2 },
-                                    &Pose::at(c),
-                                    d,
-                                    10.0,
-                                    CastOptions::default(),
-                                    &Filter::ALL,
-                                )
-                                .is_some()
-                        })
+                        .filter(|&&(c, d)| bsp_level.sphere_sweep(c, 0.2, d, 10.0).is_some())
                         .count()
                 },
                 || {
                     sweeps
                         .iter()
-                        .filter(|&&(c, d)| {
-                            l.cast(
-                                &QueryShape::Sphere { radius: 0.2 },
-                                &Pose::at(c),
-                                d,
-                                10.0,
-                                CastOptions::default(),
-                                &Filter::ALL,
-                            )
-                            .is_some()
-                        })
+                        .filter(|&&(c, d)| l.sphere_sweep(c, 0.2, d, 10.0).is_some())
                         .count()
                 },
             );
@@ -1235,25 +1178,13 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| {
-                    a.intersects(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                    )
-                })
+                .filter(|&&(c, r)| a.sphere_touches(c, r))
                 .count()
         },
         || {
             balls
                 .iter()
-                .filter(|&&(c, r)| {
-                    b.intersects(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                    )
-                })
+                .filter(|&&(c, r)| b.sphere_touches(c, r))
                 .count()
         },
     );
@@ -1402,13 +1333,7 @@ fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
     let t0 = Instant::now();
     let touching = qs
         .iter()
-        .filter(|(o, _)| {
-            level.intersects(
-                &QueryShape::Sphere { radius: 0.5 },
-                &Pose::at(*o),
-                &Filter::ALL,
-            )
-        })
+        .filter(|(o, _)| level.sphere_touches(*o, 0.5))
         .count();
     let s = t0.elapsed().as_secs_f64();
     eprintln!("  sphere yes/no: {touching} touching of {nq}");

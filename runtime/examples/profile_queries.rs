@@ -26,7 +26,8 @@ use common::{Rng, rays, surface_points, terrain};
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_runtime::{Filter, Ray};
+use kiln_tests::SphereQueries;
 
 const PASSES: usize = 20;
 
@@ -85,38 +86,20 @@ fn main() {
             "overlaps" => spheres
                 .iter()
                 .map(|&(c, r)| {
-                    level.overlap_into(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                        &mut buf,
-                    );
+                    level.sphere_overlaps_into(c, r, &mut buf);
                     buf.len()
                 })
                 .sum(),
             "yes-no" => spheres
                 .iter()
-                .filter(|&&(c, r)| {
-                    level.intersects(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(c),
-                        &Filter::ALL,
-                    )
-                })
+                .filter(|&&(c, r)| level.sphere_touches(c, r))
                 .count(),
             "sweeps" => spheres
                 .iter()
                 .filter(|&&(c, _)| {
                     let d = Vec3::new(0.6, -0.3, 0.2).normalize();
                     level
-                        .cast(
-                            &QueryShape::Sphere { radius: 0.5 },
-                            &Pose::at(c + Vec3::Y * 2.0),
-                            d,
-                            10.0,
-                            CastOptions::default(),
-                            &Filter::ALL,
-                        )
+                        .sphere_sweep(c + Vec3::Y * 2.0, 0.5, d, 10.0)
                         .is_some()
                 })
                 .count(),

@@ -9,7 +9,8 @@
 use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_runtime::{Filter, Ray};
+use kiln_tests::SphereQueries;
 use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A star prism: `points` spikes of radius 1 around y, inner radius 0.35,
@@ -344,20 +345,9 @@ fn check_against_brute_force(bevels: bool) {
                 // overlaps: exact, on the surface
                 let r = (0.001 + f64::from(rng.f()) * 0.5 * size) as f32;
                 let rr = f64::from(r);
-                let got = level.overlap(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(pf),
-                    &Filter::ALL,
-                );
+                let got = level.sphere_overlaps(pf, r);
                 let touch = !got.is_empty();
-                assert_eq!(
-                    touch,
-                    level.intersects(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(pf),
-                        &Filter::ALL
-                    )
-                );
+                assert_eq!(touch, level.sphere_touches(pf, r));
                 touches += usize::from(touch);
                 let at = Ball {
                     p: pd,
@@ -372,14 +362,7 @@ fn check_against_brute_force(bevels: bool) {
                 if i % 3 == 0 {
                     let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
-                    let got = level.cast(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(pf),
-                        d,
-                        max_t as f32,
-                        CastOptions::default(),
-                        &Filter::ALL,
-                    );
+                    let got = level.sphere_sweep(pf, r, d, max_t as f32);
                     if let Some(err) =
                         solid.check_sweep(got, pd, d.as_dvec3(), rr, max_t, tol, false, &what_i)
                     {
@@ -562,11 +545,7 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                 let tangent = n.any_orthonormal_vector();
                 let centre = at + n * (r - 1e-3);
                 assert!(
-                    level.intersects(
-                        &QueryShape::Sphere { radius: r as f32 },
-                        &Pose::at(centre.as_vec3()),
-                        &Filter::ALL
-                    ),
+                    level.sphere_touches(centre.as_vec3(), r as f32),
                     "{what}: r {r} at {at}"
                 );
                 // and 1 mm beyond the radius (where the oracle agrees it
@@ -574,22 +553,16 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
                 let clear = at + n * (r + 1e-3);
                 if solid.distance(clear) > r + tol {
                     assert!(
-                        !level.intersects(
-                            &QueryShape::Sphere { radius: r as f32 },
-                            &Pose::at(clear.as_vec3()),
-                            &Filter::ALL
-                        ),
+                        !level.sphere_touches(clear.as_vec3(), r as f32),
                         "{what}: r {r} 1 mm clear of {at} reports contact"
                     );
                 }
                 let start = centre - tangent * (2.0 * r + 1.0);
-                let swept = level.cast(
-                    &QueryShape::Sphere { radius: r as f32 },
-                    &Pose::at(start.as_vec3()),
+                let swept = level.sphere_sweep(
+                    start.as_vec3(),
+                    r as f32,
                     tangent.as_vec3(),
                     (4.0 * r + 2.0) as f32,
-                    CastOptions::default(),
-                    &Filter::ALL,
                 );
                 let exact = solid.sweep(start, tangent, r, 4.0 * r + 2.0);
                 match (exact, swept) {
@@ -609,27 +582,13 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
         // a sweep starting inside, and one starting in contact: t = 0
         let inside = xf.transform_point3(DVec3::new(0.0, 0.25, 0.0));
         let h = level
-            .cast(
-                &QueryShape::Sphere { radius: 0.1 },
-                &Pose::at(inside.as_vec3()),
-                glam::Vec3::X,
-                5.0,
-                CastOptions::default(),
-                &Filter::ALL,
-            )
+            .sphere_sweep(inside.as_vec3(), 0.1, glam::Vec3::X, 5.0)
             .expect("starts inside");
         assert_eq!(h.t, 0.0, "{what}");
         let (at, n, _) = targets[0];
         let touching = at + n * 0.0999;
         let h = level
-            .cast(
-                &QueryShape::Sphere { radius: 0.1 },
-                &Pose::at(touching.as_vec3()),
-                n.as_vec3(),
-                5.0,
-                CastOptions::default(),
-                &Filter::ALL,
-            )
+            .sphere_sweep(touching.as_vec3(), 0.1, n.as_vec3(), 5.0)
             .expect("starts in contact");
         assert_eq!(h.t, 0.0, "{what}");
     }
@@ -690,11 +649,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                         "{file} object {i}: point {pd} ({clear} from the surface)"
                     );
                 }
-                let got = level.overlap(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(pf),
-                    &Filter::ALL,
-                );
+                let got = level.sphere_overlaps(pf, r);
                 let mine = got.iter().find(|o| of_i(o));
                 touching += usize::from(mine.is_some());
                 let at = Ball {
@@ -713,14 +668,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                         .as_vec3();
                     let max_t = 2.0 * size;
                     let got = level
-                        .cast(
-                            &QueryShape::Sphere { radius: r },
-                            &Pose::at(from),
-                            d,
-                            max_t as f32,
-                            CastOptions::default(),
-                            &Filter::ALL,
-                        )
+                        .sphere_sweep(from, r, d, max_t as f32)
                         .filter(|h| h.instance as usize == i);
                     let fd = from.as_dvec3();
                     if let Some(err) =

@@ -46,6 +46,11 @@ fn walk(
     out
 }
 
+/// Where a walk ends.
+fn end_of(steps: Vec<(Vec3, Ground)>) -> Vec3 {
+    steps.last().expect("a walk of at least one frame").0
+}
+
 /// The deepest the character is inside anything at `at`.
 fn depth(level: &Level, c: &Character, at: Vec3) -> f32 {
     level
@@ -132,35 +137,32 @@ fn a_step_higher_than_the_step_height_and_a_wall_stop_the_character() {
     let level = course();
     let c = player();
     // the 0.5 m step begins at x = 4
-    let steps = walk(
+    let end = end_of(walk(
         &level,
         &c,
         Vec3::new(2.0, STAND, 6.0),
         Vec3::new(0.05, 0.0, 0.0),
         200,
-    );
-    let end = steps[199].0;
+    ));
     assert!(end.x <= 4.0 - 0.3 + 1e-3 && end.x > 3.6, "at {end}");
     assert!((end.y - STAND).abs() < 1e-3, "at {end}");
     // the wall's face is at x = 16
-    let steps = walk(
+    let end = end_of(walk(
         &level,
         &c,
         Vec3::new(12.0, STAND, 18.0),
         Vec3::new(0.05, 0.0, 0.0),
         200,
-    );
-    let end = steps[199].0;
+    ));
     assert!(end.x <= 16.0 - 0.3 + 1e-3 && end.x > 15.6, "at {end}");
     // walking diagonally into the wall slides along it
-    let steps = walk(
+    let end = end_of(walk(
         &level,
         &c,
         Vec3::new(15.0, STAND, 12.0),
         Vec3::new(0.05, 0.0, 0.05),
         40,
-    );
-    let end = steps[39].0;
+    ));
     assert!(end.z > 13.9 && end.x <= 16.0 - 0.3 + 1e-3, "at {end}");
 }
 
@@ -176,13 +178,9 @@ fn walkable_slopes_are_climbed_and_steep_ones_slid_down() {
         Vec3::new(0.05, 0.0, 0.0),
         80,
     );
-    let end = steps[79].0;
+    let (end, ground) = steps[79];
     assert!(end.x > 5.5 && end.y > STAND + 0.5, "at {end}");
-    assert!(
-        matches!(steps[79].1, Ground::OnGround(_)),
-        "{:?}",
-        steps[79].1
-    );
+    assert!(matches!(ground, Ground::OnGround(_)), "{ground:?}");
     // into the 60° ramp: no higher than the rounded foot lets it touch
     let steps = walk(
         &level,

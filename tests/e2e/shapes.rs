@@ -9,7 +9,8 @@
 use glam::{DAffine3, DVec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_runtime::{Filter, Ray};
+use kiln_tests::SphereQueries;
 use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
 
 /// A closed cube mesh of side 2 centred on `c`.
@@ -149,23 +150,12 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 }
                 // sphere overlap: closest point and depth
                 let r = 0.2 + rng.f() * 2.0;
-                let ov = level.overlap(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(pf),
-                    &Filter::ALL,
-                );
+                let ov = level.sphere_overlaps(pf, r);
                 let inside_exact = solid.inside(pd, 0.0);
                 let want_touch = inside_exact || clear <= f64::from(r);
                 if (clear - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), want_touch, "{what} overlap {i}");
-                    assert_eq!(
-                        level.intersects(
-                            &QueryShape::Sphere { radius: r },
-                            &Pose::at(pf),
-                            &Filter::ALL
-                        ),
-                        want_touch
-                    );
+                    assert_eq!(level.sphere_touches(pf, r), want_touch);
                 }
                 touches += usize::from(!ov.is_empty());
                 if let Some(o) = ov.first() {
@@ -190,14 +180,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 if i % 4 == 0 {
                     let d = (centre - pd).as_vec3().normalize() + rng.unit() * 0.3;
                     let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), 50.0);
-                    let got = level.cast(
-                        &QueryShape::Sphere { radius: r },
-                        &Pose::at(pf),
-                        d,
-                        50.0,
-                        CastOptions::default(),
-                        &Filter::ALL,
-                    );
+                    let got = level.sphere_sweep(pf, r, d, 50.0);
                     match (want, got) {
                         (Some(t), Some(h)) => {
                             sweep_hits += 1;
@@ -287,11 +270,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                     );
                 }
                 let r = 0.1 + rng.f();
-                let ov = level.overlap(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(pf),
-                    &Filter::ALL,
-                );
+                let ov = level.sphere_overlaps(pf, r);
                 if (dist - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), dist <= f64::from(r), "{what} {i}");
                 }
@@ -300,14 +279,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                 }
                 // a sweep towards the centre: first time the distance reaches r
                 let d = (centre - pd).as_vec3() + rng.unit() * 0.5 * rad as f32;
-                let got = level.cast(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(pf),
-                    d,
-                    2.0,
-                    CastOptions::default(),
-                    &Filter::ALL,
-                );
+                let got = level.sphere_sweep(pf, r, d, 2.0);
                 let f = |t: f64| seg(pd + d.as_dvec3() * t) - rad - f64::from(r);
                 let want = if f(0.0) <= 0.0 {
                     Some(0.0)

@@ -8,6 +8,7 @@ use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_tests::SphereQueries;
 use kiln_tests::{
     Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,
 };
@@ -134,11 +135,7 @@ fn sphere_overlaps_match_brute_force() {
             for (kind, level) in &case.levels {
                 let name = format!("{} ({})", case.name, kind.name());
                 let sources = scene_order(level);
-                let got = level.overlap(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(c),
-                    &Filter::ALL,
-                );
+                let got = level.sphere_overlaps(c, r);
                 let r = r as f64;
                 for (si, &d) in dist.iter().enumerate() {
                     if d <= r - TOL {
@@ -170,15 +167,7 @@ fn sphere_overlaps_match_brute_force() {
                         dist[si]
                     );
                 }
-                assert_eq!(
-                    level.intersects(
-                        &QueryShape::Sphere { radius: r as f32 },
-                        &Pose::at(c),
-                        &Filter::ALL
-                    ),
-                    !got.is_empty(),
-                    "{name}"
-                );
+                assert_eq!(level.sphere_touches(c, r as f32), !got.is_empty(), "{name}");
             }
         }
         eprintln!(
@@ -267,14 +256,7 @@ fn sphere_sweeps_match_brute_force() {
             n += 1;
             for (kind, level) in &case.levels {
                 let name = format!("{} ({})", case.name, kind.name());
-                let got = level.cast(
-                    &QueryShape::Sphere { radius: r },
-                    &Pose::at(cf),
-                    df,
-                    max_t,
-                    CastOptions::default(),
-                    &Filter::ALL,
-                );
+                let got = level.sphere_sweep(cf, r, df, max_t);
                 match (got, want) {
                     (Some(g), Some(w)) => {
                         hits += 1;
@@ -330,13 +312,11 @@ fn a_fast_sphere_never_tunnels_through_the_thin_slab() {
         for k in 0..50 {
             let x = 10.5 + k as f32 * 0.18;
             let hit = level
-                .cast(
-                    &QueryShape::Sphere { radius: 0.05 },
-                    &Pose::at(Vec3::new(x, 500.0, 15.0)),
+                .sphere_sweep(
+                    Vec3::new(x, 500.0, 15.0),
+                    0.05,
                     Vec3::new(0.0, -1e5, 0.0),
                     1.0,
-                    CastOptions::default(),
-                    &Filter::ALL,
                 )
                 .unwrap();
             let y: f32 = 500.0 - hit.t * 1e5;

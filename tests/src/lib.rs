@@ -574,3 +574,55 @@ pub fn torus_knot(u: u32, v: u32, open: bool) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) 
     }
     (pos, tris)
 }
+
+/// Sphere queries as the oracle tests and the benchmark ask them: a sphere
+/// of radius `r` at `c`, seeing every object, casts keeping every contact.
+/// Shorthands over [`kiln_runtime::Level::overlap`], `intersects` and
+/// `cast` with [`kiln_runtime::QueryShape::Sphere`].
+pub trait SphereQueries {
+    /// Every object the sphere touches.
+    fn sphere_overlaps(&self, c: Vec3, r: f32) -> Vec<kiln_runtime::ShapeOverlap>;
+    /// [`SphereQueries::sphere_overlaps`] into `out`.
+    fn sphere_overlaps_into(&self, c: Vec3, r: f32, out: &mut Vec<kiln_runtime::ShapeOverlap>);
+    /// Whether the sphere touches anything.
+    fn sphere_touches(&self, c: Vec3, r: f32) -> bool;
+    /// The first contact of the sphere moving by `t · d`, `t ≤ max_t`.
+    fn sphere_sweep(&self, c: Vec3, r: f32, d: Vec3, max_t: f32) -> Option<kiln_runtime::ShapeHit>;
+}
+
+impl SphereQueries for kiln_runtime::Level {
+    fn sphere_overlaps(&self, c: Vec3, r: f32) -> Vec<kiln_runtime::ShapeOverlap> {
+        let mut out = Vec::new();
+        self.sphere_overlaps_into(c, r, &mut out);
+        out
+    }
+    fn sphere_overlaps_into(&self, c: Vec3, r: f32, out: &mut Vec<kiln_runtime::ShapeOverlap>) {
+        let ball = kiln_runtime::QueryShape::Sphere { radius: r };
+        self.overlap_into(
+            &ball,
+            &kiln_runtime::Pose::at(c),
+            &kiln_runtime::Filter::ALL,
+            out,
+        );
+    }
+    fn sphere_touches(&self, c: Vec3, r: f32) -> bool {
+        let ball = kiln_runtime::QueryShape::Sphere { radius: r };
+        self.intersects(
+            &ball,
+            &kiln_runtime::Pose::at(c),
+            &kiln_runtime::Filter::ALL,
+        )
+    }
+    fn sphere_sweep(&self, c: Vec3, r: f32, d: Vec3, max_t: f32) -> Option<kiln_runtime::ShapeHit> {
+        let ball = kiln_runtime::QueryShape::Sphere { radius: r };
+        let options = kiln_runtime::CastOptions::default();
+        self.cast(
+            &ball,
+            &kiln_runtime::Pose::at(c),
+            d,
+            max_t,
+            options,
+            &kiln_runtime::Filter::ALL,
+        )
+    }
+}

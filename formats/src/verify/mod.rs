@@ -512,14 +512,8 @@ pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorner
 pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     let top = &level.top;
     let (inner, leaves) = (top.nodes.len(), level.instances.len());
-    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
-        if leaves == 0 && inner == 0 {
-            return Ok(());
-        }
-        return Err(TreeError::Empty {
-            nodes: inner,
-            prims: leaves,
-        });
+    if !tri_mesh::node_count(inner, leaves)? {
+        return Ok(());
     }
     let (min, max) = (
         top.min.map(|v| v.to_native()),

@@ -37,9 +37,8 @@ impl Vol {
 pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
     let leaves = mesh.leaves.len();
     let inner = mesh.tree.len();
-    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
-        // the statistics walk reports these cases (and the empty tree)
-        return walk_mesh_tree(mesh, false).map(|_| ());
+    if !node_count(inner, leaves)? {
+        return Ok(());
     }
     let ids = mesh.source_ids.as_slice();
     // a leaf holds two triangles exactly when its second source id is set
@@ -90,6 +89,22 @@ pub(super) fn box_node(
     Ok((child, used))
 }
 
+/// Whether a 4-wide tree of `inner` nodes can hold `leaves` leaves: a node
+/// has 2 to 4 children, so L leaves need between ⌈(L-1)/3⌉ and L-1 nodes.
+/// `Ok(false)` for the empty tree (nothing to walk).
+pub(super) fn node_count(inner: usize, leaves: usize) -> Result<bool, TreeError> {
+    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
+        if leaves == 0 && inner == 0 {
+            return Ok(false);
+        }
+        return Err(TreeError::Empty {
+            nodes: inner,
+            prims: leaves,
+        });
+    }
+    Ok(true)
+}
+
 /// How many of a node's child slots are used: two to four, empty ones last.
 #[inline]
 fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
@@ -108,6 +123,10 @@ fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
 /// checks a leaf's triangle (or instance) count. A node's leading leaf
 /// children are checked on the spot (most children are leaves); the rest go
 /// on a stack of (reference, parent, depth).
+// inlined into each caller so `node` and `leaf_ok` fold into the loop:
+// left to the compiler (two callers) the 2.1M-triangle terrain's walk took
+// 13.5 ms instead of 9.6 (`profile_queries open`)
+#[inline(always)]
 pub(super) fn check_order(
     root: u32,
     inner: usize,
@@ -185,15 +204,8 @@ pub fn mesh_tree_stats(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
 fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats, TreeError> {
     let leaves = mesh.leaves.len();
     let inner = mesh.tree.len();
-    // a node has 2 to 4 children: L leaves need between ⌈(L-1)/3⌉ and L-1 nodes
-    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
-        if leaves == 0 && inner == 0 {
-            return Ok(TreeStats::default());
-        }
-        return Err(TreeError::Empty {
-            nodes: inner,
-            prims: leaves,
-        });
+    if !node_count(inner, leaves)? {
+        return Ok(TreeStats::default());
     }
     let f = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
     let (box_nodes, sphere_nodes, frame): (&[ArchivedBoxNode], &[ArchivedSphereNode], _) =

@@ -11,9 +11,48 @@ pub use filter::Filter;
 pub use raycast::{Ray, RayHit};
 pub(crate) use shape::Probe;
 pub use shape::{CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap};
-pub(crate) use sphere::Sweep;
 
+use crate::instance::Placement;
+use crate::level::Level;
+use crate::shape::ShapeRef;
+use crate::walk::{top_tree, walk_box};
+use glam::Vec3;
+use kiln_formats::level::{ArchivedLevel, leaf_range};
 use rayon::prelude::*;
+
+/// Instance `ii` of `level` (verified: in range): its shape and placement.
+#[inline]
+pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ShapeRef<'_>, Placement<'_>) {
+    let inst = &level.instances[ii as usize];
+    (
+        ShapeRef(&level.shapes[inst.shape.to_native() as usize]),
+        Placement::new(inst),
+    )
+}
+
+impl Level {
+    /// Calls `visit` with every object `filter` accepts whose box in the
+    /// top-level tree meets `lo..=hi` (its index, shape and placement),
+    /// until it answers `true`: the walk every overlap, yes/no and point
+    /// query shares.
+    pub(crate) fn near(
+        &self,
+        lo: Vec3,
+        hi: Vec3,
+        filter: &Filter,
+        mut visit: impl FnMut(u32, ShapeRef, &Placement) -> bool,
+    ) {
+        let level = self.archive();
+        walk_box(&top_tree(level), lo, hi, |data| {
+            let (ii, _) = leaf_range(data);
+            if !filter.sees(level, ii) {
+                return false;
+            }
+            let (shape, place) = placed(level, ii);
+            visit(ii, shape, &place)
+        });
+    }
+}
 
 /// Answers `queries[i]` into `out[i]` on the rayon pool: the shared body of
 /// every `*_batch` method.

@@ -1,12 +1,8 @@
 //! Point queries against the whole level: which solids contain a point.
 
 use super::filter::Filter;
-use crate::instance::Placement;
 use crate::level::Level;
-use crate::shape::ShapeRef;
-use crate::walk::{top_tree, walk_box};
 use glam::Vec3;
-use kiln_formats::level::leaf_range;
 
 impl Level {
     /// The instances `filter` accepts whose solid contains `p` (surface
@@ -44,15 +40,8 @@ impl Level {
         if !p.is_finite() {
             return;
         }
-        let level = self.archive();
-        walk_box(&top_tree(level), p, p, |data| {
-            let (ii, _) = leaf_range(data);
-            if !filter.sees(level, ii) {
-                return false;
-            }
-            let inst = &level.instances[ii as usize];
-            let shape = ShapeRef(&level.shapes[inst.shape.to_native() as usize]);
-            if shape.contains(&Placement::new(inst), p) {
+        self.near(p, p, filter, |ii, shape, place| {
+            if shape.contains(place, p) {
                 out.push(ii);
             }
             false

@@ -12,33 +12,15 @@ use super::filter::Filter;
 use super::shape::{ShapeHit, ShapeOverlap};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sphere_triangle::Contact;
-use crate::instance::Placement;
 use crate::level::Level;
-use crate::shape::ShapeRef;
+use crate::shape::Sweep;
 use crate::shape::tri_mesh::next_up;
-use crate::walk::{Grow, RayVisitor, top_tree, walk_box, walk_ray};
+use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedInstance, ArchivedLevel, leaf_range};
-
-/// A sphere sweep: `center + t·dir`, `t` in `[0, max_t]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Sweep {
-    /// Start centre.
-    pub center: Vec3,
-    /// Radius (≥ 0).
-    pub radius: f32,
-    /// Motion (non-zero).
-    pub dir: Vec3,
-    /// Largest `t` of interest.
-    pub max_t: f32,
-}
+use kiln_formats::level::{ArchivedLevel, leaf_range};
 
 fn valid_sphere(c: Vec3, r: f32) -> bool {
     c.is_finite() && r.is_finite() && r >= 0.0
-}
-
-fn shape_of<'a>(level: &'a ArchivedLevel, inst: &ArchivedInstance) -> ShapeRef<'a> {
-    ShapeRef(&level.shapes[inst.shape.to_native() as usize])
 }
 
 impl Level {
@@ -55,16 +37,9 @@ impl Level {
         if !valid_sphere(center, radius) {
             return;
         }
-        let level = self.archive();
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
-        walk_box(&top_tree(level), center - ext, center + ext, |data| {
-            let (ii, _) = leaf_range(data);
-            if !filter.sees(level, ii) {
-                return false;
-            }
-            let inst = &level.instances[ii as usize];
-            let place = Placement::new(inst);
-            if let Some(b) = shape_of(level, inst).closest(&place, center, radius) {
+        self.near(center - ext, center + ext, filter, |ii, shape, place| {
+            if let Some(b) = shape.closest(place, center, radius) {
                 out.push(ShapeOverlap {
                     instance: ii,
                     point: b.contact.point.as_vec3(),
@@ -82,16 +57,10 @@ impl Level {
         if !valid_sphere(center, radius) {
             return false;
         }
-        let level = self.archive();
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
         let mut found = false;
-        walk_box(&top_tree(level), center - ext, center + ext, |data| {
-            let (ii, _) = leaf_range(data);
-            if !filter.sees(level, ii) {
-                return false;
-            }
-            let inst = &level.instances[ii as usize];
-            found = shape_of(level, inst).touches(&Placement::new(inst), center, radius);
+        self.near(center - ext, center + ext, filter, |_, shape, place| {
+            found = shape.touches(place, center, radius);
             found
         });
         found
@@ -165,9 +134,7 @@ impl RayVisitor for SweepTop<'_> {
         if !self.filter.sees(self.level, ii) {
             return false;
         }
-        let inst = &self.level.instances[ii as usize];
-        let place = Placement::new(inst);
-        let shape = shape_of(self.level, inst);
+        let (shape, place) = super::placed(self.level, ii);
         if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max)
             && (self.best.is_none() || hit.t < self.best_t)
         {

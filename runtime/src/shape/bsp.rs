@@ -115,7 +115,7 @@ impl<'a> BspView<'a> {
     pub fn sweep(
         &self,
         place: &Placement,
-        s: &crate::query::Sweep,
+        s: &crate::shape::Sweep,
         limit: f64,
         t_cull: f32,
     ) -> Option<(Contact, u32)> {

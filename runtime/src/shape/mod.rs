@@ -61,6 +61,19 @@ impl ShapeContact {
     }
 }
 
+/// A sphere sweep: `center + t·dir`, `t` in `[0, max_t]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sweep {
+    /// Start centre.
+    pub center: Vec3,
+    /// Radius (≥ 0).
+    pub radius: f32,
+    /// Motion (non-zero).
+    pub dir: Vec3,
+    /// Largest `t` of interest.
+    pub max_t: f32,
+}
+
 /// One archived shape, ready to answer queries.
 #[derive(Clone, Copy)]
 pub(crate) struct ShapeRef<'a>(pub &'a ArchivedShape);
@@ -118,7 +131,7 @@ impl<'a> ShapeRef<'a> {
     pub fn sweep(
         self,
         place: &Placement<'a>,
-        s: &crate::query::Sweep,
+        s: &Sweep,
         limit: f64,
         t_cull: f32,
     ) -> Option<(Contact, u32)> {

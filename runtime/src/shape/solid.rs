@@ -185,7 +185,7 @@ impl<'a> Convex<'a> {
     pub fn sweep(
         &self,
         place: &Placement<'a>,
-        s: &crate::query::Sweep,
+        s: &crate::shape::Sweep,
         limit: f64,
     ) -> Option<(Contact, u32)> {
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
@@ -325,7 +325,7 @@ impl Rounded {
     pub fn sweep(
         &self,
         place: &Placement,
-        s: &crate::query::Sweep,
+        s: &crate::shape::Sweep,
         limit: f64,
     ) -> Option<(Contact, u32)> {
         let (a, b) = self.ends(place);

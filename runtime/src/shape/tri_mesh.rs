@@ -292,7 +292,7 @@ impl RayVisitor for SweepMesh<'_, '_> {
 pub(crate) fn sweep(
     place: &Placement,
     mesh: &ArchivedTriMesh,
-    s: &crate::query::Sweep,
+    s: &crate::shape::Sweep,
     limit: f64,
     t_cull: f32,
 ) -> Option<(sphere_triangle::Contact, u32)> {
