@@ -7,7 +7,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
-//!     # Kiln's side of one capsule/box/hull row for 5 s first (under `perf record`)
+//!     # Kiln's side of one row ("MESH FIGURE") for 5 s first (under `perf record`)
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -17,6 +17,10 @@
 //! classification on against all-TriTree; a forest of 1M instances; and
 //! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriTrees
 //! of the same collider triangles.
+//!
+//! On the terrain and sauer_pandora, rays (closest and any hit) also run
+//! against a second peer, obvhs' compressed wide BVH (`peers/cwbvh.rs`);
+//! those rows say "vs obvhs CWBVH" and their peer column is obvhs'.
 //!
 //! Prints a table and writes the same figures to `target/peers.json`.
 //! Memory for parry3d is measured with a counting allocator (bytes still
@@ -37,6 +41,8 @@ use std::time::Instant;
 
 mod common;
 use common::{Rng, rays, surface_points, terrain};
+#[path = "peers/cwbvh.rs"]
+mod cwbvh;
 #[path = "peers/shapes.rs"]
 mod shapes;
 
@@ -108,7 +114,12 @@ fn compare(
     let t0 = Instant::now();
     let p = parry();
     let parry_s = t0.elapsed().as_secs_f64();
-    eprintln!("  {query}: kiln {k} {what}, parry {p} {what} of {n}");
+    let peer = if query.contains("obvhs") {
+        "obvhs"
+    } else {
+        "parry"
+    };
+    eprintln!("  {query}: kiln {k} {what}, {peer} {p} {what} of {n}");
     rows.push(Row {
         mesh: mesh.into(),
         query: query.into(),
@@ -341,6 +352,24 @@ fn run(
                 .count()
         },
     );
+    compare(
+        rows,
+        name,
+        "any-hit rays/s",
+        "hits",
+        qs.len(),
+        || {
+            qs.iter()
+                .filter(|q| level.raycast_any(&Ray::new(q.o, q.d, q.t), &Filter::ALL))
+                .count()
+        },
+        || {
+            qs.iter()
+                .filter(|q| mesh.intersects_local_ray(&PRay::new(pv(q.o), pv(q.d)), q.t))
+                .count()
+        },
+    );
+    cwbvh::rows(rows, name, &level, (&pos, &tris), &qs);
 
     // sphere overlaps near the surface, r 0.5–2 m
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);

@@ -1,0 +1,121 @@
+//! The second ray peer: obvhs' compressed wide BVH (CWBVH: Ylitie, Karras
+//! and Laine, "Efficient Incoherent Ray Traversal on GPUs Through
+//! Compressed Wide BVHs", HPG 2017), the fastest pure-Rust ray BVH we know
+//! of (avian3d's). Rays only: obvhs answers no shape queries.
+//!
+//! Built with `BvhBuildParams::medium_build()` (PLOC + reinsertion, no
+//! spatial splits, so every triangle is in exactly one leaf) on one thread
+//! (the crate's `parallel` feature is off), with the triangles reordered to
+//! the leaves' order as obvhs' own examples do, so the leaf test reads them
+//! in order. The triangle test is obvhs' `Triangle::intersect` (Möller and
+//! Trumbore 1997, not watertight), so a ray through a shared edge may count
+//! differently from Kiln's; the bench prints both counts.
+
+use super::common::Q;
+use super::{LIVE, Row, compare};
+use glam::Vec3A;
+use kiln_runtime::{Filter, Level, Ray};
+use obvhs::BvhBuildParams;
+use obvhs::cwbvh::builder::build_cwbvh_from_tris;
+use obvhs::ray::{Ray as ORay, RayHit};
+use obvhs::triangle::Triangle;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Build rows (time, bytes per triangle) and the closest-hit and any-hit
+/// ray rows against obvhs, on the same rays the parry rows use.
+pub fn rows(
+    rows: &mut Vec<Row>,
+    name: &str,
+    level: &Level,
+    (pos, tris): (&[[f32; 3]], &[[u32; 3]]),
+    qs: &[Q],
+) {
+    let before = LIVE.load(Ordering::Relaxed);
+    let t0 = Instant::now();
+    let v = |k: u32| Vec3A::from(pos[k as usize]);
+    let input: Vec<Triangle> = tris
+        .iter()
+        .map(|t| Triangle {
+            v0: v(t[0]),
+            v1: v(t[1]),
+            v2: v(t[2]),
+        })
+        .collect();
+    let bvh = build_cwbvh_from_tris(
+        &input,
+        BvhBuildParams::medium_build(),
+        &mut Duration::default(),
+    );
+    // leaves index the reordered list directly
+    let ordered: Vec<Triangle> = bvh
+        .primitive_indices
+        .iter()
+        .map(|&i| input[i as usize])
+        .collect();
+    drop(input);
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    let bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
+    // Kiln's 1-thread build (bake + encode + validate) against obvhs'
+    let kiln_ms = rows
+        .iter()
+        .find(|r| r.mesh == name && r.query == "build ms (1 thread)")
+        .map_or(f64::NAN, |r| r.kiln);
+    rows.push(Row {
+        mesh: name.into(),
+        query: "build ms (1 thread) vs obvhs CWBVH".into(),
+        kiln: kiln_ms,
+        parry: ms,
+        unit: "ms",
+    });
+    let kiln_bytes = level.byte_len() as f64 / tris.len() as f64;
+    rows.push(Row {
+        mesh: name.into(),
+        query: "bytes/triangle vs obvhs CWBVH".into(),
+        kiln: kiln_bytes,
+        parry: bytes / tris.len() as f64,
+        unit: "B",
+    });
+    let oray = |q: &Q| ORay::new(q.o.to_array().into(), q.d.to_array().into(), 0.0, q.t);
+    compare(
+        rows,
+        name,
+        "rays/s vs obvhs CWBVH",
+        "hits",
+        qs.len(),
+        || {
+            qs.iter()
+                .filter(|q| {
+                    level
+                        .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
+                        .is_some()
+                })
+                .count()
+        },
+        || {
+            qs.iter()
+                .filter(|q| {
+                    let mut hit = RayHit::none();
+                    bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
+                })
+                .count()
+        },
+    );
+    compare(
+        rows,
+        name,
+        "any-hit rays/s vs obvhs CWBVH",
+        "hits",
+        qs.len(),
+        || {
+            qs.iter()
+                .filter(|q| level.raycast_any(&Ray::new(q.o, q.d, q.t), &Filter::ALL))
+                .count()
+        },
+        || {
+            qs.iter()
+                .filter(|q| !bvh.ray_traverse_miss(oray(q), |r, i| ordered[i].intersect(r)))
+                .count()
+        },
+    );
+}
