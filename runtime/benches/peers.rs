@@ -6,6 +6,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
+//! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain and sauer_pandora rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
 //!     # Kiln's side of one row ("MESH FIGURE") for 5 s first (under `perf record`)
 //! ```
@@ -498,7 +499,9 @@ fn main() {
     };
     let mut rows = Vec::new();
     let solids_only = args.iter().any(|a| a == "--solids");
-    solid_rows(quick, &mut rows);
+    if !args.iter().any(|a| a == "--meshes") {
+        solid_rows(quick, &mut rows);
+    }
     let (pos, tris) = if solids_only {
         (Vec::new(), Vec::new())
     } else {

@@ -35,8 +35,13 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "probes".into());
     let n: usize = args.next().and_then(|v| v.parse().ok()).unwrap_or(3000);
-    let path = std::env::temp_dir().join("kiln-profile-terrain1024.kiln");
-    let (pos, tris) = terrain(1024);
+    // `KILN_PROFILE_N=128` for a terrain that fits in cache (default 1024)
+    let side: u32 = std::env::var("KILN_PROFILE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    let path = std::env::temp_dir().join(format!("kiln-profile-terrain{side}.kiln"));
+    let (pos, tris) = terrain(side);
     if kind == "bake" || !path.exists() {
         let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
         let baked = bake_scene(&scene, &BakeSettings::default().all_meshes());
@@ -65,6 +70,7 @@ fn main() {
         })
         .collect();
     let mut found = 0usize;
+    let t0 = std::time::Instant::now();
     let mut buf = Vec::new();
     for _ in 0..PASSES {
         found += match kind.as_str() {
@@ -156,7 +162,8 @@ fn main() {
             }
         };
     }
-    println!("{kind}: {found} found over {PASSES} passes");
+    let s = t0.elapsed().as_secs_f64();
+    println!("{kind}: {found} found over {PASSES} passes in {s:.3} s");
 }
 
 /// Median of `runs` timings of `f`, in ms.

@@ -193,6 +193,7 @@ pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
     let t = &level.top;
     BoxTree {
         nodes: t.nodes.as_slice(),
+        leaves: &[],
         root: (!level.instances.is_empty()).then(|| {
             (
                 t.root.to_native(),
@@ -209,6 +210,9 @@ pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
 pub(crate) struct BoxTree<'a> {
     nodes: &'a [ArchivedBoxNode],
     root: Option<(u32, Aabb)>,
+    /// A mesh's leaf rows, for prefetching the rows of leaves a ray
+    /// enters (empty for the top-level tree).
+    leaves: &'a [[rkyv::rend::u32_le; 4]],
 }
 
 /// The four children's boxes of a box node, one SIMD lane per child.
@@ -221,31 +225,49 @@ struct Boxes4 {
 }
 
 impl Boxes4 {
-    /// Child `c`'s box.
-    #[inline]
-    fn lane(&self, c: usize) -> Aabb {
-        Aabb {
-            min: Vec3A::new(self.lo[0][c], self.lo[1][c], self.lo[2][c]),
-            max: Vec3A::new(self.hi[0][c], self.hi[1][c], self.hi[2][c]),
-        }
-    }
-
     /// Writes the children in `mask` (with distances `t`) to `out`.
-    #[inline]
+    /// The four boxes come out of their lanes with two 4×4 transposes,
+    /// and every lane is written with no branch on the mask (a hit lane
+    /// moves the end on): picking hit lanes one by one cost a fifth of a
+    /// ray walk.
+    #[inline(always)]
     fn gather(&self, mask: glam::BVec4A, t: Vec4, out: &mut Found<Aabb>) -> usize {
         let bits = (mask & self.used).bitmask();
+        let lo = glam::Mat4::from_cols(self.lo[0], self.lo[1], self.lo[2], self.lo[2]).transpose();
+        let hi = glam::Mat4::from_cols(self.hi[0], self.hi[1], self.hi[2], self.hi[2]).transpose();
         let mut n = 0;
         for c in 0..WIDTH {
-            if bits & (1 << c) != 0 {
-                out[n] = (self.child[c], t[c], self.lane(c));
-                n += 1;
-            }
+            // `n` ≤ c here, so the slot is in range
+            out[n] = (
+                self.child[c],
+                t[c],
+                Aabb {
+                    min: Vec3A::from_vec4(lo.col(c)),
+                    max: Vec3A::from_vec4(hi.col(c)),
+                },
+            );
+            n += (bits >> c) as usize & 1;
         }
         n
     }
 }
 
 impl BoxTree<'_> {
+    /// Starts loading what a walk reads next: the found children's nodes
+    /// and leaf rows. A node's children lie far apart in memory, so the
+    /// misses overlap instead of coming one after another (on the 2.1M
+    /// terrain's rays, 10–20% faster).
+    #[inline(always)]
+    fn prefetch_found(&self, found: &[(u32, f32, Aabb)]) {
+        for &(c, _, _) in found {
+            if c & LEAF_BIT == 0 {
+                prefetch(self.nodes.get(c as usize));
+            } else {
+                prefetch(self.leaves.get((c & !LEAF_BIT) as usize >> 1));
+            }
+        }
+    }
+
     /// Decodes node `node`'s children inside `vol`: the same IEEE
     /// operations, lane by lane, as `kiln_formats::level::{box_step,
     /// decode_lo, decode_hi}`, which the baker rounded against. Written out
@@ -317,6 +339,26 @@ fn codes(v: &[u8; WIDTH]) -> Vec4 {
     )
 }
 
+/// Asks the CPU to start loading `v`'s cache lines (a hint: nothing is
+/// read, and a `None` does nothing).
+#[inline(always)]
+pub(crate) fn prefetch<T>(v: Option<&T>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v) = v {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = (v as *const T).cast::<i8>();
+        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has
+        // (it is in the target's baseline). A prefetch is a hint: it
+        // never faults, reads nothing into the program and writes
+        // nothing, whatever the address; here `p` and `p + size - 1` lie
+        // inside `v` anyway, so both lines it spans are asked for.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(std::mem::size_of::<T>() - 1));
+        }
+    }
+}
+
 /// One axis of the four-box slab test: narrows `near`/`far`.
 #[inline(always)]
 fn slab4(near: &mut Vec4, far: &mut Vec4, l: Vec4, h: Vec4, o: f32, inv: f32) {
@@ -362,7 +404,9 @@ impl Tree for BoxTree<'_> {
         slab4(&mut near, &mut far, b.lo[1] - gy, b.hi[1] + gy, o.y, inv.y);
         slab4(&mut near, &mut far, b.lo[2] - gz, b.hi[2] + gz, o.z, inv.z);
         let hit = near.cmple(far * crate::geom::ray_box::EXIT_SCALE);
-        b.gather(hit, near, out)
+        let n = b.gather(hit, near, out);
+        self.prefetch_found(&out[..n]);
+        n
     }
     #[inline(always)]
     fn probe_children(&self, node: u32, vol: &Aabb, probe: &Probe, out: &mut Found<Aabb>) -> usize {
@@ -380,7 +424,9 @@ impl Tree for BoxTree<'_> {
                     d(b.lo[2], b.hi[2], c.z),
                 );
                 let d2 = dx * dx + dy * dy + dz * dz;
-                return b.gather(d2.cmple(Vec4::splat(r * r)), d2, out);
+                let n = b.gather(d2.cmple(Vec4::splat(r * r)), d2, out);
+                self.prefetch_found(&out[..n]);
+                return n;
             }
             Probe::Box { lo, hi } => {
                 let o = |l: Vec4, h: Vec4, a: f32, b: f32| {
@@ -391,7 +437,9 @@ impl Tree for BoxTree<'_> {
                     & o(b.lo[2], b.hi[2], lo.z, hi.z)
             }
         };
-        b.gather(hit, Vec4::ZERO, out)
+        let n = b.gather(hit, Vec4::ZERO, out);
+        self.prefetch_found(&out[..n]);
+        n
     }
 }
 
@@ -509,6 +557,7 @@ impl<'a> TreeRef<'a> {
                 };
                 TreeRef::Boxes(BoxTree {
                     nodes: nodes.as_slice(),
+                    leaves: mesh.leaves.as_slice(),
                     root: (!empty).then_some((root, vol)),
                 })
             }

@@ -80,6 +80,9 @@ impl RayVisitor for MeshSearch<'_> {
             {
                 self.t_max = th;
                 self.hit = Some((th, leaf << 1 | k as u32));
+                // the hit reports its source id: start that load now,
+                // not after the walk
+                crate::walk::prefetch(self.mesh.source_ids.get(leaf as usize));
                 if self.any {
                     return true;
                 }
