@@ -116,6 +116,33 @@ enum Command {
         #[arg(long, value_name = "GLTF")]
         compare: Option<PathBuf>,
     },
+    /// Show an archive in the browser: colliders coloured by kind beside
+    /// the source's render meshes, an object list, live ray and probe
+    /// queries, and live reload when the archive is re-baked. Serves on
+    /// 127.0.0.1 only, until Ctrl-C.
+    View {
+        /// The archive.
+        archive: PathBuf,
+        /// The glTF level it was baked from (render meshes, distance heat map).
+        #[arg(long, value_name = "GLTF")]
+        source: Option<PathBuf>,
+        /// Port on 127.0.0.1 (0: any free port).
+        #[arg(long, default_value_t = 7878)]
+        port: u16,
+        /// Open the page in the system's browser.
+        #[arg(long)]
+        open: bool,
+        /// Render the page headless (Chromium) to this PNG and exit.
+        #[arg(long, value_name = "PNG")]
+        screenshot: Option<PathBuf>,
+        /// Camera for --screenshot: eye and target, "EX,EY,EZ,TX,TY,TZ"
+        /// (default: the whole level framed).
+        #[arg(long, value_name = "EX,EY,EZ,TX,TY,TZ")]
+        camera: Option<String>,
+        /// Screenshot size in pixels, "WIDTHxHEIGHT".
+        #[arg(long, default_value = "1280x800")]
+        size: String,
+    },
 }
 
 /// The settings a bake runs with, as flags (shared by `bake` and `watch`).
@@ -321,6 +348,24 @@ pub fn main() -> ExitCode {
             out,
             compare,
         } => export_cmd(&archive, &out, compare.as_deref()).map(|_| true),
+        Command::View {
+            archive,
+            source,
+            port,
+            open,
+            screenshot,
+            camera,
+            size,
+        } => crate::view_cmd::view_cmd(crate::view_cmd::Args {
+            archive,
+            source,
+            port,
+            open,
+            screenshot,
+            camera,
+            size,
+        })
+        .map(|_| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -338,7 +383,7 @@ pub fn main() -> ExitCode {
 
 /// A command line that cannot be carried out as given (exit status 2).
 #[derive(Debug)]
-struct Usage(String);
+pub(crate) struct Usage(pub(crate) String);
 
 impl std::fmt::Display for Usage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -46,3 +46,4 @@ pub use report::BakeReport;
 pub use scene::{Scene, SceneInstance, SceneMesh};
 pub mod inspect;
 pub mod query;
+pub mod view;

@@ -2,6 +2,7 @@
 
 mod cli;
 mod print;
+mod view_cmd;
 mod watch;
 
 fn main() -> std::process::ExitCode {

@@ -1,0 +1,186 @@
+//! What the viewer serves for one generation of the archive: the level's
+//! JSON description (objects with kind, rule, layers, triangles, bytes and
+//! bounds) and one binary buffer of world-space geometry (each collider as
+//! the exporter tessellates it, then the source's render meshes) that the
+//! JSON points into.
+
+use crate::export::{ExportObject, render_objects, world_objects};
+use crate::inspect::inspect;
+use kiln_formats::level::ArchivedShape;
+use kiln_formats::tri_mesh::{ArchivedMeshTree, ArchivedTriMesh};
+use kiln_runtime::Level;
+use serde_json::{Value, json};
+use std::mem::size_of_val;
+
+/// One generation of the archive, ready to serve.
+pub struct Snapshot {
+    /// Counts successful loads: the page reloads when it changes.
+    pub generation: u64,
+    /// The open level (queries run on it).
+    pub level: Level,
+    /// `GET /api/level`.
+    pub level_json: Vec<u8>,
+    /// `GET /api/geometry`: little-endian f32 positions and u32 indices.
+    pub geometry: Vec<u8>,
+    /// Colliders in world space, by object (for the distance heat map).
+    pub colliders: Vec<ExportObject>,
+    /// The source's render meshes in world space (empty without a source).
+    pub render: Vec<ExportObject>,
+}
+
+/// Appends `o` to `buf` and returns where its arrays are.
+fn push(buf: &mut Vec<u8>, o: &ExportObject) -> Value {
+    let positions = buf.len();
+    for p in &o.positions {
+        for c in p {
+            buf.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    let indices = buf.len();
+    for t in &o.triangles {
+        for i in t {
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    json!({
+        "positions": positions,
+        "vertices": o.positions.len(),
+        "indices": indices,
+        "triangles": o.triangles.len(),
+    })
+}
+
+/// Archive bytes of a triangle mesh's arrays.
+fn mesh_bytes(m: &ArchivedTriMesh) -> usize {
+    let nodes = match &m.tree {
+        ArchivedMeshTree::Boxes(n) => size_of_val(n.as_slice()),
+        ArchivedMeshTree::Spheres(s) => size_of_val(s.nodes.as_slice()),
+    };
+    size_of_val(m)
+        + size_of_val(m.vertices.as_slice())
+        + size_of_val(m.leaves.as_slice())
+        + size_of_val(m.source_ids.as_slice())
+        + size_of_val(m.flat_edges.as_slice())
+        + nodes
+}
+
+/// Archive bytes of a shape: its record and its arrays (names and rkyv
+/// padding not counted).
+pub fn shape_bytes(shape: &ArchivedShape) -> usize {
+    match shape {
+        ArchivedShape::TriMesh(m) => mesh_bytes(m),
+        ArchivedShape::Polytope(p) => {
+            size_of_val(p)
+                + size_of_val(p.planes.as_slice())
+                + size_of_val(p.vertices.as_slice())
+                + size_of_val(p.face_starts.as_slice())
+                + size_of_val(p.face_vertices.as_slice())
+                + size_of_val(p.face_twins.as_slice())
+        }
+        ArchivedShape::Bsp(b) => {
+            size_of_val(b.planes.as_slice())
+                + size_of_val(b.nodes.as_slice())
+                + mesh_bytes(&b.surface)
+        }
+        other => size_of_val(other),
+    }
+}
+
+impl Snapshot {
+    /// Describes `level` (opened from `archive`) with the render meshes of
+    /// `source` (already loaded, or empty).
+    pub fn new(
+        generation: u64,
+        level: Level,
+        archive: &str,
+        source: Option<(&str, &crate::Scene)>,
+    ) -> Snapshot {
+        let report = inspect(&level);
+        let colliders = world_objects(&level);
+        let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
+        let mut geometry = Vec::new();
+        let a = level.archive();
+        let objects: Vec<Value> = report
+            .objects
+            .iter()
+            .zip(&colliders)
+            .map(|(row, c)| {
+                json!({
+                    "index": row.instance,
+                    "name": row.name,
+                    "kind": row.kind,
+                    "rule": row.rule,
+                    "layers": row.layers,
+                    "triangles": c.triangles.len(),
+                    "bytes": shape_bytes(&a.shapes[row.shape as usize]),
+                    "bounds": row.bounds,
+                    "geometry": push(&mut geometry, c),
+                })
+            })
+            .collect();
+        let render_json: Vec<Value> = render
+            .iter()
+            .map(|r| json!({"name": r.name, "geometry": push(&mut geometry, r)}))
+            .collect();
+        let bounds = level
+            .bounds()
+            .map(|(lo, hi)| [lo.to_array(), hi.to_array()]);
+        let level_json = serde_json::to_vec(&json!({
+            "generation": generation,
+            "archive": archive,
+            "source": source.map(|(name, _)| name),
+            "bytes": level.byte_len(),
+            "bounds": bounds,
+            "objects": objects,
+            "render": render_json,
+            "geometry_bytes": geometry.len(),
+        }))
+        .expect("JSON of plain values");
+        Snapshot {
+            generation,
+            level,
+            level_json,
+            geometry,
+            colliders,
+            render,
+        }
+    }
+
+    /// Distance from each vertex of object `i`'s collider to the render
+    /// meshes of the node of the same name (what the baker's fidelity
+    /// measure bounds from the collider's side), or `None` when there is
+    /// no such render mesh. Brute force over the node's render triangles.
+    pub fn distances(&self, i: usize) -> Option<Vec<f64>> {
+        let c = self.colliders.get(i)?;
+        let tris: Vec<[glam::DVec3; 3]> = self
+            .render
+            .iter()
+            .filter(|r| r.name == c.name)
+            .flat_map(|r| {
+                r.triangles
+                    .iter()
+                    .map(|t| t.map(|k| glam::DVec3::from(r.positions[k as usize].map(f64::from))))
+            })
+            .collect();
+        if tris.is_empty() {
+            return None;
+        }
+        Some(
+            c.positions
+                .iter()
+                .map(|p| {
+                    let p = glam::DVec3::from(p.map(f64::from));
+                    tris.iter()
+                        .map(|t| {
+                            let q = kiln_runtime::geom::sphere_triangle::closest_point(
+                                p, t[0], t[1], t[2],
+                            );
+                            p.distance_squared(q)
+                        })
+                        .fold(f64::INFINITY, f64::min)
+                        .sqrt()
+                })
+                .collect(),
+        )
+    }
+}

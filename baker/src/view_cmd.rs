@@ -1,0 +1,146 @@
+//! `baker view`: starts the library's viewer server, then prints its
+//! address (and opens a browser with `--open`) or renders one screenshot
+//! headless (`--screenshot`) with Chromium and exits.
+
+use crate::cli::Usage;
+use anyhow::{Context, Result, bail};
+use kiln_baker::view::{ViewOptions, Viewer, find_chromium, headless_args};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `view` subcommand's arguments.
+pub(crate) struct Args {
+    pub archive: PathBuf,
+    pub source: Option<PathBuf>,
+    pub port: u16,
+    pub open: bool,
+    pub screenshot: Option<PathBuf>,
+    pub camera: Option<String>,
+    pub size: String,
+}
+
+fn parse_size(s: &str) -> Option<(u32, u32)> {
+    let (w, h) = s.split_once(['x', 'X'])?;
+    let (w, h) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+    ((16..=8192).contains(&w) && (16..=8192).contains(&h)).then_some((w, h))
+}
+
+fn parse_camera(s: &str) -> Option<String> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (v.len() == 6 && v.iter().all(|x| x.is_finite())).then(|| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+pub(crate) fn view_cmd(a: Args) -> Result<()> {
+    let size = parse_size(&a.size).ok_or_else(|| {
+        Usage(format!(
+            "--size {:?}: expected WIDTHxHEIGHT, e.g. 1280x800",
+            a.size
+        ))
+    })?;
+    let camera = match a.camera.as_deref() {
+        None => None,
+        Some(c) => Some(parse_camera(c).ok_or_else(|| {
+            Usage(format!(
+                "--camera {c:?}: expected six numbers EX,EY,EZ,TX,TY,TZ"
+            ))
+        })?),
+    };
+    if a.screenshot.is_none() && camera.is_some() {
+        return Err(Usage("--camera goes with --screenshot".into()).into());
+    }
+    let opts = ViewOptions {
+        archive: a.archive.clone(),
+        source: a.source.clone(),
+        port: if a.screenshot.is_some() { 0 } else { a.port },
+    };
+    let viewer = Viewer::start(opts)?;
+    if let Some(out) = a.screenshot {
+        let url = viewer.serve_in_background(16);
+        return screenshot(&url, &out, camera.as_deref(), size);
+    }
+    let url = viewer.url();
+    println!(
+        "baker view: serving {} at {url} (127.0.0.1 only; Ctrl-C stops)",
+        a.archive.display()
+    );
+    if a.open {
+        open_browser(&url);
+    }
+    viewer.serve(16);
+    Ok(())
+}
+
+/// Starts the system's browser on `url` (a failure is a warning: the
+/// address is printed anyway).
+fn open_browser(url: &str) {
+    let cmd = if cfg!(target_os = "macos") {
+        Command::new("open").arg(url).spawn()
+    } else if cfg!(windows) {
+        Command::new("cmd").args(["/C", "start", "", url]).spawn()
+    } else {
+        Command::new("xdg-open").arg(url).spawn()
+    };
+    if let Err(e) = cmd {
+        eprintln!("warning: could not start a browser ({e}); open {url} by hand");
+    }
+}
+
+/// Renders the page at `url` to `out` with headless Chromium. The PNG is
+/// written beside `out` first and renamed over it only when Chromium made
+/// one, so a failed run never loses an earlier screenshot.
+fn screenshot(
+    url: &str,
+    out: &std::path::Path,
+    camera: Option<&str>,
+    size: (u32, u32),
+) -> Result<()> {
+    let chromium = find_chromium().context(
+        "--screenshot needs Chromium: install it (Debian: apt-get install chromium) or set KILN_CHROMIUM to its path",
+    )?;
+    let profile = tempdir()?;
+    let tmp = out.with_extension("part.png");
+    let _ = std::fs::remove_file(&tmp);
+    let page = match camera {
+        Some(c) => format!("{url}?camera={c}"),
+        None => url.to_string(),
+    };
+    let status = Command::new(&chromium)
+        .args(headless_args(&profile, size.0, size.1))
+        .arg("--virtual-time-budget=20000")
+        .arg(format!("--screenshot={}", tmp.display()))
+        .arg(&page)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {}", chromium.display()))?;
+    let _ = std::fs::remove_dir_all(&profile);
+    if !status.success() || !tmp.is_file() {
+        let _ = std::fs::remove_file(&tmp);
+        bail!(
+            "{} made no screenshot of {page} ({status})",
+            chromium.display()
+        );
+    }
+    std::fs::rename(&tmp, out).with_context(|| format!("{}: cannot write", out.display()))?;
+    eprintln!("screenshot of {page} -> {}", out.display());
+    Ok(())
+}
+
+/// A fresh private directory for Chromium's profile.
+fn tempdir() -> Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("kiln-view-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    Ok(dir)
+}
