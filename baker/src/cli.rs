@@ -142,6 +142,10 @@ enum Command {
         /// Screenshot size in pixels, "WIDTHxHEIGHT".
         #[arg(long, default_value = "1280x800")]
         size: String,
+        /// For --screenshot: select this object (its rule shown and, with
+        /// --source, its distance heat map).
+        #[arg(long, value_name = "NAME")]
+        select: Option<String>,
     },
 }
 
@@ -356,6 +360,7 @@ pub fn main() -> ExitCode {
             screenshot,
             camera,
             size,
+            select,
         } => crate::view_cmd::view_cmd(crate::view_cmd::Args {
             archive,
             source,
@@ -364,6 +369,7 @@ pub fn main() -> ExitCode {
             screenshot,
             camera,
             size,
+            select,
         })
         .map(|_| true),
     };

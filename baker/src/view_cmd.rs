@@ -17,6 +17,7 @@ pub(crate) struct Args {
     pub screenshot: Option<PathBuf>,
     pub camera: Option<String>,
     pub size: String,
+    pub select: Option<String>,
 }
 
 fn parse_size(s: &str) -> Option<(u32, u32)> {
@@ -54,8 +55,8 @@ pub(crate) fn view_cmd(a: Args) -> Result<()> {
             ))
         })?),
     };
-    if a.screenshot.is_none() && camera.is_some() {
-        return Err(Usage("--camera goes with --screenshot".into()).into());
+    if a.screenshot.is_none() && (camera.is_some() || a.select.is_some()) {
+        return Err(Usage("--camera and --select go with --screenshot".into()).into());
     }
     let opts = ViewOptions {
         archive: a.archive.clone(),
@@ -65,7 +66,19 @@ pub(crate) fn view_cmd(a: Args) -> Result<()> {
     let viewer = Viewer::start(opts)?;
     if let Some(out) = a.screenshot {
         let url = viewer.serve_in_background(16);
-        return screenshot(&url, &out, camera.as_deref(), size);
+        let mut query = Vec::new();
+        if let Some(c) = camera {
+            query.push(format!("camera={c}"));
+        }
+        if let Some(s) = &a.select {
+            query.push(format!("select={}", percent_encode(s)));
+        }
+        let page = if query.is_empty() {
+            url
+        } else {
+            format!("{url}?{}", query.join("&"))
+        };
+        return screenshot(&page, &out, size);
     }
     let url = viewer.url();
     println!(
@@ -97,27 +110,18 @@ fn open_browser(url: &str) {
 /// Renders the page at `url` to `out` with headless Chromium. The PNG is
 /// written beside `out` first and renamed over it only when Chromium made
 /// one, so a failed run never loses an earlier screenshot.
-fn screenshot(
-    url: &str,
-    out: &std::path::Path,
-    camera: Option<&str>,
-    size: (u32, u32),
-) -> Result<()> {
+fn screenshot(page: &str, out: &std::path::Path, size: (u32, u32)) -> Result<()> {
     let chromium = find_chromium().context(
         "--screenshot needs Chromium: install it (Debian: apt-get install chromium) or set KILN_CHROMIUM to its path",
     )?;
     let profile = tempdir()?;
     let tmp = out.with_extension("part.png");
     let _ = std::fs::remove_file(&tmp);
-    let page = match camera {
-        Some(c) => format!("{url}?camera={c}"),
-        None => url.to_string(),
-    };
     let status = Command::new(&chromium)
         .args(headless_args(&profile, size.0, size.1))
         .arg("--virtual-time-budget=20000")
         .arg(format!("--screenshot={}", tmp.display()))
-        .arg(&page)
+        .arg(page)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
@@ -143,4 +147,16 @@ fn tempdir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("kiln-view-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     Ok(dir)
+}
+
+/// `s` with everything but unreserved URL characters percent-encoded.
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -101,6 +101,13 @@ fn serve(archive: &Path, source: Option<&Path>) -> Server {
 /// One raw request; the status and body of the answer (`None` when the
 /// server closed the connection without one).
 fn raw(addr: SocketAddr, request: &[u8]) -> Option<(u16, Vec<u8>)> {
+    raw_with(addr, request, false)
+}
+
+/// [`raw`], closing the sending half after the request when `done` (a
+/// hostile request may be incomplete: the server then answers at once
+/// instead of at its 10 s limit).
+fn raw_with(addr: SocketAddr, request: &[u8], done: bool) -> Option<(u16, Vec<u8>)> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap_or_else(|e| {
         panic!(
             "connect to {addr}: {e} (request {:?})",
@@ -108,11 +115,11 @@ fn raw(addr: SocketAddr, request: &[u8]) -> Option<(u16, Vec<u8>)> {
         )
     });
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    // the server may close before reading everything we meant to send;
-    // then the client is done sending (a server waiting for more would
-    // otherwise answer only at its 10 s limit)
+    // the server may close before reading everything we meant to send
     let _ = s.write_all(request);
-    let _ = s.shutdown(std::net::Shutdown::Write);
+    if done {
+        let _ = s.shutdown(std::net::Shutdown::Write);
+    }
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out);
@@ -124,7 +131,7 @@ fn raw(addr: SocketAddr, request: &[u8]) -> Option<(u16, Vec<u8>)> {
 fn get(addr: SocketAddr, path: &str) -> (u16, Vec<u8>) {
     raw(
         addr,
-        format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
     )
     .unwrap()
 }
@@ -207,19 +214,45 @@ fn the_level_api_describes_every_object_and_its_geometry() {
     // a stale generation is refused, so the page never mixes two archives
     let (status, _) = get(server.addr, "/api/geometry?generation=999");
     assert_eq!(status, 409);
-    // the heat map: distances from a collider to its own render mesh
-    let floor = objects
-        .iter()
-        .position(|o| o["kind"] == "trimesh" || o["kind"] == "box")
-        .unwrap();
+    // the heat map: how far each collider triangle strays from its render
+    // mesh (the walk course's colliders are its render boxes and planes)
+    let floor = objects.iter().position(|o| o["kind"] == "trimesh").unwrap();
     let (status, f) = get_json(server.addr, &format!("/api/fidelity?object={floor}"));
     assert_eq!(status, 200, "{f}");
-    let d = f["distances"].as_array().unwrap();
+    let faces = f["faces"].as_array().unwrap();
     assert_eq!(
-        d.len() as u64,
-        objects[floor]["geometry"]["vertices"].as_u64().unwrap()
+        faces.len() as u64,
+        objects[floor]["geometry"]["triangles"].as_u64().unwrap()
     );
-    assert!(f["max"].as_f64().unwrap() >= 0.0 && f["max"].as_f64().unwrap() < 1.0);
+    assert!(f["max"].as_f64().unwrap() < 1e-4, "{}", f["max"]);
+    assert_eq!(get_json(server.addr, "/api/fidelity?object=999").0, 404);
+    assert_eq!(get_json(server.addr, "/api/fidelity?object=x").0, 400);
+}
+
+/// The heat map measures something: a simplified torus strays from its
+/// render mesh, by about what the baker reported.
+#[test]
+fn the_heat_map_shows_how_far_a_simplified_collider_strays() {
+    let dir = tmpdir("heat");
+    let archive = dir.join("shapes.kiln");
+    bake(&sample("shape_collection.glb"), &archive);
+    let server = serve(&archive, Some(&sample("shape_collection.glb")));
+    let (_, l) = get_json(server.addr, "/api/level");
+    let torus = l["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "Torus")
+        .unwrap();
+    let (status, f) = get_json(
+        server.addr,
+        &format!("/api/fidelity?object={}", torus["index"]),
+    );
+    assert_eq!(status, 200, "{f}");
+    let max = f["max"].as_f64().unwrap();
+    // the baker's report: Hausdorff 0.0373 m, collider -> render 0.0372 m
+    assert!(max > 0.005 && max < 0.05, "{max}");
+    assert!(f["mean"].as_f64().unwrap() < max);
 }
 
 #[test]
@@ -307,7 +340,7 @@ fn hostile_requests_get_4xx_and_the_server_keeps_serving() {
     assert_eq!(post(a, "/api/query", &big).0, 413);
     assert_eq!(get(a, &format!("/{}", "a".repeat(5000))).0, 414);
     let lie = b"POST /api/query HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 99999999999\r\n\r\n{}";
-    if let Some((s, _)) = raw(a, lie) {
+    if let Some((s, _)) = raw_with(a, lie, true) {
         assert!((400..500).contains(&s), "{s}");
     }
     // 10,000 hostile requests: garbage bytes, broken request lines and
@@ -352,7 +385,7 @@ fn hostile_requests_get_4xx_and_the_server_keeps_serving() {
             )
             .into_bytes(),
         };
-        if let Some((status, _)) = raw(a, &req) {
+        if let Some((status, _)) = raw_with(a, &req, true) {
             assert!((400..500).contains(&status), "request {i}: {status}");
         }
     }
@@ -447,4 +480,310 @@ fn a_rebake_reaches_the_api_and_a_broken_archive_keeps_the_last_good_level() {
     .1["generation"]
         == 3));
     assert!(get_json(a, "/api/version").1["error"].is_null());
+}
+
+// ---------------------------------------------------------------------
+// The page in a real headless Chromium, driven over the Chrome DevTools
+// protocol (a websocket to the page; `Runtime.evaluate` reads the page,
+// `Input.dispatchMouseEvent` clicks, `Page.captureScreenshot` looks).
+
+/// The Chromium the viewer would use, or a loud skip.
+fn chromium() -> Option<PathBuf> {
+    let found = kiln_baker::view::find_chromium();
+    if found.is_none() {
+        eprintln!(
+            "*** SKIPPED: no Chromium (install Debian's `chromium`, as .ci/run does, or set KILN_CHROMIUM): the browser tests did not run ***"
+        );
+    }
+    found
+}
+
+/// A headless Chromium showing one page, with a DevTools connection to it.
+struct Browser {
+    child: Child,
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next: u64,
+    /// `Log.entryAdded` and `Runtime.exceptionThrown` events seen.
+    events: Vec<Value>,
+    profile: PathBuf,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+impl Browser {
+    /// Opens `url` in a fresh headless Chromium (1280×800).
+    fn open(chromium: &Path, url: &str, tag: &str) -> Browser {
+        let profile = tmpdir(&format!("chromium-{tag}"));
+        let mut child = Command::new(chromium)
+            .args(kiln_baker::view::headless_args(&profile, 1280, 800))
+            .arg("--remote-debugging-port=0")
+            .arg(url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID"
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut port = None;
+        let mut line = String::new();
+        while port.is_none() && err.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(at) = line.find("ws://127.0.0.1:") {
+                let rest = &line[at + "ws://127.0.0.1:".len()..];
+                port = rest.split('/').next().and_then(|p| p.parse::<u16>().ok());
+            }
+            line.clear();
+        }
+        // keep draining Chromium's stderr so it never blocks on a full pipe
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        let port = port.expect("Chromium printed its DevTools address");
+        let devtools = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut page = None;
+        assert!(eventually(Duration::from_secs(10), || {
+            let (_, list) = get_json(devtools, "/json/list");
+            page = list.as_array().and_then(|l| {
+                l.iter()
+                    .find(|t| t["type"] == "page")
+                    .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(String::from))
+            });
+            page.is_some()
+        }));
+        let (ws, _) = tungstenite::connect(page.unwrap()).unwrap();
+        let mut b = Browser {
+            child,
+            ws,
+            next: 1,
+            events: Vec::new(),
+            profile,
+        };
+        b.call("Log.enable", json!({}));
+        b.call("Runtime.enable", json!({}));
+        // the page's viewport exactly 1280×800 (the window's is smaller)
+        b.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        b
+    }
+
+    /// Sends one DevTools command and waits for its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"id": id, "method": method, "params": params});
+        self.ws
+            .send(tungstenite::Message::Text(msg.to_string()))
+            .unwrap();
+        loop {
+            let m = self.ws.read().unwrap();
+            let Ok(text) = m.to_text() else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+            if v["method"] == "Log.entryAdded" || v["method"] == "Runtime.exceptionThrown" {
+                self.events.push(v);
+            }
+        }
+    }
+
+    /// Evaluates `expr` in the page (awaiting a promise) and returns its value.
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+        );
+        assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
+        r["result"]["value"].clone()
+    }
+
+    /// Waits up to `limit` for `expr` to be true in the page.
+    fn wait_for(&mut self, expr: &str, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if self.eval(expr) == json!(true) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        false
+    }
+
+    /// A real mouse click (press and release) at page pixel (x, y).
+    fn click(&mut self, x: f64, y: f64) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": 1}),
+            );
+        }
+    }
+
+    /// The page as a PNG: (width, height, RGBA pixels).
+    fn screenshot(&mut self) -> (u32, u32, Vec<u8>) {
+        use base64::Engine;
+        let r = self.call("Page.captureScreenshot", json!({"format": "png"}));
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(r["data"].as_str().unwrap())
+            .unwrap();
+        decode_png(&png)
+    }
+
+    /// Error-level console entries and uncaught exceptions seen so far.
+    fn errors(&self) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|e| {
+                e["method"] == "Runtime.exceptionThrown" || e["params"]["entry"]["level"] == "error"
+            })
+            .collect()
+    }
+}
+
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let mut d = png::Decoder::new(bytes);
+    d.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
+    let mut r = d.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size()];
+    let info = r.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// RGB of pixel (x, y) of an RGBA image `w` wide.
+fn pixel(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
+    let at = ((y * img.0 + x) * 4) as usize;
+    [img.2[at], img.2[at + 1], img.2[at + 2]]
+}
+
+/// Teal-ish: the triangle-mesh colour (0x19d3c5) lit and blended over
+/// the grey render mesh, far from the grey and the dark background.
+fn is_trimesh_colour([r, g, b]: [u8; 3]) -> bool {
+    g as i32 > r as i32 + 40 && b as i32 > r as i32 + 40
+}
+
+/// The camera the browser tests look through: above floor_1, down at
+/// (12, 0, 5), so the view's centre pixel sees that floor.
+const CAMERA: &str = "12,30,5.5,12,0,5";
+
+/// The view is the page left of the 320-pixel side panel.
+const CENTRE: (f64, f64) = ((1280.0 - 320.0) / 2.0, 400.0);
+
+#[test]
+fn the_page_runs_in_chromium_clicks_hit_the_object_under_the_cursor_and_reloads_live() {
+    let Some(chromium) = chromium() else { return };
+    let dir = tmpdir("browser");
+    let archive = dir.join("level.kiln");
+    let shapes = dir.join("shapes.kiln");
+    bake(&sample("walk_course.gltf"), &archive);
+    bake(&sample("shape_collection.glb"), &shapes);
+    let level = Level::open(&archive).unwrap();
+    let server = serve(&archive, Some(&sample("walk_course.gltf")));
+    let url = format!("http://{}/?camera={CAMERA}", server.addr);
+    let mut b = Browser::open(&chromium, &url, "page");
+    assert!(
+        b.wait_for(
+            "document.body.dataset.state === 'ready'",
+            Duration::from_secs(30)
+        ),
+        "the page never became ready: {}",
+        b.eval("document.body.dataset.state + ' ' + document.getElementById('errors').textContent")
+    );
+    assert_eq!(
+        b.eval("document.getElementById('errors').textContent"),
+        json!("")
+    );
+    assert_eq!(
+        b.eval("+document.body.dataset.objects"),
+        json!(level.object_count())
+    );
+
+    // a click at the view's centre casts the ray the runtime answers
+    let eye = Vec3::new(12.0, 30.0, 5.5);
+    let want = level
+        .raycast(
+            &Ray::new(eye, Vec3::new(12.0, 0.0, 5.0) - eye, 10.0),
+            &Filter::ALL,
+        )
+        .expect("the centre ray hits the floor");
+    b.click(CENTRE.0, CENTRE.1);
+    assert!(b.wait_for(
+        "!!document.getElementById('hit').dataset.object",
+        Duration::from_secs(10)
+    ));
+    assert_eq!(
+        b.eval("document.getElementById('hit').dataset.object"),
+        json!(level.object_name(want.instance))
+    );
+
+    // what the screen shows there: the triangle mesh's colour; the
+    // corner beyond the level: the background
+    let img = b.screenshot();
+    assert_eq!((img.0, img.1), (1280, 800));
+    let c = pixel(&img, CENTRE.0 as u32 + 40, CENTRE.1 as u32 + 40);
+    assert!(is_trimesh_colour(c), "centre pixel {c:?}");
+    assert!(!is_trimesh_colour(pixel(&img, 2, 2)));
+
+    // a re-bake reaches the page within a second, keeping the camera
+    let before = b.eval("window.kilnView.camera.position.toArray()");
+    let t0 = Instant::now();
+    replace(&archive, &std::fs::read(&shapes).unwrap());
+    assert!(b.wait_for(
+        "document.body.dataset.generation === '2'",
+        Duration::from_secs(1)
+    ));
+    eprintln!("re-bake shown in {:?}", t0.elapsed());
+    assert_eq!(
+        b.eval("+document.body.dataset.objects"),
+        json!(Level::open(&shapes).unwrap().object_count())
+    );
+    assert_eq!(b.eval("window.kilnView.camera.position.toArray()"), before);
+    // a broken archive: a banner, the last good level still shown
+    replace(&archive, b"not an archive");
+    assert!(b.wait_for(
+        "document.getElementById('banner').classList.contains('shown')",
+        Duration::from_secs(2)
+    ));
+    assert_eq!(b.eval("document.body.dataset.generation"), json!("2"));
+    assert!(b.errors().is_empty(), "console errors: {:?}", b.errors());
+    assert_eq!(
+        b.eval("document.getElementById('errors').textContent"),
+        json!("")
+    );
+}
+
+#[test]
+fn screenshot_renders_the_colliders_headless() {
+    let Some(_) = chromium() else { return };
+    let dir = tmpdir("shot");
+    let archive = dir.join("walk.kiln");
+    bake(&sample("walk_course.gltf"), &archive);
+    let out = dir.join("view.png");
+    let s = baker()
+        .args(["view", archive.to_str().unwrap(), "--source"])
+        .arg(sample("walk_course.gltf"))
+        .args(["--screenshot", out.to_str().unwrap(), "--camera", CAMERA])
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let img = decode_png(&std::fs::read(&out).unwrap());
+    assert_eq!((img.0, img.1), (1280, 800));
+    let c = pixel(&img, CENTRE.0 as u32 + 40, CENTRE.1 as u32 + 40);
+    assert!(is_trimesh_colour(c), "centre pixel {c:?}");
+    // a bad camera is a usage error, and the earlier screenshot stays
+    let s = baker()
+        .args(["view", archive.to_str().unwrap()])
+        .args(["--screenshot", out.to_str().unwrap(), "--camera", "1,2,3"])
+        .status()
+        .unwrap();
+    assert_eq!(s.code(), Some(2));
+    assert_eq!(decode_png(&std::fs::read(&out).unwrap()).0, 1280);
 }

@@ -17,6 +17,8 @@ const errors = document.getElementById('errors');
 const report = (msg) => { errors.textContent += msg + '\n'; document.body.dataset.errors = (+(document.body.dataset.errors || 0) + 1); };
 window.addEventListener('error', (e) => report('error: ' + e.message));
 window.addEventListener('unhandledrejection', (e) => report('rejection: ' + (e.reason && e.reason.message || e.reason)));
+const consoleError = console.error.bind(console);
+console.error = (...args) => { report('console.error: ' + args.join(' ')); consoleError(...args); };
 
 export const KIND_COLOURS = {
   box: 0xff7a1a, sphere: 0x2f8cff, capsule: 0x22cc66, polytope: 0xb040ff, bsp: 0xffd21a, trimesh: 0x19d3c5,
@@ -43,6 +45,8 @@ const marks = new THREE.Group();
 scene.add(renders, colliders, marks);
 
 const state = { generation: -1, level: null, shown: {}, selected: -1, meshes: [] };
+// for scripts and tests (e.g. the camera, which a reload keeps)
+window.kilnView = { camera, controls, state, click };
 for (const k of Object.keys(KIND_COLOURS)) state.shown[k] = true;
 state.shown.render = true;
 
@@ -181,13 +185,17 @@ async function select(i, zoom) {
   legend.classList.remove('shown');
   if (!level.source) return;
   const res = await fetch(`/api/fidelity?generation=${level.generation}&object=${i}`);
-  if (!res.ok || state.selected !== i || state.level !== level) return;
+  if (state.selected !== i || state.level !== level) return;
   const f = await res.json();
-  if (!f.distances) return;
-  colour(state.meshes[i], f.distances, f.max);
+  if (!res.ok) {
+    if (res.status !== 404) document.getElementById('detail').textContent += `\nheat map: ${f.error}`;
+    return;
+  }
+  colour(state.meshes[i], f.faces, f.max);
   document.getElementById('legend-hi').textContent = f.max.toPrecision(3) + ' m';
   legend.classList.add('shown');
-  document.getElementById('detail').textContent += `\ndistance to render mesh: max ${f.max.toPrecision(3)} m, mean ${f.mean.toPrecision(3)} m`;
+  document.getElementById('detail').textContent +=
+    `\nstrays from the render mesh: up to ${f.max.toPrecision(3)} m, ${f.mean.toPrecision(3)} m on average per triangle`;
 }
 
 // blue (0) → red (max): the heat map of a collider's distance to its render mesh
@@ -198,10 +206,19 @@ function heat(t) {
   return stops[k].map((a, j) => a + (stops[k + 1][j] - a) * f);
 }
 
-function colour(mesh, d, max) {
-  const c = new Float32Array(d.length * 3);
-  for (let v = 0; v < d.length; v++) c.set(heat(max > 0 ? d[v] / max : 0), v * 3);
-  mesh.geometry.setAttribute('color', new THREE.BufferAttribute(c, 3));
+// each collider triangle coloured by how far it strays from the render
+// mesh (per face, so the geometry is unshared while selected)
+function colour(mesh, faces, max) {
+  const g = mesh.geometry.toNonIndexed();
+  const c = new Float32Array(faces.length * 9);
+  for (let f = 0; f < faces.length; f++) {
+    const rgb = heat(max > 0 ? faces[f] / max : 0);
+    for (let k = 0; k < 3; k++) c.set(rgb, (f * 3 + k) * 3);
+  }
+  g.setAttribute('color', new THREE.BufferAttribute(c, 3));
+  g.computeVertexNormals();
+  mesh.userData.shared = mesh.geometry;
+  mesh.geometry = g;
   mesh.material.vertexColors = true;
   mesh.material.color.set(0xffffff);
   mesh.material.opacity = 0.9;
@@ -209,7 +226,11 @@ function colour(mesh, d, max) {
 }
 
 function uncolour(mesh) {
-  mesh.geometry.deleteAttribute('color');
+  if (mesh.userData.shared) {
+    mesh.geometry.dispose();
+    mesh.geometry = mesh.userData.shared;
+    delete mesh.userData.shared;
+  }
   mesh.material.vertexColors = false;
   mesh.material.color.set(KIND_COLOURS[mesh.userData.kind] || 0xffffff);
   mesh.material.opacity = 0.6;

@@ -146,11 +146,14 @@ impl Snapshot {
         }
     }
 
-    /// Distance from each vertex of object `i`'s collider to the render
-    /// meshes of the node of the same name (what the baker's fidelity
-    /// measure bounds from the collider's side), or `None` when there is
-    /// no such render mesh. Brute force over the node's render triangles.
-    pub fn distances(&self, i: usize) -> Option<Vec<f64>> {
+    /// How far each triangle of object `i`'s collider strays from the
+    /// render meshes of the node of the same name: the largest distance,
+    /// over the triangle's corners, edge midpoints and centroid, to the
+    /// nearest render triangle (a one-sided, sampled form of the baker's
+    /// Hausdorff fidelity measure). `None` when the source has no render
+    /// mesh of that name; an error when the brute-force pairing would be
+    /// too much work for an interactive answer.
+    pub fn face_distances(&self, i: usize) -> Option<Result<Vec<f64>, String>> {
         let c = self.colliders.get(i)?;
         let tris: Vec<[glam::DVec3; 3]> = self
             .render
@@ -165,22 +168,45 @@ impl Snapshot {
         if tris.is_empty() {
             return None;
         }
-        Some(
-            c.positions
-                .iter()
-                .map(|p| {
-                    let p = glam::DVec3::from(p.map(f64::from));
-                    tris.iter()
-                        .map(|t| {
-                            let q = kiln_runtime::geom::sphere_triangle::closest_point(
-                                p, t[0], t[1], t[2],
-                            );
-                            p.distance_squared(q)
-                        })
-                        .fold(f64::INFINITY, f64::min)
-                        .sqrt()
+        let work = tris.len() as u64 * c.triangles.len() as u64 * 7;
+        if work > MAX_PAIRS {
+            return Some(Err(format!(
+                "{} collider × {} render triangles is too many for the heat map",
+                c.triangles.len(),
+                tris.len()
+            )));
+        }
+        let v = |k: u32| glam::DVec3::from(c.positions[k as usize].map(f64::from));
+        let dist = |p: glam::DVec3| {
+            tris.iter()
+                .map(|t| {
+                    let q = kiln_runtime::geom::sphere_triangle::closest_point(p, t[0], t[1], t[2]);
+                    p.distance_squared(q)
                 })
-                .collect(),
-        )
+                .fold(f64::INFINITY, f64::min)
+                .sqrt()
+        };
+        Some(Ok(c
+            .triangles
+            .iter()
+            .map(|t| {
+                let [a, b, cc] = t.map(v);
+                [
+                    a,
+                    b,
+                    cc,
+                    (a + b) * 0.5,
+                    (b + cc) * 0.5,
+                    (cc + a) * 0.5,
+                    (a + b + cc) / 3.0,
+                ]
+                .into_iter()
+                .map(dist)
+                .fold(0.0, f64::max)
+            })
+            .collect()))
     }
 }
+
+/// Most point/triangle pairs one heat-map answer may test (about a second).
+pub const MAX_PAIRS: u64 = 60_000_000;
