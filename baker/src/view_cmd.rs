@@ -117,15 +117,26 @@ fn screenshot(page: &str, out: &std::path::Path, size: (u32, u32)) -> Result<()>
     let profile = tempdir()?;
     let tmp = out.with_extension("part.png");
     let _ = std::fs::remove_file(&tmp);
-    let status = Command::new(&chromium)
+    let mut cmd = Command::new(&chromium);
+    // a group of its own, so that no helper process outlives the shot
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd
         .args(headless_args(&profile, size.0, size.1))
         .arg("--virtual-time-budget=20000")
         .arg(format!("--screenshot={}", tmp.display()))
         .arg(page)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .status()
+        .spawn()
         .with_context(|| format!("cannot run {}", chromium.display()))?;
+    let id = child.id();
+    let status = child.wait_with_output()?.status;
+    #[cfg(unix)]
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{id}")])
+        .stderr(std::process::Stdio::null())
+        .status();
     let _ = std::fs::remove_dir_all(&profile);
     if !status.success() || !tmp.is_file() {
         let _ = std::fs::remove_file(&tmp);

@@ -226,6 +226,16 @@ fn the_level_api_describes_every_object_and_its_geometry() {
     );
     assert!(f["max"].as_f64().unwrap() < 1e-4, "{}", f["max"]);
     assert_eq!(get_json(server.addr, "/api/fidelity?object=999").0, 404);
+    // an object with no render mesh of its name: no heat map, and why
+    let (_, l2) = {
+        let dir = tmpdir("level-other-source");
+        let other = dir.join("shapes.kiln");
+        bake(&sample("shape_collection.glb"), &other);
+        let s2 = serve(&other, Some(&sample("walk_course.gltf")));
+        let f = get_json(s2.addr, "/api/fidelity?object=0");
+        (f.0, f.1)
+    };
+    assert!(l2["faces"].is_null() && l2["reason"].is_string(), "{l2}");
     assert_eq!(get_json(server.addr, "/api/fidelity?object=x").0, 400);
 }
 
@@ -487,6 +497,23 @@ fn a_rebake_reaches_the_api_and_a_broken_archive_keeps_the_last_good_level() {
 // protocol (a websocket to the page; `Runtime.evaluate` reads the page,
 // `Input.dispatchMouseEvent` clicks, `Page.captureScreenshot` looks).
 
+/// Starts the command in a process group of its own.
+fn in_own_group(cmd: &mut Command) {
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+}
+
+/// Kills `child` and every process in its group.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// The Chromium the viewer would use, or a loud skip.
 fn chromium() -> Option<PathBuf> {
     let found = kiln_baker::view::find_chromium();
@@ -510,8 +537,11 @@ struct Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // Debian's `chromium` is a script that starts the browser, whose
+        // helper processes (GPU, renderer) outlive a kill of the script:
+        // the whole process group goes, or a software-GL page would go on
+        // rendering at 100% of a core after the test
+        kill_group(&mut self.child);
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
@@ -520,7 +550,9 @@ impl Browser {
     /// Opens `url` in a fresh headless Chromium (1280×800).
     fn open(chromium: &Path, url: &str, tag: &str) -> Browser {
         let profile = tmpdir(&format!("chromium-{tag}"));
-        let mut child = Command::new(chromium)
+        let mut cmd = Command::new(chromium);
+        in_own_group(&mut cmd);
+        let mut child = cmd
             .args(kiln_baker::view::headless_args(&profile, 1280, 800))
             .arg("--remote-debugging-port=0")
             .arg(url)
@@ -723,6 +755,28 @@ fn the_page_runs_in_chromium_clicks_hit_the_object_under_the_cursor_and_reloads_
         b.eval("document.getElementById('hit').dataset.object"),
         json!(level.object_name(want.instance))
     );
+
+    // a sphere dropped on the floor there touches it, and the page lists
+    // the contact the runtime reports
+    b.eval("document.querySelector('input[name=mode][value=sphere]').click()");
+    b.eval("document.getElementById('hit').dataset.object = ''");
+    b.click(CENTRE.0, CENTRE.1);
+    assert!(b.wait_for(
+        "document.getElementById('hit').textContent.includes('overlap(s)')",
+        Duration::from_secs(10)
+    ));
+    let text = b.eval("document.getElementById('hit').textContent");
+    let floor = level.object_name(want.instance).to_string();
+    assert!(
+        text.as_str().unwrap().contains(&format!("{floor}: depth")),
+        "{text}"
+    );
+    b.eval("document.querySelector('input[name=mode][value=ray]').click()");
+    // every object's "strays" figure filled in from the heat maps
+    assert!(b.wait_for(
+        "document.getElementById('objects').dataset.strays === 'done'",
+        Duration::from_secs(10)
+    ));
 
     // what the screen shows there: the triangle mesh's colour; the
     // corner beyond the level: the background

@@ -56,7 +56,7 @@ function resize() {
   camera.aspect = w / Math.max(h, 1);
   camera.updateProjectionMatrix();
 }
-window.addEventListener('resize', resize);
+window.addEventListener('resize', () => { resize(); redraw(); });
 
 function frame(lo, hi) {
   const c = new THREE.Vector3().addVectors(lo, hi).multiplyScalar(0.5);
@@ -116,6 +116,7 @@ async function load() {
     }
   }
   list(level);
+  strays(level).catch((e) => report('strays: ' + e.message));
   applyVisibility();
   const keep = state.selected >= 0 && state.selected < level.objects.length ? state.selected : -1;
   state.selected = -1;
@@ -126,6 +127,7 @@ async function load() {
   document.body.dataset.generation = level.generation;
   document.body.dataset.objects = level.objects.length;
   banner(level.error);
+  redraw();
 }
 
 function banner(msg) {
@@ -154,6 +156,7 @@ function kinds() {
 function applyVisibility() {
   for (const m of colliders.children) m.visible = state.shown[m.userData.kind] !== false;
   renders.visible = state.shown.render;
+  redraw();
 }
 
 function list(level) {
@@ -162,13 +165,31 @@ function list(level) {
   for (const o of level.objects) {
     const tr = document.createElement('tr');
     tr.dataset.index = o.index;
-    for (const v of [o.name, KIND_LABELS[o.kind] || o.kind, o.triangles, o.bytes]) {
+    for (const v of [o.name, KIND_LABELS[o.kind] || o.kind, level.source ? '…' : '-', o.triangles, o.bytes]) {
       const td = document.createElement('td'); td.textContent = v; tr.append(td);
     }
     tr.title = o.rule;
     tr.onclick = () => select(o.index, true);
     tbody.append(tr);
   }
+}
+
+// the "strays" column: each object's largest distance from its render
+// mesh, asked for one object after another while this level is shown
+async function strays(level) {
+  if (!level.source) return;
+  for (const o of level.objects) {
+    if (state.level !== level) return;
+    const res = await fetch(`/api/fidelity?generation=${level.generation}&object=${o.index}`);
+    const f = await res.json();
+    const td = document.querySelector(`#objects tr[data-index="${o.index}"] td:nth-child(3)`);
+    if (!td || state.level !== level) return;
+    const ok = res.ok && f.faces;
+    td.textContent = ok ? f.max.toFixed(3) + ' m' : '-';
+    td.title = ok ? `mean ${f.mean.toFixed(4)} m per triangle` : (f.reason || f.error);
+    td.dataset.max = ok ? f.max : '';
+  }
+  document.getElementById('objects').dataset.strays = 'done';
 }
 
 async function select(i, zoom) {
@@ -187,8 +208,8 @@ async function select(i, zoom) {
   const res = await fetch(`/api/fidelity?generation=${level.generation}&object=${i}`);
   if (state.selected !== i || state.level !== level) return;
   const f = await res.json();
-  if (!res.ok) {
-    if (res.status !== 404) document.getElementById('detail').textContent += `\nheat map: ${f.error}`;
+  if (!res.ok || !f.faces) {
+    document.getElementById('detail').textContent += `\nheat map: ${f.reason || f.error}`;
     return;
   }
   colour(state.meshes[i], f.faces, f.max);
@@ -223,6 +244,7 @@ function colour(mesh, faces, max) {
   mesh.material.color.set(0xffffff);
   mesh.material.opacity = 0.9;
   mesh.material.needsUpdate = true;
+  redraw();
 }
 
 function uncolour(mesh) {
@@ -235,6 +257,7 @@ function uncolour(mesh) {
   mesh.material.color.set(KIND_COLOURS[mesh.userData.kind] || 0xffffff);
   mesh.material.opacity = 0.6;
   mesh.material.needsUpdate = true;
+  redraw();
 }
 
 async function query(q) {
@@ -265,6 +288,7 @@ export async function click(x, y) {
   const o = ray.ray.origin, d = ray.ray.direction;
   const answer = await query({ ray: { origin: [o.x, o.y, o.z], dir: [d.x, d.y, d.z] } });
   clear(marks);
+  redraw();
   const out = document.getElementById('hit');
   const scale = camera.position.distanceTo(controls.target) / 60;
   if (answer.error) { out.textContent = 'error: ' + answer.error; return answer; }
@@ -303,6 +327,7 @@ export async function click(x, y) {
     }
   }
   out.textContent = text;
+  redraw();
   return answer;
 }
 
@@ -325,10 +350,15 @@ async function poll() {
   setTimeout(poll, 250);
 }
 
-function animate() {
-  renderer.render(scene, camera);
-  requestAnimationFrame(animate);
+// drawn on demand (camera moves, loads, clicks), not every frame: an idle
+// viewer costs no CPU or GPU
+let pending = false;
+function redraw() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => { pending = false; renderer.render(scene, camera); });
 }
+controls.addEventListener('change', redraw);
 
 async function main() {
   kinds();
@@ -349,7 +379,7 @@ async function main() {
   const at = (params.get('click') || '').split(',').map(Number);
   if (at.length === 2 && at.every(Number.isFinite)) await click(at[0], at[1]);
   document.body.dataset.state = 'ready';
-  animate();
+  redraw();
   setTimeout(poll, 250);
 }
 

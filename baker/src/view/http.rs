@@ -63,7 +63,6 @@ fn reason(status: u16) -> &'static str {
         411 => "Length Required",
         413 => "Content Too Large",
         414 => "URI Too Long",
-        422 => "Unprocessable Content",
         431 => "Request Header Fields Too Large",
         501 => "Not Implemented",
         _ => "Status",

@@ -9,7 +9,7 @@
 //! | `GET /api/geometry` | world-space colliders and render meshes (f32 positions, u32 indices) |
 //! | `GET /api/version` | the generation shown and the last reload error |
 //! | `POST /api/query` | one `baker query` request (JSON) answered by the same code |
-//! | `GET /api/fidelity?object=I` | how far each collider triangle strays from its render mesh |
+//! | `GET /api/fidelity?object=I` | how far each collider triangle strays from its render mesh (`faces`; null, with a `reason`, when there is none) |
 //!
 //! Nothing else is read from disk. A watcher thread checks the archive
 //! every 100 ms; when it is replaced it is opened again and the page,
@@ -302,15 +302,20 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
             if i >= snap.colliders.len() {
                 return refuse(404, "no such object");
             }
-            match snap.face_distances(i) {
-                None => refuse(404, "no render mesh of that name in the source"),
-                Some(Err(e)) => refuse(422, &e),
+            // no heat map to give is an answer, not an error: `faces` null
+            // and the reason
+            let none =
+                |why: &str| Answer::json(200, &json!({"object": i, "faces": null, "reason": why}));
+            match snap.heat_map(i) {
+                None if snap.render.is_empty() => none("no source given (--source)"),
+                None => none("no render mesh of that name in the source"),
+                Some(Err(e)) => none(&e),
                 Some(Ok(d)) => {
                     let max = d.iter().copied().fold(0.0, f64::max);
                     let mean = d.iter().sum::<f64>() / d.len().max(1) as f64;
                     Answer::json(
                         200,
-                        &json!({"object": i, "faces": d, "max": max, "mean": mean}),
+                        &json!({"object": i, "faces": *d, "max": max, "mean": mean}),
                     )
                 }
             }

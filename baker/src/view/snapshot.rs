@@ -10,7 +10,9 @@ use kiln_formats::level::ArchivedShape;
 use kiln_formats::tri_mesh::{ArchivedMeshTree, ArchivedTriMesh};
 use kiln_runtime::Level;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::mem::size_of_val;
+use std::sync::{Arc, Mutex};
 
 /// One generation of the archive, ready to serve.
 pub struct Snapshot {
@@ -26,7 +28,14 @@ pub struct Snapshot {
     pub colliders: Vec<ExportObject>,
     /// The source's render meshes in world space (empty without a source).
     pub render: Vec<ExportObject>,
+    /// Heat maps already computed, by object.
+    heat: Mutex<HashMap<usize, HeatMap>>,
 }
+
+/// One object's heat map: per collider triangle, how far it strays from
+/// the render mesh; `None` without a render mesh of that name; an error
+/// when it would take too long.
+pub type HeatMap = Option<Result<Arc<Vec<f64>>, String>>;
 
 /// Appends `o` to `buf` and returns where its arrays are.
 fn push(buf: &mut Vec<u8>, o: &ExportObject) -> Value {
@@ -143,7 +152,18 @@ impl Snapshot {
             geometry,
             colliders,
             render,
+            heat: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// [`Snapshot::face_distances`], computed once per object.
+    pub fn heat_map(&self, i: usize) -> HeatMap {
+        if let Some(h) = self.heat.lock().unwrap().get(&i) {
+            return h.clone();
+        }
+        let h = self.face_distances(i).map(|r| r.map(Arc::new));
+        self.heat.lock().unwrap().insert(i, h.clone());
+        h
     }
 
     /// How far each triangle of object `i`'s collider strays from the
