@@ -36,14 +36,9 @@ pub use http::{MAX_BODY, MAX_HEAD, MAX_URL};
 /// Why the viewer could not start.
 #[derive(Debug, Error)]
 pub enum ViewError {
-    /// The archive could not be opened.
-    #[error("cannot open {path}: {source}")]
-    Archive {
-        /// The archive.
-        path: PathBuf,
-        /// Why.
-        source: kiln_runtime::OpenError,
-    },
+    /// The archive could not be opened (the error names the file).
+    #[error(transparent)]
+    Archive(#[from] kiln_runtime::OpenError),
     /// The source level could not be read.
     #[error(transparent)]
     Source(#[from] crate::IngestError),
@@ -99,10 +94,7 @@ fn snapshot(
     generation: u64,
     source: Option<&crate::Scene>,
 ) -> Result<Snapshot, ViewError> {
-    let level = kiln_runtime::Level::open(&opts.archive).map_err(|source| ViewError::Archive {
-        path: opts.archive.clone(),
-        source,
-    })?;
+    let level = kiln_runtime::Level::open(&opts.archive)?;
     let name = |p: &Path| p.display().to_string();
     let src = opts.source.as_deref().map(name);
     Ok(Snapshot::new(
