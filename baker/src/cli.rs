@@ -120,33 +120,7 @@ enum Command {
     /// the source's render meshes, an object list, live ray and probe
     /// queries, and live reload when the archive is re-baked. Serves on
     /// 127.0.0.1 only, until Ctrl-C.
-    View {
-        /// The archive.
-        archive: PathBuf,
-        /// The glTF level it was baked from (render meshes, distance heat map).
-        #[arg(long, value_name = "GLTF")]
-        source: Option<PathBuf>,
-        /// Port on 127.0.0.1 (0: any free port).
-        #[arg(long, default_value_t = 7878)]
-        port: u16,
-        /// Open the page in the system's browser.
-        #[arg(long)]
-        open: bool,
-        /// Render the page headless (Chromium) to this PNG and exit.
-        #[arg(long, value_name = "PNG")]
-        screenshot: Option<PathBuf>,
-        /// Camera for --screenshot: eye and target, "EX,EY,EZ,TX,TY,TZ"
-        /// (default: the whole level framed).
-        #[arg(long, value_name = "EX,EY,EZ,TX,TY,TZ")]
-        camera: Option<String>,
-        /// Screenshot size in pixels, "WIDTHxHEIGHT".
-        #[arg(long, default_value = "1280x800")]
-        size: String,
-        /// For --screenshot: select this object (its rule shown and, with
-        /// --source, its distance heat map).
-        #[arg(long, value_name = "NAME")]
-        select: Option<String>,
-    },
+    View(crate::view_cmd::Args),
 }
 
 /// The settings a bake runs with, as flags (shared by `bake` and `watch`).
@@ -352,26 +326,7 @@ pub fn main() -> ExitCode {
             out,
             compare,
         } => export_cmd(&archive, &out, compare.as_deref()).map(|_| true),
-        Command::View {
-            archive,
-            source,
-            port,
-            open,
-            screenshot,
-            camera,
-            size,
-            select,
-        } => crate::view_cmd::view_cmd(crate::view_cmd::Args {
-            archive,
-            source,
-            port,
-            open,
-            screenshot,
-            camera,
-            size,
-            select,
-        })
-        .map(|_| true),
+        Command::View(args) => crate::view_cmd::view_cmd(args).map(|_| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

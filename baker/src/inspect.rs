@@ -31,6 +31,21 @@ pub struct Sections {
     pub other: usize,
 }
 
+impl Sections {
+    /// Every section but `other`.
+    fn payload(&self) -> usize {
+        self.header
+            + self.vertices
+            + self.triangles
+            + self.source_ids
+            + self.mesh_nodes
+            + self.planes
+            + self.instances
+            + self.top_nodes
+            + self.names
+    }
+}
+
 /// One row of the per-object table.
 #[derive(Debug, Serialize)]
 pub struct ObjectRow {
@@ -54,6 +69,9 @@ pub struct ObjectRow {
     pub tree: &'static str,
     /// World-space box of the instance (top-level leaf box).
     pub bounds: [[f32; 3]; 2],
+    /// Payload bytes of its shape (vertices, leaves, source ids, nodes,
+    /// planes; a shape shared by several objects counts for each).
+    pub shape_bytes: usize,
 }
 
 /// The full inspection report.
@@ -109,7 +127,10 @@ pub fn inspect(level: &Level) -> InspectReport {
     let mut shape_rows = Vec::with_capacity(a.shapes.len());
     let mut shape_kinds = std::collections::BTreeMap::new();
     let (mut stored, mut sah_sum, mut max_depth) = (0usize, 0.0f64, 0usize);
+    // payload bytes per shape: what its arm adds to the sections
+    let mut shape_bytes = Vec::with_capacity(a.shapes.len());
     for shape in a.shapes.iter() {
+        let before = s.payload();
         *shape_kinds.entry(shape.kind_name()).or_insert(0) += 1;
         match shape {
             ArchivedShape::TriMesh(m) => {
@@ -129,7 +150,9 @@ pub fn inspect(level: &Level) -> InspectReport {
             }
             ArchivedShape::Polytope(p) => {
                 s.vertices += p.vertices.len() * 12;
-                s.planes += p.planes.len() * 16 + (p.face_starts.len() + p.face_vertices.len()) * 4;
+                s.planes += p.planes.len() * 16
+                    + (p.face_starts.len() + p.face_vertices.len()) * 4
+                    + p.face_twins.len() * 2;
                 shape_rows.push((0, 0, "-"));
             }
             ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_) => {
@@ -146,22 +169,14 @@ pub fn inspect(level: &Level) -> InspectReport {
                 shape_rows.push((m.triangle_count(), 0, "bsp"));
             }
         }
+        shape_bytes.push(s.payload() - before);
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
     s.top_nodes =
         a.top.nodes.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedBoxNode>();
     s.names += a.instance_names.iter().map(|n| n.len()).sum::<usize>();
     s.names += a.instance_rules.iter().map(|n| n.len()).sum::<usize>();
-    let payload = s.header
-        + s.vertices
-        + s.triangles
-        + s.source_ids
-        + s.mesh_nodes
-        + s.planes
-        + s.instances
-        + s.top_nodes
-        + s.names;
-    s.other = level.byte_len().saturating_sub(payload);
+    s.other = level.byte_len().saturating_sub(s.payload());
     // the top tree's statistics and its leaf boxes, by instance (as
     // stored: rounded outward)
     let (top, inst_boxes) = kiln_formats::verify::top_tree_stats(a).unwrap_or_else(|_| {
@@ -196,6 +211,7 @@ pub fn inspect(level: &Level) -> InspectReport {
                 depth,
                 tree,
                 bounds: [inst_boxes[i].0, inst_boxes[i].1],
+                shape_bytes: shape_bytes[si as usize],
             }
         })
         .collect();

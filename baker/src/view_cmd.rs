@@ -9,15 +9,33 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The `view` subcommand's arguments.
+#[derive(clap::Args)]
 pub(crate) struct Args {
-    pub archive: PathBuf,
-    pub source: Option<PathBuf>,
-    pub port: u16,
-    pub open: bool,
-    pub screenshot: Option<PathBuf>,
-    pub camera: Option<String>,
-    pub size: String,
-    pub select: Option<String>,
+    /// The archive.
+    archive: PathBuf,
+    /// The glTF level it was baked from (render meshes, distance heat map).
+    #[arg(long, value_name = "GLTF")]
+    source: Option<PathBuf>,
+    /// Port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 7878)]
+    port: u16,
+    /// Open the page in the system's browser.
+    #[arg(long)]
+    open: bool,
+    /// Render the page headless (Chromium) to this PNG and exit.
+    #[arg(long, value_name = "PNG")]
+    screenshot: Option<PathBuf>,
+    /// Camera for --screenshot: eye and target, "EX,EY,EZ,TX,TY,TZ"
+    /// (default: the whole level framed).
+    #[arg(long, value_name = "EX,EY,EZ,TX,TY,TZ")]
+    camera: Option<String>,
+    /// Screenshot size in pixels, "WIDTHxHEIGHT".
+    #[arg(long, default_value = "1280x800")]
+    size: String,
+    /// For --screenshot: select this object (its rule shown and, with
+    /// --source, its distance heat map).
+    #[arg(long, value_name = "NAME")]
+    select: Option<String>,
 }
 
 fn parse_size(s: &str) -> Option<(u32, u32)> {

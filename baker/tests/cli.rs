@@ -5,14 +5,11 @@ use kiln_runtime::{Filter, Ray};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn baker() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_baker"))
-}
+mod common;
+use common::{baker, sample};
 
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../samples")
-        .join(name)
+fn tmpdir(tag: &str) -> PathBuf {
+    common::tmpdir("cli", tag)
 }
 
 /// Runs `baker query` on `archive` with `input` on stdin; its answers.
@@ -32,12 +29,6 @@ fn query(archive: &Path, input: &[u8]) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kiln-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

@@ -252,6 +252,21 @@ struct Counts {
     sweeps: usize,
 }
 
+/// Kiln's side of the mesh ray rows: how many of `qs` hit (closest hit,
+/// or with `any` the any-hit test).
+fn kiln_rays(level: &Level, qs: &[common::Q], any: bool) -> usize {
+    qs.iter()
+        .filter(|q| {
+            let ray = Ray::new(q.o, q.d, q.t);
+            if any {
+                level.raycast_any(&ray, &Filter::ALL)
+            } else {
+                level.raycast(&ray, &Filter::ALL).is_some()
+            }
+        })
+        .count()
+}
+
 fn run(
     name: &str,
     pos: Vec<[f32; 3]>,
@@ -335,15 +350,7 @@ fn run(
         "rays/s",
         "hits",
         qs.len(),
-        || {
-            qs.iter()
-                .filter(|q| {
-                    level
-                        .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
-                        .is_some()
-                })
-                .count()
-        },
+        || kiln_rays(&level, &qs, false),
         || {
             qs.iter()
                 .filter(|q| {
@@ -359,11 +366,7 @@ fn run(
         "any-hit rays/s",
         "hits",
         qs.len(),
-        || {
-            qs.iter()
-                .filter(|q| level.raycast_any(&Ray::new(q.o, q.d, q.t), &Filter::ALL))
-                .count()
-        },
+        || kiln_rays(&level, &qs, true),
         || {
             qs.iter()
                 .filter(|q| mesh.intersects_local_ray(&PRay::new(pv(q.o), pv(q.d)), q.t))

@@ -8,6 +8,7 @@
 //! declared, so one request could abort the process.)
 
 use serde_json::Value;
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,13 +34,17 @@ const READ_LIMIT: Duration = Duration::from_secs(10);
 pub struct Answer {
     status: u16,
     kind: &'static str,
-    body: Vec<u8>,
+    body: Cow<'static, [u8]>,
 }
 
 impl Answer {
     /// A response with a body of type `kind`.
-    pub fn new(status: u16, kind: &'static str, body: Vec<u8>) -> Answer {
-        Answer { status, kind, body }
+    pub fn new(status: u16, kind: &'static str, body: impl Into<Cow<'static, [u8]>>) -> Answer {
+        Answer {
+            status,
+            kind,
+            body: body.into(),
+        }
     }
 
     /// A JSON response.
@@ -47,7 +52,8 @@ impl Answer {
         Answer::new(status, "application/json", v.to_string().into_bytes())
     }
 
-    fn refuse(status: u16, reason: &str) -> Answer {
+    /// A refusal: `{"error": reason}`.
+    pub fn refuse(status: u16, reason: &str) -> Answer {
         Answer::json(status, &serde_json::json!({ "error": reason }))
     }
 }

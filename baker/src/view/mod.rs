@@ -19,11 +19,12 @@
 
 mod snapshot;
 
-pub use snapshot::{Snapshot, shape_bytes};
+pub use snapshot::Snapshot;
 
 mod http;
 
 use http::Answer;
+use kiln_runtime::{Level, LevelHandle};
 use serde_json::json;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -66,6 +67,8 @@ pub struct ViewOptions {
 /// State shared by the request threads and the watcher.
 struct Shared {
     opts: ViewOptions,
+    /// The archive, re-opened by the watcher (the runtime's hot reload).
+    handle: LevelHandle,
     snapshot: RwLock<Arc<Snapshot>>,
     /// The last reload's error (cleared by a good reload).
     error: Mutex<Option<String>>,
@@ -89,20 +92,21 @@ fn load_source(path: &Path) -> Result<crate::Scene, crate::IngestError> {
     Ok(crate::ingest::load(path)?.scene)
 }
 
+/// Describes `level` for the page, with the render meshes of `source`.
 fn snapshot(
     opts: &ViewOptions,
     generation: u64,
+    level: Arc<Level>,
     source: Option<&crate::Scene>,
-) -> Result<Snapshot, ViewError> {
-    let level = kiln_runtime::Level::open(&opts.archive)?;
+) -> Snapshot {
     let name = |p: &Path| p.display().to_string();
     let src = opts.source.as_deref().map(name);
-    Ok(Snapshot::new(
+    Snapshot::new(
         generation,
         level,
         &name(&opts.archive),
         src.as_deref().zip(source),
-    ))
+    )
 }
 
 impl Viewer {
@@ -110,7 +114,8 @@ impl Viewer {
     /// and starts the watcher; [`Viewer::serve`] answers requests.
     pub fn start(opts: ViewOptions) -> Result<Viewer, ViewError> {
         let source = opts.source.as_deref().map(load_source).transpose()?;
-        let first = snapshot(&opts, 1, source.as_ref())?;
+        let handle = LevelHandle::open(&opts.archive)?;
+        let first = snapshot(&opts, 1, handle.level(), source.as_ref());
         let listen_err = |e: std::io::Error| ViewError::Listen {
             port: opts.port,
             reason: e.to_string(),
@@ -121,6 +126,7 @@ impl Viewer {
         let addr = listener.local_addr().map_err(listen_err)?;
         let shared = Arc::new(Shared {
             opts,
+            handle,
             snapshot: RwLock::new(Arc::new(first)),
             error: Mutex::new(None),
         });
@@ -165,11 +171,16 @@ impl Viewer {
     }
 }
 
-/// Re-opens the archive whenever it changes on disk (and re-reads the
-/// source when that changed too). A failed open keeps the last good level
-/// and records the error for the page's banner.
+/// Re-opens the archive whenever its modification time or length changes
+/// (a `stat` every 100 ms: cheap, and it also works where file events do
+/// not reach, such as network shares), through the runtime's
+/// [`LevelHandle::reload`], and re-reads the source when that changed too.
+/// A new level is a new generation; the same bytes again (a forced re-bake)
+/// are not; a failed open keeps the last good level and records the error
+/// for the page's banner.
 fn watch(shared: &Shared, mut source: Option<crate::Scene>) {
     let opts = &shared.opts;
+    let set_error = |e: Option<String>| *shared.error.lock().unwrap() = e;
     let mut seen = stamp(&opts.archive);
     let mut seen_source = opts.source.as_deref().and_then(stamp);
     loop {
@@ -186,17 +197,19 @@ fn watch(shared: &Shared, mut source: Option<crate::Scene>) {
                 match load_source(path) {
                     Ok(scene) => source = Some(scene),
                     Err(e) => {
-                        *shared.error.lock().unwrap() = Some(e.to_string());
+                        set_error(Some(e.to_string()));
                         continue;
                     }
                 }
             }
         }
-        let generation = shared.snapshot.read().unwrap().generation + 1;
-        match snapshot(opts, generation, source.as_ref()) {
-            Ok(s) => {
+        match shared.handle.reload() {
+            Ok(false) => set_error(None),
+            Ok(true) => {
+                let generation = shared.snapshot.read().unwrap().generation + 1;
+                let s = snapshot(opts, generation, shared.handle.level(), source.as_ref());
                 *shared.snapshot.write().unwrap() = Arc::new(s);
-                *shared.error.lock().unwrap() = None;
+                set_error(None);
                 eprintln!(
                     "view: reloaded {} (generation {generation})",
                     opts.archive.display()
@@ -204,7 +217,7 @@ fn watch(shared: &Shared, mut source: Option<crate::Scene>) {
             }
             Err(e) => {
                 eprintln!("view: {e}; still serving the last good level");
-                *shared.error.lock().unwrap() = Some(e.to_string());
+                set_error(Some(e.to_string()));
             }
         }
     }
@@ -241,10 +254,6 @@ const API: [&str; 5] = [
     "/api/query",
 ];
 
-fn refuse(status: u16, reason: &str) -> Answer {
-    Answer::json(status, &json!({ "error": reason }))
-}
-
 /// One query parameter of `query` (`a=1&b=2`), if present.
 fn param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     query
@@ -260,17 +269,17 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let known = FILES.iter().any(|f| f.0 == path) || API.contains(&path);
     if !known {
-        return refuse(
+        return Answer::refuse(
             404,
             "not served: the viewer serves its page and /api/* only",
         );
     }
     let post = path == "/api/query";
     if method != if post { "POST" } else { "GET" } {
-        return refuse(405, "method not allowed on this path");
+        return Answer::refuse(405, "method not allowed on this path");
     }
     if let Some(&(_, kind, bytes)) = FILES.iter().find(|f| f.0 == path) {
-        return Answer::new(200, kind, bytes.to_vec());
+        return Answer::new(200, kind, bytes);
     }
     let snap = Arc::clone(&shared.snapshot.read().unwrap());
     match path {
@@ -278,9 +287,9 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
         // the page asks for the generation it was just told about
         "/api/geometry" => match param(query, "generation").map(str::parse::<u64>) {
             Some(Ok(g)) if g != snap.generation => {
-                refuse(409, "the archive was reloaded: ask /api/level again")
+                Answer::refuse(409, "the archive was reloaded: ask /api/level again")
             }
-            Some(Err(_)) => refuse(400, "generation must be a whole number"),
+            Some(Err(_)) => Answer::refuse(400, "generation must be a whole number"),
             _ => Answer::new(200, "application/octet-stream", snap.geometry.clone()),
         },
         "/api/version" => {
@@ -289,10 +298,10 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
         }
         "/api/fidelity" => {
             let Some(i) = param(query, "object").and_then(|v| v.parse::<usize>().ok()) else {
-                return refuse(400, "object must be an object index");
+                return Answer::refuse(400, "object must be an object index");
             };
             if i >= snap.colliders.len() {
-                return refuse(404, "no such object");
+                return Answer::refuse(404, "no such object");
             }
             // no heat map to give is an answer, not an error: `faces` null
             // and the reason
@@ -314,11 +323,11 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
         }
         _ => {
             let Ok(line) = std::str::from_utf8(body) else {
-                return refuse(400, "request body is not UTF-8");
+                return Answer::refuse(400, "request body is not UTF-8");
             };
             let line = line.trim();
             if line.contains('\n') {
-                return refuse(400, "one query per request");
+                return Answer::refuse(400, "one query per request");
             }
             let answer = crate::query::answer_line(&snap.level, line);
             let status = if answer.get("error").is_some() {

@@ -6,12 +6,9 @@
 
 use crate::export::{ExportObject, render_objects, world_objects};
 use crate::inspect::inspect;
-use kiln_formats::level::ArchivedShape;
-use kiln_formats::tri_mesh::{ArchivedMeshTree, ArchivedTriMesh};
 use kiln_runtime::Level;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::mem::size_of_val;
 use std::sync::{Arc, Mutex};
 
 /// One generation of the archive, ready to serve.
@@ -19,7 +16,7 @@ pub struct Snapshot {
     /// Counts successful loads: the page reloads when it changes.
     pub generation: u64,
     /// The open level (queries run on it).
-    pub level: Level,
+    pub level: Arc<Level>,
     /// `GET /api/level`.
     pub level_json: Vec<u8>,
     /// `GET /api/geometry`: little-endian f32 positions and u32 indices.
@@ -59,48 +56,12 @@ fn push(buf: &mut Vec<u8>, o: &ExportObject) -> Value {
     })
 }
 
-/// Archive bytes of a triangle mesh's arrays.
-fn mesh_bytes(m: &ArchivedTriMesh) -> usize {
-    let nodes = match &m.tree {
-        ArchivedMeshTree::Boxes(n) => size_of_val(n.as_slice()),
-        ArchivedMeshTree::Spheres(s) => size_of_val(s.nodes.as_slice()),
-    };
-    size_of_val(m)
-        + size_of_val(m.vertices.as_slice())
-        + size_of_val(m.leaves.as_slice())
-        + size_of_val(m.source_ids.as_slice())
-        + size_of_val(m.flat_edges.as_slice())
-        + nodes
-}
-
-/// Archive bytes of a shape: its record and its arrays (names and rkyv
-/// padding not counted).
-pub fn shape_bytes(shape: &ArchivedShape) -> usize {
-    match shape {
-        ArchivedShape::TriMesh(m) => mesh_bytes(m),
-        ArchivedShape::Polytope(p) => {
-            size_of_val(p)
-                + size_of_val(p.planes.as_slice())
-                + size_of_val(p.vertices.as_slice())
-                + size_of_val(p.face_starts.as_slice())
-                + size_of_val(p.face_vertices.as_slice())
-                + size_of_val(p.face_twins.as_slice())
-        }
-        ArchivedShape::Bsp(b) => {
-            size_of_val(b.planes.as_slice())
-                + size_of_val(b.nodes.as_slice())
-                + mesh_bytes(&b.surface)
-        }
-        other => size_of_val(other),
-    }
-}
-
 impl Snapshot {
     /// Describes `level` (opened from `archive`) with the render meshes of
     /// `source` (already loaded, or empty).
     pub fn new(
         generation: u64,
-        level: Level,
+        level: Arc<Level>,
         archive: &str,
         source: Option<(&str, &crate::Scene)>,
     ) -> Snapshot {
@@ -108,7 +69,6 @@ impl Snapshot {
         let colliders = world_objects(&level);
         let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
         let mut geometry = Vec::new();
-        let a = level.archive();
         let objects: Vec<Value> = report
             .objects
             .iter()
@@ -121,7 +81,7 @@ impl Snapshot {
                     "rule": row.rule,
                     "layers": row.layers,
                     "triangles": c.triangles.len(),
-                    "bytes": shape_bytes(&a.shapes[row.shape as usize]),
+                    "bytes": row.shape_bytes,
                     "bounds": row.bounds,
                     "geometry": push(&mut geometry, c),
                 })
@@ -156,7 +116,8 @@ impl Snapshot {
         }
     }
 
-    /// [`Snapshot::face_distances`], computed once per object.
+    /// How far each collider triangle of object `i` strays from its render
+    /// mesh (see `face_distances`), computed once per object.
     pub fn heat_map(&self, i: usize) -> HeatMap {
         if let Some(h) = self.heat.lock().unwrap().get(&i) {
             return h.clone();
@@ -173,7 +134,7 @@ impl Snapshot {
     /// Hausdorff fidelity measure). `None` when the source has no render
     /// mesh of that name; an error when the brute-force pairing would be
     /// too much work for an interactive answer.
-    pub fn face_distances(&self, i: usize) -> Option<Result<Vec<f64>, String>> {
+    fn face_distances(&self, i: usize) -> Option<Result<Vec<f64>, String>> {
         let c = self.colliders.get(i)?;
         let tris: Vec<[glam::DVec3; 3]> = self
             .render

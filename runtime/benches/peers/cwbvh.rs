@@ -12,9 +12,9 @@
 //! differently from Kiln's; the bench prints both counts.
 
 use super::common::Q;
-use super::{LIVE, Row, compare};
+use super::{LIVE, Row, compare, kiln_rays};
 use glam::Vec3A;
-use kiln_runtime::{Filter, Level, Ray};
+use kiln_runtime::Level;
 use obvhs::BvhBuildParams;
 use obvhs::cwbvh::builder::build_cwbvh_from_tris;
 use obvhs::ray::{Ray as ORay, RayHit};
@@ -83,15 +83,7 @@ pub fn rows(
         "rays/s vs obvhs CWBVH",
         "hits",
         qs.len(),
-        || {
-            qs.iter()
-                .filter(|q| {
-                    level
-                        .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
-                        .is_some()
-                })
-                .count()
-        },
+        || kiln_rays(level, qs, false),
         || {
             qs.iter()
                 .filter(|q| {
@@ -107,11 +99,7 @@ pub fn rows(
         "any-hit rays/s vs obvhs CWBVH",
         "hits",
         qs.len(),
-        || {
-            qs.iter()
-                .filter(|q| level.raycast_any(&Ray::new(q.o, q.d, q.t), &Filter::ALL))
-                .count()
-        },
+        || kiln_rays(level, qs, true),
         || {
             qs.iter()
                 .filter(|q| !bvh.ray_traverse_miss(oray(q), |r, i| ordered[i].intersect(r)))
