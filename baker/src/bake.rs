@@ -143,7 +143,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let prepared = prepare::prepare(scene, &welded, &choices);
     let built = build::build_level(scene, &welded, &choices, prepared);
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
-    let level = encode::level(&built, layer_names, &layer_masks);
+    let (level, colliders) = encode::level(built, layer_names, &layer_masks);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
     // The runtime's own checks, on what we are about to hand out: a failure
@@ -154,7 +154,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
     report.warnings.extend(warnings);
     report.warnings.extend(layer_warnings);
-    for c in &built.colliders {
+    for c in &colliders {
         if !c.within_tolerance() {
             report.warnings.push(format!(
                 "{}: collider deviates {:.4} from the render mesh, over the tolerance {} ({})",
@@ -165,7 +165,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
             ));
         }
     }
-    report.colliders = built.colliders;
+    report.colliders = colliders;
     Baked { bytes, report }
 }
 

@@ -44,7 +44,14 @@ fn main() {
     let (pos, tris) = terrain(side);
     if kind == "bake" || !path.exists() {
         let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
+        let t0 = std::time::Instant::now();
         let baked = bake_scene(&scene, &BakeSettings::default().all_meshes());
+        eprintln!(
+            "baked {} triangles in {:.0} ms ({} bytes)",
+            tris.len(),
+            t0.elapsed().as_secs_f64() * 1e3,
+            baked.bytes.len()
+        );
         std::fs::write(&path, &baked.bytes).expect("write the archive");
         if kind == "bake" {
             return;

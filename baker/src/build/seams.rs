@@ -3,14 +3,14 @@
 //! plane — floor tiles laid side by side, a road meeting a pavement — the
 //! seam is no edge of the level's surface, and a shape sliding across it
 //! must not catch on it. Both sides' edges are marked flat, as edges inside
-//! one mesh are (`tri_tree::flat_edges`).
+//! one mesh are (`tri_tree::edge_flags`).
 //!
 //! Flags live on the shape, so only meshes placed once take part: a mesh
 //! instanced many times keeps its border edges (one instance's neighbour
 //! is not another's). Endpoints are matched by their world positions
 //! rounded to f32, so seams that meet to the bit after placement match.
 
-use super::tri_tree::{TriTree, continues_at, sorted_edges};
+use super::tri_tree::continues_at;
 use super::{BuiltShape, Placed};
 use glam::DVec3;
 use kiln_formats::tri_mesh::leaf_triangle;
@@ -45,7 +45,7 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
                 .transform_point3(DVec3::from(t.vertices[v as usize].map(f64::from)))
         };
         let key = |x: DVec3| x.to_array().map(|c| (c as f32).to_bits());
-        for (tri, edge) in border_edges(t) {
+        for &(tri, edge) in &t.borders {
             let v = leaf_triangle(t.leaves[tri / 2], (tri % 2) as u32);
             let (a, b, c) = (
                 world(v[edge]),
@@ -77,18 +77,6 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
             }
         }
     }
-}
-
-/// The (leaf triangle, edge) pairs of the edges only one triangle of the
-/// mesh has.
-fn border_edges(t: &TriTree) -> Vec<(usize, usize)> {
-    sorted_edges(&t.leaves, |l| t.source_ids[l][1] != u32::MAX)
-        .chunk_by(|x, y| x.0 == y.0 && x.1 == y.1)
-        .filter_map(|g| match g {
-            [x] => Some((x.2 / 4, x.2 % 4)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::geom::sah::{self, BinNode};
 use crate::geom::weld::WeldedMesh;
 use kiln_formats::level::{leaf_data, leaf_range};
 use kiln_formats::tri_mesh::{FLAT_EDGE_ANGLE, TreeKind, leaf_triangle};
+use rayon::prelude::*;
 
 /// A built TriMesh: welded vertices, leaves in tree order and the binary
 /// SAH tree over them (one leaf per pair). `encode` collapses the tree to
@@ -29,6 +30,9 @@ pub struct TriTree {
     pub source_ids: Vec<[u32; 2]>,
     /// Flat-edge mask per leaf (see `TriMesh::flat_edges`).
     pub flat_edges: Vec<u8>,
+    /// The edges only one triangle has, as (leaf triangle, edge): where
+    /// `seams` looks for other meshes continuing this one.
+    pub borders: Vec<(usize, usize)>,
     /// Binary tree over the leaves (leaf `j` holds `leaves[j]`).
     pub nodes: Vec<BinNode>,
     /// Kind of volumes the archived tree will use.
@@ -81,10 +85,12 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     // leaves in tree order
     let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
     let quads: Vec<[u32; 4]> = leaves.iter().map(|p| p.quad).collect();
+    let (flat_edges, borders) = edge_flags(vertices, &quads, |l| leaves[l].second.is_some());
     TriTree {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),
-        flat_edges: flat_edges(vertices, &quads, |l| leaves[l].second.is_some()),
+        flat_edges,
+        borders,
         leaves: quads,
         source_ids: leaves
             .iter()
@@ -100,49 +106,141 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     }
 }
 
-/// Flat-edge masks per leaf (see `TriMesh::flat_edges`): an edge is flat
-/// when exactly two triangles share it and the second continues the first
-/// in its plane, within [`FLAT_EDGE_ANGLE`]. Edges of one triangle only
-/// (the mesh's border), of three or more (non-manifold), folds and real
-/// creases stay edges. `second(l)`: leaf `l` holds two triangles.
-pub fn flat_edges(
+/// Flat-edge masks per leaf (see `TriMesh::flat_edges`) and the border
+/// edges (those of one triangle only, as (leaf triangle, edge)). An edge
+/// is flat when exactly two triangles share it and the second continues
+/// the first in its plane, within [`FLAT_EDGE_ANGLE`]. Border edges,
+/// edges of three or more triangles (non-manifold), folds and real creases
+/// stay edges. `second(l)`: leaf `l` holds two triangles.
+pub fn edge_flags(
     vertices: &[[f32; 3]],
     leaves: &[[u32; 4]],
     second: impl Fn(usize) -> bool,
-) -> Vec<u8> {
+) -> (Vec<u8>, Vec<(usize, usize)>) {
     let tri = |i: usize| leaf_triangle(leaves[i / 2], (i % 2) as u32);
-    let edges = sorted_edges(leaves, second);
+    // (side, whether it is a border) for every flat side and border
+    let marked = edge_groups(leaves, vertices.len(), second, |group, out| match group {
+        [x] => out.push((x.side(), true)),
+        [x, y] => {
+            let ((t, k), (u, j)) = (x.side(), y.side());
+            if t != u && continues(vertices, tri(t), k, tri(u), j) {
+                out.extend([(x.side(), false), (y.side(), false)]);
+            }
+        }
+        _ => {}
+    });
     let mut masks = vec![0u8; leaves.len()];
-    for group in edges.chunk_by(|x, y| x.0 == y.0 && x.1 == y.1) {
-        let [x, y] = group else { continue };
-        let ((t, k), (u, j)) = ((x.2 / 4, x.2 % 4), (y.2 / 4, y.2 % 4));
-        if t != u && continues(vertices, tri(t), k, tri(u), j) {
+    let mut borders = Vec::new();
+    for ((t, k), border) in marked {
+        if border {
+            borders.push((t, k));
+        } else {
             masks[t / 2] |= 1 << (3 * (t % 2) + k);
-            masks[u / 2] |= 1 << (3 * (u % 2) + j);
         }
     }
-    masks
+    (masks, borders)
 }
 
-/// Every edge of the leaves' triangles as (low vertex, high vertex, 4 ·
-/// leaf triangle + edge), sorted, so the triangles sharing an edge lie
-/// side by side (leaf triangle `2 · l + j` is triangle `j` of leaf `l`;
-/// `second(l)`: leaf `l` holds two). Degenerate edges are left out.
-pub fn sorted_edges(leaves: &[[u32; 4]], second: impl Fn(usize) -> bool) -> Vec<(u32, u32, usize)> {
-    let mut edges: Vec<(u32, u32, usize)> = Vec::with_capacity(leaves.len() * 6);
-    for (l, q) in leaves.iter().enumerate() {
-        for j in 0..1 + usize::from(second(l)) {
-            let t = leaf_triangle(*q, j as u32);
-            for k in 0..3 {
-                let (a, b) = (t[k], t[(k + 1) % 3]);
-                if a != b {
-                    edges.push((a.min(b), a.max(b), 4 * (2 * l + j) + k));
+/// One side of an edge, filed under its lower vertex: the higher vertex,
+/// then the leaf triangle (`2 · l + j` is triangle `j` of leaf `l`) and
+/// which of its edges (`k`: corner `k` to corner `k + 1`). Ordered by
+/// those fields, so the sides of one edge sort together and by triangle.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EdgeSide {
+    hi: u32,
+    tri: u32,
+    edge: u8,
+}
+
+impl EdgeSide {
+    /// (leaf triangle, edge).
+    pub fn side(&self) -> (usize, usize) {
+        (self.tri as usize, usize::from(self.edge))
+    }
+}
+
+/// Calls `group` once per distinct edge of the leaves' triangles with the
+/// sides that share it, ordered by (leaf triangle, edge), and returns what
+/// the calls pushed, in the order of the edges' lower then higher vertex
+/// (`second(l)`: leaf `l` holds two triangles). Degenerate edges (one
+/// vertex twice) are left out. The sides are filed by their lower vertex
+/// with a counting sort, so each vertex's few sides are sorted alone
+/// (sorting every edge of a large mesh at once was a third of its bake),
+/// and runs of vertices are handled in parallel, each run's output kept
+/// in order, so the result is the same on any number of threads.
+pub fn edge_groups<T: Send>(
+    leaves: &[[u32; 4]],
+    vertex_count: usize,
+    second: impl Fn(usize) -> bool,
+    group: impl Fn(&[EdgeSide], &mut Vec<T>) + Sync,
+) -> Vec<T> {
+    let each_side = |f: &mut dyn FnMut(u32, EdgeSide)| {
+        for (l, q) in leaves.iter().enumerate() {
+            for j in 0..1 + usize::from(second(l)) {
+                let t = leaf_triangle(*q, j as u32);
+                for k in 0..3 {
+                    let (a, b) = (t[k], t[(k + 1) % 3]);
+                    if a != b {
+                        let tri = (2 * l + j) as u32;
+                        let edge = k as u8;
+                        f(
+                            a.min(b),
+                            EdgeSide {
+                                hi: a.max(b),
+                                tri,
+                                edge,
+                            },
+                        );
+                    }
                 }
             }
         }
+    };
+    // bucket starts by lower vertex
+    let mut start = vec![0u32; vertex_count + 1];
+    each_side(&mut |lo, _| start[lo as usize + 1] += 1);
+    for v in 0..vertex_count {
+        start[v + 1] += start[v];
     }
-    edges.sort_unstable();
-    edges
+    let mut fill = start.clone();
+    let blank = EdgeSide {
+        hi: 0,
+        tri: 0,
+        edge: 0,
+    };
+    let mut sides = vec![blank; start[vertex_count] as usize];
+    each_side(&mut |lo, side| {
+        let slot = &mut fill[lo as usize];
+        sides[*slot as usize] = side;
+        *slot += 1;
+    });
+    drop(fill);
+    // runs of vertices, each with its slice of sides
+    const RUN: usize = 1 << 14;
+    let mut runs = Vec::with_capacity(vertex_count / RUN + 1);
+    let mut rest = sides.as_mut_slice();
+    for v0 in (0..vertex_count).step_by(RUN) {
+        let v1 = (v0 + RUN).min(vertex_count);
+        let (run, tail) = rest.split_at_mut((start[v1] - start[v0]) as usize);
+        runs.push((v0..v1, run));
+        rest = tail;
+    }
+    let per_run: Vec<Vec<T>> = runs
+        .into_par_iter()
+        .map(|(vs, run)| {
+            let base = start[vs.start];
+            let mut out = Vec::new();
+            for v in vs {
+                let bucket = &mut run[(start[v] - base) as usize..(start[v + 1] - base) as usize];
+                bucket.sort_unstable();
+                for g in bucket.chunk_by(|x, y| x.hi == y.hi) {
+                    group(g, &mut out);
+                }
+            }
+            out
+        })
+        .collect();
+    per_run.into_iter().flatten().collect()
 }
 
 /// Whether triangle `u` (through its edge `j`) continues triangle `t`
@@ -304,7 +402,7 @@ mod tests {
 
     /// Weld, build and encode: the archived mesh a scene mesh becomes.
     fn build(src: &SceneMesh, kind: TreeKind) -> TriMesh {
-        crate::encode::tri_mesh(&super::build(&crate::geom::weld::weld(src), kind))
+        crate::encode::tri_mesh(super::build(&crate::geom::weld::weld(src), kind))
     }
 
     /// A grid of `n × n` quads, two triangles each, with split vertices
@@ -346,6 +444,100 @@ mod tests {
 
     fn flat_bits(m: &TriMesh) -> u32 {
         m.flat_edges.iter().map(|f| f.count_ones()).sum()
+    }
+
+    /// A shared-vertex heightfield of `n × n` quads with folds, creases
+    /// and flat stretches (large enough, at `n` ≥ 260, for the builders'
+    /// parallel paths: binning split in halves, edge runs, subtree encoding).
+    fn heightfield(n: u32) -> SceneMesh {
+        let h = |x: u32, y: u32| -> f32 {
+            match (x / 16 + y / 16) % 3 {
+                0 => 0.0,
+                1 => ((x * 7 + y * 13) % 5) as f32 * 0.25,
+                _ => (x as f32 * 0.3).sin() * (y as f32 * 0.2).cos(),
+            }
+        };
+        let mut pos = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                pos.push([x as f32, h(x, y), y as f32]);
+            }
+        }
+        let v = |x: u32, y: u32| y * (n + 1) + x;
+        let mut tris = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                tris.push([v(x, y), v(x, y + 1), v(x + 1, y)]);
+                tris.push([v(x + 1, y), v(x, y + 1), v(x + 1, y + 1)]);
+            }
+        }
+        SceneMesh::new("heightfield", pos, &tris)
+    }
+
+    #[test]
+    fn edge_flags_match_a_brute_force_grouping_of_every_edge() {
+        let t = super::build(&crate::geom::weld::weld(&heightfield(300)), TreeKind::Aabb);
+        let second = |l: usize| t.source_ids[l][1] != u32::MAX;
+        // every side of every edge, grouped by a global map
+        let mut groups: std::collections::BTreeMap<(u32, u32), Vec<(usize, usize)>> =
+            Default::default();
+        for (l, q) in t.leaves.iter().enumerate() {
+            for j in 0..1 + usize::from(second(l)) {
+                let tri = leaf_triangle(*q, j as u32);
+                for k in 0..3 {
+                    let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                    if a != b {
+                        groups
+                            .entry((a.min(b), a.max(b)))
+                            .or_default()
+                            .push((2 * l + j, k));
+                    }
+                }
+            }
+        }
+        let tri = |i: usize| leaf_triangle(t.leaves[i / 2], (i % 2) as u32);
+        let mut masks = vec![0u8; t.leaves.len()];
+        let mut borders = Vec::new();
+        for sides in groups.values() {
+            match sides[..] {
+                [x] => borders.push(x),
+                [(a, k), (b, j)] if a != b && continues(&t.vertices, tri(a), k, tri(b), j) => {
+                    masks[a / 2] |= 1 << (3 * (a % 2) + k);
+                    masks[b / 2] |= 1 << (3 * (b % 2) + j);
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(t.flat_edges, masks);
+        let mut found = t.borders.clone();
+        found.sort_unstable();
+        borders.sort_unstable();
+        assert_eq!(found, borders);
+        // the field's outline: 4 · 300 edges; and it has flat and
+        // creased inner edges both
+        assert_eq!(borders.len(), 1200);
+        let flat: u32 = masks.iter().map(|m| m.count_ones()).sum();
+        assert!(
+            flat > 100_000 && (flat as usize) < 3 * 180_000 - 1200,
+            "{flat}"
+        );
+    }
+
+    #[test]
+    fn a_large_mesh_bakes_to_the_same_archive_on_one_and_two_threads() {
+        let scene = crate::Scene::from_meshes(vec![heightfield(300)]);
+        let settings = crate::BakeSettings::default().all_meshes();
+        let bake = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| crate::bake_scene(&scene, &settings).bytes)
+        };
+        let one = bake(1);
+        assert!(one == bake(2), "archives differ between 1 and 2 threads");
+        // the tree is one the runtime accepts
+        kiln_formats::check_file(&one).unwrap();
     }
 
     #[test]

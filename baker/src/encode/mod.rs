@@ -7,7 +7,7 @@ pub mod quantize;
 use crate::build::bsp::BuiltBsp;
 use crate::build::solid::BuiltPolytope;
 use crate::build::tri_tree::TriTree;
-use crate::build::{BuiltLevel, BuiltShape};
+use crate::build::{BuiltLevel, BuiltShape, ColliderReport};
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use glam::DAffine3;
@@ -16,12 +16,20 @@ use kiln_formats::level::{Instance, Level, Shape, TopTree};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
+use rayon::prelude::*;
 
 /// The archive body of a built level, with its collision layer names and
-/// each scene instance's layer mask.
-pub fn level(built: &BuiltLevel, layer_names: Vec<String>, layers: &[u32]) -> Level {
-    Level {
-        shapes: built.shapes.iter().map(shape).collect(),
+/// each scene instance's layer mask. Takes the level whole, so the large
+/// arrays (vertices, leaves) move into the archive types instead of being
+/// copied; shapes are encoded in parallel, in order. Returns the concave
+/// colliders' reports, which the archive does not hold.
+pub fn level(
+    built: BuiltLevel,
+    layer_names: Vec<String>,
+    layers: &[u32],
+) -> (Level, Vec<ColliderReport>) {
+    let level = Level {
+        shapes: built.shapes.into_par_iter().map(shape).collect(),
         instances: built
             .placed
             .iter()
@@ -37,18 +45,19 @@ pub fn level(built: &BuiltLevel, layer_names: Vec<String>, layers: &[u32]) -> Le
         layer_names,
         instance_layers: built.placed.iter().map(|p| layers[p.source]).collect(),
         top: top_tree(&built.top),
-    }
+    };
+    (level, built.colliders)
 }
 
-fn shape(s: &BuiltShape) -> Shape {
+fn shape(s: BuiltShape) -> Shape {
     match s {
         BuiltShape::TriMesh(t) => Shape::TriMesh(tri_mesh(t)),
-        BuiltShape::Polytope(p) => Shape::Polytope(polytope(p)),
-        BuiltShape::Primitive(Primitive::Cuboid(h)) => Shape::Cuboid(Cuboid { half_extents: *h }),
-        BuiltShape::Primitive(Primitive::Sphere(r)) => Shape::Sphere(Sphere { radius: *r }),
+        BuiltShape::Polytope(p) => Shape::Polytope(polytope(&p)),
+        BuiltShape::Primitive(Primitive::Cuboid(h)) => Shape::Cuboid(Cuboid { half_extents: h }),
+        BuiltShape::Primitive(Primitive::Sphere(r)) => Shape::Sphere(Sphere { radius: r }),
         BuiltShape::Primitive(Primitive::Capsule(h, r)) => Shape::Capsule(Capsule {
-            half_height: *h,
-            radius: *r,
+            half_height: h,
+            radius: r,
         }),
         BuiltShape::Bsp(b) => Shape::Bsp(bsp(b)),
     }
@@ -67,16 +76,16 @@ fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
 }
 
 /// A built BSP tree in archive form.
-fn bsp(b: &BuiltBsp) -> Bsp {
+fn bsp(b: BuiltBsp) -> Bsp {
     Bsp {
-        planes: b.planes.clone(),
+        planes: b.planes,
         nodes: b
             .nodes
             .iter()
             .map(|&[plane, front, back]| BspNode { plane, front, back })
             .collect(),
         bevel_nodes: b.bevel_nodes,
-        surface: tri_mesh(&b.surface),
+        surface: tri_mesh(b.surface),
     }
 }
 
@@ -138,7 +147,7 @@ fn top_tree(nodes: &[BinNode]) -> TopTree {
 
 /// A TriTree as an archived TriMesh: the binary tree collapsed to 4-wide
 /// inner nodes holding their children's quantised volumes.
-pub fn tri_mesh(t: &TriTree) -> TriMesh {
+pub fn tri_mesh(t: TriTree) -> TriMesh {
     let payload = |data: u32| t.leaf_payload(data);
     let (root, tree) = match t.kind {
         TreeKind::Aabb => {
@@ -152,13 +161,13 @@ pub fn tri_mesh(t: &TriTree) -> TriMesh {
         }
     };
     TriMesh {
-        name: t.name.clone(),
-        vertices: t.vertices.clone(),
-        leaves: t.leaves.clone(),
-        source_ids: t.source_ids.clone(),
-        flat_edges: t.flat_edges.clone(),
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),
+        name: t.name,
+        vertices: t.vertices,
+        leaves: t.leaves,
+        source_ids: t.source_ids,
+        flat_edges: t.flat_edges,
         root,
         tree,
     }

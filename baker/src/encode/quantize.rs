@@ -17,6 +17,7 @@ use kiln_formats::tri_mesh::{
     BoxNode, EMPTY, LEAF_BIT, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
     dequantize,
 };
+use rayon::prelude::*;
 
 /// Groups the binary skip-count tree into nodes of up to [`WIDTH`]
 /// children: starting from a binary node's two children, the inner child
@@ -83,55 +84,144 @@ struct Wide {
 }
 
 /// Box tree: returns the root reference and the inner nodes.
+///
+/// A node's codes depend on its parent's decoded box, so the tree is
+/// encoded top-down; subtrees (contiguous ranges of the depth-first
+/// output) are encoded in parallel once their root's box is known. Every
+/// node's result depends only on its parent's, so the output is the same on
+/// any number of threads.
 pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, Vec<BoxNode>) {
     let (wide, refs) = collapse(nodes, leaf_payload);
     let Some(root) = nodes.first() else {
         return (0, Vec::new());
     };
-    // decoded box of every binary node that becomes a wide child, parent first
-    // decoded box of every wide node, by wide index (parents come first)
-    let mut dec = vec![([0.0f32; 3], [0.0f32; 3]); wide.len()];
-    if let Some(d) = dec.first_mut() {
-        *d = (root.min, root.max);
-    }
-    let mut out = Vec::with_capacity(wide.len());
-    for (wi, w) in wide.iter().enumerate() {
-        let (pmin, pmax) = dec[wi];
-        let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-        let mut node = BoxNode {
-            lo: [[0; WIDTH]; 3],
-            hi: [[0; WIDTH]; 3],
-            child: [EMPTY; WIDTH],
-        };
-        for (c, &child) in w.children[..w.len].iter().enumerate() {
-            let n = &nodes[child];
-            for k in 0..3 {
-                let mut lo = code_lo(pmin[k], step[k], n.min[k]);
-                let mut hi = code_hi(pmax[k], step[k], n.max[k]);
-                // codes that cross (possible only when a step is below the
-                // coordinates' ulp) are refused by verification; backing
-                // either off only grows the box
-                while u16::from(lo) + u16::from(hi) > 255 {
-                    if lo > hi { lo -= 1 } else { hi -= 1 }
-                }
-                node.lo[k][c] = lo;
-                node.hi[k][c] = hi;
-            }
-            let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], node.lo[k][c]));
-            let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[k][c]));
-            // outward rounding is the whole point: check it, always (cheap)
-            assert!(
-                (0..3).all(|k| lo[k] <= n.min[k] && hi[k] >= n.max[k]),
-                "decoded child box does not contain the exact box"
-            );
-            if refs[child] & LEAF_BIT == 0 {
-                dec[refs[child] as usize] = (lo, hi);
-            }
-            node.child[c] = refs[child];
+    let blank = BoxNode {
+        lo: [[0; WIDTH]; 3],
+        hi: [[0; WIDTH]; 3],
+        child: [EMPTY; WIDTH],
+    };
+    let mut out = vec![blank; wide.len()];
+    if !wide.is_empty() {
+        // wide nodes in each subtree, children after parents
+        let mut sizes = vec![1usize; wide.len()];
+        for wi in (0..wide.len()).rev() {
+            let w = &wide[wi];
+            sizes[wi] += w.children[..w.len]
+                .iter()
+                .filter(|&&c| refs[c] & LEAF_BIT == 0)
+                .map(|&c| sizes[refs[c] as usize])
+                .sum::<usize>();
         }
-        out.push(node);
+        let tree = Subtrees {
+            nodes,
+            refs: &refs,
+            wide: &wide,
+            sizes: &sizes,
+        };
+        tree.encode(0, (root.min, root.max), &mut out);
     }
     (refs[0], out)
+}
+
+/// What [`encode_boxes`] reads while encoding subtrees.
+struct Subtrees<'a> {
+    nodes: &'a [Node],
+    refs: &'a [u32],
+    wide: &'a [Wide],
+    sizes: &'a [usize],
+}
+
+/// Subtrees with fewer wide nodes than this are encoded on one thread.
+const ENCODE_GRAIN: usize = 4096;
+
+impl Subtrees<'_> {
+    /// Encodes the subtree of wide node `wi`, whose decoded box is `box_`,
+    /// into `out` (exactly its nodes, depth-first).
+    fn encode(&self, wi: usize, box_: ([f32; 3], [f32; 3]), out: &mut [BoxNode]) {
+        let (node, inner) = encode_box_node(self.nodes, self.refs, &self.wide[wi], box_);
+        out[0] = node;
+        let mut rest = &mut out[1..];
+        let children = &inner.0[..inner.1];
+        // the children's subtrees follow their parent in child order
+        debug_assert!(
+            children
+                .iter()
+                .scan(wi + 1, |next, &(c, _)| {
+                    let at = *next;
+                    *next += self.sizes[c];
+                    Some(c == at)
+                })
+                .all(|ok| ok)
+        );
+        if self.sizes[wi] >= ENCODE_GRAIN {
+            let mut parts = Vec::with_capacity(WIDTH);
+            for &(child, child_box) in children {
+                let (part, tail) = rest.split_at_mut(self.sizes[child]);
+                parts.push((child, child_box, part));
+                rest = tail;
+            }
+            parts
+                .into_par_iter()
+                .for_each(|(child, b, part)| self.encode(child, b, part));
+        } else {
+            for &(child, child_box) in children {
+                let (part, tail) = rest.split_at_mut(self.sizes[child]);
+                self.encode(child, child_box, part);
+                rest = tail;
+            }
+        }
+    }
+}
+
+/// A wide node and its decoded box.
+type Decoded = (usize, ([f32; 3], [f32; 3]));
+
+/// Up to [`WIDTH`] inner children with their decoded boxes, and how many.
+type Inner = ([Decoded; WIDTH], usize);
+
+/// One wide node's codes against its decoded box `(pmin, pmax)`, and its
+/// inner children with their decoded boxes.
+fn encode_box_node(
+    nodes: &[Node],
+    refs: &[u32],
+    w: &Wide,
+    (pmin, pmax): ([f32; 3], [f32; 3]),
+) -> (BoxNode, Inner) {
+    let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
+    let mut node = BoxNode {
+        lo: [[0; WIDTH]; 3],
+        hi: [[0; WIDTH]; 3],
+        child: [EMPTY; WIDTH],
+    };
+    let mut inner: Inner = ([(0, ([0.0; 3], [0.0; 3])); WIDTH], 0);
+    for (c, &child) in w.children[..w.len].iter().enumerate() {
+        let n = &nodes[child];
+        for k in 0..3 {
+            let mut lo = code_lo(pmin[k], step[k], n.min[k]);
+            let mut hi = code_hi(pmax[k], step[k], n.max[k]);
+            // codes that cross (possible only when a step is below the
+            // coordinates' ulp) are refused by verification; backing
+            // either off only grows the box
+            while u16::from(lo) + u16::from(hi) > 255 {
+                if lo > hi { lo -= 1 } else { hi -= 1 }
+            }
+            node.lo[k][c] = lo;
+            node.hi[k][c] = hi;
+        }
+        let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], node.lo[k][c]));
+        let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[k][c]));
+        // outward rounding is the whole point: check it, always (cheap)
+        assert!(
+            (0..3).all(|k| lo[k] <= n.min[k] && hi[k] >= n.max[k]),
+            "decoded child box does not contain the exact box"
+        );
+        if refs[child] & LEAF_BIT == 0 {
+            inner.0[inner.1] = (refs[child] as usize, (lo, hi));
+            inner.1 += 1;
+        }
+        node.child[c] = refs[child];
+    }
+    (node, inner)
 }
 
 /// Largest code whose decoded lower face is at or below `x` (code 0 is the
