@@ -11,7 +11,7 @@
 use crate::geom::sah::{self, BinNode};
 use crate::geom::weld::WeldedMesh;
 use kiln_formats::level::{leaf_data, leaf_range};
-use kiln_formats::tri_mesh::{FLAT_EDGE_ANGLE, TreeKind, leaf_triangle};
+use kiln_formats::tri_mesh::{FLAT_EDGE_ANGLE, TreeKind};
 use rayon::prelude::*;
 
 /// A built TriMesh: welded vertices, leaves in tree order and the binary
@@ -74,8 +74,12 @@ impl TriTree {
 /// Builds the tree of a welded mesh.
 pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     let vertices = &mesh.vertices;
+    let triangles = &mesh.triangles;
+    // every edge's sides grouped once: pairing candidates, flat edges and
+    // border edges all come from it
+    let edges = mesh_edges(vertices, triangles);
     // pair across shared edges, as leaf quads
-    let pairs = pair_triangles(vertices, &mesh.triangles);
+    let pairs = pair_triangles(vertices, triangles, &edges.across);
     // tree over pairs
     let (order, nodes) = sah::build_boxes(
         pairs
@@ -84,14 +88,36 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     );
     // leaves in tree order
     let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
-    let quads: Vec<[u32; 4]> = leaves.iter().map(|p| p.quad).collect();
-    let (flat_edges, borders) = edge_flags(vertices, &quads, |l| leaves[l].second.is_some());
+    // where each welded triangle went: its leaf triangle and the rotation
+    // (leaf corner `i` is the triangle's corner `i + r`, so leaf edge `i`
+    // is its edge `i + r`)
+    let mut place = vec![(0usize, 0usize); triangles.len()];
+    for (l, p) in leaves.iter().enumerate() {
+        place[p.first as usize] = (2 * l, p.rotation[0]);
+        if let Some(o) = p.second {
+            place[o as usize] = (2 * l + 1, p.rotation[1]);
+        }
+    }
+    let mut flat_edges = vec![0u8; leaves.len()];
+    let mut borders = Vec::new();
+    for (t, &f) in edges.flags.iter().enumerate() {
+        let (lt, r) = place[t];
+        for k in 0..3 {
+            let on_leaf = (k + 3 - r) % 3;
+            if f >> k & 1 != 0 {
+                flat_edges[lt / 2] |= 1 << (3 * (lt % 2) + on_leaf);
+            }
+            if f >> (3 + k) & 1 != 0 {
+                borders.push((lt, on_leaf));
+            }
+        }
+    }
     TriTree {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),
         flat_edges,
         borders,
-        leaves: quads,
+        leaves: leaves.iter().map(|p| p.quad).collect(),
         source_ids: leaves
             .iter()
             .map(|p| {
@@ -106,45 +132,75 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     }
 }
 
-/// Flat-edge masks per leaf (see `TriMesh::flat_edges`) and the border
-/// edges (those of one triangle only, as (leaf triangle, edge)). An edge
-/// is flat when exactly two triangles share it and the second continues
-/// the first in its plane, within [`FLAT_EDGE_ANGLE`]. Border edges,
-/// edges of three or more triangles (non-manifold), folds and real creases
-/// stay edges. `second(l)`: leaf `l` holds two triangles.
-pub fn edge_flags(
-    vertices: &[[f32; 3]],
-    leaves: &[[u32; 4]],
-    second: impl Fn(usize) -> bool,
-) -> (Vec<u8>, Vec<(usize, usize)>) {
-    let tri = |i: usize| leaf_triangle(leaves[i / 2], (i % 2) as u32);
-    // (side, whether it is a border) for every flat side and border
-    let marked = edge_groups(leaves, vertices.len(), second, |group, out| match group {
-        [x] => out.push((x.side(), true)),
-        [x, y] => {
-            let ((t, k), (u, j)) = (x.side(), y.side());
-            if t != u && continues(vertices, tri(t), k, tri(u), j) {
-                out.extend([(x.side(), false), (y.side(), false)]);
+/// What a mesh's edges tell the builder, per triangle and edge `k`
+/// (corner `k` to corner `k + 1`).
+struct MeshEdges {
+    /// The triangle across each edge that walks it the other way (the
+    /// first in (triangle, edge) order where more than two share it), or
+    /// `u32::MAX`: the pairing candidates.
+    across: Vec<[u32; 3]>,
+    /// Bit `k`: edge `k` is flat (see `TriMesh::flat_edges`): exactly two
+    /// triangles share it and the second continues the first in its
+    /// plane, within [`FLAT_EDGE_ANGLE`]; border edges, edges of three or
+    /// more triangles (non-manifold), folds and real creases stay edges.
+    /// Bit `3 + k`: edge `k` is a border (only this triangle has it).
+    flags: Vec<u8>,
+}
+
+/// One pass over the grouped edges of a welded mesh (see [`MeshEdges`]).
+/// Each side belongs to one group, so each slot is written by one group
+/// only, and flags are or-ed: the result does not depend on the order
+/// the parallel runs take.
+fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
+    use std::sync::atomic::{AtomicU8, AtomicU32, Ordering::Relaxed};
+    let across: Vec<AtomicU32> = (0..3 * triangles.len())
+        .map(|_| AtomicU32::new(u32::MAX))
+        .collect();
+    let flags: Vec<AtomicU8> = (0..triangles.len()).map(|_| AtomicU8::new(0)).collect();
+    let set = |x: &EdgeSide, bit: u8| {
+        flags[x.tri as usize].fetch_or(bit << x.edge(), Relaxed);
+    };
+    edge_groups::<()>(
+        triangles.len(),
+        vertices.len(),
+        |t| triangles[t],
+        |group, _| {
+            if let [x] = group {
+                set(x, 8);
+                return;
             }
-        }
-        _ => {}
-    });
-    let mut masks = vec![0u8; leaves.len()];
-    let mut borders = Vec::new();
-    for ((t, k), border) in marked {
-        if border {
-            borders.push((t, k));
-        } else {
-            masks[t / 2] |= 1 << (3 * (t % 2) + k);
-        }
+            if let [x, y] = group {
+                let (t, u) = (x.tri as usize, y.tri as usize);
+                let (k, j) = (x.edge().into(), y.edge().into());
+                if t != u && continues(vertices, triangles[t], k, triangles[u], j) {
+                    set(x, 1);
+                    set(y, 1);
+                }
+            }
+            for x in group {
+                let other = group
+                    .iter()
+                    .find(|y| y.tri != x.tri && y.upward() != x.upward());
+                if let Some(y) = other {
+                    across[3 * x.tri as usize + usize::from(x.edge())].store(y.tri, Relaxed);
+                }
+            }
+        },
+    );
+    MeshEdges {
+        across: across
+            .chunks_exact(3)
+            .map(|c| [0, 1, 2].map(|k| c[k].load(Relaxed)))
+            .collect(),
+        flags: flags.into_iter().map(AtomicU8::into_inner).collect(),
     }
-    (masks, borders)
 }
 
 /// One side of an edge, filed under its lower vertex: the higher vertex,
-/// then the leaf triangle (`2 · l + j` is triangle `j` of leaf `l`) and
-/// which of its edges (`k`: corner `k` to corner `k + 1`). Ordered by
-/// those fields, so the sides of one edge sort together and by triangle.
+/// the triangle, and which of its edges with the edge's direction (bits
+/// 0–1: `k`, from corner `k` to corner `k + 1`; bit 7: the edge runs from
+/// the lower vertex up). Ordered by those fields, so the sides of one edge
+/// sort together and by triangle.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct EdgeSide {
     hi: u32,
@@ -153,45 +209,44 @@ pub struct EdgeSide {
 }
 
 impl EdgeSide {
-    /// (leaf triangle, edge).
-    pub fn side(&self) -> (usize, usize) {
-        (self.tri as usize, usize::from(self.edge))
+    /// Which edge of its triangle (`k`: corner `k` to corner `k + 1`).
+    pub fn edge(&self) -> u8 {
+        self.edge & 3
+    }
+
+    /// Whether the triangle walks the edge from its lower vertex up.
+    pub fn upward(&self) -> bool {
+        self.edge & 0x80 != 0
     }
 }
 
-/// Calls `group` once per distinct edge of the leaves' triangles with the
-/// sides that share it, ordered by (leaf triangle, edge), and returns what
-/// the calls pushed, in the order of the edges' lower then higher vertex
-/// (`second(l)`: leaf `l` holds two triangles). Degenerate edges (one
-/// vertex twice) are left out. The sides are filed by their lower vertex
-/// with a counting sort, so each vertex's few sides are sorted alone
-/// (sorting every edge of a large mesh at once was a third of its bake),
-/// and runs of vertices are handled in parallel, each run's output kept
-/// in order, so the result is the same on any number of threads.
+/// Calls `group` once per distinct edge of the triangles `tri(0..count)`
+/// with the sides that share it, ordered by (triangle, edge), and returns
+/// what the calls pushed, in the order of the edges' lower then higher
+/// vertex. Degenerate edges (one vertex twice) are left out. The sides
+/// are filed by their lower vertex with a counting sort, so each vertex's
+/// few sides are sorted alone (sorting every edge of a large mesh at once
+/// was a third of its bake), and runs of vertices are handled in
+/// parallel, each run's output kept in order, so the result is the same on
+/// any number of threads.
 pub fn edge_groups<T: Send>(
-    leaves: &[[u32; 4]],
+    count: usize,
     vertex_count: usize,
-    second: impl Fn(usize) -> bool,
+    tri: impl Fn(usize) -> [u32; 3],
     group: impl Fn(&[EdgeSide], &mut Vec<T>) + Sync,
 ) -> Vec<T> {
     let each_side = |f: &mut dyn FnMut(u32, EdgeSide)| {
-        for (l, q) in leaves.iter().enumerate() {
-            for j in 0..1 + usize::from(second(l)) {
-                let t = leaf_triangle(*q, j as u32);
-                for k in 0..3 {
-                    let (a, b) = (t[k], t[(k + 1) % 3]);
-                    if a != b {
-                        let tri = (2 * l + j) as u32;
-                        let edge = k as u8;
-                        f(
-                            a.min(b),
-                            EdgeSide {
-                                hi: a.max(b),
-                                tri,
-                                edge,
-                            },
-                        );
-                    }
+        for t in 0..count {
+            let v = tri(t);
+            for k in 0..3 {
+                let (a, b) = (v[k], v[(k + 1) % 3]);
+                if a != b {
+                    let side = EdgeSide {
+                        hi: a.max(b),
+                        tri: t as u32,
+                        edge: k as u8 | if a < b { 0x80 } else { 0 },
+                    };
+                    f(a.min(b), side);
                 }
             }
         }
@@ -271,63 +326,27 @@ pub fn continues_at(edge: [glam::DVec3; 2], wt: glam::DVec3, wu: glam::DVec3) ->
     nt.dot(nu) <= -FLAT_EDGE_ANGLE.cos()
 }
 
-/// A leaf before layout: its quad (see [`TriMesh`]) and the welded
-/// triangle indices behind it.
+/// A leaf before layout: its quad (see [`TriMesh`]), the welded
+/// triangle indices behind it, and each triangle's rotation in it (leaf
+/// corner `i` is the triangle's corner `i + r`).
 struct Pair {
     quad: [u32; 4],
     first: u32,
     second: Option<u32>,
+    rotation: [usize; 2],
 }
 
 /// Greedy pairing across shared edges that the two triangles walk in
-/// opposite directions (so the pair keeps both windings as a quad). Every
-/// triangle appears in exactly one pair, in an order that depends only on
-/// the input.
-fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<Pair> {
+/// opposite directions (so the pair keeps both windings as a quad), the
+/// candidates being the triangles `across` each edge (see [`MeshEdges`]).
+/// Every triangle appears in exactly one pair, in an order that depends
+/// only on the input.
+fn pair_triangles(
+    vertices: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+    neighbours: &[[u32; 3]],
+) -> Vec<Pair> {
     let n = triangles.len();
-    // directed edges bucketed by their lower vertex (a counting sort,
-    // O(n)): each bucket is tiny, so matching edges are found by a short scan
-    let nv = vertices.len();
-    let mut start = vec![0u32; nv + 1];
-    for tri in triangles {
-        for k in 0..3 {
-            let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            start[a.min(b) as usize + 1] += 1;
-        }
-    }
-    for v in 0..nv {
-        start[v + 1] += start[v];
-    }
-    let mut fill = start.clone();
-    // (other vertex, triangle, edge runs upward)
-    let mut bucket = vec![(0u32, 0u32, false); 3 * n];
-    for (t, tri) in triangles.iter().enumerate() {
-        for k in 0..3 {
-            let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            let slot = &mut fill[a.min(b) as usize];
-            bucket[*slot as usize] = (a.max(b), t as u32, a < b);
-            *slot += 1;
-        }
-    }
-    // up to three neighbour candidates per triangle
-    let mut neighbours = vec![[u32::MAX; 3]; n];
-    let mut add = |t: u32, other: u32| {
-        let slots = &mut neighbours[t as usize];
-        if let Some(s) = slots.iter_mut().find(|s| **s == u32::MAX || **s == other) {
-            *s = other;
-        }
-    };
-    for v in 0..nv {
-        let edges = &bucket[start[v] as usize..start[v + 1] as usize];
-        for (i, x) in edges.iter().enumerate() {
-            for y in &edges[i + 1..] {
-                if x.0 == y.0 && x.1 != y.1 && x.2 != y.2 {
-                    add(x.1, y.1);
-                    add(y.1, x.1);
-                }
-            }
-        }
-    }
     let mut paired = vec![false; n];
     let mut out = Vec::with_capacity(n.div_ceil(2));
     for t in 0..n as u32 {
@@ -340,7 +359,7 @@ fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<Pair> {
             if o == u32::MAX || paired[o as usize] {
                 continue;
             }
-            let quad = make_quad(triangles[t as usize], Some(triangles[o as usize]));
+            let (quad, _) = make_quad(triangles[t as usize], Some(triangles[o as usize]));
             let (min, max) = quad_bounds(vertices, &quad, true);
             let d = [max[0] - min[0], max[1] - min[1], max[2] - min[2]];
             let area = d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
@@ -352,10 +371,13 @@ fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<Pair> {
             paired[o as usize] = true;
         }
         let second = best.map(|(_, o)| o);
+        let (quad, rotation) =
+            make_quad(triangles[t as usize], second.map(|o| triangles[o as usize]));
         out.push(Pair {
-            quad: make_quad(triangles[t as usize], second.map(|o| triangles[o as usize])),
+            quad,
             first: t,
             second,
+            rotation,
         });
     }
     out
@@ -364,16 +386,17 @@ fn pair_triangles(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<Pair> {
 /// The quad `[a, b, c, d]` of a triangle and, if given, a neighbour that
 /// walks one of its edges backwards: the first triangle is rotated so the
 /// shared edge is `b → c`, and the neighbour is then `(c, b, d)`. A lone
-/// triangle repeats `c`.
-fn make_quad(t: [u32; 3], other: Option<[u32; 3]>) -> [u32; 4] {
+/// triangle repeats `c`. Also each triangle's rotation (see [`Pair`]).
+fn make_quad(t: [u32; 3], other: Option<[u32; 3]>) -> ([u32; 4], [usize; 2]) {
     let Some(o) = other else {
-        return [t[0], t[1], t[2], t[2]];
+        return ([t[0], t[1], t[2], t[2]], [0, 0]);
     };
     for k in 0..3 {
         let (b, c) = (t[k], t[(k + 1) % 3]);
         for j in 0..3 {
             if o[j] == c && o[(j + 1) % 3] == b {
-                return [t[(k + 2) % 3], b, c, o[(j + 2) % 3]];
+                // (a, b, c) = t from corner k + 2; (c, b, d) = o from corner j
+                return ([t[(k + 2) % 3], b, c, o[(j + 2) % 3]], [(k + 2) % 3, j]);
             }
         }
     }
