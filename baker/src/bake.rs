@@ -105,15 +105,24 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
 /// [`crate::ingest`] never do: ingest rejects such files with an error.
 pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    // whole arrays at a time: per-value updates dominated the bake of large meshes
-    let mut buf: Vec<u8> = Vec::new();
+    // 48 KB at a time: per-value updates dominated the bake of large
+    // meshes, and one buffer for a whole mesh cost its size in fresh pages
+    // (the streamed bytes, and so the hash, are the same either way)
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK * 12);
+    const CHUNK: usize = 4096;
     for m in &scene.meshes {
-        buf.clear();
-        buf.extend_from_slice(&(m.positions.len() as u64).to_le_bytes());
-        buf.extend(m.positions.iter().flatten().flat_map(|c| c.to_le_bytes()));
-        buf.extend_from_slice(&(m.triangles.len() as u64).to_le_bytes());
-        buf.extend(m.triangles.iter().flatten().flat_map(|i| i.to_le_bytes()));
-        hasher.update(&buf);
+        hasher.update(&(m.positions.len() as u64).to_le_bytes());
+        for chunk in m.positions.chunks(CHUNK) {
+            buf.clear();
+            buf.extend(chunk.iter().flatten().flat_map(|c| c.to_le_bytes()));
+            hasher.update(&buf);
+        }
+        hasher.update(&(m.triangles.len() as u64).to_le_bytes());
+        for chunk in m.triangles.chunks(CHUNK) {
+            buf.clear();
+            buf.extend(chunk.iter().flatten().flat_map(|i| i.to_le_bytes()));
+            hasher.update(&buf);
+        }
     }
     for i in &scene.instances {
         hasher.update(i.name.as_bytes());

@@ -3,6 +3,7 @@
 //! tree's quad pairing) starts from a welded mesh.
 
 use crate::scene::SceneMesh;
+use rayon::prelude::*;
 
 /// A mesh welded by exact position, unused vertices dropped.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,7 +20,6 @@ pub struct WeldedMesh {
 
 /// Every mesh of a scene welded, in parallel (one result per mesh, in order).
 pub fn weld_all(scene: &crate::scene::Scene) -> Vec<WeldedMesh> {
-    use rayon::prelude::*;
     scene.meshes.par_iter().map(weld).collect()
 }
 
@@ -44,16 +44,14 @@ fn weld_positions(
         return (Vec::new(), Vec::new());
     }
     let canon: Vec<[f32; 3]> = positions
-        .iter()
+        .par_iter()
         .map(|p| p.map(|c| if c == 0.0 { 0.0 } else { c }))
         .collect();
-    let flat: Vec<u32> = triangles.iter().flatten().copied().collect();
-    let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(&flat));
+    let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(triangles.as_flattened()));
     let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
-    let indices = meshopt::remap_index_buffer(Some(&flat), count, &remap);
-    let tris = indices
-        .chunks_exact(3)
-        .map(|c| [c[0], c[1], c[2]])
+    let tris = triangles
+        .par_iter()
+        .map(|t| t.map(|v| remap[v as usize]))
         .collect();
     (vertices, tris)
 }
