@@ -88,38 +88,50 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     );
     // leaves in tree order
     let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
-    // where each welded triangle went: its leaf triangle and the rotation
-    // (leaf corner `i` is the triangle's corner `i + r`, so leaf edge `i`
-    // is its edge `i + r`)
-    let mut place = vec![(0usize, 0usize); triangles.len()];
-    for (l, p) in leaves.iter().enumerate() {
-        place[p.first as usize] = (2 * l, p.rotation[0]);
-        if let Some(o) = p.second {
-            place[o as usize] = (2 * l + 1, p.rotation[1]);
-        }
-    }
-    let mut flat_edges = vec![0u8; leaves.len()];
-    let mut borders = Vec::new();
-    for (t, &f) in edges.flags.iter().enumerate() {
-        let (lt, r) = place[t];
-        for k in 0..3 {
-            let on_leaf = (k + 3 - r) % 3;
-            if f >> k & 1 != 0 {
-                flat_edges[lt / 2] |= 1 << (3 * (lt % 2) + on_leaf);
-            }
-            if f >> (3 + k) & 1 != 0 {
-                borders.push((lt, on_leaf));
+    // each leaf's triangles take their edges' bits through their rotation
+    // in the quad (leaf corner `i` is the triangle's corner `i + r`, so
+    // leaf edge `i` is its edge `i + r`)
+    let leaf_edges = |l: usize, p: &Pair| {
+        let mut mask = 0u8;
+        let mut borders = [(0usize, 0usize); 6];
+        let mut n = 0;
+        for (j, t) in [Some(p.first), p.second].into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            let (f, r) = (edges.flags[t as usize], p.rotation[j]);
+            for k in 0..3 {
+                let on_leaf = (k + 3 - r) % 3;
+                if f >> k & 1 != 0 {
+                    mask |= 1 << (3 * j + on_leaf);
+                }
+                if f >> (3 + k) & 1 != 0 {
+                    borders[n] = (2 * l + j, on_leaf);
+                    n += 1;
+                }
             }
         }
-    }
+        (mask, borders, n)
+    };
+    let flat_edges: Vec<u8> = leaves
+        .par_iter()
+        .enumerate()
+        .map(|(l, p)| leaf_edges(l, p).0)
+        .collect();
+    let borders: Vec<(usize, usize)> = leaves
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(l, p)| {
+            let (_, b, n) = leaf_edges(l, p);
+            b.into_iter().take(n)
+        })
+        .collect();
     TriTree {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),
         flat_edges,
         borders,
-        leaves: leaves.iter().map(|p| p.quad).collect(),
+        leaves: leaves.par_iter().map(|p| p.quad).collect(),
         source_ids: leaves
-            .iter()
+            .par_iter()
             .map(|p| {
                 [
                     mesh.source_ids[p.first as usize],

@@ -160,27 +160,44 @@ impl Bounds {
 pub fn build_boxes(
     boxes: impl IntoIterator<Item = ([f32; 3], [f32; 3])>,
 ) -> (Vec<u32>, Vec<BinNode>) {
-    let mut prims: Vec<PrimRef> = boxes
+    // straight into the working form: a list of `PrimRef`s first, and
+    // back, cost two passes and a fresh array the size of the input
+    let mut work: Vec<Prim> = boxes
         .into_iter()
         .enumerate()
-        .map(|(i, (min, max))| PrimRef {
-            min,
-            max,
-            id: i as u32,
+        .map(|(i, (min, max))| {
+            Prim::new(&PrimRef {
+                min,
+                max,
+                id: i as u32,
+            })
         })
         .collect();
-    let nodes = build(&mut prims);
-    (prims.iter().map(|p| p.id).collect(), nodes)
+    let nodes = build_work(&mut work);
+    (work.iter().map(Prim::id).collect(), nodes)
 }
 
 /// Builds the tree. On return `prims` is in leaf order (leaf `j` in
 /// depth-first order holds `prims[j]`), and each leaf's `data` is
 /// `leaf_data(j, 1)`.
 pub fn build(prims: &mut [PrimRef]) -> Vec<BinNode> {
-    if prims.is_empty() {
+    let mut work: Vec<Prim> = prims.iter().map(Prim::new).collect();
+    let nodes = build_work(&mut work);
+    for (out, p) in prims.iter_mut().zip(&work) {
+        *out = PrimRef {
+            min: p.min().to_array(),
+            max: p.max().to_array(),
+            id: p.id(),
+        };
+    }
+    nodes
+}
+
+/// [`build`] on primitives in their working form, left in leaf order.
+fn build_work(work: &mut [Prim]) -> Vec<BinNode> {
+    if work.is_empty() {
         return Vec::new();
     }
-    let mut work: Vec<Prim> = prims.iter().map(Prim::new).collect();
     let mut nodes = vec![
         BinNode {
             min: [0.0; 3],
@@ -190,15 +207,8 @@ pub fn build(prims: &mut [PrimRef]) -> Vec<BinNode> {
         };
         2 * work.len() - 1
     ];
-    let bounds = Bounds::of(&work);
-    build_rec(&mut work, &mut nodes, 0, 0, 1, bounds);
-    for (out, p) in prims.iter_mut().zip(&work) {
-        *out = PrimRef {
-            min: p.min().to_array(),
-            max: p.max().to_array(),
-            id: p.id(),
-        };
-    }
+    let bounds = Bounds::of(work);
+    build_rec(work, &mut nodes, 0, 0, 1, bounds);
     nodes
 }
 
