@@ -96,6 +96,9 @@ pub fn bake_file(path: &Path, settings: &BakeSettings) -> Result<Baked, IngestEr
     bake_plan(plan(path, settings)?, settings)
 }
 
+/// Bytes of mesh data [`bake_scene`] hands the content hash at a time.
+const HASH_CHUNK: usize = 48 * 1024;
+
 /// Bakes a scene built in memory (no glTF). The content hash covers the
 /// scene's geometry and placements.
 ///
@@ -108,21 +111,30 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
     // 48 KB at a time: per-value updates dominated the bake of large
     // meshes, and one buffer for a whole mesh cost its size in fresh pages
     // (the streamed bytes, and so the hash, are the same either way)
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK * 12);
-    const CHUNK: usize = 4096;
+    let mut buf: Vec<u8> = Vec::with_capacity(HASH_CHUNK);
+    let mut stream = |hasher: &mut xxhash_rust::xxh3::Xxh3,
+                      words: &mut dyn Iterator<Item = [u8; 4]>| {
+        for w in words {
+            buf.extend_from_slice(&w);
+            if buf.len() == HASH_CHUNK {
+                hasher.update(&buf);
+                buf.clear();
+            }
+        }
+        hasher.update(&buf);
+        buf.clear();
+    };
     for m in &scene.meshes {
         hasher.update(&(m.positions.len() as u64).to_le_bytes());
-        for chunk in m.positions.chunks(CHUNK) {
-            buf.clear();
-            buf.extend(chunk.iter().flatten().flat_map(|c| c.to_le_bytes()));
-            hasher.update(&buf);
-        }
+        stream(
+            &mut hasher,
+            &mut m.positions.iter().flatten().map(|c| c.to_le_bytes()),
+        );
         hasher.update(&(m.triangles.len() as u64).to_le_bytes());
-        for chunk in m.triangles.chunks(CHUNK) {
-            buf.clear();
-            buf.extend(chunk.iter().flatten().flat_map(|i| i.to_le_bytes()));
-            hasher.update(&buf);
-        }
+        stream(
+            &mut hasher,
+            &mut m.triangles.iter().flatten().map(|i| i.to_le_bytes()),
+        );
     }
     for i in &scene.instances {
         hasher.update(i.name.as_bytes());

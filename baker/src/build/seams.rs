@@ -3,7 +3,7 @@
 //! plane — floor tiles laid side by side, a road meeting a pavement — the
 //! seam is no edge of the level's surface, and a shape sliding across it
 //! must not catch on it. Both sides' edges are marked flat, as edges inside
-//! one mesh are (`tri_tree::edge_flags`).
+//! one mesh are (`tri_tree`'s flat edges).
 //!
 //! Flags live on the shape, so only meshes placed once take part: a mesh
 //! instanced many times keeps its border edges (one instance's neighbour

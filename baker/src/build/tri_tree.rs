@@ -88,40 +88,20 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     );
     // leaves in tree order
     let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
-    // each leaf's triangles take their edges' bits through their rotation
-    // in the quad (leaf corner `i` is the triangle's corner `i + r`, so
-    // leaf edge `i` is its edge `i + r`)
-    let leaf_edges = |l: usize, p: &Pair| {
-        let mut mask = 0u8;
-        let mut borders = [(0usize, 0usize); 6];
-        let mut n = 0;
-        for (j, t) in [Some(p.first), p.second].into_iter().enumerate() {
-            let Some(t) = t else { continue };
-            let (f, r) = (edges.flags[t as usize], p.rotation[j]);
-            for k in 0..3 {
-                let on_leaf = (k + 3 - r) % 3;
-                if f >> k & 1 != 0 {
-                    mask |= 1 << (3 * j + on_leaf);
-                }
-                if f >> (3 + k) & 1 != 0 {
-                    borders[n] = (2 * l + j, on_leaf);
-                    n += 1;
-                }
-            }
-        }
-        (mask, borders, n)
-    };
     let flat_edges: Vec<u8> = leaves
         .par_iter()
-        .enumerate()
-        .map(|(l, p)| leaf_edges(l, p).0)
+        .map(|p| p.on_leaf(&edges.flags, 0))
         .collect();
+    // border edges are few: only leaves with a border bit are looked at twice
     let borders: Vec<(usize, usize)> = leaves
         .par_iter()
         .enumerate()
+        .filter(|(_, p)| p.on_leaf(&edges.flags, 3) != 0)
         .flat_map_iter(|(l, p)| {
-            let (_, b, n) = leaf_edges(l, p);
-            b.into_iter().take(n)
+            let mask = p.on_leaf(&edges.flags, 3);
+            (0..6)
+                .filter(move |bit| mask >> bit & 1 != 0)
+                .map(move |bit| (2 * l + bit / 3, bit % 3))
         })
         .collect();
     TriTree {
@@ -172,11 +152,11 @@ fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
     let set = |x: &EdgeSide, bit: u8| {
         flags[x.tri as usize].fetch_or(bit << x.edge(), Relaxed);
     };
-    edge_groups::<()>(
+    edge_groups(
         triangles.len(),
         vertices.len(),
         |t| triangles[t],
-        |group, _| {
+        |group| {
             if let [x] = group {
                 set(x, 8);
                 return;
@@ -214,7 +194,7 @@ fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
 /// the lower vertex up). Ordered by those fields, so the sides of one edge
 /// sort together and by triangle.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct EdgeSide {
+struct EdgeSide {
     hi: u32,
     tri: u32,
     edge: u8,
@@ -222,31 +202,29 @@ pub struct EdgeSide {
 
 impl EdgeSide {
     /// Which edge of its triangle (`k`: corner `k` to corner `k + 1`).
-    pub fn edge(&self) -> u8 {
+    fn edge(&self) -> u8 {
         self.edge & 3
     }
 
     /// Whether the triangle walks the edge from its lower vertex up.
-    pub fn upward(&self) -> bool {
+    fn upward(&self) -> bool {
         self.edge & 0x80 != 0
     }
 }
 
 /// Calls `group` once per distinct edge of the triangles `tri(0..count)`
-/// with the sides that share it, ordered by (triangle, edge), and returns
-/// what the calls pushed, in the order of the edges' lower then higher
-/// vertex. Degenerate edges (one vertex twice) are left out. The sides
-/// are filed by their lower vertex with a counting sort, so each vertex's
-/// few sides are sorted alone (sorting every edge of a large mesh at once
-/// was a third of its bake), and runs of vertices are handled in
-/// parallel, each run's output kept in order, so the result is the same on
-/// any number of threads.
-pub fn edge_groups<T: Send>(
+/// with the sides that share it, ordered by (triangle, edge). Degenerate
+/// edges (one vertex twice) are left out. The sides are filed by their
+/// lower vertex with a counting sort, so each vertex's few sides are
+/// sorted alone (sorting every edge of a large mesh at once was a third of
+/// its bake), and runs of vertices are handled in parallel: `group` must
+/// give the same result whatever order the runs take.
+fn edge_groups(
     count: usize,
     vertex_count: usize,
     tri: impl Fn(usize) -> [u32; 3],
-    group: impl Fn(&[EdgeSide], &mut Vec<T>) + Sync,
-) -> Vec<T> {
+    group: impl Fn(&[EdgeSide]) + Sync,
+) {
     let each_side = |f: &mut dyn FnMut(u32, EdgeSide)| {
         for t in 0..count {
             let v = tri(t);
@@ -292,22 +270,14 @@ pub fn edge_groups<T: Send>(
         runs.push((v0..v1, run));
         rest = tail;
     }
-    let per_run: Vec<Vec<T>> = runs
-        .into_par_iter()
-        .map(|(vs, run)| {
-            let base = start[vs.start];
-            let mut out = Vec::new();
-            for v in vs {
-                let bucket = &mut run[(start[v] - base) as usize..(start[v + 1] - base) as usize];
-                bucket.sort_unstable();
-                for g in bucket.chunk_by(|x, y| x.hi == y.hi) {
-                    group(g, &mut out);
-                }
-            }
-            out
-        })
-        .collect();
-    per_run.into_iter().flatten().collect()
+    runs.into_par_iter().for_each(|(vs, run)| {
+        let base = start[vs.start];
+        for v in vs {
+            let bucket = &mut run[(start[v] - base) as usize..(start[v + 1] - base) as usize];
+            bucket.sort_unstable();
+            bucket.chunk_by(|x, y| x.hi == y.hi).for_each(&group);
+        }
+    });
 }
 
 /// Whether triangle `u` (through its edge `j`) continues triangle `t`
@@ -346,6 +316,26 @@ struct Pair {
     first: u32,
     second: Option<u32>,
     rotation: [usize; 2],
+}
+
+impl Pair {
+    /// The leaf's mask of one kind of edge bit: bit `3 · j + i` is the bit
+    /// `shift + k` of triangle `j`'s `flags` (see [`MeshEdges`]) for the
+    /// leaf edge `i` that is its edge `k` (leaf corner `i` is the
+    /// triangle's corner `i + r`, so leaf edge `i` is its edge `i + r`).
+    fn on_leaf(&self, flags: &[u8], shift: usize) -> u8 {
+        let mut mask = 0;
+        for (j, t) in [Some(self.first), self.second].into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            let (f, r) = (flags[t as usize] >> shift, self.rotation[j]);
+            for k in 0..3 {
+                if f >> k & 1 != 0 {
+                    mask |= 1 << (3 * j + (k + 3 - r) % 3);
+                }
+            }
+        }
+        mask
+    }
 }
 
 /// Greedy pairing across shared edges that the two triangles walk in

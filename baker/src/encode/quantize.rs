@@ -95,12 +95,7 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
     let Some(root) = nodes.first() else {
         return (0, Vec::new());
     };
-    let blank = BoxNode {
-        lo: [[0; WIDTH]; 3],
-        hi: [[0; WIDTH]; 3],
-        child: [EMPTY; WIDTH],
-    };
-    let mut out = vec![blank; wide.len()];
+    let mut out = vec![BLANK; wide.len()];
     if !wide.is_empty() {
         // wide nodes in each subtree, children after parents
         let mut sizes = vec![1usize; wide.len()];
@@ -123,6 +118,13 @@ pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, 
     (refs[0], out)
 }
 
+/// A box node with no children.
+const BLANK: BoxNode = BoxNode {
+    lo: [[0; WIDTH]; 3],
+    hi: [[0; WIDTH]; 3],
+    child: [EMPTY; WIDTH],
+};
+
 /// What [`encode_boxes`] reads while encoding subtrees.
 struct Subtrees<'a> {
     nodes: &'a [Node],
@@ -140,35 +142,23 @@ impl Subtrees<'_> {
     fn encode(&self, wi: usize, box_: ([f32; 3], [f32; 3]), out: &mut [BoxNode]) {
         let (node, inner) = encode_box_node(self.nodes, self.refs, &self.wide[wi], box_);
         out[0] = node;
-        let mut rest = &mut out[1..];
-        let children = &inner.0[..inner.1];
         // the children's subtrees follow their parent in child order
-        debug_assert!(
-            children
-                .iter()
-                .scan(wi + 1, |next, &(c, _)| {
-                    let at = *next;
-                    *next += self.sizes[c];
-                    Some(c == at)
-                })
-                .all(|ok| ok)
-        );
+        let mut rest = &mut out[1..];
+        let mut next = wi + 1;
+        let parts = inner.0[..inner.1].iter().map(|&(child, child_box)| {
+            debug_assert_eq!(child, next, "subtrees in child order");
+            next += self.sizes[child];
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(self.sizes[child]);
+            rest = tail;
+            (child, child_box, part)
+        });
         if self.sizes[wi] >= ENCODE_GRAIN {
-            let mut parts = Vec::with_capacity(WIDTH);
-            for &(child, child_box) in children {
-                let (part, tail) = rest.split_at_mut(self.sizes[child]);
-                parts.push((child, child_box, part));
-                rest = tail;
-            }
+            let parts: Vec<_> = parts.collect();
             parts
                 .into_par_iter()
                 .for_each(|(child, b, part)| self.encode(child, b, part));
         } else {
-            for &(child, child_box) in children {
-                let (part, tail) = rest.split_at_mut(self.sizes[child]);
-                self.encode(child, child_box, part);
-                rest = tail;
-            }
+            parts.for_each(|(child, b, part)| self.encode(child, b, part));
         }
     }
 }
@@ -188,11 +178,7 @@ fn encode_box_node(
     (pmin, pmax): ([f32; 3], [f32; 3]),
 ) -> (BoxNode, Inner) {
     let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-    let mut node = BoxNode {
-        lo: [[0; WIDTH]; 3],
-        hi: [[0; WIDTH]; 3],
-        child: [EMPTY; WIDTH],
-    };
+    let mut node = BLANK;
     let mut inner: Inner = ([(0, ([0.0; 3], [0.0; 3])); WIDTH], 0);
     for (c, &child) in w.children[..w.len].iter().enumerate() {
         let n = &nodes[child];

@@ -46,27 +46,16 @@ impl kiln_formats::level::NodeView for BinNode {
     }
 }
 
-/// A primitive to partition: its box, doubled centroid, and caller id.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PrimRef {
-    /// Box lower corner.
-    pub min: [f32; 3],
-    /// Box upper corner.
-    pub max: [f32; 3],
-    /// Caller's id for this primitive.
-    pub id: u32,
-}
-
-/// The builder's working form of a primitive, 32 bytes (half the size of
-/// a form with the centroid stored: the top levels of a large build are
-/// bound by moving primitives through memory): its box as two SIMD
-/// vectors, with the caller's id in the fourth lanes. The lower corner's
-/// holds the bits `id + ID_BIAS`, a normal float for every id a tree can
-/// have, and the upper corner's its negation, so the fourth lane of
-/// `min + max` is exactly zero: no lane the binning computes with is ever
-/// denormal (denormal arithmetic costs a microcode assist per operation,
-/// which made a first version of this layout 40% slower), and the id comes
-/// back bit for bit because those lanes are only ever copied.
+/// The builder's working form of a primitive, 32 bytes (half a form that
+/// stores its centroid: less to hold and move, though measured alone it did
+/// not make the terrain's build faster): its box as two SIMD vectors, with
+/// the leaf's id in the fourth lanes. The lower corner's holds the bits
+/// `id + ID_BIAS`, a normal float for every id a tree can have, and the
+/// upper corner's its negation, so the fourth lane of `min + max` is
+/// exactly zero: no lane the binning computes with is ever denormal
+/// (denormal arithmetic costs a microcode assist per operation, which made
+/// a first version of this layout 40% slower), and the id comes back bit
+/// for bit because those lanes are only ever copied.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Prim {
     lo: Vec4,
@@ -77,10 +66,8 @@ struct Prim {
 const ID_BIAS: u32 = 0x0080_0000;
 
 impl Prim {
-    fn new(p: &PrimRef) -> Prim {
-        let [x, y, z] = p.min;
-        let [a, b, c] = p.max;
-        let id = f32::from_bits(p.id.wrapping_add(ID_BIAS));
+    fn new([x, y, z]: [f32; 3], [a, b, c]: [f32; 3], id: u32) -> Prim {
+        let id = f32::from_bits(id.wrapping_add(ID_BIAS));
         Prim {
             lo: Vec4::new(x, y, z, id),
             hi: Vec4::new(a, b, c, -id),
@@ -160,41 +147,19 @@ impl Bounds {
 pub fn build_boxes(
     boxes: impl IntoIterator<Item = ([f32; 3], [f32; 3])>,
 ) -> (Vec<u32>, Vec<BinNode>) {
-    // straight into the working form: a list of `PrimRef`s first, and
-    // back, cost two passes and a fresh array the size of the input
     let mut work: Vec<Prim> = boxes
         .into_iter()
         .enumerate()
-        .map(|(i, (min, max))| {
-            Prim::new(&PrimRef {
-                min,
-                max,
-                id: i as u32,
-            })
-        })
+        .map(|(i, (min, max))| Prim::new(min, max, i as u32))
         .collect();
-    let nodes = build_work(&mut work);
+    let nodes = build(&mut work);
     (work.iter().map(Prim::id).collect(), nodes)
 }
 
-/// Builds the tree. On return `prims` is in leaf order (leaf `j` in
-/// depth-first order holds `prims[j]`), and each leaf's `data` is
+/// Builds the tree. On return `work` is in leaf order (leaf `j` in
+/// depth-first order holds `work[j]`), and each leaf's `data` is
 /// `leaf_data(j, 1)`.
-pub fn build(prims: &mut [PrimRef]) -> Vec<BinNode> {
-    let mut work: Vec<Prim> = prims.iter().map(Prim::new).collect();
-    let nodes = build_work(&mut work);
-    for (out, p) in prims.iter_mut().zip(&work) {
-        *out = PrimRef {
-            min: p.min().to_array(),
-            max: p.max().to_array(),
-            id: p.id(),
-        };
-    }
-    nodes
-}
-
-/// [`build`] on primitives in their working form, left in leaf order.
-fn build_work(work: &mut [Prim]) -> Vec<BinNode> {
+fn build(work: &mut [Prim]) -> Vec<BinNode> {
     if work.is_empty() {
         return Vec::new();
     }
@@ -431,10 +396,11 @@ fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
         let [x, y, z] = bins_of(p.c2(), cmin, scale);
         let (lo, hi) = (p.min(), p.max());
         for (axis, s) in [(0, x), (1, y), (2, z)] {
-            let bin = &mut bins[axis][s];
-            bin.min = bin.min.min(lo);
-            bin.max = bin.max.max(hi);
-            bin.count += 1;
+            bins[axis][s].merge(&Bin {
+                min: lo,
+                max: hi,
+                count: 1,
+            });
         }
     }
     bins
@@ -535,7 +501,9 @@ mod tests {
     use super::*;
     use kiln_formats::verify::verify_tree;
 
-    fn prims(n: usize, seed: u32) -> Vec<PrimRef> {
+    type Boxes = Vec<([f32; 3], [f32; 3])>;
+
+    fn prims(n: usize, seed: u32) -> Boxes {
         let mut s = seed.wrapping_mul(2654435761).max(1);
         let mut r = || {
             s ^= s << 13;
@@ -544,13 +512,9 @@ mod tests {
             (s % 1000) as f32 / 10.0
         };
         (0..n)
-            .map(|i| {
+            .map(|_| {
                 let (x, y, z) = (r(), r(), r());
-                PrimRef {
-                    min: [x, y, z],
-                    max: [x + r() / 10.0, y + 1.0, z],
-                    id: i as u32,
-                }
+                ([x, y, z], [x + r() / 10.0, y + 1.0, z])
             })
             .collect()
     }
@@ -558,11 +522,9 @@ mod tests {
     #[test]
     fn every_size_gives_a_valid_tree_covering_each_primitive_once() {
         for n in 1..=100 {
-            let mut p = prims(n, n as u32);
-            let nodes = build(&mut p);
+            let (mut ids, nodes) = build_boxes(prims(n, n as u32));
             let stats = verify_tree(nodes.as_slice(), n, 1).unwrap();
             assert_eq!(stats.leaves, n);
-            let mut ids: Vec<u32> = p.iter().map(|p| p.id).collect();
             ids.sort();
             assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
             // every node box contains its leaf boxes
@@ -581,35 +543,17 @@ mod tests {
 
     #[test]
     fn coincident_centroids_still_split() {
-        let mut p = vec![
-            PrimRef {
-                min: [0.0; 3],
-                max: [1.0; 3],
-                id: 0
-            };
-            33
-        ];
-        for (i, q) in p.iter_mut().enumerate() {
-            q.id = i as u32;
-        }
-        let nodes = build(&mut p);
+        let (_, nodes) = build_boxes(vec![([0.0; 3], [1.0; 3]); 33]);
         verify_tree(nodes.as_slice(), 33, 1).unwrap();
     }
 
     #[test]
     fn sah_beats_a_median_split_on_clustered_input() {
         // two far clusters of unequal size: SAH puts the cut in the gap
-        let mut p: Vec<PrimRef> = (0..30)
-            .map(|i| {
-                let x = if i < 10 { i as f32 } else { 1000.0 + i as f32 };
-                PrimRef {
-                    min: [x, 0.0, 0.0],
-                    max: [x + 0.5, 1.0, 1.0],
-                    id: i,
-                }
-            })
-            .collect();
-        let nodes = build(&mut p);
+        let (_, nodes) = build_boxes((0..30).map(|i| {
+            let x = if i < 10 { i as f32 } else { 1000.0 + i as f32 };
+            ([x, 0.0, 0.0], [x + 0.5, 1.0, 1.0])
+        }));
         let left_end = nodes[1].end as usize;
         assert_eq!(
             (left_end - 1).div_ceil(2),
@@ -659,19 +603,13 @@ mod tests {
     fn parallel_and_serial_builds_are_identical() {
         // large enough that the root's binning is split across threads
         let base = prims(150_000, 7);
-        let mut a = base.clone();
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let na = one.install(|| build(&mut a));
-        let mut b = base.clone();
-        let two = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let nb = two.install(|| build(&mut b));
-        assert_eq!(na, nb);
-        assert_eq!(a, b);
+        let on = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| build_boxes(base.clone()))
+        };
+        assert_eq!(on(1), on(2));
     }
 }

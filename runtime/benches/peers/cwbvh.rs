@@ -12,7 +12,7 @@
 //! differently from Kiln's; the bench prints both counts.
 
 use super::common::Q;
-use super::{LIVE, Row, compare, kiln_rays};
+use super::{BUILD_ROUNDS, LIVE, Row, compare, kiln_rays};
 use glam::Vec3A;
 use kiln_runtime::Level;
 use obvhs::BvhBuildParams;
@@ -31,9 +31,9 @@ pub fn rows(
     (pos, tris): (&[[f32; 3]], &[[u32; 3]]),
     qs: &[Q],
 ) {
-    // best of three builds, as Kiln's and parry's build rows are
+    // best of BUILD_ROUNDS builds, as Kiln's and parry's build rows are
     let (mut ms, mut built) = (f64::INFINITY, None);
-    for _ in 0..3 {
+    for _ in 0..BUILD_ROUNDS {
         let before = LIVE.load(Ordering::Relaxed);
         let t0 = Instant::now();
         let v = |k: u32| Vec3A::from(pos[k as usize]);
@@ -61,7 +61,7 @@ pub fn rows(
         ms = ms.min(t0.elapsed().as_secs_f64() * 1e3);
         built = Some((bvh, ordered, bytes));
     }
-    let (bvh, ordered, bytes) = built.expect("three builds ran");
+    let (bvh, ordered, bytes) = built.expect("BUILD_ROUNDS is at least 1");
     // Kiln's 1-thread build (bake + encode + validate) against obvhs'
     let kiln_ms = rows
         .iter()
