@@ -29,7 +29,7 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
         .map(|(i, inst)| {
             let (local_positions, triangles) =
                 shape_mesh(&a.shapes[inst.shape.to_native() as usize]);
-            let m = world_matrix(inst);
+            let m = a.rows(inst).world_from_local;
             let positions = local_positions.iter().map(|&p| place(&m, p)).collect();
             ExportObject {
                 name: level.object_name(i as u32).to_string(),
@@ -359,7 +359,7 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
     for (i, inst) in a.instances.iter().enumerate() {
         let name = level.object_name(i as u32);
         let shape = &a.shapes[inst.shape.to_native() as usize];
-        let m = world_matrix(inst);
+        let m = a.rows(inst).world_from_local;
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
         // a glTF node holds rotation and (non-uniform) scale, not shear
         let orthogonal = (0..3).all(|j| {
@@ -427,7 +427,7 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
                     }
                 }
                 let mi =
-                    (!triangles.is_empty()).then(|| out.mesh(name, &positions, &triangles, None));
+                    (!triangles.is_empty()).then(|| out.mesh(&name, &positions, &triangles, None));
                 if let (Some(k), Some(mi)) = (shared, mi) {
                     mesh_of_shape.insert(k, mi);
                 }
@@ -462,11 +462,6 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
             "extensions": extensions,
         }),
     )
-}
-
-/// An instance's world-from-local matrix (row-major 3×4, f32 as stored).
-fn world_matrix(inst: &kiln_formats::level::ArchivedInstance) -> [f32; 12] {
-    std::array::from_fn(|k| inst.world_from_local[k].to_native())
 }
 
 /// `p` under the row-major 3×4 matrix `m`.

@@ -174,8 +174,9 @@ pub fn inspect(level: &Level) -> InspectReport {
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
     s.top_nodes =
         a.top.nodes.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedBoxNode>();
-    s.names += a.instance_names.iter().map(|n| n.len()).sum::<usize>();
-    s.names += a.instance_rules.iter().map(|n| n.len()).sum::<usize>();
+    s.instances += a.affines.len() * std::mem::size_of::<kiln_formats::level::ArchivedAffine>();
+    s.names += a.names.iter().map(|n| n.name.len()).sum::<usize>();
+    s.names += a.rules.iter().map(|n| n.len()).sum::<usize>();
     s.other = level.byte_len().saturating_sub(s.payload());
     // the top tree's statistics and its leaf boxes, by instance (as
     // stored: rounded outward)
@@ -199,12 +200,12 @@ pub fn inspect(level: &Level) -> InspectReport {
                 name: level.object_name(i as u32).to_string(),
                 shape: si,
                 kind: a.shapes[si as usize].kind_name(),
-                rule: a.instance_rules[i].to_string(),
+                rule: a.instance_rule(i).to_string(),
                 layers: a
                     .layer_names
                     .iter()
                     .enumerate()
-                    .filter(|&(k, _)| a.instance_layers[i].to_native() & (1 << k) != 0)
+                    .filter(|&(k, _)| inst.layers.to_native() & (1 << k) != 0)
                     .map(|(_, n)| n.to_string())
                     .collect(),
                 triangles: tris,

@@ -337,7 +337,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     }
     if let Some(p) = obj.get("point") {
         let p = vec3(p, "point")?;
-        let inside: Vec<&str> = level
+        let inside: Vec<_> = level
             .contains_point(p, &filter)
             .into_iter()
             .map(|i| level.object_name(i))

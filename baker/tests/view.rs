@@ -179,7 +179,7 @@ fn the_level_api_describes_every_object_and_its_geometry() {
     assert_eq!(geo.len() as u64, l["geometry_bytes"].as_u64().unwrap());
     for o in objects {
         let i = o["index"].as_u64().unwrap() as u32;
-        assert_eq!(o["name"], level.object_name(i));
+        assert_eq!(o["name"], *level.object_name(i));
         assert!(
             ["box", "sphere", "capsule", "polytope", "bsp", "trimesh"]
                 .contains(&o["kind"].as_str().unwrap())
@@ -276,7 +276,7 @@ fn the_query_endpoint_answers_as_the_runtime_does() {
             Some(h) => {
                 hits += 1;
                 assert_eq!(a["hit"]["t"].as_f64().unwrap() as f32, h.t, "{q}");
-                assert_eq!(a["hit"]["object"], level.object_name(h.instance), "{q}");
+                assert_eq!(a["hit"]["object"], *level.object_name(h.instance), "{q}");
                 assert_eq!(a["hit"]["instance"], h.instance, "{q}");
                 assert_eq!(a["hit"]["feature"], json!(h.feature), "{q}");
             }

@@ -59,22 +59,65 @@ pub struct Node {
     pub data: u32,
 }
 
-/// An object placed in the world: a shape and its affine transform.
+/// An object placed in the world: a shape, where it stands, its layers
+/// (40 bytes; see [`crate::placement`] for the stored transform).
 ///
-/// Matrices are 3×4, row-major: `p' = M[..3] · p + M[3]` per row, i.e.
-/// `[m00 m01 m02 t0, m10 m11 m12 t1, m20 m21 m22 t2]`.
+/// A **similarity** placement stores `rotation`, a quaternion `(x, y, z,
+/// w)` whose squared length is the uniform scale, and `translation`. An
+/// **affine** placement (shear, non-uniform scale, mirroring) has an
+/// all-zero `rotation`, and `translation` is `[k, 0, 0]` with `k` (an
+/// integer below 2²⁴, exact in f32) the index of its matrices in
+/// [`Level::affines`]. Read either through [`ArchivedLevel::rows`].
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Instance {
-    /// Local (shape) space to world space.
-    pub world_from_local: [f32; 12],
-    /// World space to local space (the inverse of `world_from_local`).
-    pub local_from_world: [f32; 12],
+    /// Rotation and scale of a similarity placement, zero for an affine one.
+    pub rotation: [f32; 4],
+    /// Translation of a similarity placement, `[k, 0, 0]` for an affine one.
+    pub translation: [f32; 3],
     /// Index into [`Level::shapes`].
     pub shape: u32,
     /// Index of this instance in the baked scene (glTF node traversal
     /// order); instances are stored in top-tree leaf order.
     pub source: u32,
+    /// The instance's collision layers as a bit mask over
+    /// [`Level::layer_names`] (never 0: an object no rule puts in a layer
+    /// is in the default one).
+    pub layers: u32,
+}
+
+/// Most affine placements a level may hold (their index is an f32 integer).
+pub const MAX_AFFINES: usize = 1 << 24;
+
+/// The matrices of a placement that is not a similarity, both f32 3×4
+/// row-major (see [`crate::placement::Rows`]).
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Affine {
+    /// Local (shape) space to world space.
+    pub world_from_local: [f32; 12],
+    /// World space to local space (the inverse of `world_from_local`).
+    pub local_from_world: [f32; 12],
+}
+
+/// `NameRun::number` of a run whose objects are named `name` alone.
+pub const UNNUMBERED: u32 = u32::MAX;
+
+/// The names and classification rule of a run of scene instances: every
+/// instance whose [`Instance::source`] lies from `first` up to the next
+/// run's `first`. A run is numbered when its objects are `name#n`, `name#n+1`,
+/// … (the placements of one glTF node's `EXT_mesh_gpu_instancing`), so a
+/// forest of a million trees stores one name.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub struct NameRun {
+    /// The first scene instance (source index) of the run.
+    pub first: u32,
+    /// The objects' name, or its part before `#` for a numbered run.
+    pub name: String,
+    /// The number of the run's first object, or [`UNNUMBERED`].
+    pub number: u32,
+    /// Index into [`Level::rules`].
+    pub rule: u32,
 }
 
 /// If the 3×3 part of a row-major 3×4 matrix is a similarity — orthogonal
@@ -171,21 +214,159 @@ pub struct Level {
     pub shapes: Vec<Shape>,
     /// Placed objects.
     pub instances: Vec<Instance>,
-    /// Name of the object (glTF node) behind each instance, parallel to `instances`.
-    pub instance_names: Vec<String>,
-    /// The classification rule that chose each instance's shape, in
-    /// words, parallel to `instances`.
-    pub instance_rules: Vec<String>,
+    /// The matrices of the affine placements (see [`Instance`]).
+    pub affines: Vec<Affine>,
+    /// The objects' names and rules, in runs by source index, ordered by
+    /// `first`.
+    pub names: Vec<NameRun>,
+    /// The classification rules that chose the shapes, in words, each
+    /// once.
+    pub rules: Vec<String>,
     /// Collision layer names, bit `k` of a mask naming `layer_names[k]`;
     /// `layer_names[0]` is always [`DEFAULT_LAYER`], at most
     /// [`MAX_LAYERS`] in all.
     pub layer_names: Vec<String>,
-    /// Each instance's layers as a bit mask over `layer_names` (never 0:
-    /// an object no rule puts in a layer is in the default one), parallel
-    /// to `instances`.
-    pub instance_layers: Vec<u32>,
     /// Top-level tree over the instances' world boxes; leaves hold one instance.
     pub top: TopTree,
+}
+
+impl ArchivedLevel {
+    /// The f32 matrices of instance `inst`'s placement (computed from a
+    /// similarity's quaternion, or read from [`Level::affines`]). An
+    /// affine index out of range (only in an unverified archive) gives the
+    /// identity.
+    #[inline]
+    pub fn rows(&self, inst: &ArchivedInstance) -> crate::placement::Rows {
+        let q = inst.rotation.map(|v| v.to_native());
+        let t = inst.translation.map(|v| v.to_native());
+        if q == [0.0; 4] {
+            let id = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+            let a = self.affines.get(t[0] as usize);
+            return crate::placement::Rows {
+                world_from_local: a.map_or(id, |a| a.world_from_local.map(|v| v.to_native())),
+                local_from_world: a.map_or(id, |a| a.local_from_world.map(|v| v.to_native())),
+            };
+        }
+        crate::placement::similarity_rows(q, t)
+    }
+
+    /// The local-from-world matrix of [`ArchivedLevel::rows`] alone (what
+    /// a ray needs), the same f32 values.
+    #[inline]
+    pub fn local_from_world(&self, inst: &ArchivedInstance) -> [f32; 12] {
+        let q = inst.rotation.map(|v| v.to_native());
+        if q == [0.0; 4] {
+            return self.rows(inst).local_from_world;
+        }
+        crate::placement::similarity_local(q, inst.translation.map(|v| v.to_native()))
+    }
+
+    /// The run of names that scene instance `source` falls in.
+    fn name_run(&self, source: u32) -> Option<&ArchivedNameRun> {
+        let k = self
+            .names
+            .partition_point(|r| r.first.to_native() <= source);
+        k.checked_sub(1).map(|k| &self.names[k])
+    }
+
+    /// The name of the object behind instance `i` (empty if out of range).
+    pub fn instance_name(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        let Some(inst) = self.instances.get(i) else {
+            return "".into();
+        };
+        let source = inst.source.to_native();
+        match self.name_run(source) {
+            None => "".into(),
+            Some(r) if r.number.to_native() == UNNUMBERED => r.name.as_str().into(),
+            Some(r) => {
+                let n = u64::from(r.number.to_native()) + u64::from(source - r.first.to_native());
+                format!("{}#{n}", r.name.as_str()).into()
+            }
+        }
+    }
+
+    /// The classification rule that chose instance `i`'s shape, in words
+    /// (empty if out of range).
+    pub fn instance_rule(&self, i: usize) -> &str {
+        self.instances
+            .get(i)
+            .and_then(|inst| self.name_run(inst.source.to_native()))
+            .and_then(|r| self.rules.get(r.rule.to_native() as usize))
+            .map_or("", |r| r.as_str())
+    }
+
+    /// The first instance (in instance order) of the object called `name`.
+    pub fn find_instance(&self, name: &str) -> Option<u32> {
+        // a numbered name is `base#n`: the source it stands for, if any run
+        // numbers `base`
+        let numbered = name.rsplit_once('#').and_then(|(base, n)| {
+            let n: u64 = n.parse().ok()?;
+            (n.to_string() == name[base.len() + 1..]).then_some((base, n))
+        });
+        let wanted = |source: u32| match self.name_run(source) {
+            None => false,
+            Some(r) if r.number.to_native() == UNNUMBERED => r.name.as_str() == name,
+            Some(r) => numbered.is_some_and(|(base, n)| {
+                r.name.as_str() == base
+                    && u64::from(r.number.to_native()) + u64::from(source - r.first.to_native())
+                        == n
+            }),
+        };
+        self.instances
+            .iter()
+            .position(|inst| wanted(inst.source.to_native()))
+            .map(|i| i as u32)
+    }
+}
+
+/// The name runs and rule table of objects given in source order as
+/// `(source, name, rule)`: consecutive sources with the same rule whose
+/// names are `base#n`, `base#n+1`, … (exactly as written by `format!`) share
+/// one numbered run, consecutive equal names one plain run, and each rule
+/// is stored once.
+pub fn name_runs<'a>(
+    objects: impl IntoIterator<Item = (u32, &'a str, &'a str)>,
+) -> (Vec<NameRun>, Vec<String>) {
+    let mut rules: Vec<String> = Vec::new();
+    let mut rule_index: std::collections::HashMap<&'a str, u32> = Default::default();
+    let mut runs: Vec<NameRun> = Vec::new();
+    // (last source, last number) of the open run
+    let mut last: Option<(u32, u32)> = None;
+    for (source, name, rule) in objects {
+        let r = *rule_index.entry(rule).or_insert_with(|| {
+            rules.push(rule.to_string());
+            rules.len() as u32 - 1
+        });
+        let split = name.rsplit_once('#').and_then(|(base, n)| {
+            let k: u32 = n.parse().ok()?;
+            (k != UNNUMBERED && k.to_string() == n).then_some((base, k))
+        });
+        if let (Some(open), Some((ls, ln))) = (runs.last_mut(), last) {
+            let next = source.checked_sub(ls) == Some(1);
+            if next && open.rule == r {
+                // continues a numbered run, or a plain one
+                let numbered = open.number != UNNUMBERED
+                    && split.is_some_and(|(b, k)| b == open.name && ln.checked_add(1) == Some(k));
+                if numbered {
+                    last = Some((source, ln + 1));
+                    continue;
+                }
+                if open.number == UNNUMBERED && open.name == name {
+                    last = Some((source, 0));
+                    continue;
+                }
+            }
+        }
+        let (base, number) = split.unwrap_or((name, UNNUMBERED));
+        runs.push(NameRun {
+            first: source,
+            name: base.to_string(),
+            number,
+            rule: r,
+        });
+        last = Some((source, if number == UNNUMBERED { 0 } else { number }));
+    }
+    (runs, rules)
 }
 
 /// The top-level tree: the instances' world boxes in the 4-wide quantised
@@ -209,8 +390,9 @@ const _: () = {
     assert!(std::mem::size_of::<Node>() == 32);
     assert!(std::mem::size_of::<ArchivedNode>() == 32);
     assert!(std::mem::align_of::<ArchivedNode>() == 4);
-    assert!(std::mem::size_of::<Instance>() == 104);
-    assert!(std::mem::size_of::<ArchivedInstance>() == 104);
+    assert!(std::mem::size_of::<Instance>() == 40);
+    assert!(std::mem::size_of::<ArchivedInstance>() == 40);
+    assert!(std::mem::align_of::<ArchivedInstance>() == 4);
     assert!(std::mem::align_of::<ArchivedLevel>() <= crate::header::BODY_ALIGN);
 };
 
@@ -285,6 +467,146 @@ impl NodeView for ArchivedNode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level of `instances` (sphere shape 0) with these name runs and
+    /// affines, checked by rkyv only (no semantic verification).
+    fn level_of(
+        instances: Vec<Instance>,
+        affines: Vec<Affine>,
+        names: Vec<NameRun>,
+        rules: Vec<String>,
+    ) -> Level {
+        let one = instances.len() == 1;
+        Level {
+            shapes: vec![Shape::Sphere(crate::primitive::Sphere { radius: 1.0 })],
+            instances,
+            affines,
+            names,
+            rules,
+            layer_names: vec![DEFAULT_LAYER.into()],
+            top: TopTree {
+                min: [-10.0; 3],
+                max: [10.0; 3],
+                root: if one {
+                    crate::tri_mesh::LEAF_BIT | leaf_data(0, 1)
+                } else {
+                    0
+                },
+                nodes: vec![],
+            },
+        }
+    }
+
+    fn instance(source: u32) -> Instance {
+        Instance {
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            translation: [0.0; 3],
+            shape: 0,
+            source,
+            layers: 1,
+        }
+    }
+
+    #[test]
+    fn names_round_trip_through_runs() {
+        let rule = |k: usize| ["rule a", "rule b"][k % 2];
+        // (source, name, rule): numbered runs, breaks in numbering, gaps in
+        // sources, repeats, and names that only look numbered
+        let mut objects: Vec<(u32, String, &str)> = vec![
+            (2, "wall".into(), rule(0)),
+            (3, "wall".into(), rule(0)),
+            (4, "wall".into(), rule(1)),
+        ];
+        for k in 0..50 {
+            objects.push((5 + k, format!("Tree#{k}"), rule(0)));
+        }
+        objects.extend([
+            (56, "Tree#51".into(), rule(0)), // a gap in sources
+            (57, "Tree#53".into(), rule(0)), // a gap in numbers
+            (58, "Tree#54".into(), rule(1)), // another rule
+            (59, "x#01".into(), rule(0)),
+            (60, "x#1".into(), rule(0)),
+            (61, "y#4294967295".into(), rule(0)),
+            (62, "#7".into(), rule(0)),
+            (63, "#8".into(), rule(0)),
+            (64, "a#b#3".into(), rule(0)),
+            (65, "".into(), rule(0)),
+        ]);
+        let (names, rules) = name_runs(objects.iter().map(|(s, n, r)| (*s, n.as_str(), *r)));
+        assert_eq!(rules.len(), 2);
+        assert!(names.len() < 20, "{} runs", names.len());
+        // instances in another order than their sources
+        let instances: Vec<Instance> = objects.iter().rev().map(|o| instance(o.0)).collect();
+        let level = level_of(instances, vec![], names, rules);
+        let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&level).unwrap();
+        let a = rkyv::access::<ArchivedLevel, rkyv::rancor::Error>(&bytes).unwrap();
+        for (i, (_, name, rule)) in objects.iter().rev().enumerate() {
+            assert_eq!(a.instance_name(i), name.as_str(), "instance {i}");
+            assert_eq!(a.instance_rule(i), *rule, "instance {i}");
+            let first = objects.iter().rev().position(|o| &o.1 == name).unwrap();
+            assert_eq!(a.find_instance(name), Some(first as u32), "{name:?}");
+        }
+        assert_eq!(a.instance_name(objects.len()), "");
+        assert_eq!(a.instance_rule(objects.len()), "");
+        for missing in ["Tree#50", "Tree#52", "Tree#053", "x#2", "wall#0", "Tree"] {
+            assert_eq!(a.find_instance(missing), None, "{missing}");
+        }
+    }
+
+    #[test]
+    fn primitives_under_affine_placements_must_be_similarities() {
+        let affine = |m: [f32; 12]| Affine {
+            world_from_local: m,
+            local_from_world: m,
+        };
+        let stretched = [3., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+        let turned = [0., -1., 0., 5., 1., 0., 0., 0., 0., 0., 1., 0.];
+        let check = |inst: Instance, affines: Vec<Affine>| {
+            let names = vec![NameRun {
+                first: 0,
+                name: "ball".into(),
+                number: UNNUMBERED,
+                rule: 0,
+            }];
+            let level = level_of(vec![inst], affines, names, vec!["r".into()]);
+            let file = crate::encode(&level, [0; 16], [0; 3]);
+            let mut aligned = rkyv::util::AlignedVec::<16>::new();
+            aligned.extend_from_slice(&file);
+            crate::check_file(&aligned)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let affine_inst = Instance {
+            rotation: [0.0; 4],
+            ..instance(0)
+        };
+        assert_eq!(check(instance(0), vec![]), Ok(()));
+        assert_eq!(check(affine_inst, vec![affine(turned)]), Ok(()));
+        let err = check(affine_inst, vec![affine(stretched)]).unwrap_err();
+        assert!(err.contains("not a similarity"), "{err}");
+        // an index past the table, a fractional one, and a similarity
+        // scaled past 2^40
+        for bad in [
+            (affine_inst, vec![]),
+            (
+                Instance {
+                    translation: [0.5, 0.0, 0.0],
+                    ..affine_inst
+                },
+                vec![affine(turned)],
+            ),
+            (
+                Instance {
+                    rotation: [0.0, 0.0, 0.0, 2e12],
+                    ..instance(0)
+                },
+                vec![],
+            ),
+        ] {
+            let err = check(bad.0, bad.1).unwrap_err();
+            assert!(err.contains("placement is out of range"), "{err}");
+        }
+    }
 
     #[test]
     fn leaf_payload_round_trips() {

@@ -13,6 +13,7 @@
 pub mod bsp;
 pub mod header;
 pub mod level;
+pub mod placement;
 pub mod polytope;
 pub mod primitive;
 pub mod tri_mesh;

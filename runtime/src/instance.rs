@@ -1,17 +1,19 @@
 //! Placement: how an instance puts its shape into the world.
 //!
-//! Archived instances hold `world_from_local` and `local_from_world` as f32
-//! 3×4 rows. Rays and culling use them as they are (a ray's `t` is the same
-//! in both spaces because the map is affine). Exact sphere tests use
+//! Every reader takes an instance's placement as two f32 3×4 row
+//! matrices, `world_from_local` and `local_from_world`
+//! ([`ArchivedLevel::rows`]: computed from a similarity's quaternion, or
+//! read from the level's affine table). Rays and culling use them as they
+//! are (a ray's `t` is the same in both spaces because the map is affine). Exact sphere tests use
 //! [`Placement`]: `world_from_local` in f64, and whether the map is a
 //! similarity (rotation, uniform scale, translation), computed once per
 //! instance and query.
 
 use glam::{DVec3, Vec3};
-use kiln_formats::level::ArchivedInstance;
+use kiln_formats::level::{ArchivedInstance, ArchivedLevel};
 
-/// A 3×4 row-major archived matrix.
-pub(crate) type Rows = [rkyv::rend::f32_le; 12];
+/// A 3×4 row-major matrix.
+pub(crate) type Rows = [f32; 12];
 
 /// An archived `[f32; 3]` as a vector.
 #[inline]
@@ -22,20 +24,14 @@ pub(crate) fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
 /// `M · p` (point: rotation, scale and translation).
 #[inline]
 pub(crate) fn transform_point(m: &Rows, p: Vec3) -> Vec3 {
-    let r = |k: usize| {
-        m[k].to_native() * p.x
-            + m[k + 1].to_native() * p.y
-            + m[k + 2].to_native() * p.z
-            + m[k + 3].to_native()
-    };
+    let r = |k: usize| m[k] * p.x + m[k + 1] * p.y + m[k + 2] * p.z + m[k + 3];
     Vec3::new(r(0), r(4), r(8))
 }
 
 /// `M · d` (vector: no translation).
 #[inline]
 pub(crate) fn transform_vector(m: &Rows, d: Vec3) -> Vec3 {
-    let r =
-        |k: usize| m[k].to_native() * d.x + m[k + 1].to_native() * d.y + m[k + 2].to_native() * d.z;
+    let r = |k: usize| m[k] * d.x + m[k + 1] * d.y + m[k + 2] * d.z;
     Vec3::new(r(0), r(4), r(8))
 }
 
@@ -45,8 +41,7 @@ pub(crate) fn transform_vector(m: &Rows, d: Vec3) -> Vec3 {
 /// as glTF's winding rule asks.
 #[inline]
 pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
-    let c =
-        |k: usize| m[k].to_native() * n.x + m[k + 4].to_native() * n.y + m[k + 8].to_native() * n.z;
+    let c = |k: usize| m[k] * n.x + m[k + 4] * n.y + m[k + 8] * n.z;
     Vec3::new(c(0), c(1), c(2))
 }
 
@@ -54,9 +49,9 @@ pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
 const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
 
 /// An instance prepared for exact world-space tests.
-pub(crate) struct Placement<'a> {
-    /// The archived instance.
-    pub inst: &'a ArchivedInstance,
+pub(crate) struct Placement {
+    /// The instance's placement as f32 matrices.
+    pub rows: kiln_formats::placement::Rows,
     /// World-from-local in f64, or `None` for the identity.
     world: Option<[f64; 12]>,
     /// The scale of `local_from_world` if it is a similarity (computed on
@@ -68,13 +63,14 @@ pub(crate) struct Placement<'a> {
     local: std::cell::OnceCell<[f64; 12]>,
 }
 
-impl<'a> Placement<'a> {
+impl Placement {
     /// Prepares `inst`.
-    pub fn new(inst: &'a ArchivedInstance) -> Self {
-        let m: [f64; 12] = std::array::from_fn(|k| f64::from(inst.world_from_local[k].to_native()));
+    pub fn new(level: &ArchivedLevel, inst: &ArchivedInstance) -> Self {
+        let rows = level.rows(inst);
+        let m: [f64; 12] = rows.world_from_local.map(f64::from);
         let world = (m != ID).then_some(m);
         Placement {
-            inst,
+            rows,
             // the identity needs no test (most instances of flattened levels)
             similarity: match world {
                 None => std::cell::OnceCell::from(Some(1.0)),
@@ -132,13 +128,13 @@ impl<'a> Placement<'a> {
     /// A world point in local space (f32, for culling).
     #[inline]
     pub fn local_point(&self, p: Vec3) -> Vec3 {
-        transform_point(&self.inst.local_from_world, p)
+        transform_point(&self.rows.local_from_world, p)
     }
 
     /// A world vector in local space (f32, for culling).
     #[inline]
     pub fn local_vector(&self, d: Vec3) -> Vec3 {
-        transform_vector(&self.inst.local_from_world, d)
+        transform_vector(&self.rows.local_from_world, d)
     }
 
     /// If world→local is a similarity, its scale: a world sphere of radius
@@ -147,7 +143,7 @@ impl<'a> Placement<'a> {
     pub fn similarity(&self) -> Option<f32> {
         *self
             .similarity
-            .get_or_init(|| similarity_scale(&self.inst.local_from_world))
+            .get_or_init(|| similarity_scale(&self.rows.local_from_world))
     }
 
     /// Half-extent, in local space, of the box around a world sphere of
@@ -155,10 +151,8 @@ impl<'a> Placement<'a> {
     /// it: `r·|row_i(L)|`), grown by a hair so f32 rounding of the local
     /// centre cannot cull a feature that touches.
     pub fn local_extent(&self, r: f32) -> Vec3 {
-        let l = &self.inst.local_from_world;
-        let row = |k: usize| {
-            Vec3::new(l[k].to_native(), l[k + 1].to_native(), l[k + 2].to_native()).length()
-        };
+        let l = &self.rows.local_from_world;
+        let row = |k: usize| Vec3::new(l[k], l[k + 1], l[k + 2]).length();
         Vec3::new(row(0), row(4), row(8)) * (r * (1.0 + 1e-5)) + Vec3::splat(1e-6 * r.max(1.0))
     }
 }
@@ -201,6 +195,6 @@ pub(crate) fn local_radius(r: f32, s: f32) -> f32 {
 /// The scale of `l` if it is a similarity, to 1e-5 (the shared test,
 /// `kiln_formats::level::similarity_scale`).
 fn similarity_scale(l: &Rows) -> Option<f32> {
-    let m = l.map(|x| f64::from(x.to_native()));
+    let m = l.map(f64::from);
     kiln_formats::level::similarity_scale(&m, 1e-5).map(|s| s as f32)
 }

@@ -31,8 +31,8 @@ fn objects(path: &std::path::Path, settings: &BakeSettings) -> (Level, Vec<Strin
 }
 
 /// Names of the objects containing `p`.
-fn inside(level: &Level, p: [f32; 3]) -> Vec<&str> {
-    let mut v: Vec<&str> = level
+fn inside(level: &Level, p: [f32; 3]) -> Vec<std::borrow::Cow<'_, str>> {
+    let mut v: Vec<_> = level
         .contains_point(Vec3::from(p), &Filter::ALL)
         .into_iter()
         .map(|i| level.object_name(i))

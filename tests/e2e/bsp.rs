@@ -73,7 +73,7 @@ fn level(mesh: SceneMesh, xf: DAffine3, bevels: bool) -> Level {
         a.shapes[a.instances[0].shape.to_native() as usize].kind_name(),
         "bsp",
         "{}",
-        a.instance_rules[0]
+        a.instance_rule(0)
     );
     level
 }
@@ -411,7 +411,7 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
         let a = level.archive();
         let (mut bsp, mut strict, mut fell_back) = (0, 0, 0);
         for (i, inst) in a.instances.iter().enumerate() {
-            let rule = a.instance_rules[i].as_str();
+            let rule = a.instance_rule(i);
             match &a.shapes[inst.shape.to_native() as usize] {
                 kiln_formats::ArchivedShape::Bsp(b) => {
                     bsp += 1;

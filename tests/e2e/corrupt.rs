@@ -310,13 +310,31 @@ fn hostile_shapes_are_rejected_by_verification() {
             )
         })
         .unwrap();
-    let m = &level.instances[ball].world_from_local;
-    let stretched = m[0].to_native() * 3.0;
+    // a placement scaled beyond 2^40, one moved to infinity, and one
+    // marked affine (no rotation) whose table entry does not exist
+    let inst = &level.instances[ball];
+    assert!(
+        level.affines.is_empty(),
+        "the fixture places everything by similarities"
+    );
+    let q = &inst.rotation;
     cases.push((
-        at(std::ptr::from_ref(&m[0]).cast()),
-        stretched.to_le_bytes(),
-        "similarit",
+        at(std::ptr::from_ref(&q[3]).cast()),
+        1e30f32.to_le_bytes(),
+        "placement is out of range",
     ));
+    cases.push((
+        at(std::ptr::from_ref(&inst.translation[1]).cast()),
+        f32::INFINITY.to_le_bytes(),
+        "placement is out of range",
+    ));
+    if q[..3].iter().all(|v| v.to_native() == 0.0) {
+        cases.push((
+            at(std::ptr::from_ref(&q[3]).cast()),
+            0f32.to_le_bytes(),
+            "placement is out of range",
+        ));
+    }
     assert_rejected(&good, cases);
     // and random damage to the shapes file never panics
     let mut rng = Rng::new(3);

@@ -130,7 +130,7 @@ fn round_trip(what: &str, original: &[u8]) {
                 .contains_point(p, &Filter::ALL)
                 .into_iter()
                 .filter(|&i| !concave(l, i))
-                .map(|i| l.object_name(i).to_owned())
+                .map(|i| l.object_name(i).into_owned())
                 .collect();
             names.sort();
             names

@@ -85,8 +85,7 @@ fn objects(level: &Level) -> Vec<Object> {
     a.instances
         .iter()
         .map(|inst| {
-            let m: [f64; 12] =
-                std::array::from_fn(|k| f64::from(inst.world_from_local[k].to_native()));
+            let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
             let w = |p: DVec3| {
                 DVec3::new(
                     m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],

@@ -219,11 +219,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
             );
             // the placed segment and radius, from the archive
             let inst = &a.instances[0];
-            let m: Vec<f64> = inst
-                .world_from_local
-                .iter()
-                .map(|v| f64::from(v.to_native()))
-                .collect();
+            let m: Vec<f64> = a.rows(inst).world_from_local.map(f64::from).to_vec();
             let w = |p: DVec3| {
                 DVec3::new(
                     m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
@@ -322,7 +318,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     let mut seen = Vec::new();
     for (i, inst) in a.instances.iter().enumerate() {
         let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
-        let rule = a.instance_rules[i].as_str();
+        let rule = a.instance_rule(i);
         seen.push(format!("{} {kind}: {rule}", level.object_name(i as u32)));
     }
     seen.sort();
@@ -386,7 +382,7 @@ fn project_rules_set_settings_per_object() {
         let i = level.find_object(name).expect(name) as usize;
         (
             &a.shapes[a.instances[i].shape.to_native() as usize],
-            a.instance_rules[i].as_str(),
+            a.instance_rule(i),
         )
     };
     let (ico, rule) = find("Icosphere");
@@ -472,7 +468,7 @@ fn a_crate_modelled_rotated_becomes_a_box() {
                 && (x - z).abs() < 1e-9 * x
                 && m.x_axis.dot(m.y_axis).abs() < 1e-9
         };
-        let rule = a.instance_rules[0].as_str();
+        let rule = a.instance_rule(0);
         if similarity {
             assert_eq!(kind, "box", "{name}: {rule}");
             assert!(rule.contains("fills 100.0%"), "{name}: {rule}");

@@ -119,7 +119,7 @@ fn playable(level: &Level, half: f32, shell: &str, expect: impl Fn(Vec3) -> f32)
                     continue;
                 }
                 checked += 1;
-                let inside: Vec<&str> = level
+                let inside: Vec<_> = level
                     .contains_point(p, &Filter::ALL)
                     .into_iter()
                     .map(|o| level.object_name(o))
@@ -354,10 +354,7 @@ fn a_100k_triangle_prop_becomes_a_low_poly_solid() {
             r.shape_kinds.keys().collect::<Vec<_>>(),
             ["bsp"],
             "open {open}: {:?}",
-            Level::from_bytes(&baked.bytes)
-                .unwrap()
-                .archive()
-                .instance_rules
+            Level::from_bytes(&baked.bytes).unwrap().archive().rules
         );
         let c = &r.colliders[0];
         assert!(c.fidelity.faces_out <= 1024, "{}", c.fidelity.faces_out);

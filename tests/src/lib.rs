@@ -515,7 +515,7 @@ pub fn object_kinds(level: &kiln_runtime::Level) -> Vec<(String, String, String)
                 a.shapes[inst.shape.to_native() as usize]
                     .kind_name()
                     .to_string(),
-                a.instance_rules[i].to_string(),
+                a.instance_rule(i).to_string(),
             )
         })
         .collect()

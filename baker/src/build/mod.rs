@@ -21,6 +21,7 @@ use crate::prepare::collider::{Collider, Fidelity};
 use crate::prepare::{PreparedShape, ShapeInput, concave_collider};
 use crate::scene::Scene;
 use glam::DAffine3;
+use kiln_formats::placement::Similarity;
 use rayon::prelude::*;
 use solid::BuiltPolytope;
 use std::borrow::Cow;
@@ -67,8 +68,14 @@ pub struct Placed {
     pub source: usize,
     /// Index into [`BuiltLevel::shapes`].
     pub shape: usize,
-    /// Local-to-world transform.
+    /// Local-to-world transform: for a similarity, exactly the one its
+    /// stored form (`similarity`) gives, so the top-level tree's boxes
+    /// and the seams see what the runtime will.
     pub transform: DAffine3,
+    /// The stored form of a similarity placement (quaternion of squared
+    /// length the scale, translation; see `kiln_formats::placement`), or
+    /// `None` for one kept whole in the archive's affine table.
+    pub similarity: Option<Similarity>,
     /// Object name.
     pub name: String,
     /// The classification rule that chose the shape.
@@ -145,10 +152,12 @@ pub fn build_level(
             if let Some(n) = note {
                 rule.push_str(&format!(" ({n})"));
             }
+            let (transform, similarity) = stored_placement(inst.transform * *frame);
             Placed {
                 source: i,
                 shape,
-                transform: inst.transform * *frame,
+                transform,
+                similarity,
                 name: inst.name.clone(),
                 rule,
             }
@@ -178,6 +187,23 @@ pub fn build_level(
         placed,
         top,
         colliders,
+    }
+}
+
+/// A transform as the archive will store it: a similarity whose compact
+/// form reproduces it (within `kiln_formats::placement::SIMILARITY_TOLERANCE`)
+/// becomes exactly that form; anything else stays as it is.
+fn stored_placement(t: DAffine3) -> (DAffine3, Option<Similarity>) {
+    let rows = crate::encode::to_rows64(&t);
+    match kiln_formats::placement::similarity_from_rows(&rows) {
+        Some((q, tr)) => {
+            let m = kiln_formats::placement::similarity_world64(q, tr);
+            let exact = DAffine3::from_cols_array(&[
+                m[0], m[4], m[8], m[1], m[5], m[9], m[2], m[6], m[10], m[3], m[7], m[11],
+            ]);
+            (exact, Some((q, tr)))
+        }
+        None => (t, None),
     }
 }
 

@@ -12,7 +12,7 @@ use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Instance, Level, Shape, TopTree};
+use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, name_runs};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -28,23 +28,43 @@ pub fn level(
     layer_names: Vec<String>,
     layers: &[u32],
 ) -> (Level, Vec<ColliderReport>) {
-    let level = Level {
-        shapes: built.shapes.into_par_iter().map(shape).collect(),
-        instances: built
-            .placed
-            .iter()
-            .map(|p| Instance {
-                world_from_local: to_rows(&p.transform),
-                local_from_world: to_rows(&p.transform.inverse()),
+    let mut affines = Vec::new();
+    let instances = built
+        .placed
+        .iter()
+        .map(|p| {
+            let (rotation, translation) = p.similarity.unwrap_or_else(|| {
+                affines.push(Affine {
+                    world_from_local: to_rows(&p.transform),
+                    local_from_world: to_rows(&p.transform.inverse()),
+                });
+                ([0.0; 4], [(affines.len() - 1) as f32, 0.0, 0.0])
+            });
+            Instance {
+                rotation,
+                translation,
                 shape: p.shape as u32,
                 source: p.source as u32,
-            })
-            .collect(),
-        instance_names: built.placed.iter().map(|p| p.name.clone()).collect(),
-        instance_rules: built.placed.iter().map(|p| p.rule.clone()).collect(),
+                layers: layers[p.source],
+            }
+        })
+        .collect();
+    // names and rules in runs by source
+    let mut by_source: Vec<&crate::build::Placed> = built.placed.iter().collect();
+    by_source.sort_unstable_by_key(|p| p.source);
+    let (names, rules) = name_runs(
+        by_source
+            .iter()
+            .map(|p| (p.source as u32, p.name.as_str(), p.rule.as_str())),
+    );
+    let level = Level {
+        instances,
+        affines,
+        names,
+        rules,
         layer_names,
-        instance_layers: built.placed.iter().map(|p| layers[p.source]).collect(),
         top: top_tree(&built.top),
+        shapes: built.shapes.into_par_iter().map(shape).collect(),
     };
     (level, built.colliders)
 }
@@ -189,6 +209,11 @@ fn round_up(x: f64) -> f32 {
 
 /// 3×4 row-major, f32.
 pub fn to_rows(a: &DAffine3) -> [f32; 12] {
+    to_rows64(a).map(|v| v as f32)
+}
+
+/// 3×4 row-major, f64.
+pub fn to_rows64(a: &DAffine3) -> [f64; 12] {
     let m = a.matrix3;
     let t = a.translation;
     [
@@ -196,7 +221,6 @@ pub fn to_rows(a: &DAffine3) -> [f32; 12] {
         m.x_axis.y, m.y_axis.y, m.z_axis.y, t.y, //
         m.x_axis.z, m.y_axis.z, m.z_axis.z, t.z,
     ]
-    .map(|v| v as f32)
 }
 
 #[cfg(test)]

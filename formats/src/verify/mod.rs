@@ -359,19 +359,25 @@ pub enum VerifyError {
         /// Instance index.
         instance: usize,
     },
-    /// An instance transform is not finite.
-    #[error("instance {instance}: transform is not finite")]
+    /// An instance's placement is out of range: a similarity's scale or
+    /// translation beyond 2⁴⁰ (or scale below 2⁻⁴⁰), or an affine index
+    /// that is not in the table.
+    #[error("instance {instance}: placement is out of range")]
     Transform {
         /// Instance index.
         instance: usize,
     },
-    /// A name or rule table does not match the instance table.
-    #[error("{instances} instances but {names} names or rules")]
-    Names {
-        /// Instance count.
-        instances: usize,
-        /// Name count.
-        names: usize,
+    /// The name runs or the rule table are malformed.
+    #[error("names: {0}")]
+    Names(String),
+    /// More affine placements than an f32 index can hold.
+    #[error("{0} affine placements (at most 2^24)")]
+    Affines(usize),
+    /// An affine placement's matrices are not finite.
+    #[error("affine placement {affine}: matrices are not finite")]
+    AffineNotFinite {
+        /// Index into the affine table.
+        affine: usize,
     },
     /// The collision layer tables are malformed.
     #[error("collision layers: {0}")]
@@ -399,32 +405,14 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
             ArchivedShape::Bsp(b) => verify_bsp(s, b)?,
         }
     }
-    let shapes = level.shapes.len();
-    for (i, inst) in level.instances.iter().enumerate() {
-        verify_instance(i, inst, shapes)?;
-        if level.shapes[inst.shape.to_native() as usize].is_primitive() && !is_similarity(inst) {
-            return Err(VerifyError::NotSimilar { instance: i });
-        }
-    }
-    for names in [level.instance_names.len(), level.instance_rules.len()] {
-        if names != level.instances.len() {
-            return Err(VerifyError::Names {
-                instances: level.instances.len(),
-                names,
-            });
-        }
-    }
     let layers = level.layer_names.len();
     if !(1..=crate::level::MAX_LAYERS).contains(&layers)
         || level.layer_names[0].as_str() != crate::level::DEFAULT_LAYER
-        || level.instance_layers.len() != level.instances.len()
     {
         return Err(VerifyError::Layers(format!(
-            "{layers} layer names (1..={} allowed, the first {:?}) and {} masks for {} instances",
+            "{layers} layer names (1..={} allowed, the first {:?})",
             crate::level::MAX_LAYERS,
             crate::level::DEFAULT_LAYER,
-            level.instance_layers.len(),
-            level.instances.len()
         )));
     }
     let allowed = if layers == 32 {
@@ -432,16 +420,33 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     } else {
         (1u32 << layers) - 1
     };
-    if let Some(i) = level
-        .instance_layers
-        .iter()
-        .position(|m| m.to_native() == 0 || m.to_native() & !allowed != 0)
-    {
-        return Err(VerifyError::Layers(format!(
-            "instance {i} has layer mask {:#x} over {layers} layers",
-            level.instance_layers[i].to_native()
-        )));
+    if level.affines.len() > crate::level::MAX_AFFINES {
+        return Err(VerifyError::Affines(level.affines.len()));
     }
+    if let Some(k) = level.affines.iter().position(|a| {
+        !a.world_from_local
+            .iter()
+            .chain(a.local_from_world.iter())
+            .all(|v| v.to_native().is_finite())
+    }) {
+        return Err(VerifyError::AffineNotFinite { affine: k });
+    }
+    let shapes = level.shapes.len();
+    for (i, inst) in level.instances.iter().enumerate() {
+        verify_instance(i, inst, shapes, level.affines.len())?;
+        let mask = inst.layers.to_native();
+        if mask == 0 || mask & !allowed != 0 {
+            return Err(VerifyError::Layers(format!(
+                "instance {i} has layer mask {mask:#x} over {layers} layers"
+            )));
+        }
+        if level.shapes[inst.shape.to_native() as usize].is_primitive()
+            && !is_similarity(level, inst)
+        {
+            return Err(VerifyError::NotSimilar { instance: i });
+        }
+    }
+    verify_names(level)?;
     verify_top(level).map_err(VerifyError::TopTree)?;
     Ok(())
 }
@@ -546,7 +551,17 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     )
 }
 
-fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(), VerifyError> {
+/// Largest scale and translation a similarity placement may have (2⁴⁰),
+/// and the smallest scale (2⁻⁴⁰): inside these both matrices are finite
+/// and the inverse loses nothing to overflow.
+const PLACEMENT_RANGE: f32 = (1u64 << 40) as f32;
+
+fn verify_instance(
+    i: usize,
+    inst: &ArchivedInstance,
+    shapes: usize,
+    affines: usize,
+) -> Result<(), VerifyError> {
     let shape = inst.shape.to_native();
     if shape as usize >= shapes {
         return Err(VerifyError::InstanceShape {
@@ -555,21 +570,51 @@ fn verify_instance(i: usize, inst: &ArchivedInstance, shapes: usize) -> Result<(
             shapes,
         });
     }
-    let finite = inst
-        .world_from_local
-        .iter()
-        .chain(inst.local_from_world.iter())
-        .all(|v| v.to_native().is_finite());
-    if !finite {
+    let q = inst.rotation.map(|v| v.to_native());
+    let t = inst.translation.map(|v| v.to_native());
+    let ok = if q == [0.0; 4] {
+        // an affine placement: `[k, 0, 0]`, k an index into the table
+        t[0] >= 0.0 && t[0].fract() == 0.0 && (t[0] as usize) < affines && t[1..] == [0.0, 0.0]
+    } else {
+        let scale = q.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>();
+        let range = f64::from(PLACEMENT_RANGE);
+        (1.0 / range..=range).contains(&scale) && t.iter().all(|v| v.abs() <= PLACEMENT_RANGE)
+    };
+    if !ok {
         return Err(VerifyError::Transform { instance: i });
     }
     Ok(())
 }
 
-/// Whether an instance's `world_from_local` is a similarity, to 1e-4.
-fn is_similarity(inst: &ArchivedInstance) -> bool {
-    let m = inst.world_from_local.map(|x| f64::from(x.to_native()));
+/// Whether an instance's placement is a similarity, to 1e-4.
+fn is_similarity(level: &ArchivedLevel, inst: &ArchivedInstance) -> bool {
+    let m = level.rows(inst).world_from_local.map(f64::from);
     similarity_scale(&m, 1e-4).is_some()
+}
+
+/// The name runs: ordered by `first`, each rule in the table.
+fn verify_names(level: &ArchivedLevel) -> Result<(), VerifyError> {
+    let runs = level.names.as_slice();
+    let bad = |problem: String| Err(VerifyError::Names(problem));
+    if runs.is_empty() {
+        if level.instances.is_empty() {
+            return Ok(());
+        }
+        return bad(format!("{} instances but no names", level.instances.len()));
+    }
+    for (k, r) in runs.iter().enumerate() {
+        if k > 0 && r.first.to_native() <= runs[k - 1].first.to_native() {
+            return bad(format!("name run {k} is out of order"));
+        }
+        if r.rule.to_native() as usize >= level.rules.len() {
+            return bad(format!(
+                "name run {k} names rule {} of {}",
+                r.rule.to_native(),
+                level.rules.len()
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ impl<'a> Filter<'a> {
         let layers = if self.layers == u32::MAX {
             u32::MAX
         } else {
-            level.instance_layers[instance as usize].to_native()
+            level.instances[instance as usize].layers.to_native()
         };
         self.accepts(instance, layers)
     }

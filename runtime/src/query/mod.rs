@@ -22,11 +22,11 @@ use rayon::prelude::*;
 
 /// Instance `ii` of `level` (verified: in range): its shape and placement.
 #[inline]
-pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ShapeRef<'_>, Placement<'_>) {
+pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ShapeRef<'_>, Placement) {
     let inst = &level.instances[ii as usize];
     (
         ShapeRef(&level.shapes[inst.shape.to_native() as usize]),
-        Placement::new(inst),
+        Placement::new(level, inst),
     )
 }
 

@@ -122,7 +122,8 @@ impl RayVisitor for TopSearch<'_> {
         }
         let inst = &self.level.instances[inst_index as usize];
         let shape = ShapeRef(&self.level.shapes[inst.shape.to_native() as usize]);
-        if let Some(h) = shape.raycast(inst, self.ray.origin, self.ray.dir, self.t_max, self.any)
+        let local = self.level.local_from_world(inst);
+        if let Some(h) = shape.raycast(&local, self.ray.origin, self.ray.dir, self.t_max, self.any)
             && (self.hit.is_none() || h.t < self.t_max)
         {
             self.t_max = h.t;
@@ -175,7 +176,8 @@ impl Level {
             return None;
         }
         let (h, inst_index) = self.search(ray, false, filter)?;
-        let inst = &self.archive().instances[inst_index as usize];
+        let archive = self.archive();
+        let inst = &archive.instances[inst_index as usize];
         if h.inside {
             return Some(RayHit {
                 t: 0.0,
@@ -188,7 +190,7 @@ impl Level {
         }
         // front normal in world space: L^T n (glTF: a mirroring transform
         // flips the winding, which this inverse-transpose form already does)
-        let n = transpose_vector(&inst.local_from_world, h.normal).normalize_or_zero();
+        let n = transpose_vector(&archive.local_from_world(inst), h.normal).normalize_or_zero();
         let front_face = n.dot(ray.dir) < 0.0;
         Some(RayHit {
             t: h.t,

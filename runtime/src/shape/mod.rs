@@ -17,7 +17,7 @@ pub(crate) mod tri_mesh;
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::{Placement, transform_point, transform_vector};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::{ArchivedInstance, ArchivedShape};
+use kiln_formats::level::ArchivedShape;
 use solid::{Convex, LocalPolytope, Rounded};
 
 /// A ray hit in a shape's local space.
@@ -80,18 +80,18 @@ pub(crate) struct ShapeRef<'a>(pub &'a ArchivedShape);
 
 impl<'a> ShapeRef<'a> {
     /// The closest hit (or with `any`, any hit) of the world ray `origin +
-    /// t·dir`, `t ≤ t_max`, with the shape placed by `inst`.
+    /// t·dir`, `t ≤ t_max`, with the shape placed by `local_from_world`.
     #[inline]
     pub fn raycast(
         self,
-        inst: &ArchivedInstance,
+        local_from_world: &crate::instance::Rows,
         origin: Vec3,
         dir: Vec3,
         t_max: f32,
         any: bool,
     ) -> Option<LocalRayHit> {
-        let lo = transform_point(&inst.local_from_world, origin);
-        let ld = transform_vector(&inst.local_from_world, dir);
+        let lo = transform_point(local_from_world, origin);
+        let ld = transform_vector(local_from_world, dir);
         if ld == Vec3::ZERO || !ld.is_finite() || !lo.is_finite() {
             return None;
         }
@@ -105,7 +105,7 @@ impl<'a> ShapeRef<'a> {
 
     /// The closest point of the shape within `radius` of `center`.
     #[inline]
-    pub fn closest(self, place: &Placement<'a>, center: Vec3, radius: f32) -> Option<ShapeContact> {
+    pub fn closest(self, place: &Placement, center: Vec3, radius: f32) -> Option<ShapeContact> {
         match self.solid() {
             Solid::Mesh(m) => tri_mesh::closest(place, m, center, radius),
             Solid::Convex(c) => c.closest(place, center, radius),
@@ -116,7 +116,7 @@ impl<'a> ShapeRef<'a> {
 
     /// Whether the shape comes within `radius` of `center`.
     #[inline]
-    pub fn touches(self, place: &Placement<'a>, center: Vec3, radius: f32) -> bool {
+    pub fn touches(self, place: &Placement, center: Vec3, radius: f32) -> bool {
         match self.solid() {
             Solid::Mesh(m) => tri_mesh::touches(place, m, center, radius),
             Solid::Convex(c) => c.touches(place, center, radius),
@@ -130,7 +130,7 @@ impl<'a> ShapeRef<'a> {
     #[inline]
     pub fn sweep(
         self,
-        place: &Placement<'a>,
+        place: &Placement,
         s: &Sweep,
         limit: f64,
         t_cull: f32,
@@ -146,7 +146,7 @@ impl<'a> ShapeRef<'a> {
     /// Whether the world point `p` is inside the shape (triangle meshes
     /// have no inside).
     #[inline]
-    pub fn contains(self, place: &Placement<'a>, p: Vec3) -> bool {
+    pub fn contains(self, place: &Placement, p: Vec3) -> bool {
         match self.solid() {
             Solid::Mesh(_) => false,
             Solid::Convex(c) => c.contains(place, p),

@@ -190,7 +190,7 @@ fn mesh_touch(place: &Placement, mesh: &ArchivedTriMesh, probe: &Probe) -> Optio
 /// Cast visitor inside one mesh.
 struct MeshCast<'a, 'b> {
     mesh: &'a ArchivedTriMesh,
-    place: &'b Placement<'a>,
+    place: &'b Placement,
     probe: &'b Probe<'b>,
     motion: DVec3,
     /// The probe's centre at the start (the side of a flat floor it is on

@@ -142,7 +142,7 @@ impl<'a> Convex<'a> {
     }
 
     /// Closest surface point to `c` if within `r` (or `c` inside), world space.
-    pub fn closest(&self, place: &Placement<'a>, c: Vec3, r: f32) -> Option<ShapeContact> {
+    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
         let cw = c.as_dvec3();
         if let (Convex::Polytope(p), None) = (self, place.similarity()) {
             let cl = convex::closest(&world_view(p, place), cw);
@@ -171,7 +171,7 @@ impl<'a> Convex<'a> {
 
     /// Whether the world ball (`c`, `r`) touches the solid (the same
     /// answer as [`Convex::closest`], without the contact).
-    pub fn touches(&self, place: &Placement<'a>, c: Vec3, r: f32) -> bool {
+    pub fn touches(&self, place: &Placement, c: Vec3, r: f32) -> bool {
         let (cw, r) = (c.as_dvec3(), f64::from(r));
         if let (Convex::Polytope(p), None) = (self, place.similarity()) {
             return convex::touches(&world_view(p, place), cw, r);
@@ -184,7 +184,7 @@ impl<'a> Convex<'a> {
     /// First contact of the sweep at a time `≤ limit`.
     pub fn sweep(
         &self,
-        place: &Placement<'a>,
+        place: &Placement,
         s: &crate::shape::Sweep,
         limit: f64,
     ) -> Option<(Contact, u32)> {

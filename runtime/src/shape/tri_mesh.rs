@@ -252,7 +252,7 @@ pub(crate) fn touches(
 /// exact per-triangle tests.
 struct SweepMesh<'a, 'b> {
     mesh: &'a ArchivedTriMesh,
-    place: &'b Placement<'a>,
+    place: &'b Placement,
     c: DVec3,
     r: f64,
     d: DVec3,
