@@ -7,6 +7,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
 //! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain and sauer_pandora rows
+//! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
 //!     # Kiln's side of one row ("MESH FIGURE") for 5 s first (under `perf record`)
 //! ```
@@ -508,8 +509,12 @@ fn main() {
         None => vec![TreeKind::Aabb, TreeKind::Sphere],
     };
     let mut rows = Vec::new();
-    let solids_only = args.iter().any(|a| a == "--solids");
-    if !args.iter().any(|a| a == "--meshes") {
+    let forest_only = args.iter().any(|a| a == "--forest");
+    if forest_only {
+        forest_rows(quick, &mut rows);
+    }
+    let solids_only = forest_only || args.iter().any(|a| a == "--solids");
+    if !forest_only && !args.iter().any(|a| a == "--meshes") {
         solid_rows(quick, &mut rows);
     }
     let (pos, tris) = if solids_only {
@@ -538,7 +543,7 @@ fn main() {
             let name = format!("sauer_pandora {}", kind.name());
             run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
         }
-    } else {
+    } else if !solids_only {
         eprintln!("*** sauer_pandora.glb not found beside the repository: skipped ***");
     }
 
