@@ -437,12 +437,20 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
 /// must reject exactly what the full statistics walk (`mesh_tree_stats`)
 /// rejects, with the same first error: 4,000 damaged child references and
 /// box codes per tree kind, each trying a value a walker could be fooled
-/// by (another node, an empty slot, a leaf, a random word).
+/// by (another node, an empty slot, a leaf, a random word); on a small
+/// tree (one serial walk) and on one large enough to be checked in
+/// parallel pieces.
 #[test]
 fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
+    for (u, v) in [(60, 12), (700, 24)] {
+        fast_and_full_tree_checks_agree(u, v);
+    }
+}
+
+fn fast_and_full_tree_checks_agree(u: u32, v: u32) {
     use kiln_formats::tri_mesh::ArchivedTriMesh;
-    use kiln_formats::verify::{mesh_tree_stats, verify_mesh_tree};
-    let (pos, tris) = kiln_tests::torus_knot(60, 12, false);
+    use kiln_formats::verify::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree};
+    let (pos, tris) = kiln_tests::torus_knot(u, v, false);
     let scene = Scene::from_meshes(vec![SceneMesh::new("knot", pos, &tris)]);
     fn mesh_of(level: &kiln_formats::ArchivedLevel) -> &ArchivedTriMesh {
         level.shapes.iter().find_map(|s| s.tri_mesh()).unwrap()
@@ -468,6 +476,12 @@ fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
             };
             let base = body.as_ptr() as usize;
             assert!(len > 1000, "{kind:?}: a tree worth damaging");
+            // the large knot's tree is checked in parallel pieces
+            let nodes = match &mesh.tree {
+                ArchivedMeshTree::Boxes(n) => n.len(),
+                ArchivedMeshTree::Spheres(t) => t.nodes.len(),
+            };
+            assert_eq!(u > 100, nodes >= PARALLEL_TREE_NODES, "{nodes} nodes");
             (start - base, start - base + len)
         };
         let mut rng = Rng::new(77);
@@ -493,7 +507,7 @@ fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
             let mesh = mesh_of(level);
             let fast = verify_mesh_tree(mesh);
             let full = mesh_tree_stats(mesh).map(|_| ());
-            assert_eq!(fast, full, "{kind:?}: word {word:#x} at {at}");
+            assert_eq!(fast, full, "{kind:?} {u}×{v}: word {word:#x} at {at}");
             if fast.is_ok() {
                 agreed_good += 1;
             } else {
@@ -503,7 +517,7 @@ fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
         // both outcomes occur (a code change can leave a tree valid)
         assert!(
             agreed_bad > 1000 && agreed_good > 10,
-            "{kind:?}: {agreed_bad} / {agreed_good}"
+            "{kind:?} {u}×{v}: {agreed_bad} / {agreed_good}"
         );
     }
 }

@@ -14,7 +14,7 @@ mod tri_mesh;
 
 pub use bsp::verify_bsp;
 pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere};
-pub use tri_mesh::{mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
+pub use tri_mesh::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
 use crate::level::{
     ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
@@ -395,15 +395,28 @@ pub enum VerifyError {
 
 /// Checks every semantic invariant of an archived level (see module docs).
 pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
-    for (s, shape) in level.shapes.iter().enumerate() {
-        match shape {
-            ArchivedShape::TriMesh(mesh) => verify_tri_mesh(s, mesh)?,
-            ArchivedShape::Polytope(p) => verify_polytope(s, p)?,
-            ArchivedShape::Cuboid(c) => verify_cuboid(s, c)?,
-            ArchivedShape::Sphere(b) => verify_sphere(s, b)?,
-            ArchivedShape::Capsule(c) => verify_capsule(s, c)?,
-            ArchivedShape::Bsp(b) => verify_bsp(s, b)?,
+    // shapes on the rayon pool; the error of the first bad shape is reported
+    let shape = |(s, shape): (usize, &ArchivedShape)| match shape {
+        ArchivedShape::TriMesh(mesh) => verify_tri_mesh(s, mesh),
+        ArchivedShape::Polytope(p) => verify_polytope(s, p),
+        ArchivedShape::Cuboid(c) => verify_cuboid(s, c),
+        ArchivedShape::Sphere(b) => verify_sphere(s, b),
+        ArchivedShape::Capsule(c) => verify_capsule(s, c),
+        ArchivedShape::Bsp(b) => verify_bsp(s, b),
+    };
+    if level.shapes.len() > 1 {
+        use rayon::prelude::*;
+        let bad = level
+            .shapes
+            .par_iter()
+            .enumerate()
+            .filter_map(|s| shape(s).err().map(|e| (s.0, e)))
+            .min_by_key(|(s, _)| *s);
+        if let Some((_, e)) = bad {
+            return Err(e);
         }
+    } else if let Some(s) = level.shapes.first() {
+        shape((0, s))?;
     }
     let layers = level.layer_names.len();
     if !(1..=crate::level::MAX_LAYERS).contains(&layers)

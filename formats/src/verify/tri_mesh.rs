@@ -115,35 +115,142 @@ fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
     Ok(used)
 }
 
+/// Trees with at least this many inner nodes are checked in pieces on the
+/// rayon pool ([`check_order`]; smaller ones are not worth waking a
+/// thread for).
+pub const PARALLEL_TREE_NODES: usize = 1 << 12;
+
 /// The order, coverage and depth checks of a 4-wide tree of `inner` nodes
 /// over `leaves` leaves, rooted at `root`, in one tight depth-first walk:
 /// inner nodes and leaves must be met in index order, each once, no deeper
 /// than [`MAX_DEPTH`]. `node(i)` checks inner node `i` on its own and gives
 /// its child references and how many are used; `leaf_ok(leaf, count)`
-/// checks a leaf's triangle (or instance) count. A node's leading leaf
-/// children are checked on the spot (most children are leaves); the rest go
-/// on a stack of (reference, parent, depth).
-// inlined into each caller so `node` and `leaf_ok` fold into the loop:
-// left to the compiler (two callers) the 2.1M-triangle terrain's walk took
-// 13.5 ms instead of 9.6 (`profile_queries open`)
-#[inline(always)]
+/// checks a leaf's triangle (or instance) count.
+///
+/// A large tree is first checked in parallel pieces ([`check_pieces`]);
+/// when any piece fails, the serial walk runs to name the first error, so
+/// the error does not depend on the thread count.
 pub(super) fn check_order(
     root: u32,
     inner: usize,
     leaves: usize,
-    node: impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError>,
-    leaf_ok: impl Fn(usize, u32) -> Result<(), TreeError>,
+    node: impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError> + Sync,
+    leaf_ok: impl Fn(usize, u32) -> Result<(), TreeError> + Sync,
 ) -> Result<(), TreeError> {
-    let (mut next_inner, mut next_leaf) = (0usize, 0usize);
+    if inner >= PARALLEL_TREE_NODES && check_pieces(root, inner, leaves, &node, &leaf_ok) {
+        return Ok(());
+    }
+    check_range(root, 1, (0, 0), (inner, leaves), leaves, &node, &leaf_ok)
+}
+
+/// [`check_order`]'s walk split into pieces two levels below the root:
+/// the root's inner children each become a *node* piece (the serial walk
+/// meets that node alone: it must come exactly where the numbering
+/// stands) followed by their children, and every child is walked on its
+/// own (leaves included), from the inner and leaf numbers it claims to
+/// start at (its own index, and the first leaf down its first children) to
+/// the next piece's claim (the last to the tree's end). The pieces chain
+/// from (1, 0), right after the root, to (`inner`, `leaves`), and each is
+/// exactly the serial walk's stretch for it, so all of them passing is the
+/// serial walk passing. Any doubt (a root that is not node 0, a claim that
+/// cannot be read) answers `false`.
+fn check_pieces(
+    root: u32,
+    inner: usize,
+    leaves: usize,
+    node: &(impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError> + Sync),
+    leaf_ok: &(impl Fn(usize, u32) -> Result<(), TreeError> + Sync),
+) -> bool {
+    use rayon::prelude::*;
+    /// A piece: a subtree walked whole, or an inner node met on its own.
+    #[derive(Clone, Copy)]
+    enum Piece {
+        Subtree(u32, u32),
+        Node(u32),
+    }
+    if root != 0 {
+        return false;
+    }
+    let Ok((top, used)) = node(0) else {
+        return false;
+    };
+    let mut pieces = Vec::with_capacity(WIDTH * (WIDTH + 1));
+    for &c in &top[..used] {
+        if c & LEAF_BIT != 0 || c as usize >= inner {
+            pieces.push(Piece::Subtree(c, 2));
+            continue;
+        }
+        let Ok((below, n)) = node(c as usize) else {
+            return false;
+        };
+        pieces.push(Piece::Node(c));
+        pieces.extend(below[..n].iter().map(|&g| Piece::Subtree(g, 3)));
+    }
+    // the first leaf met below `r`: down the first children
+    let first_leaf = |mut r: u32| -> Option<usize> {
+        for _ in 0..MAX_DEPTH {
+            if r & LEAF_BIT != 0 {
+                return Some(leaf_range(r & !LEAF_BIT).0 as usize);
+            }
+            if r as usize >= inner {
+                return None;
+            }
+            r = node(r as usize).ok()?.0[0];
+        }
+        None
+    };
+    let mut starts = vec![(inner, leaves); pieces.len() + 1];
+    for k in (0..pieces.len()).rev() {
+        starts[k] = match pieces[k] {
+            Piece::Subtree(c, _) if c & LEAF_BIT != 0 => {
+                (starts[k + 1].0, leaf_range(c & !LEAF_BIT).0 as usize)
+            }
+            Piece::Subtree(c, _) | Piece::Node(c) => match first_leaf(c) {
+                Some(l) => (c as usize, l),
+                None => return false,
+            },
+        };
+    }
+    starts[0] == (1, 0)
+        && (0..pieces.len()).into_par_iter().all(|k| match pieces[k] {
+            // met alone: numbered where the walk stands, the next piece
+            // right after it (its own check ran when it was split)
+            Piece::Node(c) => starts[k + 1] == (c as usize + 1, starts[k].1),
+            Piece::Subtree(c, depth) => {
+                check_range(c, depth, starts[k], starts[k + 1], leaves, node, leaf_ok).is_ok()
+            }
+        })
+}
+
+/// The walk of [`check_order`] over the subtree at `root` (met at depth
+/// `depth`), which must number its inner nodes and leaves from `start` up
+/// to `end` (exclusive), each in order, each once; `prims` is the tree's
+/// leaf count, for messages. A node's leading leaf children are checked on
+/// the spot (most children are leaves); the rest go on a stack of
+/// (reference, parent, depth).
+// inlined into each caller so `node` and `leaf_ok` fold into the loop:
+// left to the compiler (two callers) the 2.1M-triangle terrain's walk took
+// 13.5 ms instead of 9.6 (`profile_queries open`)
+#[inline(always)]
+fn check_range(
+    root: u32,
+    depth: u32,
+    start: (usize, usize),
+    end: (usize, usize),
+    prims: usize,
+    node: &impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError>,
+    leaf_ok: &impl Fn(usize, u32) -> Result<(), TreeError>,
+) -> Result<(), TreeError> {
+    let (mut next_inner, mut next_leaf) = start;
     let mut leaf = |r: u32, parent: usize| -> Result<(), TreeError> {
         let (first, count) = leaf_range(r & !LEAF_BIT);
-        if first as usize != next_leaf || next_leaf >= leaves {
+        if first as usize != next_leaf || next_leaf >= end.1 {
             return Err(TreeError::Leaf {
                 node: parent,
                 first,
                 count,
                 expected: next_leaf,
-                prims: leaves,
+                prims,
             });
         }
         leaf_ok(next_leaf, count)?;
@@ -151,7 +258,7 @@ pub(super) fn check_order(
         Ok(())
     };
     let mut stack: Vec<(u32, u32, u32)> = Vec::with_capacity(WIDTH * MAX_DEPTH);
-    stack.push((root, 0, 1));
+    stack.push((root, 0, depth));
     while let Some((r, parent, depth)) = stack.pop() {
         if depth as usize > MAX_DEPTH {
             return Err(TreeError::TooDeep);
@@ -160,7 +267,7 @@ pub(super) fn check_order(
             leaf(r, parent as usize)?;
             continue;
         }
-        if r as usize != next_inner || next_inner >= inner {
+        if r as usize != next_inner || next_inner >= end.0 {
             return Err(TreeError::Order {
                 node: parent as usize,
                 child: r,
@@ -186,10 +293,10 @@ pub(super) fn check_order(
             stack.push((c, i as u32, depth + 1));
         }
     }
-    if next_leaf != leaves || next_inner != inner {
+    if next_leaf != end.1 || next_inner != end.0 {
         return Err(TreeError::Coverage {
             covered: next_leaf,
-            prims: leaves,
+            prims,
         });
     }
     Ok(())
@@ -345,26 +452,7 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
 /// ids parallel to leaves, a finite decoding frame, and its tree
 /// ([`verify_mesh_tree`]).
 pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
-    let vertices = mesh.vertices.len();
-    if let Some(v) = mesh
-        .vertices
-        .iter()
-        .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
-    {
-        return Err(VerifyError::Vertex { mesh: m, vertex: v });
-    }
-    for (t, leaf) in mesh.leaves.iter().enumerate() {
-        for v in leaf.iter().map(|v| v.to_native()) {
-            if v as usize >= vertices {
-                return Err(VerifyError::VertexIndex {
-                    mesh: m,
-                    triangle: t,
-                    vertex: v,
-                    vertices,
-                });
-            }
-        }
-    }
+    // the sizes the tree walk relies on first (it reads a source id per leaf)
     if mesh.source_ids.len() != mesh.leaves.len() || mesh.flat_edges.len() != mesh.leaves.len() {
         return Err(VerifyError::SourceIds {
             mesh: m,
@@ -394,6 +482,42 @@ pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyErr
     if !(box_ok && sphere_ok) {
         return Err(VerifyError::Quantization { mesh: m });
     }
-    verify_mesh_tree(mesh).map_err(|source| VerifyError::MeshTree { mesh: m, source })?;
+    // the vertex and leaf scans beside the tree walk (on the rayon pool
+    // for a large mesh); a scan's error is reported before the tree's
+    let tree =
+        || verify_mesh_tree(mesh).map_err(|source| VerifyError::MeshTree { mesh: m, source });
+    let (scanned, walked) = if mesh.leaves.len() >= PARALLEL_LEAVES {
+        rayon::join(|| scan_tri_mesh(m, mesh), tree)
+    } else {
+        (scan_tri_mesh(m, mesh), tree())
+    };
+    scanned.and(walked)
+}
+
+/// Meshes with at least this many leaves are verified on the rayon pool.
+const PARALLEL_LEAVES: usize = 1 << 16;
+
+/// Every vertex finite, every leaf's vertex indices in range.
+fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
+    let vertices = mesh.vertices.len();
+    if let Some(v) = mesh
+        .vertices
+        .iter()
+        .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
+    {
+        return Err(VerifyError::Vertex { mesh: m, vertex: v });
+    }
+    for (t, leaf) in mesh.leaves.iter().enumerate() {
+        for v in leaf.iter().map(|v| v.to_native()) {
+            if v as usize >= vertices {
+                return Err(VerifyError::VertexIndex {
+                    mesh: m,
+                    triangle: t,
+                    vertex: v,
+                    vertices,
+                });
+            }
+        }
+    }
     Ok(())
 }
