@@ -125,6 +125,16 @@ fn gpu_instancing_places_every_instance_with_any_attribute_missing() {
     assert_eq!(inside(&level, [10.0, 101.9, 0.0]), ["Crate#1"]);
     assert!(inside(&level, [11.9, 100.0, 0.0]).is_empty());
     assert_eq!(inside(&level, [0.0, 100.0, 10.9]), ["Crate#2"]);
+    // numbered names are found by name; the two stretched crates keep both
+    // matrices, the first is stored as a similarity
+    for k in 0..3 {
+        let name = format!("Crate#{k}");
+        let i = level.find_object(&name).unwrap();
+        assert_eq!(level.object_name(i), name.as_str());
+    }
+    assert_eq!(level.find_object("Crate#3"), None);
+    assert_eq!(level.find_object("Crate"), None);
+    assert_eq!(level.archive().affines.len(), 2);
     // each attribute missing in turn
     let (level, _) = bake("inst_t.gltf", file(&["TRANSLATION"]));
     assert_eq!(inside(&level, [10.4, 100.0, 0.0]), ["Crate#1"]);
