@@ -116,7 +116,7 @@ fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
 }
 
 /// Trees with at least this many inner nodes are checked in pieces on the
-/// rayon pool ([`check_order`]; smaller ones are not worth waking a
+/// rayon pool (`check_order`; smaller ones are not worth waking a
 /// thread for).
 pub const PARALLEL_TREE_NODES: usize = 1 << 12;
 
