@@ -277,11 +277,10 @@ impl ArchivedLevel {
         let source = inst.source.to_native();
         match self.name_run(source) {
             None => "".into(),
-            Some(r) if r.number.to_native() == UNNUMBERED => r.name.as_str().into(),
-            Some(r) => {
-                let n = u64::from(r.number.to_native()) + u64::from(source - r.first.to_native());
-                format!("{}#{n}", r.name.as_str()).into()
-            }
+            Some(r) => match r.number_of(source) {
+                None => r.name.as_str().into(),
+                Some(n) => format!("{}#{n}", r.name.as_str()).into(),
+            },
         }
     }
 
@@ -297,26 +296,38 @@ impl ArchivedLevel {
 
     /// The first instance (in instance order) of the object called `name`.
     pub fn find_instance(&self, name: &str) -> Option<u32> {
-        // a numbered name is `base#n`: the source it stands for, if any run
-        // numbers `base`
-        let numbered = name.rsplit_once('#').and_then(|(base, n)| {
-            let n: u64 = n.parse().ok()?;
-            (n.to_string() == name[base.len() + 1..]).then_some((base, n))
-        });
-        let wanted = |source: u32| match self.name_run(source) {
-            None => false,
-            Some(r) if r.number.to_native() == UNNUMBERED => r.name.as_str() == name,
-            Some(r) => numbered.is_some_and(|(base, n)| {
-                r.name.as_str() == base
-                    && u64::from(r.number.to_native()) + u64::from(source - r.first.to_native())
-                        == n
-            }),
+        let numbered = split_numbered(name);
+        let wanted = |source: u32| {
+            self.name_run(source)
+                .is_some_and(|r| match r.number_of(source) {
+                    None => r.name.as_str() == name,
+                    Some(n) => numbered
+                        .is_some_and(|(base, k)| r.name.as_str() == base && n == u64::from(k)),
+                })
         };
         self.instances
             .iter()
             .position(|inst| wanted(inst.source.to_native()))
             .map(|i| i as u32)
     }
+}
+
+impl ArchivedNameRun {
+    /// The number in the name of scene instance `source` (at or after
+    /// `first`), or `None` for an unnumbered run.
+    fn number_of(&self, source: u32) -> Option<u64> {
+        let number = self.number.to_native();
+        (number != UNNUMBERED)
+            .then(|| u64::from(number) + u64::from(source - self.first.to_native()))
+    }
+}
+
+/// `base#n` as `(base, n)`, when `n` is written exactly as `format!`
+/// writes a number below [`UNNUMBERED`] (so the name round-trips).
+fn split_numbered(name: &str) -> Option<(&str, u32)> {
+    let (base, n) = name.rsplit_once('#')?;
+    let k: u32 = n.parse().ok()?;
+    (k != UNNUMBERED && k.to_string() == n).then_some((base, k))
 }
 
 /// The name runs and rule table of objects given in source order as
@@ -337,10 +348,7 @@ pub fn name_runs<'a>(
             rules.push(rule.to_string());
             rules.len() as u32 - 1
         });
-        let split = name.rsplit_once('#').and_then(|(base, n)| {
-            let k: u32 = n.parse().ok()?;
-            (k != UNNUMBERED && k.to_string() == n).then_some((base, k))
-        });
+        let split = split_numbered(name);
         if let (Some(open), Some((ls, ln))) = (runs.last_mut(), last) {
             let next = source.checked_sub(ls) == Some(1);
             if next && open.rule == r {

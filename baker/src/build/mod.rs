@@ -194,15 +194,10 @@ pub fn build_level(
 /// form reproduces it (within `kiln_formats::placement::SIMILARITY_TOLERANCE`)
 /// becomes exactly that form; anything else stays as it is.
 fn stored_placement(t: DAffine3) -> (DAffine3, Option<Similarity>) {
-    let rows = crate::encode::to_rows64(&t);
-    match kiln_formats::placement::similarity_from_rows(&rows) {
-        Some((q, tr)) => {
-            let m = kiln_formats::placement::similarity_world64(q, tr);
-            let exact = DAffine3::from_cols_array(&[
-                m[0], m[4], m[8], m[1], m[5], m[9], m[2], m[6], m[10], m[3], m[7], m[11],
-            ]);
-            (exact, Some((q, tr)))
-        }
+    use crate::geom::{from_rows64, to_rows64};
+    use kiln_formats::placement::{similarity_from_rows, similarity_world64};
+    match similarity_from_rows(&to_rows64(&t)) {
+        Some((q, tr)) => (from_rows64(&similarity_world64(q, tr)), Some((q, tr))),
         None => (t, None),
     }
 }

@@ -209,18 +209,7 @@ fn round_up(x: f64) -> f32 {
 
 /// 3×4 row-major, f32.
 pub fn to_rows(a: &DAffine3) -> [f32; 12] {
-    to_rows64(a).map(|v| v as f32)
-}
-
-/// 3×4 row-major, f64.
-pub fn to_rows64(a: &DAffine3) -> [f64; 12] {
-    let m = a.matrix3;
-    let t = a.translation;
-    [
-        m.x_axis.x, m.y_axis.x, m.z_axis.x, t.x, //
-        m.x_axis.y, m.y_axis.y, m.z_axis.y, t.y, //
-        m.x_axis.z, m.y_axis.z, m.z_axis.z, t.z,
-    ]
+    crate::geom::to_rows64(a).map(|v| v as f32)
 }
 
 #[cfg(test)]
