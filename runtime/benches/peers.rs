@@ -9,7 +9,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain and sauer_pandora rows
 //! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
-//!     # Kiln's side of one row ("MESH FIGURE") for 5 s first (under `perf record`)
+//!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -82,6 +82,13 @@ struct Row {
     unit: &'static str,
 }
 
+/// The row `--profile "MESH QUERY"` asks for, if any.
+fn profiled() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--profile")?;
+    args.get(i + 1).cloned()
+}
+
 /// Times `kiln` then `parry` over the same `n` queries (each returns how
 /// many queries found something), prints both counts and adds a rate row.
 fn compare(
@@ -94,21 +101,21 @@ fn compare(
     parry: impl FnOnce() -> usize,
 ) {
     // `--profile "MESH QUERY"` (a row's two first columns, e.g. "300
-    // spheres rays/s"): Kiln's side of that row alone for five seconds
-    // first, for `perf record`
-    let args: Vec<String> = std::env::args().collect();
-    let wanted = args
-        .iter()
-        .position(|a| a == "--profile")
-        .and_then(|i| args.get(i + 1));
-    if wanted.is_some_and(|w| *w == format!("{mesh} {query}")) {
+    // spheres rays/s"): Kiln's side of that row alone for five seconds,
+    // its rate, then exit (for `perf record`)
+    if profiled().is_some_and(|w| *w == format!("{mesh} {query}")) {
         let t0 = Instant::now();
         let mut runs = 0;
         while t0.elapsed().as_secs_f64() < 5.0 {
             std::hint::black_box(kiln());
             runs += 1;
         }
-        eprintln!("  profiled {mesh} {query}: {runs} runs of {n} queries in 5 s");
+        eprintln!(
+            "  profiled {mesh} {query}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
+            (runs * n) as f64 / t0.elapsed().as_secs_f64()
+        );
+        // the rest of the run would only dilute the profile
+        std::process::exit(0);
     }
     let t0 = Instant::now();
     let k = kiln();
@@ -727,6 +734,9 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
             Family::Sphere => format!("{shapes} spheres"),
             Family::Capsule => format!("{shapes} capsules"),
         };
+        if profiled().is_some_and(|w| !w.starts_with(&name)) {
+            continue; // profiling another family's row
+        }
         // on a grid 8 m apart
         let side = (shapes as f32).cbrt().ceil() as usize;
         let mut rng = Rng(0x5EED_0000 + family as u64);
