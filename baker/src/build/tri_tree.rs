@@ -146,9 +146,13 @@ struct MeshEdges {
 fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
     use std::sync::atomic::{AtomicU8, AtomicU32, Ordering::Relaxed};
     let across: Vec<AtomicU32> = (0..3 * triangles.len())
+        .into_par_iter()
         .map(|_| AtomicU32::new(u32::MAX))
         .collect();
-    let flags: Vec<AtomicU8> = (0..triangles.len()).map(|_| AtomicU8::new(0)).collect();
+    let flags: Vec<AtomicU8> = (0..triangles.len())
+        .into_par_iter()
+        .map(|_| AtomicU8::new(0))
+        .collect();
     let set = |x: &EdgeSide, bit: u8| {
         flags[x.tri as usize].fetch_or(bit << x.edge(), Relaxed);
     };
@@ -181,10 +185,10 @@ fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
     );
     MeshEdges {
         across: across
-            .chunks_exact(3)
+            .par_chunks_exact(3)
             .map(|c| [0, 1, 2].map(|k| c[k].load(Relaxed)))
             .collect(),
-        flags: flags.into_iter().map(AtomicU8::into_inner).collect(),
+        flags: flags.into_par_iter().map(AtomicU8::into_inner).collect(),
     }
 }
 
@@ -212,6 +216,26 @@ impl EdgeSide {
     }
 }
 
+/// Calls `f(lower vertex, side)` for every side of every non-degenerate
+/// edge of the triangles `tri(0..count)`, in (triangle, edge) order.
+#[inline(always)]
+fn for_each_side(count: usize, tri: &impl Fn(usize) -> [u32; 3], mut f: impl FnMut(u32, EdgeSide)) {
+    for t in 0..count {
+        let v = tri(t);
+        for k in 0..3 {
+            let (a, b) = (v[k], v[(k + 1) % 3]);
+            if a != b {
+                let side = EdgeSide {
+                    hi: a.max(b),
+                    tri: t as u32,
+                    edge: k as u8 | if a < b { 0x80 } else { 0 },
+                };
+                f(a.min(b), side);
+            }
+        }
+    }
+}
+
 /// Calls `group` once per distinct edge of the triangles `tri(0..count)`
 /// with the sides that share it, ordered by (triangle, edge). Degenerate
 /// edges (one vertex twice) are left out. The sides are filed by their
@@ -222,44 +246,62 @@ impl EdgeSide {
 fn edge_groups(
     count: usize,
     vertex_count: usize,
-    tri: impl Fn(usize) -> [u32; 3],
+    tri: impl Fn(usize) -> [u32; 3] + Sync,
     group: impl Fn(&[EdgeSide]) + Sync,
 ) {
-    let each_side = |f: &mut dyn FnMut(u32, EdgeSide)| {
-        for t in 0..count {
-            let v = tri(t);
-            for k in 0..3 {
-                let (a, b) = (v[k], v[(k + 1) % 3]);
-                if a != b {
-                    let side = EdgeSide {
-                        hi: a.max(b),
-                        tri: t as u32,
-                        edge: k as u8 | if a < b { 0x80 } else { 0 },
-                    };
-                    f(a.min(b), side);
-                }
+    let each_side_in = |vs: std::ops::Range<usize>, f: &mut dyn FnMut(usize, EdgeSide)| {
+        for_each_side(count, &tri, |lo, side| {
+            let i = lo.wrapping_sub(vs.start as u32) as usize;
+            if i < vs.len() {
+                f(i, side);
             }
-        }
+        })
     };
-    // bucket starts by lower vertex
+    // bucket starts by lower vertex, then the sides filed, each in
+    // parallel over ranges of lower vertices: every range scans all the
+    // triangles but counts and files only its own vertices' sides, into
+    // its own slices, so each bucket is in triangle order whatever the
+    // number of ranges (the scans are cheap; the scattered writes are not)
+    let ranges = rayon::current_num_threads().clamp(1, 16);
+    let per = vertex_count.div_ceil(ranges).max(1);
     let mut start = vec![0u32; vertex_count + 1];
-    each_side(&mut |lo, _| start[lo as usize + 1] += 1);
+    start[1..]
+        .par_chunks_mut(per)
+        .enumerate()
+        .for_each(|(r, counts)| {
+            let v0 = r * per;
+            each_side_in(v0..v0 + counts.len(), &mut |i, _| counts[i] += 1);
+        });
     for v in 0..vertex_count {
         start[v + 1] += start[v];
     }
-    let mut fill = start.clone();
     let blank = EdgeSide {
         hi: 0,
         tri: 0,
         edge: 0,
     };
-    let mut sides = vec![blank; start[vertex_count] as usize];
-    each_side(&mut |lo, side| {
-        let slot = &mut fill[lo as usize];
-        sides[*slot as usize] = side;
-        *slot += 1;
+    // filled in parallel: tens of megabytes of fresh pages, faulted in
+    // by both threads instead of one
+    let mut sides: Vec<EdgeSide> = (0..start[vertex_count])
+        .into_par_iter()
+        .map(|_| blank)
+        .collect();
+    let mut pieces = Vec::with_capacity(ranges);
+    let mut rest = sides.as_mut_slice();
+    for v0 in (0..vertex_count).step_by(per) {
+        let v1 = (v0 + per).min(vertex_count);
+        let (piece, tail) = rest.split_at_mut((start[v1] - start[v0]) as usize);
+        pieces.push((v0..v1, piece));
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(|(vs, piece)| {
+        let base = start[vs.start];
+        let mut fill: Vec<u32> = start[vs.clone()].iter().map(|s| s - base).collect();
+        each_side_in(vs, &mut |i, side| {
+            piece[fill[i] as usize] = side;
+            fill[i] += 1;
+        });
     });
-    drop(fill);
     // runs of vertices, each with its slice of sides
     const RUN: usize = 1 << 14;
     let mut runs = Vec::with_capacity(vertex_count / RUN + 1);
