@@ -35,7 +35,13 @@ pub fn weld(mesh: &SceneMesh) -> WeldedMesh {
 }
 
 /// Merges vertices with bit-identical positions (after mapping -0.0 to 0.0)
-/// and drops unused ones.
+/// and drops unused ones. Welded vertices are numbered in order of first
+/// use by the triangles: the numbering meshoptimizer's
+/// `generateVertexRemap` gives (the tests hold this to it). That call is
+/// one serial hash pass, a tenth of a large mesh's bake, so the same
+/// numbering is found here on the thread pool: equal positions meet in a
+/// parallel sort, and first uses are found chunk by chunk of the index
+/// buffer, then merged in chunk order.
 fn weld_positions(
     positions: &[[f32; 3]],
     triangles: &[[u32; 3]],
@@ -43,15 +49,136 @@ fn weld_positions(
     if triangles.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let canon: Vec<[f32; 3]> = positions
-        .par_iter()
-        .map(|p| p.map(|c| if c == 0.0 { 0.0 } else { c }))
+    let canon = |p: &[f32; 3]| p.map(|c| if c == 0.0 { 0.0 } else { c });
+    let rep = representatives(positions, canon);
+    // the first uses of representatives, chunk by chunk, in index order
+    let indices = triangles.as_flattened();
+    const CHUNK: usize = 1 << 16;
+    let firsts: Vec<Vec<u32>> = indices
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut seen = vec![0u64; rep.len().div_ceil(64)];
+            let mut firsts = Vec::new();
+            for &i in chunk {
+                let r = rep[i as usize];
+                let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
+                if seen[word] & bit == 0 {
+                    seen[word] |= bit;
+                    firsts.push(r);
+                }
+            }
+            firsts
+        })
         .collect();
-    let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(triangles.as_flattened()));
-    let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
+    // numbered in chunk order: a representative's number is its first
+    // use over the whole buffer
+    let mut number = vec![u32::MAX; positions.len()];
+    let mut vertices = Vec::new();
+    for &r in firsts.iter().flatten() {
+        if number[r as usize] == u32::MAX {
+            number[r as usize] = vertices.len() as u32;
+            vertices.push(canon(&positions[r as usize]));
+        }
+    }
     let tris = triangles
         .par_iter()
-        .map(|t| t.map(|v| remap[v as usize]))
+        .map(|t| t.map(|v| number[rep[v as usize] as usize]))
         .collect();
     (vertices, tris)
+}
+
+/// For each vertex, the lowest index of a vertex with bit-identical
+/// canonical position (by a parallel sort of positions' bits).
+fn representatives(
+    positions: &[[f32; 3]],
+    canon: impl Fn(&[f32; 3]) -> [f32; 3] + Sync,
+) -> Vec<u32> {
+    let mut keyed: Vec<([u32; 3], u32)> = positions
+        .par_iter()
+        .enumerate()
+        .map(|(i, p)| (canon(p).map(f32::to_bits), i as u32))
+        .collect();
+    // by bits, then index: each run of equal bits starts at its lowest index
+    keyed.par_sort_unstable();
+    let mut rep = vec![0u32; positions.len()];
+    let mut first = 0;
+    for (k, &(bits, i)) in keyed.iter().enumerate() {
+        if bits != keyed[first].0 {
+            first = k;
+        }
+        rep[i as usize] = keyed[first].1;
+    }
+    rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// meshoptimizer's weld, which this one must match exactly.
+    fn meshopt_weld(
+        positions: &[[f32; 3]],
+        triangles: &[[u32; 3]],
+    ) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+        let canon: Vec<[f32; 3]> = positions
+            .iter()
+            .map(|p| p.map(|c| if c == 0.0 { 0.0 } else { c }))
+            .collect();
+        let (count, remap) = meshopt::generate_vertex_remap(&canon, Some(triangles.as_flattened()));
+        let vertices = meshopt::remap_vertex_buffer(&canon, count, &remap);
+        let tris = triangles
+            .iter()
+            .map(|t| t.map(|v| remap[v as usize]))
+            .collect();
+        (vertices, tris)
+    }
+
+    fn bits(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
+        v.iter().map(|p| p.map(f32::to_bits)).collect()
+    }
+
+    #[test]
+    fn the_parallel_weld_numbers_vertices_as_meshoptimizer_does() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // few distinct values, so positions repeat; -0.0, NaNs with two
+        // payloads, infinities; unused vertices; more triangles than one
+        // chunk of the index buffer
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5,
+            f32::NAN,
+            f32::from_bits(0x7fc0_0001),
+            f32::INFINITY,
+            1e-40,
+        ];
+        for (n_pos, n_tri) in [(3, 1), (50, 40), (2_000, 30_000), (70_000, 25_000)] {
+            let positions: Vec<[f32; 3]> = (0..n_pos)
+                .map(|_| [0; 3].map(|_| values[(next() % values.len() as u64) as usize]))
+                .collect();
+            // indices from the first 90%: the rest stay unused
+            let used = (n_pos * 9 / 10).max(1) as u64;
+            let triangles: Vec<[u32; 3]> = (0..n_tri)
+                .map(|_| [0; 3].map(|_| (next() % used) as u32))
+                .collect();
+            let (v, t) = weld_positions(&positions, &triangles);
+            let (mv, mt) = meshopt_weld(&positions, &triangles);
+            assert_eq!(bits(&v), bits(&mv), "{n_pos} positions, {n_tri} triangles");
+            assert_eq!(t, mt, "{n_pos} positions, {n_tri} triangles");
+            // and on one thread
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let (v1, t1) = pool.install(|| weld_positions(&positions, &triangles));
+            assert_eq!((bits(&v1), t1), (bits(&v), t));
+        }
+    }
 }
