@@ -194,7 +194,7 @@ pub(crate) fn search(
     } else {
         -start
     });
-    let mut simplex = Simplex::of(&[w0], &[1.0]);
+    let mut simplex = Simplex::of([w0], [1.0]);
     let mut v = w0.w;
     // the scale of the problem, for relative tolerances
     let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
@@ -203,6 +203,7 @@ pub(crate) fn search(
     // a negative `near` never holds (no early "near" answer)
     let far2 = far * far;
     let near2 = if near >= 0.0 { near * near } else { -1.0 };
+    let mut stale = None;
     for _ in 0..128 {
         let vv = v.length_squared();
         if vv <= eps {
@@ -227,24 +228,22 @@ pub(crate) fn search(
         if simplex.vertices().iter().any(|s| s.w == w.w) {
             break;
         }
-        let mut grown = simplex;
-        grown.push(w);
-        let (nv, kept) = closest_on_simplex(&grown);
-        if kept.n == 4 {
+        // the closest points so far, should this step make no progress
+        let before = simplex.points();
+        simplex.push(w);
+        let nv = simplex.reduce();
+        if simplex.n == 4 {
             // the origin inside the tetrahedron: overlap
             return Gap::Overlap;
         }
         if nv.length_squared() >= vv {
             // no progress (rounding): the previous answer stands
+            stale = Some(before);
             break;
         }
-        (v, simplex) = (nv, kept);
+        v = nv;
     }
-    let (mut on_a, mut on_b) = (DVec3::ZERO, DVec3::ZERO);
-    for (s, &l) in simplex.vertices().iter().zip(&simplex.l) {
-        on_a += s.a * l;
-        on_b += s.b * l;
-    }
+    let (on_a, on_b) = stale.unwrap_or_else(|| simplex.points());
     let distance = v.length();
     if distance * distance <= eps {
         return Gap::Overlap;
@@ -399,7 +398,10 @@ struct Simplex {
 }
 
 impl Simplex {
-    fn of(vs: &[Vertex], ls: &[f64]) -> Simplex {
+    /// The simplex of `vs` with weights `ls` (sizes known when compiled,
+    /// so the copies are a few moves, not a `memmove` call).
+    #[inline(always)]
+    fn of<const N: usize>(vs: [Vertex; N], ls: [f64; N]) -> Simplex {
         let zero = Vertex {
             w: DVec3::ZERO,
             a: DVec3::ZERO,
@@ -408,10 +410,10 @@ impl Simplex {
         let mut s = Simplex {
             v: [zero; 4],
             l: [0.0; 4],
-            n: vs.len(),
+            n: N,
         };
-        s.v[..vs.len()].copy_from_slice(vs);
-        s.l[..ls.len()].copy_from_slice(ls);
+        s.v[..N].copy_from_slice(&vs);
+        s.l[..N].copy_from_slice(&ls);
         s
     }
     fn push(&mut self, v: Vertex) {
@@ -423,73 +425,128 @@ impl Simplex {
     }
 }
 
-/// The point of the simplex closest to the origin, and the smallest
-/// sub-simplex holding it with its barycentric weights.
-fn closest_on_simplex(s: &Simplex) -> (DVec3, Simplex) {
-    let v = s.vertices();
-    match v.len() {
-        1 => (v[0].w, Simplex::of(v, &[1.0])),
-        2 => {
-            let (a, b) = (v[0].w, v[1].w);
-            let ab = b - a;
-            let t = (-a).dot(ab) / ab.length_squared();
-            if t <= 0.0 {
-                (a, Simplex::of(&v[..1], &[1.0]))
-            } else if t >= 1.0 {
-                (b, Simplex::of(&v[1..], &[1.0]))
-            } else {
-                (a + ab * t, Simplex::of(v, &[1.0 - t, t]))
-            }
+impl Simplex {
+    /// The closest points of A and B: the weighted vertices.
+    #[inline]
+    fn points(&self) -> (DVec3, DVec3) {
+        let (mut on_a, mut on_b) = (DVec3::ZERO, DVec3::ZERO);
+        for (s, &l) in self.vertices().iter().zip(&self.l) {
+            on_a += s.a * l;
+            on_b += s.b * l;
         }
-        3 => triangle(v[0], v[1], v[2]),
-        _ => tetrahedron(v),
+        (on_a, on_b)
     }
-}
 
-/// Closest point of triangle (a, b, c) to the origin, with the vertices
-/// its region keeps (Ericson §5.1.5, through
-/// [`super::sphere_triangle::closest_region`]).
-fn triangle(va: Vertex, vb: Vertex, vc: Vertex) -> (DVec3, Simplex) {
-    use super::sphere_triangle::{TriangleRegion, closest_region};
-    let v = [va, vb, vc];
-    let w = [va.w, vb.w, vc.w];
-    let region = closest_region(DVec3::ZERO, w[0], w[1], w[2]);
-    let s = match region {
-        TriangleRegion::Vertex(k) => Simplex::of(&[v[k]], &[1.0]),
-        TriangleRegion::Edge(i, j, t) => Simplex::of(&[v[i], v[j]], &[1.0 - t, t]),
-        TriangleRegion::Face(s, t) => Simplex::of(&v, &[1.0 - s - t, s, t]),
-    };
-    (region.point(w), s)
-}
-
-/// Closest point of a tetrahedron to the origin: the origin itself when
-/// inside (all four vertices kept), else the best of the faces the origin
-/// is outside of (Ericson §5.1.6).
-fn tetrahedron(s: &[Vertex]) -> (DVec3, Simplex) {
-    let faces = [[0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [1, 3, 2, 0]];
-    let (a, b, c, d) = (s[0].w, s[1].w, s[2].w, s[3].w);
-    // a flat tetrahedron (a segment parallel to a face, say) holds nothing:
-    // the answer is on one of its faces
-    let size = (b - a).length().max((c - a).length()).max((d - a).length());
-    let flat = (b - a).dot((c - a).cross(d - a)).abs() <= 1e-12 * size * size * size;
-    let mut best: Option<(DVec3, Simplex)> = None;
-    for f in faces {
-        let (a, b, c, d) = (s[f[0]].w, s[f[1]].w, s[f[2]].w, s[f[3]].w);
-        let n = (b - a).cross(c - a);
-        // the origin and the fourth vertex on opposite sides of the face
-        let (so, sd) = ((-a).dot(n), (d - a).dot(n));
-        if flat || so * sd < 0.0 {
-            let r = triangle(s[f[0]], s[f[1]], s[f[2]]);
-            if best
-                .as_ref()
-                .is_none_or(|b| r.0.length_squared() < b.0.length_squared())
-            {
-                best = Some(r);
+    /// The point of the simplex closest to the origin; the simplex becomes
+    /// the smallest sub-simplex holding it, with its barycentric weights
+    /// (in place: a simplex is 328 bytes, and copying it whole per step
+    /// went through `memcpy`).
+    fn reduce(&mut self) -> DVec3 {
+        let v = &self.v;
+        match self.n {
+            1 => {
+                self.l[0] = 1.0;
+                v[0].w
             }
+            2 => {
+                let (a, b) = (v[0].w, v[1].w);
+                let ab = b - a;
+                let t = (-a).dot(ab) / ab.length_squared();
+                if t <= 0.0 {
+                    self.keep1(0);
+                    a
+                } else if t >= 1.0 {
+                    self.keep1(1);
+                    b
+                } else {
+                    self.l[..2].copy_from_slice(&[1.0 - t, t]);
+                    a + ab * t
+                }
+            }
+            3 => {
+                let w = [v[0].w, v[1].w, v[2].w];
+                let region = super::sphere_triangle::closest_region(DVec3::ZERO, w[0], w[1], w[2]);
+                self.keep_region([0, 1, 2], region);
+                region.point(w)
+            }
+            _ => self.reduce_tetrahedron(),
         }
     }
-    // no face with the origin outside it: inside, report the overlap
-    best.unwrap_or((DVec3::ZERO, Simplex::of(s, &[0.25; 4])))
+
+    /// Keeps vertex `k` alone.
+    #[inline]
+    fn keep1(&mut self, k: usize) {
+        self.v[0] = self.v[k];
+        self.l[0] = 1.0;
+        self.n = 1;
+    }
+
+    /// Keeps the vertices of triangle `f` (indices into the simplex) that
+    /// `region` names, with its weights.
+    fn keep_region(&mut self, f: [usize; 3], region: super::sphere_triangle::TriangleRegion) {
+        use super::sphere_triangle::TriangleRegion;
+        let v = [self.v[f[0]], self.v[f[1]], self.v[f[2]]];
+        match region {
+            TriangleRegion::Vertex(k) => {
+                self.v[0] = v[k];
+                self.l[0] = 1.0;
+                self.n = 1;
+            }
+            TriangleRegion::Edge(i, j, t) => {
+                (self.v[0], self.v[1]) = (v[i], v[j]);
+                self.l[..2].copy_from_slice(&[1.0 - t, t]);
+                self.n = 2;
+            }
+            TriangleRegion::Face(s, t) => {
+                self.v[..3].copy_from_slice(&v);
+                self.l[..3].copy_from_slice(&[1.0 - s - t, s, t]);
+                self.n = 3;
+            }
+        }
+    }
+
+    /// [`Simplex::reduce`] of a tetrahedron: the origin itself when inside
+    /// (all four vertices kept), else the best of the faces the origin is
+    /// outside of (Ericson §5.1.6), each through
+    /// [`super::sphere_triangle::closest_region`] (Ericson §5.1.5).
+    fn reduce_tetrahedron(&mut self) -> DVec3 {
+        use super::sphere_triangle::closest_region;
+        let faces = [[0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [1, 3, 2, 0]];
+        let s = &self.v;
+        let (a, b, c, d) = (s[0].w, s[1].w, s[2].w, s[3].w);
+        // a flat tetrahedron (a segment parallel to a face, say) holds
+        // nothing: the answer is on one of its faces
+        let size = (b - a).length().max((c - a).length()).max((d - a).length());
+        let flat = (b - a).dot((c - a).cross(d - a)).abs() <= 1e-12 * size * size * size;
+        let mut best = None;
+        for f in faces {
+            let (a, b, c, d) = (s[f[0]].w, s[f[1]].w, s[f[2]].w, s[f[3]].w);
+            let n = (b - a).cross(c - a);
+            // the origin and the fourth vertex on opposite sides of the face
+            let (so, sd) = ((-a).dot(n), (d - a).dot(n));
+            if flat || so * sd < 0.0 {
+                let w = [a, b, c];
+                let region = closest_region(DVec3::ZERO, a, b, c);
+                let p = region.point(w);
+                if best.as_ref().is_none_or(|&(q, _, _): &(DVec3, _, _)| {
+                    p.length_squared() < q.length_squared()
+                }) {
+                    best = Some((p, [f[0], f[1], f[2]], region));
+                }
+            }
+        }
+        match best {
+            Some((p, f, region)) => {
+                self.keep_region(f, region);
+                p
+            }
+            // no face with the origin outside it: inside, report the overlap
+            None => {
+                self.l = [0.25; 4];
+                DVec3::ZERO
+            }
+        }
+    }
 }
 
 #[cfg(test)]
