@@ -8,8 +8,10 @@
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
 //! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain and sauer_pandora rows
 //! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
-//! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
+//! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s"
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
+//! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
+//!     # capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s"): 5 s of Kiln's side first
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
