@@ -11,7 +11,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s"
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
-//!     # capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s"): 5 s of Kiln's side first
+//!     # the same for capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s")
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and

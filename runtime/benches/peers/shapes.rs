@@ -219,8 +219,8 @@ pub fn rows(
         let mut parry_yes = Vec::with_capacity(n);
         let mut buf = Vec::new();
         // `--profile "TARGET SHAPE QUERY"` (e.g. "sauer_pandora box
-        // overlaps"): Kiln's side of that row alone for five seconds
-        // first, for `perf record`
+        // overlaps"): Kiln's side of that row alone for five seconds, its
+        // rate, then exit (for `perf record`)
         let wanted = |q: &str| {
             let args: Vec<String> = std::env::args().collect();
             args.iter()
@@ -236,7 +236,12 @@ pub fn rows(
                 f();
                 runs += 1;
             }
-            eprintln!("  profiled {name}: {runs} runs of {n} queries in 5 s");
+            eprintln!(
+                "  profiled {name}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
+                (runs * n) as f64 / t0.elapsed().as_secs_f64()
+            );
+            // the rest of the run would only dilute the profile
+            std::process::exit(0);
         };
         if wanted("overlaps") {
             soak(&mut || {
