@@ -91,6 +91,22 @@ fn profiled() -> Option<String> {
     args.get(i + 1).cloned()
 }
 
+/// Runs `f` (`n` queries) for five seconds, prints the rate and exits:
+/// the rest of the run would only dilute a profile.
+fn soak(label: &str, n: usize, f: &mut dyn FnMut()) -> ! {
+    let t0 = Instant::now();
+    let mut runs = 0;
+    while t0.elapsed().as_secs_f64() < 5.0 {
+        f();
+        runs += 1;
+    }
+    eprintln!(
+        "  profiled {label}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
+        (runs * n) as f64 / t0.elapsed().as_secs_f64()
+    );
+    std::process::exit(0)
+}
+
 /// Times `kiln` then `parry` over the same `n` queries (each returns how
 /// many queries found something), prints both counts and adds a rate row.
 fn compare(
@@ -106,18 +122,9 @@ fn compare(
     // spheres rays/s"): Kiln's side of that row alone for five seconds,
     // its rate, then exit (for `perf record`)
     if profiled().is_some_and(|w| *w == format!("{mesh} {query}")) {
-        let t0 = Instant::now();
-        let mut runs = 0;
-        while t0.elapsed().as_secs_f64() < 5.0 {
+        soak(&format!("{mesh} {query}"), n, &mut || {
             std::hint::black_box(kiln());
-            runs += 1;
-        }
-        eprintln!(
-            "  profiled {mesh} {query}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
-            (runs * n) as f64 / t0.elapsed().as_secs_f64()
-        );
-        // the rest of the run would only dilute the profile
-        std::process::exit(0);
+        });
     }
     let t0 = Instant::now();
     let k = kiln();

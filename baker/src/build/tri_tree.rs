@@ -286,40 +286,47 @@ fn edge_groups(
         .into_par_iter()
         .map(|_| blank)
         .collect();
-    let mut pieces = Vec::with_capacity(ranges);
-    let mut rest = sides.as_mut_slice();
-    for v0 in (0..vertex_count).step_by(per) {
-        let v1 = (v0 + per).min(vertex_count);
-        let (piece, tail) = rest.split_at_mut((start[v1] - start[v0]) as usize);
-        pieces.push((v0..v1, piece));
-        rest = tail;
-    }
-    pieces.into_par_iter().for_each(|(vs, piece)| {
-        let base = start[vs.start];
-        let mut fill: Vec<u32> = start[vs.clone()].iter().map(|s| s - base).collect();
-        each_side_in(vs, &mut |i, side| {
-            piece[fill[i] as usize] = side;
-            fill[i] += 1;
+    by_vertices(&mut sides, &start, per)
+        .into_par_iter()
+        .for_each(|(vs, piece)| {
+            let base = start[vs.start];
+            let mut fill: Vec<u32> = start[vs.clone()].iter().map(|s| s - base).collect();
+            each_side_in(vs, &mut |i, side| {
+                piece[fill[i] as usize] = side;
+                fill[i] += 1;
+            });
         });
-    });
     // runs of vertices, each with its slice of sides
     const RUN: usize = 1 << 14;
-    let mut runs = Vec::with_capacity(vertex_count / RUN + 1);
-    let mut rest = sides.as_mut_slice();
-    for v0 in (0..vertex_count).step_by(RUN) {
-        let v1 = (v0 + RUN).min(vertex_count);
+    by_vertices(&mut sides, &start, RUN)
+        .into_par_iter()
+        .for_each(|(vs, run)| {
+            let base = start[vs.start];
+            for v in vs {
+                let bucket = &mut run[(start[v] - base) as usize..(start[v + 1] - base) as usize];
+                bucket.sort_unstable();
+                bucket.chunk_by(|x, y| x.hi == y.hi).for_each(&group);
+            }
+        });
+}
+
+/// `sides` (filed by lower vertex, vertex `v`'s from `start[v]`) cut into
+/// runs of `per` vertices, each with its own slice.
+fn by_vertices<'a>(
+    sides: &'a mut [EdgeSide],
+    start: &[u32],
+    per: usize,
+) -> Vec<(std::ops::Range<usize>, &'a mut [EdgeSide])> {
+    let vertex_count = start.len() - 1;
+    let mut runs = Vec::with_capacity(vertex_count / per + 1);
+    let mut rest = sides;
+    for v0 in (0..vertex_count).step_by(per) {
+        let v1 = (v0 + per).min(vertex_count);
         let (run, tail) = rest.split_at_mut((start[v1] - start[v0]) as usize);
         runs.push((v0..v1, run));
         rest = tail;
     }
-    runs.into_par_iter().for_each(|(vs, run)| {
-        let base = start[vs.start];
-        for v in vs {
-            let bucket = &mut run[(start[v] - base) as usize..(start[v + 1] - base) as usize];
-            bucket.sort_unstable();
-            bucket.chunk_by(|x, y| x.hi == y.hi).for_each(&group);
-        }
-    });
+    runs
 }
 
 /// Whether triangle `u` (through its edge `j`) continues triangle `t`

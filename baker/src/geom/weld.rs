@@ -56,19 +56,26 @@ fn weld_positions(
     const CHUNK: usize = 1 << 16;
     let firsts: Vec<Vec<u32>> = indices
         .par_chunks(CHUNK)
-        .map(|chunk| {
-            let mut seen = vec![0u64; rep.len().div_ceil(64)];
-            let mut firsts = Vec::new();
-            for &i in chunk {
-                let r = rep[i as usize];
-                let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
-                if seen[word] & bit == 0 {
-                    seen[word] |= bit;
-                    firsts.push(r);
+        .map_init(
+            // one bitmap per worker, cleared after each chunk by the bits
+            // it set (not zeroed whole: a chunk meets few vertices)
+            || vec![0u64; rep.len().div_ceil(64)],
+            |seen, chunk| {
+                let mut firsts = Vec::new();
+                for &i in chunk {
+                    let r = rep[i as usize];
+                    let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
+                    if seen[word] & bit == 0 {
+                        seen[word] |= bit;
+                        firsts.push(r);
+                    }
                 }
-            }
-            firsts
-        })
+                for &r in &firsts {
+                    seen[r as usize / 64] = 0;
+                }
+                firsts
+            },
+        )
         .collect();
     // numbered in chunk order: a representative's number is its first
     // use over the whole buffer

@@ -222,27 +222,11 @@ pub fn rows(
         // overlaps"): Kiln's side of that row alone for five seconds, its
         // rate, then exit (for `perf record`)
         let wanted = |q: &str| {
-            let args: Vec<String> = std::env::args().collect();
-            args.iter()
-                .position(|a| a == "--profile")
-                .and_then(|i| args.get(i + 1))
-                .and_then(|w| w.strip_suffix(&format!(" {label} {q}")))
-                .is_some_and(|target| !target.is_empty() && name.starts_with(target))
+            super::profiled()
+                .and_then(|w| w.strip_suffix(&format!(" {label} {q}")).map(str::to_string))
+                .is_some_and(|target| !target.is_empty() && name.starts_with(&target))
         };
-        let soak = |f: &mut dyn FnMut()| {
-            let t0 = std::time::Instant::now();
-            let mut runs = 0;
-            while t0.elapsed().as_secs_f64() < 5.0 {
-                f();
-                runs += 1;
-            }
-            eprintln!(
-                "  profiled {name}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
-                (runs * n) as f64 / t0.elapsed().as_secs_f64()
-            );
-            // the rest of the run would only dilute the profile
-            std::process::exit(0);
-        };
+        let soak = |f: &mut dyn FnMut()| super::soak(name, n, f);
         if wanted("overlaps") {
             soak(&mut || {
                 poses

@@ -194,7 +194,7 @@ pub(crate) fn search(
     } else {
         -start
     });
-    let mut simplex = Simplex::of([w0], [1.0]);
+    let mut simplex = Simplex::of(w0);
     let mut v = w0.w;
     // the scale of the problem, for relative tolerances
     let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
@@ -398,23 +398,13 @@ struct Simplex {
 }
 
 impl Simplex {
-    /// The simplex of `vs` with weights `ls` (sizes known when compiled,
-    /// so the copies are a few moves, not a `memmove` call).
-    #[inline(always)]
-    fn of<const N: usize>(vs: [Vertex; N], ls: [f64; N]) -> Simplex {
-        let zero = Vertex {
-            w: DVec3::ZERO,
-            a: DVec3::ZERO,
-            b: DVec3::ZERO,
-        };
-        let mut s = Simplex {
-            v: [zero; 4],
-            l: [0.0; 4],
-            n: N,
-        };
-        s.v[..N].copy_from_slice(&vs);
-        s.l[..N].copy_from_slice(&ls);
-        s
+    /// The simplex of one vertex.
+    fn of(v: Vertex) -> Simplex {
+        Simplex {
+            v: [v; 4],
+            l: [1.0, 0.0, 0.0, 0.0],
+            n: 1,
+        }
     }
     fn push(&mut self, v: Vertex) {
         self.v[self.n] = v;
@@ -423,9 +413,7 @@ impl Simplex {
     fn vertices(&self) -> &[Vertex] {
         &self.v[..self.n]
     }
-}
 
-impl Simplex {
     /// The closest points of A and B: the weighted vertices.
     #[inline]
     fn points(&self) -> (DVec3, DVec3) {
@@ -487,11 +475,7 @@ impl Simplex {
         use super::sphere_triangle::TriangleRegion;
         let v = [self.v[f[0]], self.v[f[1]], self.v[f[2]]];
         match region {
-            TriangleRegion::Vertex(k) => {
-                self.v[0] = v[k];
-                self.l[0] = 1.0;
-                self.n = 1;
-            }
+            TriangleRegion::Vertex(k) => self.keep1(f[k]),
             TriangleRegion::Edge(i, j, t) => {
                 (self.v[0], self.v[1]) = (v[i], v[j]);
                 self.l[..2].copy_from_slice(&[1.0 - t, t]);

@@ -8,7 +8,7 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
-use super::gjk::{self, Gap, Moved, OrientedBox, Separation, Support};
+use super::gjk::{self, Gap, Moved, Separation, Support};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -39,49 +39,10 @@ fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
     1e-12 * scale(a, b)
 }
 
-/// The distance from an oriented box to a point outside it, in closed
-/// form, with the box's closest point: the point's coordinates along the
-/// box's axes, clamped to the box. `None` when the point is inside the box
-/// or within [`contact_eps`] of it (the general path decides those: their
-/// answer is a separating-axis depth), or when an axis is degenerate.
-fn box_point(b: &OrientedBox, p: DVec3, eps: f64) -> Option<Separation> {
-    let d = p - b.center;
-    let mut on_box = b.center;
-    let mut gap2 = 0.0;
-    for k in 0..3 {
-        // axes from f32 placements are unit only to rounding
-        let len = b.axes[k].length();
-        if !(len > 0.0 && len.is_finite()) {
-            return None;
-        }
-        let (u, h) = (b.axes[k] / len, b.half[k] * len);
-        let l = d.dot(u);
-        let q = l.clamp(-h, h);
-        on_box += u * q;
-        gap2 += (l - q) * (l - q);
-    }
-    let distance = gap2.sqrt();
-    (distance > eps).then_some(Separation {
-        distance,
-        on_a: on_box,
-        on_b: p,
-    })
-}
-
-/// [`box_point`] for a query box `q` against a collider point `c`, if the
-/// pair is one.
-fn box_and_point(q: &impl Polyhedral, c: &impl Polyhedral) -> Option<Separation> {
-    let (b, p) = (q.as_box()?, c.as_point()?);
-    box_point(&b, p, contact_eps(q, c))
-}
-
 /// Whether `q` grown by `rq` touches `c` grown by `rc`: the GJK distance
 /// alone, no depth (yes/no tests).
 pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> bool {
     let r = rq + rc;
-    if let Some(s) = box_and_point(q, c) {
-        return s.distance <= r;
-    }
     if r == 0.0
         && let Some((d, _)) = sat::closed_form(q, c)
     {
@@ -97,9 +58,6 @@ pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64
 /// The deepest contact of `q` grown by `rq` with `c` grown by `rc`, if
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {
-    if let Some(s) = box_and_point(q, c) {
-        return apart(s, rq, rc);
-    }
     if rq + rc == 0.0
         && let Some((d, u)) = sat::closed_form(q, c)
     {
@@ -287,7 +245,7 @@ pub(crate) fn flatten(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geom::gjk::{Point, Triangle};
+    use crate::geom::gjk::{OrientedBox, Triangle};
     use crate::geom::test_rng::Rng;
 
     /// The closed-form box–triangle answers (yes/no and contact) agree
@@ -320,67 +278,5 @@ mod tests {
             }
         }
         assert!(yes > 2000 && no > 2000, "{yes} {no}");
-    }
-
-    /// The closed-form box–point answers (a box query against a sphere's
-    /// centre) agree with GJK's distance and closest points, and with the
-    /// distance from the point to the box's eight-corner hull measured by
-    /// clamping in the box's own frame; points inside or on the box still
-    /// take the general path's depth.
-    #[test]
-    fn box_point_closed_form_agrees_with_gjk() {
-        let mut r = Rng(0xb0c5_9017_5eed_0002);
-        let (mut apart, mut inside) = (0, 0);
-        for i in 0..20_000 {
-            let at = r.v(1.0) * if i % 4 == 0 { 1e4 } else { 1.0 };
-            // axes unit only to rounding, as from f32 placements
-            let axes = r.rotation().map(|a| a * (1.0 + 1e-7 * (r.f() - 0.5)));
-            let b = OrientedBox {
-                center: at,
-                axes,
-                half: DVec3::new(0.05 + r.f(), 0.05 + r.f(), 0.05 + r.f()),
-            };
-            // every other point near the centre: many inside
-            let p = Point(at + r.v(if i % 2 == 0 { 0.6 } else { 2.0 }));
-            let rc = 0.5 * r.f();
-            let general = gjk::search(&b, &p, f64::INFINITY, -1.0, None);
-            match box_and_point(&b, &p) {
-                Some(s) => {
-                    apart += 1;
-                    let Gap::Apart(g) = general else {
-                        panic!("case {i}: closed form apart, GJK {general:?}");
-                    };
-                    let tol = 1e-9 * (1.0 + at.length());
-                    assert!((s.distance - g.distance).abs() <= tol, "case {i}");
-                    assert!(
-                        s.on_a.distance(g.on_a) <= 1e-6 * (1.0 + at.length()),
-                        "case {i}"
-                    );
-                    assert_eq!(touches(&b, 0.0, &p, rc), s.distance <= rc, "case {i}");
-                    let t = touch(&b, 0.0, &p, rc);
-                    assert_eq!(t.is_some(), s.distance <= rc, "case {i}");
-                    if let Some(t) = t {
-                        assert!((t.depth - (rc - g.distance)).abs() <= tol, "case {i}");
-                        // the directions agree to the rounding of the
-                        // points over the distance between them
-                        let along = t.normal.dot((g.on_a - g.on_b) / g.distance);
-                        let angle = tol / g.distance;
-                        assert!(
-                            along >= 1.0 - 0.5 * angle * angle - 1e-9,
-                            "case {i}: {along}"
-                        );
-                    }
-                }
-                None => {
-                    inside += 1;
-                    assert!(
-                        !matches!(general, Gap::Apart(g) if g.distance > 1e-9 * (1.0 + at.length())),
-                        "case {i}: closed form inside, GJK {general:?}"
-                    );
-                    assert!(touches(&b, 0.0, &p, rc) && touch(&b, 0.0, &p, rc).is_some());
-                }
-            }
-        }
-        assert!(apart > 2000 && inside > 2000, "{apart} {inside}");
     }
 }

@@ -62,11 +62,6 @@ pub(crate) trait Polyhedral: Support {
     fn as_triangle(&self) -> Option<[DVec3; 3]> {
         None
     }
-    /// The shape as a point, if it is one (for the closed-form box–point
-    /// distance).
-    fn as_point(&self) -> Option<DVec3> {
-        None
-    }
 }
 
 /// Whether an edge of one polyhedron (Gauss-map arc from `a` to `b`,
@@ -87,9 +82,6 @@ fn minkowski_face(a: DVec3, b: DVec3, bxa: DVec3, c: DVec3, d: DVec3, dxc: DVec3
 }
 
 impl Polyhedral for Point {
-    fn as_point(&self) -> Option<DVec3> {
-        Some(self.0)
-    }
     fn face_normals(&self, _: &mut dyn FnMut(DVec3)) {}
     fn edge_directions(&self, _: &mut dyn FnMut(DVec3)) {}
 }
