@@ -237,13 +237,33 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
     if let Some((_, u)) = closed_form(a, b) {
         return along(a, b, u);
     }
-    let fast = SCRATCH.with(|s| {
-        // a nested call (none today) would find the scratch taken: it
-        // takes the general path instead
-        let mut s = s.try_borrow_mut().ok()?;
-        by_features(a, b, &mut s)
-    });
-    fast.unwrap_or_else(|| by_axes(a, b))
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => general(a, b, &mut s),
+        // a nested call (none today) finds the scratch taken: it uses its own
+        Err(_) => general(a, b, &mut Scratch::default()),
+    })
+}
+
+/// [`penetration`] without a closed form: each shape's features are
+/// gathered once, into `s`; two shapes that know theirs (not both flat)
+/// take [`by_features`], the others [`by_axes`] with what was gathered.
+fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, DVec3) {
+    s.faces_a.clear();
+    s.edges_a.clear();
+    s.faces_b.clear();
+    s.edges_b.clear();
+    let a_known = a.features(&mut s.faces_a, &mut s.edges_a);
+    let b_known = b.features(&mut s.faces_b, &mut s.edges_b);
+    // two flat shapes: their difference may be flat too
+    if a_known && b_known && (s.faces_a.len() > 2 || s.faces_b.len() > 2) {
+        return by_features(a, b, s);
+    }
+    by_axes(
+        a,
+        b,
+        a_known.then_some(&s.edges_a[..]),
+        b_known.then_some(&s.edges_b[..]),
+    )
 }
 
 /// The separating-axis depth of `a` and `b` and the unit direction `a`
@@ -337,9 +357,8 @@ fn box_triangle(b: &OrientedBox, t: &[DVec3; 3]) -> Option<(f64, DVec3)> {
 /// none: the two edges' points give a lower bound of the support value
 /// along their common normal (exact when they do span a face). Only a
 /// bound below the best so far is checked with support calls, so every
-/// answer is a true support value. `None` when either shape does not know
-/// its features.
-fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> Option<(f64, DVec3)> {
+/// answer is a true support value. Both shapes' features are in `s`.
+fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, DVec3) {
     let Scratch {
         faces_a,
         edges_a,
@@ -347,17 +366,6 @@ fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> Opt
         edges_b,
         cross_b,
     } = s;
-    faces_a.clear();
-    edges_a.clear();
-    faces_b.clear();
-    edges_b.clear();
-    if !a.features(faces_a, edges_a) || !b.features(faces_b, edges_b) {
-        return None;
-    }
-    // two flat shapes: their difference may be flat too
-    if faces_a.len() <= 2 && faces_b.len() <= 2 {
-        return None;
-    }
     let mut best = (f64::INFINITY, DVec3::Y);
     // a face of a (normal n): a moves along −n, by h_a(n) − min over b;
     // the face's own support value is a lower bound of h_a(n) (equal to
@@ -423,13 +431,19 @@ fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> Opt
             }
         }
     }
-    Some(best)
+    best
 }
 
 /// [`penetration`] over explicit axes: the face normals of both shapes,
 /// both ways, and the cross products of their edge directions (pruned by
 /// the Gauss map where one side is a segment and the other a solid).
-fn by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
+/// `ea`, `eb`: each shape's edges where it knows its features.
+fn by_axes(
+    a: &impl Polyhedral,
+    b: &impl Polyhedral,
+    ea: Option<&[Edge]>,
+    eb: Option<&[Edge]>,
+) -> (f64, DVec3) {
     let mut best = (f64::INFINITY, DVec3::Y);
     let mut try_axis = |u: DVec3| {
         let len = u.length();
@@ -462,13 +476,10 @@ fn by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
     });
     // a point or segment against a solid: the segment's Gauss map is the
     // great circle square to it, which a solid edge's arc must cross
-    let (mut faces, mut ea, mut eb) = (Vec::new(), Vec::new(), Vec::new());
-    let a_solid = fa > 1 && a.features(&mut faces, &mut ea);
-    let b_solid = fb > 1 && b.features(&mut faces, &mut eb);
     let crosses = |e: DVec3, c: DVec3, d: DVec3| c.dot(e) * d.dot(e) <= 1e-12 * e.length_squared();
-    if b_solid && fa == 0 {
+    if let Some(eb) = eb.filter(|_| fb > 1 && fa == 0) {
         a.edge_directions(&mut |e| {
-            for x in &eb {
+            for x in eb {
                 if crosses(e, x.n1, x.n2) {
                     try_axis(e.cross(x.q - x.p));
                 }
@@ -476,9 +487,9 @@ fn by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
         });
         return best;
     }
-    if a_solid && fb == 0 {
+    if let Some(ea) = ea.filter(|_| fa > 1 && fb == 0) {
         b.edge_directions(&mut |e| {
-            for x in &ea {
+            for x in ea {
                 if crosses(e, x.n1, x.n2) {
                     try_axis((x.q - x.p).cross(e));
                 }
@@ -633,7 +644,7 @@ mod tests {
             assert!(same(dt, all_t), "box/triangle {i}: {dt} vs {all_t}");
             // the general path on the same pair (features, no closed form)
             let mut sc = Scratch::default();
-            let (ft, _) = by_features(&b1, &tri, &mut sc).expect("features");
+            let (ft, _) = general(&b1, &tri, &mut sc);
             assert!(same(dt, ft), "box/triangle {i}: {dt} vs features {ft}");
             let (dr, _) = penetration(&tri, &b2);
             let (all_r, _) = penetration(&AllPairs(&tri), &AllPairs(&b2));
