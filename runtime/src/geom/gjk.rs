@@ -178,6 +178,30 @@ pub(crate) fn search(
     near: f64,
     hint: Option<DVec3>,
 ) -> Gap {
+    search_in(a, b, far, near, hint, None)
+}
+
+/// A tetrahedron of points of A − B with the origin inside, when GJK
+/// ends on one (overlapping shapes whose difference holds the origin
+/// deeper than a hair): where the expanding polytope starts.
+pub(crate) fn enclosing(a: &impl Support, b: &impl Support) -> Option<[DVec3; 4]> {
+    let mut tet = None;
+    match search_in(a, b, f64::INFINITY, -1.0, None, Some(&mut tet)) {
+        Gap::Overlap => tet,
+        _ => None,
+    }
+}
+
+/// [`search`], handing the final tetrahedron to `tet` when it ends on one.
+#[inline(always)]
+fn search_in(
+    a: &impl Support,
+    b: &impl Support,
+    far: f64,
+    near: f64,
+    hint: Option<DVec3>,
+    tet: Option<&mut Option<[DVec3; 4]>>,
+) -> Gap {
     let first = |d: DVec3| {
         let (pa, pb) = (a.support(d), b.support(-d));
         Vertex {
@@ -234,6 +258,9 @@ pub(crate) fn search(
         let nv = simplex.reduce();
         if simplex.n == 4 {
             // the origin inside the tetrahedron: overlap
+            if let Some(t) = tet {
+                *t = Some(simplex.v.map(|v| v.w));
+            }
             return Gap::Overlap;
         }
         if nv.length_squared() >= vv {

@@ -1,9 +1,11 @@
 //! The primitive tests every shape is built from: ray against box and
 //! ball (conservative, for culling), watertight ray against triangle,
 //! sphere against triangle (closest point and sweep), GJK distance
-//! between convex shapes, and convex hulls (for hull query shapes; the
+//! between convex shapes, penetration depth (separating axes, expanding
+//! polytope), and convex hulls (for hull query shapes; the
 //! baker builds its polytopes with the same code).
 
+pub(crate) mod epa;
 pub(crate) mod gjk;
 pub mod hull;
 pub(crate) mod probe;

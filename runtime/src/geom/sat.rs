@@ -13,7 +13,7 @@
 //! (the distance between cores is then zero and GJK has no direction); a
 //! radius on either side adds to the depth.
 
-use super::gjk::{Moved, OrientedBox, Point, Segment, Support, Triangle};
+use super::gjk::{self, Moved, OrientedBox, Point, Segment, Support, Triangle};
 use glam::DVec3;
 
 /// A face of a polyhedron: its unit outward normal and the support value
@@ -223,6 +223,8 @@ struct Scratch {
     edges_b: Vec<Edge>,
     /// `n2 × n1` of every edge of b, for the Gauss-map test.
     cross_b: Vec<DVec3>,
+    /// The expanding polytope's storage.
+    epa: super::epa::Scratch,
 }
 
 thread_local! {
@@ -238,16 +240,33 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
         return along(a, b, u);
     }
     SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => general(a, b, &mut s),
+        Ok(mut s) => general(a, b, &mut s, true),
         // a nested call (none today) finds the scratch taken: it uses its own
-        Err(_) => general(a, b, &mut Scratch::default()),
+        Err(_) => general(a, b, &mut Scratch::default(), true),
     })
 }
 
+/// [`penetration`] by separating axes alone, never the expanding
+/// polytope: the reference its answers are tested against.
+#[cfg(test)]
+pub(crate) fn penetration_by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
+    general(a, b, &mut Scratch::default(), false)
+}
+
+/// Edge pairs above which [`penetration`] tries the expanding polytope
+/// before the separating axes.
+const EPA_PAIRS: usize = 400;
+
+/// Edges of a solid above which a point or segment against it tries the
+/// expanding polytope before the separating axes.
+const EPA_EDGES: usize = 24;
+
 /// [`penetration`] without a closed form: each shape's features are
 /// gathered once, into `s`; two shapes that know theirs (not both flat)
-/// take [`by_features`], the others [`by_axes`] with what was gathered.
-fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, DVec3) {
+/// take [`by_features`] (or, with `epa` and many edge pairs, the
+/// expanding polytope when it can vouch for its answer), the others
+/// [`by_axes`] with what was gathered.
+fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool) -> (f64, DVec3) {
     s.faces_a.clear();
     s.edges_a.clear();
     s.faces_b.clear();
@@ -256,7 +275,30 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, D
     let b_known = b.features(&mut s.faces_b, &mut s.edges_b);
     // two flat shapes: their difference may be flat too
     if a_known && b_known && (s.faces_a.len() > 2 || s.faces_b.len() > 2) {
+        if epa
+            && s.edges_a.len() * s.edges_b.len() > EPA_PAIRS
+            && let Some(t) = gjk::enclosing(a, b)
+            && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
+        {
+            return answer;
+        }
         return by_features(a, b, s);
+    }
+    // a point or segment against a solid with many edges: each candidate
+    // axis costs support calls over the whole solid
+    let solid_edges = if a_known && s.faces_a.len() > 2 {
+        s.edges_a.len()
+    } else if b_known && s.faces_b.len() > 2 {
+        s.edges_b.len()
+    } else {
+        0
+    };
+    if epa
+        && solid_edges > EPA_EDGES
+        && let Some(t) = gjk::enclosing(a, b)
+        && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
+    {
+        return answer;
     }
     by_axes(
         a,
@@ -365,6 +407,7 @@ fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f6
         faces_b,
         edges_b,
         cross_b,
+        ..
     } = s;
     let mut best = (f64::INFINITY, DVec3::Y);
     // a face of a (normal n): a moves along −n, by h_a(n) − min over b;
@@ -644,7 +687,7 @@ mod tests {
             assert!(same(dt, all_t), "box/triangle {i}: {dt} vs {all_t}");
             // the general path on the same pair (features, no closed form)
             let mut sc = Scratch::default();
-            let (ft, _) = general(&b1, &tri, &mut sc);
+            let (ft, _) = general(&b1, &tri, &mut sc, false);
             assert!(same(dt, ft), "box/triangle {i}: {dt} vs features {ft}");
             let (dr, _) = penetration(&tri, &b2);
             let (all_r, _) = penetration(&AllPairs(&tri), &AllPairs(&b2));
