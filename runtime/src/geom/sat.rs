@@ -53,6 +53,12 @@ pub(crate) trait Polyhedral: Support {
     fn features(&self, _faces: &mut Vec<Face>, _edges: &mut Vec<Edge>) -> bool {
         false
     }
+    /// How many faces and edges [`Polyhedral::features`] would append
+    /// (`None` where it appends none), without building them: chooses the
+    /// way to the depth. Only a hint; no answer depends on it.
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        None
+    }
     /// The shape as an oriented box, if it is one (for the closed-form
     /// box–triangle test).
     fn as_box(&self) -> Option<OrientedBox> {
@@ -107,6 +113,9 @@ impl Polyhedral for Triangle {
         f(v[2] - v[1]);
         f(v[0] - v[2]);
     }
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        Some((2, 3))
+    }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let v = &self.0;
         let n = (v[1] - v[0]).cross(v[2] - v[0]);
@@ -142,6 +151,9 @@ impl Polyhedral for OrientedBox {
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.axes.iter().for_each(|&a| f(a));
+    }
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        Some((6, 12))
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         if self.half.min_element() <= 0.0 {
@@ -197,6 +209,9 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.0.edge_directions(f);
+    }
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        self.0.feature_counts()
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let (f0, e0) = (faces.len(), edges.len());
@@ -267,6 +282,13 @@ const EPA_EDGES: usize = 24;
 /// expanding polytope when it can vouch for its answer), the others
 /// [`by_axes`] with what was gathered.
 fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool) -> (f64, DVec3) {
+    if epa
+        && many_axes(a.feature_counts(), b.feature_counts())
+        && let Some(t) = gjk::enclosing(a, b)
+        && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
+    {
+        return answer;
+    }
     s.faces_a.clear();
     s.edges_a.clear();
     s.faces_b.clear();
@@ -275,30 +297,7 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool)
     let b_known = b.features(&mut s.faces_b, &mut s.edges_b);
     // two flat shapes: their difference may be flat too
     if a_known && b_known && (s.faces_a.len() > 2 || s.faces_b.len() > 2) {
-        if epa
-            && s.edges_a.len() * s.edges_b.len() > EPA_PAIRS
-            && let Some(t) = gjk::enclosing(a, b)
-            && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
-        {
-            return answer;
-        }
         return by_features(a, b, s);
-    }
-    // a point or segment against a solid with many edges: each candidate
-    // axis costs support calls over the whole solid
-    let solid_edges = if a_known && s.faces_a.len() > 2 {
-        s.edges_a.len()
-    } else if b_known && s.faces_b.len() > 2 {
-        s.edges_b.len()
-    } else {
-        0
-    };
-    if epa
-        && solid_edges > EPA_EDGES
-        && let Some(t) = gjk::enclosing(a, b)
-        && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
-    {
-        return answer;
     }
     by_axes(
         a,
@@ -306,6 +305,19 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool)
         a_known.then_some(&s.edges_a[..]),
         b_known.then_some(&s.edges_b[..]),
     )
+}
+
+/// Whether shapes with these feature counts ([`Polyhedral::feature_counts`])
+/// have so many candidate axes that the expanding polytope goes first:
+/// two polyhedra, one solid, with more than [`EPA_PAIRS`] edge pairs; or
+/// a point or segment against a solid of more than [`EPA_EDGES`] edges
+/// (each of its axes costs support calls over the whole solid).
+fn many_axes(a: Option<(usize, usize)>, b: Option<(usize, usize)>) -> bool {
+    match (a, b) {
+        (Some((fa, ea)), Some((fb, eb))) => (fa > 2 || fb > 2) && ea * eb > EPA_PAIRS,
+        (Some((f, e)), None) | (None, Some((f, e))) => f > 2 && e > EPA_EDGES,
+        (None, None) => false,
+    }
 }
 
 /// The separating-axis depth of `a` and `b` and the unit direction `a`

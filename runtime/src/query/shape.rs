@@ -441,6 +441,9 @@ impl Polyhedral for PosedHull<'_> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.hull.edges.iter().for_each(|&e| f(self.rotation * e));
     }
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        Some((self.hull.normals.len(), self.hull.edge_faces.len()))
+    }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let (r, t) = (self.rotation, self.translation);
         for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
@@ -491,6 +494,9 @@ impl Polyhedral for Core<'_> {
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         on_core!(self, v => v.features(faces, edges))
+    }
+    fn feature_counts(&self) -> Option<(usize, usize)> {
+        on_core!(self, v => v.feature_counts())
     }
     fn as_box(&self) -> Option<OrientedBox> {
         match self {
