@@ -562,12 +562,26 @@ impl<'a> Probe<'a> {
         }
     }
 
-    /// The world box around the shape (centre and half extents).
+    /// The world box around the shape (centre and half extents): in
+    /// closed form but for a hull, whose six support values give it.
     pub fn bounds(&self) -> (DVec3, DVec3) {
-        let s = |d: DVec3| self.core.support(d).dot(d);
-        let hi = DVec3::new(s(DVec3::X), s(DVec3::Y), s(DVec3::Z)) + self.radius;
-        let lo = -DVec3::new(s(-DVec3::X), s(-DVec3::Y), s(-DVec3::Z)) - self.radius;
-        ((lo + hi) * 0.5, (hi - lo) * 0.5)
+        let (c, h) = match &self.core {
+            Core::Point(p) => (p.0, DVec3::ZERO),
+            Core::Segment(s) => ((s.0 + s.1) * 0.5, (s.1 - s.0).abs() * 0.5),
+            Core::Box(b) => (
+                b.center,
+                b.axes[0].abs() * b.half.x
+                    + b.axes[1].abs() * b.half.y
+                    + b.axes[2].abs() * b.half.z,
+            ),
+            Core::Hull(_) => {
+                let s = |d: DVec3| self.core.support(d).dot(d);
+                let hi = DVec3::new(s(DVec3::X), s(DVec3::Y), s(DVec3::Z));
+                let lo = -DVec3::new(s(-DVec3::X), s(-DVec3::Y), s(-DVec3::Z));
+                ((lo + hi) * 0.5, (hi - lo) * 0.5)
+            }
+        };
+        (c, h + self.radius)
     }
 }
 
