@@ -13,7 +13,7 @@
 //! edges; anything it cannot vouch for (a flat start, a degenerate face,
 //! no convergence) answers `None`, and the caller takes that test.
 
-use super::gjk::Support;
+use super::gjk::{Support, scale};
 use glam::DVec3;
 
 /// A face of the polytope: its vertices (counter-clockwise seen from
@@ -26,10 +26,14 @@ struct Face {
 
 /// The polytope's storage, reused by every call on a thread.
 #[derive(Default)]
-pub(crate) struct Scratch {
+struct Scratch {
     points: Vec<DVec3>,
     faces: Vec<Face>,
     horizon: Vec<(u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Most support points added before giving up (to the exact fallback).
@@ -43,17 +47,24 @@ pub(crate) fn penetration(
     a: &impl Support,
     b: &impl Support,
     start: [DVec3; 4],
+) -> Option<(f64, DVec3)> {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => grow(a, b, start, &mut s),
+        // a nested call (none today) finds the scratch taken: it uses its own
+        Err(_) => grow(a, b, start, &mut Scratch::default()),
+    })
+}
+
+/// [`penetration`] in the storage `s`.
+fn grow(
+    a: &impl Support,
+    b: &impl Support,
+    start: [DVec3; 4],
     s: &mut Scratch,
 ) -> Option<(f64, DVec3)> {
     let support = |d: DVec3| a.support(d) - b.support(-d);
     // tolerances relative to the coordinates, as GJK's
-    let scale = a
-        .any_point()
-        .abs()
-        .max(b.any_point().abs())
-        .max_element()
-        .max(1.0);
-    let tol = 1e-11 * scale;
+    let tol = 1e-11 * scale(a, b);
     let Scratch {
         points,
         faces,

@@ -181,15 +181,28 @@ pub(crate) fn search(
     search_in(a, b, far, near, hint, None)
 }
 
-/// A tetrahedron of points of A − B with the origin inside, when GJK
-/// ends on one (overlapping shapes whose difference holds the origin
-/// deeper than a hair): where the expanding polytope starts.
-pub(crate) fn enclosing(a: &impl Support, b: &impl Support) -> Option<[DVec3; 4]> {
+/// [`search`], also handing back the tetrahedron of points of A − B
+/// around the origin when it ends overlapping on one (the origin deeper
+/// inside than a hair): where the expanding polytope ([`super::epa`])
+/// starts, so a depth needs no second search.
+pub(crate) fn search_enclosing(
+    a: &impl Support,
+    b: &impl Support,
+    far: f64,
+    near: f64,
+) -> (Gap, Option<[DVec3; 4]>) {
     let mut tet = None;
-    match search_in(a, b, f64::INFINITY, -1.0, None, Some(&mut tet)) {
-        Gap::Overlap => tet,
-        _ => None,
-    }
+    let gap = search_in(a, b, far, near, None, Some(&mut tet));
+    (gap, tet)
+}
+
+/// The coordinate magnitude of a problem, for relative tolerances.
+pub(crate) fn scale(a: &impl Support, b: &impl Support) -> f64 {
+    a.any_point()
+        .abs()
+        .max(b.any_point().abs())
+        .max_element()
+        .max(1.0)
 }
 
 /// [`search`], handing the final tetrahedron to `tet` when it ends on one.

@@ -8,7 +8,8 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
-use super::gjk::{self, Gap, Moved, Separation, Support};
+use super::epa;
+use super::gjk::{self, Gap, Moved, Separation, Support, scale};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -22,15 +23,6 @@ pub(crate) struct Touch {
     pub normal: DVec3,
     /// Penetration depth (0 when just touching).
     pub depth: f64,
-}
-
-/// The coordinate magnitude of a problem, for relative tolerances.
-fn scale(a: &impl Support, b: &impl Support) -> f64 {
-    a.any_point()
-        .abs()
-        .max(b.any_point().abs())
-        .max_element()
-        .max(1.0)
 }
 
 /// Gaps this small count as contact, as in [`gjk::search`]: 1e-12 of the
@@ -65,10 +57,10 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
         // `sat::penetration` would compute again)
         return (d >= -contact_eps(q, c)).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
     }
-    match gjk::search(q, c, rq + rc, -1.0, None) {
-        Gap::Beyond => None,
-        Gap::Apart(s) => apart(s, rq, rc),
-        _ => Some(inside(q, rq, c, rc)),
+    match gjk::search_enclosing(q, c, rq + rc, -1.0) {
+        (Gap::Beyond, _) => None,
+        (Gap::Apart(s), _) => apart(s, rq, rc),
+        (_, tet) => Some(inside(q, rq, c, rc, tet)),
     }
 }
 
@@ -87,9 +79,21 @@ fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
 }
 
 /// The contact of `q` grown by `rq` with `c` grown by `rc` when their
-/// cores overlap (or touch): the separating-axis depth.
-fn inside(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Touch {
-    way_out(q, rq, c, rc, sat::penetration(q, c))
+/// cores overlap (or touch): the depth of the expanding polytope from
+/// GJK's last tetrahedron `tet`, where the separating axes would be many
+/// and it can vouch for its answer; else the separating-axis depth.
+fn inside(
+    q: &impl Polyhedral,
+    rq: f64,
+    c: &impl Polyhedral,
+    rc: f64,
+    tet: Option<[DVec3; 4]>,
+) -> Touch {
+    let depth = tet
+        .filter(|_| sat::many_axes(q, c))
+        .and_then(|t| epa::penetration(q, c, t))
+        .unwrap_or_else(|| sat::penetration(q, c));
+    way_out(q, rq, c, rc, depth)
 }
 
 /// The contact whose cores leave each other by moving `q` the core depth
@@ -160,12 +164,12 @@ pub(crate) fn cast(
         }
     };
     // at t = 0: touching, or apart with the separation to start from
-    let start = match gjk::search(q, c, f64::INFINITY, -1.0, None) {
-        Gap::Apart(s) => match apart(s, rq, rc) {
+    let start = match gjk::search_enclosing(q, c, f64::INFINITY, -1.0) {
+        (Gap::Apart(s), _) => match apart(s, rq, rc) {
             Some(t0) => return begin(t0),
             None => s,
         },
-        _ => return begin(inside(q, rq, c, rc)),
+        (_, tet) => return begin(inside(q, rq, c, rc, tet)),
     };
     let tolerance = 1e-9 * scale(q, c);
     let (t, sep) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance, Some(start))?;

@@ -13,7 +13,7 @@
 //! (the distance between cores is then zero and GJK has no direction); a
 //! radius on either side adds to the depth.
 
-use super::gjk::{self, Moved, OrientedBox, Point, Segment, Support, Triangle};
+use super::gjk::{Moved, OrientedBox, Point, Segment, Support, Triangle};
 use glam::DVec3;
 
 /// A face of a polyhedron: its unit outward normal and the support value
@@ -238,8 +238,6 @@ struct Scratch {
     edges_b: Vec<Edge>,
     /// `n2 × n1` of every edge of b, for the Gauss-map test.
     cross_b: Vec<DVec3>,
-    /// The expanding polytope's storage.
-    epa: super::epa::Scratch,
 }
 
 thread_local! {
@@ -255,40 +253,37 @@ pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVe
         return along(a, b, u);
     }
     SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => general(a, b, &mut s, true),
+        Ok(mut s) => general(a, b, &mut s),
         // a nested call (none today) finds the scratch taken: it uses its own
-        Err(_) => general(a, b, &mut Scratch::default(), true),
+        Err(_) => general(a, b, &mut Scratch::default()),
     })
 }
 
-/// [`penetration`] by separating axes alone, never the expanding
-/// polytope: the reference its answers are tested against.
-#[cfg(test)]
-pub(crate) fn penetration_by_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
-    general(a, b, &mut Scratch::default(), false)
+/// Edge pairs above which [`many_axes`] holds for two polyhedra.
+const MANY_PAIRS: usize = 400;
+
+/// Edges of a solid above which [`many_axes`] holds for a point or
+/// segment against it.
+const MANY_EDGES: usize = 24;
+
+/// Whether [`penetration`] would try so many axes that the expanding
+/// polytope ([`super::epa`]) should go first, from the shapes' feature
+/// counts ([`Polyhedral::feature_counts`], no feature built): two
+/// polyhedra, one solid, with more than [`MANY_PAIRS`] edge pairs; or a
+/// point or segment against a solid of more than [`MANY_EDGES`] edges
+/// (each of its axes costs support calls over the whole solid).
+pub(crate) fn many_axes(a: &impl Polyhedral, b: &impl Polyhedral) -> bool {
+    match (a.feature_counts(), b.feature_counts()) {
+        (Some((fa, ea)), Some((fb, eb))) => (fa > 2 || fb > 2) && ea * eb > MANY_PAIRS,
+        (Some((f, e)), None) | (None, Some((f, e))) => f > 2 && e > MANY_EDGES,
+        (None, None) => false,
+    }
 }
-
-/// Edge pairs above which [`penetration`] tries the expanding polytope
-/// before the separating axes.
-const EPA_PAIRS: usize = 400;
-
-/// Edges of a solid above which a point or segment against it tries the
-/// expanding polytope before the separating axes.
-const EPA_EDGES: usize = 24;
 
 /// [`penetration`] without a closed form: each shape's features are
 /// gathered once, into `s`; two shapes that know theirs (not both flat)
-/// take [`by_features`] (or, with `epa` and many edge pairs, the
-/// expanding polytope when it can vouch for its answer), the others
-/// [`by_axes`] with what was gathered.
-fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool) -> (f64, DVec3) {
-    if epa
-        && many_axes(a.feature_counts(), b.feature_counts())
-        && let Some(t) = gjk::enclosing(a, b)
-        && let Some(answer) = super::epa::penetration(a, b, t, &mut s.epa)
-    {
-        return answer;
-    }
+/// take [`by_features`], the others [`by_axes`] with what was gathered.
+fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, DVec3) {
     s.faces_a.clear();
     s.edges_a.clear();
     s.faces_b.clear();
@@ -305,19 +300,6 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch, epa: bool)
         a_known.then_some(&s.edges_a[..]),
         b_known.then_some(&s.edges_b[..]),
     )
-}
-
-/// Whether shapes with these feature counts ([`Polyhedral::feature_counts`])
-/// have so many candidate axes that the expanding polytope goes first:
-/// two polyhedra, one solid, with more than [`EPA_PAIRS`] edge pairs; or
-/// a point or segment against a solid of more than [`EPA_EDGES`] edges
-/// (each of its axes costs support calls over the whole solid).
-fn many_axes(a: Option<(usize, usize)>, b: Option<(usize, usize)>) -> bool {
-    match (a, b) {
-        (Some((fa, ea)), Some((fb, eb))) => (fa > 2 || fb > 2) && ea * eb > EPA_PAIRS,
-        (Some((f, e)), None) | (None, Some((f, e))) => f > 2 && e > EPA_EDGES,
-        (None, None) => false,
-    }
 }
 
 /// The separating-axis depth of `a` and `b` and the unit direction `a`
@@ -419,7 +401,6 @@ fn by_features(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f6
         faces_b,
         edges_b,
         cross_b,
-        ..
     } = s;
     let mut best = (f64::INFINITY, DVec3::Y);
     // a face of a (normal n): a moves along −n, by h_a(n) − min over b;
@@ -699,7 +680,7 @@ mod tests {
             assert!(same(dt, all_t), "box/triangle {i}: {dt} vs {all_t}");
             // the general path on the same pair (features, no closed form)
             let mut sc = Scratch::default();
-            let (ft, _) = general(&b1, &tri, &mut sc, false);
+            let (ft, _) = general(&b1, &tri, &mut sc);
             assert!(same(dt, ft), "box/triangle {i}: {dt} vs features {ft}");
             let (dr, _) = penetration(&tri, &b2);
             let (all_r, _) = penetration(&AllPairs(&tri), &AllPairs(&b2));

@@ -909,7 +909,7 @@ impl RayVisitor for CastTop<'_> {
 mod tests {
     use super::*;
     use crate::geom::epa;
-    use crate::geom::gjk::{Moved, distance, enclosing};
+    use crate::geom::gjk::{Gap, Moved, distance, search_enclosing};
     use crate::geom::test_rng::Rng;
 
     /// A random hull of `n` points in an ellipsoid (flat and needle-like
@@ -942,12 +942,12 @@ mod tests {
         tally: &mut (u32, u32, f64),
         what: &str,
     ) {
-        let (d_sat, _) = crate::geom::sat::penetration_by_axes(a, b);
-        let Some(t) = enclosing(a, b) else {
+        let (d_sat, _) = crate::geom::sat::penetration(a, b);
+        let (Gap::Overlap, Some(t)) = search_enclosing(a, b, f64::INFINITY, -1.0) else {
             return;
         };
         tally.0 += 1;
-        let Some((d, n)) = epa::penetration(a, b, t, &mut epa::Scratch::default()) else {
+        let Some((d, n)) = epa::penetration(a, b, t) else {
             return;
         };
         tally.1 += 1;
