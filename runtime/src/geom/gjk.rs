@@ -178,21 +178,94 @@ pub(crate) fn search(
     near: f64,
     hint: Option<DVec3>,
 ) -> Gap {
-    search_in(a, b, far, near, hint, None)
+    let bounds = Bounds {
+        far,
+        sweep: DVec3::ZERO,
+        near,
+    };
+    search_in(a, b, bounds, hint, None, None)
+}
+
+/// When a GJK search may stop before it converges.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bounds {
+    /// It answers [`Gap::Beyond`] once the shapes are proved farther
+    /// apart than this, even with `a` moved by any part of `sweep`.
+    pub far: f64,
+    /// A motion of `a` (a cast's whole motion: a separating plane that
+    /// stays beyond `far` all along it proves that the cast meets
+    /// nothing), or zero.
+    pub sweep: DVec3,
+    /// It answers [`Gap::Near`] once they are proved at most this far
+    /// apart (never when negative).
+    pub near: f64,
+}
+
+impl Bounds {
+    /// No early stop: the search runs to convergence.
+    pub(crate) const NONE: Bounds = Bounds {
+        far: f64::INFINITY,
+        sweep: DVec3::ZERO,
+        near: -1.0,
+    };
+}
+
+/// A search's last simplex, kept to start the next search on the same
+/// pair after `a` moved: moved with it, its points are still points of
+/// the new Minkowski difference, so the next search starts next to its
+/// answer (the simplex carried along the motion, as in van den Bergen's
+/// "Ray casting against general convex objects with application to
+/// continuous collision detection", 2004).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Warm(Option<Simplex>);
+
+impl Warm {
+    /// The unit normal from `b` towards `a` at separation `s` (found by
+    /// the search this simplex ended): where the search ended on a face
+    /// of A − B (a triangle), that face's normal, exact to the rounding
+    /// of the face's own size; else `(on_a − on_b) / distance`, which
+    /// loses the digits a distance of a few tolerances lacks.
+    fn normal(&self, s: &Separation) -> DVec3 {
+        let n = (s.on_a - s.on_b) / s.distance;
+        if let Some(x) = self.0.filter(|x| x.n == 3) {
+            let w = [x.v[0].w, x.v[1].w, x.v[2].w];
+            let f = (w[1] - w[0]).cross(w[2] - w[0]).normalize_or_zero();
+            // the closest point lies on the face, so along its normal;
+            // anything else (a search that ended making no progress) is
+            // not the face's answer
+            let f = if f.dot(w[0]) < 0.0 { -f } else { f };
+            if f.dot(n) > 0.999 {
+                return f;
+            }
+        }
+        n
+    }
+
+    /// The simplex with `a`'s points moved by `by`.
+    fn move_a(&mut self, by: DVec3) {
+        if let Some(s) = &mut self.0 {
+            for v in &mut s.v[..s.n] {
+                v.a += by;
+                v.w += by;
+            }
+        }
+    }
 }
 
 /// [`search`], also handing back the tetrahedron of points of A − B
 /// around the origin when it ends overlapping on one (the origin deeper
 /// inside than a hair): where the expanding polytope ([`super::epa`])
 /// starts, so a depth needs no second search.
+/// It stops early by `bounds`; `warm`, when given, receives the search's
+/// last simplex.
 pub(crate) fn search_enclosing(
     a: &impl Support,
     b: &impl Support,
-    far: f64,
-    near: f64,
+    bounds: Bounds,
+    warm: Option<&mut Warm>,
 ) -> (Gap, Option<[DVec3; 4]>) {
     let mut tet = None;
-    let gap = search_in(a, b, far, near, None, Some(&mut tet));
+    let gap = search_in(a, b, bounds, None, Some(&mut tet), warm);
     (gap, tet)
 }
 
@@ -205,16 +278,35 @@ pub(crate) fn scale(a: &impl Support, b: &impl Support) -> f64 {
         .max(1.0)
 }
 
-/// [`search`], handing the final tetrahedron to `tet` when it ends on one.
+/// [`search`], handing the final tetrahedron to `tet` when it ends on one;
+/// starting from `warm`'s simplex when it holds one (else from `hint`),
+/// and leaving the last simplex there.
 #[inline(always)]
 fn search_in(
     a: &impl Support,
     b: &impl Support,
-    far: f64,
-    near: f64,
+    bounds: Bounds,
     hint: Option<DVec3>,
     tet: Option<&mut Option<[DVec3; 4]>>,
+    warm: Option<&mut Warm>,
 ) -> Gap {
+    let (gap, simplex) = search_simplex(a, b, bounds, hint, tet, warm.as_ref().and_then(|w| w.0));
+    if let Some(w) = warm {
+        w.0 = Some(simplex);
+    }
+    gap
+}
+
+/// [`search_in`]'s body: the answer and the last simplex.
+#[inline(always)]
+fn search_simplex(
+    a: &impl Support,
+    b: &impl Support,
+    Bounds { far, sweep, near }: Bounds,
+    hint: Option<DVec3>,
+    tet: Option<&mut Option<[DVec3; 4]>>,
+    warm: Option<Simplex>,
+) -> (Gap, Simplex) {
     let first = |d: DVec3| {
         let (pa, pb) = (a.support(d), b.support(-d));
         Vertex {
@@ -223,17 +315,22 @@ fn search_in(
             b: pb,
         }
     };
-    let start = hint
-        .filter(|h| *h != DVec3::ZERO && h.is_finite())
-        .unwrap_or_else(|| a.any_point() - b.any_point());
-    let w0 = first(if start == DVec3::ZERO {
-        DVec3::X
-    } else {
-        -start
-    });
-    let mut simplex = Simplex::of(w0);
-    let mut v = w0.w;
+    let mut simplex = match warm {
+        Some(s) if s.n < 4 => s,
+        _ => {
+            let start = hint
+                .filter(|h| *h != DVec3::ZERO && h.is_finite())
+                .unwrap_or_else(|| a.any_point() - b.any_point());
+            Simplex::of(first(if start == DVec3::ZERO {
+                DVec3::X
+            } else {
+                -start
+            }))
+        }
+    };
+    let mut v = simplex.reduce();
     // the scale of the problem, for relative tolerances
+    let w0 = simplex.v[0];
     let scale = w0.a.abs().max(w0.b.abs()).max_element().max(1.0);
     // squared: distances under 1e-12 of the coordinates are contact
     let eps = (1e-12 * scale).powi(2);
@@ -248,14 +345,16 @@ fn search_in(
         }
         if vv <= near2 {
             // v is a point of A − B: the distance is at most |v|
-            return Gap::Near;
+            return (Gap::Near, simplex);
         }
         let w = first(-v);
         let vw = v.dot(w.w);
-        if vw > 0.0 && vw * vw > far2 * vv {
-            // every point x of A − B has x · v ≥ w · v: the distance is
-            // at least w · v / |v|
-            return Gap::Beyond;
+        // every point x of A − B has x · v ≥ w · v: the distance is at
+        // least w · v / |v|, and stays at least that less what `sweep`
+        // closes along v
+        let low = vw + sweep.dot(v).min(0.0);
+        if low > 0.0 && low * low > far2 * vv {
+            return (Gap::Beyond, simplex);
         }
         // no point of A − B beyond the current one along −v: converged
         // (van den Bergen's test, relative)
@@ -274,7 +373,7 @@ fn search_in(
             if let Some(t) = tet {
                 *t = Some(simplex.v.map(|v| v.w));
             }
-            return Gap::Overlap;
+            return (Gap::Overlap, simplex);
         }
         if nv.length_squared() >= vv {
             // no progress (rounding): the previous answer stands
@@ -285,20 +384,20 @@ fn search_in(
     }
     let (on_a, on_b) = stale.unwrap_or_else(|| simplex.points());
     let distance = v.length();
-    if distance * distance <= eps {
-        return Gap::Overlap;
-    }
-    if distance <= near {
-        return Gap::Near;
-    }
-    if distance > far {
-        return Gap::Beyond;
-    }
-    Gap::Apart(Separation {
-        distance,
-        on_a,
-        on_b,
-    })
+    let gap = if distance * distance <= eps {
+        Gap::Overlap
+    } else if distance <= near {
+        Gap::Near
+    } else if distance + sweep.dot(v / distance).min(0.0) > far {
+        Gap::Beyond
+    } else {
+        Gap::Apart(Separation {
+            distance,
+            on_a,
+            on_b,
+        })
+    };
+    (gap, simplex)
 }
 
 /// A shape moved by `offset`.
@@ -314,16 +413,29 @@ impl<S: Support> Support for Moved<'_, S> {
     }
 }
 
+/// Where a cast meets its shape: the separation of the cores there
+/// (within the tolerance of the radius) and the unit normal from `b`
+/// towards `a`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Meet {
+    /// The cores' separation.
+    pub s: Separation,
+    /// The unit normal from `b` towards `a`.
+    pub normal: DVec3,
+}
+
 /// The first contact of `a` grown by `radius`, moving by `motion · t` for
-/// `t` in `[0, t_max]`, with the static `b`: the time, and the separation
-/// there (`None` when the cores touch). Conservative advancement on the
+/// `t` in `[0, t_max]`, with the static `b`: the time, and where it meets
+/// (`None` when the cores touch). Conservative advancement on the
 /// exact distance (Mirtich, "Impulse-based dynamic simulation of rigid
 /// body systems", 1996): each step moves by the distance over the closing
-/// speed along the separating direction, so it never passes the contact,
-/// and stops within `tolerance` of it; each step's distance search starts
-/// from the last one's direction. `start` is the separation at `t = 0`
-/// when the caller has it. A shape that starts within `radius +
-/// tolerance` answers `t = 0`.
+/// speed along the separating direction, less half the tolerance, so it
+/// never passes the contact and stops within `tolerance` of it, apart
+/// (where the closest features stay the same, the step after the first
+/// lands there). Each step's distance search starts from the last one's
+/// simplex moved with `a` ([`Warm`]). `start` is the separation at `t =
+/// 0`, with the simplex that found it, when the caller has them. A shape
+/// that starts within `radius + tolerance` answers `t = 0`.
 pub(crate) fn cast(
     a: &impl Support,
     radius: f64,
@@ -331,8 +443,8 @@ pub(crate) fn cast(
     t_max: f64,
     b: &impl Support,
     tolerance: f64,
-    start: Option<Separation>,
-) -> Option<(f64, Option<Separation>)> {
+    start: Option<(Separation, Warm)>,
+) -> Option<(f64, Option<Meet>)> {
     cast_steps(a, radius, motion, t_max, b, tolerance, start, 256)
 }
 
@@ -350,19 +462,25 @@ fn cast_steps(
     t_max: f64,
     b: &impl Support,
     tolerance: f64,
-    start: Option<Separation>,
+    start: Option<(Separation, Warm)>,
     steps: usize,
-) -> Option<(f64, Option<Separation>)> {
+) -> Option<(f64, Option<Meet>)> {
     let mut t = 0.0;
-    let mut known = start;
-    let mut hint = None;
+    let (mut known, mut warm) = start.map_or((None, Warm::default()), |(s, w)| (Some(s), w));
+    // the time `warm`'s simplex was taken at
+    let mut warm_t = 0.0;
     for _ in 0..steps {
         let s = match known.take() {
             Some(s) => s,
-            None => match search(&Moved(a, motion * t), b, f64::INFINITY, -1.0, hint) {
-                Gap::Apart(s) => s,
-                _ => return Some((t, None)),
-            },
+            None => {
+                warm.move_a(motion * (t - warm_t));
+                warm_t = t;
+                let at = Moved(a, motion * t);
+                match search_in(&at, b, Bounds::NONE, None, None, Some(&mut warm)) {
+                    Gap::Apart(s) => s,
+                    _ => return Some((t, None)),
+                }
+            }
         };
         if s.distance <= 0.0 {
             return Some((t, None));
@@ -370,17 +488,22 @@ fn cast_steps(
         let gap = s.distance - radius;
         let n = (s.on_a - s.on_b) / s.distance;
         if gap <= tolerance {
-            return Some((t, Some(s)));
+            let normal = warm.normal(&s);
+            return Some((t, Some(Meet { s, normal })));
         }
         let closing = -motion.dot(n);
         if closing <= 0.0 {
             return None;
         }
-        t += gap / closing;
+        // aim half the tolerance short of contact: where the closest
+        // features stay the same the next gap is that half, and the
+        // closest points answer; aiming at contact itself lands the cores
+        // touching or, by rounding, overlapping, whose contact then needs
+        // a depth search
+        t += (gap - 0.5 * tolerance) / closing;
         if t > t_max {
             return None;
         }
-        hint = Some(s.on_a - s.on_b);
     }
     // the gap is convex in time (the distance between a convex set and a
     // point moving on a line), and positive at t
@@ -424,8 +547,13 @@ fn cast_steps(
             out = mid;
         }
     }
-    let s = distance(&Moved(a, motion * touch), b).filter(|s| s.distance > 0.0);
-    Some((touch, s))
+    let meet = distance(&Moved(a, motion * touch), b)
+        .filter(|s| s.distance > 0.0)
+        .map(|s| Meet {
+            s,
+            normal: (s.on_a - s.on_b) / s.distance,
+        });
+    Some((touch, meet))
 }
 
 /// A simplex of one to four vertices with the barycentric weights of the
@@ -957,5 +1085,99 @@ mod tests {
             }
         }
         assert!(hits > 150 && misses > 50, "{hits} hits, {misses} misses");
+    }
+
+    /// A box dropped onto another box's face, far from the origin, meets
+    /// it at the time the face's offset gives, with the face's own normal
+    /// to rounding (the closest points, a hair apart, would give it only
+    /// to about 1e-6 there).
+    #[test]
+    fn box_casts_meet_faces_with_the_face_normal() {
+        let mut r = Rng(0xface_0a11_5eed_0007);
+        let mut worst = 0.0f64;
+        for i in 0..2_000 {
+            let at = r.v(1.0) * if i % 2 == 0 { 1e4 } else { 1.0 };
+            let floor = OrientedBox {
+                center: at,
+                axes: r.rotation(),
+                half: DVec3::new(2.0 + r.f(), 0.1 + r.f(), 2.0 + r.f()),
+            };
+            let up = floor.axes[1];
+            let side = floor.axes[0];
+            let falling = OrientedBox {
+                center: at + up * (floor.half.y + 1.0 + r.f()) + side * (r.f() - 0.5),
+                axes: r.rotation(),
+                half: DVec3::new(0.1 + 0.2 * r.f(), 0.1 + 0.2 * r.f(), 0.1 + 0.2 * r.f()),
+            };
+            // down, with a little drift that keeps it over the face
+            let motion = up * -(2.0 + r.f()) + side * (0.5 * r.f() - 0.25);
+            let low = (falling.support(-up) - floor.center).dot(up) - floor.half.y;
+            let want = low / -motion.dot(up);
+            let scale = 1.0 + at.abs().max_element();
+            let (t, meet) = cast(&falling, 0.0, motion, 1.0, &floor, 1e-9 * scale, None)
+                .unwrap_or_else(|| panic!("case {i}: missed"));
+            let meet = meet.unwrap_or_else(|| panic!("case {i}: no separation"));
+            assert!(
+                (t - want).abs() * motion.length() <= 2e-9 * scale,
+                "case {i}: {t} {want}"
+            );
+            let off = (meet.normal - up).length();
+            worst = worst.max(off);
+            assert!(
+                off <= 1e-11,
+                "case {i}: normal {} off {up} by {off:e}",
+                meet.normal
+            );
+        }
+        eprintln!("worst normal deviation {worst:e}");
+    }
+
+    /// A search bounded by a cast's whole motion answers "beyond" only
+    /// where the cast meets nothing, and the warm-started cast (from that
+    /// search's simplex) meets where the cold one does.
+    #[test]
+    fn swept_bounds_and_warm_starts_agree_with_cold_casts() {
+        let mut r = Rng(0x05ee_d0f5_aee9_0001);
+        let (mut beyond, mut hits, mut misses) = (0, 0, 0);
+        for i in 0..5_000 {
+            let at = r.v(1.0) * if i % 3 == 0 { 1e4 } else { 1.0 };
+            let t = Triangle([at + r.v(1.0), at + r.v(1.0), at + r.v(1.0)]);
+            let seg = Segment(at + r.v(3.0), at + r.v(3.0));
+            let radius = r.f() * 0.3;
+            let motion = r.v(4.0);
+            let tolerance = 1e-9 * (1.0 + at.abs().max_element());
+            let cold = cast(&seg, radius, motion, 1.0, &t, tolerance, None);
+            let bounds = Bounds {
+                far: radius + tolerance,
+                sweep: motion,
+                near: -1.0,
+            };
+            let mut warm = Warm::default();
+            match search_enclosing(&seg, &t, bounds, Some(&mut warm)).0 {
+                Gap::Beyond => {
+                    beyond += 1;
+                    assert_eq!(cold, None, "case {i}");
+                }
+                Gap::Apart(s) if s.distance > radius + tolerance => {
+                    let hot = cast(&seg, radius, motion, 1.0, &t, tolerance, Some((s, warm)));
+                    match (cold, hot) {
+                        (Some((a, _)), Some((b, _))) => {
+                            hits += 1;
+                            assert!(
+                                (a - b).abs() * motion.length() <= 4.0 * tolerance,
+                                "case {i}"
+                            );
+                        }
+                        (None, None) => misses += 1,
+                        other => panic!("case {i}: {other:?}"),
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            beyond > 500 && hits > 500 && misses > 100,
+            "{beyond} {hits} {misses}"
+        );
     }
 }

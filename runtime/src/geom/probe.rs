@@ -9,7 +9,7 @@
 //! distance ([`super::gjk::cast`]).
 
 use super::epa;
-use super::gjk::{self, Gap, Moved, Separation, Support, scale};
+use super::gjk::{self, Bounds, Gap, Moved, Separation, Support, scale};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -57,7 +57,12 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
         // `sat::penetration` would compute again)
         return (d >= -contact_eps(q, c)).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
     }
-    match gjk::search_enclosing(q, c, rq + rc, -1.0) {
+    let bounds = Bounds {
+        far: rq + rc,
+        sweep: DVec3::ZERO,
+        near: -1.0,
+    };
+    match gjk::search_enclosing(q, c, bounds, None) {
         (Gap::Beyond, _) => None,
         (Gap::Apart(s), _) => apart(s, rq, rc),
         (_, tet) => Some(inside(q, rq, c, rc, tet)),
@@ -164,26 +169,32 @@ pub(crate) fn cast(
         }
     };
     // at t = 0: touching, or apart with the separation to start from
-    let start = match gjk::search_enclosing(q, c, f64::INFINITY, -1.0) {
+    let tolerance = 1e-9 * scale(q, c);
+    // at t = 0: beyond reach of the whole motion, touching, or apart with
+    // the separation (and the simplex) to start from
+    let bounds = Bounds {
+        far: rq + rc + tolerance,
+        sweep: motion * t_max,
+        near: -1.0,
+    };
+    let mut warm = gjk::Warm::default();
+    let start = match gjk::search_enclosing(q, c, bounds, Some(&mut warm)) {
+        (Gap::Beyond, _) => return None,
         (Gap::Apart(s), _) => match apart(s, rq, rc) {
             Some(t0) => return begin(t0),
             None => s,
         },
         (_, tet) => return begin(inside(q, rq, c, rc, tet)),
     };
-    let tolerance = 1e-9 * scale(q, c);
-    let (t, sep) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance, Some(start))?;
+    let (t, sep) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance, Some((start, warm)))?;
     // at t the gap is within the tolerance: the contact is the closest
     // points (or, when rounding put the cores in touch, the way out)
     let hit = match sep {
-        Some(s) if s.distance > 0.0 => {
-            let n = (s.on_a - s.on_b) / s.distance;
-            Touch {
-                point: s.on_b + n * rc,
-                normal: n,
-                depth: 0.0,
-            }
-        }
+        Some(gjk::Meet { s, normal: n }) => Touch {
+            point: s.on_b + n * rc,
+            normal: n,
+            depth: 0.0,
+        },
         _ => touch(&Moved(q, motion * t), rq, c, rc)?,
     };
     let hit = fix(hit);
