@@ -12,9 +12,26 @@
 //! edges, whose separating-axis test ([`super::sat`]) tries every pair of
 //! edges; anything it cannot vouch for (a flat start, a degenerate face,
 //! no convergence) answers `None`, and the caller takes that test.
+//!
+//! The polytope's vertices keep the points of A and B they came from, so
+//! the nearest face also gives the contact: B's point under the origin's
+//! projection onto that face, where A leaves B.
 
-use super::gjk::{Support, scale};
+use super::gjk::{Support, Vertex, scale};
+use super::sphere_triangle::{TriangleRegion, closest_region};
 use glam::DVec3;
+
+/// What the polytope answers: how deep, which way out, and where.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Depth {
+    /// How far `a` moves along `normal` to leave `b` (a support value).
+    pub depth: f64,
+    /// The unit direction `a` moves to leave `b`.
+    pub normal: DVec3,
+    /// The point of `b` where `a` leaves it, when the polytope's faces
+    /// show it.
+    pub on_b: Option<DVec3>,
+}
 
 /// A face of the polytope: its vertices (counter-clockwise seen from
 /// outside), unit outward normal and distance from the origin.
@@ -27,7 +44,7 @@ struct Face {
 /// The polytope's storage, reused by every call on a thread.
 #[derive(Default)]
 struct Scratch {
-    points: Vec<DVec3>,
+    points: Vec<Vertex>,
     faces: Vec<Face>,
     horizon: Vec<(u32, u32)>,
 }
@@ -39,15 +56,11 @@ thread_local! {
 /// Most support points added before giving up (to the exact fallback).
 const MAX_POINTS: usize = 128;
 
-/// The depth of `a` into `b` and the unit direction `a` moves to leave
-/// (as [`super::sat::penetration`]), from `start`, a tetrahedron of
-/// points of A − B around the origin; `None` when the polytope cannot
-/// vouch for an answer.
-pub(crate) fn penetration(
-    a: &impl Support,
-    b: &impl Support,
-    start: [DVec3; 4],
-) -> Option<(f64, DVec3)> {
+/// The depth of `a` into `b`, the unit direction `a` moves to leave (as
+/// [`super::sat::penetration`]) and the point of `b` where it leaves, from
+/// `start`, a tetrahedron of points of A − B around the origin; `None`
+/// when the polytope cannot vouch for an answer.
+pub(crate) fn penetration(a: &impl Support, b: &impl Support, start: [Vertex; 4]) -> Option<Depth> {
     SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut s) => grow(a, b, start, &mut s),
         // a nested call (none today) finds the scratch taken: it uses its own
@@ -56,13 +69,7 @@ pub(crate) fn penetration(
 }
 
 /// [`penetration`] in the storage `s`.
-fn grow(
-    a: &impl Support,
-    b: &impl Support,
-    start: [DVec3; 4],
-    s: &mut Scratch,
-) -> Option<(f64, DVec3)> {
-    let support = |d: DVec3| a.support(d) - b.support(-d);
+fn grow(a: &impl Support, b: &impl Support, start: [Vertex; 4], s: &mut Scratch) -> Option<Depth> {
     // tolerances relative to the coordinates, as GJK's
     let tol = 1e-11 * scale(a, b);
     let Scratch {
@@ -76,8 +83,8 @@ fn grow(
     // the tetrahedron's faces, each wound away from the fourth vertex
     for (i, j, k, o) in [(0, 1, 2, 3), (0, 3, 1, 2), (0, 2, 3, 1), (1, 3, 2, 0)] {
         let p = &points[..];
-        let n = (p[j] - p[i]).cross(p[k] - p[i]);
-        let v = if n.dot(p[o] - p[i]) > 0.0 {
+        let n = (p[j].w - p[i].w).cross(p[k].w - p[i].w);
+        let v = if n.dot(p[o].w - p[i].w) > 0.0 {
             [i, k, j]
         } else {
             [i, j, k]
@@ -87,20 +94,42 @@ fn grow(
     loop {
         let f = faces.iter().min_by(|x, y| x.d.total_cmp(&y.d))?;
         let (n, d, nearest) = (f.n, f.d, f.v);
-        let w = support(n);
+        let x = Vertex::support(a, b, n);
+        let w = x.w;
         let h = w.dot(n);
         if !h.is_finite() {
             return None;
         }
         if h - d <= tol {
-            // no point of A − B beyond the nearest face (to a hair)
-            return Some((h, -n));
+            // no point of A − B beyond the nearest face (to a hair): B's
+            // point under the origin's projection onto it is the contact.
+            // Faces in one plane of A − B (a box's face on another's)
+            // tie, and the projection may fall in a neighbour: take the
+            // face of that plane it falls in; if none, no point.
+            let under = |v: [u32; 3]| {
+                let [p, q, r] = v.map(|i| points[i as usize]);
+                match closest_region(DVec3::ZERO, p.w, q.w, r.w) {
+                    region @ TriangleRegion::Face(..) => Some(region.point([p.b, q.b, r.b])),
+                    _ => None,
+                }
+            };
+            let on_b = under(nearest).or_else(|| {
+                faces
+                    .iter()
+                    .filter(|f| f.d - d <= tol && f.n.dot(n) >= 1.0 - 1e-9)
+                    .find_map(|f| under(f.v))
+            });
+            return Some(Depth {
+                depth: h,
+                normal: -n,
+                on_b,
+            });
         }
         if points.len() >= MAX_POINTS {
             return None;
         }
         let wi = points.len() as u32;
-        points.push(w);
+        points.push(x);
         // remove every face `w` sees, keeping their outline: edges of
         // one removed face only
         horizon.clear();
@@ -108,7 +137,7 @@ fn grow(
         let mut saw_nearest = false;
         while k < faces.len() {
             let f = &faces[k];
-            if f.n.dot(w - points[f.v[0] as usize]) > 0.0 {
+            if f.n.dot(w - points[f.v[0] as usize].w) > 0.0 {
                 saw_nearest |= f.v == nearest;
                 for e in [(f.v[0], f.v[1]), (f.v[1], f.v[2]), (f.v[2], f.v[0])] {
                     match horizon.iter().position(|&(p, q)| (q, p) == e) {
@@ -136,8 +165,8 @@ fn grow(
 
 /// The face `v` of `p`, or `None` if it is degenerate or the origin lies
 /// beyond it (then the polytope no longer holds the origin).
-fn face(p: &[DVec3], v: [u32; 3], tol: f64) -> Option<Face> {
-    let [a, b, c] = v.map(|i| p[i as usize]);
+fn face(p: &[Vertex], v: [u32; 3], tol: f64) -> Option<Face> {
+    let [a, b, c] = v.map(|i| p[i as usize].w);
     let n = (b - a).cross(c - a);
     let len = n.length();
     if !(len > 1e-300 && len.is_finite()) {

@@ -135,10 +135,26 @@ pub(crate) struct Separation {
 /// One vertex of the simplex in the Minkowski difference A − B, with the
 /// points of A and B it came from.
 #[derive(Clone, Copy, Debug)]
-struct Vertex {
-    w: DVec3,
-    a: DVec3,
-    b: DVec3,
+pub(crate) struct Vertex {
+    /// The point of A − B: `a − b`.
+    pub w: DVec3,
+    /// The point of A.
+    pub a: DVec3,
+    /// The point of B.
+    pub b: DVec3,
+}
+
+impl Vertex {
+    /// The point of A − B farthest along `d`, with its points of A and B.
+    #[inline(always)]
+    pub(crate) fn support(a: &impl Support, b: &impl Support, d: DVec3) -> Vertex {
+        let (pa, pb) = (a.support(d), b.support(-d));
+        Vertex {
+            w: pa - pb,
+            a: pa,
+            b: pb,
+        }
+    }
 }
 
 /// The distance between `a` and `b`, with a closest point on each, or
@@ -263,7 +279,7 @@ pub(crate) fn search_enclosing(
     b: &impl Support,
     bounds: Bounds,
     warm: Option<&mut Warm>,
-) -> (Gap, Option<[DVec3; 4]>) {
+) -> (Gap, Option<[Vertex; 4]>) {
     let mut tet = None;
     let gap = search_in(a, b, bounds, None, Some(&mut tet), warm);
     (gap, tet)
@@ -287,7 +303,7 @@ fn search_in(
     b: &impl Support,
     bounds: Bounds,
     hint: Option<DVec3>,
-    tet: Option<&mut Option<[DVec3; 4]>>,
+    tet: Option<&mut Option<[Vertex; 4]>>,
     warm: Option<&mut Warm>,
 ) -> Gap {
     let (gap, simplex) = search_simplex(a, b, bounds, hint, tet, warm.as_ref().and_then(|w| w.0));
@@ -304,17 +320,10 @@ fn search_simplex(
     b: &impl Support,
     Bounds { far, sweep, near }: Bounds,
     hint: Option<DVec3>,
-    tet: Option<&mut Option<[DVec3; 4]>>,
+    tet: Option<&mut Option<[Vertex; 4]>>,
     warm: Option<Simplex>,
 ) -> (Gap, Simplex) {
-    let first = |d: DVec3| {
-        let (pa, pb) = (a.support(d), b.support(-d));
-        Vertex {
-            w: pa - pb,
-            a: pa,
-            b: pb,
-        }
-    };
+    let first = |d: DVec3| Vertex::support(a, b, d);
     let mut simplex = match warm {
         Some(s) if s.n < 4 => s,
         _ => {
@@ -371,7 +380,7 @@ fn search_simplex(
         if simplex.n == 4 {
             // the origin inside the tetrahedron: overlap
             if let Some(t) = tet {
-                *t = Some(simplex.v.map(|v| v.w));
+                *t = Some(simplex.v);
             }
             return (Gap::Overlap, simplex);
         }

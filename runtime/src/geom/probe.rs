@@ -85,20 +85,32 @@ fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
 
 /// The contact of `q` grown by `rq` with `c` grown by `rc` when their
 /// cores overlap (or touch): the depth of the expanding polytope from
-/// GJK's last tetrahedron `tet`, where the separating axes would be many
-/// and it can vouch for its answer; else the separating-axis depth.
+/// GJK's last tetrahedron `tet`, with its own contact point, where the
+/// separating axes would be many and it can vouch for its answer; else
+/// the separating-axis depth.
 fn inside(
     q: &impl Polyhedral,
     rq: f64,
     c: &impl Polyhedral,
     rc: f64,
-    tet: Option<[DVec3; 4]>,
+    tet: Option<[gjk::Vertex; 4]>,
 ) -> Touch {
-    let depth = tet
+    match tet
         .filter(|_| sat::many_axes(q, c))
         .and_then(|t| epa::penetration(q, c, t))
-        .unwrap_or_else(|| sat::penetration(q, c));
-    way_out(q, rq, c, rc, depth)
+    {
+        Some(epa::Depth {
+            depth,
+            normal,
+            on_b: Some(on_b),
+        }) => Touch {
+            point: on_b + normal * rc,
+            normal,
+            depth: depth.max(0.0) + rq + rc,
+        },
+        Some(e) => way_out(q, rq, c, rc, (e.depth, e.normal)),
+        None => way_out(q, rq, c, rc, sat::penetration(q, c)),
+    }
 }
 
 /// The contact whose cores leave each other by moving `q` the core depth
@@ -116,9 +128,10 @@ fn way_out(
     // the collider's point where the query shape leaves it: its closest
     // point to the query moved just clear along the way out
     let hair = 1e-9 * scale(q, c);
-    let point = match gjk::distance(&Moved(q, n * (d + hair)), c) {
-        Some(s) => s.on_b,
-        None => c.support(n),
+    // the search starts along the way out: the cores' separating direction
+    let point = match gjk::search(&Moved(q, n * (d + hair)), c, f64::INFINITY, -1.0, Some(n)) {
+        Gap::Apart(s) => s.on_b,
+        _ => c.support(n),
     };
     Touch {
         point: point + n * rc,

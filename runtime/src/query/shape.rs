@@ -934,12 +934,14 @@ mod tests {
     /// One case: where the expanding polytope answers, the same depth as
     /// the separating axes along a move that separates the shapes (never
     /// deeper; up to 1e-6 of the size shallower, as hulls' face normals
-    /// are f32, so the axes' faces are a hair off the true ones). Counts
-    /// overlapping cases, answers and the worst gap.
+    /// are f32, so the axes' faces are a hair off the true ones), and
+    /// where it gives its contact, a point of `b` farthest along the way
+    /// out that `a`, moved out, touches. Counts overlapping cases,
+    /// answers, the worst gap and contacts given.
     fn check_epa(
         a: &impl Polyhedral,
         b: &impl Polyhedral,
-        tally: &mut (u32, u32, f64),
+        tally: &mut (u32, u32, f64, u32),
         what: &str,
     ) {
         let (d_sat, _) = crate::geom::sat::penetration(a, b);
@@ -947,7 +949,12 @@ mod tests {
             return;
         };
         tally.0 += 1;
-        let Some((d, n)) = epa::penetration(a, b, t) else {
+        let Some(epa::Depth {
+            depth: d,
+            normal: n,
+            on_b,
+        }) = epa::penetration(a, b, t)
+        else {
             return;
         };
         tally.1 += 1;
@@ -963,6 +970,17 @@ mod tests {
             apart.is_some_and(|s| s.distance > 0.0),
             "{what}: {d} along {n}"
         );
+        // the contact: a point of b's surface farthest along the way out,
+        // where a, moved out by the depth, touches it
+        let tol = 1e-9 * size;
+        let Some(on_b) = on_b else {
+            return;
+        };
+        tally.3 += 1;
+        let lead = (b.support(n) - on_b).dot(n);
+        assert!(lead.abs() <= tol, "{what}: contact {lead:e} under b's face");
+        let gap = distance(&Moved(a, n * d), &Point(on_b)).map_or(0.0, |s| s.distance);
+        assert!(gap <= tol, "{what}: contact {gap:e} from a moved out");
     }
 
     /// The expanding polytope against the separating axes on overlapping
@@ -972,7 +990,7 @@ mod tests {
     #[test]
     fn expanding_polytope_matches_the_separating_axes_on_hulls() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut tallies = [(0u32, 0u32, 0.0f64); 4];
+        let mut tallies = [(0u32, 0u32, 0.0f64, 0u32); 4];
         for i in 0..1500 {
             let (h1, h2) = (
                 random_hull(&mut rng, 8 + (i % 7) * 30),
@@ -998,16 +1016,20 @@ mod tests {
             };
             check_epa(&bx, &b, &mut tallies[3], &format!("box {i}"));
         }
-        for ((overlapping, answered, worst), what) in
+        for ((overlapping, answered, worst, placed), what) in
             tallies.iter().zip(["hull", "point", "segment", "box"])
         {
             eprintln!(
-                "{what}: {answered} of {overlapping} answered; axes deeper by up to {worst:.1e}"
+                "{what}: {answered} of {overlapping} answered, {placed} with their contact; axes deeper by up to {worst:.1e}"
             );
             assert!(*overlapping > 300, "{what}: {overlapping}");
             assert!(
                 answered * 10 >= overlapping * 9,
                 "{what}: {answered} of {overlapping}"
+            );
+            assert!(
+                placed * 10 >= answered * 9,
+                "{what}: {placed} of {answered}"
             );
         }
     }
