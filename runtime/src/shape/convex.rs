@@ -242,14 +242,18 @@ pub(crate) fn sweep(
     d: DVec3,
     limit: f64,
 ) -> Option<(Contact, u32)> {
-    let start = closest(s, c);
-    if start.inside || start.distance <= r {
-        let contact = Contact {
-            t: 0.0,
-            point: start.point,
-            normal: start.normal,
-        };
-        return Some((contact, start.face));
+    // in contact at the start: the closest point, sought only where the
+    // cheap test (a plane more than r from c rules it out) allows it
+    if touches(s, c, r) {
+        let start = closest(s, c);
+        if start.inside || start.distance <= r {
+            let contact = Contact {
+                t: 0.0,
+                point: start.point,
+                normal: start.normal,
+            };
+            return Some((contact, start.face));
+        }
     }
     // the planes pushed out by r contain the swept shape: a miss is a miss
     let (t, face) = clip(s, c, d, limit, r)?;
