@@ -275,13 +275,18 @@ pub(crate) fn sweep(
     // near an edge or a vertex the pushed-out planes over-reach: the exact
     // swept shape is the faces pushed out, the edges' cylinders and the
     // vertices' spheres
-    let mut best: Option<(Contact, u32)> = None;
-    let mut lim = limit;
-    let mut take = |t: f64, point: DVec3, face: usize, best: &mut Option<(Contact, u32)>| {
-        if (0.0..=lim).contains(&t) {
-            lim = t;
+    // the face of a vertex contact is found once, for the first one
+    enum Face {
+        Of(usize),
+        NearestTo,
+    }
+    let mut best: Option<(Contact, Face)> = None;
+    // the latest time still worth a test
+    let lim = |best: &Option<(Contact, Face)>| best.as_ref().map_or(limit, |(h, _)| h.t);
+    let take = |t: f64, point: DVec3, face: Face, best: &mut Option<(Contact, Face)>| {
+        if (0.0..=lim(best)).contains(&t) {
             let normal = (c + d * t - point).normalize_or_zero();
-            *best = Some((Contact { t, point, normal }, face as u32));
+            *best = Some((Contact { t, point, normal }, face));
         }
     };
     for k in 0..s.plane_count() {
@@ -290,8 +295,9 @@ pub(crate) fn sweep(
         if dn < 0.0 {
             let t = (n.dot(c) - off - r) / -dn;
             let q = c + d * t - n * r;
-            if inside_face(s, k, n, q) {
-                take(t, q, k, &mut best);
+            // in range before the (costlier) face test
+            if (0.0..=lim(&best)).contains(&t) && inside_face(s, k, n, q) {
+                take(t, q, Face::Of(k), &mut best);
             }
         }
         let m = s.face_len(k);
@@ -302,19 +308,24 @@ pub(crate) fn sweep(
             }
             let (a, b) = (s.vertex(ia), s.vertex(ib));
             if let Some((t, u)) = ray_cylinder(c, d, a, b, r) {
-                take(t, a + (b - a) * u, k, &mut best);
+                take(t, a + (b - a) * u, Face::Of(k), &mut best);
             }
         }
     }
     for v in 0..s.vertex_count() as u32 {
         let p = s.vertex(v);
         if let Some(t) = ray_sphere(c, d, p, r) {
-            // the face reported for a vertex contact: one whose plane is nearest
-            let face = nearest_plane(s, p);
-            take(t, p, face, &mut best);
+            take(t, p, Face::NearestTo, &mut best);
         }
     }
-    best
+    best.map(|(h, face)| {
+        let face = match face {
+            Face::Of(k) => k,
+            // the face reported for a vertex contact: one whose plane is nearest
+            Face::NearestTo => nearest_plane(s, h.point),
+        };
+        (h, face as u32)
+    })
 }
 
 /// The plane nearest to `p` (a face through a vertex `p`).
