@@ -301,30 +301,13 @@ pub(crate) fn scale(a: &impl Support, b: &impl Support) -> f64 {
 fn search_in(
     a: &impl Support,
     b: &impl Support,
-    bounds: Bounds,
+    Bounds { far, sweep, near }: Bounds,
     hint: Option<DVec3>,
     tet: Option<&mut Option<[Vertex; 4]>>,
     warm: Option<&mut Warm>,
 ) -> Gap {
-    let (gap, simplex) = search_simplex(a, b, bounds, hint, tet, warm.as_ref().and_then(|w| w.0));
-    if let Some(w) = warm {
-        w.0 = Some(simplex);
-    }
-    gap
-}
-
-/// [`search_in`]'s body: the answer and the last simplex.
-#[inline(always)]
-fn search_simplex(
-    a: &impl Support,
-    b: &impl Support,
-    Bounds { far, sweep, near }: Bounds,
-    hint: Option<DVec3>,
-    tet: Option<&mut Option<[Vertex; 4]>>,
-    warm: Option<Simplex>,
-) -> (Gap, Simplex) {
     let first = |d: DVec3| Vertex::support(a, b, d);
-    let mut simplex = match warm {
+    let mut simplex = match warm.as_deref().and_then(|w| w.0) {
         Some(s) if s.n < 4 => s,
         _ => {
             let start = hint
@@ -345,68 +328,83 @@ fn search_simplex(
     let eps = (1e-12 * scale).powi(2);
     // a negative `near` never holds (no early "near" answer)
     let far2 = far * far;
+    // a motion to allow for (known at compile time where inlined with none)
+    let swept = sweep != DVec3::ZERO;
     let near2 = if near >= 0.0 { near * near } else { -1.0 };
     let mut stale = None;
-    for _ in 0..128 {
-        let vv = v.length_squared();
-        if vv <= eps {
-            break;
-        }
-        if vv <= near2 {
-            // v is a point of A − B: the distance is at most |v|
-            return (Gap::Near, simplex);
-        }
-        let w = first(-v);
-        let vw = v.dot(w.w);
-        // every point x of A − B has x · v ≥ w · v: the distance is at
-        // least w · v / |v|, and stays at least that less what `sweep`
-        // closes along v
-        let low = vw + sweep.dot(v).min(0.0);
-        if low > 0.0 && low * low > far2 * vv {
-            return (Gap::Beyond, simplex);
-        }
-        // no point of A − B beyond the current one along −v: converged
-        // (van den Bergen's test, relative)
-        if vv - vw <= 1e-12 * vv.max(eps) {
-            break;
-        }
-        if simplex.vertices().iter().any(|s| s.w == w.w) {
-            break;
-        }
-        // the closest points so far, should this step make no progress
-        let before = simplex.points();
-        simplex.push(w);
-        let nv = simplex.reduce();
-        if simplex.n == 4 {
-            // the origin inside the tetrahedron: overlap
-            if let Some(t) = tet {
-                *t = Some(simplex.v);
+    // the answer; the last simplex goes to `warm` (a labelled block rather
+    // than returning the simplex: a 328-byte copy on every search)
+    let gap = 'search: {
+        for _ in 0..128 {
+            let vv = v.length_squared();
+            if vv <= eps {
+                break;
             }
-            return (Gap::Overlap, simplex);
+            if vv <= near2 {
+                // v is a point of A − B: the distance is at most |v|
+                break 'search Gap::Near;
+            }
+            let w = first(-v);
+            let vw = v.dot(w.w);
+            // every point x of A − B has x · v ≥ w · v: the distance is at
+            // least w · v / |v|, and stays at least that less what `sweep`
+            // closes along v
+            let low = if swept {
+                vw + sweep.dot(v).min(0.0)
+            } else {
+                vw
+            };
+            if low > 0.0 && low * low > far2 * vv {
+                break 'search Gap::Beyond;
+            }
+            // no point of A − B beyond the current one along −v: converged
+            // (van den Bergen's test, relative)
+            if vv - vw <= 1e-12 * vv.max(eps) {
+                break;
+            }
+            if simplex.vertices().iter().any(|s| s.w == w.w) {
+                break;
+            }
+            // the closest points so far, should this step make no progress
+            let before = simplex.points();
+            simplex.push(w);
+            let nv = simplex.reduce();
+            if simplex.n == 4 {
+                // the origin inside the tetrahedron: overlap
+                if let Some(t) = tet {
+                    *t = Some(simplex.v);
+                }
+                break 'search Gap::Overlap;
+            }
+            if nv.length_squared() >= vv {
+                // no progress (rounding): the previous answer stands
+                stale = Some(before);
+                break;
+            }
+            v = nv;
         }
-        if nv.length_squared() >= vv {
-            // no progress (rounding): the previous answer stands
-            stale = Some(before);
-            break;
+        let (on_a, on_b) = stale.unwrap_or_else(|| simplex.points());
+        let distance = v.length();
+        if distance * distance <= eps {
+            Gap::Overlap
+        } else if distance <= near {
+            Gap::Near
+        } else if swept && distance + sweep.dot(v / distance).min(0.0) > far
+            || !swept && distance > far
+        {
+            Gap::Beyond
+        } else {
+            Gap::Apart(Separation {
+                distance,
+                on_a,
+                on_b,
+            })
         }
-        v = nv;
-    }
-    let (on_a, on_b) = stale.unwrap_or_else(|| simplex.points());
-    let distance = v.length();
-    let gap = if distance * distance <= eps {
-        Gap::Overlap
-    } else if distance <= near {
-        Gap::Near
-    } else if distance + sweep.dot(v / distance).min(0.0) > far {
-        Gap::Beyond
-    } else {
-        Gap::Apart(Separation {
-            distance,
-            on_a,
-            on_b,
-        })
     };
-    (gap, simplex)
+    if let Some(w) = warm {
+        w.0 = Some(simplex);
+    }
+    gap
 }
 
 /// A shape moved by `offset`.

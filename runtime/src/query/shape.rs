@@ -563,7 +563,7 @@ impl<'a> Probe<'a> {
     }
 
     /// The world box around the shape (centre and half extents): in
-    /// closed form but for a hull, whose six support values give it.
+    /// closed form, or for a hull the extremes of its world points.
     pub fn bounds(&self) -> (DVec3, DVec3) {
         let (c, h) = match &self.core {
             Core::Point(p) => (p.0, DVec3::ZERO),
@@ -574,10 +574,14 @@ impl<'a> Probe<'a> {
                     + b.axes[1].abs() * b.half.y
                     + b.axes[2].abs() * b.half.z,
             ),
-            Core::Hull(_) => {
-                let s = |d: DVec3| self.core.support(d).dot(d);
-                let hi = DVec3::new(s(DVec3::X), s(DVec3::Y), s(DVec3::Z));
-                let lo = -DVec3::new(s(-DVec3::X), s(-DVec3::Y), s(-DVec3::Z));
+            Core::Hull(h) => {
+                // one pass over its world points (the six axis supports)
+                let (lo, hi) = h
+                    .world
+                    .iter()
+                    .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), &p| {
+                        (lo.min(p), hi.max(p))
+                    });
                 ((lo + hi) * 0.5, (hi - lo) * 0.5)
             }
         };
