@@ -59,7 +59,6 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
     }
     let bounds = Bounds {
         far: rq + rc,
-        sweep: DVec3::ZERO,
         near: -1.0,
     };
     match gjk::search_enclosing(q, c, bounds, None) {
@@ -181,17 +180,11 @@ pub(crate) fn cast(
             Some((0.0, t0))
         }
     };
-    // at t = 0: touching, or apart with the separation to start from
     let tolerance = 1e-9 * scale(q, c);
-    // at t = 0: beyond reach of the whole motion, touching, or apart with
-    // the separation (and the simplex) to start from
-    let bounds = Bounds {
-        far: rq + rc + tolerance,
-        sweep: motion * t_max,
-        near: -1.0,
-    };
+    // at t = 0: touching, or apart with the separation (and the simplex)
+    // to start from
     let mut warm = gjk::Warm::default();
-    let start = match gjk::search_enclosing(q, c, bounds, Some(&mut warm)) {
+    let start = match gjk::search_enclosing(q, c, Bounds::NONE, Some(&mut warm)) {
         (Gap::Beyond, _) => return None,
         (Gap::Apart(s), _) => match apart(s, rq, rc) {
             Some(t0) => return begin(t0),
@@ -199,7 +192,15 @@ pub(crate) fn cast(
         },
         (_, tet) => return begin(inside(q, rq, c, rc, tet)),
     };
-    let (t, sep) = gjk::cast(q, rq + rc, motion, t_max, c, tolerance, Some((start, warm)))?;
+    let (t, sep) = gjk::cast(
+        q,
+        rq + rc,
+        motion,
+        t_max,
+        c,
+        tolerance,
+        Some((start, &mut warm)),
+    )?;
     // at t the gap is within the tolerance: the contact is the closest
     // points (or, when rounding put the cores in touch, the way out)
     let hit = match sep {
