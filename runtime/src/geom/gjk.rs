@@ -233,7 +233,7 @@ impl Warm {
     /// loses the digits a distance of a few tolerances lacks.
     fn normal(&self, s: &Separation) -> DVec3 {
         let n = (s.on_a - s.on_b) / s.distance;
-        if let Some(x) = self.0.filter(|x| x.n == 3) {
+        if let Some(x) = self.0.as_ref().filter(|x| x.n == 3) {
             let w = [x.v[0].w, x.v[1].w, x.v[2].w];
             let f = (w[1] - w[0]).cross(w[2] - w[0]).normalize_or_zero();
             // the closest point lies on the face, so along its normal;
