@@ -194,26 +194,7 @@ pub(crate) fn search(
     near: f64,
     hint: Option<DVec3>,
 ) -> Gap {
-    search_in(a, b, Bounds { far, near }, hint, None, None)
-}
-
-/// When a GJK search may stop before it converges.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Bounds {
-    /// It answers [`Gap::Beyond`] once the shapes are proved farther
-    /// apart than this.
-    pub far: f64,
-    /// It answers [`Gap::Near`] once they are proved at most this far
-    /// apart (never when negative).
-    pub near: f64,
-}
-
-impl Bounds {
-    /// No early stop: the search runs to convergence.
-    pub(crate) const NONE: Bounds = Bounds {
-        far: f64::INFINITY,
-        near: -1.0,
-    };
+    search_in(a, b, far, near, hint, None, None)
 }
 
 /// A search's last simplex, kept to start the next search on the same
@@ -262,16 +243,17 @@ impl Warm {
 /// around the origin when it ends overlapping on one (the origin deeper
 /// inside than a hair): where the expanding polytope ([`super::epa`])
 /// starts, so a depth needs no second search.
-/// It stops early by `bounds`; `warm`, when given, receives the search's
-/// last simplex.
+/// It stops early by `far` and `near` as [`search`] does; `warm`, when
+/// given, receives the search's last simplex.
 pub(crate) fn search_enclosing(
     a: &impl Support,
     b: &impl Support,
-    bounds: Bounds,
+    far: f64,
+    near: f64,
     warm: Option<&mut Warm>,
 ) -> (Gap, Option<[Vertex; 4]>) {
     let mut tet = None;
-    let gap = search_in(a, b, bounds, None, Some(&mut tet), warm);
+    let gap = search_in(a, b, far, near, None, Some(&mut tet), warm);
     (gap, tet)
 }
 
@@ -291,7 +273,8 @@ pub(crate) fn scale(a: &impl Support, b: &impl Support) -> f64 {
 fn search_in(
     a: &impl Support,
     b: &impl Support,
-    Bounds { far, near }: Bounds,
+    far: f64,
+    near: f64,
     hint: Option<DVec3>,
     tet: Option<&mut Option<[Vertex; 4]>>,
     warm: Option<&mut Warm>,
@@ -471,7 +454,7 @@ fn cast_steps(
                 warm.move_a(motion * (t - warm_t));
                 warm_t = t;
                 let at = Moved(a, motion * t);
-                match search_in(&at, b, Bounds::NONE, None, None, Some(warm)) {
+                match search_in(&at, b, f64::INFINITY, -1.0, None, None, Some(warm)) {
                     Gap::Apart(s) => s,
                     _ => return Some((t, None)),
                 }
@@ -1142,7 +1125,8 @@ mod tests {
             let tolerance = 1e-9 * (1.0 + at.abs().max_element());
             let cold = cast(&seg, radius, motion, 1.0, &t, tolerance, None);
             let mut warm = Warm::default();
-            if let Gap::Apart(s) = search_enclosing(&seg, &t, Bounds::NONE, Some(&mut warm)).0
+            if let Gap::Apart(s) =
+                search_enclosing(&seg, &t, f64::INFINITY, -1.0, Some(&mut warm)).0
                 && s.distance > radius + tolerance
             {
                 let hot = cast(

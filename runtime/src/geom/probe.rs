@@ -9,7 +9,7 @@
 //! distance ([`super::gjk::cast`]).
 
 use super::epa;
-use super::gjk::{self, Bounds, Gap, Moved, Separation, Support, scale};
+use super::gjk::{self, Gap, Moved, Separation, Support, scale};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -57,11 +57,7 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
         // `sat::penetration` would compute again)
         return (d >= -contact_eps(q, c)).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
     }
-    let bounds = Bounds {
-        far: rq + rc,
-        near: -1.0,
-    };
-    match gjk::search_enclosing(q, c, bounds, None) {
+    match gjk::search_enclosing(q, c, rq + rc, -1.0, None) {
         (Gap::Beyond, _) => None,
         (Gap::Apart(s), _) => apart(s, rq, rc),
         (_, tet) => Some(inside(q, rq, c, rc, tet)),
@@ -184,8 +180,7 @@ pub(crate) fn cast(
     // at t = 0: touching, or apart with the separation (and the simplex)
     // to start from
     let mut warm = gjk::Warm::default();
-    let start = match gjk::search_enclosing(q, c, Bounds::NONE, Some(&mut warm)) {
-        (Gap::Beyond, _) => return None,
+    let start = match gjk::search_enclosing(q, c, f64::INFINITY, -1.0, Some(&mut warm)) {
         (Gap::Apart(s), _) => match apart(s, rq, rc) {
             Some(t0) => return begin(t0),
             None => s,

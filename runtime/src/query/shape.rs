@@ -913,7 +913,7 @@ impl RayVisitor for CastTop<'_> {
 mod tests {
     use super::*;
     use crate::geom::epa;
-    use crate::geom::gjk::{Bounds, Gap, Moved, distance, search_enclosing};
+    use crate::geom::gjk::{Gap, Moved, distance, search_enclosing};
     use crate::geom::test_rng::Rng;
 
     /// A random hull of `n` points in an ellipsoid (flat and needle-like
@@ -949,7 +949,7 @@ mod tests {
         what: &str,
     ) {
         let (d_sat, _) = crate::geom::sat::penetration(a, b);
-        let (Gap::Overlap, Some(t)) = search_enclosing(a, b, Bounds::NONE, None) else {
+        let (Gap::Overlap, Some(t)) = search_enclosing(a, b, f64::INFINITY, -1.0, None) else {
             return;
         };
         tally.0 += 1;
