@@ -8,10 +8,11 @@
 //! Its answer is a support value along the face's normal, so a real
 //! separating move; the face's distance is a lower bound of the depth
 //! (the polytope lies inside A − B), and the two agree to a hair of the
-//! coordinates when it stops. It is the fast path for polytopes with many
-//! edges, whose separating-axis test ([`super::sat`]) tries every pair of
-//! edges; anything it cannot vouch for (a flat start, a degenerate face,
-//! no convergence) answers `None`, and the caller takes that test.
+//! coordinates when it stops. It is the fast path wherever a solid takes
+//! part, ahead of the separating-axis test ([`super::sat`]), which tries
+//! every pair of edges; anything it cannot vouch for (a flat start, a
+//! degenerate face, no convergence) answers `None`, and the caller takes
+//! that test.
 //!
 //! The polytope's vertices keep the points of A and B they came from, so
 //! the nearest face also gives the contact: B's point under the origin's

@@ -80,9 +80,9 @@ fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
 
 /// The contact of `q` grown by `rq` with `c` grown by `rc` when their
 /// cores overlap (or touch): the depth of the expanding polytope from
-/// GJK's last tetrahedron `tet`, with its own contact point, where the
-/// separating axes would be many and it can vouch for its answer; else
-/// the separating-axis depth.
+/// GJK's last tetrahedron `tet`, with its own contact point, where one
+/// of them is a solid and it can vouch for its answer; else the
+/// separating-axis depth.
 fn inside(
     q: &impl Polyhedral,
     rq: f64,
@@ -91,7 +91,7 @@ fn inside(
     tet: Option<[gjk::Vertex; 4]>,
 ) -> Touch {
     match tet
-        .filter(|_| sat::many_axes(q, c))
+        .filter(|_| sat::expanding_first(q, c))
         .and_then(|t| epa::penetration(q, c, t))
     {
         Some(epa::Depth {

@@ -441,8 +441,8 @@ impl Polyhedral for PosedHull<'_> {
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         self.hull.edges.iter().for_each(|&e| f(self.rotation * e));
     }
-    fn feature_counts(&self) -> Option<(usize, usize)> {
-        Some((self.hull.normals.len(), self.hull.edge_faces.len()))
+    fn is_solid(&self) -> bool {
+        self.hull.normals.len() > 2
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let (r, t) = (self.rotation, self.translation);
@@ -495,8 +495,8 @@ impl Polyhedral for Core<'_> {
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         on_core!(self, v => v.features(faces, edges))
     }
-    fn feature_counts(&self) -> Option<(usize, usize)> {
-        on_core!(self, v => v.feature_counts())
+    fn is_solid(&self) -> bool {
+        on_core!(self, v => v.is_solid())
     }
     fn as_box(&self) -> Option<OrientedBox> {
         match self {
@@ -913,7 +913,7 @@ impl RayVisitor for CastTop<'_> {
 mod tests {
     use super::*;
     use crate::geom::epa;
-    use crate::geom::gjk::{Gap, Moved, distance, search_enclosing};
+    use crate::geom::gjk::{Gap, Moved, Triangle, distance, search_enclosing};
     use crate::geom::test_rng::Rng;
 
     /// A random hull of `n` points in an ellipsoid (flat and needle-like
@@ -989,12 +989,12 @@ mod tests {
 
     /// The expanding polytope against the separating axes on overlapping
     /// hulls of 8 to 200 points (flat and needle-like ones included), and
-    /// points, segments and boxes against them; it must answer most cases
+    /// points, segments, boxes and triangles against them; it must answer most cases
     /// (a test that cannot fail if it always bailed out proves nothing).
     #[test]
     fn expanding_polytope_matches_the_separating_axes_on_hulls() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut tallies = [(0u32, 0u32, 0.0f64, 0u32); 4];
+        let mut tallies = [(0u32, 0u32, 0.0f64, 0u32); 5];
         for i in 0..1500 {
             let (h1, h2) = (
                 random_hull(&mut rng, 8 + (i % 7) * 30),
@@ -1019,9 +1019,15 @@ mod tests {
                 half: DVec3::new(rng.f(), rng.f(), rng.f()) * 0.4 + 0.01,
             };
             check_epa(&bx, &b, &mut tallies[3], &format!("box {i}"));
+            // a hull sunk into a mesh triangle (the solid query shape on
+            // a mesh): the polytope goes first there too
+            let s = 0.3 + rng.f();
+            let tri = Triangle([0, 1, 2].map(|_| c + rng.unit() * s));
+            check_epa(&b, &tri, &mut tallies[4], &format!("triangle {i}"));
         }
-        for ((overlapping, answered, worst, placed), what) in
-            tallies.iter().zip(["hull", "point", "segment", "box"])
+        for ((overlapping, answered, worst, placed), what) in tallies
+            .iter()
+            .zip(["hull", "point", "segment", "box", "triangle"])
         {
             eprintln!(
                 "{what}: {answered} of {overlapping} answered, {placed} with their contact; axes deeper by up to {worst:.1e}"

@@ -75,10 +75,8 @@ impl Polyhedral for PlacedPolytope<'_> {
             ));
         }
     }
-    fn feature_counts(&self) -> Option<(usize, usize)> {
-        // a closed convex polytope: E = V + F − 2 (Euler)
-        let (v, f) = (self.p.vertices.len(), self.p.planes.len());
-        Some((f, (v + f).saturating_sub(2)))
+    fn is_solid(&self) -> bool {
+        self.p.planes.len() > 2
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let l = &self.inv;
