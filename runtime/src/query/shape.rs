@@ -508,7 +508,7 @@ impl Polyhedral for Core<'_> {
 
 impl<'a> Probe<'a> {
     /// The shape under `pose`, or `None` for non-finite or negative input.
-    fn new(shape: &QueryShape<'a>, pose: &Pose) -> Option<Probe<'a>> {
+    pub(crate) fn new(shape: &QueryShape<'a>, pose: &Pose) -> Option<Probe<'a>> {
         if !pose.rotation.is_finite() || !pose.translation.is_finite() {
             return None;
         }

@@ -166,28 +166,120 @@ fn local_box(place: &Placement, centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
     ((c - h - pad).as_vec3(), (c + h + pad).as_vec3())
 }
 
+/// A triangle the probe's box meets, waiting for its exact test.
+struct Candidate {
+    /// An upper bound of its contact's depth ([`depth_bound`]).
+    bound: f64,
+    /// Its place in the tree walk (ties go to the earlier).
+    order: u32,
+    slot: u32,
+    tri: [DVec3; 3],
+}
+
+thread_local! {
+    /// The candidates of [`mesh_touch`], reused by every call on a thread.
+    static CANDIDATES: std::cell::RefCell<Vec<Candidate>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An upper bound of the depth [`probe::touch`] then [`probe::flatten`]
+/// can give `q` grown by `rq` against `tri` (`centre`: the probe's
+/// centre, as `flatten` takes it), from one support call: how far `q`
+/// must move along the triangle's normal, on the centre's side, to clear
+/// its plane, plus `rq` (both sides' larger where the centre is on the
+/// plane). The separating-axis depth is a minimum over axes that include
+/// both of the triangle's normals, the expanding polytope's is that
+/// minimum to its tolerance, a flattened contact's is this very value,
+/// and cores apart by `g` (at least the gap across the plane) touch to
+/// `rq − g`, which this also bounds. `+∞` for a degenerate triangle.
+fn depth_bound(q: &impl Support, rq: f64, tri: &[DVec3; 3], centre: DVec3) -> f64 {
+    let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
+    let n2 = n.length_squared();
+    if n2 == 0.0 || !n2.is_finite() {
+        return f64::INFINITY;
+    }
+    let n = n / n2.sqrt();
+    let side = (centre - tri[0]).dot(n);
+    // how far q moves along n (resp. −n) to clear the plane
+    let up = || (tri[0] - q.support(-n)).dot(n);
+    let down = || (q.support(n) - tri[0]).dot(n);
+    let d = if side > 0.0 {
+        up()
+    } else if side < 0.0 {
+        down()
+    } else {
+        up().max(down())
+    };
+    d + rq
+}
+
 /// The deepest touch of the probe with the mesh's triangles, with the
-/// triangle's source id.
+/// triangle's source id; of equally deep ones, the first the tree walk
+/// meets.
+///
+/// Branch and bound: every triangle the probe's box meets gets a cheap
+/// upper bound of its depth ([`depth_bound`]), and the exact tests run
+/// from the highest bound down, stopping where the bound falls below the
+/// deepest contact found (by more than rounding could blur). Triangles
+/// under a probe that rests on a surface are many, but one or two are
+/// the deepest; the answer is the one testing them all in walk order
+/// would give.
 fn mesh_touch(place: &Placement, mesh: &ArchivedTriMesh, probe: &Probe) -> Option<(Touch, u32)> {
+    CANDIDATES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut c) => mesh_touch_in(place, mesh, probe, &mut c),
+        // a nested call (none today) finds the scratch taken: it uses its own
+        Err(_) => mesh_touch_in(place, mesh, probe, &mut Vec::new()),
+    })
+}
+
+/// [`mesh_touch`] with `cands` as its scratch.
+fn mesh_touch_in(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    probe: &Probe,
+    cands: &mut Vec<Candidate>,
+) -> Option<(Touch, u32)> {
     let (c, h) = probe.bounds();
     let (lo, hi) = local_box(place, c, h);
-    let mut best: Option<(Touch, u32)> = None;
     let centre = probe.centre();
+    let (core, radius) = (&probe.core, probe.radius);
+    cands.clear();
     TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
         let (first, count) = leaf_range(leaf);
         for slot in first << 1..(first << 1) + count {
-            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
-            let flat = tri_mesh::flat_mask(mesh, slot);
-            if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
-                .map(|t| probe::flatten(t, &tri.0, flat, &probe.core, probe.radius, centre))
-                && best.is_none_or(|(b, _)| t.depth > b.depth)
-            {
-                best = Some((t, tri_mesh::slot_source(mesh, slot)));
-            }
+            let tri = tri_mesh::world_triangle(place, mesh, slot);
+            cands.push(Candidate {
+                bound: depth_bound(core, radius, &tri, centre),
+                order: cands.len() as u32,
+                slot,
+                tri,
+            });
         }
         false
     });
-    best
+    // rounding of the bound and the exact tests, and the expanding
+    // polytope's tolerance, stay far below this
+    let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
+    // highest bound first; equal bounds in walk order
+    cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
+    let mut best: Option<(Touch, u32, u32)> = None;
+    for cand in cands.iter() {
+        // no contact is deeper than its bound, and every depth is ≥ 0
+        let floor = best.map_or(0.0, |(b, _, _)| b.depth);
+        if cand.bound + slack < floor {
+            break;
+        }
+        let tri = Triangle(cand.tri);
+        let flat = tri_mesh::flat_mask(mesh, cand.slot);
+        if let Some(t) = probe::touch(core, radius, &tri, 0.0)
+            .map(|t| probe::flatten(t, &tri.0, flat, core, radius, centre))
+            && best.is_none_or(|(b, _, order)| {
+                t.depth > b.depth || (t.depth == b.depth && cand.order < order)
+            })
+        {
+            best = Some((t, tri_mesh::slot_source(mesh, cand.slot), cand.order));
+        }
+    }
+    best.map(|(t, source, _)| (t, source))
 }
 
 /// Cast visitor inside one mesh.
@@ -449,4 +541,156 @@ fn inside_solid(place: &Placement, b: &super::bsp::BspView, probe: &Probe) -> Op
         },
         h.feature,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::test_rng::Rng;
+    use crate::query::placed;
+    use crate::{ConvexHull, Level, Pose, QueryShape};
+    use glam::{DAffine3, DQuat, Quat};
+    use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+
+    /// The deepest touch over every triangle the probe's box meets, in
+    /// walk order, the first of equally deep ones: what [`mesh_touch`]
+    /// must answer.
+    fn every_triangle(
+        place: &Placement,
+        mesh: &ArchivedTriMesh,
+        probe: &Probe,
+    ) -> Option<(Touch, u32)> {
+        let (c, h) = probe.bounds();
+        let (lo, hi) = local_box(place, c, h);
+        let mut best: Option<(Touch, u32)> = None;
+        let centre = probe.centre();
+        TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+            let (first, count) = leaf_range(leaf);
+            for slot in first << 1..(first << 1) + count {
+                let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+                let flat = tri_mesh::flat_mask(mesh, slot);
+                if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
+                    .map(|t| probe::flatten(t, &tri.0, flat, &probe.core, probe.radius, centre))
+                    && best.is_none_or(|(b, _)| t.depth > b.depth)
+                {
+                    best = Some((t, tri_mesh::slot_source(mesh, slot)));
+                }
+            }
+            false
+        });
+        best
+    }
+
+    /// A 24 × 24 grid of half-metre cells: a flat half (coplanar
+    /// triangles tie exactly), a creased ridge and bumps.
+    fn ground() -> SceneMesh {
+        let n = 24u32;
+        let mut pos = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (fx, fy) = (x as f32 * 0.5, y as f32 * 0.5);
+                let h = if x < n / 2 {
+                    0.0
+                } else {
+                    (fx - 6.0).min(9.0 - fx).max(0.0) * 0.6 + (fy * 1.7).sin() * 0.3
+                };
+                pos.push([fx, h, fy]);
+            }
+        }
+        let mut tris = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                tris.push([i, i + n + 1, i + 1]);
+                tris.push([i + 1, i + n + 1, i + n + 2]);
+            }
+        }
+        SceneMesh::new("ground", pos, &tris)
+    }
+
+    /// The bounded search gives exactly the answer of testing every
+    /// triangle in walk order — the same contact, bit for bit, and the
+    /// same triangle among equally deep ones — for hulls, boxes and
+    /// capsules resting on, sinking into and hovering over flat ground,
+    /// creases and bumps, under an identity and a turned, scaled
+    /// placement.
+    #[test]
+    fn bounded_mesh_touch_answers_as_testing_every_triangle() {
+        let turned = DAffine3::from_scale_rotation_translation(
+            DVec3::splat(1.3),
+            DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
+            DVec3::new(40.0, -3.0, 7.0),
+        );
+        let scene = Scene {
+            meshes: vec![ground()],
+            instances: [DAffine3::IDENTITY, turned]
+                .iter()
+                .enumerate()
+                .map(|(i, &transform)| SceneInstance {
+                    name: format!("ground{i}"),
+                    mesh: 0,
+                    transform,
+                    extras_collider: Some("mesh".into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let mut rng = Rng(0x5eed_b0a2_d000_0001);
+        let pts: Vec<Vec3> = (0..12)
+            .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
+            .collect();
+        let hull = ConvexHull::new(&pts).expect("a solid hull");
+        let shapes = [
+            QueryShape::Hull(&hull),
+            QueryShape::Box {
+                half: Vec3::new(0.5, 0.2, 0.3),
+            },
+            QueryShape::Capsule {
+                half_height: 0.4,
+                radius: 0.2,
+            },
+        ];
+        let (mut touched, mut many) = (0, 0);
+        for i in 0..6000 {
+            let ii = (i % 2) as u32;
+            let (shape, place) = placed(level.archive(), ii);
+            let Solid::Mesh(mesh) = shape.solid() else {
+                panic!("the ground is a mesh");
+            };
+            // flat poses (axis-aligned boxes on the flat half tie exactly)
+            // and random ones, from 0.6 m below the ground to above it
+            let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);
+            let rotation = if i % 3 == 0 {
+                Quat::IDENTITY
+            } else {
+                Quat::from_axis_angle(
+                    rng.unit().as_vec3(),
+                    (rng.f() * std::f64::consts::TAU) as f32,
+                )
+            };
+            let at = if ii == 0 {
+                local
+            } else {
+                turned.transform_point3(local)
+            };
+            let pose = Pose::new(rotation, at.as_vec3());
+            let probe = Probe::new(&shapes[i % 3], &pose).expect("a valid pose");
+            let got = mesh_touch(&place, mesh, &probe);
+            let want = every_triangle(&place, mesh, &probe);
+            assert_eq!(got, want, "case {i}");
+            touched += usize::from(got.is_some());
+            let (c, h) = probe.bounds();
+            let (lo, hi) = local_box(&place, c, h);
+            let mut n = 0;
+            TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+                n += leaf_range(leaf).1;
+                false
+            });
+            many += usize::from(got.is_some() && n > 2);
+        }
+        // most poses touch, and most of those meet several triangles
+        assert!(touched > 3000 && many > 2500, "{touched} {many}");
+    }
 }
