@@ -255,6 +255,7 @@ pub fn rows(
             "touching",
             n,
             || {
+                kiln_yes.clear();
                 kiln_yes.extend(poses.iter().map(|p| {
                     level.overlap_into(&ks, p, &Filter::ALL, &mut buf);
                     !buf.is_empty()
@@ -262,6 +263,7 @@ pub fn rows(
                 kiln_yes.iter().filter(|&&y| y).count()
             },
             || {
+                parry_yes.clear();
                 parry_yes.extend(poses.iter().map(|p| {
                     parry3d::query::contact(&parry_pose(p), &*ps.0, &identity, target, 0.0)
                         .unwrap()
@@ -298,10 +300,12 @@ pub fn rows(
             "touching",
             n,
             || {
+                ky.clear();
                 ky.extend(poses.iter().map(|p| level.intersects(&ks, p, &Filter::ALL)));
                 ky.iter().filter(|&&y| y).count()
             },
             || {
+                py.clear();
                 py.extend(poses.iter().map(|p| {
                     parry3d::query::intersection_test(&parry_pose(p), &*ps.0, &identity, target)
                         .unwrap()
@@ -325,6 +329,7 @@ pub fn rows(
             "hits",
             n,
             || {
+                kt.clear();
                 kt.extend(poses.iter().zip(motions).map(|(p, &(m, max_t))| {
                     level
                         .cast(&ks, p, m, max_t, CastOptions::default(), &Filter::ALL)
@@ -333,6 +338,7 @@ pub fn rows(
                 kt.iter().flatten().count()
             },
             || {
+                pt.clear();
                 pt.extend(poses.iter().zip(motions).map(|(p, &(m, max_t))| {
                     let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(max_t);
                     let zero = parry3d::math::Vector::ZERO;
