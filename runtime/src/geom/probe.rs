@@ -9,7 +9,7 @@
 //! distance ([`super::gjk::cast`]).
 
 use super::epa;
-use super::gjk::{self, Gap, Moved, Separation, Support, scale};
+use super::gjk::{self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, scale};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -62,6 +62,105 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
         (Gap::Apart(s), _) => apart(s, rq, rc),
         (_, tet) => Some(inside(q, rq, c, rc, tet)),
     }
+}
+
+/// The closest point of box `b` to `p`, with `p`'s box coordinates
+/// (Ericson, "Real-Time Collision Detection", 2004, §5.1.4).
+fn box_closest(b: &OrientedBox, p: DVec3) -> (DVec3, DVec3) {
+    let d = p - b.center;
+    let local = DVec3::new(d.dot(b.axes[0]), d.dot(b.axes[1]), d.dot(b.axes[2]));
+    let c = local.clamp(-b.half, b.half);
+    (
+        b.center + b.axes[0] * c.x + b.axes[1] * c.y + b.axes[2] * c.z,
+        local,
+    )
+}
+
+/// The closest point of segment `s` to `p`.
+fn segment_closest(s: &Segment, p: DVec3) -> DVec3 {
+    let e = s.1 - s.0;
+    let ee = e.length_squared();
+    if ee == 0.0 {
+        return s.0;
+    }
+    s.0 + e * ((p - s.0).dot(e) / ee).clamp(0.0, 1.0)
+}
+
+/// [`touch`] of a query core grown by `rq` with a point `p` grown by `rc`
+/// (a sphere collider) in closed form, where there is one: the core's
+/// closest point to `p` when apart; for a box holding `p`, the way out
+/// through the face nearest `p`. `None`: no closed form (a hull, or `p`
+/// on a segment), the general path answers. Spheres against boxes and
+/// capsules are the commonest pair in a game, and the general path ran
+/// GJK and then the expanding polytope for them.
+pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Option<Touch>> {
+    let r = rq + rc;
+    let on_q = match q {
+        CoreRef::Box(b) => {
+            let (on_q, local) = box_closest(b, p);
+            if local.abs().cmple(b.half).all() {
+                // inside (or on the surface): out through the nearest
+                // face, the box moving away from p
+                let room = b.half - local.abs();
+                let k = if room.x <= room.y && room.x <= room.z {
+                    0
+                } else if room.y <= room.z {
+                    1
+                } else {
+                    2
+                };
+                let side = if local[k] < 0.0 { 1.0 } else { -1.0 };
+                let n = b.axes[k] * side;
+                return Some(Some(Touch {
+                    point: p + n * rc,
+                    normal: n,
+                    depth: room[k].max(0.0) + r,
+                }));
+            }
+            on_q
+        }
+        CoreRef::Segment(s) => segment_closest(s, p),
+        CoreRef::Point(a) => a.0,
+        CoreRef::Other => return None,
+    };
+    let d = on_q - p;
+    let distance = d.length();
+    if distance == 0.0 {
+        return None;
+    }
+    Some(apart(
+        Separation {
+            distance,
+            on_a: on_q,
+            on_b: p,
+        },
+        rq,
+        rc,
+    ))
+}
+
+/// [`touches`] of a query core grown by `rq` with a point `p` grown by
+/// `rc`, in closed form where [`point_touch`] has one.
+pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<bool> {
+    let on_q = match q {
+        CoreRef::Box(b) => box_closest(b, p).0,
+        CoreRef::Segment(s) => segment_closest(s, p),
+        CoreRef::Point(a) => a.0,
+        CoreRef::Other => return None,
+    };
+    Some((on_q - p).length() <= rq + rc)
+}
+
+/// A query core as the closed forms see it.
+pub(crate) enum CoreRef<'a> {
+    /// A sphere's centre.
+    Point(&'a Point),
+    /// A capsule's segment.
+    Segment(&'a Segment),
+    /// A box.
+    Box(&'a OrientedBox),
+    /// Anything else (hulls).
+    Other,
 }
 
 /// The contact of cores `s` apart, grown by `rq` and `rc`, if they touch.
@@ -302,5 +401,94 @@ mod tests {
             }
         }
         assert!(yes > 2000 && no > 2000, "{yes} {no}");
+    }
+
+    /// The closed forms against a sphere collider (a point grown by a
+    /// radius) agree with the general path — GJK apart, the expanding
+    /// polytope or separating axes inside — for boxes, capsule segments
+    /// and points: the same yes/no answers away from the tolerance of
+    /// touching, the same depth, normal and contact point (a box holding
+    /// the centre leaves through its nearest face).
+    #[test]
+    fn sphere_collider_closed_forms_agree_with_the_general_path() {
+        let mut r = Rng(0x5fe7_e0c1_05ed_0002);
+        let (mut touching, mut inside, mut apart) = (0, 0, 0);
+        for i in 0..30_000 {
+            let at = r.v(1.0) * if i % 4 == 0 { 1e3 } else { 1.0 };
+            let p = at + r.v(0.7);
+            let rc = 0.05 + r.f() * 0.5;
+            let rq = if i % 3 == 1 { r.f() * 0.3 } else { 0.0 };
+            let bx = OrientedBox {
+                center: at,
+                axes: r.rotation(),
+                half: DVec3::new(0.05 + r.f(), 0.05 + r.f(), 0.05 + r.f()) * 0.8,
+            };
+            let h = r.v(0.7);
+            let seg = Segment(at - h, at + h);
+            let pt = Point(at);
+            let size = 1.0 + at.abs().max_element();
+            let check = |closed: CoreRef, general: &dyn Fn() -> (bool, Option<Touch>)| {
+                let (yes_general, t_general) = general();
+                let yes = point_touches(&closed, rq, p, rc);
+                let t = point_touch(&closed, rq, p, rc);
+                let (Some(yes), Some(t)) = (yes, t) else {
+                    return None;
+                };
+                assert_eq!(yes, t.is_some(), "case {i}");
+                // away from touching, the same yes/no
+                let near_edge = t.is_some_and(|t| t.depth < 1e-9 * size)
+                    || t_general.is_some_and(|t| t.depth < 1e-9 * size);
+                if !near_edge {
+                    assert_eq!(yes, yes_general, "case {i}");
+                    assert_eq!(t.is_some(), t_general.is_some(), "case {i}");
+                }
+                if let (Some(a), Some(b)) = (t, t_general) {
+                    assert!(
+                        (a.depth - b.depth).abs() <= 1e-9 * size,
+                        "case {i}: {a:?} {b:?}"
+                    );
+                    // equally deep ways out (a centre on a box's diagonal)
+                    // may differ; the depth may not
+                    let ties = a.depth - b.depth == 0.0 && a.normal != b.normal;
+                    if !ties && a.depth > 1e-6 {
+                        assert!(a.normal.dot(b.normal) > 1.0 - 1e-9, "case {i}: {a:?} {b:?}");
+                        assert!(
+                            (a.point - b.point).length() <= 1e-7 * size,
+                            "case {i}: {a:?} {b:?}"
+                        );
+                    }
+                }
+                Some(t)
+            };
+            let tb = check(CoreRef::Box(&bx), &|| {
+                (
+                    touches(&bx, rq, &Point(p), rc),
+                    touch(&bx, rq, &Point(p), rc),
+                )
+            });
+            let ts = check(CoreRef::Segment(&seg), &|| {
+                (
+                    touches(&seg, rq, &Point(p), rc),
+                    touch(&seg, rq, &Point(p), rc),
+                )
+            });
+            let tp = check(CoreRef::Point(&pt), &|| {
+                (
+                    touches(&pt, rq, &Point(p), rc),
+                    touch(&pt, rq, &Point(p), rc),
+                )
+            });
+            for t in [tb, ts, tp].into_iter().flatten() {
+                touching += usize::from(t.is_some());
+                apart += usize::from(t.is_none());
+            }
+            // the box holding the centre
+            inside += usize::from(tb.flatten().is_some_and(|t| t.depth >= rq + rc));
+        }
+        eprintln!("{touching} touching, {apart} apart, {inside} boxes holding the centre");
+        assert!(
+            touching > 20_000 && inside > 1000 && apart > 20_000,
+            "{touching} {inside} {apart}"
+        );
     }
 }

@@ -476,6 +476,19 @@ macro_rules! on_core {
     };
 }
 
+impl Core<'_> {
+    /// The core as the closed forms of [`crate::geom::probe`] see it.
+    pub fn closed(&self) -> crate::geom::probe::CoreRef<'_> {
+        use crate::geom::probe::CoreRef;
+        match self {
+            Core::Point(p) => CoreRef::Point(p),
+            Core::Segment(s) => CoreRef::Segment(s),
+            Core::Box(b) => CoreRef::Box(b),
+            Core::Hull(_) => CoreRef::Other,
+        }
+    }
+}
+
 impl Support for Core<'_> {
     fn support(&self, d: DVec3) -> DVec3 {
         on_core!(self, v => v.support(d))

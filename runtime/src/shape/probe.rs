@@ -424,7 +424,8 @@ impl<'a> ShapeRef<'a> {
     pub(crate) fn probe_touch(&self, place: &Placement, probe: &Probe) -> Option<(Touch, u32)> {
         if let Some((piece, rc)) = self.piece(place) {
             let t = match &piece {
-                Piece::Point(p) => probe::touch(&probe.core, probe.radius, p, rc),
+                Piece::Point(p) => probe::point_touch(&probe.core.closed(), probe.radius, p.0, rc)
+                    .unwrap_or_else(|| probe::touch(&probe.core, probe.radius, p, rc)),
                 Piece::Segment(p) => probe::touch(&probe.core, probe.radius, p, rc),
                 Piece::Box(p) => probe::touch(&probe.core, probe.radius, p, rc),
                 Piece::Polytope(p) => probe::touch(&probe.core, probe.radius, p, rc),
@@ -445,7 +446,8 @@ impl<'a> ShapeRef<'a> {
         let (q, r) = (&probe.core, probe.radius);
         if let Some((piece, rc)) = self.piece(place) {
             return match &piece {
-                Piece::Point(p) => probe::touches(q, r, p, rc),
+                Piece::Point(p) => probe::point_touches(&q.closed(), r, p.0, rc)
+                    .unwrap_or_else(|| probe::touches(q, r, p, rc)),
                 Piece::Segment(p) => probe::touches(q, r, p, rc),
                 Piece::Box(p) => probe::touches(q, r, p, rc),
                 Piece::Polytope(p) => probe::touches(q, r, p, rc),
