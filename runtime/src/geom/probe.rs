@@ -368,6 +368,7 @@ pub(crate) fn flatten(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geom::epa;
     use crate::geom::gjk::{OrientedBox, Triangle};
     use crate::geom::test_rng::Rng;
 
@@ -401,6 +402,100 @@ mod tests {
             }
         }
         assert!(yes > 2000 && no > 2000, "{yes} {no}");
+    }
+
+    /// The closed-form box–box answers (yes/no and contact) agree with
+    /// the general path: GJK apart, the expanding polytope's depth inside;
+    /// moved out by the depth along the normal, the query box clears.
+    #[test]
+    fn box_box_closed_form_agrees_with_gjk_and_the_polytope() {
+        let mut r = Rng(0xb0c5_b0c5_5eed_0003);
+        let (mut yes, mut no, mut compared) = (0, 0, 0);
+        for i in 0..20_000 {
+            let at = r.v(1.0) * if i % 4 == 0 { 1e4 } else { 1.0 };
+            let random_box = |r: &mut Rng, c: DVec3| OrientedBox {
+                center: c,
+                // every fifth pair shares its axes (parallel edges)
+                axes: if i % 5 == 0 {
+                    [DVec3::X, DVec3::Y, DVec3::Z]
+                } else {
+                    r.rotation()
+                },
+                half: DVec3::new(0.05 + r.f(), 0.05 + r.f(), 0.05 + r.f()) * 0.7,
+            };
+            let a = random_box(&mut r, at);
+            let off = r.v(1.2);
+            let b = random_box(&mut r, at + off);
+            let gjk_says = gjk::distance(&a, &b).is_none_or(|s| s.distance <= 0.0);
+            let got = touches(&a, 0.0, &b, 0.0);
+            assert_eq!(got, gjk_says, "case {i}");
+            assert_eq!(touches(&b, 0.0, &a, 0.0), gjk_says, "case {i} swapped");
+            let contact = touch(&a, 0.0, &b, 0.0);
+            assert_eq!(contact.is_some(), got, "case {i}");
+            let Some(c) = contact else {
+                no += 1;
+                continue;
+            };
+            yes += 1;
+            let size = 1.0 + at.abs().max_element();
+            // moved out by the depth (and a hair) the box clears
+            let out = Moved(&a, c.normal * (c.depth + 1e-9 * size));
+            assert!(gjk::distance(&out, &b).is_some(), "case {i}");
+            if let (Gap::Overlap, Some(tet)) =
+                gjk::search_enclosing(&a, &b, f64::INFINITY, -1.0, None)
+                && let Some(e) = epa::penetration(&a, &b, tet)
+            {
+                compared += 1;
+                assert!(
+                    (e.depth - c.depth).abs() <= 1e-9 * size,
+                    "case {i}: {} {}",
+                    e.depth,
+                    c.depth
+                );
+            }
+        }
+        assert!(
+            yes > 4000 && no > 4000 && compared > 3000,
+            "{yes} {no} {compared}"
+        );
+    }
+
+    /// A box touching another box's (or a triangle's) plane a hair off,
+    /// but far from it along another axis, is apart: the closed forms
+    /// stop early only at an axis that parts the shapes beyond rounding.
+    #[test]
+    fn closed_forms_do_not_stop_at_a_grazing_axis() {
+        for at in [DVec3::ZERO, DVec3::new(3e3, -2e3, 1e3)] {
+            let a = OrientedBox {
+                center: at,
+                axes: [DVec3::X, DVec3::Y, DVec3::Z],
+                half: DVec3::new(0.5, 0.5, 0.5),
+            };
+            for gap in [-1e-13, 0.0, 1e-13] {
+                // x faces a hair apart (or meeting), 5 m apart along y
+                let b = OrientedBox {
+                    center: at + DVec3::new(1.0 + gap, 5.0, 0.0),
+                    ..a
+                };
+                assert!(!touches(&a, 0.0, &b, 0.0), "box {gap} at {at}");
+                assert!(touch(&a, 0.0, &b, 0.0).is_none(), "box {gap} at {at}");
+                // the same faces, side by side: touching
+                let c = OrientedBox {
+                    center: at + DVec3::new(1.0, 0.3, 0.0),
+                    ..a
+                };
+                assert!(touches(&a, 0.0, &c, 0.0), "box at {at}");
+                // a triangle in the plane x = 0.5 + gap, 5 m up
+                let x = at.x + 0.5 + gap;
+                let t = Triangle([
+                    DVec3::new(x, at.y + 5.0, at.z - 1.0),
+                    DVec3::new(x, at.y + 6.0, at.z + 1.0),
+                    DVec3::new(x, at.y + 5.0, at.z + 1.0),
+                ]);
+                assert!(!touches(&a, 0.0, &t, 0.0), "triangle {gap} at {at}");
+                assert!(touch(&a, 0.0, &t, 0.0).is_none(), "triangle {gap} at {at}");
+            }
+        }
     }
 
     /// The closed forms against a sphere collider (a point grown by a

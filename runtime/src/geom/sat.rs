@@ -296,12 +296,19 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, D
 }
 
 /// The separating-axis depth of `a` and `b` and the unit direction `a`
-/// moves, in closed form where there is one (a box and a triangle,
-/// either way round); a negative depth when they are apart (found at the
-/// first separating axis). `None`: no closed form for these shapes.
+/// moves, in closed form where there is one (two boxes; a box and a
+/// triangle, either way round); a negative depth when they are apart
+/// (found at the first separating axis). `None`: no closed form for these
+/// shapes.
 pub(crate) fn closed_form(a: &impl Polyhedral, b: &impl Polyhedral) -> Option<(f64, DVec3)> {
-    if let (Some(bx), Some(t)) = (a.as_box(), b.as_triangle()) {
-        return box_triangle(&bx, &t);
+    let a_box = a.as_box();
+    if let Some(ba) = &a_box {
+        if let Some(t) = b.as_triangle() {
+            return box_triangle(ba, &t);
+        }
+        if let Some(bb) = b.as_box() {
+            return box_box(ba, &bb);
+        }
     }
     if let (Some(t), Some(bx)) = (a.as_triangle(), b.as_box()) {
         return box_triangle(&bx, &t).map(|(d, u)| (d, -u));
@@ -313,6 +320,61 @@ pub(crate) fn closed_form(a: &impl Polyhedral, b: &impl Polyhedral) -> Option<(f
 /// values, with `u`.
 pub(crate) fn along(a: &impl Support, b: &impl Support, u: DVec3) -> (f64, DVec3) {
     (b.support(u).dot(u) - a.support(-u).dot(u), u)
+}
+
+/// The separating-axis depth of two boxes in closed form (Gottschalk,
+/// Lin and Manocha, "OBBTree", SIGGRAPH 1996; Ericson, "Real-Time
+/// Collision Detection", 2004, §4.4.1): the three face normals of each
+/// and the nine crosses of their edge directions hold every face normal
+/// of the Minkowski difference, so the least overlap over them, both
+/// ways each, is the depth. Each axis is projected as the support
+/// function does — the boxes' own axes, orthonormal only to the rounding
+/// of f32 placements — so the answer is the one the general path's
+/// support values give. Answers the depth and the unit direction `a`
+/// moves — or, at the first axis that separates them, that negative
+/// depth; `None` for a degenerate box (the general path takes those).
+fn box_box(a: &OrientedBox, b: &OrientedBox) -> Option<(f64, DVec3)> {
+    if a.half.min_element() <= 0.0 || b.half.min_element() <= 0.0 {
+        return None;
+    }
+    let t = b.center - a.center;
+    // the least overlap so far as m / √len2 (compared without roots or
+    // divisions: m ≥ 0 unless already apart), along unit u / √len2
+    let (mut best_m, mut best_len2, mut best_u) = (f64::INFINITY, 1.0f64, DVec3::Y);
+    let mut axis = |u: DVec3| -> bool {
+        let len2 = u.length_squared();
+        if len2 <= 1e-24 || !len2.is_finite() {
+            return false;
+        }
+        let radius = |bx: &OrientedBox| {
+            bx.half.x * u.dot(bx.axes[0]).abs()
+                + bx.half.y * u.dot(bx.axes[1]).abs()
+                + bx.half.z * u.dot(bx.axes[2]).abs()
+        };
+        let (reach, dist) = (radius(a) + radius(b), u.dot(t));
+        // a moves along −u (dist > 0) or +u until it clears b
+        let m = reach - dist.abs();
+        let better = if m < 0.0 || best_m < 0.0 {
+            m * best_len2.sqrt() < best_m * len2.sqrt()
+        } else {
+            m * m * best_len2 < best_m * best_m * len2
+        };
+        if better {
+            (best_m, best_len2) = (m, len2);
+            best_u = if dist > 0.0 { -u } else { u };
+        }
+        // apart beyond rounding: no need to look further (an overlap a
+        // hair below zero is touching, and another axis may part them
+        // more)
+        m < -1e-9 * (reach + dist.abs())
+    };
+    let _separated = a.axes.iter().any(|&u| axis(u))
+        || b.axes.iter().any(|&u| axis(u))
+        || a.axes
+            .iter()
+            .any(|&ea| b.axes.iter().any(|&eb| axis(ea.cross(eb))));
+    let len = best_len2.sqrt();
+    Some((best_m / len, best_u / len))
 }
 
 /// The separating-axis depth of a box and a triangle in closed form, in
@@ -357,10 +419,12 @@ fn box_triangle(b: &OrientedBox, t: &[DVec3; 3]) -> Option<(f64, DVec3)> {
         if minus < best.0 {
             best = (minus, -u / len);
         }
-        // apart along u: no need to look further
-        best.0 < 0.0
+        // apart along u beyond rounding: no need to look further (an
+        // overlap a hair below zero is touching, and another axis may
+        // part them more)
+        plus.min(minus) * len < -1e-9 * (r + lo.abs() + hi.abs())
     };
-    // the axes in turn, stopping at the first that separates them
+    // the axes in turn, stopping at the first that clearly separates them
     let _separated = axis(DVec3::X)
         || axis(DVec3::Y)
         || axis(DVec3::Z)
