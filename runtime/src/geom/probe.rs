@@ -36,9 +36,9 @@ fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
 pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> bool {
     let r = rq + rc;
     if r == 0.0
-        && let Some((d, _)) = sat::closed_form(q, c)
+        && let Some(yes) = sat::closed_form_touches(q, c, contact_eps(q, c))
     {
-        return d >= -contact_eps(q, c);
+        return yes;
     }
     match gjk::search(q, c, r, r, None) {
         Gap::Beyond => false,
@@ -51,7 +51,7 @@ pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {
     if rq + rc == 0.0
-        && let Some((d, u)) = sat::closed_form(q, c)
+        && let Some((d, u)) = sat::closed_form(q, c, contact_eps(q, c))
     {
         // the closed form's axis, measured with support values (what
         // `sat::penetration` would compute again)

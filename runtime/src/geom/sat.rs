@@ -246,7 +246,7 @@ thread_local! {
 /// that move (from `b` towards `a`). For shapes that do not overlap the
 /// depth is 0 or less (minus a lower bound of the gap along the best axis).
 pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
-    if let Some((_, u)) = closed_form(a, b) {
+    if let Some((_, u)) = closed_form(a, b, 1e-12 * super::gjk::scale(a, b)) {
         return along(a, b, u);
     }
     SCRATCH.with(|s| match s.try_borrow_mut() {
@@ -297,21 +297,24 @@ fn general(a: &impl Polyhedral, b: &impl Polyhedral, s: &mut Scratch) -> (f64, D
 
 /// The separating-axis depth of `a` and `b` and the unit direction `a`
 /// moves, in closed form where there is one (two boxes; a box and a
-/// triangle, either way round); a negative depth when they are apart
-/// (found at the first separating axis). `None`: no closed form for these
-/// shapes.
-pub(crate) fn closed_form(a: &impl Polyhedral, b: &impl Polyhedral) -> Option<(f64, DVec3)> {
-    let a_box = a.as_box();
-    if let Some(ba) = &a_box {
+/// triangle, either way round); below `−eps` when they are apart by more
+/// than `eps` (found at the first axis that parts them so). `None`: no
+/// closed form for these shapes.
+pub(crate) fn closed_form(
+    a: &impl Polyhedral,
+    b: &impl Polyhedral,
+    eps: f64,
+) -> Option<(f64, DVec3)> {
+    if let Some(ba) = &a.as_box() {
         if let Some(t) = b.as_triangle() {
-            return box_triangle(ba, &t);
+            return box_triangle(ba, &t, eps);
         }
         if let Some(bb) = b.as_box() {
-            return box_box(ba, &bb);
+            return box_box(ba, &bb, eps);
         }
     }
     if let (Some(t), Some(bx)) = (a.as_triangle(), b.as_box()) {
-        return box_triangle(&bx, &t).map(|(d, u)| (d, -u));
+        return box_triangle(&bx, &t, eps).map(|(d, u)| (d, -u));
     }
     None
 }
@@ -322,123 +325,212 @@ pub(crate) fn along(a: &impl Support, b: &impl Support, u: DVec3) -> (f64, DVec3
     (b.support(u).dot(u) - a.support(-u).dot(u), u)
 }
 
-/// The separating-axis depth of two boxes in closed form (Gottschalk,
-/// Lin and Manocha, "OBBTree", SIGGRAPH 1996; Ericson, "Real-Time
-/// Collision Detection", 2004, §4.4.1): the three face normals of each
-/// and the nine crosses of their edge directions hold every face normal
-/// of the Minkowski difference, so the least overlap over them, both
-/// ways each, is the depth. Each axis is projected as the support
-/// function does — the boxes' own axes, orthonormal only to the rounding
-/// of f32 placements — so the answer is the one the general path's
-/// support values give. Answers the depth and the unit direction `a`
-/// moves — or, at the first axis that separates them, that negative
-/// depth; `None` for a degenerate box (the general path takes those).
-fn box_box(a: &OrientedBox, b: &OrientedBox) -> Option<(f64, DVec3)> {
-    if a.half.min_element() <= 0.0 || b.half.min_element() <= 0.0 {
-        return None;
+/// Candidate separating axes of two shapes, each visited with how far
+/// `a` must move along `u` and along `−u` to clear the other shape, in
+/// units of `|u|` (not normalised: `u` may be any length). `true` from
+/// the visitor stops the scan.
+trait Axes {
+    fn scan(&self, visit: impl FnMut(DVec3, f64, f64) -> bool);
+    /// `u` in world space, from the frame [`Axes::scan`] gives it in.
+    fn world(&self, u: DVec3) -> DVec3;
+}
+
+/// Two boxes' candidate axes (Gottschalk, Lin and Manocha, "OBBTree",
+/// SIGGRAPH 1996; Ericson, "Real-Time Collision Detection", 2004,
+/// §4.4.1): the three face normals of each and the nine crosses of their
+/// edge directions hold every face normal of the Minkowski difference.
+/// Each axis is projected as the support function does — with the boxes'
+/// own axes, orthonormal only to the rounding of f32 placements — so the
+/// answers are the ones the general path's support values give. In
+/// world space.
+struct BoxBox<'a>(&'a OrientedBox, &'a OrientedBox);
+
+impl Axes for BoxBox<'_> {
+    fn scan(&self, mut visit: impl FnMut(DVec3, f64, f64) -> bool) {
+        // through a `dyn` visitor: the fifteen projections inlined with
+        // the visitor into each caller measured 10% slower on box–box
+        // yes/no tests (`peers --profile "300 boxes box yes/no"`), where
+        // the triangle's scan gains 20% from it
+        self.scan_dyn(&mut visit)
     }
-    let t = b.center - a.center;
-    // the least overlap so far as m / √len2 (compared without roots or
-    // divisions: m ≥ 0 unless already apart), along unit u / √len2
+    fn world(&self, u: DVec3) -> DVec3 {
+        u
+    }
+}
+
+impl BoxBox<'_> {
+    /// [`Axes::scan`] for two boxes.
+    fn scan_dyn(&self, visit: &mut dyn FnMut(DVec3, f64, f64) -> bool) {
+        let (a, b) = (self.0, self.1);
+        let t = b.center - a.center;
+        let mut axis = |u: DVec3| {
+            let radius = |bx: &OrientedBox| {
+                bx.half.x * u.dot(bx.axes[0]).abs()
+                    + bx.half.y * u.dot(bx.axes[1]).abs()
+                    + bx.half.z * u.dot(bx.axes[2]).abs()
+            };
+            let (reach, dist) = (radius(a) + radius(b), u.dot(t));
+            // a moves along +u until its bottom clears b's top, or along −u
+            visit(u, reach + dist, reach - dist)
+        };
+        let _stopped = a.axes.iter().any(|&u| axis(u))
+            || b.axes.iter().any(|&u| axis(u))
+            || a.axes
+                .iter()
+                .any(|&ea| b.axes.iter().any(|&eb| axis(ea.cross(eb))));
+    }
+}
+
+/// A box's and a triangle's candidate axes (Akenine-Möller, "Fast 3D
+/// triangle-box overlap testing", 2001): the box's three axes, the
+/// triangle's normal and the nine crosses of box axes with triangle
+/// edges (a superset of the faces of their Minkowski difference), in the
+/// box's frame.
+struct BoxTriangle<'a> {
+    b: &'a OrientedBox,
+    /// The triangle's corners in the box's frame.
+    p: [DVec3; 3],
+}
+
+impl<'a> BoxTriangle<'a> {
+    /// `None` for a degenerate box or triangle (the general path takes
+    /// those).
+    fn new(b: &'a OrientedBox, t: &[DVec3; 3]) -> Option<Self> {
+        if b.half.min_element() <= 0.0 {
+            return None;
+        }
+        let ax = b.axes;
+        let local = |v: DVec3| {
+            let d = v - b.center;
+            DVec3::new(d.dot(ax[0]), d.dot(ax[1]), d.dot(ax[2]))
+        };
+        let p = t.map(local);
+        let n = (p[1] - p[0]).cross(p[2] - p[1]);
+        (n.length_squared() > 1e-300).then_some(BoxTriangle { b, p })
+    }
+}
+
+impl Axes for BoxTriangle<'_> {
+    fn scan(&self, mut visit: impl FnMut(DVec3, f64, f64) -> bool) {
+        let (p, h) = (&self.p, self.b.half);
+        let f = [p[1] - p[0], p[2] - p[1], p[0] - p[2]];
+        let mut axis = |u: DVec3| {
+            let r = h.x * u.x.abs() + h.y * u.y.abs() + h.z * u.z.abs();
+            let (d0, d1, d2) = (p[0].dot(u), p[1].dot(u), p[2].dot(u));
+            let (lo, hi) = (d0.min(d1).min(d2), d0.max(d1).max(d2));
+            // the box moves along +u: the triangle's top minus the box's
+            // bottom; along −u: the box's top minus the triangle's bottom
+            visit(u, hi + r, r - lo)
+        };
+        let _stopped = axis(DVec3::X)
+            || axis(DVec3::Y)
+            || axis(DVec3::Z)
+            || axis(f[0].cross(f[1]))
+            || f.iter().any(|e| {
+                // (1, 0, 0) × e, (0, 1, 0) × e, (0, 0, 1) × e
+                axis(DVec3::new(0.0, -e.z, e.y))
+                    || axis(DVec3::new(e.z, 0.0, -e.x))
+                    || axis(DVec3::new(-e.y, e.x, 0.0))
+            });
+    }
+    fn world(&self, u: DVec3) -> DVec3 {
+        let ax = self.b.axes;
+        ax[0] * u.x + ax[1] * u.y + ax[2] * u.z
+    }
+}
+
+/// Axes shorter than this (squared) are skipped: parallel edges, whose
+/// faces' normals are among the axes anyway.
+const SHORT_AXIS2: f64 = 1e-24;
+
+/// The least overlap over `axes`, both ways each, and the unit world
+/// direction `a` moves — or, at the first axis that parts the shapes by
+/// more than `eps` (contact's tolerance), a depth below `−eps`. An axis a
+/// hair apart does not stop the scan: that is touching, and another axis
+/// may part them more. Overlaps are compared without roots while they are
+/// not negative.
+fn least_overlap(axes: &impl Axes, eps: f64) -> Option<(f64, DVec3)> {
+    // the least overlap so far as m / √len2, along u / √len2
     let (mut best_m, mut best_len2, mut best_u) = (f64::INFINITY, 1.0f64, DVec3::Y);
-    let mut axis = |u: DVec3| -> bool {
+    axes.scan(|u, plus, minus| {
         let len2 = u.length_squared();
-        if len2 <= 1e-24 || !len2.is_finite() {
+        if len2 <= SHORT_AXIS2 || !len2.is_finite() {
             return false;
         }
-        let radius = |bx: &OrientedBox| {
-            bx.half.x * u.dot(bx.axes[0]).abs()
-                + bx.half.y * u.dot(bx.axes[1]).abs()
-                + bx.half.z * u.dot(bx.axes[2]).abs()
-        };
-        let (reach, dist) = (radius(a) + radius(b), u.dot(t));
-        // a moves along −u (dist > 0) or +u until it clears b
-        let m = reach - dist.abs();
+        let (m, v) = if minus < plus { (minus, -u) } else { (plus, u) };
         let better = if m < 0.0 || best_m < 0.0 {
             m * best_len2.sqrt() < best_m * len2.sqrt()
         } else {
             m * m * best_len2 < best_m * best_m * len2
         };
         if better {
-            (best_m, best_len2) = (m, len2);
-            best_u = if dist > 0.0 { -u } else { u };
+            (best_m, best_len2, best_u) = (m, len2, v);
         }
-        // apart beyond rounding: no need to look further (an overlap a
-        // hair below zero is touching, and another axis may part them
-        // more)
-        m < -1e-9 * (reach + dist.abs())
-    };
-    let _separated = a.axes.iter().any(|&u| axis(u))
-        || b.axes.iter().any(|&u| axis(u))
-        || a.axes
-            .iter()
-            .any(|&ea| b.axes.iter().any(|&eb| axis(ea.cross(eb))));
-    let len = best_len2.sqrt();
-    Some((best_m / len, best_u / len))
+        m < 0.0 && m < -eps * len2.sqrt()
+    });
+    let world = axes.world(best_u);
+    let len = world.length();
+    (len > 0.0 && best_m.is_finite()).then(|| (best_m / best_len2.sqrt(), world / len))
 }
 
-/// The separating-axis depth of a box and a triangle in closed form, in
-/// the box's frame (Akenine-Möller, "Fast 3D triangle-box overlap
-/// testing", 2001): the box's three axes, the triangle's normal and the
-/// nine crosses of box axes with triangle edges, both ways each (a
-/// superset of the faces of their Minkowski difference). Answers the
-/// depth and the unit world direction the box moves — or, at the first
-/// axis that separates them, that negative depth; `None` for a
-/// degenerate box or triangle (the general path takes those).
-fn box_triangle(b: &OrientedBox, t: &[DVec3; 3]) -> Option<(f64, DVec3)> {
-    if b.half.min_element() <= 0.0 {
-        return None;
-    }
-    let ax = b.axes;
-    let local = |v: DVec3| {
-        let d = v - b.center;
-        DVec3::new(d.dot(ax[0]), d.dot(ax[1]), d.dot(ax[2]))
-    };
-    let p = t.map(local);
-    let f = [p[1] - p[0], p[2] - p[1], p[0] - p[2]];
-    let n = f[0].cross(f[1]);
-    if n.length_squared() <= 1e-300 {
-        return None;
-    }
-    let h = b.half;
-    let mut best = (f64::INFINITY, DVec3::Y);
-    let mut axis = |u: DVec3| {
-        let len = u.length();
-        if len <= 1e-12 || !len.is_finite() {
+/// Whether no axis of `axes` parts the shapes by more than `eps`: the
+/// yes/no of [`least_overlap`] (its depth `≥ −eps`) without its roots
+/// and divisions on the axes that overlap.
+fn within(axes: &impl Axes, eps: f64) -> bool {
+    let mut apart = false;
+    axes.scan(|u, plus, minus| {
+        let m = plus.min(minus);
+        if m >= 0.0 {
             return false;
         }
-        let r = h.x * u.x.abs() + h.y * u.y.abs() + h.z * u.z.abs();
-        let (d0, d1, d2) = (p[0].dot(u), p[1].dot(u), p[2].dot(u));
-        let (lo, hi) = (d0.min(d1).min(d2), d0.max(d1).max(d2));
-        // the box moves along +u: the triangle's top minus the box's bottom
-        let plus = (hi + r) / len;
-        let minus = (r - lo) / len;
-        if plus < best.0 {
-            best = (plus, u / len);
+        let len2 = u.length_squared();
+        if len2 <= SHORT_AXIS2 || !len2.is_finite() {
+            return false;
         }
-        if minus < best.0 {
-            best = (minus, -u / len);
+        apart = m < -eps * len2.sqrt();
+        apart
+    });
+    !apart
+}
+
+/// The separating-axis depth of two boxes in closed form ([`BoxBox`]):
+/// the depth and the unit direction `a` moves — or, at the first axis
+/// that separates them, that negative depth; `None` for a degenerate box
+/// (the general path takes those).
+fn box_box(a: &OrientedBox, b: &OrientedBox, eps: f64) -> Option<(f64, DVec3)> {
+    if a.half.min_element() <= 0.0 || b.half.min_element() <= 0.0 {
+        return None;
+    }
+    least_overlap(&BoxBox(a, b), eps)
+}
+
+/// The separating-axis depth of a box and a triangle in closed form
+/// ([`BoxTriangle`]): the depth and the unit world direction the box
+/// moves — or, at the first axis that separates them, that negative
+/// depth; `None` for a degenerate box or triangle (the general path takes
+/// those).
+fn box_triangle(b: &OrientedBox, t: &[DVec3; 3], eps: f64) -> Option<(f64, DVec3)> {
+    least_overlap(&BoxTriangle::new(b, t)?, eps)
+}
+
+/// Whether `a` and `b` touch — no axis parts them by more than `eps` —
+/// in closed form where [`closed_form`] has one; `None` otherwise.
+pub(crate) fn closed_form_touches(
+    a: &impl Polyhedral,
+    b: &impl Polyhedral,
+    eps: f64,
+) -> Option<bool> {
+    match (a.as_box(), b.as_box()) {
+        (Some(ba), Some(bb)) => {
+            if ba.half.min_element() <= 0.0 || bb.half.min_element() <= 0.0 {
+                return None;
+            }
+            Some(within(&BoxBox(&ba, &bb), eps))
         }
-        // apart along u beyond rounding: no need to look further (an
-        // overlap a hair below zero is touching, and another axis may
-        // part them more)
-        plus.min(minus) * len < -1e-9 * (r + lo.abs() + hi.abs())
-    };
-    // the axes in turn, stopping at the first that clearly separates them
-    let _separated = axis(DVec3::X)
-        || axis(DVec3::Y)
-        || axis(DVec3::Z)
-        || axis(n)
-        || f.iter().any(|e| {
-            // (1, 0, 0) × e, (0, 1, 0) × e, (0, 0, 1) × e
-            axis(DVec3::new(0.0, -e.z, e.y))
-                || axis(DVec3::new(e.z, 0.0, -e.x))
-                || axis(DVec3::new(-e.y, e.x, 0.0))
-        });
-    let u = best.1;
-    let world = ax[0] * u.x + ax[1] * u.y + ax[2] * u.z;
-    let len = world.length();
-    (len > 0.0).then(|| (best.0, world / len))
+        (Some(bx), None) => Some(within(&BoxTriangle::new(&bx, &b.as_triangle()?)?, eps)),
+        (None, Some(bx)) => Some(within(&BoxTriangle::new(&bx, &a.as_triangle()?)?, eps)),
+        (None, None) => None,
+    }
 }
 
 /// [`penetration`] for two polyhedra that know their faces and edges, at
