@@ -76,14 +76,14 @@ fn box_closest(b: &OrientedBox, p: DVec3) -> (DVec3, DVec3) {
     )
 }
 
-/// The closest point of segment `s` to `p`.
-fn segment_closest(s: &Segment, p: DVec3) -> DVec3 {
-    let e = s.1 - s.0;
+/// The closest point of the segment from `a` to `b` to `p`.
+pub(crate) fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
+    let e = b - a;
     let ee = e.length_squared();
     if ee == 0.0 {
-        return s.0;
+        return a;
     }
-    s.0 + e * ((p - s.0).dot(e) / ee).clamp(0.0, 1.0)
+    a + e * ((p - a).dot(e) / ee).clamp(0.0, 1.0)
 }
 
 /// [`touch`] of a query core grown by `rq` with a point `p` grown by `rc`
@@ -119,7 +119,7 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
             }
             on_q
         }
-        CoreRef::Segment(s) => segment_closest(s, p),
+        CoreRef::Segment(s) => on_segment(s.0, s.1, p),
         CoreRef::Point(a) => a.0,
         CoreRef::Other => return None,
     };
@@ -144,7 +144,7 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
 pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<bool> {
     let on_q = match q {
         CoreRef::Box(b) => box_closest(b, p).0,
-        CoreRef::Segment(s) => segment_closest(s, p),
+        CoreRef::Segment(s) => on_segment(s.0, s.1, p),
         CoreRef::Point(a) => a.0,
         CoreRef::Other => return None,
     };

@@ -12,6 +12,7 @@
 
 use super::convex::{self, BoxView, ConvexView, RayAnswer};
 use super::{LocalRayHit, ShapeContact};
+use crate::geom::probe::on_segment;
 use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
 use crate::instance::{Placement, apply};
 use glam::{DVec3, Vec3};
@@ -234,16 +235,6 @@ pub(crate) struct Rounded {
     pub half: f64,
     /// Radius.
     pub radius: f64,
-}
-
-/// Closest point of segment `a..b` to `p`.
-fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
-    let e = b - a;
-    let ee = e.length_squared();
-    if ee == 0.0 {
-        return a;
-    }
-    a + e * ((p - a).dot(e) / ee).clamp(0.0, 1.0)
 }
 
 impl Rounded {
