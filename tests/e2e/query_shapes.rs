@@ -683,21 +683,13 @@ fn check_cast(
 /// A tessellated floor patch `n × n` quads of side `cell`, gently bumped.
 fn floor(n: u32, cell: f32) -> SceneMesh {
     let mut pos = Vec::new();
-    let mut tris = Vec::new();
     for y in 0..=n {
         for x in 0..=n {
             let h = ((x as f32 * 0.9).sin() * (y as f32 * 0.7).cos()) * 0.15;
             pos.push([x as f32 * cell, h, y as f32 * cell]);
         }
     }
-    for y in 0..n {
-        for x in 0..n {
-            let i = y * (n + 1) + x;
-            tris.push([i, i + n + 1, i + 1]);
-            tris.push([i + 1, i + n + 1, i + n + 2]);
-        }
-    }
-    SceneMesh::new("floor", pos, &tris)
+    SceneMesh::new("floor", pos, &kiln_tests::grid_triangles(n))
 }
 
 /// One object of every collider kind side by side, placed by `xf`.
@@ -913,19 +905,12 @@ fn query_shapes_on_shared_levels() {
 fn flat_level() -> Level {
     let n = 8u32;
     let mut pos = Vec::new();
-    let mut tris = Vec::new();
     for z in 0..=n {
         for x in 0..=n {
             pos.push([x as f32, 0.0, z as f32]);
         }
     }
-    for z in 0..n {
-        for x in 0..n {
-            let i = z * (n + 1) + x;
-            tris.push([i, i + n + 1, i + 1]);
-            tris.push([i + 1, i + n + 1, i + n + 2]);
-        }
-    }
+    let tris = kiln_tests::grid_triangles(n);
     let wall = SceneMesh::cuboid("wall", [4.0, 1.0, 8.5], [4.0, 1.0, 0.5]);
     let scene = Scene {
         meshes: vec![SceneMesh::new("floor", pos, &tris), wall],

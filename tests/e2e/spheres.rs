@@ -29,20 +29,13 @@ fn cases() -> Vec<Case> {
     // generated terrain (always available), with a thin slab floating above it
     let n = 48u32;
     let mut pos = Vec::new();
-    let mut tris = Vec::new();
     for y in 0..=n {
         for x in 0..=n {
             let h = ((x as f32 * 0.37).sin() + (y as f32 * 0.23).cos()) * 1.5;
             pos.push([x as f32, h, y as f32]);
         }
     }
-    for y in 0..n {
-        for x in 0..n {
-            let i = y * (n + 1) + x;
-            tris.push([i, i + n + 1, i + 1]);
-            tris.push([i + 1, i + n + 1, i + n + 2]);
-        }
-    }
+    let mut tris = kiln_tests::grid_triangles(n);
     // two facing quads 2 mm apart: a thin closed slab
     for (yy, facing_up) in [(6.0f32, false), (6.002, true)] {
         pos.extend_from_slice(&[

@@ -147,6 +147,21 @@ pub struct TestRay {
     pub max_t: f32,
 }
 
+/// The triangles of a grid of `n` × `n` cells over `(n + 1)²` vertices
+/// numbered row by row (`x` along a row, rows along `z`), two per cell
+/// split on the same diagonal, facing +y: every test floor's layout.
+pub fn grid_triangles(n: u32) -> Vec<[u32; 3]> {
+    let mut tris = Vec::with_capacity(2 * (n * n) as usize);
+    for z in 0..n {
+        for x in 0..n {
+            let i = z * (n + 1) + x;
+            tris.push([i, i + n + 1, i + 1]);
+            tris.push([i + 1, i + n + 1, i + n + 2]);
+        }
+    }
+    tris
+}
+
 /// World bounds of a scene's triangles.
 pub fn scene_bounds(tris: &[WorldTriangle]) -> (Vec3, Vec3) {
     let mut lo = DVec3::splat(f64::INFINITY);

@@ -64,15 +64,7 @@ pub fn terrain(n: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
             pos.push([x as f32, h, y as f32]);
         }
     }
-    let mut tris = Vec::with_capacity((2 * n * n) as usize);
-    for y in 0..n {
-        for x in 0..n {
-            let i = y * (n + 1) + x;
-            tris.push([i, i + n + 1, i + 1]);
-            tris.push([i + 1, i + n + 1, i + n + 2]);
-        }
-    }
-    (pos, tris)
+    (pos, kiln_tests::grid_triangles(n))
 }
 
 #[derive(Clone, Copy)]

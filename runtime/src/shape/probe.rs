@@ -599,15 +599,7 @@ mod tests {
                 pos.push([fx, h, fy]);
             }
         }
-        let mut tris = Vec::new();
-        for y in 0..n {
-            for x in 0..n {
-                let i = y * (n + 1) + x;
-                tris.push([i, i + n + 1, i + 1]);
-                tris.push([i + 1, i + n + 1, i + n + 2]);
-            }
-        }
-        SceneMesh::new("ground", pos, &tris)
+        SceneMesh::new("ground", pos, &kiln_tests::grid_triangles(n))
     }
 
     /// The bounded search gives exactly the answer of testing every
