@@ -31,8 +31,9 @@ fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
     1e-12 * scale(a, b)
 }
 
-/// Whether `q` grown by `rq` touches `c` grown by `rc`: the GJK distance
-/// alone, no depth (yes/no tests).
+/// Whether `q` grown by `rq` touches `c` grown by `rc`, no depth (yes/no
+/// tests): the closed-form axis scan for boxes against boxes and
+/// triangles, else the GJK distance alone.
 pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> bool {
     let r = rq + rc;
     if r == 0.0
