@@ -266,6 +266,12 @@ pub(crate) fn scale(a: &impl Support, b: &impl Support) -> f64 {
         .max(1.0)
 }
 
+/// Gaps this small count as contact, as in [`search`]: 1e-12 of the
+/// coordinates (the closed forms and the separating axes use it too).
+pub(crate) fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
+    1e-12 * scale(a, b)
+}
+
 /// [`search`], handing the final tetrahedron to `tet` when it ends on one;
 /// starting from `warm`'s simplex when it holds one (else from `hint`),
 /// and leaving the last simplex there.

@@ -9,7 +9,9 @@
 //! distance ([`super::gjk::cast`]).
 
 use super::epa;
-use super::gjk::{self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, scale};
+use super::gjk::{
+    self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
+};
 use super::sat::{self, Polyhedral};
 use glam::DVec3;
 
@@ -23,12 +25,6 @@ pub(crate) struct Touch {
     pub normal: DVec3,
     /// Penetration depth (0 when just touching).
     pub depth: f64,
-}
-
-/// Gaps this small count as contact, as in [`gjk::search`]: 1e-12 of the
-/// coordinates.
-fn contact_eps(a: &impl Support, b: &impl Support) -> f64 {
-    1e-12 * scale(a, b)
 }
 
 /// Whether `q` grown by `rq` touches `c` grown by `rc`, no depth (yes/no
@@ -51,12 +47,13 @@ pub(crate) fn touches(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64
 /// The deepest contact of `q` grown by `rq` with `c` grown by `rc`, if
 /// they touch.
 pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) -> Option<Touch> {
+    let eps = contact_eps(q, c);
     if rq + rc == 0.0
-        && let Some((d, u)) = sat::closed_form(q, c, contact_eps(q, c))
+        && let Some((d, u)) = sat::closed_form(q, c, eps)
     {
         // the closed form's axis, measured with support values (what
         // `sat::penetration` would compute again)
-        return (d >= -contact_eps(q, c)).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
+        return (d >= -eps).then(|| way_out(q, rq, c, rc, sat::along(q, c, u)));
     }
     match gjk::search_enclosing(q, c, rq + rc, -1.0, None) {
         (Gap::Beyond, _) => None,

@@ -246,7 +246,7 @@ thread_local! {
 /// that move (from `b` towards `a`). For shapes that do not overlap the
 /// depth is 0 or less (minus a lower bound of the gap along the best axis).
 pub(crate) fn penetration(a: &impl Polyhedral, b: &impl Polyhedral) -> (f64, DVec3) {
-    if let Some((_, u)) = closed_form(a, b, 1e-12 * super::gjk::scale(a, b)) {
+    if let Some((_, u)) = closed_form(a, b, super::gjk::contact_eps(a, b)) {
         return along(a, b, u);
     }
     SCRATCH.with(|s| match s.try_borrow_mut() {
