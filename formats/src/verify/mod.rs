@@ -545,23 +545,42 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     }) {
         return Err(TreeError::Bounds { node: 0, min, max });
     }
-    let nodes = top.nodes.as_slice();
     tri_mesh::check_order(
         top.root.to_native(),
         inner,
         leaves,
-        |i| tri_mesh::box_node(nodes, i),
-        |_, count| {
-            if count != 1 {
-                return Err(TreeError::LeafSize {
-                    node: 0,
-                    count,
-                    max: 1,
-                });
-            }
-            Ok(())
+        &TopBoxes {
+            nodes: top.nodes.as_slice(),
         },
     )
+}
+
+/// The top-level tree as [`tri_mesh::check_order`] sees it: box nodes,
+/// one instance per leaf.
+struct TopBoxes<'a> {
+    nodes: &'a [crate::tri_mesh::ArchivedBoxNode],
+}
+
+impl tri_mesh::Wide for TopBoxes<'_> {
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<([u32; crate::tri_mesh::WIDTH], usize), TreeError> {
+        tri_mesh::box_node(self.nodes, i)
+    }
+    #[inline(always)]
+    fn leaf(&self, _leaf: usize, count: u32) -> Result<(), TreeError> {
+        if count != 1 {
+            return Err(TreeError::LeafSize {
+                node: 0,
+                count,
+                max: 1,
+            });
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn leaf_fits(&self, _leaf: u32, count: u32) -> bool {
+        count == 1
+    }
 }
 
 /// Largest scale and translation a similarity placement may have (2⁴⁰),

@@ -41,33 +41,104 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
         return Ok(());
     }
     let ids = mesh.source_ids.as_slice();
-    // a leaf holds two triangles exactly when its second source id is set
-    let leaf = |leaf: usize, count: u32| {
-        if (count == 2) != (ids[leaf][1].to_native() != u32::MAX) {
-            return Err(TreeError::LeafCount { leaf, count });
-        }
-        Ok(())
-    };
     let root = mesh.root.to_native();
     match &mesh.tree {
-        ArchivedMeshTree::Boxes(n) => check_order(root, inner, leaves, |i| box_node(n, i), leaf),
+        ArchivedMeshTree::Boxes(nodes) => {
+            check_order(root, inner, leaves, &MeshBoxes { nodes, ids })
+        }
         ArchivedMeshTree::Spheres(t) => check_order(
             root,
             inner,
             leaves,
-            |i| {
-                let child = t.nodes[i].child.map(|c| c.to_native());
-                let used = slots(i, &child)?;
-                Ok((child, used))
+            &MeshSpheres {
+                nodes: &t.nodes,
+                ids,
             },
-            leaf,
         ),
+    }
+}
+
+/// A 4-wide tree as [`check_order`]'s walk sees it. Its two checks are
+/// methods of a type rather than closures so that they always fold into
+/// the walk's loop (as called closures the terrain's walk spent a third of
+/// its time passing their results through memory).
+pub(super) trait Wide: Sync {
+    /// Checks inner node `i` on its own; gives its child references and
+    /// how many are used.
+    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError>;
+    /// Checks the primitive count `count` of leaf `leaf`.
+    fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError>;
+    /// Whether [`Wide::leaf`] passes, for a `leaf` that may be out of
+    /// range (any answer then, but no panic).
+    fn leaf_fits(&self, leaf: u32, count: u32) -> bool;
+}
+
+/// A mesh's box tree, with the source ids that say each leaf's size.
+struct MeshBoxes<'a> {
+    nodes: &'a [ArchivedBoxNode],
+    ids: &'a [[rkyv::rend::u32_le; 2]],
+}
+
+/// A mesh's sphere tree, with the source ids that say each leaf's size.
+struct MeshSpheres<'a> {
+    nodes: &'a [ArchivedSphereNode],
+    ids: &'a [[rkyv::rend::u32_le; 2]],
+}
+
+/// Whether mesh leaf `leaf` (if out of range, the last) holds `count`
+/// triangles: no branch on the range, which only a broken tree leaves.
+#[inline(always)]
+fn mesh_leaf_fits(ids: &[[rkyv::rend::u32_le; 2]], leaf: u32, count: u32) -> bool {
+    let last = ids.len().saturating_sub(1);
+    ids.get((leaf as usize).min(last))
+        .is_some_and(|id| (count == 2) == (id[1].to_native() != u32::MAX))
+}
+
+/// A mesh leaf holds two triangles exactly when its second source id is
+/// set.
+#[inline(always)]
+fn mesh_leaf(ids: &[[rkyv::rend::u32_le; 2]], leaf: usize, count: u32) -> Result<(), TreeError> {
+    if (count == 2) != (ids[leaf][1].to_native() != u32::MAX) {
+        return Err(TreeError::LeafCount { leaf, count });
+    }
+    Ok(())
+}
+
+impl Wide for MeshBoxes<'_> {
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+        box_node(self.nodes, i)
+    }
+    #[inline(always)]
+    fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
+        mesh_leaf(self.ids, leaf, count)
+    }
+    #[inline(always)]
+    fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
+        mesh_leaf_fits(self.ids, leaf, count)
+    }
+}
+
+impl Wide for MeshSpheres<'_> {
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+        let child = self.nodes[i].child.map(|c| c.to_native());
+        let used = slots(i, &child)?;
+        Ok((child, used))
+    }
+    #[inline(always)]
+    fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
+        mesh_leaf(self.ids, leaf, count)
+    }
+    #[inline(always)]
+    fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
+        mesh_leaf_fits(self.ids, leaf, count)
     }
 }
 
 /// Checks box node `i` on its own: its slots, and that no used child's
 /// lower and upper codes cross; gives its children and how many are used.
-#[inline]
+#[inline(always)]
 pub(super) fn box_node(
     nodes: &[ArchivedBoxNode],
     i: usize,
@@ -75,15 +146,17 @@ pub(super) fn box_node(
     let n = &nodes[i];
     let child = n.child.map(|c| c.to_native());
     let used = slots(i, &child)?;
-    // every slot tested, the unused masked off: no branch per code
-    let mut crossed = 0u32;
+    // a lower and upper code cross when their sum carries out of a byte:
+    // four slots at once per axis (the carry out of bit 7 is the majority
+    // of the two top bits and the carry into it), the unused masked off
+    let mut carry = 0u32;
     for k in 0..3 {
-        for c in 0..WIDTH {
-            let sum = u16::from(n.lo[k][c]) + u16::from(n.hi[k][c]);
-            crossed |= u32::from(sum > 255) << c;
-        }
+        let (l, h) = (u32::from_le_bytes(n.lo[k]), u32::from_le_bytes(n.hi[k]));
+        let low = (l & 0x7f7f_7f7f) + (h & 0x7f7f_7f7f);
+        carry |= (l & h) | ((l | h) & low);
     }
-    if crossed & ((1 << used) - 1) != 0 {
+    let used_bytes = (u64::MAX >> (64 - 8 * used)) as u32;
+    if carry & 0x8080_8080 & used_bytes != 0 {
         return Err(TreeError::Crossed { node: i });
     }
     Ok((child, used))
@@ -106,10 +179,13 @@ pub(super) fn node_count(inner: usize, leaves: usize) -> Result<bool, TreeError>
 }
 
 /// How many of a node's child slots are used: two to four, empty ones last.
-#[inline]
+#[inline(always)]
 fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
-    let used = child.iter().take_while(|&&c| c != EMPTY).count();
-    if used < 2 || child[used..].iter().any(|&c| c != EMPTY) {
+    // the empty slots as a mask, without a branch per slot: they must run
+    // to the last slot and leave at least two used
+    let empty = (0..WIDTH).fold(0u32, |m, c| m | u32::from(child[c] == EMPTY) << c);
+    let used = empty.trailing_zeros().min(WIDTH as u32) as usize;
+    if used < 2 || empty >> used != (1 << (WIDTH - used)) - 1 {
         return Err(TreeError::Slots { node });
     }
     Ok(used)
@@ -121,26 +197,31 @@ fn slots(node: usize, child: &[u32; WIDTH]) -> Result<usize, TreeError> {
 pub const PARALLEL_TREE_NODES: usize = 1 << 12;
 
 /// The order, coverage and depth checks of a 4-wide tree of `inner` nodes
-/// over `leaves` leaves, rooted at `root`, in one tight depth-first walk:
-/// inner nodes and leaves must be met in index order, each once, no deeper
-/// than [`MAX_DEPTH`]. `node(i)` checks inner node `i` on its own and gives
-/// its child references and how many are used; `leaf_ok(leaf, count)`
-/// checks a leaf's triangle (or instance) count.
+/// over `leaves` leaves, rooted at `root`: in a depth-first walk, inner
+/// nodes and leaves must be met in index order, each once, no deeper than
+/// [`MAX_DEPTH`]. `tree.node(i)` checks inner node `i` on its own and
+/// gives its child references and how many are used; `tree.leaf(leaf,
+/// count)` checks a leaf's triangle (or instance) count.
 ///
-/// A large tree is first checked in parallel pieces ([`check_pieces`]);
-/// when any piece fails, the serial walk runs to name the first error, so
-/// the error does not depend on the thread count.
+/// The verdict comes from [`range_ok`]'s scan, over the whole tree or, for
+/// a large one, in parallel pieces ([`check_pieces`]). Only when it fails
+/// does the walk itself ([`check_range`]) run, serially, to name the first
+/// error, so the error does not depend on the thread count.
 pub(super) fn check_order(
     root: u32,
     inner: usize,
     leaves: usize,
-    node: impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError> + Sync,
-    leaf_ok: impl Fn(usize, u32) -> Result<(), TreeError> + Sync,
+    tree: &impl Wide,
 ) -> Result<(), TreeError> {
-    if inner >= PARALLEL_TREE_NODES && check_pieces(root, inner, leaves, &node, &leaf_ok) {
+    let quick = if inner >= PARALLEL_TREE_NODES {
+        check_pieces(root, inner, leaves, tree)
+    } else {
+        range_ok(root, 1, (0, 0), (inner, leaves), tree)
+    };
+    if quick {
         return Ok(());
     }
-    check_range(root, 1, (0, 0), (inner, leaves), leaves, &node, &leaf_ok)
+    check_range(root, 1, (0, 0), (inner, leaves), leaves, tree)
 }
 
 /// [`check_order`]'s walk split into pieces two levels below the root:
@@ -154,13 +235,7 @@ pub(super) fn check_order(
 /// exactly the serial walk's stretch for it, so all of them passing is the
 /// serial walk passing. Any doubt (a root that is not node 0, a claim that
 /// cannot be read) answers `false`.
-fn check_pieces(
-    root: u32,
-    inner: usize,
-    leaves: usize,
-    node: &(impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError> + Sync),
-    leaf_ok: &(impl Fn(usize, u32) -> Result<(), TreeError> + Sync),
-) -> bool {
+fn check_pieces(root: u32, inner: usize, leaves: usize, tree: &impl Wide) -> bool {
     use rayon::prelude::*;
     /// A piece: a subtree walked whole, or an inner node met on its own.
     #[derive(Clone, Copy)]
@@ -171,7 +246,7 @@ fn check_pieces(
     if root != 0 {
         return false;
     }
-    let Ok((top, used)) = node(0) else {
+    let Ok((top, used)) = tree.node(0) else {
         return false;
     };
     let mut pieces = Vec::with_capacity(WIDTH * (WIDTH + 1));
@@ -180,7 +255,7 @@ fn check_pieces(
             pieces.push(Piece::Subtree(c, 2));
             continue;
         }
-        let Ok((below, n)) = node(c as usize) else {
+        let Ok((below, n)) = tree.node(c as usize) else {
             return false;
         };
         pieces.push(Piece::Node(c));
@@ -195,7 +270,7 @@ fn check_pieces(
             if r as usize >= inner {
                 return None;
             }
-            r = node(r as usize).ok()?.0[0];
+            r = tree.node(r as usize).ok()?.0[0];
         }
         None
     };
@@ -216,10 +291,120 @@ fn check_pieces(
             // met alone: numbered where the walk stands, the next piece
             // right after it (its own check ran when it was split)
             Piece::Node(c) => starts[k + 1] == (c as usize + 1, starts[k].1),
-            Piece::Subtree(c, depth) => {
-                check_range(c, depth, starts[k], starts[k + 1], leaves, node, leaf_ok).is_ok()
-            }
+            Piece::Subtree(c, depth) => range_ok(c, depth, starts[k], starts[k + 1], tree),
         })
+}
+
+/// A finished subtree waiting for its parent in [`range_ok`]'s scan: the
+/// inner and leaf numbers it starts at and ends before, and its height
+/// in inner levels.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: (u32, u32),
+    end: (u32, u32),
+    height: u32,
+}
+
+/// Most finished subtrees that wait at once in [`range_ok`]'s scan of a
+/// valid tree, plus its sentinel. Those waiting after node `i` is scanned
+/// are `i` and the later siblings of the nodes on its path up (a parent
+/// before `i` holds `i` in its contiguous subtree, so it is an ancestor):
+/// at most `WIDTH - 1` for each of fewer than [`MAX_DEPTH`] ancestors.
+const SPANS: usize = WIDTH * MAX_DEPTH + 2;
+
+/// [`check_range`]'s verdict, by a scan instead of a walk: inner nodes
+/// `end.0 - 1` down to `start.0`, each node once, in storage order,
+/// without a branch that depends on its children's kinds (a walk's
+/// leaf-or-node branch is what a branch predictor cannot guess: on the
+/// 2.1M-triangle terrain a third of the nodes mix leaves and nodes).
+///
+/// The scan runs the depth-first walk backwards (in depth-first order a
+/// subtree is a contiguous run of nodes that starts at its root).
+/// When node `i` is scanned, the subtrees of its inner children are done
+/// and wait on a stack, the one that must start right after `i` on top.
+/// Node `i` takes its children in slot order: a leaf must be the leaf
+/// number reached so far, an inner child must be the top subtree and
+/// start exactly at the inner and leaf numbers reached so far, whose end
+/// it then continues from. It leaves its own span on the stack. The piece
+/// passes when one span remains, rooted at `root`, from `start` to
+/// `end`, no deeper than [`MAX_DEPTH`] from `depth`. This accepts exactly
+/// the trees that the walk does: each node's span is what the walk
+/// numbers inside its subtree.
+#[inline(always)]
+fn range_ok(
+    root: u32,
+    depth: u32,
+    start: (usize, usize),
+    end: (usize, usize),
+    tree: &impl Wide,
+) -> bool {
+    // numbers that fit the u32 arithmetic below (leaf payloads are
+    // smaller than MAX_PRIMITIVES, inner references below LEAF_BIT)
+    if end.1 > crate::level::MAX_PRIMITIVES as usize || end.0 >= LEAF_BIT as usize {
+        return false;
+    }
+    let (s, e) = (
+        (start.0 as u32, start.1 as u32),
+        (end.0 as u32, end.1 as u32),
+    );
+    if root & LEAF_BIT != 0 {
+        let (first, count) = leaf_range(root & !LEAF_BIT);
+        return s.0 == e.0 && first == s.1 && s.1 + 1 == e.1 && tree.leaf_fits(first, count);
+    }
+    if root != s.0 || s.0 >= e.0 {
+        return false;
+    }
+    // a sentinel at the bottom, which no inner child can match
+    let never = Span {
+        start: (u32::MAX, u32::MAX),
+        end: (0, 0),
+        height: 0,
+    };
+    let mut spans = [never; SPANS];
+    let mut top = 1;
+    for i in (s.0..e.0).rev() {
+        let Ok((child, used)) = tree.node(i as usize) else {
+            return false;
+        };
+        let mut at = (i + 1, 0);
+        let mut first_leaf = 0;
+        let mut height = 1;
+        let mut ok = true;
+        for (k, &c) in child.iter().enumerate().take(used) {
+            let leaf = c & LEAF_BIT != 0;
+            let (number, count) = leaf_range(c & !LEAF_BIT);
+            let span = spans[top - 1];
+            if k == 0 {
+                at.1 = if leaf { number } else { span.start.1 };
+                first_leaf = at.1;
+            }
+            if leaf {
+                ok &= number == at.1 && tree.leaf_fits(number, count);
+                at.1 += 1;
+            } else {
+                ok &= c == at.0 && span.start == at;
+                at = span.end;
+                height = height.max(span.height + 1);
+                top -= 1;
+            }
+            if top == 0 {
+                return false;
+            }
+        }
+        if !ok || top == SPANS {
+            return false;
+        }
+        spans[top] = Span {
+            start: (i, first_leaf),
+            end: at,
+            height,
+        };
+        top += 1;
+    }
+    top == 2
+        && spans[1].start == s
+        && spans[1].end == e
+        && depth + spans[1].height <= MAX_DEPTH as u32
 }
 
 /// The walk of [`check_order`] over the subtree at `root` (met at depth
@@ -227,19 +412,15 @@ fn check_pieces(
 /// to `end` (exclusive), each in order, each once; `prims` is the tree's
 /// leaf count, for messages. A node's leading leaf children are checked on
 /// the spot (most children are leaves); the rest go on a stack of
-/// (reference, parent, depth).
-// inlined into each caller so `node` and `leaf_ok` fold into the loop:
-// left to the compiler (two callers) the 2.1M-triangle terrain's walk took
-// 13.5 ms instead of 9.6 (`profile_queries open`)
-#[inline(always)]
+/// (reference, parent, depth). It runs only on a tree that
+/// [`range_ok`] refused.
 fn check_range(
     root: u32,
     depth: u32,
     start: (usize, usize),
     end: (usize, usize),
     prims: usize,
-    node: &impl Fn(usize) -> Result<([u32; WIDTH], usize), TreeError>,
-    leaf_ok: &impl Fn(usize, u32) -> Result<(), TreeError>,
+    tree: &impl Wide,
 ) -> Result<(), TreeError> {
     let (mut next_inner, mut next_leaf) = start;
     let mut leaf = |r: u32, parent: usize| -> Result<(), TreeError> {
@@ -253,7 +434,7 @@ fn check_range(
                 prims,
             });
         }
-        leaf_ok(next_leaf, count)?;
+        tree.leaf(next_leaf, count)?;
         next_leaf += 1;
         Ok(())
     };
@@ -276,7 +457,7 @@ fn check_range(
         }
         let i = r as usize;
         next_inner += 1;
-        let (child, used) = node(i)?;
+        let (child, used) = tree.node(i)?;
         // leading leaves, counted without a branch per child (whether a
         // child is a leaf is what a branch predictor cannot guess)
         let leaf_bits = (0..WIDTH).fold(0u32, |m, c| m | (child[c] >> 31) << c);
@@ -520,4 +701,232 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::level::leaf_data;
+
+    /// A bare 4-wide tree for the order checks: child references per
+    /// node, and each leaf's primitive count.
+    #[derive(Clone)]
+    struct Bare {
+        nodes: Vec<[u32; WIDTH]>,
+        counts: Vec<u32>,
+    }
+
+    impl Wide for Bare {
+        fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+            let child = self.nodes[i];
+            Ok((child, slots(i, &child)?))
+        }
+        fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
+            if self.counts[leaf] != count {
+                return Err(TreeError::LeafCount { leaf, count });
+            }
+            Ok(())
+        }
+        fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
+            let last = self.counts.len() - 1;
+            self.counts[(leaf as usize).min(last)] == count
+        }
+    }
+
+    /// xorshift64*, for reproducible trees.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) % n
+        }
+    }
+
+    impl Bare {
+        fn new_leaf(&mut self, rng: &mut Rng) -> u32 {
+            let count = 1 + rng.below(2) as u32;
+            self.counts.push(count);
+            LEAF_BIT | leaf_data(self.counts.len() as u32 - 1, count)
+        }
+
+        /// A random subtree numbered depth-first, as the baker numbers
+        /// trees; its reference. `budget` bounds the inner nodes.
+        fn grow(&mut self, rng: &mut Rng, depth: usize, budget: &mut usize) -> u32 {
+            if *budget == 0 || depth >= 14 || (depth > 1 && rng.below(4) == 0) {
+                return self.new_leaf(rng);
+            }
+            *budget -= 1;
+            let i = self.nodes.len();
+            self.nodes.push([EMPTY; WIDTH]);
+            let used = 2 + rng.below(3) as usize;
+            for c in 0..used {
+                self.nodes[i][c] = self.grow(rng, depth + 1, budget);
+            }
+            i as u32
+        }
+
+        /// A chain of `inner` nodes, each with one leaf and the next node
+        /// (in either order), the last with two leaves: `inner` levels
+        /// of inner nodes.
+        fn chain(inner: usize, rng: &mut Rng) -> Bare {
+            let mut t = Bare {
+                nodes: vec![],
+                counts: vec![],
+            };
+            for i in 0..inner {
+                t.nodes.push([EMPTY; WIDTH]);
+                let leaf = t.new_leaf(rng);
+                let next = if i + 1 < inner {
+                    i as u32 + 1
+                } else {
+                    t.new_leaf(rng)
+                };
+                let pair = if rng.below(2) == 0 {
+                    [leaf, next]
+                } else {
+                    [next, leaf]
+                };
+                t.nodes[i][..2].copy_from_slice(&pair);
+            }
+            // the leaves must be numbered in walk order: renumber them
+            let mut order = vec![];
+            let mut stack = vec![0u32];
+            while let Some(r) = stack.pop() {
+                if r & LEAF_BIT != 0 {
+                    order.push(r);
+                    continue;
+                }
+                let n = t.nodes[r as usize];
+                stack.extend(n.iter().rev().filter(|&&c| c != EMPTY));
+            }
+            for node in &mut t.nodes {
+                for c in node
+                    .iter_mut()
+                    .filter(|c| **c != EMPTY && **c & LEAF_BIT != 0)
+                {
+                    let k = order.iter().position(|r| r == c).unwrap() as u32;
+                    let count = leaf_range(*c & !LEAF_BIT).1;
+                    t.counts[k as usize] = count;
+                    *c = LEAF_BIT | leaf_data(k, count);
+                }
+            }
+            t
+        }
+
+        fn full(&self) -> Result<(), TreeError> {
+            let (n, l) = (self.nodes.len(), self.counts.len());
+            check_range(0, 1, (0, 0), (n, l), l, self)
+        }
+
+        fn scan(&self) -> bool {
+            range_ok(0, 1, (0, 0), (self.nodes.len(), self.counts.len()), self)
+        }
+    }
+
+    fn random_tree(rng: &mut Rng, budget: usize) -> Bare {
+        let mut t = Bare {
+            nodes: vec![],
+            counts: vec![],
+        };
+        let mut b = budget;
+        while t.nodes.is_empty() {
+            t.counts.clear();
+            t.grow(rng, 1, &mut b);
+        }
+        t
+    }
+
+    /// A word a broken or hostile tree might hold in a child slot.
+    fn damage(rng: &mut Rng, t: &Bare, old: u32) -> u32 {
+        let (n, l) = (t.nodes.len() as u64, t.counts.len() as u32);
+        match rng.below(6) {
+            0 => rng.below(n + 2) as u32,
+            1 => EMPTY,
+            2 => LEAF_BIT | leaf_data(rng.below(u64::from(l) + 1) as u32, 1 + rng.below(2) as u32),
+            3 => old ^ 1 << rng.below(32),
+            4 => old.wrapping_add(rng.below(3) as u32).wrapping_sub(1),
+            _ => rng.below(1 << 32) as u32,
+        }
+    }
+
+    /// The scan accepts exactly the trees the walk accepts: every valid
+    /// random tree, and the walk's verdict on 20,000 damaged ones (child
+    /// references swapped for other nodes, leaves, empty slots, flipped
+    /// bits; leaf sizes changed).
+    #[test]
+    fn the_scan_and_the_walk_agree_on_every_tree() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut rejected, mut accepted) = (0, 0);
+        for round in 0..400 {
+            let t = random_tree(&mut rng, 1 + round % 60);
+            assert_eq!(t.full(), Ok(()), "round {round}: a valid tree");
+            assert!(t.scan(), "round {round}: the scan refuses a valid tree");
+            for _ in 0..50 {
+                let mut bad = t.clone();
+                if rng.below(8) == 0 {
+                    let k = rng.below(bad.counts.len() as u64) as usize;
+                    bad.counts[k] = 3 - bad.counts[k];
+                } else {
+                    let i = rng.below(bad.nodes.len() as u64) as usize;
+                    let c = rng.below(WIDTH as u64) as usize;
+                    bad.nodes[i][c] = damage(&mut rng, &bad, bad.nodes[i][c]);
+                }
+                let walk = bad.full().is_ok();
+                assert_eq!(bad.scan(), walk, "round {round}: {:?}", bad.nodes);
+                if walk {
+                    accepted += 1;
+                } else {
+                    rejected += 1;
+                }
+            }
+        }
+        assert!(
+            rejected > 10_000 && accepted > 100,
+            "{rejected} / {accepted}"
+        );
+    }
+
+    /// The depth limit, at its edge: inner nodes may sit down to level
+    /// `MAX_DEPTH - 1` (their leaves one below).
+    #[test]
+    fn the_scan_and_the_walk_agree_at_the_depth_limit() {
+        let mut rng = Rng(5);
+        for inner in [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 3] {
+            let t = Bare::chain(inner, &mut rng);
+            let walk = t.full();
+            assert_eq!(walk.is_ok(), inner < MAX_DEPTH, "{inner}: {walk:?}");
+            assert_eq!(t.scan(), walk.is_ok(), "{inner} levels");
+        }
+    }
+
+    /// A tree large enough to be checked in parallel pieces passes as
+    /// pieces, and a damaged one fails as pieces exactly when the walk
+    /// fails.
+    #[test]
+    fn pieces_agree_with_the_walk() {
+        let mut rng = Rng(11);
+        let t = random_tree(&mut rng, 3 * PARALLEL_TREE_NODES);
+        assert!(t.nodes.len() >= PARALLEL_TREE_NODES, "{}", t.nodes.len());
+        let pieces = |t: &Bare| check_pieces(0, t.nodes.len(), t.counts.len(), t);
+        assert!(pieces(&t));
+        let (mut rejected, mut accepted) = (0, 0);
+        for _ in 0..300 {
+            let mut bad = t.clone();
+            let i = rng.below(bad.nodes.len() as u64) as usize;
+            let c = rng.below(WIDTH as u64) as usize;
+            bad.nodes[i][c] = damage(&mut rng, &bad, bad.nodes[i][c]);
+            let walk = bad.full().is_ok();
+            // pieces may only doubt a tree the walk refuses
+            assert!(!walk || pieces(&bad), "a valid damaged tree refused");
+            assert!(walk || !pieces(&bad), "a broken tree passed as pieces");
+            if walk {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        assert!(rejected > 100 && accepted > 5, "{rejected} / {accepted}");
+    }
 }
