@@ -176,7 +176,7 @@ fn main() {
 /// Fastest of `runs` timings of `f`, in ms (this machine's neighbours
 /// only ever add time; the bench keeps each side's fastest pass too).
 fn fastest_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
+    let t: Vec<f64> = (0..runs)
         .map(|_| {
             let t0 = std::time::Instant::now();
             f();

@@ -61,6 +61,9 @@ pub(crate) struct Placement {
     /// taken to local space and back agree to f64 rounding (computed on
     /// first use).
     local: std::cell::OnceCell<[f64; 12]>,
+    /// Whether the placement is stored as a similarity (a quaternion),
+    /// whose two f32 matrices are rounded from one exact pair.
+    stored_similarity: bool,
 }
 
 impl Placement {
@@ -82,7 +85,38 @@ impl Placement {
             },
             world,
             local: std::cell::OnceCell::new(),
+            stored_similarity: inst.rotation.iter().any(|v| v.to_native() != 0.0),
         }
+    }
+
+    /// A world point in local space in f32, with a bound on how far each
+    /// coordinate can lie from [`Self::local_point64`]'s, for a test that
+    /// decides most points without the f64 inverse; `None` for a placement
+    /// from the affine table, whose inverse may be ill-conditioned.
+    ///
+    /// The bound: both f32 matrices of a stored similarity are rounded
+    /// from one exact pair (`kiln_formats::placement::similarity_rows`),
+    /// so the f32 inverse and the f64 inverse of the rounded forward
+    /// matrix differ by a few f32 ulps of each row (a similarity's
+    /// condition number is 1), and the product adds a few ulps of its
+    /// terms. The bound is `2⁻¹⁶` (256 ulps) of the terms' size: the
+    /// agreement test in `shape::solid` still passes with a 64th of it and
+    /// fails with a 1000th.
+    #[inline]
+    pub fn local_point_bounded(&self, p: Vec3) -> Option<(Vec3, Vec3)> {
+        if !self.stored_similarity {
+            return None;
+        }
+        let (l, w) = (&self.rows.local_from_world, &self.rows.world_from_local);
+        let reach = p.abs() + Vec3::new(w[3], w[7], w[11]).abs();
+        let size = |k: usize| {
+            l[k].abs() * reach.x
+                + l[k + 1].abs() * reach.y
+                + l[k + 2].abs() * reach.z
+                + l[k + 3].abs()
+        };
+        let err = Vec3::new(size(0), size(4), size(8)) * (1.0 / 65536.0);
+        Some((transform_point(l, p), err))
     }
 
     /// World-from-local in f64.

@@ -252,6 +252,36 @@ impl Boxes4 {
     }
 }
 
+impl Boxes4 {
+    /// [`Boxes4::gather`] for overlap and nearest walks, which find few
+    /// of the four children: only the children in `mask` are written, one
+    /// by one (on the 300 boxes' point queries, building all four boxes
+    /// with the transposes was a third of the query).
+    #[inline(always)]
+    fn gather_few(&self, mask: glam::BVec4A, t: Vec4, out: &mut Found<Aabb>) -> usize {
+        let mut bits = (mask & self.used).bitmask();
+        let t = <[f32; 4]>::from(t);
+        let lo = self.lo.map(<[f32; 4]>::from);
+        let hi = self.hi.map(<[f32; 4]>::from);
+        let mut n = 0;
+        while bits != 0 {
+            let c = bits.trailing_zeros() as usize & (WIDTH - 1);
+            bits &= bits - 1;
+            // `n` counts the set bits before this one, so it is below 4
+            out[n & (WIDTH - 1)] = (
+                self.child[c],
+                t[c],
+                Aabb {
+                    min: Vec3A::new(lo[0][c], lo[1][c], lo[2][c]),
+                    max: Vec3A::new(hi[0][c], hi[1][c], hi[2][c]),
+                },
+            );
+            n += 1;
+        }
+        n
+    }
+}
+
 impl BoxTree<'_> {
     /// Starts loading what a walk reads next: the found children's nodes
     /// and leaf rows. A node's children lie far apart in memory, so the
@@ -424,7 +454,7 @@ impl Tree for BoxTree<'_> {
                     d(b.lo[2], b.hi[2], c.z),
                 );
                 let d2 = dx * dx + dy * dy + dz * dz;
-                let n = b.gather(d2.cmple(Vec4::splat(r * r)), d2, out);
+                let n = b.gather_few(d2.cmple(Vec4::splat(r * r)), d2, out);
                 self.prefetch_found(&out[..n]);
                 return n;
             }
@@ -437,7 +467,7 @@ impl Tree for BoxTree<'_> {
                     & o(b.lo[2], b.hi[2], lo.z, hi.z)
             }
         };
-        let n = b.gather(hit, Vec4::ZERO, out);
+        let n = b.gather_few(hit, Vec4::ZERO, out);
         self.prefetch_found(&out[..n]);
         n
     }
