@@ -44,14 +44,14 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
     let root = mesh.root.to_native();
     match &mesh.tree {
         ArchivedMeshTree::Boxes(nodes) => {
-            check_order(root, inner, leaves, &MeshBoxes { nodes, ids })
+            check_order(root, inner, leaves, &MeshTree { nodes, ids })
         }
         ArchivedMeshTree::Spheres(t) => check_order(
             root,
             inner,
             leaves,
-            &MeshSpheres {
-                nodes: &t.nodes,
+            &MeshTree {
+                nodes: t.nodes.as_slice(),
                 ids,
             },
         ),
@@ -73,66 +73,57 @@ pub(super) trait Wide: Sync {
     fn leaf_fits(&self, leaf: u32, count: u32) -> bool;
 }
 
-/// A mesh's box tree, with the source ids that say each leaf's size.
-struct MeshBoxes<'a> {
-    nodes: &'a [ArchivedBoxNode],
+/// A mesh's tree of box or sphere nodes (`N`), with the source ids that
+/// say each leaf's size.
+struct MeshTree<'a, N> {
+    nodes: &'a [N],
     ids: &'a [[rkyv::rend::u32_le; 2]],
 }
 
-/// A mesh's sphere tree, with the source ids that say each leaf's size.
-struct MeshSpheres<'a> {
-    nodes: &'a [ArchivedSphereNode],
-    ids: &'a [[rkyv::rend::u32_le; 2]],
+/// A kind of mesh-tree node, checked on its own.
+trait MeshNode: Sized + Sync {
+    /// [`Wide::node`] for node `i` of `nodes`.
+    fn check(nodes: &[Self], i: usize) -> Result<([u32; WIDTH], usize), TreeError>;
 }
 
-/// Whether mesh leaf `leaf` (if out of range, the last) holds `count`
-/// triangles: no branch on the range, which only a broken tree leaves.
-#[inline(always)]
-fn mesh_leaf_fits(ids: &[[rkyv::rend::u32_le; 2]], leaf: u32, count: u32) -> bool {
-    let last = ids.len().saturating_sub(1);
-    ids.get((leaf as usize).min(last))
-        .is_some_and(|id| (count == 2) == (id[1].to_native() != u32::MAX))
-}
-
-/// A mesh leaf holds two triangles exactly when its second source id is
-/// set.
-#[inline(always)]
-fn mesh_leaf(ids: &[[rkyv::rend::u32_le; 2]], leaf: usize, count: u32) -> Result<(), TreeError> {
-    if (count == 2) != (ids[leaf][1].to_native() != u32::MAX) {
-        return Err(TreeError::LeafCount { leaf, count });
-    }
-    Ok(())
-}
-
-impl Wide for MeshBoxes<'_> {
+impl MeshNode for ArchivedBoxNode {
     #[inline(always)]
-    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
-        box_node(self.nodes, i)
-    }
-    #[inline(always)]
-    fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
-        mesh_leaf(self.ids, leaf, count)
-    }
-    #[inline(always)]
-    fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
-        mesh_leaf_fits(self.ids, leaf, count)
+    fn check(nodes: &[Self], i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+        box_node(nodes, i)
     }
 }
 
-impl Wide for MeshSpheres<'_> {
+impl MeshNode for ArchivedSphereNode {
     #[inline(always)]
-    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
-        let child = self.nodes[i].child.map(|c| c.to_native());
+    fn check(nodes: &[Self], i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+        let child = nodes[i].child.map(|c| c.to_native());
         let used = slots(i, &child)?;
         Ok((child, used))
     }
+}
+
+impl<N: MeshNode> Wide for MeshTree<'_, N> {
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
+        N::check(self.nodes, i)
+    }
+    /// A mesh leaf holds two triangles exactly when its second source id
+    /// is set.
     #[inline(always)]
     fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
-        mesh_leaf(self.ids, leaf, count)
+        if (count == 2) != (self.ids[leaf][1].to_native() != u32::MAX) {
+            return Err(TreeError::LeafCount { leaf, count });
+        }
+        Ok(())
     }
+    /// The same, for any `leaf`: one out of range is read as the last
+    /// (no branch on the range, which only a broken tree leaves).
     #[inline(always)]
     fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
-        mesh_leaf_fits(self.ids, leaf, count)
+        let last = self.ids.len().saturating_sub(1);
+        self.ids
+            .get((leaf as usize).min(last))
+            .is_some_and(|id| (count == 2) == (id[1].to_native() != u32::MAX))
     }
 }
 
