@@ -304,10 +304,11 @@ struct Span {
 const SPANS: usize = WIDTH * MAX_DEPTH + 2;
 
 /// [`check_range`]'s verdict, by a scan instead of a walk: inner nodes
-/// `end.0 - 1` down to `start.0`, each node once, in storage order,
-/// without a branch that depends on its children's kinds (a walk's
-/// leaf-or-node branch is what a branch predictor cannot guess: on the
-/// 2.1M-triangle terrain a third of the nodes mix leaves and nodes).
+/// `end.0 - 1` down to `start.0`, each once, in storage order. A walk
+/// pushes and pops every child and lets each child's kind decide what
+/// runs next, which a branch predictor cannot guess (on the 2.1M-triangle
+/// terrain a third of the nodes mix leaves and nodes); here a node's
+/// children only update a few numbers.
 ///
 /// The scan runs the depth-first walk backwards (in depth-first order a
 /// subtree is a contiguous run of nodes that starts at its root).
