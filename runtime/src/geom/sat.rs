@@ -307,14 +307,14 @@ pub(crate) fn closed_form(
 ) -> Option<(f64, DVec3)> {
     if let Some(ba) = &a.as_box() {
         if let Some(t) = b.as_triangle() {
-            return box_triangle(ba, &t, eps);
+            return least_overlap(&BoxTriangle::new(ba, &t)?, eps);
         }
         if let Some(bb) = b.as_box() {
-            return box_box(ba, &bb, eps);
+            return least_overlap(&BoxBox::new(ba, &bb)?, eps);
         }
     }
     if let (Some(t), Some(bx)) = (a.as_triangle(), b.as_box()) {
-        return box_triangle(&bx, &t, eps).map(|(d, u)| (d, -u));
+        return least_overlap(&BoxTriangle::new(&bx, &t)?, eps).map(|(d, u)| (d, -u));
     }
     None
 }
@@ -344,6 +344,13 @@ trait Axes {
 /// answers are the ones the general path's support values give. In
 /// world space.
 struct BoxBox<'a>(&'a OrientedBox, &'a OrientedBox);
+
+impl<'a> BoxBox<'a> {
+    /// `None` for a degenerate box (the general path takes those).
+    fn new(a: &'a OrientedBox, b: &'a OrientedBox) -> Option<Self> {
+        (a.half.min_element() > 0.0 && b.half.min_element() > 0.0).then_some(BoxBox(a, b))
+    }
+}
 
 impl Axes for BoxBox<'_> {
     fn scan(&self, mut visit: impl FnMut(DVec3, f64, f64) -> bool) {
@@ -493,26 +500,6 @@ fn within(axes: &impl Axes, eps: f64) -> bool {
     !apart
 }
 
-/// The separating-axis depth of two boxes in closed form ([`BoxBox`]):
-/// the depth and the unit direction `a` moves — or, at the first axis
-/// that separates them, that negative depth; `None` for a degenerate box
-/// (the general path takes those).
-fn box_box(a: &OrientedBox, b: &OrientedBox, eps: f64) -> Option<(f64, DVec3)> {
-    if a.half.min_element() <= 0.0 || b.half.min_element() <= 0.0 {
-        return None;
-    }
-    least_overlap(&BoxBox(a, b), eps)
-}
-
-/// The separating-axis depth of a box and a triangle in closed form
-/// ([`BoxTriangle`]): the depth and the unit world direction the box
-/// moves — or, at the first axis that separates them, that negative
-/// depth; `None` for a degenerate box or triangle (the general path takes
-/// those).
-fn box_triangle(b: &OrientedBox, t: &[DVec3; 3], eps: f64) -> Option<(f64, DVec3)> {
-    least_overlap(&BoxTriangle::new(b, t)?, eps)
-}
-
 /// Whether `a` and `b` touch — no axis parts them by more than `eps` —
 /// in closed form where [`closed_form`] has one; `None` otherwise.
 pub(crate) fn closed_form_touches(
@@ -521,12 +508,7 @@ pub(crate) fn closed_form_touches(
     eps: f64,
 ) -> Option<bool> {
     match (a.as_box(), b.as_box()) {
-        (Some(ba), Some(bb)) => {
-            if ba.half.min_element() <= 0.0 || bb.half.min_element() <= 0.0 {
-                return None;
-            }
-            Some(within(&BoxBox(&ba, &bb), eps))
-        }
+        (Some(ba), Some(bb)) => Some(within(&BoxBox::new(&ba, &bb)?, eps)),
         (Some(bx), None) => Some(within(&BoxTriangle::new(&bx, &b.as_triangle()?)?, eps)),
         (None, Some(bx)) => Some(within(&BoxTriangle::new(&bx, &a.as_triangle()?)?, eps)),
         (None, None) => None,
