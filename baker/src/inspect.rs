@@ -13,9 +13,9 @@ pub struct Sections {
     pub header: usize,
     /// Mesh vertices.
     pub vertices: usize,
-    /// Mesh leaves (triangle pairs as four vertex indices).
+    /// Mesh leaves (one or two triangles as a quad's corners, 12 bytes).
     pub triangles: usize,
-    /// Source triangle ids.
+    /// Source triangle ids (first per leaf, listed seconds).
     pub source_ids: usize,
     /// Mesh tree nodes.
     pub mesh_nodes: usize,
@@ -135,9 +135,9 @@ pub fn inspect(level: &Level) -> InspectReport {
         match shape {
             ArchivedShape::TriMesh(m) => {
                 s.vertices += m.vertices.len() * 12;
-                // quad leaves and their flat-edge masks
-                s.triangles += m.leaves.len() * 17;
-                s.source_ids += m.source_ids.len() * 8;
+                // 12-byte quad leaves (flat-edge masks inside)
+                s.triangles += m.leaves.len() * 12;
+                s.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
                 s.mesh_nodes += m.tree.node_bytes();
                 s.names += m.name.len();
                 // verified at open, so this cannot fail; stats only
@@ -161,9 +161,9 @@ pub fn inspect(level: &Level) -> InspectReport {
             ArchivedShape::Bsp(b) => {
                 let m = &b.surface;
                 s.vertices += m.vertices.len() * 12;
-                // quad leaves and their flat-edge masks
-                s.triangles += m.leaves.len() * 17;
-                s.source_ids += m.source_ids.len() * 8;
+                // 12-byte quad leaves (flat-edge masks inside)
+                s.triangles += m.leaves.len() * 12;
+                s.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
                 s.mesh_nodes += m.tree.node_bytes() + b.nodes.len() * 12;
                 s.planes += b.planes.len() * 16;
                 shape_rows.push((m.triangle_count(), 0, "bsp"));

@@ -2,7 +2,7 @@
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
-//! an edge, as quads. The tree stores inner nodes only, each holding its
+//! an edge, as quads of 12 bytes ([`Leaf`]). The tree stores inner nodes only, each holding its
 //! children's bounds (quantised boxes, [`BoxNode`], or quantised spheres,
 //! [`SphereNode`]) and up to four child references; a reference with
 //! [`LEAF_BIT`] set names a leaf instead of a node. Inner nodes are in
@@ -204,32 +204,117 @@ impl ArchivedMeshTree {
     }
 }
 
+/// One stored leaf: one or two triangles sharing an edge, as the four
+/// corners `[a, b, c, d]` of a quad meaning the triangles `(a, b, c)` and
+/// `(c, b, d)` (both keep the source winding); a leaf with one triangle
+/// repeats `c` as `d` (a stored pair never does: `(c, b, c)` would be
+/// degenerate, and degenerate triangles are not stored).
+///
+/// 12 bytes: corner `a`'s vertex index and the other three corners as
+/// signed 16-bit offsets from it. A mesh's vertices are numbered so a
+/// leaf's corners lie close together (welding numbers them by first use);
+/// the baker gives a leaf whose corners are further apart copies of its
+/// vertices at the end of the vertex list.
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Leaf {
+    /// Vertex index of corner `a`.
+    pub a: u32,
+    /// Corners `b`, `c`, `d` as `a + offset`.
+    pub offset: [i16; 3],
+    /// Bits 0–5: the **flat edges** — bit `3·j + k` is set when edge `k`
+    /// (from corner `k` to corner `k + 1`) of the leaf's triangle `j` (see
+    /// [`leaf_triangle`]) joins a neighbour that continues it in the same
+    /// plane (within [`FLAT_EDGE_ANGLE`]), so the edge and its ends are
+    /// inside a flat region, not a real edge of the surface: a contact
+    /// there takes the face's normal (no ghost bumps on tessellated
+    /// floors). Bit 6: [`SECOND_LISTED`]. Bit 7 is zero.
+    pub bits: u8,
+    /// Zero.
+    pub pad: u8,
+}
+
+/// [`Leaf::bits`] flag: the second triangle's source id is listed in
+/// [`TriMesh::second_ids`] rather than being the first's plus one.
+pub const SECOND_LISTED: u8 = 1 << 6;
+
+/// The flat-edge bits of [`Leaf::bits`].
+pub const FLAT_BITS: u8 = 0x3f;
+
+impl Leaf {
+    /// The leaf with corners `q`, flat-edge mask `flat` (bits 0–5) and
+    /// [`SECOND_LISTED`] when `listed`; `None` when a corner is more than
+    /// an `i16` away from `a`.
+    pub fn new(q: [u32; 4], flat: u8, listed: bool) -> Option<Leaf> {
+        let off = |v: u32| i16::try_from(i64::from(v) - i64::from(q[0])).ok();
+        Some(Leaf {
+            a: q[0],
+            offset: [off(q[1])?, off(q[2])?, off(q[3])?],
+            bits: (flat & FLAT_BITS) | if listed { SECOND_LISTED } else { 0 },
+            pad: 0,
+        })
+    }
+
+    /// The corners `[a, b, c, d]`.
+    #[inline]
+    pub fn corners(&self) -> [u32; 4] {
+        let at = |o: i16| self.a.wrapping_add_signed(i32::from(o));
+        [
+            self.a,
+            at(self.offset[0]),
+            at(self.offset[1]),
+            at(self.offset[2]),
+        ]
+    }
+
+    /// Whether the leaf holds two triangles (`d ≠ c`).
+    #[inline]
+    pub fn is_pair(&self) -> bool {
+        self.offset[2] != self.offset[1]
+    }
+}
+
+impl ArchivedLeaf {
+    /// The corners `[a, b, c, d]` (in range once the mesh is verified).
+    #[inline(always)]
+    pub fn corners(&self) -> [u32; 4] {
+        let a = self.a.to_native();
+        let at = |o: &rkyv::rend::i16_le| a.wrapping_add_signed(i32::from(o.to_native()));
+        [
+            a,
+            at(&self.offset[0]),
+            at(&self.offset[1]),
+            at(&self.offset[2]),
+        ]
+    }
+
+    /// Whether the leaf holds two triangles (`d ≠ c`).
+    #[inline]
+    pub fn is_pair(&self) -> bool {
+        self.offset[2] != self.offset[1]
+    }
+}
+
 /// A triangle mesh with its tree (the TriTree shape).
 ///
-/// Triangles are stored as **leaves**: pairs of triangles that share an
-/// edge, as four vertex indices `[a, b, c, d]` meaning the triangles
-/// `(a, b, c)` and `(c, b, d)` (both keep the source winding); a leaf with
-/// one triangle repeats `c` as `d`. Leaves are in tree order.
+/// Triangles are stored as [`Leaf`]s in tree order, each with the source
+/// id of its first triangle; the second's is the first's plus one unless
+/// the leaf is flagged [`SECOND_LISTED`].
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct TriMesh {
     /// Name of the source mesh (may be empty).
     pub name: String,
     /// Vertex positions in mesh space.
     pub vertices: Vec<[f32; 3]>,
-    /// Leaves: one or two triangles as four vertex indices (see above).
-    pub leaves: Vec<[u32; 4]>,
+    /// Leaves: one or two triangles each (see [`Leaf`]).
+    pub leaves: Vec<Leaf>,
     /// For each leaf, the source-mesh index (primitives concatenated,
-    /// degenerate triangles counted) of its first and second triangle, so
-    /// hits map back to the artist's data; `u32::MAX` for a missing second.
-    pub source_ids: Vec<[u32; 2]>,
-    /// For each leaf, its **flat edges**: bit `3·j + k` is set when edge
-    /// `k` (from corner `k` to corner `k + 1`) of the leaf's triangle `j`
-    /// (see [`leaf_triangle`]) joins a neighbour that continues it in the
-    /// same plane (within [`FLAT_EDGE_ANGLE`]), so the edge and its ends
-    /// are inside a flat region, not a real edge of the surface: a contact
-    /// there takes the face's normal (no ghost bumps on tessellated
-    /// floors). Bits 6 and 7 are zero.
-    pub flat_edges: Vec<u8>,
+    /// degenerate triangles counted) of its first triangle, so hits map
+    /// back to the artist's data.
+    pub source_ids: Vec<u32>,
+    /// `[leaf, id]`, by ascending leaf: the source id of the second
+    /// triangle of each leaf flagged [`SECOND_LISTED`] (exactly those).
+    pub second_ids: Vec<[u32; 2]>,
     /// Lower corner of the mesh's exact box (the root box).
     pub min: [f32; 3],
     /// Upper corner of the mesh's exact box.
@@ -244,17 +329,33 @@ pub struct TriMesh {
 impl TriMesh {
     /// Number of triangles stored.
     pub fn triangle_count(&self) -> usize {
-        self.source_ids
+        self.leaves
             .iter()
-            .map(|s| if s[1] == u32::MAX { 1 } else { 2 })
+            .map(|l| 1 + usize::from(l.is_pair()))
             .sum()
+    }
+
+    /// The source id of triangle `k` (0 or 1) of leaf `leaf`.
+    pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
+        let first = self.source_ids[leaf];
+        if k == 0 {
+            first
+        } else if self.leaves[leaf].bits & SECOND_LISTED != 0 {
+            let at = self.second_ids.partition_point(|s| (s[0] as usize) < leaf);
+            self.second_ids[at][1]
+        } else {
+            first.wrapping_add(1)
+        }
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
     pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
-        self.leaves.iter().zip(&self.source_ids).flat_map(|(q, s)| {
-            let second = (s[1] != u32::MAX).then_some((leaf_triangle(*q, 1), s[1]));
-            std::iter::once((leaf_triangle(*q, 0), s[0])).chain(second)
+        self.leaves.iter().enumerate().flat_map(|(l, leaf)| {
+            let q = leaf.corners();
+            let second = leaf
+                .is_pair()
+                .then(|| (leaf_triangle(q, 1), self.source_id(l, 1)));
+            std::iter::once((leaf_triangle(q, 0), self.source_ids[l])).chain(second)
         })
     }
 }
@@ -262,23 +363,41 @@ impl TriMesh {
 impl ArchivedTriMesh {
     /// Number of triangles stored.
     pub fn triangle_count(&self) -> usize {
-        self.source_ids
+        self.leaves
             .iter()
-            .map(|s| if s[1].to_native() == u32::MAX { 1 } else { 2 })
+            .map(|l| 1 + usize::from(l.is_pair()))
             .sum()
+    }
+
+    /// The source id of triangle `k` (0 or 1) of leaf `leaf` (in range).
+    /// A listed second id is found by binary search: this runs once per
+    /// answer, not per triangle tested.
+    #[inline]
+    pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
+        let first = self.source_ids[leaf].to_native();
+        if k == 0 {
+            first
+        } else if self.leaves[leaf].bits & SECOND_LISTED != 0 {
+            let at = self
+                .second_ids
+                .partition_point(|s| (s[0].to_native() as usize) < leaf);
+            // verification makes every flagged leaf listed; a damaged
+            // table answers the first id rather than panic
+            self.second_ids.get(at).map_or(first, |s| s[1].to_native())
+        } else {
+            first.wrapping_add(1)
+        }
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
     pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
-        self.leaves
-            .iter()
-            .zip(self.source_ids.iter())
-            .flat_map(|(q, s)| {
-                let q = q.map(|v| v.to_native());
-                let s = s.map(|v| v.to_native());
-                let second = (s[1] != u32::MAX).then_some((leaf_triangle(q, 1), s[1]));
-                std::iter::once((leaf_triangle(q, 0), s[0])).chain(second)
-            })
+        self.leaves.iter().enumerate().flat_map(|(l, leaf)| {
+            let q = leaf.corners();
+            let second = leaf
+                .is_pair()
+                .then(|| (leaf_triangle(q, 1), self.source_id(l, 1)));
+            std::iter::once((leaf_triangle(q, 0), self.source_id(l, 0))).chain(second)
+        })
     }
 }
 
@@ -297,6 +416,8 @@ pub const fn leaf_triangle(q: [u32; 4], k: u32) -> [u32; 3] {
 }
 
 const _: () = {
+    assert!(std::mem::size_of::<ArchivedLeaf>() == 12);
+    assert!(std::mem::align_of::<ArchivedLeaf>() == 4);
     assert!(std::mem::size_of::<BoxNode>() == 40);
     assert!(std::mem::size_of::<ArchivedBoxNode>() == 40);
     assert!(std::mem::align_of::<ArchivedBoxNode>() == 4);

@@ -212,7 +212,7 @@ pub(crate) struct BoxTree<'a> {
     root: Option<(u32, Aabb)>,
     /// A mesh's leaf rows, for prefetching the rows of leaves a ray
     /// enters (empty for the top-level tree).
-    leaves: &'a [[rkyv::rend::u32_le; 4]],
+    leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
 }
 
 /// The four children's boxes of a box node, one SIMD lane per child.

@@ -190,6 +190,105 @@ fn hostile_tree_links_are_rejected_not_followed() {
     );
 }
 
+/// Damaged leaves: a corner offset below vertex 0 or past the last, a
+/// reserved bit, a non-zero pad byte, a second-id entry naming a leaf not
+/// flagged, entries out of order, and a flagged leaf with no entry. The
+/// mesh is a grid whose lower triangles all come before its upper ones,
+/// so each cell's pair lists its second id.
+#[test]
+fn hostile_leaves_are_rejected_by_verification() {
+    use kiln_formats::tri_mesh::SECOND_LISTED;
+    let n = 12u32;
+    let pos: Vec<[f32; 3]> = (0..=n)
+        .flat_map(|y| (0..=n).map(move |x| [x as f32, 0.0, y as f32]))
+        .collect();
+    let v = |x: u32, y: u32| y * (n + 1) + x;
+    let cells = || (0..n).flat_map(|y| (0..n).map(move |x| (x, y)));
+    let mut tris: Vec<[u32; 3]> = cells()
+        .map(|(x, y)| [v(x, y), v(x + 1, y + 1), v(x + 1, y)])
+        .collect();
+    tris.extend(cells().map(|(x, y)| [v(x, y), v(x, y + 1), v(x + 1, y + 1)]));
+    let good = bake_scene(
+        &Scene::from_meshes(vec![SceneMesh::new("halves", pos.clone(), &tris)]),
+        &BakeSettings::default().all_meshes(),
+    )
+    .bytes;
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
+    aligned.extend_from_slice(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    let m = level.shapes[0].tri_mesh().expect("a mesh");
+    let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.bits & SECOND_LISTED != 0;
+    assert!(m.second_ids.len() > 100, "{} listed", m.second_ids.len());
+    let plain = m.leaves.iter().position(|l| !listed(l));
+    let leaf = &m.leaves[0];
+    let (b0, b1) = (leaf.offset[0].to_native(), leaf.offset[1].to_native());
+    // offsets 0 and 1 as one little-endian word
+    let word = |o0: i16, o1: i16| (u32::from(o0 as u16) | u32::from(o1 as u16) << 16).to_le_bytes();
+    let below = -(leaf.a.to_native() as i16) - 1;
+    let past = (m.vertices.len() as u32 - leaf.a.to_native()) as i16;
+    // offset 2, the bits and the pad byte as one word
+    let tail = |bits: u8, pad: u8| {
+        let o2 = leaf.offset[2].to_native() as u16;
+        [o2 as u8, (o2 >> 8) as u8, bits, pad]
+    };
+    let mut cases = vec![
+        (
+            at(std::ptr::from_ref(&leaf.offset[0]).cast()),
+            word(below, b1),
+            "leaf 0 uses vertex",
+        ),
+        (
+            at(std::ptr::from_ref(&leaf.offset[0]).cast()),
+            word(b0, past),
+            "leaf 0 uses vertex",
+        ),
+        (
+            at(std::ptr::from_ref(&leaf.offset[2]).cast()),
+            tail(leaf.bits | 0x80, 0),
+            "leaf 0 has reserved bits",
+        ),
+        (
+            at(std::ptr::from_ref(&leaf.offset[2]).cast()),
+            tail(leaf.bits, 1),
+            "leaf 0 has reserved bits",
+        ),
+        // the first entry names the second's leaf: out of order
+        (
+            at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
+            m.second_ids[1][0].to_native().to_le_bytes(),
+            "second-id entry 1 of",
+        ),
+    ];
+    if let Some(p) = plain {
+        // an entry naming a leaf that is not flagged
+        cases.push((
+            at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
+            (p as u32).to_le_bytes(),
+            "second-id entry 0 of",
+        ));
+        // a flagged leaf without an entry
+        let l = &m.leaves[p];
+        let o2 = l.offset[2].to_native() as u16;
+        cases.push((
+            at(std::ptr::from_ref(&l.offset[2]).cast()),
+            [o2 as u8, (o2 >> 8) as u8, l.bits | SECOND_LISTED, 0],
+            "does not name the next flagged leaf",
+        ));
+    }
+    assert!(plain.is_some() || m.leaves.iter().all(listed));
+    assert_rejected(&good, cases);
+    // the undamaged archive reports each triangle's own id, listed or not
+    let level = Level::from_bytes(&good).unwrap();
+    for (id, t) in tris.iter().enumerate() {
+        let at = t.iter().map(|&i| Vec3::from(pos[i as usize])).sum::<Vec3>() / 3.0;
+        let ray = Ray::new(at + Vec3::Y, -Vec3::Y, 2.0);
+        let hit = level.raycast(&ray, &Filter::default()).expect("a hit");
+        assert_eq!(hit.feature, Some(id as u32));
+    }
+}
+
 /// Writes each case's four bytes at its offset into a copy of `good`,
 /// fixes the checksum, and checks that opening fails saying `want`.
 fn assert_rejected(good: &[u8], cases: Vec<(usize, [u8; 4], &str)>) {
@@ -425,7 +524,7 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             "vertex 0 is not finite",
         ),
         (
-            at(b.surface.leaves[0].as_ptr().cast()),
+            at((&b.surface.leaves[0].a as *const rkyv::rend::u32_le).cast()),
             99_999u32.to_le_bytes(),
             "uses vertex 99999",
         ),

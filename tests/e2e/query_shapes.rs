@@ -66,12 +66,11 @@ struct Object {
 
 /// Per stored triangle in leaf order: whether it has a flat edge.
 fn leaf_flags(m: &kiln_formats::tri_mesh::ArchivedTriMesh) -> Vec<bool> {
-    m.source_ids
+    m.leaves
         .iter()
-        .zip(m.flat_edges.iter())
-        .flat_map(|(s, &f)| {
-            let two = s[1].to_native() != u32::MAX;
-            [Some(f & 7 != 0), two.then_some(f >> 3 & 7 != 0)]
+        .flat_map(|l| {
+            let f = l.bits;
+            [Some(f & 7 != 0), l.is_pair().then_some(f >> 3 & 7 != 0)]
         })
         .flatten()
         .collect()

@@ -83,6 +83,7 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
 mod tests {
     use crate::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
     use glam::{DAffine3, DQuat, DVec3};
+    use kiln_formats::tri_mesh::FLAT_BITS;
     use kiln_runtime::Level;
 
     /// A flat 2 × 2 m square of two triangles in the xz-plane from the
@@ -123,9 +124,11 @@ mod tests {
             .shapes
             .iter()
             .map(|s| match s {
-                kiln_formats::ArchivedShape::TriMesh(m) => {
-                    m.flat_edges.iter().map(|f| f.count_ones()).sum()
-                }
+                kiln_formats::ArchivedShape::TriMesh(m) => m
+                    .leaves
+                    .iter()
+                    .map(|l| (l.bits & FLAT_BITS).count_ones())
+                    .sum(),
                 _ => 0,
             })
             .sum()

@@ -472,7 +472,7 @@ fn quad_bounds(vertices: &[[f32; 3]], quad: &[u32; 4], pair: bool) -> ([f32; 3],
 mod tests {
     use super::*;
     use crate::scene::SceneMesh;
-    use kiln_formats::tri_mesh::{LEAF_BIT, TriMesh, leaf_triangle};
+    use kiln_formats::tri_mesh::{FLAT_BITS, LEAF_BIT, TriMesh, leaf_triangle};
 
     /// Weld, build and encode: the archived mesh a scene mesh becomes.
     fn build(src: &SceneMesh, kind: TreeKind) -> TriMesh {
@@ -517,7 +517,10 @@ mod tests {
     }
 
     fn flat_bits(m: &TriMesh) -> u32 {
-        m.flat_edges.iter().map(|f| f.count_ones()).sum()
+        m.leaves
+            .iter()
+            .map(|l| (l.bits & FLAT_BITS).count_ones())
+            .sum()
     }
 
     /// A shared-vertex heightfield of `n × n` quads with folds, creases
@@ -619,11 +622,11 @@ mod tests {
         // 4 × 4 quads: 40 inner edges (two triangles each), 16 border
         let m = build(&grid(4), TreeKind::Aabb);
         assert_eq!(flat_bits(&m), 80);
-        assert!(m.flat_edges.iter().all(|f| f >> 6 == 0));
+        assert!(m.leaves.iter().all(|l| l.bits & !FLAT_BITS == 0));
         // every border edge keeps its bit clear
         for (l, q) in m.leaves.iter().enumerate() {
             for j in 0..2u32 {
-                let t = leaf_triangle(*q, j);
+                let t = leaf_triangle(q.corners(), j);
                 for k in 0..3 {
                     let (a, b) = (
                         m.vertices[t[k] as usize],
@@ -632,7 +635,7 @@ mod tests {
                     let border = [0, 2]
                         .iter()
                         .any(|&c| (a[c] == 0.0 && b[c] == 0.0) || (a[c] == 4.0 && b[c] == 4.0));
-                    let bit = m.flat_edges[l] >> (3 * j as usize + k) & 1;
+                    let bit = m.leaves[l].bits >> (3 * j as usize + k) & 1;
                     assert_eq!(bit == 1, !border, "leaf {l} triangle {j} edge {k}");
                 }
             }
@@ -707,7 +710,7 @@ mod tests {
     fn paired_triangles_share_an_edge_walked_both_ways() {
         let m = build(&grid(5), TreeKind::Aabb);
         for q in &m.leaves {
-            let (a, b) = (leaf_triangle(*q, 0), leaf_triangle(*q, 1));
+            let (a, b) = (leaf_triangle(q.corners(), 0), leaf_triangle(q.corners(), 1));
             assert_eq!((a[1], a[2]), (b[1], b[0]));
         }
     }
@@ -725,6 +728,71 @@ mod tests {
         assert_eq!(t.triangle_count(), 2);
     }
 
+    /// A pair whose corners were first used 40,000 vertices apart: its
+    /// leaf gets copies of its corners at the end of the vertex list, and
+    /// the pair's ids (0 and the last) are listed; the archive verifies and
+    /// a ray through each triangle reports its own source id.
+    #[test]
+    fn a_pair_of_far_apart_corners_gets_copies_and_its_second_id_is_listed() {
+        use kiln_formats::tri_mesh::SECOND_LISTED;
+        // triangle 0 and the last share the edge 0–1 (walked both ways);
+        // between them, 13,400 disjoint triangles of fresh vertices far away
+        let mut pos = vec![[0.0, 0.0, 0.0], [4.0, 0.0, 0.0], [0.0, 0.0, 4.0]];
+        let mut tris = vec![[0u32, 2, 1]];
+        for i in 0..13_400u32 {
+            let (x, b) = (100.0 + 3.0 * i as f32, pos.len() as u32);
+            pos.extend([[x, 0.0, 100.0], [x + 1.0, 0.0, 100.0], [x, 0.0, 101.0]]);
+            tris.push([b, b + 2, b + 1]);
+        }
+        let far = pos.len() as u32;
+        pos.push([4.0, 0.0, -4.0]);
+        tris.push([1, far, 0]);
+        let src = SceneMesh::new("far", pos.clone(), &tris);
+        let m = build(&src, TreeKind::Aabb);
+        assert_eq!(m.triangle_count(), tris.len());
+        // the first pair's leaf: four consecutive copies, at the end
+        let l = (0..m.leaves.len()).find(|&l| m.source_ids[l] == 0).unwrap();
+        let leaf = m.leaves[l];
+        assert!(leaf.is_pair());
+        assert_eq!(leaf.a as usize, m.vertices.len() - 4);
+        assert_eq!(leaf.offset, [1, 2, 3]);
+        assert_eq!(m.vertices.len(), pos.len() + 4);
+        assert_ne!(leaf.bits & SECOND_LISTED, 0);
+        assert_eq!(m.second_ids, vec![[l as u32, tris.len() as u32 - 1]]);
+        // every stored triangle is its source triangle, by positions
+        let mut n = 0;
+        for (t, id) in m.triangles() {
+            let got = t.map(|v| m.vertices[v as usize]);
+            let want = tris[id as usize].map(|v| pos[v as usize]);
+            let rot = |p: [[f32; 3]; 3]| {
+                let k = (0..3)
+                    .min_by(|&a, &b| p[a].partial_cmp(&p[b]).unwrap())
+                    .unwrap();
+                [p[k], p[(k + 1) % 3], p[(k + 2) % 3]]
+            };
+            assert_eq!(rot(got), rot(want), "triangle {id}");
+            n += 1;
+        }
+        assert_eq!(n, tris.len());
+        // the runtime reads the same ids back
+        let scene = crate::Scene::from_meshes(vec![src]);
+        let bytes = crate::bake_scene(&scene, &crate::BakeSettings::default().all_meshes()).bytes;
+        let level = kiln_runtime::Level::from_bytes(&bytes).unwrap();
+        for (id, t) in [
+            (0usize, tris[0]),
+            (tris.len() - 1, tris[tris.len() - 1]),
+            (7, tris[7]),
+        ] {
+            let c = t.map(|v| glam::Vec3::from(pos[v as usize]));
+            let at = (c[0] + c[1] + c[2]) / 3.0;
+            let ray = kiln_runtime::Ray::new(at + glam::Vec3::Y, -glam::Vec3::Y, 2.0);
+            let hit = level
+                .raycast(&ray, &kiln_runtime::Filter::default())
+                .unwrap();
+            assert_eq!(hit.feature, Some(id as u32));
+        }
+    }
+
     #[test]
     fn a_lone_triangle_makes_a_one_triangle_leaf_root() {
         let m = SceneMesh::new(
@@ -736,7 +804,8 @@ mod tests {
             let t = build(&m, kind);
             assert!(t.tree.is_empty());
             assert_eq!(t.root, LEAF_BIT | leaf_data(0, 1));
-            assert_eq!(t.source_ids, vec![[0, u32::MAX]]);
+            assert_eq!(t.source_ids, vec![0]);
+            assert!(!t.leaves[0].is_pair());
         }
     }
 }

@@ -15,7 +15,7 @@ use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, name_runs};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
-use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
+use kiln_formats::tri_mesh::{Leaf, MeshTree, SphereTree, TreeKind, TriMesh};
 use rayon::prelude::*;
 
 /// The archive body of a built level, with its collision layer names and
@@ -180,17 +180,61 @@ pub fn tri_mesh(t: TriTree) -> TriMesh {
             (root, MeshTree::Spheres(SphereTree { frame, nodes }))
         }
     };
+    let (vertices, leaves, source_ids, second_ids) =
+        leaves(t.vertices, &t.leaves, &t.source_ids, &t.flat_edges);
     TriMesh {
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),
         name: t.name,
-        vertices: t.vertices,
-        leaves: t.leaves,
-        source_ids: t.source_ids,
-        flat_edges: t.flat_edges,
+        vertices,
+        leaves,
+        source_ids,
+        second_ids,
         root,
         tree,
     }
+}
+
+/// Vertices, archived leaves, first source ids and listed second ids of a
+/// built mesh's leaves. A leaf whose corners lie more than an `i16` from
+/// its first gets copies of its corners at the end of the vertex list (the
+/// same positions, so shared edges stay watertight); a second source id
+/// other than the first's plus one is listed.
+#[allow(clippy::type_complexity)]
+fn leaves(
+    mut vertices: Vec<[f32; 3]>,
+    quads: &[[u32; 4]],
+    ids: &[[u32; 2]],
+    flat: &[u8],
+) -> (Vec<[f32; 3]>, Vec<Leaf>, Vec<u32>, Vec<[u32; 2]>) {
+    let mut second_ids = Vec::new();
+    let leaves = quads
+        .iter()
+        .zip(ids)
+        .zip(flat)
+        .enumerate()
+        .map(|(l, ((&q, &[first, second]), &flat))| {
+            let listed = second != u32::MAX && second != first.wrapping_add(1);
+            if listed {
+                second_ids.push([l as u32, second]);
+            }
+            Leaf::new(q, flat, listed).unwrap_or_else(|| {
+                let at = vertices.len() as u32;
+                let pair = q[3] != q[2];
+                let corners = if pair { &q[..] } else { &q[..3] };
+                let copies: Vec<[f32; 3]> = corners.iter().map(|&v| vertices[v as usize]).collect();
+                vertices.extend(copies);
+                let d = if pair { at + 3 } else { at + 2 };
+                Leaf::new([at, at + 1, at + 2, d], flat, listed).expect("consecutive corners")
+            })
+        })
+        .collect();
+    (
+        vertices,
+        leaves,
+        ids.iter().map(|s| s[0]).collect(),
+        second_ids,
+    )
 }
 
 /// The smallest f32 at or above `x` (finite `x`).

@@ -110,14 +110,6 @@ pub enum TreeError {
         /// Next inner node in depth-first order.
         expected: usize,
     },
-    /// A leaf's triangle count disagrees with its source ids.
-    #[error("leaf {leaf}: {count} triangles but source ids say otherwise")]
-    LeafCount {
-        /// Leaf index.
-        leaf: usize,
-        /// Triangle count in the reference.
-        count: u32,
-    },
     /// A mesh-tree node uses fewer than two child slots, or an empty slot
     /// comes before a used one.
     #[error("node {node}: child slots are not two or more used, then empty")]
@@ -326,14 +318,37 @@ pub enum VerifyError {
         vertex: usize,
     },
     /// Parallel arrays disagree in length.
-    #[error("mesh {mesh}: {triangles} leaves but {ids} source-id pairs or flat-edge masks")]
+    #[error("mesh {mesh}: {triangles} leaves but {ids} source ids")]
     SourceIds {
         /// Mesh index.
         mesh: usize,
         /// Leaf count.
         triangles: usize,
-        /// Source-id pair or flat-edge mask count (the shorter).
+        /// Source-id count.
         ids: usize,
+    },
+    /// A leaf's reserved bits are not zero.
+    #[error("mesh {mesh}: leaf {leaf} has reserved bits set")]
+    LeafBits {
+        /// Mesh index.
+        mesh: usize,
+        /// Leaf index.
+        leaf: usize,
+    },
+    /// The listed second source ids are not exactly the flagged leaves,
+    /// by ascending leaf.
+    #[error(
+        "mesh {mesh}: second-id entry {entry} of {entries} does not name the next flagged leaf ({flagged} leaves flagged)"
+    )]
+    SecondIds {
+        /// Mesh index.
+        mesh: usize,
+        /// First entry at fault (the list's length when entries are missing).
+        entry: usize,
+        /// Entries listed.
+        entries: usize,
+        /// Leaves flagged as listing their second id.
+        flagged: usize,
     },
     /// An instance refers to a shape that does not exist.
     #[error("instance {instance}: shape {shape} of {shapes}")]

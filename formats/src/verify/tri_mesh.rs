@@ -4,8 +4,9 @@
 use super::{TreeError, TreeStats, VerifyError};
 use crate::level::{MAX_DEPTH, leaf_range};
 use crate::tri_mesh::{
-    ArchivedBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, EMPTY, LEAF_BIT,
-    SphereFrame, WIDTH, box_step, decode_hi, decode_lo, dequantize,
+    ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, EMPTY,
+    FLAT_BITS, LEAF_BIT, SECOND_LISTED, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
+    dequantize,
 };
 
 /// A decoded bounding volume of a mesh tree (for statistics and checks).
@@ -31,28 +32,30 @@ impl Vol {
 /// Checks a mesh's tree: kind and node count, two to four used child slots
 /// per node (empty ones last), child references in depth-first order
 /// (inner nodes numbered as the walk meets them, leaves likewise, so every
-/// node and leaf is reached exactly once and the walk cannot loop), leaf
-/// triangle counts against the source ids, depth at most [`MAX_DEPTH`],
-/// child-box codes that cannot cross (lower + upper code ≤ 255 per axis).
+/// node and leaf is reached exactly once and the walk cannot loop), depth
+/// at most [`MAX_DEPTH`], child-box codes that cannot cross (lower + upper
+/// code ≤ 255 per axis).
+///
+/// A leaf reference's triangle count (1 or 2) is what walks test; it is
+/// not checked against the leaf's own `d = c` (which only readers without
+/// the tree use): a disagreement can only make a query test the
+/// degenerate triangle `(c, b, c)` or skip a stored one, never read out of
+/// bounds, and the body checksum already refuses accidental damage.
 pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
     let leaves = mesh.leaves.len();
     let inner = mesh.tree.len();
     if !node_count(inner, leaves)? {
         return Ok(());
     }
-    let ids = mesh.source_ids.as_slice();
     let root = mesh.root.to_native();
     match &mesh.tree {
-        ArchivedMeshTree::Boxes(nodes) => {
-            check_order(root, inner, leaves, &MeshTree { nodes, ids })
-        }
+        ArchivedMeshTree::Boxes(nodes) => check_order(root, inner, leaves, &MeshTree { nodes }),
         ArchivedMeshTree::Spheres(t) => check_order(
             root,
             inner,
             leaves,
             &MeshTree {
                 nodes: t.nodes.as_slice(),
-                ids,
             },
         ),
     }
@@ -73,11 +76,9 @@ pub(super) trait Wide: Sync {
     fn leaf_fits(&self, leaf: u32, count: u32) -> bool;
 }
 
-/// A mesh's tree of box or sphere nodes (`N`), with the source ids that
-/// say each leaf's size.
+/// A mesh's tree of box or sphere nodes (`N`).
 struct MeshTree<'a, N> {
     nodes: &'a [N],
-    ids: &'a [[rkyv::rend::u32_le; 2]],
 }
 
 /// A kind of mesh-tree node, checked on its own.
@@ -107,23 +108,15 @@ impl<N: MeshNode> Wide for MeshTree<'_, N> {
     fn node(&self, i: usize) -> Result<([u32; WIDTH], usize), TreeError> {
         N::check(self.nodes, i)
     }
-    /// A mesh leaf holds two triangles exactly when its second source id
-    /// is set.
+    /// A mesh leaf reference may count one or two triangles (see
+    /// [`verify_mesh_tree`]).
     #[inline(always)]
-    fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
-        if (count == 2) != (self.ids[leaf][1].to_native() != u32::MAX) {
-            return Err(TreeError::LeafCount { leaf, count });
-        }
+    fn leaf(&self, _leaf: usize, _count: u32) -> Result<(), TreeError> {
         Ok(())
     }
-    /// The same, for any `leaf`: one out of range is read as the last
-    /// (no branch on the range, which only a broken tree leaves).
     #[inline(always)]
-    fn leaf_fits(&self, leaf: u32, count: u32) -> bool {
-        let last = self.ids.len().saturating_sub(1);
-        self.ids
-            .get((leaf as usize).min(last))
-            .is_some_and(|id| (count == 2) == (id[1].to_native() != u32::MAX))
+    fn leaf_fits(&self, _leaf: u32, _count: u32) -> bool {
+        true
     }
 }
 
@@ -563,13 +556,6 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
                     prims: leaves,
                 });
             }
-            let second = mesh.source_ids[next_leaf][1].to_native() != u32::MAX;
-            if (count == 2) != second {
-                return Err(TreeError::LeafCount {
-                    leaf: next_leaf,
-                    count,
-                });
-            }
             next_leaf += 1;
             stats.leaves += 1;
             if with_stats {
@@ -621,16 +607,16 @@ fn walk_mesh_tree(mesh: &ArchivedTriMesh, with_stats: bool) -> Result<TreeStats,
     Ok(stats)
 }
 
-/// Checks a TriMesh shape: finite vertices, leaf indices in range, source
-/// ids parallel to leaves, a finite decoding frame, and its tree
+/// Checks a TriMesh shape: finite vertices, leaf corners in range and
+/// reserved bits zero, source ids parallel to leaves, the listed second
+/// ids exactly the flagged leaves, a finite decoding frame, and its tree
 /// ([`verify_mesh_tree`]).
 pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
-    // the sizes the tree walk relies on first (it reads a source id per leaf)
-    if mesh.source_ids.len() != mesh.leaves.len() || mesh.flat_edges.len() != mesh.leaves.len() {
+    if mesh.source_ids.len() != mesh.leaves.len() {
         return Err(VerifyError::SourceIds {
             mesh: m,
             triangles: mesh.leaves.len(),
-            ids: mesh.source_ids.len().min(mesh.flat_edges.len()),
+            ids: mesh.source_ids.len(),
         });
     }
     // the root box and the sphere frame must decode to finite numbers everywhere
@@ -670,7 +656,8 @@ pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyErr
 /// Meshes with at least this many leaves are verified on the rayon pool.
 const PARALLEL_LEAVES: usize = 1 << 16;
 
-/// Every vertex finite, every leaf's vertex indices in range.
+/// Every vertex finite; every leaf's corners in range and its reserved
+/// bits zero; the second-id list exactly the flagged leaves, ascending.
 fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     let vertices = mesh.vertices.len();
     if let Some(v) = mesh
@@ -680,17 +667,68 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     {
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }
-    for (t, leaf) in mesh.leaves.iter().enumerate() {
-        for v in leaf.iter().map(|v| v.to_native()) {
-            if v as usize >= vertices {
-                return Err(VerifyError::VertexIndex {
-                    mesh: m,
-                    triangle: t,
-                    vertex: v,
-                    vertices,
-                });
-            }
+    // every corner in `0..vertices`, in i64 so nothing wraps; the verdict
+    // first, without branches, the leaf at fault only when there is one
+    let n = vertices as i64;
+    let fits = |leaf: &ArchivedLeaf| {
+        let a = i64::from(leaf.a.to_native());
+        let ok = |o: &rkyv::rend::i16_le| (0..n).contains(&(a + i64::from(o.to_native())));
+        (a < n)
+            & ok(&leaf.offset[0])
+            & ok(&leaf.offset[1])
+            & ok(&leaf.offset[2])
+            & (leaf.bits & !(FLAT_BITS | SECOND_LISTED) == 0)
+            & (leaf.pad == 0)
+    };
+    let mut flagged = 0usize;
+    let mut all = true;
+    for leaf in mesh.leaves.iter() {
+        all &= fits(leaf);
+        flagged += usize::from(leaf.bits & SECOND_LISTED != 0);
+    }
+    if !all {
+        let (t, leaf) = mesh
+            .leaves
+            .iter()
+            .enumerate()
+            .find(|(_, l)| !fits(l))
+            .expect("a leaf failed");
+        if let Some(&v) = leaf.corners().iter().find(|&&v| v as usize >= vertices) {
+            return Err(VerifyError::VertexIndex {
+                mesh: m,
+                triangle: t,
+                vertex: v,
+                vertices,
+            });
         }
+        return Err(VerifyError::LeafBits { mesh: m, leaf: t });
+    }
+    // ascending, each flagged, as many as flagged: exactly the flagged set
+    let entries = mesh.second_ids.len();
+    let mut last = None;
+    for (e, s) in mesh.second_ids.iter().enumerate() {
+        let leaf = s[0].to_native() as usize;
+        let listed = mesh
+            .leaves
+            .get(leaf)
+            .is_some_and(|l| l.bits & SECOND_LISTED != 0);
+        if !listed || last.is_some_and(|p| p >= leaf) {
+            return Err(VerifyError::SecondIds {
+                mesh: m,
+                entry: e,
+                entries,
+                flagged,
+            });
+        }
+        last = Some(leaf);
+    }
+    if entries != flagged {
+        return Err(VerifyError::SecondIds {
+            mesh: m,
+            entry: entries,
+            entries,
+            flagged,
+        });
     }
     Ok(())
 }
@@ -715,7 +753,11 @@ mod tests {
         }
         fn leaf(&self, leaf: usize, count: u32) -> Result<(), TreeError> {
             if self.counts[leaf] != count {
-                return Err(TreeError::LeafCount { leaf, count });
+                return Err(TreeError::LeafSize {
+                    node: leaf,
+                    count,
+                    max: self.counts[leaf],
+                });
             }
             Ok(())
         }

@@ -20,28 +20,21 @@ use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
 /// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
 #[inline]
 fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
-    let q = &mesh.leaves[(slot >> 1) as usize];
-    let q = [
-        q[0].to_native(),
-        q[1].to_native(),
-        q[2].to_native(),
-        q[3].to_native(),
-    ];
-    leaf_triangle(q, slot & 1)
+    leaf_triangle(mesh.leaves[(slot >> 1) as usize].corners(), slot & 1)
 }
 
 /// Source triangle id of triangle `slot`: the feature a hit reports.
 #[inline]
 pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
-    mesh.source_ids[(slot >> 1) as usize][(slot & 1) as usize].to_native()
+    mesh.source_id((slot >> 1) as usize, slot & 1)
 }
 
 /// The flat-edge bits of the triangle in leaf slot `slot`: bit `k` marks
 /// edge `k` (corner `k` to `k + 1`) as one between coplanar triangles.
 pub(crate) fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
-    mesh.flat_edges
+    mesh.leaves
         .get((slot >> 1) as usize)
-        .map_or(0, |m| m >> (3 * (slot & 1)) & 7)
+        .map_or(0, |l| l.bits >> (3 * (slot & 1)) & 7)
 }
 
 /// Triangle `slot` in world space, f64.
@@ -69,8 +62,8 @@ impl RayVisitor for MeshSearch<'_> {
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
         let (leaf, count) = leaf_range(data);
-        let q = &self.mesh.leaves[leaf as usize];
-        let p = |k: usize| v3(&self.mesh.vertices[q[k].to_native() as usize]);
+        let q = self.mesh.leaves[leaf as usize].corners();
+        let p = |k: usize| v3(&self.mesh.vertices[q[k] as usize]);
         // (a, b, c) and (c, b, d)
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, p(3))];
