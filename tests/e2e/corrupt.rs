@@ -194,11 +194,17 @@ fn hostile_tree_links_are_rejected_not_followed() {
 /// reserved bit, a non-zero pad byte, a second-id entry naming a leaf not
 /// flagged, entries out of order, and a flagged leaf with no entry. The
 /// mesh is a grid whose lower triangles all come before its upper ones,
-/// so each cell's pair lists its second id.
+/// so each cell's pair lists its second id; small (scanned serially) and
+/// large enough (67,600 leaves) to be scanned in parallel chunks.
 #[test]
 fn hostile_leaves_are_rejected_by_verification() {
+    for n in [12, 260] {
+        hostile_leaves_in_a_grid(n);
+    }
+}
+
+fn hostile_leaves_in_a_grid(n: u32) {
     use kiln_formats::tri_mesh::SECOND_LISTED;
-    let n = 12u32;
     let pos: Vec<[f32; 3]> = (0..=n)
         .flat_map(|y| (0..=n).map(move |x| [x as f32, 0.0, y as f32]))
         .collect();
@@ -222,12 +228,28 @@ fn hostile_leaves_are_rejected_by_verification() {
     let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.bits & SECOND_LISTED != 0;
     assert!(m.second_ids.len() > 100, "{} listed", m.second_ids.len());
     let plain = m.leaves.iter().position(|l| !listed(l));
-    let leaf = &m.leaves[0];
-    let (b0, b1) = (leaf.offset[0].to_native(), leaf.offset[1].to_native());
+    // damage the leaf nearest vertex 0 (an offset can reach below it) and
+    // the one nearest the last vertex (an offset can reach past it)
+    let nv = m.vertices.len() as u32;
+    let (low, high) = (
+        (0..m.leaves.len())
+            .min_by_key(|&l| m.leaves[l].a.to_native())
+            .unwrap(),
+        (0..m.leaves.len())
+            .max_by_key(|&l| m.leaves[l].a.to_native())
+            .unwrap(),
+    );
     // offsets 0 and 1 as one little-endian word
     let word = |o0: i16, o1: i16| (u32::from(o0 as u16) | u32::from(o1 as u16) << 16).to_le_bytes();
-    let below = -(leaf.a.to_native() as i16) - 1;
-    let past = (m.vertices.len() as u32 - leaf.a.to_native()) as i16;
+    let (lo, hi) = (&m.leaves[low], &m.leaves[high]);
+    let below = -(lo.a.to_native() as i16) - 1;
+    let past = (nv - hi.a.to_native()) as i16;
+    let leaf = lo;
+    let (low_says, high_says) = (
+        format!("leaf {low} uses vertex"),
+        format!("leaf {high} uses vertex"),
+    );
+    let bits_say = format!("leaf {low} has reserved bits");
     // offset 2, the bits and the pad byte as one word
     let tail = |bits: u8, pad: u8| {
         let o2 = leaf.offset[2].to_native() as u16;
@@ -235,24 +257,29 @@ fn hostile_leaves_are_rejected_by_verification() {
     };
     let mut cases = vec![
         (
-            at(std::ptr::from_ref(&leaf.offset[0]).cast()),
-            word(below, b1),
-            "leaf 0 uses vertex",
+            at(std::ptr::from_ref(&lo.offset[0]).cast()),
+            word(below, lo.offset[1].to_native()),
+            low_says.as_str(),
         ),
         (
-            at(std::ptr::from_ref(&leaf.offset[0]).cast()),
-            word(b0, past),
-            "leaf 0 uses vertex",
+            at(std::ptr::from_ref(&hi.offset[0]).cast()),
+            word(hi.offset[0].to_native(), past),
+            high_says.as_str(),
+        ),
+        (
+            at(std::ptr::from_ref(&hi.a).cast()),
+            nv.to_le_bytes(),
+            high_says.as_str(),
         ),
         (
             at(std::ptr::from_ref(&leaf.offset[2]).cast()),
             tail(leaf.bits | 0x80, 0),
-            "leaf 0 has reserved bits",
+            bits_say.as_str(),
         ),
         (
             at(std::ptr::from_ref(&leaf.offset[2]).cast()),
             tail(leaf.bits, 1),
-            "leaf 0 has reserved bits",
+            bits_say.as_str(),
         ),
         // the first entry names the second's leaf: out of order
         (

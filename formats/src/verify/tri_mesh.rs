@@ -8,6 +8,7 @@ use crate::tri_mesh::{
     FLAT_BITS, LEAF_BIT, SECOND_LISTED, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
     dequantize,
 };
+use rayon::prelude::*;
 
 /// A decoded bounding volume of a mesh tree (for statistics and checks).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -656,36 +657,70 @@ pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyErr
 /// Meshes with at least this many leaves are verified on the rayon pool.
 const PARALLEL_LEAVES: usize = 1 << 16;
 
+/// Items per task of a large mesh's vertex and leaf scans.
+const SCAN_CHUNK: usize = 1 << 15;
+
 /// Every vertex finite; every leaf's corners in range and its reserved
 /// bits zero; the second-id list exactly the flagged leaves, ascending.
 fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     let vertices = mesh.vertices.len();
-    if let Some(v) = mesh
-        .vertices
-        .iter()
-        .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
-    {
+    let parallel = mesh.leaves.len() >= PARALLEL_LEAVES;
+    // the verdicts first, in chunks on the pool for a large mesh and
+    // without branches inside a chunk; the item at fault only when there
+    // is one, found serially so the error never depends on the threads
+    let finite =
+        |c: &[rkyv::rend::f32_le]| c.iter().fold(true, |ok, v| ok & v.to_native().is_finite());
+    let flat = mesh.vertices.as_flattened();
+    let all_finite = if parallel {
+        flat.par_chunks(SCAN_CHUNK).all(finite)
+    } else {
+        finite(flat)
+    };
+    if !all_finite {
+        let v = mesh
+            .vertices
+            .iter()
+            .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
+            .expect("a vertex failed");
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }
-    // every corner in `0..vertices`, in i64 so nothing wraps; the verdict
-    // first, without branches, the leaf at fault only when there is one
-    let n = vertices as i64;
+    // every corner in `0..vertices`: a corner below 0 wraps to at least
+    // 2³² − 2¹⁵, past any vertex count an archive can hold (a count that
+    // large is refused), so unsigned compares decide
+    let n = u32::try_from(vertices)
+        .ok()
+        .filter(|&n| n <= u32::MAX - (1 << 15))
+        .ok_or(VerifyError::VertexIndex {
+            mesh: m,
+            triangle: 0,
+            vertex: u32::MAX,
+            vertices,
+        })?;
     let fits = |leaf: &ArchivedLeaf| {
-        let a = i64::from(leaf.a.to_native());
-        let ok = |o: &rkyv::rend::i16_le| (0..n).contains(&(a + i64::from(o.to_native())));
+        let a = leaf.a.to_native();
+        let at = |o: &rkyv::rend::i16_le| a.wrapping_add(o.to_native() as i32 as u32) < n;
         (a < n)
-            & ok(&leaf.offset[0])
-            & ok(&leaf.offset[1])
-            & ok(&leaf.offset[2])
-            & (leaf.bits & !(FLAT_BITS | SECOND_LISTED) == 0)
-            & (leaf.pad == 0)
+            & at(&leaf.offset[0])
+            & at(&leaf.offset[1])
+            & at(&leaf.offset[2])
+            & (leaf.bits & !(FLAT_BITS | SECOND_LISTED) | leaf.pad == 0)
     };
-    let mut flagged = 0usize;
-    let mut all = true;
-    for leaf in mesh.leaves.iter() {
-        all &= fits(leaf);
-        flagged += usize::from(leaf.bits & SECOND_LISTED != 0);
-    }
+    let scan = |c: &[ArchivedLeaf]| {
+        c.iter().fold((true, 0usize), |(all, flagged), leaf| {
+            (
+                all & fits(leaf),
+                flagged + usize::from(leaf.bits & SECOND_LISTED != 0),
+            )
+        })
+    };
+    let (all, flagged) = if parallel {
+        mesh.leaves
+            .par_chunks(SCAN_CHUNK)
+            .map(scan)
+            .reduce(|| (true, 0), |x, y| (x.0 & y.0, x.1 + y.1))
+    } else {
+        scan(&mesh.leaves)
+    };
     if !all {
         let (t, leaf) = mesh
             .leaves
