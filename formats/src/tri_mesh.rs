@@ -2,12 +2,12 @@
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
-//! an edge, as quads of 12 bytes ([`Leaf`]). The tree stores inner nodes only, each holding its
-//! children's bounds (quantised boxes, [`BoxNode`], or quantised spheres,
-//! [`SphereNode`]) and up to four child references; a reference with
-//! [`LEAF_BIT`] set names a leaf instead of a node. Inner nodes are in
-//! depth-first order and leaves in the order the walk meets them, which
-//! verification enforces.
+//! an edge, as 12-byte quads ([`Leaf`]). The tree stores inner nodes only,
+//! each holding its children's bounds (quantised boxes, [`BoxNode`], or
+//! quantised spheres, [`SphereNode`]) and up to four child references; a
+//! reference with [`LEAF_BIT`] set names a leaf instead of a node. Inner
+//! nodes are in depth-first order and leaves in the order the walk meets
+//! them, which verification enforces.
 
 use rkyv::{Archive, Serialize};
 
