@@ -230,12 +230,15 @@ pub struct Leaf {
     /// there takes the face's normal (no ghost bumps on tessellated
     /// floors). Bit 6: [`SECOND_LISTED`]. Bit 7 is zero.
     pub bits: u8,
-    /// Zero.
-    pub pad: u8,
+    /// The second triangle's source id minus the first's (1–255) for a
+    /// pair whose second id is not listed; zero for a listed one (and, as
+    /// the baker writes it, for a lone triangle).
+    pub delta: u8,
 }
 
 /// [`Leaf::bits`] flag: the second triangle's source id is listed in
-/// [`TriMesh::second_ids`] rather than being the first's plus one.
+/// [`TriMesh::second_ids`] rather than being the first's plus
+/// [`Leaf::delta`].
 pub const SECOND_LISTED: u8 = 1 << 6;
 
 /// The flat-edge bits of [`Leaf::bits`].
@@ -243,15 +246,15 @@ pub const FLAT_BITS: u8 = 0x3f;
 
 impl Leaf {
     /// The leaf with corners `q`, flat-edge mask `flat` (bits 0–5) and
-    /// [`SECOND_LISTED`] when `listed`; `None` when a corner is more than
-    /// an `i16` away from `a`.
-    pub fn new(q: [u32; 4], flat: u8, listed: bool) -> Option<Leaf> {
+    /// second-id `delta`, flagged [`SECOND_LISTED`] when `delta` is
+    /// `None`; `None` when a corner is more than an `i16` away from `a`.
+    pub fn new(q: [u32; 4], flat: u8, delta: Option<u8>) -> Option<Leaf> {
         let off = |v: u32| i16::try_from(i64::from(v) - i64::from(q[0])).ok();
         Some(Leaf {
             a: q[0],
             offset: [off(q[1])?, off(q[2])?, off(q[3])?],
-            bits: (flat & FLAT_BITS) | if listed { SECOND_LISTED } else { 0 },
-            pad: 0,
+            bits: (flat & FLAT_BITS) | if delta.is_none() { SECOND_LISTED } else { 0 },
+            delta: delta.unwrap_or(0),
         })
     }
 
@@ -298,8 +301,8 @@ impl ArchivedLeaf {
 /// A triangle mesh with its tree (the TriTree shape).
 ///
 /// Triangles are stored as [`Leaf`]s in tree order, each with the source
-/// id of its first triangle; the second's is the first's plus one unless
-/// the leaf is flagged [`SECOND_LISTED`].
+/// id of its first triangle; the second's is the first's plus the leaf's
+/// [`Leaf::delta`] unless the leaf is flagged [`SECOND_LISTED`].
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct TriMesh {
     /// Name of the source mesh (may be empty).
@@ -344,7 +347,7 @@ impl TriMesh {
             let at = self.second_ids.partition_point(|s| (s[0] as usize) < leaf);
             self.second_ids[at][1]
         } else {
-            first.wrapping_add(1)
+            first.wrapping_add(u32::from(self.leaves[leaf].delta))
         }
     }
 
@@ -385,7 +388,7 @@ impl ArchivedTriMesh {
             // table answers the first id rather than panic
             self.second_ids.get(at).map_or(first, |s| s[1].to_native())
         } else {
-            first.wrapping_add(1)
+            first.wrapping_add(u32::from(self.leaves[leaf].delta))
         }
     }
 

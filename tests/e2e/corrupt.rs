@@ -191,14 +191,15 @@ fn hostile_tree_links_are_rejected_not_followed() {
 }
 
 /// Damaged leaves: a corner offset below vertex 0 or past the last, a
-/// reserved bit, a non-zero pad byte, a second-id entry naming a leaf not
-/// flagged, entries out of order, and a flagged leaf with no entry. The
-/// mesh is a grid whose lower triangles all come before its upper ones,
-/// so each cell's pair lists its second id; small (scanned serially) and
-/// large enough (67,600 leaves) to be scanned in parallel chunks.
+/// reserved bit, a delta beside a listed id, a second-id entry naming a
+/// leaf not flagged, entries out of order, and a flagged leaf with no
+/// entry. The mesh is a grid whose lower triangles all come before its
+/// upper ones, so a cell's two ids are n² apart: a delta on the 12² grid,
+/// listed on the 16² one and on the 260² one, which is large enough
+/// (67,600 leaves) to be scanned in parallel chunks.
 #[test]
 fn hostile_leaves_are_rejected_by_verification() {
-    for n in [12, 260] {
+    for n in [12, 16, 260] {
         hostile_leaves_in_a_grid(n);
     }
 }
@@ -226,7 +227,10 @@ fn hostile_leaves_in_a_grid(n: u32) {
     let at = |p: *const ()| p as usize - base;
     let m = level.shapes[0].tri_mesh().expect("a mesh");
     let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.bits & SECOND_LISTED != 0;
-    assert!(m.second_ids.len() > 100, "{} listed", m.second_ids.len());
+    // a cell's two ids are n² apart: a delta up to 255, listed beyond
+    let listing = n * n > 255;
+    assert_eq!(m.second_ids.is_empty(), !listing, "{n}");
+    assert!(listing || m.leaves.iter().any(|l| u32::from(l.delta) == n * n));
     let plain = m.leaves.iter().position(|l| !listed(l));
     // damage the leaf nearest vertex 0 (an offset can reach below it) and
     // the one nearest the last vertex (an offset can reach past it)
@@ -250,10 +254,10 @@ fn hostile_leaves_in_a_grid(n: u32) {
         format!("leaf {high} uses vertex"),
     );
     let bits_say = format!("leaf {low} has reserved bits");
-    // offset 2, the bits and the pad byte as one word
-    let tail = |bits: u8, pad: u8| {
-        let o2 = leaf.offset[2].to_native() as u16;
-        [o2 as u8, (o2 >> 8) as u8, bits, pad]
+    // offset 2, the bits and the delta byte as one word
+    let tail = |l: &kiln_formats::tri_mesh::ArchivedLeaf, bits: u8, delta: u8| {
+        let o2 = l.offset[2].to_native() as u16;
+        [o2 as u8, (o2 >> 8) as u8, bits, delta]
     };
     let mut cases = vec![
         (
@@ -273,22 +277,30 @@ fn hostile_leaves_in_a_grid(n: u32) {
         ),
         (
             at(std::ptr::from_ref(&leaf.offset[2]).cast()),
-            tail(leaf.bits | 0x80, 0),
+            tail(leaf, leaf.bits | 0x80, leaf.delta),
             bits_say.as_str(),
-        ),
-        (
-            at(std::ptr::from_ref(&leaf.offset[2]).cast()),
-            tail(leaf.bits, 1),
-            bits_say.as_str(),
-        ),
-        // the first entry names the second's leaf: out of order
-        (
-            at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
-            m.second_ids[1][0].to_native().to_le_bytes(),
-            "second-id entry 1 of",
         ),
     ];
-    if let Some(p) = plain {
+    let first_listed = m.second_ids.first().map(|e| e[0].to_native() as usize);
+    let delta_says = first_listed.map(|l| format!("leaf {l} has reserved bits set or a delta"));
+    if let (Some(l), Some(says)) = (first_listed, &delta_says) {
+        let ll = &m.leaves[l];
+        cases.extend([
+            // a delta beside a listed id
+            (
+                at(std::ptr::from_ref(&ll.offset[2]).cast()),
+                tail(ll, ll.bits, 1),
+                says.as_str(),
+            ),
+            // the first entry names the second's leaf: out of order
+            (
+                at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
+                m.second_ids[1][0].to_native().to_le_bytes(),
+                "second-id entry 1 of",
+            ),
+        ]);
+    }
+    if let Some(p) = plain.filter(|_| listing) {
         // an entry naming a leaf that is not flagged
         cases.push((
             at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
@@ -304,7 +316,7 @@ fn hostile_leaves_in_a_grid(n: u32) {
             "does not name the next flagged leaf",
         ));
     }
-    assert!(plain.is_some() || m.leaves.iter().all(listed));
+    assert!(plain.is_some() || !listing || m.leaves.iter().all(listed));
     assert_rejected(&good, cases);
     // the undamaged archive reports each triangle's own id, listed or not
     let level = Level::from_bytes(&good).unwrap();

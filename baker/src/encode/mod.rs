@@ -199,7 +199,7 @@ pub fn tri_mesh(t: TriTree) -> TriMesh {
 /// built mesh's leaves. A leaf whose corners lie more than an `i16` from
 /// its first gets copies of its corners at the end of the vertex list (the
 /// same positions, so shared edges stay watertight); a second source id
-/// other than the first's plus one is listed.
+/// more than 255 above the first's (or not above it) is listed.
 #[allow(clippy::type_complexity)]
 fn leaves(
     mut vertices: Vec<[f32; 3]>,
@@ -214,18 +214,24 @@ fn leaves(
         .zip(flat)
         .enumerate()
         .map(|(l, ((&q, &[first, second]), &flat))| {
-            let listed = second != u32::MAX && second != first.wrapping_add(1);
-            if listed {
+            let delta = if second == u32::MAX {
+                Some(0)
+            } else {
+                u8::try_from(second.wrapping_sub(first))
+                    .ok()
+                    .filter(|&d| d > 0)
+            };
+            if delta.is_none() {
                 second_ids.push([l as u32, second]);
             }
-            Leaf::new(q, flat, listed).unwrap_or_else(|| {
+            Leaf::new(q, flat, delta).unwrap_or_else(|| {
                 let at = vertices.len() as u32;
                 let pair = q[3] != q[2];
                 let corners = if pair { &q[..] } else { &q[..3] };
                 let copies: Vec<[f32; 3]> = corners.iter().map(|&v| vertices[v as usize]).collect();
                 vertices.extend(copies);
                 let d = if pair { at + 3 } else { at + 2 };
-                Leaf::new([at, at + 1, at + 2, d], flat, listed).expect("consecutive corners")
+                Leaf::new([at, at + 1, at + 2, d], flat, delta).expect("consecutive corners")
             })
         })
         .collect();

@@ -327,8 +327,9 @@ pub enum VerifyError {
         /// Source-id count.
         ids: usize,
     },
-    /// A leaf's reserved bits are not zero.
-    #[error("mesh {mesh}: leaf {leaf} has reserved bits set")]
+    /// A leaf's reserved bit is set, or it lists its second id and also
+    /// gives a delta.
+    #[error("mesh {mesh}: leaf {leaf} has reserved bits set or a delta beside a listed id")]
     LeafBits {
         /// Mesh index.
         mesh: usize,

@@ -703,7 +703,8 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             & at(&leaf.offset[0])
             & at(&leaf.offset[1])
             & at(&leaf.offset[2])
-            & (leaf.bits & !(FLAT_BITS | SECOND_LISTED) | leaf.pad == 0)
+            & ((leaf.bits & !FLAT_BITS == 0)
+                | ((leaf.bits & !FLAT_BITS == SECOND_LISTED) & (leaf.delta == 0)))
     };
     let scan = |c: &[ArchivedLeaf]| {
         c.iter().fold((true, 0usize), |(all, flagged), leaf| {
