@@ -32,6 +32,16 @@ pub struct Sections {
 }
 
 impl Sections {
+    /// Adds a triangle mesh's vertices, 12-byte leaves (flat-edge masks
+    /// inside), source ids and tree nodes.
+    fn add_mesh(&mut self, m: &kiln_formats::tri_mesh::ArchivedTriMesh) {
+        self.vertices += m.vertices.len() * 12;
+        self.triangles +=
+            m.leaves.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedLeaf>();
+        self.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
+        self.mesh_nodes += m.tree.node_bytes();
+    }
+
     /// Every section but `other`.
     fn payload(&self) -> usize {
         self.header
@@ -134,11 +144,7 @@ pub fn inspect(level: &Level) -> InspectReport {
         *shape_kinds.entry(shape.kind_name()).or_insert(0) += 1;
         match shape {
             ArchivedShape::TriMesh(m) => {
-                s.vertices += m.vertices.len() * 12;
-                // 12-byte quad leaves (flat-edge masks inside)
-                s.triangles += m.leaves.len() * 12;
-                s.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
-                s.mesh_nodes += m.tree.node_bytes();
+                s.add_mesh(m);
                 s.names += m.name.len();
                 // verified at open, so this cannot fail; stats only
                 let st = mesh_tree_stats(m).unwrap_or_default();
@@ -160,11 +166,8 @@ pub fn inspect(level: &Level) -> InspectReport {
             }
             ArchivedShape::Bsp(b) => {
                 let m = &b.surface;
-                s.vertices += m.vertices.len() * 12;
-                // 12-byte quad leaves (flat-edge masks inside)
-                s.triangles += m.leaves.len() * 12;
-                s.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
-                s.mesh_nodes += m.tree.node_bytes() + b.nodes.len() * 12;
+                s.add_mesh(m);
+                s.mesh_nodes += b.nodes.len() * 12;
                 s.planes += b.planes.len() * 16;
                 shape_rows.push((m.triangle_count(), 0, "bsp"));
             }

@@ -261,13 +261,7 @@ impl Leaf {
     /// The corners `[a, b, c, d]`.
     #[inline]
     pub fn corners(&self) -> [u32; 4] {
-        let at = |o: i16| self.a.wrapping_add_signed(i32::from(o));
-        [
-            self.a,
-            at(self.offset[0]),
-            at(self.offset[1]),
-            at(self.offset[2]),
-        ]
+        corners(self.a, self.offset)
     }
 
     /// Whether the leaf holds two triangles (`d ≠ c`).
@@ -281,20 +275,35 @@ impl ArchivedLeaf {
     /// The corners `[a, b, c, d]` (in range once the mesh is verified).
     #[inline(always)]
     pub fn corners(&self) -> [u32; 4] {
-        let a = self.a.to_native();
-        let at = |o: &rkyv::rend::i16_le| a.wrapping_add_signed(i32::from(o.to_native()));
-        [
-            a,
-            at(&self.offset[0]),
-            at(&self.offset[1]),
-            at(&self.offset[2]),
-        ]
+        corners(self.a.to_native(), self.offset.map(|o| o.to_native()))
     }
 
     /// Whether the leaf holds two triangles (`d ≠ c`).
     #[inline]
     pub fn is_pair(&self) -> bool {
         self.offset[2] != self.offset[1]
+    }
+}
+
+/// A leaf's corners from corner `a` and the others' offsets.
+#[inline(always)]
+fn corners(a: u32, offset: [i16; 3]) -> [u32; 4] {
+    let at = |o: i16| a.wrapping_add_signed(i32::from(o));
+    [a, at(offset[0]), at(offset[1]), at(offset[2])]
+}
+
+/// Source id of a leaf's triangle `k` (0 or 1): the first id, or for the
+/// second the first plus the leaf's delta, unless `bits` flag it listed,
+/// when `listed` finds it (a listed id missing from a damaged list
+/// answers the first id rather than panic).
+#[inline]
+fn source_id(first: u32, k: u32, bits: u8, delta: u8, listed: impl FnOnce() -> Option<u32>) -> u32 {
+    if k == 0 {
+        first
+    } else if bits & SECOND_LISTED != 0 {
+        listed().unwrap_or(first)
+    } else {
+        first.wrapping_add(u32::from(delta))
     }
 }
 
@@ -340,15 +349,11 @@ impl TriMesh {
 
     /// The source id of triangle `k` (0 or 1) of leaf `leaf`.
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
-        let first = self.source_ids[leaf];
-        if k == 0 {
-            first
-        } else if self.leaves[leaf].bits & SECOND_LISTED != 0 {
+        let l = &self.leaves[leaf];
+        source_id(self.source_ids[leaf], k, l.bits, l.delta, || {
             let at = self.second_ids.partition_point(|s| (s[0] as usize) < leaf);
-            self.second_ids[at][1]
-        } else {
-            first.wrapping_add(u32::from(self.leaves[leaf].delta))
-        }
+            self.second_ids.get(at).map(|s| s[1])
+        })
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
@@ -358,7 +363,7 @@ impl TriMesh {
             let second = leaf
                 .is_pair()
                 .then(|| (leaf_triangle(q, 1), self.source_id(l, 1)));
-            std::iter::once((leaf_triangle(q, 0), self.source_ids[l])).chain(second)
+            std::iter::once((leaf_triangle(q, 0), self.source_id(l, 0))).chain(second)
         })
     }
 }
@@ -377,19 +382,19 @@ impl ArchivedTriMesh {
     /// answer, not per triangle tested.
     #[inline]
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
-        let first = self.source_ids[leaf].to_native();
-        if k == 0 {
-            first
-        } else if self.leaves[leaf].bits & SECOND_LISTED != 0 {
-            let at = self
-                .second_ids
-                .partition_point(|s| (s[0].to_native() as usize) < leaf);
-            // verification makes every flagged leaf listed; a damaged
-            // table answers the first id rather than panic
-            self.second_ids.get(at).map_or(first, |s| s[1].to_native())
-        } else {
-            first.wrapping_add(u32::from(self.leaves[leaf].delta))
-        }
+        let l = &self.leaves[leaf];
+        source_id(
+            self.source_ids[leaf].to_native(),
+            k,
+            l.bits,
+            l.delta,
+            || {
+                let at = self
+                    .second_ids
+                    .partition_point(|s| (s[0].to_native() as usize) < leaf);
+                self.second_ids.get(at).map(|s| s[1].to_native())
+            },
+        )
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.

@@ -193,13 +193,14 @@ fn hostile_tree_links_are_rejected_not_followed() {
 /// Damaged leaves: a corner offset below vertex 0 or past the last, a
 /// reserved bit, a delta beside a listed id, a second-id entry naming a
 /// leaf not flagged, entries out of order, and a flagged leaf with no
-/// entry. The mesh is a grid whose lower triangles all come before its
-/// upper ones, so a cell's two ids are n² apart: a delta on the 12² grid,
-/// listed on the 16² one and on the 260² one, which is large enough
-/// (67,600 leaves) to be scanned in parallel chunks.
+/// entry. The mesh is a grid whose lower triangles come before its upper
+/// ones but in the last row, so a cell's two ids are n(n − 1) apart: a
+/// delta on the 12² grid, listed on the 17² one and on the 260² one,
+/// which is large enough (67,600 leaves) to be scanned in parallel chunks;
+/// the last row's pairs are one apart.
 #[test]
 fn hostile_leaves_are_rejected_by_verification() {
-    for n in [12, 16, 260] {
+    for n in [12, 17, 260] {
         hostile_leaves_in_a_grid(n);
     }
 }
@@ -211,10 +212,19 @@ fn hostile_leaves_in_a_grid(n: u32) {
         .collect();
     let v = |x: u32, y: u32| y * (n + 1) + x;
     let cells = || (0..n).flat_map(|y| (0..n).map(move |x| (x, y)));
-    let mut tris: Vec<[u32; 3]> = cells()
-        .map(|(x, y)| [v(x, y), v(x + 1, y + 1), v(x + 1, y)])
-        .collect();
-    tris.extend(cells().map(|(x, y)| [v(x, y), v(x, y + 1), v(x + 1, y + 1)]));
+    let lower = |(x, y): (u32, u32)| [v(x, y), v(x + 1, y + 1), v(x + 1, y)];
+    let upper = |(x, y): (u32, u32)| [v(x, y), v(x, y + 1), v(x + 1, y + 1)];
+    // all rows but the last: every lower triangle, then every upper one
+    // (a cell's ids n(n - 1) apart); the last row's cells pair by pair
+    // (ids one apart)
+    let block = || cells().filter(|&(_, y)| y + 1 < n);
+    let mut tris: Vec<[u32; 3]> = block().map(lower).collect();
+    tris.extend(block().map(upper));
+    tris.extend(
+        cells()
+            .filter(|&(_, y)| y + 1 == n)
+            .flat_map(|c| [lower(c), upper(c)]),
+    );
     let good = bake_scene(
         &Scene::from_meshes(vec![SceneMesh::new("halves", pos.clone(), &tris)]),
         &BakeSettings::default().all_meshes(),
@@ -227,10 +237,11 @@ fn hostile_leaves_in_a_grid(n: u32) {
     let at = |p: *const ()| p as usize - base;
     let m = level.shapes[0].tri_mesh().expect("a mesh");
     let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.bits & SECOND_LISTED != 0;
-    // a cell's two ids are n² apart: a delta up to 255, listed beyond
-    let listing = n * n > 255;
+    // a delta up to 255, listed beyond
+    let apart = n * (n - 1);
+    let listing = apart > 255;
     assert_eq!(m.second_ids.is_empty(), !listing, "{n}");
-    assert!(listing || m.leaves.iter().any(|l| u32::from(l.delta) == n * n));
+    assert!(listing || m.leaves.iter().any(|l| u32::from(l.delta) == apart));
     let plain = m.leaves.iter().position(|l| !listed(l));
     // damage the leaf nearest vertex 0 (an offset can reach below it) and
     // the one nearest the last vertex (an offset can reach past it)
@@ -316,7 +327,8 @@ fn hostile_leaves_in_a_grid(n: u32) {
             "does not name the next flagged leaf",
         ));
     }
-    assert!(plain.is_some() || !listing || m.leaves.iter().all(listed));
+    // the last row's pairs are plain, so the two cases above ran
+    assert!(plain.is_some(), "{n}");
     assert_rejected(&good, cases);
     // the undamaged archive reports each triangle's own id, listed or not
     let level = Level::from_bytes(&good).unwrap();

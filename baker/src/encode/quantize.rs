@@ -40,11 +40,7 @@ fn collapse_with(
     share: f64,
 ) -> (Vec<Wide>, Vec<u32>) {
     let is_leaf = |i: usize| nodes[i].end as usize == i + 1;
-    let area = |i: usize| {
-        let n = &nodes[i];
-        let d = [0, 1, 2].map(|k| f64::from(n.max[k]) - f64::from(n.min[k]));
-        d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
-    };
+    let area = |i: usize| half_area(&nodes[i]);
     let mut refs = vec![EMPTY; nodes.len()];
     let mut wide = Vec::with_capacity(nodes.len() / 4 + 1);
     if nodes.is_empty() {
@@ -68,19 +64,13 @@ fn collapse_with(
             continue;
         }
         let (l, r) = (i + 1, nodes[i + 1].end as usize);
-        // spread over j slots: the best split between the children
-        let spread = |j: usize| {
-            (1..j)
-                .map(|k| (cost[l][k - 1] + cost[r][j - k - 1], k as u8))
-                .fold((f32::INFINITY, 0u8), |b, c| if c.0 < b.0 { c } else { b })
-        };
-        let own = (area(i) + penalty) as f32 + spread(WIDTH).0;
+        let own = (area(i) + penalty) as f32 + best_split(&cost, l, r, WIDTH).0;
         let mut c = [own; SHARED];
         let mut p = [0u8; SHARED];
         for j in 2..=SHARED {
-            let (s, k) = spread(j);
+            let (s, k) = best_split(&cost, l, r, j);
             if s < c[j - 1] {
-                (c[j - 1], p[j - 1]) = (s, k);
+                (c[j - 1], p[j - 1]) = (s, k as u8);
             }
         }
         (cost[i], pick[i]) = (c, p);
@@ -105,10 +95,7 @@ fn collapse_with(
         refs[b] = wide.len() as u32;
         // a wide node spreads its own two children over its slots
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
-        let best = (1..WIDTH)
-            .map(|k| (cost[l][k - 1] + cost[r][WIDTH - k - 1], k))
-            .fold((f32::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b })
-            .1;
+        let best = best_split(&cost, l, r, WIDTH).1;
         found.clear();
         slots(l, best, nodes, &pick, &mut found);
         slots(r, WIDTH - best, nodes, &pick, &mut found);
@@ -127,6 +114,20 @@ fn collapse_with(
         wide.push(w);
     }
     (wide, refs)
+}
+
+/// Half the surface area of a binary node's box, in f64.
+fn half_area(n: &Node) -> f64 {
+    let d = [0, 1, 2].map(|k| f64::from(n.max[k]) - f64::from(n.min[k]));
+    d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
+}
+
+/// The cheapest way to spread the sibling subtrees `l` and `r` over `j`
+/// slots: its cost and the slots `l` takes (the first on ties).
+fn best_split(cost: &[[f32; WIDTH - 1]], l: usize, r: usize, j: usize) -> (f32, usize) {
+    (1..j)
+        .map(|k| (cost[l][k - 1] + cost[r][j - k - 1], k))
+        .fold((f32::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b })
 }
 
 /// What a wide node costs beyond its area, as a share of the root's area
@@ -458,10 +459,6 @@ mod tests {
     /// node's binary subtree into at most four slots, each inner slot
     /// costed the same way.
     fn brute_cost(nodes: &[Node], b: usize, penalty: f64) -> f64 {
-        let area = |i: usize| {
-            let d = [0, 1, 2].map(|k| f64::from(nodes[i].max[k] - nodes[i].min[k]));
-            d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
-        };
         // every frontier (list of slots) of subtree i with at most 4 slots
         fn frontiers(nodes: &[Node], i: usize) -> Vec<Vec<usize>> {
             let mut all = vec![vec![i]];
@@ -493,7 +490,7 @@ mod tests {
                 best = best.min(sum);
             }
         }
-        area(b) + penalty + best
+        half_area(&nodes[b]) + penalty + best
     }
 
     #[test]
@@ -503,10 +500,7 @@ mod tests {
             let nodes = random_tree(&mut seed, 2 + case % 11);
             let share = [0.0, NODE_PENALTY, 0.02, 0.3][case as usize % 4];
             let (wide, refs) = collapse_with(&nodes, |d| d, share);
-            let area = |i: usize| {
-                let d = [0, 1, 2].map(|k| f64::from(nodes[i].max[k] - nodes[i].min[k]));
-                d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
-            };
+            let area = |i: usize| half_area(&nodes[i]);
             let penalty = area(0) * share;
             // the built tree's cost: every binary node made a wide node
             let got: f64 = (0..nodes.len())

@@ -684,25 +684,16 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             .expect("a vertex failed");
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }
-    // every corner in `0..vertices`: a corner below 0 wraps to at least
-    // 2³² − 2¹⁵, past any vertex count an archive can hold (a count that
-    // large is refused), so unsigned compares decide
-    let n = u32::try_from(vertices)
-        .ok()
-        .filter(|&n| n <= u32::MAX - (1 << 15))
-        .ok_or(VerifyError::VertexIndex {
-            mesh: m,
-            triangle: 0,
-            vertex: u32::MAX,
-            vertices,
-        })?;
+    // every corner in `0..vertices`: computed in i64 and read as u64, a
+    // corner below 0 lands past any count, so one unsigned maximum decides
+    let n = vertices as u64;
     let fits = |leaf: &ArchivedLeaf| {
-        let a = leaf.a.to_native();
-        let at = |o: &rkyv::rend::i16_le| a.wrapping_add(o.to_native() as i32 as u32) < n;
-        (a < n)
-            & at(&leaf.offset[0])
-            & at(&leaf.offset[1])
-            & at(&leaf.offset[2])
+        let a = i64::from(leaf.a.to_native());
+        let c = leaf
+            .offset
+            .each_ref()
+            .map(|o| (a + i64::from(o.to_native())) as u64);
+        ((a as u64).max(c[0]).max(c[1]).max(c[2]) < n)
             & ((leaf.bits & !FLAT_BITS == 0)
                 | ((leaf.bits & !FLAT_BITS == SECOND_LISTED) & (leaf.delta == 0)))
     };
