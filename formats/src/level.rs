@@ -378,10 +378,11 @@ pub fn name_runs<'a>(
 }
 
 /// The top-level tree: the instances' world boxes in the 4-wide quantised
-/// form of a mesh's box tree. A leaf reference is
-/// [`crate::tri_mesh::LEAF_BIT`] | [`leaf_data`]`(instance, 1)`; a level of
-/// one instance has a leaf for a root and no nodes; an empty level has no
-/// nodes and a root that is never read.
+/// form of a mesh's box tree. Its leaves are the instances, leaf `k`
+/// instance `k` (the baker stores instances in the tree's leaf order); a
+/// level of one instance has [`crate::tri_mesh::LEAF_BIT`] (leaf 0) for a
+/// root and no nodes; an empty level has no nodes and a root that is never
+/// read.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq, Default)]
 pub struct TopTree {
     /// Lower corner of the box around every instance.
@@ -390,7 +391,7 @@ pub struct TopTree {
     pub max: [f32; 3],
     /// The root reference: inner node 0, or a leaf.
     pub root: u32,
-    /// Inner nodes in depth-first order.
+    /// Inner nodes in breadth-first order.
     pub nodes: Vec<crate::tri_mesh::BoxNode>,
 }
 
@@ -404,7 +405,8 @@ const _: () = {
     assert!(std::mem::align_of::<ArchivedLevel>() <= crate::header::BODY_ALIGN);
 };
 
-/// Encodes a leaf payload.
+/// Encodes a leaf payload of a float binary tree ([`Node`], as the baker's
+/// builders make them): `count` primitives from `first`.
 #[inline]
 pub const fn leaf_data(first: u32, count: u32) -> u32 {
     (first << 1) | (count - 1)
@@ -416,9 +418,9 @@ pub const fn leaf_range(data: u32) -> (u32, u32) {
     (data >> 1, (data & 1) + 1)
 }
 
-/// Largest primitive index a leaf can encode (a mesh leaf payload also
-/// carries [`crate::tri_mesh::LEAF_BIT`], and the largest payload would
-/// read as [`crate::tri_mesh::EMPTY`]).
+/// Largest primitive index a float tree's leaf payload encodes in this
+/// crate's checks (an archived 4-wide tree indexes at most
+/// [`crate::tri_mesh::MAX_LEAVES`] leaves).
 pub const MAX_PRIMITIVES: u32 = (u32::MAX >> 2) - 1;
 
 /// Read access shared by [`Node`] and [`ArchivedNode`], so verification and
@@ -495,11 +497,7 @@ mod tests {
             top: TopTree {
                 min: [-10.0; 3],
                 max: [10.0; 3],
-                root: if one {
-                    crate::tri_mesh::LEAF_BIT | leaf_data(0, 1)
-                } else {
-                    0
-                },
+                root: if one { crate::tri_mesh::LEAF_BIT } else { 0 },
                 nodes: vec![],
             },
         }

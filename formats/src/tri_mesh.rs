@@ -4,31 +4,113 @@
 //! Triangles are stored as **leaves** of one or two triangles that share
 //! an edge, as 12-byte quads ([`Leaf`]). The tree stores inner nodes only,
 //! each holding its children's bounds (quantised boxes, [`BoxNode`], or
-//! quantised spheres, [`SphereNode`]) and up to four child references; a
-//! reference with [`LEAF_BIT`] set names a leaf instead of a node. Inner
-//! nodes are in depth-first order and leaves in the order the walk meets
-//! them, which verification enforces.
+//! quantised spheres, [`SphereNode`]) and two [`Links`] words: a node's
+//! inner children are consecutive nodes and its leaf children consecutive
+//! leaves, so a node names only the first of each and which slots hold
+//! leaves. Nodes are in breadth-first order (each node's children follow
+//! those of the node before it) and leaves in the order their parents
+//! list them, which verification checks in one pass.
 
 use rkyv::{Archive, Serialize};
 
-/// Tag of a child reference that points at a leaf (see [`BoxNode::child`]).
+/// Tag of a child reference that names a leaf rather than an inner node
+/// (the references walks pass around; see [`Links::child`]).
 pub const LEAF_BIT: u32 = 1 << 31;
-
-/// An unused child slot of a mesh-tree node. Used slots come first.
-pub const EMPTY: u32 = u32::MAX;
 
 /// Children per mesh-tree node.
 pub const WIDTH: usize = 4;
+
+/// Most inner nodes a tree can index ([`Links`] keeps 28 bits for a node
+/// index).
+pub const MAX_NODES: usize = 1 << 28;
+
+/// Most leaves a tree can index ([`Links`] keeps 30 bits for a leaf index).
+pub const MAX_LEAVES: usize = 1 << 30;
+
+/// Where a node's children are: `used` slots (2 to 4) in slot order, slot
+/// `c` a leaf when bit `c` of `leaf_mask` is set, else an inner node. The
+/// inner children are nodes `first_node`, `first_node + 1`, … in slot
+/// order and the leaves `first_leaf`, `first_leaf + 1`, … likewise.
+///
+/// Stored as two words (`[BoxNode::links]`): `first_node << 4 |
+/// leaf_mask` and `first_leaf << 2 | (used - 1)`. A node with no inner
+/// (or no leaf) children still stores where they would start: the count
+/// of those numbered before it, which is what verification checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Links {
+    /// Index of the first inner child (or where it would be).
+    pub first_node: u32,
+    /// Index of the first leaf child (or where it would be).
+    pub first_leaf: u32,
+    /// Bit `c`: slot `c` holds a leaf.
+    pub leaf_mask: u32,
+    /// Used slots; stored as 2 bits, so an unchecked word may say 1.
+    pub used: u32,
+}
+
+impl Links {
+    /// Unpacks the two stored words.
+    #[inline(always)]
+    pub const fn unpack(w: [u32; 2]) -> Links {
+        Links {
+            first_node: w[0] >> 4,
+            first_leaf: w[1] >> 2,
+            leaf_mask: w[0] & 0xf,
+            used: (w[1] & 3) + 1,
+        }
+    }
+
+    /// Packs into the two stored words; `None` when an index or count is
+    /// out of range (see [`MAX_NODES`], [`MAX_LEAVES`]) or a leaf bit
+    /// names an unused slot.
+    pub fn pack(self) -> Option<[u32; 2]> {
+        let ok = (self.first_node as usize) < MAX_NODES
+            && (self.first_leaf as usize) < MAX_LEAVES
+            && (2..=WIDTH as u32).contains(&self.used)
+            && self.leaf_mask >> self.used == 0;
+        ok.then(|| {
+            [
+                self.first_node << 4 | self.leaf_mask,
+                self.first_leaf << 2 | (self.used - 1),
+            ]
+        })
+    }
+
+    /// Leaf children.
+    #[inline(always)]
+    pub const fn leaves(&self) -> u32 {
+        self.leaf_mask.count_ones()
+    }
+
+    /// Inner children (wraps for an unchecked word whose leaf bits name
+    /// unused slots; verification refuses those).
+    #[inline(always)]
+    pub const fn inner(&self) -> u32 {
+        self.used.wrapping_sub(self.leaf_mask.count_ones())
+    }
+
+    /// The reference of slot `c` (below `used`): [`LEAF_BIT`] | leaf
+    /// index, or an inner node index.
+    #[inline(always)]
+    pub const fn child(&self, c: usize) -> u32 {
+        let before = (self.leaf_mask & ((1 << c) - 1)).count_ones();
+        if self.leaf_mask >> c & 1 != 0 {
+            LEAF_BIT | self.first_leaf.wrapping_add(before)
+        } else {
+            self.first_node.wrapping_add(c as u32 - before)
+        }
+    }
+}
 
 /// Steps of the 8-bit child-box codes of a [`BoxNode`].
 pub const BOX_STEPS: f32 = 255.0;
 
 /// An inner node of a mesh's box tree: the boxes of up to four children,
 /// quantised to 8 bits per face against this node's own decoded box, and
-/// the child references. Leaves are not nodes. Inner nodes are in
-/// depth-first order (the root is node 0 and a node's inner children come
-/// after it). Codes are stored per axis, then per child, so a walk decodes
-/// and tests all four children with one SIMD lane each.
+/// where the children are ([`Links`]). Leaves are not nodes. Inner nodes
+/// are in breadth-first order (the root is node 0). Codes are stored per
+/// axis, then per child, so a walk decodes and tests all four children
+/// with one SIMD lane each. 32 bytes.
 ///
 /// With `step = (max - min) · (1/255)` of the node's box (see
 /// [`box_step`]), child `c`'s box is `min + lo[k][c] · step ..= max -
@@ -43,22 +125,36 @@ pub struct BoxNode {
     pub lo: [[u8; WIDTH]; 3],
     /// Upper-face codes (steps down from the node's upper face), `[axis][child]`.
     pub hi: [[u8; WIDTH]; 3],
-    /// Child references: an inner node index, [`LEAF_BIT`] | leaf payload
-    /// (`leaf << 1 | (triangles - 1)`, see [`crate::level::leaf_data`]), or [`EMPTY`]
-    /// (only after the used slots; at least two slots are used).
-    pub child: [u32; WIDTH],
+    /// The children, packed (see [`Links`]).
+    pub links: [u32; 2],
 }
 
 /// An inner node of a mesh's sphere tree: the spheres of up to four
 /// children, quantised to 16 bits against the mesh's [`SphereFrame`], and
-/// the child references (as in [`BoxNode`]).
+/// where the children are (as in [`BoxNode`]). 40 bytes.
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct SphereNode {
     /// Codes `[component][child]`, components x, y, z, radius.
     pub sphere: [[u16; WIDTH]; 4],
-    /// Child references, as in [`BoxNode::child`].
-    pub child: [u32; WIDTH],
+    /// The children, packed (see [`Links`]).
+    pub links: [u32; 2],
+}
+
+impl ArchivedBoxNode {
+    /// Where this node's children are.
+    #[inline(always)]
+    pub fn links(&self) -> Links {
+        Links::unpack(self.links.map(|w| w.to_native()))
+    }
+}
+
+impl ArchivedSphereNode {
+    /// Where this node's children are.
+    #[inline(always)]
+    pub fn links(&self) -> Links {
+        Links::unpack(self.links.map(|w| w.to_native()))
+    }
 }
 
 /// Decoding frame of a mesh's sphere tree: a centre code `q` decodes to
@@ -134,7 +230,7 @@ impl SphereFrame {
 }
 
 /// A mesh's tree: 4-wide inner nodes holding their children's quantised
-/// boxes or spheres, in depth-first order (the root is node 0).
+/// boxes or spheres, in breadth-first order (the root is node 0).
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub enum MeshTree {
     /// Box nodes, decoded against the mesh's exact box ([`TriMesh::min`],
@@ -149,7 +245,7 @@ pub enum MeshTree {
 pub struct SphereTree {
     /// Decoding frame (and the root sphere).
     pub frame: SphereFrame,
-    /// Inner nodes, depth-first.
+    /// Inner nodes, breadth-first.
     pub nodes: Vec<SphereNode>,
 }
 
@@ -331,7 +427,7 @@ pub struct TriMesh {
     pub min: [f32; 3],
     /// Upper corner of the mesh's exact box.
     pub max: [f32; 3],
-    /// The root: inner node 0, or [`LEAF_BIT`] | payload when the mesh is
+    /// The root: inner node 0, or [`LEAF_BIT`] (leaf 0) when the mesh is
     /// one leaf. Unused when there are no leaves.
     pub root: u32,
     /// The tree's inner nodes, boxes or spheres.
@@ -426,9 +522,9 @@ pub const fn leaf_triangle(q: [u32; 4], k: u32) -> [u32; 3] {
 const _: () = {
     assert!(std::mem::size_of::<ArchivedLeaf>() == 12);
     assert!(std::mem::align_of::<ArchivedLeaf>() == 4);
-    assert!(std::mem::size_of::<BoxNode>() == 40);
-    assert!(std::mem::size_of::<ArchivedBoxNode>() == 40);
+    assert!(std::mem::size_of::<BoxNode>() == 32);
+    assert!(std::mem::size_of::<ArchivedBoxNode>() == 32);
     assert!(std::mem::align_of::<ArchivedBoxNode>() == 4);
-    assert!(std::mem::size_of::<ArchivedSphereNode>() == 48);
+    assert!(std::mem::size_of::<ArchivedSphereNode>() == 40);
     assert!(std::mem::align_of::<ArchivedSphereNode>() == 4);
 };

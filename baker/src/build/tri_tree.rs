@@ -803,7 +803,7 @@ mod tests {
         for kind in [TreeKind::Aabb, TreeKind::Sphere] {
             let t = build(&m, kind);
             assert!(t.tree.is_empty());
-            assert_eq!(t.root, LEAF_BIT | leaf_data(0, 1));
+            assert_eq!(t.root, LEAF_BIT);
             assert_eq!(t.source_ids, vec![0]);
             assert!(!t.leaves[0].is_pair());
         }

@@ -12,7 +12,7 @@ use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, name_runs};
+use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, leaf_range, name_runs};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{Leaf, MeshTree, SphereTree, TreeKind, TriMesh};
@@ -28,9 +28,12 @@ pub fn level(
     layer_names: Vec<String>,
     layers: &[u32],
 ) -> (Level, Vec<ColliderReport>) {
+    // instances in the top tree's leaf order (leaf k is instance k)
+    let (top, order) = top_tree(&built.top);
+    let placed: Vec<&crate::build::Placed> = order.iter().map(|&i| &built.placed[i]).collect();
+    debug_assert_eq!(placed.len(), built.placed.len());
     let mut affines = Vec::new();
-    let instances = built
-        .placed
+    let instances = placed
         .iter()
         .map(|p| {
             let (rotation, translation) = p.similarity.unwrap_or_else(|| {
@@ -50,7 +53,7 @@ pub fn level(
         })
         .collect();
     // names and rules in runs by source
-    let mut by_source: Vec<&crate::build::Placed> = built.placed.iter().collect();
+    let mut by_source = placed;
     by_source.sort_unstable_by_key(|p| p.source);
     let (names, rules) = name_runs(
         by_source
@@ -63,7 +66,7 @@ pub fn level(
         names,
         rules,
         layer_names,
-        top: top_tree(&built.top),
+        top,
         shapes: built.shapes.into_par_iter().map(shape).collect(),
     };
     (level, built.colliders)
@@ -150,38 +153,53 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
     }
 }
 
-/// The top-level tree in the 4-wide quantised form of a mesh's box tree
-/// (its leaves already hold `leaf_data(instance, 1)`).
-fn top_tree(nodes: &[BinNode]) -> TopTree {
-    let (root, inner) = quantize::encode_boxes(nodes, |data| data);
+/// The top-level tree in the 4-wide quantised form of a mesh's box tree,
+/// and its leaf order: leaf `k` holds the placement `order[k]` (its
+/// builder leaves hold `leaf_data(placement, 1)`), so instance `k` must
+/// be that placement.
+fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
+    let tree = quantize::encode_boxes(nodes);
     let (min, max) = nodes
         .first()
         .map_or(([0.0; 3], [0.0; 3]), |n| (n.min, n.max));
-    TopTree {
+    let order = tree
+        .leaves
+        .iter()
+        .map(|&d| leaf_range(d).0 as usize)
+        .collect();
+    let top = TopTree {
         min,
         max,
-        root,
-        nodes: inner,
-    }
+        root: tree.root,
+        nodes: tree.nodes,
+    };
+    (top, order)
 }
 
 /// A TriTree as an archived TriMesh: the binary tree collapsed to 4-wide
 /// inner nodes holding their children's quantised volumes.
 pub fn tri_mesh(t: TriTree) -> TriMesh {
-    let payload = |data: u32| t.leaf_payload(data);
-    let (root, tree) = match t.kind {
+    let (root, order, tree) = match t.kind {
         TreeKind::Aabb => {
-            let (root, nodes) = quantize::encode_boxes(&t.nodes, payload);
-            (root, MeshTree::Boxes(nodes))
+            let e = quantize::encode_boxes(&t.nodes);
+            (e.root, e.leaves, MeshTree::Boxes(e.nodes))
         }
         TreeKind::Sphere => {
-            let (root, frame, nodes) =
-                quantize::encode_spheres(&t.nodes, payload, |d| t.leaf_points(d));
-            (root, MeshTree::Spheres(SphereTree { frame, nodes }))
+            let (e, frame) = quantize::encode_spheres(&t.nodes, |d| t.leaf_points(d));
+            let nodes = e.nodes;
+            (
+                e.root,
+                e.leaves,
+                MeshTree::Spheres(SphereTree { frame, nodes }),
+            )
         }
     };
-    let (vertices, leaves, source_ids, second_ids) =
-        leaves(t.vertices, &t.leaves, &t.source_ids, &t.flat_edges);
+    // the builder's leaves in the archive's leaf order
+    let order: Vec<usize> = order.iter().map(|&d| leaf_range(d).0 as usize).collect();
+    let quads: Vec<[u32; 4]> = order.iter().map(|&i| t.leaves[i]).collect();
+    let ids: Vec<[u32; 2]> = order.iter().map(|&i| t.source_ids[i]).collect();
+    let flat: Vec<u8> = order.iter().map(|&i| t.flat_edges[i]).collect();
+    let (vertices, leaves, source_ids, second_ids) = leaves(t.vertices, &quads, &ids, &flat);
     TriMesh {
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),

@@ -14,8 +14,8 @@
 use crate::geom::sah::BinNode as Node;
 use glam::DVec3;
 use kiln_formats::tri_mesh::{
-    BoxNode, EMPTY, LEAF_BIT, SphereFrame, SphereNode, WIDTH, box_step, decode_hi, decode_lo,
-    dequantize,
+    BoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, SphereFrame, SphereNode, WIDTH, box_step,
+    decode_hi, decode_lo, dequantize,
 };
 use rayon::prelude::*;
 
@@ -28,26 +28,27 @@ use rayon::prelude::*;
 /// chance a query enters it) plus [`NODE_PENALTY`] of the root's, and
 /// leaves cost the same however they are grouped. Leaves keep their
 /// left-to-right order. Returns the wide nodes in depth-first order (first
-/// child first), plus each binary node's archived reference.
-fn collapse(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (Vec<Wide>, Vec<u32>) {
-    collapse_with(nodes, leaf_payload, NODE_PENALTY)
+/// child first), plus what each binary node became: a wide node's index,
+/// [`LEAF_BIT`] | its payload for a leaf, or [`SPREAD`] (its children went
+/// to its parent's slots).
+fn collapse(nodes: &[Node]) -> (Vec<Wide>, Vec<u32>) {
+    collapse_with(nodes, NODE_PENALTY)
 }
 
+/// A binary node spread over its parent's slots.
+const SPREAD: u32 = u32::MAX;
+
 /// [`collapse`] with a node penalty of `share` of the root's area.
-fn collapse_with(
-    nodes: &[Node],
-    leaf_payload: impl Fn(u32) -> u32,
-    share: f64,
-) -> (Vec<Wide>, Vec<u32>) {
+fn collapse_with(nodes: &[Node], share: f64) -> (Vec<Wide>, Vec<u32>) {
     let is_leaf = |i: usize| nodes[i].end as usize == i + 1;
     let area = |i: usize| half_area(&nodes[i]);
-    let mut refs = vec![EMPTY; nodes.len()];
+    let mut refs = vec![SPREAD; nodes.len()];
     let mut wide = Vec::with_capacity(nodes.len() / 4 + 1);
     if nodes.is_empty() {
         return (wide, refs);
     }
     if is_leaf(0) {
-        refs[0] = LEAF_BIT | leaf_payload(nodes[0].data);
+        refs[0] = LEAF_BIT | nodes[0].data;
         return (wide, refs);
     }
     let penalty = area(0) * share;
@@ -106,7 +107,7 @@ fn collapse_with(
         w.children[..found.len()].copy_from_slice(&found);
         for &c in w.children[..w.len].iter().rev() {
             if is_leaf(c) {
-                refs[c] = LEAF_BIT | leaf_payload(nodes[c].data);
+                refs[c] = LEAF_BIT | nodes[c].data;
             } else {
                 stack.push(c);
             }
@@ -140,103 +141,167 @@ struct Wide {
     len: usize,
 }
 
-/// Box tree: returns the root reference and the inner nodes.
+/// A tree in archive form.
+pub struct Encoded<N> {
+    /// The root reference: node 0, or [`LEAF_BIT`] (leaf 0) for a tree of
+    /// one leaf.
+    pub root: u32,
+    /// Inner nodes, breadth-first (see [`Links`]).
+    pub nodes: Vec<N>,
+    /// For each archived leaf, in order, the builder's payload
+    /// ([`Node::data`]) of the leaf it holds: the caller stores its
+    /// primitives in this order.
+    pub leaves: Vec<u32>,
+}
+
+/// The collapsed tree in breadth-first order: the wide nodes (their
+/// indices in `wide`), each node's links, the builder payloads of the
+/// leaves in archive order, and where each level of nodes starts (plus
+/// the end).
+struct Layout {
+    order: Vec<usize>,
+    links: Vec<[u32; 2]>,
+    leaves: Vec<u32>,
+    levels: Vec<usize>,
+}
+
+/// Numbers the collapsed tree breadth-first: each node's inner children
+/// and leaves follow those of the node before it, as [`Links`] stores them.
+fn breadth_first(wide: &[Wide], refs: &[u32]) -> Layout {
+    let mut order = Vec::with_capacity(wide.len());
+    let mut links = Vec::with_capacity(wide.len());
+    let mut leaves = Vec::with_capacity(wide.len() * 2 + 2);
+    // level 0 is the root; when the scan reaches a level's end, every
+    // node of the next level has been numbered
+    let mut levels = vec![0, 1];
+    order.push(0);
+    let mut k = 0;
+    while k < order.len() {
+        if k == *levels.last().expect("a level") {
+            levels.push(order.len());
+        }
+        let w = &wide[order[k]];
+        let (first_node, first_leaf) = (order.len() as u32, leaves.len() as u32);
+        let mut leaf_mask = 0;
+        for (c, &b) in w.children[..w.len].iter().enumerate() {
+            if refs[b] & LEAF_BIT != 0 {
+                leaf_mask |= 1 << c;
+                leaves.push(refs[b] & !LEAF_BIT);
+            } else {
+                order.push(refs[b] as usize);
+            }
+        }
+        let l = Links {
+            first_node,
+            first_leaf,
+            leaf_mask,
+            used: w.len as u32,
+        };
+        links.push(l.pack().unwrap_or_else(|| {
+            panic!(
+                "a tree of {} nodes and {} leaves is larger than an archive indexes \
+                 ({MAX_NODES} nodes, {MAX_LEAVES} leaves)",
+                wide.len(),
+                leaves.len()
+            )
+        }));
+        k += 1;
+    }
+    Layout {
+        order,
+        links,
+        leaves,
+        levels,
+    }
+}
+
+/// Box tree in archive form.
 ///
 /// A node's codes depend on its parent's decoded box, so the tree is
-/// encoded top-down; subtrees (contiguous ranges of the depth-first
-/// output) are encoded in parallel once their root's box is known. Every
-/// node's result depends only on its parent's, so the output is the same on
-/// any number of threads.
-pub fn encode_boxes(nodes: &[Node], leaf_payload: impl Fn(u32) -> u32) -> (u32, Vec<BoxNode>) {
-    let (wide, refs) = collapse(nodes, leaf_payload);
+/// encoded top-down, level by level; a level's nodes are encoded in
+/// parallel once the level above is done. Every node's result depends
+/// only on its parent's, so the output is the same on any number of
+/// threads.
+pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
+    let (wide, refs) = collapse(nodes);
     let Some(root) = nodes.first() else {
-        return (0, Vec::new());
-    };
-    let mut out = vec![BLANK; wide.len()];
-    if !wide.is_empty() {
-        // wide nodes in each subtree, children after parents
-        let mut sizes = vec![1usize; wide.len()];
-        for wi in (0..wide.len()).rev() {
-            let w = &wide[wi];
-            sizes[wi] += w.children[..w.len]
-                .iter()
-                .filter(|&&c| refs[c] & LEAF_BIT == 0)
-                .map(|&c| sizes[refs[c] as usize])
-                .sum::<usize>();
-        }
-        let tree = Subtrees {
-            nodes,
-            refs: &refs,
-            wide: &wide,
-            sizes: &sizes,
+        return Encoded {
+            root: 0,
+            nodes: Vec::new(),
+            leaves: Vec::new(),
         };
-        tree.encode(0, (root.min, root.max), &mut out);
+    };
+    if wide.is_empty() {
+        return Encoded {
+            root: LEAF_BIT,
+            nodes: Vec::new(),
+            leaves: vec![refs[0] & !LEAF_BIT],
+        };
     }
-    (refs[0], out)
+    let layout = breadth_first(&wide, &refs);
+    let n = layout.order.len();
+    let mut out = Vec::with_capacity(n);
+    // each node's decoded box, set by its parent's level
+    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); n];
+    boxes[0] = (root.min, root.max);
+    for level in layout.levels.windows(2) {
+        let encode = |k: usize| {
+            let mut b = encode_box_node(nodes, &refs, &wide[layout.order[k]], boxes[k]);
+            b.0.links = layout.links[k];
+            b
+        };
+        let range = level[0]..level[1];
+        let done: Vec<(BoxNode, Inner)> = if range.len() >= ENCODE_GRAIN {
+            range.into_par_iter().map(encode).collect()
+        } else {
+            range.map(encode).collect()
+        };
+        // the level's inner children are the next nodes, in order
+        let mut next = level[1];
+        for (node, (inner, count)) in done {
+            for &child_box in &inner[..count] {
+                boxes[next] = child_box;
+                next += 1;
+            }
+            out.push(node);
+        }
+    }
+    debug_assert_eq!(out.len(), n);
+    Encoded {
+        root: 0,
+        nodes: out,
+        leaves: layout.leaves,
+    }
 }
 
 /// A box node with no children.
 const BLANK: BoxNode = BoxNode {
     lo: [[0; WIDTH]; 3],
     hi: [[0; WIDTH]; 3],
-    child: [EMPTY; WIDTH],
+    links: [0; 2],
 };
 
-/// What [`encode_boxes`] reads while encoding subtrees.
-struct Subtrees<'a> {
-    nodes: &'a [Node],
-    refs: &'a [u32],
-    wide: &'a [Wide],
-    sizes: &'a [usize],
-}
+/// Levels with fewer nodes than this are encoded on one thread.
+const ENCODE_GRAIN: usize = 1024;
 
-/// Subtrees with fewer wide nodes than this are encoded on one thread.
-const ENCODE_GRAIN: usize = 4096;
+/// A decoded box.
+type Decoded = ([f32; 3], [f32; 3]);
 
-impl Subtrees<'_> {
-    /// Encodes the subtree of wide node `wi`, whose decoded box is `box_`,
-    /// into `out` (exactly its nodes, depth-first).
-    fn encode(&self, wi: usize, box_: ([f32; 3], [f32; 3]), out: &mut [BoxNode]) {
-        let (node, inner) = encode_box_node(self.nodes, self.refs, &self.wide[wi], box_);
-        out[0] = node;
-        // the children's subtrees follow their parent in child order
-        let mut rest = &mut out[1..];
-        let mut next = wi + 1;
-        let parts = inner.0[..inner.1].iter().map(|&(child, child_box)| {
-            debug_assert_eq!(child, next, "subtrees in child order");
-            next += self.sizes[child];
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(self.sizes[child]);
-            rest = tail;
-            (child, child_box, part)
-        });
-        if self.sizes[wi] >= ENCODE_GRAIN {
-            let parts: Vec<_> = parts.collect();
-            parts
-                .into_par_iter()
-                .for_each(|(child, b, part)| self.encode(child, b, part));
-        } else {
-            parts.for_each(|(child, b, part)| self.encode(child, b, part));
-        }
-    }
-}
-
-/// A wide node and its decoded box.
-type Decoded = (usize, ([f32; 3], [f32; 3]));
-
-/// Up to [`WIDTH`] inner children with their decoded boxes, and how many.
+/// The decoded boxes of up to [`WIDTH`] inner children, in slot order,
+/// and how many.
 type Inner = ([Decoded; WIDTH], usize);
 
-/// One wide node's codes against its decoded box `(pmin, pmax)`, and its
-/// inner children with their decoded boxes.
+/// One wide node's codes against its decoded box `(pmin, pmax)` (links
+/// left blank), and its inner children's decoded boxes.
 fn encode_box_node(
     nodes: &[Node],
     refs: &[u32],
     w: &Wide,
-    (pmin, pmax): ([f32; 3], [f32; 3]),
+    (pmin, pmax): Decoded,
 ) -> (BoxNode, Inner) {
     let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
     let mut node = BLANK;
-    let mut inner: Inner = ([(0, ([0.0; 3], [0.0; 3])); WIDTH], 0);
+    let mut inner: Inner = ([([0.0; 3], [0.0; 3]); WIDTH], 0);
     for (c, &child) in w.children[..w.len].iter().enumerate() {
         let n = &nodes[child];
         for k in 0..3 {
@@ -259,10 +324,9 @@ fn encode_box_node(
             "decoded child box does not contain the exact box"
         );
         if refs[child] & LEAF_BIT == 0 {
-            inner.0[inner.1] = (refs[child] as usize, (lo, hi));
+            inner.0[inner.1] = (lo, hi);
             inner.1 += 1;
         }
-        node.child[c] = refs[child];
     }
     (node, inner)
 }
@@ -297,17 +361,21 @@ fn code_hi(pmax: f32, step: f32, x: f32) -> u8 {
 /// Most a 16-bit code can say.
 const STEPS16: f32 = u16::MAX as f32;
 
-/// Sphere tree: returns the root reference, the decoding frame (with the
-/// root's sphere) and the inner nodes. `leaf_points(data)` lists the
-/// vertices of the leaf whose builder payload is `data`.
+/// Sphere tree in archive form, with its decoding frame (and the root's
+/// sphere). `leaf_points(data)` lists the vertices of the leaf whose
+/// builder payload is `data`.
 pub fn encode_spheres(
     nodes: &[Node],
-    leaf_payload: impl Fn(u32) -> u32,
     leaf_points: impl Fn(u32) -> Vec<[f32; 3]>,
-) -> (u32, SphereFrame, Vec<SphereNode>) {
-    let (wide, refs) = collapse(nodes, &leaf_payload);
+) -> (Encoded<SphereNode>, SphereFrame) {
+    let (wide, refs) = collapse(nodes);
     let Some(root) = nodes.first() else {
-        return (0, SphereFrame::default(), Vec::new());
+        let empty = Encoded {
+            root: 0,
+            nodes: Vec::new(),
+            leaves: Vec::new(),
+        };
+        return (empty, SphereFrame::default());
     };
     // exact spheres, children before parents (children have larger indices)
     let mut exact = vec![(DVec3::ZERO, 0.0f64); nodes.len()];
@@ -349,24 +417,40 @@ pub fn encode_spheres(
         root: [0; 4],
     };
     frame.root = quantize_sphere(&frame, exact[0]);
-    let out = wide
+    if wide.is_empty() {
+        let one = Encoded {
+            root: LEAF_BIT,
+            nodes: Vec::new(),
+            leaves: vec![refs[0] & !LEAF_BIT],
+        };
+        return (one, frame);
+    }
+    let layout = breadth_first(&wide, &refs);
+    let out = layout
+        .order
         .iter()
-        .map(|w| {
+        .zip(&layout.links)
+        .map(|(&wi, &links)| {
+            let w = &wide[wi];
             let mut node = SphereNode {
                 sphere: [[0; WIDTH]; 4],
-                child: [EMPTY; WIDTH],
+                links,
             };
             for (c, &child) in w.children[..w.len].iter().enumerate() {
                 let q = quantize_sphere(&frame, exact[child]);
                 for (k, v) in q.into_iter().enumerate() {
                     node.sphere[k][c] = v;
                 }
-                node.child[c] = refs[child];
             }
             node
         })
         .collect();
-    (refs[0], frame, out)
+    let tree = Encoded {
+        root: 0,
+        nodes: out,
+        leaves: layout.leaves,
+    };
+    (tree, frame)
 }
 
 /// The smallest sphere containing both spheres.
@@ -499,12 +583,12 @@ mod tests {
         for case in 0..400 {
             let nodes = random_tree(&mut seed, 2 + case % 11);
             let share = [0.0, NODE_PENALTY, 0.02, 0.3][case as usize % 4];
-            let (wide, refs) = collapse_with(&nodes, |d| d, share);
+            let (wide, refs) = collapse_with(&nodes, share);
             let area = |i: usize| half_area(&nodes[i]);
             let penalty = area(0) * share;
             // the built tree's cost: every binary node made a wide node
             let got: f64 = (0..nodes.len())
-                .filter(|&i| refs[i] & LEAF_BIT == 0 && refs[i] != EMPTY)
+                .filter(|&i| refs[i] & LEAF_BIT == 0 && refs[i] != SPREAD)
                 .map(|i| area(i) + penalty)
                 .sum();
             let want = brute_cost(&nodes, 0, penalty);
@@ -546,20 +630,41 @@ mod tests {
                 ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
             })
             .collect();
-        let (_, nodes) = crate::geom::sah::build_boxes(leaves.iter().copied());
-        let (root, boxes) = encode_boxes(&nodes, |d| d);
+        let (order, nodes) = crate::geom::sah::build_boxes(leaves.iter().copied());
+        let e = encode_boxes(&nodes);
+        let (root, boxes) = (e.root, &e.nodes);
         assert_eq!(root, 0);
-        // 4-wide: between 255/3 and 255 nodes, every leaf referenced once
+        // 4-wide: between 255/3 and 255 nodes
         assert!(boxes.len() >= 85 && boxes.len() < 255, "{}", boxes.len());
-        let mut leaves: Vec<u32> = boxes
-            .iter()
-            .flat_map(|b| b.child)
-            .filter(|&c| c != EMPTY && c & LEAF_BIT != 0)
-            .collect();
-        leaves.sort();
-        assert_eq!(leaves.len(), 256);
-        leaves.dedup();
-        assert_eq!(leaves.len(), 256);
+        // walked through the links with decoded boxes, every archived
+        // leaf is met once, and its box holds the input box of the
+        // builder leaf that `e.leaves` puts there
+        let mut met = vec![false; e.leaves.len()];
+        let mut stack = vec![(root, (nodes[0].min, nodes[0].max))];
+        while let Some((r, (pmin, pmax))) = stack.pop() {
+            if r & LEAF_BIT != 0 {
+                let k = (r & !LEAF_BIT) as usize;
+                assert!(!met[k], "leaf {k} met twice");
+                met[k] = true;
+                let (j, _) = kiln_formats::level::leaf_range(e.leaves[k]);
+                let (lo, hi) = leaves[order[j as usize] as usize];
+                assert!((0..3).all(|a| pmin[a] <= lo[a] && hi[a] <= pmax[a]));
+                continue;
+            }
+            let n = &boxes[r as usize];
+            let l = Links::unpack(n.links);
+            let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
+            for c in 0..l.used as usize {
+                let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c]));
+                let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c]));
+                let child = l.child(c);
+                // breadth-first: children after their parent
+                assert!(child & LEAF_BIT != 0 || child > r);
+                stack.push((child, (lo, hi)));
+            }
+        }
+        assert_eq!(met.len(), 256);
+        assert!(met.iter().all(|&m| m));
         // encode_boxes asserts containment; here: codes are used (tight),
         // not all zero
         let used = boxes
@@ -573,8 +678,8 @@ mod tests {
     #[test]
     fn one_leaf_is_a_leaf_root() {
         let nodes = [leaf(0, [0.0; 3], [1.0; 3])];
-        let (root, boxes) = encode_boxes(&nodes, |d| d | 1);
-        assert_eq!((root, boxes.len()), (LEAF_BIT | 1, 0));
+        let e = encode_boxes(&nodes);
+        assert_eq!((e.root, e.nodes.len(), e.leaves), (LEAF_BIT, 0, vec![0]));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! One file per shape family; [`verify_level`] dispatches on the shape.
 //!
 //! After [`verify_level`] accepts an archive, every index a query can follow
-//! is in range, every tree is a proper binary tree in depth-first order no
-//! deeper than [`MAX_DEPTH`], its leaves cover the primitives exactly once and
-//! in order, and every number a query reads is finite. Queries rely on this
+//! is in range, every tree is a proper tree (a binary one in depth-first
+//! order, or a 4-wide one in breadth-first order) no deeper than
+//! [`MAX_DEPTH`], its leaves cover the primitives exactly once and in
+//! order, and every number a query reads is finite. Queries rely on this
 //! and do not re-check, so no archive can make them panic, read out of bounds
 //! or loop forever. The baker runs the same checks on what it writes.
 
@@ -20,7 +21,6 @@ use crate::level::{
     ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
     similarity_scale,
 };
-use crate::tri_mesh::WIDTH;
 use thiserror::Error;
 
 /// A broken tree invariant.
@@ -99,20 +99,35 @@ pub enum TreeError {
         /// Primitives present.
         prims: usize,
     },
-    /// A mesh tree's child reference is not the next node in depth-first
-    /// order.
-    #[error("node {node}: child {child} should be inner node {expected}")]
-    Order {
-        /// Parent node index.
+    /// A 4-wide tree's node does not start its children where the nodes
+    /// before it leave off (breadth-first numbering).
+    #[error("node {node}: children start at node {} and leaf {}, expected {} and {}", found.0, found.1, expected.0, expected.1)]
+    Links {
+        /// Node index.
         node: usize,
-        /// Reference found.
-        child: u32,
-        /// Next inner node in depth-first order.
-        expected: usize,
+        /// First inner child and first leaf stored.
+        found: (u32, u32),
+        /// The counts of the nodes before it.
+        expected: (u64, u64),
     },
-    /// A mesh-tree node uses fewer than two child slots, or an empty slot
-    /// comes before a used one.
-    #[error("node {node}: child slots are not two or more used, then empty")]
+    /// A 4-wide tree's node is not the child of an earlier node.
+    #[error("node {node} is not a child of an earlier node")]
+    Orphan {
+        /// Node index.
+        node: usize,
+    },
+    /// A 4-wide tree's root reference is not node 0 (or leaf 0 for a tree
+    /// of one leaf).
+    #[error("root reference {found:#x}, expected {expected:#x}")]
+    Root {
+        /// Reference stored.
+        found: u32,
+        /// Reference expected.
+        expected: u32,
+    },
+    /// A 4-wide tree's node uses fewer than two child slots, or marks an
+    /// unused slot as a leaf.
+    #[error("node {node}: fewer than two child slots used, or a leaf bit on an unused slot")]
     Slots {
         /// Node index.
         node: usize,
@@ -487,56 +502,35 @@ pub type BoxCorners = ([f32; 3], [f32; 3]);
 /// tree stores it (decoded, so rounded outward by at most a 255th of its
 /// parent's box), by instance; checks the tree first ([`verify_top`]).
 pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorners>), TreeError> {
-    use crate::tri_mesh::{EMPTY, LEAF_BIT, box_step, decode_hi, decode_lo};
     verify_top(level)?;
     let top = &level.top;
     let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); level.instances.len()];
-    let mut stats = TreeStats {
-        nodes: top.nodes.len(),
-        ..TreeStats::default()
-    };
     if boxes.is_empty() {
-        return Ok((stats, boxes));
+        return Ok((
+            TreeStats {
+                nodes: top.nodes.len(),
+                ..TreeStats::default()
+            },
+            boxes,
+        ));
     }
-    let area = |(a, b): ([f32; 3], [f32; 3])| {
-        let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
-        2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
-    };
-    let root_box = (
+    let root = tri_mesh::Vol::Box(
         top.min.map(|v| v.to_native()),
         top.max.map(|v| v.to_native()),
     );
-    let mut sah = 0.0;
-    let mut stack = vec![(top.root.to_native(), root_box, 1usize)];
-    while let Some((r, b, depth)) = stack.pop() {
-        stats.depth = stats.depth.max(depth);
-        if r & LEAF_BIT != 0 {
-            let (ii, _) = leaf_range(r & !LEAF_BIT);
-            boxes[ii as usize] = b;
-            stats.leaves += 1;
-            sah += area(b);
-            continue;
-        }
-        sah += area(b);
-        let n = &top.nodes[r as usize];
-        let (pmin, pmax) = b;
-        let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-        for c in 0..WIDTH {
-            let child = n.child[c].to_native();
-            if child == EMPTY {
-                break;
+    let mut stats = tri_mesh::stats_walk(
+        top.root.to_native(),
+        root,
+        |i| top.nodes[i].links(),
+        |i, c, vol| tri_mesh::box_child(&top.nodes[i], c, vol),
+        |leaf, vol| {
+            if let tri_mesh::Vol::Box(lo, hi) = vol {
+                boxes[leaf as usize] = (lo, hi);
             }
-            let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c]));
-            let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c]));
-            stack.push((child, (lo, hi), depth + 1));
-        }
-    }
-    let root_area = area(root_box);
-    stats.sah_cost = if root_area > 0.0 {
-        sah / root_area
-    } else {
-        0.0
-    };
+            vol.area()
+        },
+    );
+    stats.nodes = top.nodes.len();
     Ok((stats, boxes))
 }
 
@@ -561,42 +555,11 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     }) {
         return Err(TreeError::Bounds { node: 0, min, max });
     }
-    tri_mesh::check_order(
+    tri_mesh::check_links(
         top.root.to_native(),
-        inner,
         leaves,
-        &TopBoxes {
-            nodes: top.nodes.as_slice(),
-        },
+        &tri_mesh::BoxNodes(top.nodes.as_slice()),
     )
-}
-
-/// The top-level tree as [`tri_mesh::check_order`] sees it: box nodes,
-/// one instance per leaf.
-struct TopBoxes<'a> {
-    nodes: &'a [crate::tri_mesh::ArchivedBoxNode],
-}
-
-impl tri_mesh::Wide for TopBoxes<'_> {
-    #[inline(always)]
-    fn node(&self, i: usize) -> Result<([u32; crate::tri_mesh::WIDTH], usize), TreeError> {
-        tri_mesh::box_node(self.nodes, i)
-    }
-    #[inline(always)]
-    fn leaf(&self, _leaf: usize, count: u32) -> Result<(), TreeError> {
-        if count != 1 {
-            return Err(TreeError::LeafSize {
-                node: 0,
-                count,
-                max: 1,
-            });
-        }
-        Ok(())
-    }
-    #[inline(always)]
-    fn leaf_fits(&self, _leaf: u32, count: u32) -> bool {
-        count == 1
-    }
 }
 
 /// Largest scale and translation a similarity placement may have (2⁴⁰),

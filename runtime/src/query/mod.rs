@@ -17,7 +17,7 @@ use crate::level::Level;
 use crate::shape::ShapeRef;
 use crate::walk::{top_tree, walk_box};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedLevel, leaf_range};
+use kiln_formats::level::ArchivedLevel;
 use rayon::prelude::*;
 
 /// Instance `ii` of `level` (verified: in range): its shape and placement.
@@ -44,7 +44,7 @@ impl Level {
     ) {
         let level = self.archive();
         walk_box(&top_tree(level), lo, hi, |data| {
-            let (ii, _) = leaf_range(data);
+            let ii = data;
             if !filter.sees(level, ii) {
                 return false;
             }

@@ -10,7 +10,7 @@ use crate::level::Level;
 use crate::shape::{LocalRayHit, ShapeRef};
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedLevel, leaf_range};
+use kiln_formats::level::ArchivedLevel;
 
 /// A ray: `origin + t · dir` for `t` in `[0, max_t]`. `dir` need not be
 /// unit length; `t` is measured in multiples of it.
@@ -116,7 +116,7 @@ impl RayVisitor for TopSearch<'_> {
         self.t_max
     }
     fn leaf(&mut self, data: u32) -> bool {
-        let (inst_index, _) = leaf_range(data);
+        let inst_index = data;
         if !self.filter.sees(self.level, inst_index) {
             return false;
         }

@@ -34,7 +34,7 @@ use crate::level::Level;
 use crate::shape::ShapeRef;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::{DQuat, DVec3, Quat, Vec3};
-use kiln_formats::level::{ArchivedLevel, leaf_range};
+use kiln_formats::level::ArchivedLevel;
 
 /// Where a query shape is: a rotation, then a translation.
 ///
@@ -904,7 +904,7 @@ impl RayVisitor for CastTop<'_> {
     }
 
     fn leaf(&mut self, data: u32) -> bool {
-        let (ii, _) = leaf_range(data);
+        let ii = data;
         if !self.filter.sees(self.level, ii) {
             return false;
         }

@@ -17,7 +17,7 @@ use crate::shape::Sweep;
 use crate::shape::tri_mesh::next_up;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
-use kiln_formats::level::{ArchivedLevel, leaf_range};
+use kiln_formats::level::ArchivedLevel;
 
 fn valid_sphere(c: Vec3, r: f32) -> bool {
     c.is_finite() && r.is_finite() && r >= 0.0
@@ -130,7 +130,7 @@ impl RayVisitor for SweepTop<'_> {
     }
 
     fn leaf(&mut self, data: u32) -> bool {
-        let (ii, _) = leaf_range(data);
+        let ii = data;
         if !self.filter.sees(self.level, ii) {
             return false;
         }

@@ -13,7 +13,6 @@ use crate::instance::{Placement, apply};
 use crate::query::Probe;
 use crate::walk::{Grow, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::leaf_range;
 use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 use kiln_formats::tri_mesh::ArchivedTriMesh;
 
@@ -244,7 +243,7 @@ fn mesh_touch_in(
     let (core, radius) = (&probe.core, probe.radius);
     cands.clear();
     TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
-        let (first, count) = leaf_range(leaf);
+        let (first, count) = tri_mesh::leaf_span(mesh, leaf);
         for slot in first << 1..(first << 1) + count {
             let tri = tri_mesh::world_triangle(place, mesh, slot);
             cands.push(Candidate {
@@ -303,7 +302,7 @@ impl RayVisitor for MeshCast<'_, '_> {
     }
 
     fn leaf(&mut self, data: u32) -> bool {
-        let (first, count) = leaf_range(data);
+        let (first, count) = tri_mesh::leaf_span(self.mesh, data);
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(self.place, self.mesh, slot));
             let flat = tri_mesh::flat_mask(self.mesh, slot);
@@ -458,7 +457,7 @@ impl<'a> ShapeRef<'a> {
             let (lo, hi) = local_box(place, c, h);
             let mut found = false;
             TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
-                let (first, count) = leaf_range(leaf);
+                let (first, count) = tri_mesh::leaf_span(mesh, leaf);
                 found = (first << 1..(first << 1) + count).any(|slot| {
                     let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
                     probe::touches(q, r, &tri, 0.0)
@@ -567,7 +566,7 @@ mod tests {
         let mut best: Option<(Touch, u32)> = None;
         let centre = probe.centre();
         TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
-            let (first, count) = leaf_range(leaf);
+            let (first, count) = tri_mesh::leaf_span(mesh, leaf);
             for slot in first << 1..(first << 1) + count {
                 let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
                 let flat = tri_mesh::flat_mask(mesh, slot);
@@ -679,7 +678,7 @@ mod tests {
             let (lo, hi) = local_box(&place, c, h);
             let mut n = 0;
             TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
-                n += leaf_range(leaf).1;
+                n += tri_mesh::leaf_span(mesh, leaf).1;
                 false
             });
             many += usize::from(got.is_some() && n > 2);

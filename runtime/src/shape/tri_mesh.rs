@@ -14,8 +14,14 @@ use crate::geom::sphere_triangle;
 use crate::instance::{Placement, local_radius, v3};
 use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::leaf_range;
 use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
+
+/// Leaf `leaf` and how many triangles it holds (1 or 2): its triangle
+/// slots are `leaf << 1` and, for a pair, the one after.
+#[inline(always)]
+pub(crate) fn leaf_span(mesh: &ArchivedTriMesh, leaf: u32) -> (u32, u32) {
+    (leaf, 1 + u32::from(mesh.leaves[leaf as usize].is_pair()))
+}
 
 /// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
 #[inline]
@@ -61,13 +67,13 @@ impl RayVisitor for MeshSearch<'_> {
     }
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
-        let (leaf, count) = leaf_range(data);
-        let q = self.mesh.leaves[leaf as usize].corners();
+        let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
+        let (q, count) = (l.corners(), 1 + usize::from(l.is_pair()));
         let p = |k: usize| v3(&self.mesh.vertices[q[k] as usize]);
         // (a, b, c) and (c, b, d)
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, p(3))];
-        for (k, &(x, y, z)) in tris.iter().take(count as usize).enumerate() {
+        for (k, &(x, y, z)) in tris.iter().take(count).enumerate() {
             if let Some(th) = self.ray.intersect(x, y, z, self.t_max)
                 && (self.hit.is_none() || th < self.t_max)
             {
@@ -193,7 +199,7 @@ pub(crate) fn closest(
     // (contact, distance, triangle slot)
     let mut best: Option<(sphere_triangle::Contact, f64, u32)> = None;
     walk_sphere(place, mesh, center, radius, |leaf| {
-        let (first, count) = leaf_range(leaf);
+        let (first, count) = leaf_span(mesh, leaf);
         for slot in first << 1..(first << 1) + count {
             let [a, b, cc] = world_triangle(place, mesh, slot);
             if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
@@ -226,7 +232,7 @@ pub(crate) fn touches(
     let r = f64::from(radius);
     let mut found = false;
     walk_sphere(place, mesh, center, radius, |leaf| {
-        let (first, count) = leaf_range(leaf);
+        let (first, count) = leaf_span(mesh, leaf);
         found = (first << 1..(first << 1) + count).any(|slot| {
             let [a, b, cc] = world_triangle(place, mesh, slot);
             sphere_triangle::overlap(c, r, a, b, cc).is_some()
@@ -260,7 +266,7 @@ impl RayVisitor for SweepMesh<'_, '_> {
     }
 
     fn leaf(&mut self, data: u32) -> bool {
-        let (first, count) = leaf_range(data);
+        let (first, count) = leaf_span(self.mesh, data);
         for slot in first << 1..(first << 1) + count {
             let [a, b, c] = world_triangle(self.place, self.mesh, slot);
             let Some(hit) = sphere_triangle::sweep(self.c, self.r, self.d, self.limit, a, b, c)
