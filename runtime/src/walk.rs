@@ -11,9 +11,9 @@
 //!
 //! Safety of the walk rests on `kiln_formats::verify`: child references are
 //! in range and numbered breadth-first (so every step goes to a larger
-//! node index, and the walk ends), and no tree is deeper than `MAX_DEPTH`, so the fixed stacks
-//! (at most `WIDTH - 1` entries per level of the current path) cannot
-//! overflow.
+//! node index, and the walk ends), and no tree is deeper than
+//! `MAX_DEPTH`, so the fixed stacks (at most `WIDTH - 1` entries per level
+//! of the current path) cannot overflow.
 
 use crate::geom::ray_box::SlabRay;
 use glam::{Vec3, Vec3A, Vec4};
