@@ -528,3 +528,61 @@ const _: () = {
     assert!(std::mem::size_of::<ArchivedSphereNode>() == 40);
     assert!(std::mem::align_of::<ArchivedSphereNode>() == 4);
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every slot layout round-trips through the two stored words, and
+    /// each slot's reference counts only the earlier slots of its kind.
+    #[test]
+    fn links_round_trip_and_name_consecutive_children() {
+        for used in 2..=WIDTH as u32 {
+            for leaf_mask in 0..1u32 << used {
+                for (first_node, first_leaf) in [(1, 0), (77, 1234), (MAX_NODES as u32 - 5, 9)] {
+                    let l = Links {
+                        first_node,
+                        first_leaf,
+                        leaf_mask,
+                        used,
+                    };
+                    let words = l.pack().expect("in range");
+                    assert_eq!(Links::unpack(words), l);
+                    assert_eq!(l.inner() + l.leaves(), used);
+                    let (mut node, mut leaf) = (first_node, first_leaf);
+                    for c in 0..used as usize {
+                        if leaf_mask >> c & 1 != 0 {
+                            assert_eq!(l.child(c), LEAF_BIT | leaf);
+                            leaf += 1;
+                        } else {
+                            assert_eq!(l.child(c), node);
+                            node += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // out of range: an index past its bits, one slot, a leaf bit on
+        // an unused slot
+        let l = Links {
+            first_node: 1,
+            first_leaf: 0,
+            leaf_mask: 0,
+            used: 2,
+        };
+        for bad in [
+            Links {
+                first_node: MAX_NODES as u32,
+                ..l
+            },
+            Links {
+                first_leaf: MAX_LEAVES as u32,
+                ..l
+            },
+            Links { used: 1, ..l },
+            Links { leaf_mask: 4, ..l },
+        ] {
+            assert_eq!(bad.pack(), None, "{bad:?}");
+        }
+    }
+}
