@@ -33,7 +33,7 @@ impl Vol {
 /// Checks a mesh's tree: node count, each node's two to four used slots
 /// ([`Links`]) and box codes that cannot cross (lower + upper code ≤ 255
 /// per axis), the breadth-first numbering of nodes and leaves, and depth
-/// ([`check_links`]).
+/// (`check_links`).
 ///
 /// A leaf's triangle count is the leaf's own (`d ≠ c`, see
 /// [`crate::tri_mesh::Leaf::is_pair`]); the tree does not repeat it.
