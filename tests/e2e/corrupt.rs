@@ -598,7 +598,7 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
 /// a walker could be fooled by (a small number, all ones, a leaf-looking
 /// word, a flipped bit, a random word); on a small tree (one serial pass)
 /// and on one large enough to be checked in parallel chunks. The
-/// statistics walk (`mesh_tree_stats`) gives the same verdict.
+/// statistics walk (`mesh_tree_stats`) follows every accepted tree.
 #[test]
 fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
     for (u, v) in [(60, 12), (700, 24)] {
@@ -671,7 +671,10 @@ fn fast_and_full_tree_checks_agree(u: u32, v: u32) {
                 walked,
                 "{kind:?} {u}×{v}: word {word:#x} at {at}: {fast:?}"
             );
-            assert_eq!(mesh_tree_stats(mesh).map(|_| ()), fast);
+            // the statistics walk follows every tree the check accepts
+            if fast.is_ok() {
+                mesh_tree_stats(mesh).expect("an accepted tree's statistics");
+            }
             if fast.is_ok() {
                 agreed_good += 1;
             } else {

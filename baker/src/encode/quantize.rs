@@ -27,8 +27,8 @@ use rayon::prelude::*;
 /// whichever gives the lower cost; a wide node costs its surface area (the
 /// chance a query enters it) plus [`NODE_PENALTY`] of the root's, and
 /// leaves cost the same however they are grouped. Leaves keep their
-/// left-to-right order. Returns the wide nodes in depth-first order (first
-/// child first), plus what each binary node became: a wide node's index,
+/// left-to-right order. Returns the wide nodes in breadth-first order (the
+/// archive's), plus what each binary node became: a wide node's index,
 /// [`LEAF_BIT`] | its payload for a leaf, or [`SPREAD`] (its children went
 /// to its parent's slots).
 fn collapse(nodes: &[Node]) -> (Vec<Wide>, Vec<u32>) {
@@ -90,9 +90,11 @@ fn collapse_with(nodes: &[Node], share: f64) -> (Vec<Wide>, Vec<u32>) {
             slots(nodes[i + 1].end as usize, j - k, nodes, pick, out);
         }
     }
-    let mut stack = vec![0usize];
+    // wide nodes numbered as they leave a queue: breadth-first, each
+    // node's inner children after those of the node before it
+    let mut queue = std::collections::VecDeque::from([0usize]);
     let mut found = Vec::with_capacity(WIDTH);
-    while let Some(b) = stack.pop() {
+    while let Some(b) = queue.pop_front() {
         refs[b] = wide.len() as u32;
         // a wide node spreads its own two children over its slots
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
@@ -105,11 +107,11 @@ fn collapse_with(nodes: &[Node], share: f64) -> (Vec<Wide>, Vec<u32>) {
             len: found.len(),
         };
         w.children[..found.len()].copy_from_slice(&found);
-        for &c in w.children[..w.len].iter().rev() {
+        for &c in &w.children[..w.len] {
             if is_leaf(c) {
                 refs[c] = LEAF_BIT | nodes[c].data;
             } else {
-                stack.push(c);
+                queue.push_back(c);
             }
         }
         wide.push(w);
@@ -154,41 +156,48 @@ pub struct Encoded<N> {
     pub leaves: Vec<u32>,
 }
 
-/// The collapsed tree in breadth-first order: the wide nodes (their
-/// indices in `wide`), each node's links, the builder payloads of the
-/// leaves in archive order, and where each level of nodes starts (plus
-/// the end).
+/// The collapsed tree's archive layout: the root reference, each wide
+/// node's links, the builder payloads of the leaves in archive order, and
+/// where each level of nodes starts (plus the end).
 struct Layout {
-    order: Vec<usize>,
+    root: u32,
     links: Vec<[u32; 2]>,
     leaves: Vec<u32>,
     levels: Vec<usize>,
 }
 
-/// Numbers the collapsed tree breadth-first: each node's inner children
-/// and leaves follow those of the node before it, as [`Links`] stores them.
-fn breadth_first(wide: &[Wide], refs: &[u32]) -> Layout {
-    let mut order = Vec::with_capacity(wide.len());
+/// Lays out the collapsed tree (wide nodes already breadth-first, see
+/// [`collapse`]): each node's inner children and leaves follow those of
+/// the node before it, as [`Links`] stores them. A tree of one leaf has
+/// that leaf for a root and no nodes; an empty one nothing.
+fn layout(wide: &[Wide], refs: &[u32]) -> Layout {
+    if wide.is_empty() {
+        return Layout {
+            root: if refs.is_empty() { 0 } else { LEAF_BIT },
+            links: Vec::new(),
+            leaves: refs.first().map(|&r| r & !LEAF_BIT).into_iter().collect(),
+            levels: vec![0],
+        };
+    }
     let mut links = Vec::with_capacity(wide.len());
     let mut leaves = Vec::with_capacity(wide.len() * 2 + 2);
     // level 0 is the root; when the scan reaches a level's end, every
-    // node of the next level has been numbered
+    // node of the next level has been counted
     let mut levels = vec![0, 1];
-    order.push(0);
-    let mut k = 0;
-    while k < order.len() {
+    let mut next_node = 1;
+    for (k, w) in wide.iter().enumerate() {
         if k == *levels.last().expect("a level") {
-            levels.push(order.len());
+            levels.push(next_node);
         }
-        let w = &wide[order[k]];
-        let (first_node, first_leaf) = (order.len() as u32, leaves.len() as u32);
+        let (first_node, first_leaf) = (next_node as u32, leaves.len() as u32);
         let mut leaf_mask = 0;
         for (c, &b) in w.children[..w.len].iter().enumerate() {
             if refs[b] & LEAF_BIT != 0 {
                 leaf_mask |= 1 << c;
                 leaves.push(refs[b] & !LEAF_BIT);
             } else {
-                order.push(refs[b] as usize);
+                debug_assert_eq!(refs[b] as usize, next_node, "breadth-first");
+                next_node += 1;
             }
         }
         let l = Links {
@@ -205,10 +214,9 @@ fn breadth_first(wide: &[Wide], refs: &[u32]) -> Layout {
                 leaves.len()
             )
         }));
-        k += 1;
     }
     Layout {
-        order,
+        root: 0,
         links,
         leaves,
         levels,
@@ -224,29 +232,16 @@ fn breadth_first(wide: &[Wide], refs: &[u32]) -> Layout {
 /// threads.
 pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
     let (wide, refs) = collapse(nodes);
-    let Some(root) = nodes.first() else {
-        return Encoded {
-            root: 0,
-            nodes: Vec::new(),
-            leaves: Vec::new(),
-        };
-    };
-    if wide.is_empty() {
-        return Encoded {
-            root: LEAF_BIT,
-            nodes: Vec::new(),
-            leaves: vec![refs[0] & !LEAF_BIT],
-        };
-    }
-    let layout = breadth_first(&wide, &refs);
-    let n = layout.order.len();
-    let mut out = Vec::with_capacity(n);
+    let layout = layout(&wide, &refs);
+    let mut out = Vec::with_capacity(wide.len());
     // each node's decoded box, set by its parent's level
-    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); n];
-    boxes[0] = (root.min, root.max);
+    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); wide.len()];
+    if let Some(root) = nodes.first().filter(|_| !wide.is_empty()) {
+        boxes[0] = (root.min, root.max);
+    }
     for level in layout.levels.windows(2) {
         let encode = |k: usize| {
-            let mut b = encode_box_node(nodes, &refs, &wide[layout.order[k]], boxes[k]);
+            let mut b = encode_box_node(nodes, &refs, &wide[k], boxes[k]);
             b.0.links = layout.links[k];
             b
         };
@@ -266,9 +261,9 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
             out.push(node);
         }
     }
-    debug_assert_eq!(out.len(), n);
+    debug_assert_eq!(out.len(), wide.len());
     Encoded {
-        root: 0,
+        root: layout.root,
         nodes: out,
         leaves: layout.leaves,
     }
@@ -369,11 +364,12 @@ pub fn encode_spheres(
     leaf_points: impl Fn(u32) -> Vec<[f32; 3]>,
 ) -> (Encoded<SphereNode>, SphereFrame) {
     let (wide, refs) = collapse(nodes);
+    let layout = layout(&wide, &refs);
     let Some(root) = nodes.first() else {
         let empty = Encoded {
-            root: 0,
+            root: layout.root,
             nodes: Vec::new(),
-            leaves: Vec::new(),
+            leaves: layout.leaves,
         };
         return (empty, SphereFrame::default());
     };
@@ -417,21 +413,10 @@ pub fn encode_spheres(
         root: [0; 4],
     };
     frame.root = quantize_sphere(&frame, exact[0]);
-    if wide.is_empty() {
-        let one = Encoded {
-            root: LEAF_BIT,
-            nodes: Vec::new(),
-            leaves: vec![refs[0] & !LEAF_BIT],
-        };
-        return (one, frame);
-    }
-    let layout = breadth_first(&wide, &refs);
-    let out = layout
-        .order
+    let out = wide
         .iter()
         .zip(&layout.links)
-        .map(|(&wi, &links)| {
-            let w = &wide[wi];
+        .map(|(w, &links)| {
             let mut node = SphereNode {
                 sphere: [[0; WIDTH]; 4],
                 links,
@@ -446,7 +431,7 @@ pub fn encode_spheres(
         })
         .collect();
     let tree = Encoded {
-        root: 0,
+        root: layout.root,
         nodes: out,
         leaves: layout.leaves,
     };
