@@ -52,10 +52,7 @@ pub const SEGMENTS: u32 = 16;
 pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     match shape {
         ArchivedShape::TriMesh(mesh) => (
-            mesh.vertices
-                .iter()
-                .map(|v| v.map(|c| c.to_native()))
-                .collect(),
+            mesh.vertices.iter().collect(),
             mesh.triangles().map(|(t, _)| t).collect(),
         ),
         ArchivedShape::Polytope(p) => {
@@ -84,11 +81,7 @@ pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
                 b.surface.triangles().map(|(t, id)| (id, t)).collect();
             tris.sort_unstable_by_key(|&(id, _)| id);
             (
-                b.surface
-                    .vertices
-                    .iter()
-                    .map(|v| v.map(|c| c.to_native()))
-                    .collect(),
+                b.surface.vertices.iter().collect(),
                 tris.into_iter().map(|(_, t)| t).collect(),
             )
         }

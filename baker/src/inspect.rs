@@ -32,10 +32,10 @@ pub struct Sections {
 }
 
 impl Sections {
-    /// Adds a triangle mesh's vertices, 12-byte leaves (flat-edge masks
+    /// Adds a triangle mesh's vertex records, 12-byte leaves (flat-edge masks
     /// inside), source ids and tree nodes.
     fn add_mesh(&mut self, m: &kiln_formats::tri_mesh::ArchivedTriMesh) {
-        self.vertices += m.vertices.len() * 12;
+        self.vertices += m.vertices.data.len();
         self.triangles +=
             m.leaves.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedLeaf>();
         self.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;

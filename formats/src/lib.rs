@@ -2,7 +2,7 @@
 //!
 //! The Kiln archive schema and nothing else: the fixed [`header`], the rkyv
 //! body types ([`level`] ties together one file per shape family:
-//! [`tri_mesh`], [`polytope`], [`primitive`], [`bsp`]), and the semantic checks in [`verify`]. Both the
+//! [`tri_mesh`] (its vertices in [`vertices`]), [`polytope`], [`primitive`], [`bsp`]), and the semantic checks in [`verify`]. Both the
 //! baker (which writes archives) and the runtime (which maps them) depend on
 //! this crate, so the two can never disagree about a byte.
 //!
@@ -18,6 +18,7 @@ pub mod polytope;
 pub mod primitive;
 pub mod tri_mesh;
 pub mod verify;
+pub mod vertices;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
 pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Node, Shape, TopTree};

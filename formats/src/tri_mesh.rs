@@ -11,6 +11,7 @@
 //! those of the node before it) and leaves in the order their parents
 //! list them, which verification checks in one pass.
 
+use crate::vertices::Vertices;
 use rkyv::{Archive, Serialize};
 
 /// Tag of a child reference that names a leaf rather than an inner node
@@ -412,8 +413,9 @@ fn source_id(first: u32, k: u32, bits: u8, delta: u8, listed: impl FnOnce() -> O
 pub struct TriMesh {
     /// Name of the source mesh (may be empty).
     pub name: String,
-    /// Vertex positions in mesh space.
-    pub vertices: Vec<[f32; 3]>,
+    /// Vertex positions in mesh space, each axis as f32 or exactly on a
+    /// 16-bit grid.
+    pub vertices: Vertices,
     /// Leaves: one or two triangles each (see [`Leaf`]).
     pub leaves: Vec<Leaf>,
     /// For each leaf, the source-mesh index (primitives concatenated,

@@ -15,12 +15,6 @@ use kiln_formats::level::{ArchivedInstance, ArchivedLevel};
 /// A 3×4 row-major matrix.
 pub(crate) type Rows = [f32; 12];
 
-/// An archived `[f32; 3]` as a vector.
-#[inline]
-pub(crate) fn v3(a: &[rkyv::rend::f32_le; 3]) -> Vec3 {
-    Vec3::new(a[0].to_native(), a[1].to_native(), a[2].to_native())
-}
-
 /// `M · p` (point: rotation, scale and translation).
 #[inline]
 pub(crate) fn transform_point(m: &Rows, p: Vec3) -> Vec3 {

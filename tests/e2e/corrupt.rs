@@ -348,6 +348,86 @@ fn hostile_leaves_in_a_grid(n: u32) {
     }
 }
 
+/// Byte offset in a vertex record of the first axis stored as f32.
+fn f32_axis(v: &kiln_formats::vertices::ArchivedVertices) -> usize {
+    let k = (0..3)
+        .find(|&k| !v.axes[k].get().on_grid())
+        .expect("a mesh with an axis stored as f32");
+    usize::from(v.layout[k])
+}
+
+/// Damaged vertex grids and records: a grid whose step is negative, NaN,
+/// or so large its last value is infinite, a record layout that is not the
+/// one the axes give, a byte count that is not whole records, and on a
+/// mesh with an f32 axis an infinite coordinate. Each must be rejected at
+/// open, not decoded into a non-finite vertex or read out of bounds.
+#[test]
+fn hostile_vertex_grids_are_rejected_by_verification() {
+    // x and z whole metres (grids), y arbitrary (f32)
+    let n = 20u32;
+    let pos: Vec<[f32; 3]> = (0..=n)
+        .flat_map(|z| {
+            (0..=n).map(move |x| [x as f32, (x as f32 * 0.3).sin() + z as f32 * 0.01, z as f32])
+        })
+        .collect();
+    let v = |x: u32, z: u32| z * (n + 1) + x;
+    let tris: Vec<[u32; 3]> = (0..n)
+        .flat_map(|z| (0..n).map(move |x| (x, z)))
+        .flat_map(|(x, z)| {
+            [
+                [v(x, z), v(x, z + 1), v(x + 1, z)],
+                [v(x + 1, z), v(x, z + 1), v(x + 1, z + 1)],
+            ]
+        })
+        .collect();
+    let good = bake_scene(
+        &Scene::from_meshes(vec![SceneMesh::new("field", pos, &tris)]),
+        &BakeSettings::default().all_meshes(),
+    )
+    .bytes;
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
+    aligned.extend_from_slice(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    let m = level.shapes[0].tri_mesh().expect("a mesh");
+    let vx = &m.vertices;
+    assert!(vx.axes[0].get().on_grid() && vx.axes[2].get().on_grid());
+    assert!(!vx.axes[1].get().on_grid());
+    assert_eq!(vx.stride(), 8);
+    let malformed = "vertex axes or record layout are malformed";
+    let step = |k: usize| at(std::ptr::from_ref(&vx.axes[k].step).cast());
+    let origin = |k: usize| at(std::ptr::from_ref(&vx.axes[k].origin).cast());
+    let layout = at(vx.layout.as_ptr().cast());
+    let [l0, l1, l2, l3] = vx.layout;
+    let len = vx.data.len() as u32;
+    let cases = vec![
+        (step(0), (-1.0f32).to_le_bytes(), malformed),
+        (step(2), f32::NAN.to_le_bytes(), malformed),
+        // finite origin and step, but the last grid value overflows
+        (step(0), (f32::MAX / 1000.0).to_le_bytes(), malformed),
+        (origin(2), f32::INFINITY.to_le_bytes(), malformed),
+        // a step on the f32 axis: a valid grid, but not the layout's
+        (step(1), 1.0f32.to_le_bytes(), malformed),
+        // x read where y is
+        (layout, [l1, l0, l2, l3], malformed),
+        // a record one byte shorter than the axes need
+        (layout, [l0, l1, l2, l3 - 1], malformed),
+        // the data's length (rkyv's u32 after the relative pointer) cut by one byte
+        (
+            at(std::ptr::from_ref(&vx.data).cast()) + 4,
+            (len - 1).to_le_bytes(),
+            malformed,
+        ),
+        (
+            at(vx.data[..].as_ptr().cast()) + 5 * 8 + f32_axis(vx),
+            f32::NEG_INFINITY.to_le_bytes(),
+            "vertex 5 is not finite",
+        ),
+    ];
+    assert_rejected(&good, cases);
+}
+
 /// Writes each case's four bytes at its offset into a copy of `good`,
 /// fixes the checksum, and checks that opening fails saying `want`.
 fn assert_rejected(good: &[u8], cases: Vec<(usize, [u8; 4], &str)>) {
@@ -578,7 +658,7 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             "unit normal",
         ),
         (
-            at(b.surface.vertices[0].as_ptr().cast()),
+            at(b.surface.vertices.data[..].as_ptr().cast()) + f32_axis(&b.surface.vertices),
             f32::INFINITY.to_le_bytes(),
             "vertex 0 is not finite",
         ),

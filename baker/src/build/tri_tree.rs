@@ -511,7 +511,7 @@ mod tests {
     /// The triangle's vertex positions, rotated to start at its smallest
     /// vertex position (winding kept), for order-free comparison.
     fn canonical(m: &TriMesh, t: [u32; 3]) -> [[u32; 3]; 3] {
-        let p = t.map(|v| m.vertices[v as usize].map(f32::to_bits));
+        let p = t.map(|v| m.vertices.get(v).map(f32::to_bits));
         let k = (0..3).min_by_key(|&k| p[k]).unwrap();
         [p[k], p[(k + 1) % 3], p[(k + 2) % 3]]
     }
@@ -628,10 +628,7 @@ mod tests {
             for j in 0..2u32 {
                 let t = leaf_triangle(q.corners(), j);
                 for k in 0..3 {
-                    let (a, b) = (
-                        m.vertices[t[k] as usize],
-                        m.vertices[t[(k + 1) % 3] as usize],
-                    );
+                    let (a, b) = (m.vertices.get(t[k]), m.vertices.get(t[(k + 1) % 3]));
                     let border = [0, 2]
                         .iter()
                         .any(|&c| (a[c] == 0.0 && b[c] == 0.0) || (a[c] == 4.0 && b[c] == 4.0));
@@ -762,7 +759,7 @@ mod tests {
         // every stored triangle is its source triangle, by positions
         let mut n = 0;
         for (t, id) in m.triangles() {
-            let got = t.map(|v| m.vertices[v as usize]);
+            let got = t.map(|v| m.vertices.get(v));
             let want = tris[id as usize].map(|v| pos[v as usize]);
             let rot = |p: [[f32; 3]; 3]| {
                 let k = (0..3)

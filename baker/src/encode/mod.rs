@@ -1,7 +1,9 @@
 //! Encode: the builders' shapes and placements flattened into the
 //! archive's types (`kiln_formats`), ready for rkyv. Mesh trees are
-//! collapsed to 4-wide nodes and quantised here ([`quantize`]).
+//! collapsed to 4-wide nodes and quantised here ([`quantize`]); vertex
+//! axes that lie on a grid are stored as exact 16-bit steps ([`grid`]).
 
+pub mod grid;
 pub mod quantize;
 
 use crate::build::bsp::BuiltBsp;
@@ -204,7 +206,7 @@ pub fn tri_mesh(t: TriTree) -> TriMesh {
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),
         name: t.name,
-        vertices,
+        vertices: grid::pack(&vertices),
         leaves,
         source_ids,
         second_ids,

@@ -332,6 +332,13 @@ pub enum VerifyError {
         /// Vertex index.
         vertex: usize,
     },
+    /// A vertex axis could decode to a non-finite value, the record layout
+    /// is not the one its axes give, or the records do not fill the data.
+    #[error("mesh {mesh}: vertex axes or record layout are malformed")]
+    VertexLayout {
+        /// Mesh index.
+        mesh: usize,
+    },
     /// Parallel arrays disagree in length.
     #[error("mesh {mesh}: {triangles} leaves but {ids} source ids")]
     SourceIds {

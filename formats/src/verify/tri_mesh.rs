@@ -8,6 +8,7 @@ use crate::tri_mesh::{
     FLAT_BITS, LEAF_BIT, Links, SECOND_LISTED, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
     dequantize,
 };
+use crate::vertices::{Axis, layout_of};
 use rayon::prelude::*;
 
 /// A decoded bounding volume of a mesh tree (for statistics and checks).
@@ -337,7 +338,8 @@ pub(super) fn stats_walk(
     stats
 }
 
-/// Checks a TriMesh shape: finite vertices, leaf corners in range and
+/// Checks a TriMesh shape: vertex axes and records as their layout says,
+/// finite vertices, leaf corners in range and
 /// reserved bits zero, source ids parallel to leaves, the listed second
 /// ids exactly the flagged leaves, a finite decoding frame, and its tree
 /// ([`verify_mesh_tree`]).
@@ -348,6 +350,16 @@ pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyErr
             triangles: mesh.leaves.len(),
             ids: mesh.source_ids.len(),
         });
+    }
+    // the vertex grids decode to finite values, and the records are laid
+    // out as the axes say
+    let v = &mesh.vertices;
+    let axes = v.axes();
+    if !axes.iter().all(Axis::is_valid)
+        || v.layout != layout_of(&axes)
+        || !v.data.len().is_multiple_of(v.stride())
+    {
+        return Err(VerifyError::VertexLayout { mesh: m });
     }
     // the root box and the sphere frame must decode to finite numbers everywhere
     let fin = |v: f32| v.is_finite();
@@ -389,6 +401,25 @@ const PARALLEL_LEAVES: usize = 1 << 16;
 /// Items per task of a large mesh's vertex and leaf scans.
 const SCAN_CHUNK: usize = 1 << 15;
 
+/// Whether the first `N` little-endian f32 words of every record of
+/// `data` are finite (exponent bits not all ones), without a branch per
+/// record. A record of `N` f32 axes and `3 - N` grid axes is `6 + 2N`
+/// bytes (a constant here, so the loop is compiled for it).
+fn floats_finite<const N: usize>(data: &[u8]) -> bool {
+    data.chunks_exact(6 + 2 * N).fold(true, |ok, rec| {
+        let words: &[u8] = &rec[..4 * N];
+        (0..N).fold(ok, |ok, k| {
+            let w = u32::from_le_bytes([
+                words[4 * k],
+                words[4 * k + 1],
+                words[4 * k + 2],
+                words[4 * k + 3],
+            ]);
+            ok & (w & 0x7f80_0000 != 0x7f80_0000)
+        })
+    })
+}
+
 /// Every vertex finite; every leaf's corners in range and its reserved
 /// bits zero; the second-id list exactly the flagged leaves, ascending.
 fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
@@ -397,19 +428,28 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     // the verdicts first, in chunks on the pool for a large mesh and
     // without branches inside a chunk; the item at fault only when there
     // is one, found serially so the error never depends on the threads
-    let finite =
-        |c: &[rkyv::rend::f32_le]| c.iter().fold(true, |ok, v| ok & v.to_native().is_finite());
-    let flat = mesh.vertices.as_flattened();
+    // only the f32 axes can hold a non-finite value (a valid grid decodes
+    // to finite values only), and they are each record's first words
+    let stride = mesh.vertices.stride();
+    let floats = (0..3)
+        .filter(|&k| !mesh.vertices.axes[k].get().on_grid())
+        .count();
+    let finite = |c: &[u8]| match floats {
+        0 => true,
+        1 => floats_finite::<1>(c),
+        2 => floats_finite::<2>(c),
+        _ => floats_finite::<3>(c),
+    };
+    let data = &mesh.vertices.data[..];
     let all_finite = if parallel {
-        flat.par_chunks(SCAN_CHUNK).all(finite)
+        data.par_chunks(SCAN_CHUNK * stride).all(finite)
     } else {
-        finite(flat)
+        finite(data)
     };
     if !all_finite {
-        let v = mesh
-            .vertices
-            .iter()
-            .position(|p| !p.iter().all(|c| c.to_native().is_finite()))
+        let v = data
+            .chunks_exact(stride)
+            .position(|rec| !finite(rec))
             .expect("a vertex failed");
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }

@@ -11,7 +11,7 @@ use super::{LocalRayHit, ShapeContact};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::ray_triangle::WatertightRay;
 use crate::geom::sphere_triangle;
-use crate::instance::{Placement, local_radius, v3};
+use crate::instance::{Placement, local_radius};
 use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
 use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
@@ -47,7 +47,7 @@ pub(crate) fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
 #[inline]
 pub(crate) fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
     let tri = slot_triangle(mesh, slot);
-    let p = |k: usize| place.world_point64(v3(&mesh.vertices[tri[k] as usize]).as_dvec3());
+    let p = |k: usize| place.world_point64(Vec3::from(mesh.vertices.get(tri[k])).as_dvec3());
     [p(0), p(1), p(2)]
 }
 
@@ -69,7 +69,7 @@ impl RayVisitor for MeshSearch<'_> {
     fn leaf(&mut self, data: u32) -> bool {
         let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
         let (q, count) = (l.corners(), 1 + usize::from(l.is_pair()));
-        let p = |k: usize| v3(&self.mesh.vertices[q[k] as usize]);
+        let p = |k: usize| Vec3::from(self.mesh.vertices.get(q[k]));
         // (a, b, c) and (c, b, d)
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, p(3))];
@@ -112,7 +112,7 @@ pub(crate) fn raycast(
     TreeRef::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
     let (t, slot) = v.hit?;
     let tri = slot_triangle(mesh, slot);
-    let p = |k: usize| v3(&mesh.vertices[tri[k] as usize]);
+    let p = |k: usize| Vec3::from(mesh.vertices.get(tri[k]));
     Some(LocalRayHit {
         t,
         normal: (p(1) - p(0)).cross(p(2) - p(0)),

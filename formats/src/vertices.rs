@@ -1,0 +1,365 @@
+//! A mesh's vertex positions, each axis stored either as f32 or as 16-bit
+//! steps on a grid, decoded to exactly the f32 the baker started from.
+//!
+//! Many levels put a whole axis on a grid: a heightfield's x and z are
+//! whole metres, a block-built level's walls sit on a fixed spacing. An
+//! axis whose every coordinate equals `origin + q · step` in f32 (`q` a
+//! `u16`, both operations rounded as IEEE-754 binary32 does) is stored as
+//! `q`; any other axis keeps its f32. Decoding computes that same
+//! expression, so a reader sees bit-for-bit the coordinates the baker
+//! wrote and every exact query stays exact. The packer checks each
+//! coordinate bitwise and falls back to f32 for the axis on the first one
+//! that would not come back.
+//!
+//! A vertex is one record of `layout[3]` bytes (6 to 12): the f32 axes
+//! first, then the 16-bit ones, each in axis order, little-endian.
+
+use rkyv::{Archive, Serialize};
+
+/// Largest grid index an axis stores.
+pub const MAX_STEPS: u32 = u16::MAX as u32;
+
+/// How one axis is stored: on the grid `origin + q · step` (`step > 0`),
+/// or as f32 (`origin` and `step` both `+0.0`).
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq, Default)]
+#[rkyv(derive(Debug))]
+#[repr(C)]
+pub struct Axis {
+    /// The grid's first value.
+    pub origin: f32,
+    /// The grid's spacing; `+0.0` for an axis stored as f32.
+    pub step: f32,
+}
+
+impl Axis {
+    /// An axis stored as f32.
+    pub const F32: Axis = Axis {
+        origin: 0.0,
+        step: 0.0,
+    };
+
+    /// Whether the axis is stored as 16-bit grid indices.
+    #[inline(always)]
+    pub fn on_grid(&self) -> bool {
+        self.step != 0.0
+    }
+
+    /// Grid value `q`: `origin + q · step`, each operation rounded to f32.
+    #[inline(always)]
+    pub fn value(&self, q: u16) -> f32 {
+        self.origin + f32::from(q) * self.step
+    }
+
+    /// The grid index that gives back exactly `v` (same bits), if any.
+    pub fn index_of(&self, v: f32) -> Option<u16> {
+        let q = ((f64::from(v) - f64::from(self.origin)) / f64::from(self.step)).round();
+        if !(0.0..=f64::from(MAX_STEPS)).contains(&q) {
+            return None;
+        }
+        let q = q as u16;
+        (self.value(q).to_bits() == v.to_bits()).then_some(q)
+    }
+
+    /// Whether the axis is well formed: stored as f32 with both fields
+    /// `+0.0`, or a grid whose origin, step and last value are finite with
+    /// a positive step (rounding is monotonic, so then every value is).
+    pub fn is_valid(&self) -> bool {
+        if self.origin.to_bits() == 0 && self.step.to_bits() == 0 {
+            return true;
+        }
+        self.origin.is_finite()
+            && self.step.is_finite()
+            && self.step > 0.0
+            && self.value(u16::MAX).is_finite()
+    }
+}
+
+impl ArchivedAxis {
+    /// The native axis.
+    #[inline(always)]
+    pub fn get(&self) -> Axis {
+        Axis {
+            origin: self.origin.to_native(),
+            step: self.step.to_native(),
+        }
+    }
+}
+
+/// Byte offset of each axis in a record, then the record's size: f32 axes
+/// first, then grid axes, each in axis order.
+pub fn layout_of(axes: &[Axis; 3]) -> [u8; 4] {
+    let mut layout = [0u8; 4];
+    let mut at = 0u8;
+    for grid in [false, true] {
+        for (k, a) in axes.iter().enumerate() {
+            if a.on_grid() == grid {
+                layout[k] = at;
+                at += if grid { 2 } else { 4 };
+            }
+        }
+    }
+    layout[3] = at;
+    layout
+}
+
+/// Decodes one record (one bounds check per axis, one load each).
+#[inline(always)]
+fn decode(axes: [Axis; 3], layout: [u8; 4], rec: &[u8]) -> [f32; 3] {
+    let coord = |k: usize| {
+        let at = usize::from(layout[k]);
+        if axes[k].on_grid() {
+            let q: [u8; 2] = rec[at..at + 2].try_into().expect("two bytes");
+            axes[k].value(u16::from_le_bytes(q))
+        } else {
+            let f: [u8; 4] = rec[at..at + 4].try_into().expect("four bytes");
+            f32::from_le_bytes(f)
+        }
+    };
+    [coord(0), coord(1), coord(2)]
+}
+
+/// A mesh's vertex positions (see the module documentation).
+#[derive(Archive, Serialize, Clone, Debug, PartialEq, Default)]
+pub struct Vertices {
+    /// How each axis is stored.
+    pub axes: [Axis; 3],
+    /// [`layout_of`] the axes: each axis' byte offset in a record, then
+    /// the record's size.
+    pub layout: [u8; 4],
+    /// One record per vertex.
+    pub data: Vec<u8>,
+}
+
+impl Vertices {
+    /// `points` with every axis stored as f32.
+    pub fn plain(points: &[[f32; 3]]) -> Vertices {
+        Vertices::pack(points, [None; 3])
+    }
+
+    /// `points` with axis `k` on the grid `grids[k]` where every
+    /// coordinate comes back exactly from it ([`Axis::index_of`]), else
+    /// as f32; a grid that is not [`Axis::is_valid`] is not used.
+    pub fn pack(points: &[[f32; 3]], grids: [Option<Axis>; 3]) -> Vertices {
+        let axes: [Axis; 3] = std::array::from_fn(|k| {
+            grids[k]
+                .filter(|g| g.on_grid() && g.is_valid())
+                .filter(|g| points.iter().all(|p| g.index_of(p[k]).is_some()))
+                .unwrap_or(Axis::F32)
+        });
+        let layout = layout_of(&axes);
+        let mut data = Vec::with_capacity(points.len() * usize::from(layout[3]));
+        for p in points {
+            let start = data.len();
+            data.resize(start + usize::from(layout[3]), 0);
+            let rec = &mut data[start..];
+            for k in 0..3 {
+                let at = usize::from(layout[k]);
+                if axes[k].on_grid() {
+                    let q = axes[k].index_of(p[k]).expect("checked above");
+                    rec[at..at + 2].copy_from_slice(&q.to_le_bytes());
+                } else {
+                    rec[at..at + 4].copy_from_slice(&p[k].to_le_bytes());
+                }
+            }
+        }
+        Vertices { axes, layout, data }
+    }
+
+    /// Bytes per vertex.
+    pub fn stride(&self) -> usize {
+        usize::from(self.layout[3]).max(1)
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.stride()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Vertex `i` (panics past the end).
+    pub fn get(&self, i: u32) -> [f32; 3] {
+        let s = self.stride();
+        let at = i as usize * s;
+        decode(self.axes, self.layout, &self.data[at..at + s])
+    }
+
+    /// Every vertex, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = [f32; 3]> + '_ {
+        self.data
+            .chunks_exact(self.stride())
+            .map(|rec| decode(self.axes, self.layout, rec))
+    }
+}
+
+impl ArchivedVertices {
+    /// The axes, native.
+    #[inline(always)]
+    pub fn axes(&self) -> [Axis; 3] {
+        [self.axes[0].get(), self.axes[1].get(), self.axes[2].get()]
+    }
+
+    /// Bytes per vertex (as stored; verification checks it is
+    /// [`layout_of`] the axes).
+    #[inline(always)]
+    pub fn stride(&self) -> usize {
+        usize::from(self.layout[3]).max(1)
+    }
+
+    /// Number of vertices.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.data.len() / self.stride()
+    }
+
+    /// Whether there are none.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Vertex `i` (panics past the end).
+    #[inline(always)]
+    pub fn get(&self, i: u32) -> [f32; 3] {
+        let s = usize::from(self.layout[3]);
+        let at = i as usize * s;
+        decode(self.axes(), self.layout, &self.data[at..at + s])
+    }
+
+    /// Every vertex, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = [f32; 3]> + '_ {
+        let (axes, layout) = (self.axes(), self.layout);
+        self.data
+            .chunks_exact(self.stride())
+            .map(move |rec| decode(axes, layout, rec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(v: &Vertices) -> Vec<[f32; 3]> {
+        let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(v).unwrap();
+        let a = rkyv::access::<ArchivedVertices, rkyv::rancor::Error>(&bytes).unwrap();
+        assert_eq!(a.len(), v.len());
+        let got: Vec<[f32; 3]> = (0..a.len() as u32).map(|i| a.get(i)).collect();
+        assert_eq!(bits(&got), bits(&a.iter().collect::<Vec<_>>()));
+        got
+    }
+
+    fn bits(p: &[[f32; 3]]) -> Vec<[u32; 3]> {
+        p.iter().map(|v| v.map(f32::to_bits)).collect()
+    }
+
+    /// Grid axes, f32 axes and every mix come back bit for bit, in the
+    /// record size the layout promises.
+    #[test]
+    fn every_mix_of_axes_comes_back_exactly() {
+        let points: Vec<[f32; 3]> = (0..500u32)
+            .map(|i| {
+                [
+                    (i % 37) as f32 * 0.25 - 3.0,
+                    (i as f32 * 0.7311).sin() * 40.0,
+                    (i / 37) as f32 + 1000.0,
+                ]
+            })
+            .collect();
+        let grids = [
+            Axis {
+                origin: -3.0,
+                step: 0.25,
+            },
+            Axis {
+                origin: -40.0,
+                step: 0.001,
+            },
+            Axis {
+                origin: 1000.0,
+                step: 1.0,
+            },
+        ];
+        for mask in 0..8u32 {
+            let pick: [Option<Axis>; 3] =
+                std::array::from_fn(|k| (mask >> k & 1 != 0).then_some(grids[k]));
+            let v = Vertices::pack(&points, pick);
+            // y's values are not on its grid: always f32
+            assert!(!v.axes[1].on_grid());
+            let gridded = u32::from(v.axes[0].on_grid()) + u32::from(v.axes[2].on_grid());
+            assert_eq!(gridded, (mask & 1) + (mask >> 2 & 1), "{mask}");
+            assert_eq!(v.stride(), 12 - 2 * gridded as usize);
+            assert_eq!(v.data.len(), points.len() * v.stride());
+            assert_eq!(bits(&v.iter().collect::<Vec<_>>()), bits(&points));
+            assert_eq!(bits(&round_trip(&v)), bits(&points));
+        }
+    }
+
+    /// A single coordinate off the grid, outside its range, or a signed
+    /// zero the grid gives back unsigned keeps the axis in f32.
+    #[test]
+    fn one_coordinate_off_the_grid_keeps_the_axis_in_f32() {
+        let grid = Axis {
+            origin: 0.0,
+            step: 0.5,
+        };
+        let on: Vec<[f32; 3]> = (0..100).map(|i| [i as f32 * 0.5, 0.0, 0.0]).collect();
+        assert!(Vertices::pack(&on, [Some(grid), None, None]).axes[0].on_grid());
+        for bad in [
+            0.25f32,
+            -0.5,
+            f32::from_bits(3.0f32.to_bits() + 1),
+            0.5 * 65536.0,
+            -0.0,
+            f32::NAN,
+        ] {
+            let mut p = on.clone();
+            p[57][0] = bad;
+            let v = Vertices::pack(&p, [Some(grid), None, None]);
+            assert!(!v.axes[0].on_grid(), "{bad}");
+            assert_eq!(bits(&round_trip(&v)), bits(&p));
+        }
+        // the grid's last index is still on it
+        let mut p = on.clone();
+        p[3][0] = grid.value(u16::MAX);
+        assert!(Vertices::pack(&p, [Some(grid), None, None]).axes[0].on_grid());
+    }
+
+    #[test]
+    fn grids_that_could_decode_to_non_finite_values_are_invalid() {
+        assert!(Axis::F32.is_valid());
+        for bad in [
+            Axis {
+                origin: 0.0,
+                step: -1.0,
+            },
+            Axis {
+                origin: f32::NAN,
+                step: 1.0,
+            },
+            Axis {
+                origin: 0.0,
+                step: f32::INFINITY,
+            },
+            Axis {
+                origin: f32::MAX,
+                step: f32::MAX / 1000.0,
+            },
+            Axis {
+                origin: -0.0,
+                step: 0.0,
+            },
+        ] {
+            assert!(!bad.is_valid(), "{bad:?}");
+        }
+        assert!(
+            Axis {
+                origin: -1e30,
+                step: 1e25
+            }
+            .is_valid()
+        );
+    }
+}
