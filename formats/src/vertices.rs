@@ -14,7 +14,11 @@
 //! A vertex is one record of `layout[3]` bytes (6 to 12): the f32 axes
 //! first, then the 16-bit ones, each in axis order, little-endian.
 
+use rayon::prelude::*;
 use rkyv::{Archive, Serialize};
+
+/// Meshes with at least this many vertices are packed on the rayon pool.
+const PARALLEL_VERTICES: usize = 1 << 15;
 
 /// Largest grid index an axis stores.
 pub const MAX_STEPS: u32 = u16::MAX as u32;
@@ -52,11 +56,13 @@ impl Axis {
 
     /// The grid index that gives back exactly `v` (same bits), if any.
     pub fn index_of(&self, v: f32) -> Option<u16> {
-        let q = ((f64::from(v) - f64::from(self.origin)) / f64::from(self.step)).round();
-        if !(0.0..=f64::from(MAX_STEPS)).contains(&q) {
+        // the nearest index, by a reciprocal and a truncating conversion
+        // (no libm call); the bitwise check below decides
+        let x = (f64::from(v) - f64::from(self.origin)) * (1.0 / f64::from(self.step)) + 0.5;
+        if !(0.0..=f64::from(MAX_STEPS) + 0.5).contains(&x) {
             return None;
         }
-        let q = q as u16;
+        let q = x as u16;
         (self.value(q).to_bits() == v.to_bits()).then_some(q)
     }
 
@@ -140,29 +146,53 @@ impl Vertices {
     /// coordinate comes back exactly from it ([`Axis::index_of`]), else
     /// as f32; a grid that is not [`Axis::is_valid`] is not used.
     pub fn pack(points: &[[f32; 3]], grids: [Option<Axis>; 3]) -> Vertices {
-        let axes: [Axis; 3] = std::array::from_fn(|k| {
-            grids[k]
-                .filter(|g| g.on_grid() && g.is_valid())
-                .filter(|g| points.iter().all(|p| g.index_of(p[k]).is_some()))
+        let mut axes = grids.map(|g| {
+            g.filter(|g| g.on_grid() && g.is_valid())
                 .unwrap_or(Axis::F32)
         });
-        let layout = layout_of(&axes);
-        let mut data = Vec::with_capacity(points.len() * usize::from(layout[3]));
-        for p in points {
-            let start = data.len();
-            data.resize(start + usize::from(layout[3]), 0);
-            let rec = &mut data[start..];
-            for k in 0..3 {
-                let at = usize::from(layout[k]);
-                if axes[k].on_grid() {
-                    let q = axes[k].index_of(p[k]).expect("checked above");
-                    rec[at..at + 2].copy_from_slice(&q.to_le_bytes());
-                } else {
-                    rec[at..at + 4].copy_from_slice(&p[k].to_le_bytes());
+        // records written as if every grid holds; an axis with a
+        // coordinate off its grid is then kept in f32 and the records
+        // written again (each round drops a grid, so at most four)
+        loop {
+            let layout = layout_of(&axes);
+            let stride = usize::from(layout[3]);
+            let mut data = vec![0u8; points.len() * stride];
+            // a mask of the axes with a coordinate off the grid
+            let fill = |(points, data): (&[[f32; 3]], &mut [u8])| {
+                let mut off = 0u8;
+                for (p, rec) in points.iter().zip(data.chunks_exact_mut(stride)) {
+                    for k in 0..3 {
+                        let at = usize::from(layout[k]);
+                        if !axes[k].on_grid() {
+                            rec[at..at + 4].copy_from_slice(&p[k].to_le_bytes());
+                        } else if let Some(q) = axes[k].index_of(p[k]) {
+                            rec[at..at + 2].copy_from_slice(&q.to_le_bytes());
+                        } else {
+                            off |= 1 << k;
+                        }
+                    }
+                }
+                off
+            };
+            // a pure function of each chunk: the same at any thread count
+            let off = if points.len() >= PARALLEL_VERTICES {
+                points
+                    .par_chunks(PARALLEL_VERTICES)
+                    .zip(data.par_chunks_mut(PARALLEL_VERTICES * stride))
+                    .map(fill)
+                    .reduce(|| 0, |a, b| a | b)
+            } else {
+                fill((points, &mut data))
+            };
+            if off == 0 {
+                return Vertices { axes, layout, data };
+            }
+            for (k, a) in axes.iter_mut().enumerate() {
+                if off >> k & 1 != 0 {
+                    *a = Axis::F32;
                 }
             }
         }
-        Vertices { axes, layout, data }
     }
 
     /// Bytes per vertex.
@@ -321,6 +351,29 @@ mod tests {
             assert!(!v.axes[0].on_grid(), "{bad}");
             assert_eq!(bits(&round_trip(&v)), bits(&p));
         }
+        // a large list, packed in parallel chunks: one coordinate off the
+        // grid in a late chunk drops that axis only
+        let big: Vec<[f32; 3]> = (0..100_000u32)
+            .map(|i| [(i % 1000) as f32 * 0.5, (i / 1000) as f32, 7.0])
+            .collect();
+        let grids = [
+            Some(grid),
+            Some(Axis {
+                origin: 0.0,
+                step: 1.0,
+            }),
+            Some(Axis {
+                origin: 7.0,
+                step: 1.0,
+            }),
+        ];
+        let v = Vertices::pack(&big, grids);
+        assert_eq!(v.stride(), 6);
+        let mut off = big.clone();
+        off[99_001][1] = 1.5;
+        let v = Vertices::pack(&off, grids);
+        assert!(v.axes[0].on_grid() && !v.axes[1].on_grid() && v.axes[2].on_grid());
+        assert_eq!(bits(&round_trip(&v)), bits(&off));
         // the grid's last index is still on it
         let mut p = on.clone();
         p[3][0] = grid.value(u16::MAX);

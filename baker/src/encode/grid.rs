@@ -17,17 +17,27 @@ const SAMPLE: usize = 4096;
 
 /// `points` packed with every axis that fits a grid stored on it.
 pub fn pack(points: &[[f32; 3]]) -> Vertices {
-    Vertices::pack(points, std::array::from_fn(|k| guess(points, k)))
+    // each axis' range in one pass, by plain comparisons (a NaN is skipped
+    // here and fails the exact check)
+    let (lo, hi) = points.iter().fold(
+        ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+        |(lo, hi), p| {
+            (
+                std::array::from_fn(|k| if p[k] < lo[k] { p[k] } else { lo[k] }),
+                std::array::from_fn(|k| if p[k] > hi[k] { p[k] } else { hi[k] }),
+            )
+        },
+    );
+    Vertices::pack(
+        points,
+        std::array::from_fn(|k| guess(points, k, lo[k], hi[k])),
+    )
 }
 
-/// The grid axis `k` of `points` most likely lies on, if its coordinates
-/// are finite and span at most [`MAX_STEPS`] steps.
-fn guess(points: &[[f32; 3]], k: usize) -> Option<Axis> {
-    let (lo, hi) = points
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(p[k]), hi.max(p[k]))
-        });
+/// The grid axis `k` of `points` (coordinates from `lo` to `hi`) most
+/// likely lies on, if its range is finite and spans at most
+/// [`MAX_STEPS`] steps.
+fn guess(points: &[[f32; 3]], k: usize, lo: f32, hi: f32) -> Option<Axis> {
     if !(lo.is_finite() && hi.is_finite()) {
         return None;
     }
