@@ -154,8 +154,7 @@ fn hostile_tree_links_are_rejected_not_followed() {
     // fixed up, so only validation stands between the archive and the
     // queries.
     let good = archive();
-    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
-    aligned.extend_from_slice(&good);
+    let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let boxes = level
@@ -233,13 +232,8 @@ fn hostile_leaves_in_a_grid(n: u32) {
             .filter(|&(_, y)| y + 1 == n)
             .flat_map(|c| [lower(c), upper(c)]),
     );
-    let good = bake_scene(
-        &Scene::from_meshes(vec![SceneMesh::new("halves", pos.clone(), &tris)]),
-        &BakeSettings::default().all_meshes(),
-    )
-    .bytes;
-    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
-    aligned.extend_from_slice(&good);
+    let good = one_mesh("halves", pos.clone(), &tris);
+    let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
@@ -348,6 +342,22 @@ fn hostile_leaves_in_a_grid(n: u32) {
     }
 }
 
+/// `bytes` copied to 16-byte-aligned memory, as the archive reader needs.
+fn aligned(bytes: &[u8]) -> rkyv::util::AlignedVec<16> {
+    let mut a = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
+    a.extend_from_slice(bytes);
+    a
+}
+
+/// The archive of one mesh baked as a triangle mesh.
+fn one_mesh(name: &str, pos: Vec<[f32; 3]>, tris: &[[u32; 3]]) -> Vec<u8> {
+    bake_scene(
+        &Scene::from_meshes(vec![SceneMesh::new(name, pos, tris)]),
+        &BakeSettings::default().all_meshes(),
+    )
+    .bytes
+}
+
 /// Byte offset in a vertex record of the first axis stored as f32.
 fn f32_axis(v: &kiln_formats::vertices::ArchivedVertices) -> usize {
     let k = (0..3)
@@ -380,13 +390,8 @@ fn hostile_vertex_grids_are_rejected_by_verification() {
             ]
         })
         .collect();
-    let good = bake_scene(
-        &Scene::from_meshes(vec![SceneMesh::new("field", pos, &tris)]),
-        &BakeSettings::default().all_meshes(),
-    )
-    .bytes;
-    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
-    aligned.extend_from_slice(&good);
+    let good = one_mesh("field", pos, &tris);
+    let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
@@ -454,8 +459,7 @@ fn every_shape() -> Vec<u8> {
 fn hostile_shapes_are_rejected_by_verification() {
     use kiln_formats::ArchivedShape;
     let good = every_shape();
-    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
-    aligned.extend_from_slice(&good);
+    let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
@@ -590,8 +594,7 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
     use kiln_formats::ArchivedShape;
     let path = kiln_tests::samples_dir().join("shape_collection.glb");
     let good = bake_file(&path, &BakeSettings::default()).unwrap().bytes;
-    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(good.len());
-    aligned.extend_from_slice(&good);
+    let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
