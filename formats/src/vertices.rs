@@ -125,7 +125,7 @@ fn decode(axes: [Axis; 3], layout: [u8; 4], rec: &[u8]) -> [f32; 3] {
 }
 
 /// A mesh's vertex positions (see the module documentation).
-#[derive(Archive, Serialize, Clone, Debug, PartialEq, Default)]
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct Vertices {
     /// How each axis is stored.
     pub axes: [Axis; 3],
@@ -134,6 +134,13 @@ pub struct Vertices {
     pub layout: [u8; 4],
     /// One record per vertex.
     pub data: Vec<u8>,
+}
+
+impl Default for Vertices {
+    /// No vertices, every axis f32 (a layout verification accepts).
+    fn default() -> Vertices {
+        Vertices::plain(&[])
+    }
 }
 
 impl Vertices {
@@ -378,6 +385,14 @@ mod tests {
         let mut p = on.clone();
         p[3][0] = grid.value(u16::MAX);
         assert!(Vertices::pack(&p, [Some(grid), None, None]).axes[0].on_grid());
+    }
+
+    #[test]
+    fn the_default_is_empty_with_a_valid_layout() {
+        let v = Vertices::default();
+        assert!(v.is_empty() && v.iter().next().is_none());
+        assert_eq!(v.layout, layout_of(&v.axes));
+        assert_eq!(v.stride(), 12);
     }
 
     #[test]
