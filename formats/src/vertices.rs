@@ -14,6 +14,7 @@
 //! A vertex is one record of `layout[3]` bytes (6 to 12): the f32 axes
 //! first, then the 16-bit ones, each in axis order, little-endian.
 
+use crate::tri_mesh::dequantize;
 use rayon::prelude::*;
 use rkyv::{Archive, Serialize};
 
@@ -48,10 +49,11 @@ impl Axis {
         self.step != 0.0
     }
 
-    /// Grid value `q`: `origin + q · step`, each operation rounded to f32.
+    /// Grid value `q`: `origin + q · step`, each operation rounded to f32
+    /// (the 16-bit decode the sphere frames use, [`dequantize`]).
     #[inline(always)]
     pub fn value(&self, q: u16) -> f32 {
-        self.origin + f32::from(q) * self.step
+        dequantize(self.origin, self.step, q)
     }
 
     /// The grid index that gives back exactly `v` (same bits), if any.

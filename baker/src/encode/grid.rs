@@ -17,17 +17,8 @@ const SAMPLE: usize = 4096;
 
 /// `points` packed with every axis that fits a grid stored on it.
 pub fn pack(points: &[[f32; 3]]) -> Vertices {
-    // each axis' range in one pass, by plain comparisons (a NaN is skipped
-    // here and fails the exact check)
-    let (lo, hi) = points.iter().fold(
-        ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-        |(lo, hi), p| {
-            (
-                std::array::from_fn(|k| if p[k] < lo[k] { p[k] } else { lo[k] }),
-                std::array::from_fn(|k| if p[k] > hi[k] { p[k] } else { hi[k] }),
-            )
-        },
-    );
+    // (`f32::min`/`max` skip a NaN, which then fails the exact check)
+    let (lo, hi) = super::bounds(points);
     Vertices::pack(
         points,
         std::array::from_fn(|k| guess(points, k, lo[k], hi[k])),

@@ -89,7 +89,7 @@ fn shape(s: BuiltShape) -> Shape {
 }
 
 /// The corners of the box around `vertices`.
-fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+pub(crate) fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
     let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
     for v in vertices {
         for k in 0..3 {
