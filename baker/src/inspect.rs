@@ -13,9 +13,11 @@ pub struct Sections {
     pub header: usize,
     /// Mesh vertices.
     pub vertices: usize,
-    /// Mesh leaves (one or two triangles as a quad's corners, 12 bytes).
+    /// Mesh leaves (one or two triangles as a quad's corners and the first
+    /// source id, 12 bytes), their runs' vertex bases and listed corners.
     pub triangles: usize,
-    /// Source triangle ids (first per leaf, listed seconds).
+    /// Source triangle ids outside the leaves: the runs' id bases and the
+    /// listed first and second ids.
     pub source_ids: usize,
     /// Mesh tree nodes.
     pub mesh_nodes: usize,
@@ -33,12 +35,15 @@ pub struct Sections {
 
 impl Sections {
     /// Adds a triangle mesh's vertex records, 12-byte leaves (flat-edge masks
-    /// inside), source ids and tree nodes.
+    /// and first ids inside) with their bases and listed values, and tree
+    /// nodes.
     fn add_mesh(&mut self, m: &kiln_formats::tri_mesh::ArchivedTriMesh) {
         self.vertices += m.vertices.data.len();
-        self.triangles +=
-            m.leaves.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedLeaf>();
-        self.source_ids += m.source_ids.len() * 4 + m.second_ids.len() * 8;
+        self.triangles += m.leaves.len()
+            * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedLeaf>()
+            + m.bases.len() * 4
+            + m.listed_corners.len() * 8;
+        self.source_ids += m.bases.len() * 4 + (m.listed_ids.len() + m.second_ids.len()) * 8;
         self.mesh_nodes += m.tree.node_bytes();
     }
 

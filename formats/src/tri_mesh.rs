@@ -2,7 +2,7 @@
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
-//! an edge, as 12-byte quads ([`Leaf`]). The tree stores inner nodes only,
+//! an edge, as 12-byte quads ([`Leaf`]) that carry their first source id. The tree stores inner nodes only,
 //! each holding its children's bounds (quantised boxes, [`BoxNode`], or
 //! quantised spheres, [`SphereNode`]) and two [`Links`] words: a node's
 //! inner children are consecutive nodes and its leaf children consecutive
@@ -301,64 +301,75 @@ impl ArchivedMeshTree {
     }
 }
 
+/// Leaves per entry of [`TriMesh::bases`]: leaf `l` takes its vertex and
+/// source-id bases from entry `l / LEAF_CHUNK`.
+pub const LEAF_CHUNK: usize = 32;
+
 /// One stored leaf: one or two triangles sharing an edge, as the four
 /// corners `[a, b, c, d]` of a quad meaning the triangles `(a, b, c)` and
 /// `(c, b, d)` (both keep the source winding); a leaf with one triangle
 /// repeats `c` as `d` (a stored pair never does: `(c, b, c)` would be
 /// degenerate, and degenerate triangles are not stored).
 ///
-/// 12 bytes: corner `a`'s vertex index and the other three corners as
-/// signed 16-bit offsets from it. A mesh's vertices are numbered so a
+/// 12 bytes, the source id of its first triangle included: corner `a`
+/// and that id as 16-bit offsets from the bases of the leaf's run of
+/// [`LEAF_CHUNK`] leaves ([`TriMesh::bases`]), the other three corners as
+/// signed 16-bit offsets from `a`. A mesh's vertices are numbered so a
 /// leaf's corners lie close together (welding numbers them by first use);
 /// the baker gives a leaf whose corners are further apart copies of its
-/// vertices at the end of the vertex list.
+/// vertices at the end of the vertex list. A corner `a` or a first id
+/// outside its run's 16-bit window is listed instead ([`A_LISTED`],
+/// [`ID_LISTED`]).
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Leaf {
-    /// Vertex index of corner `a`.
-    pub a: u32,
+    /// Vertex index of corner `a` minus its run's vertex base; zero for a
+    /// leaf flagged [`A_LISTED`].
+    pub a: u16,
     /// Corners `b`, `c`, `d` as `a + offset`.
     pub offset: [i16; 3],
+    /// Source id of the first triangle minus its run's id base; zero for a
+    /// leaf flagged [`ID_LISTED`].
+    pub id: u16,
     /// Bits 0–5: the **flat edges** — bit `3·j + k` is set when edge `k`
     /// (from corner `k` to corner `k + 1`) of the leaf's triangle `j` (see
     /// [`leaf_triangle`]) joins a neighbour that continues it in the same
     /// plane (within [`FLAT_EDGE_ANGLE`]), so the edge and its ends are
     /// inside a flat region, not a real edge of the surface: a contact
     /// there takes the face's normal (no ghost bumps on tessellated
-    /// floors). Bit 6: [`SECOND_LISTED`]. Bit 7 is zero.
+    /// floors). Bit 6: [`A_LISTED`]. Bit 7: [`ID_LISTED`].
     pub bits: u8,
-    /// The second triangle's source id minus the first's (1–255) for a
-    /// pair whose second id is not listed; zero for a listed one (and, as
-    /// the baker writes it, for a lone triangle).
+    /// For a pair, the second triangle's source id minus the first's
+    /// (1–255), or zero when the second id is listed in
+    /// [`TriMesh::second_ids`]; zero for a lone triangle.
     pub delta: u8,
 }
 
-/// [`Leaf::bits`] flag: the second triangle's source id is listed in
-/// [`TriMesh::second_ids`] rather than being the first's plus
-/// [`Leaf::delta`].
-pub const SECOND_LISTED: u8 = 1 << 6;
+/// [`Leaf::bits`] flag: corner `a` is listed in
+/// [`TriMesh::listed_corners`] rather than offset from the run's base.
+pub const A_LISTED: u8 = 1 << 6;
+
+/// [`Leaf::bits`] flag: the first source id is listed in
+/// [`TriMesh::listed_ids`] rather than offset from the run's base.
+pub const ID_LISTED: u8 = 1 << 7;
 
 /// The flat-edge bits of [`Leaf::bits`].
 pub const FLAT_BITS: u8 = 0x3f;
 
 impl Leaf {
     /// The leaf with corners `q`, flat-edge mask `flat` (bits 0–5) and
-    /// second-id `delta`, flagged [`SECOND_LISTED`] when `delta` is
-    /// `None`; `None` when a corner is more than an `i16` away from `a`.
-    pub fn new(q: [u32; 4], flat: u8, delta: Option<u8>) -> Option<Leaf> {
+    /// second-id `delta` (zero: listed, or a lone triangle), its corner
+    /// `a` and first id not placed yet (zero offsets, neither flag set);
+    /// `None` when a corner is more than an `i16` away from `a`.
+    pub fn new(q: [u32; 4], flat: u8, delta: u8) -> Option<Leaf> {
         let off = |v: u32| i16::try_from(i64::from(v) - i64::from(q[0])).ok();
         Some(Leaf {
-            a: q[0],
+            a: 0,
             offset: [off(q[1])?, off(q[2])?, off(q[3])?],
-            bits: (flat & FLAT_BITS) | if delta.is_none() { SECOND_LISTED } else { 0 },
-            delta: delta.unwrap_or(0),
+            id: 0,
+            bits: flat & FLAT_BITS,
+            delta,
         })
-    }
-
-    /// The corners `[a, b, c, d]`.
-    #[inline]
-    pub fn corners(&self) -> [u32; 4] {
-        corners(self.a, self.offset)
     }
 
     /// Whether the leaf holds two triangles (`d ≠ c`).
@@ -369,12 +380,6 @@ impl Leaf {
 }
 
 impl ArchivedLeaf {
-    /// The corners `[a, b, c, d]` (in range once the mesh is verified).
-    #[inline(always)]
-    pub fn corners(&self) -> [u32; 4] {
-        corners(self.a.to_native(), self.offset.map(|o| o.to_native()))
-    }
-
     /// Whether the leaf holds two triangles (`d ≠ c`).
     #[inline]
     pub fn is_pair(&self) -> bool {
@@ -389,26 +394,34 @@ fn corners(a: u32, offset: [i16; 3]) -> [u32; 4] {
     [a, at(offset[0]), at(offset[1]), at(offset[2])]
 }
 
-/// Source id of a leaf's triangle `k` (0 or 1): the first id, or for the
-/// second the first plus the leaf's delta, unless `bits` flag it listed,
-/// when `listed` finds it (a listed id missing from a damaged list
-/// answers the first id rather than panic).
-#[inline]
-fn source_id(first: u32, k: u32, bits: u8, delta: u8, listed: impl FnOnce() -> Option<u32>) -> u32 {
-    if k == 0 {
-        first
-    } else if bits & SECOND_LISTED != 0 {
-        listed().unwrap_or(first)
+/// A leaf's corner `a` or first id: `base + offset`, or when `listed` is
+/// set the value its table lists (a value missing from a damaged table
+/// answers the base rather than panic).
+#[inline(always)]
+fn placed(base: u32, offset: u16, listed: bool, table: impl FnOnce() -> Option<u32>) -> u32 {
+    if listed {
+        table().unwrap_or(base)
     } else {
-        first.wrapping_add(u32::from(delta))
+        base.wrapping_add(u32::from(offset))
     }
+}
+
+/// The value a `[leaf, value]` table sorted by leaf lists for `leaf`.
+#[inline]
+fn lookup<E>(table: &[E], leaf: usize, entry: impl Fn(&E) -> [u32; 2]) -> Option<u32> {
+    let at = table.partition_point(|e| (entry(e)[0] as usize) < leaf);
+    let e = entry(table.get(at)?);
+    (e[0] as usize == leaf).then_some(e[1])
 }
 
 /// A triangle mesh with its tree (the TriTree shape).
 ///
-/// Triangles are stored as [`Leaf`]s in tree order, each with the source
-/// id of its first triangle; the second's is the first's plus the leaf's
-/// [`Leaf::delta`] unless the leaf is flagged [`SECOND_LISTED`].
+/// Triangles are stored as [`Leaf`]s in tree order. Each run of
+/// [`LEAF_CHUNK`] leaves shares a vertex base and a source-id base
+/// ([`TriMesh::bases`]); a leaf stores its corner `a` and its first
+/// triangle's source id as 16-bit offsets from them, or lists them when
+/// they fall outside. The second triangle's id is the first's plus the
+/// leaf's [`Leaf::delta`], or listed when the delta is zero.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct TriMesh {
     /// Name of the source mesh (may be empty).
@@ -418,12 +431,19 @@ pub struct TriMesh {
     pub vertices: Vertices,
     /// Leaves: one or two triangles each (see [`Leaf`]).
     pub leaves: Vec<Leaf>,
-    /// For each leaf, the source-mesh index (primitives concatenated,
-    /// degenerate triangles counted) of its first triangle, so hits map
-    /// back to the artist's data.
-    pub source_ids: Vec<u32>,
-    /// `[leaf, id]`, by ascending leaf: the source id of the second
-    /// triangle of each leaf flagged [`SECOND_LISTED`] (exactly those).
+    /// `[vertex base, source-id base]` of each run of [`LEAF_CHUNK`]
+    /// leaves (the last run may be shorter): one entry per run.
+    pub bases: Vec<[u32; 2]>,
+    /// `[leaf, vertex]`, by ascending leaf: corner `a` of each leaf
+    /// flagged [`A_LISTED`] (exactly those).
+    pub listed_corners: Vec<[u32; 2]>,
+    /// `[leaf, id]`, by ascending leaf: the first triangle's source id of
+    /// each leaf flagged [`ID_LISTED`] (exactly those). Source ids are
+    /// source-mesh indices (primitives concatenated, degenerate triangles
+    /// counted), so hits map back to the artist's data.
+    pub listed_ids: Vec<[u32; 2]>,
+    /// `[leaf, id]`, by ascending leaf: the second triangle's source id of
+    /// each pair whose [`Leaf::delta`] is zero (exactly those).
     pub second_ids: Vec<[u32; 2]>,
     /// Lower corner of the mesh's exact box (the root box).
     pub min: [f32; 3],
@@ -445,19 +465,34 @@ impl TriMesh {
             .sum()
     }
 
-    /// The source id of triangle `k` (0 or 1) of leaf `leaf`.
+    /// The corners `[a, b, c, d]` of leaf `leaf` (in range).
+    pub fn corners(&self, leaf: usize) -> [u32; 4] {
+        let l = &self.leaves[leaf];
+        let base = self.bases[leaf / LEAF_CHUNK][0];
+        let a = placed(base, l.a, l.bits & A_LISTED != 0, || {
+            lookup(&self.listed_corners, leaf, |e| *e)
+        });
+        corners(a, l.offset)
+    }
+
+    /// The source id of triangle `k` (0 or 1) of leaf `leaf` (in range).
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
         let l = &self.leaves[leaf];
-        source_id(self.source_ids[leaf], k, l.bits, l.delta, || {
-            let at = self.second_ids.partition_point(|s| (s[0] as usize) < leaf);
-            self.second_ids.get(at).map(|s| s[1])
-        })
+        let base = self.bases[leaf / LEAF_CHUNK][1];
+        let first = placed(base, l.id, l.bits & ID_LISTED != 0, || {
+            lookup(&self.listed_ids, leaf, |e| *e)
+        });
+        match (k, l.delta) {
+            (0, _) => first,
+            (_, 0) => lookup(&self.second_ids, leaf, |e| *e).unwrap_or(first),
+            (_, d) => first.wrapping_add(u32::from(d)),
+        }
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
     pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
         self.leaves.iter().enumerate().flat_map(|(l, leaf)| {
-            let q = leaf.corners();
+            let q = self.corners(l);
             let second = leaf
                 .is_pair()
                 .then(|| (leaf_triangle(q, 1), self.source_id(l, 1)));
@@ -475,30 +510,40 @@ impl ArchivedTriMesh {
             .sum()
     }
 
+    /// The corners `[a, b, c, d]` of leaf `leaf` (in range; in the vertex
+    /// list once the mesh is verified). A listed corner is found by binary
+    /// search, for the few leaves whose run could not place it.
+    #[inline(always)]
+    pub fn corners(&self, leaf: usize) -> [u32; 4] {
+        let l = &self.leaves[leaf];
+        let base = self.bases[leaf / LEAF_CHUNK][0].to_native();
+        let a = placed(base, l.a.to_native(), l.bits & A_LISTED != 0, || {
+            lookup(&self.listed_corners, leaf, |e| e.map(|v| v.to_native()))
+        });
+        corners(a, l.offset.map(|o| o.to_native()))
+    }
+
     /// The source id of triangle `k` (0 or 1) of leaf `leaf` (in range).
-    /// A listed second id is found by binary search: this runs once per
-    /// answer, not per triangle tested.
+    /// A listed id is found by binary search: this runs once per answer,
+    /// not per triangle tested.
     #[inline]
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
         let l = &self.leaves[leaf];
-        source_id(
-            self.source_ids[leaf].to_native(),
-            k,
-            l.bits,
-            l.delta,
-            || {
-                let at = self
-                    .second_ids
-                    .partition_point(|s| (s[0].to_native() as usize) < leaf);
-                self.second_ids.get(at).map(|s| s[1].to_native())
-            },
-        )
+        let base = self.bases[leaf / LEAF_CHUNK][1].to_native();
+        let first = placed(base, l.id.to_native(), l.bits & ID_LISTED != 0, || {
+            lookup(&self.listed_ids, leaf, |e| e.map(|v| v.to_native()))
+        });
+        match (k, l.delta) {
+            (0, _) => first,
+            (_, 0) => lookup(&self.second_ids, leaf, |e| e.map(|v| v.to_native())).unwrap_or(first),
+            (_, d) => first.wrapping_add(u32::from(d)),
+        }
     }
 
     /// Every stored triangle as vertex indices, with its source id, in leaf order.
     pub fn triangles(&self) -> impl Iterator<Item = ([u32; 3], u32)> + '_ {
         self.leaves.iter().enumerate().flat_map(|(l, leaf)| {
-            let q = leaf.corners();
+            let q = self.corners(l);
             let second = leaf
                 .is_pair()
                 .then(|| (leaf_triangle(q, 1), self.source_id(l, 1)));
@@ -523,7 +568,7 @@ pub const fn leaf_triangle(q: [u32; 4], k: u32) -> [u32; 3] {
 
 const _: () = {
     assert!(std::mem::size_of::<ArchivedLeaf>() == 12);
-    assert!(std::mem::align_of::<ArchivedLeaf>() == 4);
+    assert!(std::mem::align_of::<ArchivedLeaf>() == 2);
     assert!(std::mem::size_of::<BoxNode>() == 32);
     assert!(std::mem::size_of::<ArchivedBoxNode>() == 32);
     assert!(std::mem::align_of::<ArchivedBoxNode>() == 4);

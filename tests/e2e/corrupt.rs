@@ -198,13 +198,14 @@ fn hostile_tree_links_are_rejected_not_followed() {
 }
 
 /// Damaged leaves: a corner offset below vertex 0 or past the last, a
-/// reserved bit, a delta beside a listed id, a second-id entry naming a
-/// leaf not flagged, entries out of order, and a flagged leaf with no
-/// entry. The mesh is a grid whose lower triangles come before its upper
-/// ones but in the last row, so a cell's two ids are n(n − 1) apart: a
-/// delta on the 12² grid, listed on the 17² one and on the 260² one,
-/// which is large enough (67,600 leaves) to be scanned in parallel chunks;
-/// the last row's pairs are one apart.
+/// corner `a` placed past the last vertex, a listing flag on a leaf its
+/// table does not list, a delta beside a listed second id, a zero delta on
+/// a pair whose second id is not listed, a second-id entry naming a leaf
+/// not flagged, and entries out of order. The mesh is a grid whose lower
+/// triangles come before its upper ones but in the last row, so a cell's
+/// two ids are n(n − 1) apart: a delta on the 12² grid, listed on the 17²
+/// one and on the 260² one, which is large enough (67,600 leaves) to be
+/// scanned in parallel chunks; the last row's pairs are one apart.
 #[test]
 fn hostile_leaves_are_rejected_by_verification() {
     for n in [12, 17, 260] {
@@ -212,8 +213,15 @@ fn hostile_leaves_are_rejected_by_verification() {
     }
 }
 
+/// The four bytes of a leaf from its first-id field: the id offset, the
+/// bits and the delta.
+fn id_bits_delta(l: &kiln_formats::tri_mesh::ArchivedLeaf, bits: u8, delta: u8) -> [u8; 4] {
+    let id = l.id.to_native().to_le_bytes();
+    [id[0], id[1], bits, delta]
+}
+
 fn hostile_leaves_in_a_grid(n: u32) {
-    use kiln_formats::tri_mesh::SECOND_LISTED;
+    use kiln_formats::tri_mesh::{A_LISTED, ID_LISTED, LEAF_CHUNK};
     let pos: Vec<[f32; 3]> = (0..=n)
         .flat_map(|y| (0..=n).map(move |x| [x as f32, 0.0, y as f32]))
         .collect();
@@ -238,40 +246,35 @@ fn hostile_leaves_in_a_grid(n: u32) {
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
     let m = level.shapes[0].tri_mesh().expect("a mesh");
-    let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.bits & SECOND_LISTED != 0;
+    let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.is_pair() && l.delta == 0;
     // a delta up to 255, listed beyond
     let apart = n * (n - 1);
     let listing = apart > 255;
     assert_eq!(m.second_ids.is_empty(), !listing, "{n}");
     assert!(listing || m.leaves.iter().any(|l| u32::from(l.delta) == apart));
-    let plain = m.leaves.iter().position(|l| !listed(l));
+    let plain = m.leaves.iter().position(|l| l.is_pair() && !listed(l));
     // damage the leaf nearest vertex 0 (an offset can reach below it) and
     // the one nearest the last vertex (an offset can reach past it)
     let nv = m.vertices.len() as u32;
+    let corner = |l: usize| m.corners(l)[0];
+    let placed = || (0..m.leaves.len()).filter(|&l| m.leaves[l].bits & A_LISTED == 0);
     let (low, high) = (
-        (0..m.leaves.len())
-            .min_by_key(|&l| m.leaves[l].a.to_native())
-            .unwrap(),
-        (0..m.leaves.len())
-            .max_by_key(|&l| m.leaves[l].a.to_native())
-            .unwrap(),
+        placed().min_by_key(|&l| corner(l)).unwrap(),
+        placed().max_by_key(|&l| corner(l)).unwrap(),
     );
     // offsets 0 and 1 as one little-endian word
     let word = |o0: i16, o1: i16| (u32::from(o0 as u16) | u32::from(o1 as u16) << 16).to_le_bytes();
     let (lo, hi) = (&m.leaves[low], &m.leaves[high]);
-    let below = -(lo.a.to_native() as i16) - 1;
-    let past = (nv - hi.a.to_native()) as i16;
-    let leaf = lo;
+    let below = -(corner(low) as i16) - 1;
+    let past = (nv - corner(high)) as i16;
+    // corner `a` of the high leaf placed on the vertex count, offset 0 kept
+    let high_base = m.bases[high / LEAF_CHUNK][0].to_native();
+    let a_past = ((nv - high_base) as u16).to_le_bytes();
+    let o0 = hi.offset[0].to_native().to_le_bytes();
     let (low_says, high_says) = (
         format!("leaf {low} uses vertex"),
         format!("leaf {high} uses vertex"),
     );
-    let bits_say = format!("leaf {low} has reserved bits");
-    // offset 2, the bits and the delta byte as one word
-    let tail = |l: &kiln_formats::tri_mesh::ArchivedLeaf, bits: u8, delta: u8| {
-        let o2 = l.offset[2].to_native() as u16;
-        [o2 as u8, (o2 >> 8) as u8, bits, delta]
-    };
     let mut cases = vec![
         (
             at(std::ptr::from_ref(&lo.offset[0]).cast()),
@@ -285,25 +288,60 @@ fn hostile_leaves_in_a_grid(n: u32) {
         ),
         (
             at(std::ptr::from_ref(&hi.a).cast()),
-            nv.to_le_bytes(),
+            [a_past[0], a_past[1], o0[0], o0[1]],
             high_says.as_str(),
         ),
+        // a corner flagged listed that no entry lists
         (
-            at(std::ptr::from_ref(&leaf.offset[2]).cast()),
-            tail(leaf, leaf.bits | 0x80, leaf.delta),
-            bits_say.as_str(),
+            at(std::ptr::from_ref(&lo.id).cast()),
+            id_bits_delta(lo, lo.bits | A_LISTED, lo.delta),
+            "listed-corner entry",
         ),
     ];
+    // one base pair short: the length word after the vector's relative
+    // pointer (rkyv's `ArchivedVec` layout)
+    let runs = m.bases.len() as u32;
+    let short_says = format!("need {runs} base pairs, {} stored", runs - 1);
+    cases.push((
+        at(std::ptr::from_ref(&m.bases).cast()) + 4,
+        (runs - 1).to_le_bytes(),
+        short_says.as_str(),
+    ));
+    // a listed corner past the last vertex, and listed corners out of order
+    let far_says = m
+        .listed_corners
+        .first()
+        .map(|e| format!("leaf {} uses vertex {nv}", e[0].to_native()));
+    if let Some(says) = &far_says {
+        let e = &m.listed_corners[0];
+        cases.push((at(std::ptr::from_ref(&e[1]).cast()), nv.to_le_bytes(), says));
+        if let Some(next) = m.listed_corners.get(1) {
+            cases.push((
+                at(std::ptr::from_ref(&e[0]).cast()),
+                next[0].to_native().to_le_bytes(),
+                "listed-corner entry 1 of",
+            ));
+        }
+    }
+    // a first id flagged listed that no entry lists
+    let unlisted_id = (0..m.leaves.len())
+        .find(|&l| m.leaves[l].bits & ID_LISTED == 0)
+        .expect("a leaf with its id in its run's window");
+    let ul = &m.leaves[unlisted_id];
+    cases.push((
+        at(std::ptr::from_ref(&ul.id).cast()),
+        id_bits_delta(ul, ul.bits | ID_LISTED, ul.delta),
+        "listed-id entry",
+    ));
     let first_listed = m.second_ids.first().map(|e| e[0].to_native() as usize);
-    let delta_says = first_listed.map(|l| format!("leaf {l} has reserved bits set or a delta"));
-    if let (Some(l), Some(says)) = (first_listed, &delta_says) {
+    if let Some(l) = first_listed {
         let ll = &m.leaves[l];
         cases.extend([
-            // a delta beside a listed id
+            // a delta beside a listed id: the entry names a leaf not flagged
             (
-                at(std::ptr::from_ref(&ll.offset[2]).cast()),
-                tail(ll, ll.bits, 1),
-                says.as_str(),
+                at(std::ptr::from_ref(&ll.id).cast()),
+                id_bits_delta(ll, ll.bits, 1),
+                "second-id entry 0 of",
             ),
             // the first entry names the second's leaf: out of order
             (
@@ -313,21 +351,22 @@ fn hostile_leaves_in_a_grid(n: u32) {
             ),
         ]);
     }
-    if let Some(p) = plain.filter(|_| listing) {
-        // an entry naming a leaf that is not flagged
-        cases.push((
-            at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
-            (p as u32).to_le_bytes(),
-            "second-id entry 0 of",
-        ));
-        // a flagged leaf without an entry
+    if let Some(p) = plain {
+        // a pair with a zero delta but no listed id
         let l = &m.leaves[p];
-        let o2 = l.offset[2].to_native() as u16;
         cases.push((
-            at(std::ptr::from_ref(&l.offset[2]).cast()),
-            [o2 as u8, (o2 >> 8) as u8, l.bits | SECOND_LISTED, 0],
+            at(std::ptr::from_ref(&l.id).cast()),
+            id_bits_delta(l, l.bits, 0),
             "does not name the next flagged leaf",
         ));
+        if listing {
+            // an entry naming a leaf that is not flagged
+            cases.push((
+                at(std::ptr::from_ref(&m.second_ids[0][0]).cast()),
+                (p as u32).to_le_bytes(),
+                "second-id entry 0 of",
+            ));
+        }
     }
     // the last row's pairs are plain, so the two cases above ran
     assert!(plain.is_some(), "{n}");
@@ -615,6 +654,13 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
         .enumerate()
         .find(|(_, x)| inner(x.front.to_native()) && inner(x.back.to_native()))
         .expect("a fork");
+    // the surface's leaf 0 with corner `a` at its run's base + 65,535,
+    // past the surface's few hundred vertices
+    let surface_past = format!(
+        "uses vertex {}",
+        b.surface.bases[0][0].to_native() + u32::from(u16::MAX)
+    );
+    let surface_o0 = b.surface.leaves[0].offset[0].to_native().to_le_bytes();
     let cases: Vec<(usize, [u8; 4], &str)> = vec![
         // back to the root: a cycle
         (
@@ -666,9 +712,9 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
             "vertex 0 is not finite",
         ),
         (
-            at((&b.surface.leaves[0].a as *const rkyv::rend::u32_le).cast()),
-            99_999u32.to_le_bytes(),
-            "uses vertex 99999",
+            at(std::ptr::from_ref(&b.surface.leaves[0].a).cast()),
+            [0xff, 0xff, surface_o0[0], surface_o0[1]],
+            surface_past.as_str(),
         ),
     ];
     assert_rejected(&good, cases);

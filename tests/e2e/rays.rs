@@ -350,3 +350,63 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
     );
     assert!(!level.raycast_any(&Ray::new(Vec3::ZERO, Vec3::Y, f32::NAN), &Filter::ALL));
 }
+
+/// Leaves whose corner `a` and first source id lie beyond a 16-bit window
+/// from the rest of their run of leaves are listed, and answer exactly.
+/// At each of 70,000 sites 10 m apart sit two small triangles 1.5 m apart,
+/// one from each of two layers: the first layer's triangles are the
+/// mesh's first 70,000 (vertices 0–209,999), the second's the next (ids
+/// 70,000 and vertices 210,000 further on). The tree keeps a site's two
+/// triangles together, so every run of leaves mixes both layers and one
+/// layer's corners and ids must be listed. Every stored triangle is its
+/// source triangle, and a ray onto each of a spread of triangles reports
+/// its own id at the right distance.
+#[test]
+fn leaves_far_from_their_run_in_vertices_and_ids_answer_exactly() {
+    use kiln_baker::{SceneMesh, bake_scene};
+    let n = 70_000u32;
+    let site = |k: u32| ((k % 300) as f32 * 10.0, (k / 300) as f32 * 10.0);
+    let (mut pos, mut tris) = (Vec::new(), Vec::new());
+    for layer in 0..2u32 {
+        for k in 0..n {
+            let (x, z) = site(k);
+            let (x, y) = (x + 1.5 * layer as f32, 0.25 * layer as f32);
+            let b = pos.len() as u32;
+            pos.extend([[x, y, z], [x + 1.0, y, z], [x, y, z + 1.0]]);
+            tris.push([b, b + 2, b + 1]);
+        }
+    }
+    let scene = kiln_baker::Scene::from_meshes(vec![SceneMesh::new("layers", pos.clone(), &tris)]);
+    let bytes = bake_scene(&scene, &BakeSettings::default().all_meshes()).bytes;
+    let level = Level::from_bytes(&bytes).unwrap();
+    let m = level.archive().shapes[0].tri_mesh().expect("a mesh");
+    // about half of each run is listed, both ways
+    let (corners, ids) = (m.listed_corners.len(), m.listed_ids.len());
+    assert!(corners > n as usize / 4, "{corners} corners listed");
+    assert!(ids > n as usize / 4, "{ids} ids listed");
+    // every stored triangle is its source triangle, by positions
+    let mut seen = vec![false; tris.len()];
+    for (t, id) in m.triangles() {
+        let got = t.map(|v| m.vertices.get(v));
+        let want = tris[id as usize].map(|v| pos[v as usize]);
+        assert_eq!(got, want, "triangle {id}");
+        assert!(
+            !std::mem::replace(&mut seen[id as usize], true),
+            "{id} twice"
+        );
+    }
+    assert!(seen.iter().all(|&s| s));
+    // rays onto a spread of triangles of both layers
+    for id in (0..2 * n).step_by(97) {
+        let c = tris[id as usize].map(|v| Vec3::from(pos[v as usize]));
+        let at = c[0] + (c[1] - c[0]) * 0.25 + (c[2] - c[0]) * 0.25;
+        let hit = level
+            .raycast(
+                &Ray::new(at + Vec3::Y, Vec3::NEG_Y, 2.0),
+                &Filter::default(),
+            )
+            .expect("a hit");
+        assert_eq!(hit.feature, Some(id), "triangle {id}");
+        assert_eq!(hit.t, 1.0, "triangle {id}");
+    }
+}

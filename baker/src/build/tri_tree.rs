@@ -624,9 +624,9 @@ mod tests {
         assert_eq!(flat_bits(&m), 80);
         assert!(m.leaves.iter().all(|l| l.bits & !FLAT_BITS == 0));
         // every border edge keeps its bit clear
-        for (l, q) in m.leaves.iter().enumerate() {
+        for l in 0..m.leaves.len() {
             for j in 0..2u32 {
-                let t = leaf_triangle(q.corners(), j);
+                let t = leaf_triangle(m.corners(l), j);
                 for k in 0..3 {
                     let (a, b) = (m.vertices.get(t[k]), m.vertices.get(t[(k + 1) % 3]));
                     let border = [0, 2]
@@ -706,8 +706,11 @@ mod tests {
     #[test]
     fn paired_triangles_share_an_edge_walked_both_ways() {
         let m = build(&grid(5), TreeKind::Aabb);
-        for q in &m.leaves {
-            let (a, b) = (leaf_triangle(q.corners(), 0), leaf_triangle(q.corners(), 1));
+        for l in 0..m.leaves.len() {
+            let (a, b) = (
+                leaf_triangle(m.corners(l), 0),
+                leaf_triangle(m.corners(l), 1),
+            );
             assert_eq!((a[1], a[2]), (b[1], b[0]));
         }
     }
@@ -731,7 +734,6 @@ mod tests {
     /// a ray through each triangle reports its own source id.
     #[test]
     fn a_pair_of_far_apart_corners_gets_copies_and_its_second_id_is_listed() {
-        use kiln_formats::tri_mesh::SECOND_LISTED;
         // triangle 0 and the last share the edge 0–1 (walked both ways);
         // between them, 13,400 disjoint triangles of fresh vertices far away
         let mut pos = vec![[0.0, 0.0, 0.0], [4.0, 0.0, 0.0], [0.0, 0.0, 4.0]];
@@ -748,13 +750,15 @@ mod tests {
         let m = build(&src, TreeKind::Aabb);
         assert_eq!(m.triangle_count(), tris.len());
         // the first pair's leaf: four consecutive copies, at the end
-        let l = (0..m.leaves.len()).find(|&l| m.source_ids[l] == 0).unwrap();
+        let l = (0..m.leaves.len())
+            .find(|&l| m.source_id(l, 0) == 0)
+            .unwrap();
         let leaf = m.leaves[l];
         assert!(leaf.is_pair());
-        assert_eq!(leaf.a as usize, m.vertices.len() - 4);
+        assert_eq!(m.corners(l)[0] as usize, m.vertices.len() - 4);
         assert_eq!(leaf.offset, [1, 2, 3]);
         assert_eq!(m.vertices.len(), pos.len() + 4);
-        assert_ne!(leaf.bits & SECOND_LISTED, 0);
+        assert_eq!(leaf.delta, 0, "a pair whose second id is listed");
         assert_eq!(m.second_ids, vec![[l as u32, tris.len() as u32 - 1]]);
         // every stored triangle is its source triangle, by positions
         let mut n = 0;
@@ -801,7 +805,7 @@ mod tests {
             let t = build(&m, kind);
             assert!(t.tree.is_empty());
             assert_eq!(t.root, LEAF_BIT);
-            assert_eq!(t.source_ids, vec![0]);
+            assert_eq!(t.source_id(0, 0), 0);
             assert!(!t.leaves[0].is_pair());
         }
     }

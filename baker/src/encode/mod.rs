@@ -1,9 +1,11 @@
 //! Encode: the builders' shapes and placements flattened into the
 //! archive's types (`kiln_formats`), ready for rkyv. Mesh trees are
 //! collapsed to 4-wide nodes and quantised here ([`quantize`]); vertex
-//! axes that lie on a grid are stored as exact 16-bit steps ([`grid`]).
+//! axes that lie on a grid are stored as exact 16-bit steps ([`grid`]);
+//! leaves place their corners and source ids by runs ([`leaves`]).
 
 pub mod grid;
+pub mod leaves;
 pub mod quantize;
 
 use crate::build::bsp::BuiltBsp;
@@ -17,7 +19,7 @@ use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, leaf_range, name_runs};
 use kiln_formats::polytope::{NO_TWIN, Polytope};
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
-use kiln_formats::tri_mesh::{Leaf, MeshTree, SphereTree, TreeKind, TriMesh};
+use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
 use rayon::prelude::*;
 
 /// The archive body of a built level, with its collision layer names and
@@ -201,66 +203,20 @@ pub fn tri_mesh(t: TriTree) -> TriMesh {
     let quads: Vec<[u32; 4]> = order.iter().map(|&i| t.leaves[i]).collect();
     let ids: Vec<[u32; 2]> = order.iter().map(|&i| t.source_ids[i]).collect();
     let flat: Vec<u8> = order.iter().map(|&i| t.flat_edges[i]).collect();
-    let (vertices, leaves, source_ids, second_ids) = leaves(t.vertices, &quads, &ids, &flat);
+    let placed = leaves::place(t.vertices, &quads, &ids, &flat);
     TriMesh {
         min: t.nodes.first().map_or([0.0; 3], |n| n.min),
         max: t.nodes.first().map_or([0.0; 3], |n| n.max),
         name: t.name,
-        vertices: grid::pack(&vertices),
-        leaves,
-        source_ids,
-        second_ids,
+        vertices: grid::pack(&placed.vertices),
+        leaves: placed.leaves,
+        bases: placed.bases,
+        listed_corners: placed.listed_corners,
+        listed_ids: placed.listed_ids,
+        second_ids: placed.second_ids,
         root,
         tree,
     }
-}
-
-/// Vertices, archived leaves, first source ids and listed second ids of a
-/// built mesh's leaves. A leaf whose corners lie more than an `i16` from
-/// its first gets copies of its corners at the end of the vertex list (the
-/// same positions, so shared edges stay watertight); a second source id
-/// more than 255 above the first's (or not above it) is listed.
-#[allow(clippy::type_complexity)]
-fn leaves(
-    mut vertices: Vec<[f32; 3]>,
-    quads: &[[u32; 4]],
-    ids: &[[u32; 2]],
-    flat: &[u8],
-) -> (Vec<[f32; 3]>, Vec<Leaf>, Vec<u32>, Vec<[u32; 2]>) {
-    let mut second_ids = Vec::new();
-    let leaves = quads
-        .iter()
-        .zip(ids)
-        .zip(flat)
-        .enumerate()
-        .map(|(l, ((&q, &[first, second]), &flat))| {
-            let delta = if second == u32::MAX {
-                Some(0)
-            } else {
-                u8::try_from(second.wrapping_sub(first))
-                    .ok()
-                    .filter(|&d| d > 0)
-            };
-            if delta.is_none() {
-                second_ids.push([l as u32, second]);
-            }
-            Leaf::new(q, flat, delta).unwrap_or_else(|| {
-                let at = vertices.len() as u32;
-                let pair = q[3] != q[2];
-                let corners = if pair { &q[..] } else { &q[..3] };
-                let copies: Vec<[f32; 3]> = corners.iter().map(|&v| vertices[v as usize]).collect();
-                vertices.extend(copies);
-                let d = if pair { at + 3 } else { at + 2 };
-                Leaf::new([at, at + 1, at + 2, d], flat, delta).expect("consecutive corners")
-            })
-        })
-        .collect();
-    (
-        vertices,
-        leaves,
-        ids.iter().map(|s| s[0]).collect(),
-        second_ids,
-    )
 }
 
 /// The smallest f32 at or above `x` (finite `x`).

@@ -339,38 +339,33 @@ pub enum VerifyError {
         /// Mesh index.
         mesh: usize,
     },
-    /// Parallel arrays disagree in length.
-    #[error("mesh {mesh}: {triangles} leaves but {ids} source ids")]
-    SourceIds {
+    /// The leaves' runs and their base pairs disagree in number.
+    #[error("mesh {mesh}: {leaves} leaves need {expected} base pairs, {bases} stored")]
+    LeafBases {
         /// Mesh index.
         mesh: usize,
         /// Leaf count.
-        triangles: usize,
-        /// Source-id count.
-        ids: usize,
+        leaves: usize,
+        /// Base pairs the leaves need (one per run of `LEAF_CHUNK`).
+        expected: usize,
+        /// Base pairs stored.
+        bases: usize,
     },
-    /// A leaf's reserved bit is set, or it lists its second id and also
-    /// gives a delta.
-    #[error("mesh {mesh}: leaf {leaf} has reserved bits set or a delta beside a listed id")]
-    LeafBits {
-        /// Mesh index.
-        mesh: usize,
-        /// Leaf index.
-        leaf: usize,
-    },
-    /// The listed second source ids are not exactly the flagged leaves,
-    /// by ascending leaf.
+    /// A table of listed values (corners, first ids or second ids) is not
+    /// exactly the leaves flagged for it, by ascending leaf.
     #[error(
-        "mesh {mesh}: second-id entry {entry} of {entries} does not name the next flagged leaf ({flagged} leaves flagged)"
+        "mesh {mesh}: {table} entry {entry} of {entries} does not name the next flagged leaf ({flagged} leaves flagged)"
     )]
-    SecondIds {
+    Listed {
         /// Mesh index.
         mesh: usize,
+        /// Which table: `listed-corner`, `listed-id` or `second-id`.
+        table: &'static str,
         /// First entry at fault (the list's length when entries are missing).
         entry: usize,
         /// Entries listed.
         entries: usize,
-        /// Leaves flagged as listing their second id.
+        /// Leaves flagged for the table.
         flagged: usize,
     },
     /// An instance refers to a shape that does not exist.

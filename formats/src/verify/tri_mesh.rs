@@ -4,8 +4,8 @@
 use super::{TreeError, TreeStats, VerifyError};
 use crate::level::MAX_DEPTH;
 use crate::tri_mesh::{
-    ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
-    FLAT_BITS, LEAF_BIT, Links, SECOND_LISTED, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
+    A_LISTED, ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
+    ID_LISTED, LEAF_BIT, LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
     dequantize,
 };
 use crate::vertices::{Axis, layout_of};
@@ -339,16 +339,17 @@ pub(super) fn stats_walk(
 }
 
 /// Checks a TriMesh shape: vertex axes and records as their layout says,
-/// finite vertices, leaf corners in range and
-/// reserved bits zero, source ids parallel to leaves, the listed second
-/// ids exactly the flagged leaves, a finite decoding frame, and its tree
-/// ([`verify_mesh_tree`]).
+/// finite vertices, one base pair per run of leaves, leaf corners in
+/// range, each listing table exactly its flagged leaves, a finite
+/// decoding frame, and its tree ([`verify_mesh_tree`]).
 pub fn verify_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
-    if mesh.source_ids.len() != mesh.leaves.len() {
-        return Err(VerifyError::SourceIds {
+    let (leaves, expected) = (mesh.leaves.len(), mesh.leaves.len().div_ceil(LEAF_CHUNK));
+    if mesh.bases.len() != expected {
+        return Err(VerifyError::LeafBases {
             mesh: m,
-            triangles: mesh.leaves.len(),
-            ids: mesh.source_ids.len(),
+            leaves,
+            expected,
+            bases: mesh.bases.len(),
         });
     }
     // the vertex grids decode to finite values, and the records are laid
@@ -420,8 +421,8 @@ fn floats_finite<const N: usize>(data: &[u8]) -> bool {
     })
 }
 
-/// Every vertex finite; every leaf's corners in range and its reserved
-/// bits zero; the second-id list exactly the flagged leaves, ascending.
+/// Every vertex finite; every leaf's corners in range; each listing
+/// table exactly its flagged leaves, ascending.
 fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     let vertices = mesh.vertices.len();
     let parallel = mesh.leaves.len() >= PARALLEL_LEAVES;
@@ -453,78 +454,133 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             .expect("a vertex failed");
         return Err(VerifyError::Vertex { mesh: m, vertex: v });
     }
-    // every corner in `0..vertices`: computed in i64 and read as u64, a
-    // corner below 0 lands past any count, so one unsigned maximum decides
+    // every corner in `0..vertices`: from corner `a` as the runtime
+    // computes it (u32), the others in i64 read as u64, so a corner below
+    // 0 (or past u32) lands past any count and one unsigned maximum decides
     let n = vertices as u64;
-    let fits = |leaf: &ArchivedLeaf| {
-        let a = i64::from(leaf.a.to_native());
+    let fits = |a: u32, leaf: &ArchivedLeaf| {
+        let a = i64::from(a);
         let c = leaf
             .offset
             .each_ref()
             .map(|o| (a + i64::from(o.to_native())) as u64);
-        ((a as u64).max(c[0]).max(c[1]).max(c[2]) < n)
-            & ((leaf.bits & !FLAT_BITS == 0)
-                | ((leaf.bits & !FLAT_BITS == SECOND_LISTED) & (leaf.delta == 0)))
+        (a as u64).max(c[0]).max(c[1]).max(c[2]) < n
     };
-    let scan = |c: &[ArchivedLeaf]| {
-        c.iter().fold((true, 0usize), |(all, flagged), leaf| {
-            (
-                all & fits(leaf),
-                flagged + usize::from(leaf.bits & SECOND_LISTED != 0),
-            )
-        })
+    // per run of leaves with its bases: whether every unlisted corner `a`
+    // fits, and how many leaves each table should list
+    let scan = |leaves: &[ArchivedLeaf], bases: &[[rkyv::rend::u32_le; 2]]| {
+        leaves
+            .chunks(LEAF_CHUNK)
+            .zip(bases)
+            .fold((true, [0usize; 3]), |acc, (run, base)| {
+                let base = base[0].to_native();
+                run.iter().fold(acc, |(all, f), leaf| {
+                    let listed = leaf.bits & A_LISTED != 0;
+                    let a = base.wrapping_add(u32::from(leaf.a.to_native()));
+                    (
+                        all & (listed | fits(a, leaf)),
+                        [
+                            f[0] + usize::from(listed),
+                            f[1] + usize::from(leaf.bits & ID_LISTED != 0),
+                            f[2] + usize::from(leaf.is_pair() & (leaf.delta == 0)),
+                        ],
+                    )
+                })
+            })
     };
     let (all, flagged) = if parallel {
         mesh.leaves
             .par_chunks(SCAN_CHUNK)
-            .map(scan)
-            .reduce(|| (true, 0), |x, y| (x.0 & y.0, x.1 + y.1))
+            .zip(mesh.bases.par_chunks(SCAN_CHUNK / LEAF_CHUNK))
+            .map(|(l, b)| scan(l, b))
+            .reduce(
+                || (true, [0; 3]),
+                |x, y| {
+                    (
+                        x.0 & y.0,
+                        [x.1[0] + y.1[0], x.1[1] + y.1[1], x.1[2] + y.1[2]],
+                    )
+                },
+            )
     } else {
-        scan(&mesh.leaves)
+        scan(&mesh.leaves, &mesh.bases)
+    };
+    let out_of_range = |t: usize, a: u32| {
+        let leaf = &mesh.leaves[t];
+        let c = leaf
+            .offset
+            .each_ref()
+            .map(|o| a.wrapping_add_signed(i32::from(o.to_native())));
+        let v = std::iter::once(a)
+            .chain(c)
+            .find(|&v| v as usize >= vertices)
+            // a corner past u32 wraps into range at run time; name it as
+            // the u32 it would have been cut to
+            .unwrap_or(u32::MAX);
+        VerifyError::VertexIndex {
+            mesh: m,
+            triangle: t,
+            vertex: v,
+            vertices,
+        }
     };
     if !all {
-        let (t, leaf) = mesh
-            .leaves
-            .iter()
-            .enumerate()
-            .find(|(_, l)| !fits(l))
+        let (t, a) = (0..mesh.leaves.len())
+            .map(|t| (t, mesh.corners(t)[0]))
+            .find(|&(t, a)| mesh.leaves[t].bits & A_LISTED == 0 && !fits(a, &mesh.leaves[t]))
             .expect("a leaf failed");
-        if let Some(&v) = leaf.corners().iter().find(|&&v| v as usize >= vertices) {
-            return Err(VerifyError::VertexIndex {
-                mesh: m,
-                triangle: t,
-                vertex: v,
-                vertices,
-            });
-        }
-        return Err(VerifyError::LeafBits { mesh: m, leaf: t });
+        return Err(out_of_range(t, a));
     }
-    // ascending, each flagged, as many as flagged: exactly the flagged set
-    let entries = mesh.second_ids.len();
-    let mut last = None;
-    for (e, s) in mesh.second_ids.iter().enumerate() {
-        let leaf = s[0].to_native() as usize;
-        let listed = mesh
-            .leaves
-            .get(leaf)
-            .is_some_and(|l| l.bits & SECOND_LISTED != 0);
-        if !listed || last.is_some_and(|p| p >= leaf) {
-            return Err(VerifyError::SecondIds {
-                mesh: m,
-                entry: e,
-                entries,
-                flagged,
-            });
-        }
-        last = Some(leaf);
-    }
-    if entries != flagged {
-        return Err(VerifyError::SecondIds {
+    let listed = |table: &'static str,
+                  entries: &[[rkyv::rend::u32_le; 2]],
+                  flag: &dyn Fn(&ArchivedLeaf) -> bool,
+                  flagged: usize| {
+        let n = entries.len();
+        let fault = |entry| VerifyError::Listed {
             mesh: m,
-            entry: entries,
-            entries,
+            table,
+            entry,
+            entries: n,
             flagged,
-        });
+        };
+        // ascending, each flagged, as many as flagged: exactly the flagged set
+        let mut last = None;
+        for (e, s) in entries.iter().enumerate() {
+            let leaf = s[0].to_native() as usize;
+            if !mesh.leaves.get(leaf).is_some_and(flag) || last.is_some_and(|p| p >= leaf) {
+                return Err(fault(e));
+            }
+            last = Some(leaf);
+        }
+        if n != flagged {
+            return Err(fault(n));
+        }
+        Ok(())
+    };
+    listed(
+        "listed-corner",
+        &mesh.listed_corners,
+        &|l| l.bits & A_LISTED != 0,
+        flagged[0],
+    )?;
+    listed(
+        "listed-id",
+        &mesh.listed_ids,
+        &|l| l.bits & ID_LISTED != 0,
+        flagged[1],
+    )?;
+    listed(
+        "second-id",
+        &mesh.second_ids,
+        &|l| l.is_pair() & (l.delta == 0),
+        flagged[2],
+    )?;
+    // the listed corners, now known to name their own leaves
+    for e in mesh.listed_corners.iter() {
+        let (t, a) = (e[0].to_native() as usize, e[1].to_native());
+        if !fits(a, &mesh.leaves[t]) {
+            return Err(out_of_range(t, a));
+        }
     }
     Ok(())
 }

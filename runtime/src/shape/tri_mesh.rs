@@ -26,7 +26,7 @@ pub(crate) fn leaf_span(mesh: &ArchivedTriMesh, leaf: u32) -> (u32, u32) {
 /// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
 #[inline]
 fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
-    leaf_triangle(mesh.leaves[(slot >> 1) as usize].corners(), slot & 1)
+    leaf_triangle(mesh.corners((slot >> 1) as usize), slot & 1)
 }
 
 /// Source triangle id of triangle `slot`: the feature a hit reports.
@@ -68,7 +68,10 @@ impl RayVisitor for MeshSearch<'_> {
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
         let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
-        let (q, count) = (l.corners(), 1 + usize::from(l.is_pair()));
+        let (q, count) = (
+            self.mesh.corners(data as usize),
+            1 + usize::from(l.is_pair()),
+        );
         let p = |k: usize| Vec3::from(self.mesh.vertices.get(q[k]));
         // (a, b, c) and (c, b, d)
         let (a, b, c) = (p(0), p(1), p(2));
@@ -79,9 +82,6 @@ impl RayVisitor for MeshSearch<'_> {
             {
                 self.t_max = th;
                 self.hit = Some((th, leaf << 1 | k as u32));
-                // the hit reports its source id: start that load now,
-                // not after the walk
-                crate::walk::prefetch(self.mesh.source_ids.get(leaf as usize));
                 if self.any {
                     return true;
                 }
