@@ -145,7 +145,7 @@ pub fn similarity_scale(m: &[f64; 12], tol: f64) -> Option<f64> {
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub enum Shape {
     /// A triangle mesh under a tree (terrain, open or large meshes).
-    TriMesh(TriMesh),
+    TriMesh(Box<TriMesh>),
     /// A convex polytope (planes, vertices, faces).
     Polytope(Polytope),
     /// A box.
@@ -155,7 +155,7 @@ pub enum Shape {
     /// A capsule.
     Capsule(Capsule),
     /// A solid-leaf BSP tree (concave solids).
-    Bsp(Bsp),
+    Bsp(Box<Bsp>),
 }
 
 impl Shape {
@@ -402,6 +402,9 @@ const _: () = {
     assert!(std::mem::size_of::<Instance>() == 40);
     assert!(std::mem::size_of::<ArchivedInstance>() == 40);
     assert!(std::mem::align_of::<ArchivedInstance>() == 4);
+    // the enum is as large as its largest inline variant (a polytope); the
+    // meshes sit behind a relative pointer
+    assert!(std::mem::size_of::<ArchivedShape>() == 68);
     assert!(std::mem::align_of::<ArchivedLevel>() <= crate::header::BODY_ALIGN);
 };
 

@@ -78,7 +78,7 @@ pub fn level(
 
 fn shape(s: BuiltShape) -> Shape {
     match s {
-        BuiltShape::TriMesh(t) => Shape::TriMesh(tri_mesh(t)),
+        BuiltShape::TriMesh(t) => Shape::TriMesh(Box::new(tri_mesh(t))),
         BuiltShape::Polytope(p) => Shape::Polytope(polytope(&p)),
         BuiltShape::Primitive(Primitive::Cuboid(h)) => Shape::Cuboid(Cuboid { half_extents: h }),
         BuiltShape::Primitive(Primitive::Sphere(r)) => Shape::Sphere(Sphere { radius: r }),
@@ -86,7 +86,7 @@ fn shape(s: BuiltShape) -> Shape {
             half_height: h,
             radius: r,
         }),
-        BuiltShape::Bsp(b) => Shape::Bsp(bsp(b)),
+        BuiltShape::Bsp(b) => Shape::Bsp(Box::new(bsp(b))),
     }
 }
 
