@@ -469,24 +469,26 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     // per run of leaves with its bases: whether every unlisted corner `a`
     // fits, and how many leaves each table should list
     let scan = |leaves: &[ArchivedLeaf], bases: &[[rkyv::rend::u32_le; 2]]| {
-        leaves
-            .chunks(LEAF_CHUNK)
-            .zip(bases)
-            .fold((true, [0usize; 3]), |acc, (run, base)| {
-                let base = base[0].to_native();
-                run.iter().fold(acc, |(all, f), leaf| {
-                    let listed = leaf.bits & A_LISTED != 0;
-                    let a = base.wrapping_add(u32::from(leaf.a.to_native()));
-                    (
-                        all & (listed | fits(a, leaf)),
-                        [
-                            f[0] + usize::from(listed),
-                            f[1] + usize::from(leaf.bits & ID_LISTED != 0),
-                            f[2] + usize::from(leaf.is_pair() & (leaf.delta == 0)),
-                        ],
-                    )
-                })
-            })
+        let (mut all, mut f) = (true, [0usize; 3]);
+        for (run, base) in leaves.chunks(LEAF_CHUNK).zip(bases) {
+            let base = base[0].to_native();
+            // counted per run in u32 lanes, so the loop has no branch
+            let (mut fits_all, mut corners, mut ids, mut seconds) = (true, 0u32, 0u32, 0u32);
+            for leaf in run {
+                let bits = leaf.bits;
+                let listed = bits & A_LISTED != 0;
+                let a = base.wrapping_add(u32::from(leaf.a.to_native()));
+                fits_all &= listed | fits(a, leaf);
+                corners += u32::from(listed);
+                ids += u32::from(bits & ID_LISTED != 0);
+                seconds += u32::from(leaf.is_pair() & (leaf.delta == 0));
+            }
+            all &= fits_all;
+            f[0] += corners as usize;
+            f[1] += ids as usize;
+            f[2] += seconds as usize;
+        }
+        (all, f)
     };
     let (all, flagged) = if parallel {
         mesh.leaves
