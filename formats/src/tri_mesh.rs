@@ -2,14 +2,15 @@
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
-//! an edge, as 12-byte quads ([`Leaf`]) that carry their first source id. The tree stores inner nodes only,
-//! each holding its children's bounds (quantised boxes, [`BoxNode`], or
-//! quantised spheres, [`SphereNode`]) and two [`Links`] words: a node's
-//! inner children are consecutive nodes and its leaf children consecutive
-//! leaves, so a node names only the first of each and which slots hold
-//! leaves. Nodes are in breadth-first order (each node's children follow
-//! those of the node before it) and leaves in the order their parents
-//! list them, which verification checks in one pass.
+//! an edge, as 12-byte quads ([`Leaf`]) that carry their first source
+//! id. The tree stores inner nodes only, each holding its children's
+//! bounds (quantised boxes, [`BoxNode`], or quantised spheres,
+//! [`SphereNode`]) and two [`Links`] words: a node's inner children are
+//! consecutive nodes and its leaf children consecutive leaves, so a node
+//! names only the first of each and which slots hold leaves. Nodes are in
+//! breadth-first order (each node's children follow those of the node
+//! before it) and leaves in the order their parents list them, which
+//! verification checks in one pass.
 
 use crate::vertices::Vertices;
 use rkyv::{Archive, Serialize};
