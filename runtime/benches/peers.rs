@@ -912,6 +912,31 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
                     .count()
             },
         );
+        // the same yes/no question parry's `contains_point` answers: the
+        // row above lists every solid holding the point, this one stops at
+        // the first
+        compare(
+            rows,
+            &name,
+            "point yes/no/s",
+            "inside",
+            nq,
+            || {
+                points
+                    .iter()
+                    .filter(|p| level.point_in_solid(**p, &Filter::ALL))
+                    .count()
+            },
+            || {
+                points
+                    .iter()
+                    .filter(|p| {
+                        use parry3d::query::PointQuery;
+                        compound.contains_point(&identity, pv(**p))
+                    })
+                    .count()
+            },
+        );
         let balls: Vec<(Vec3, f32)> = (0..nq)
             .map(|_| {
                 let r = rng.range(0.1, 1.0);
@@ -1208,6 +1233,28 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                             bsp_level.contains_point_into(**p, &Filter::ALL, &mut inside);
                             !inside.is_empty()
                         })
+                        .count()
+                },
+                || {
+                    points
+                        .iter()
+                        .filter(|p| {
+                            use parry3d::query::PointQuery;
+                            compound.contains_point(&identity, pv(**p))
+                        })
+                        .count()
+                },
+            );
+            compare(
+                rows,
+                &row,
+                "point yes/no/s",
+                "inside",
+                nq,
+                || {
+                    points
+                        .iter()
+                        .filter(|p| bsp_level.point_in_solid(**p, &Filter::ALL))
                         .count()
                 },
                 || {

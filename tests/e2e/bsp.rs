@@ -305,6 +305,11 @@ fn check_against_brute_force(bevels: bool) {
                 let inside = solid.inside(pd);
                 // points
                 let got = !level.contains_point(pf, &Filter::ALL).is_empty();
+                assert_eq!(
+                    level.point_in_solid(pf, &Filter::ALL),
+                    got,
+                    "{mesh_name} {what} {i}"
+                );
                 insides += usize::from(got);
                 if clear > tol {
                     assert_eq!(got, inside, "{mesh_name} {what} point {i} {pd}");

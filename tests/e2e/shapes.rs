@@ -123,6 +123,11 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 let pd = pf.as_dvec3();
                 // points
                 let inside = !level.contains_point(pf, &Filter::ALL).is_empty();
+                assert_eq!(
+                    level.point_in_solid(pf, &Filter::ALL),
+                    inside,
+                    "{what} point {i}"
+                );
                 insides += usize::from(inside);
                 let clear = solid.distance(pd);
                 if clear > tol {

@@ -383,6 +383,12 @@ fn batched_queries_answer_like_single_ones() {
             level.contains_point_batch(&points, &filter, &mut inside);
             for (p, i) in points.iter().zip(&inside) {
                 assert_eq!(*i, level.contains_point(*p, &filter));
+                assert_eq!(level.point_in_solid(*p, &filter), !i.is_empty());
+            }
+            let mut any = vec![false; points.len()];
+            level.point_in_solid_batch(&points, &filter, &mut any);
+            for (a, i) in any.iter().zip(&inside) {
+                assert_eq!(*a, !i.is_empty());
             }
             // the level's first objects are in reach of many queries
             // (every query sees nothing only through a broken filter)

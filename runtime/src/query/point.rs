@@ -49,6 +49,49 @@ impl Level {
         out.sort_unstable();
     }
 
+    /// Whether any solid `filter` accepts contains `p` (surface included):
+    /// [`Level::contains_point`]'s yes/no form, which stops at the first
+    /// solid found. Triangle meshes have no inside; a non-finite point is
+    /// in nothing.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Vec3};
+    /// assert!(level.point_in_solid(Vec3::new(16.25, 1.0, 10.0), &Filter::ALL)); // in the wall
+    /// assert!(!level.point_in_solid(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL)); // on a floor tile
+    /// ```
+    pub fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
+        if !p.is_finite() {
+            return false;
+        }
+        let mut found = false;
+        self.near(p, p, filter, |_, shape, place| {
+            found = shape.contains(place, p);
+            found
+        });
+        found
+    }
+
+    /// [`Level::point_in_solid`] on the rayon pool: `out[i]` answers
+    /// `points[i]`.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Filter, Vec3};
+    /// let points: Vec<Vec3> = (0..100).map(|i| Vec3::new(15.01 + i as f32 * 0.02, 1.0, 10.0)).collect();
+    /// let mut out = vec![false; points.len()];
+    /// level.point_in_solid_batch(&points, &Filter::ALL, &mut out);
+    /// assert_eq!(out.iter().filter(|&&o| o).count(), 25); // 16.01 to 16.49
+    /// ```
+    pub fn point_in_solid_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]) {
+        super::batch(points, out, 256, |p, o| {
+            *o = self.point_in_solid(*p, filter)
+        });
+    }
+
     /// Point queries on the rayon pool: `out[i]` answers `points[i]`.
     ///
     /// # Panics
