@@ -4,6 +4,7 @@
 //! id in a 16-bit window; the rest are listed.
 
 use kiln_formats::tri_mesh::{A_LISTED, ID_LISTED, LEAF_CHUNK, Leaf};
+use rayon::prelude::*;
 
 /// A mesh's leaves and what places them.
 #[derive(Debug, Default)]
@@ -32,59 +33,97 @@ pub struct Placed {
 /// the first's (or not above it) is listed. Each run's bases are the
 /// starts of the 16-bit windows holding the most of its corners `a` and
 /// of its first ids (the lowest such start, so the result depends on the
-/// input alone).
+/// input alone). The leaves and the runs are placed on the rayon pool, the
+/// corner copies in leaf order, so the result is the same at any thread
+/// count.
 pub fn place(
     mut vertices: Vec<[f32; 3]>,
     quads: &[[u32; 4]],
     ids: &[[u32; 2]],
     flat: &[u8],
 ) -> Placed {
-    let mut second_ids = Vec::new();
-    let mut corner_a = Vec::with_capacity(quads.len());
-    let mut leaves: Vec<Leaf> = quads
-        .iter()
+    // the second id's delta: 0 for a lone triangle or a listed second id
+    let delta = |[first, second]: [u32; 2]| {
+        u8::try_from(second.wrapping_sub(first))
+            .ok()
+            .filter(|&d| d > 0 && second != u32::MAX)
+    };
+    let second_ids: Vec<[u32; 2]> = ids
+        .par_iter()
+        .enumerate()
+        .filter(|&(_, &s)| s[1] != u32::MAX && delta(s).is_none())
+        .map(|(l, s)| [l as u32, s[1]])
+        .collect();
+    // leaves whose corners lie within an i16 of `a`, on the pool; then, in
+    // order, copies of the corners of the few that do not
+    let mut leaves: Vec<Option<Leaf>> = quads
+        .par_iter()
         .zip(ids)
         .zip(flat)
+        .map(|((&q, &s), &flat)| Leaf::new(q, flat, delta(s).unwrap_or(0)))
+        .collect();
+    let mut corner_a: Vec<u32> = quads.par_iter().map(|q| q[0]).collect();
+    for (l, leaf) in leaves.iter_mut().enumerate() {
+        if leaf.is_some() {
+            continue;
+        }
+        let q = quads[l];
+        let at = vertices.len() as u32;
+        let pair = q[3] != q[2];
+        let corners = if pair { &q[..] } else { &q[..3] };
+        let copies: Vec<[f32; 3]> = corners.iter().map(|&v| vertices[v as usize]).collect();
+        vertices.extend(copies);
+        let d = if pair { at + 3 } else { at + 2 };
+        corner_a[l] = at;
+        *leaf = Leaf::new([at, at + 1, at + 2, d], flat[l], delta(ids[l]).unwrap_or(0));
+    }
+    let mut leaves: Vec<Leaf> = leaves
+        .into_iter()
+        .map(|l| l.expect("consecutive corners"))
+        .collect();
+    // each run's windows, in blocks of runs on the pool, joined in order
+    let block = LEAF_CHUNK * RUNS_PER_TASK;
+    let parts: Vec<Placed> = leaves
+        .par_chunks_mut(block)
+        .zip(corner_a.par_chunks(block))
+        .zip(ids.par_chunks(block))
         .enumerate()
-        .map(|(l, ((&q, &[first, second]), &flat))| {
-            let delta = if second == u32::MAX {
-                0
-            } else if let Some(d) = u8::try_from(second.wrapping_sub(first))
-                .ok()
-                .filter(|&d| d > 0)
-            {
-                d
-            } else {
-                second_ids.push([l as u32, second]);
-                0
-            };
-            if let Some(leaf) = Leaf::new(q, flat, delta) {
-                corner_a.push(q[0]);
-                return leaf;
-            }
-            let at = vertices.len() as u32;
-            let pair = q[3] != q[2];
-            let corners = if pair { &q[..] } else { &q[..3] };
-            let copies: Vec<[f32; 3]> = corners.iter().map(|&v| vertices[v as usize]).collect();
-            vertices.extend(copies);
-            let d = if pair { at + 3 } else { at + 2 };
-            corner_a.push(at);
-            Leaf::new([at, at + 1, at + 2, d], flat, delta).expect("consecutive corners")
-        })
+        .map(|(b, ((leaves, a), ids))| place_runs(b * block, leaves, a, ids))
         .collect();
     let mut placed = Placed {
         bases: Vec::with_capacity(leaves.len().div_ceil(LEAF_CHUNK)),
         second_ids,
         ..Placed::default()
     };
+    for part in parts {
+        placed.bases.extend(part.bases);
+        placed.listed_corners.extend(part.listed_corners);
+        placed.listed_ids.extend(part.listed_ids);
+    }
+    placed.vertices = vertices;
+    placed.leaves = leaves;
+    placed
+}
+
+/// Runs of leaves per task when placing a large mesh's runs.
+const RUNS_PER_TASK: usize = 512;
+
+/// Places the runs of `leaves` (leaf `first` onwards, corners `a` and
+/// source ids `ids` beside them): their bases and listed values.
+fn place_runs(first: usize, leaves: &mut [Leaf], a: &[u32], ids: &[[u32; 2]]) -> Placed {
+    let mut placed = Placed::default();
     for (r, run) in leaves.chunks_mut(LEAF_CHUNK).enumerate() {
-        let first = r * LEAF_CHUNK;
-        let a = &corner_a[first..first + run.len()];
-        let id: Vec<u32> = ids[first..first + run.len()].iter().map(|s| s[0]).collect();
-        let base = [window(a), window(&id)];
+        let start = r * LEAF_CHUNK;
+        let a = &a[start..start + run.len()];
+        let mut id = [0u32; LEAF_CHUNK];
+        for (k, s) in ids[start..start + run.len()].iter().enumerate() {
+            id[k] = s[0];
+        }
+        let id = &id[..run.len()];
+        let base = [window(a), window(id)];
         placed.bases.push(base);
         for (k, leaf) in run.iter_mut().enumerate() {
-            let l = (first + k) as u32;
+            let l = (first + start + k) as u32;
             match u16::try_from(a[k].wrapping_sub(base[0])) {
                 Ok(off) => leaf.a = off,
                 Err(_) => {
@@ -101,8 +140,6 @@ pub fn place(
             }
         }
     }
-    placed.vertices = vertices;
-    placed.leaves = leaves;
     placed
 }
 
