@@ -372,21 +372,43 @@ impl Leaf {
             delta,
         })
     }
-
-    /// Whether the leaf holds two triangles (`d ≠ c`).
-    #[inline]
-    pub fn is_pair(&self) -> bool {
-        self.offset[2] != self.offset[1]
-    }
 }
 
-impl ArchivedLeaf {
-    /// Whether the leaf holds two triangles (`d ≠ c`).
-    #[inline]
-    pub fn is_pair(&self) -> bool {
-        self.offset[2] != self.offset[1]
-    }
+/// What a leaf says of itself, the same for the native and the archived
+/// form: the rules readers and verification share.
+macro_rules! leaf_rules {
+    ($leaf:ty) => {
+        impl $leaf {
+            /// Whether the leaf holds two triangles (`d ≠ c`).
+            #[inline]
+            pub fn is_pair(&self) -> bool {
+                self.offset[2] != self.offset[1]
+            }
+
+            /// Whether corner `a` is listed ([`A_LISTED`]).
+            #[inline]
+            pub fn a_listed(&self) -> bool {
+                self.bits & A_LISTED != 0
+            }
+
+            /// Whether the first source id is listed ([`ID_LISTED`]).
+            #[inline]
+            pub fn id_listed(&self) -> bool {
+                self.bits & ID_LISTED != 0
+            }
+
+            /// Whether the second source id is listed: a pair with a zero
+            /// delta.
+            #[inline]
+            pub fn second_listed(&self) -> bool {
+                self.is_pair() & (self.delta == 0)
+            }
+        }
+    };
 }
+
+leaf_rules!(Leaf);
+leaf_rules!(ArchivedLeaf);
 
 /// A leaf's corners from corner `a` and the others' offsets.
 #[inline(always)]
@@ -470,7 +492,7 @@ impl TriMesh {
     pub fn corners(&self, leaf: usize) -> [u32; 4] {
         let l = &self.leaves[leaf];
         let base = self.bases[leaf / LEAF_CHUNK][0];
-        let a = placed(base, l.a, l.bits & A_LISTED != 0, || {
+        let a = placed(base, l.a, l.a_listed(), || {
             lookup(&self.listed_corners, leaf, |e| *e)
         });
         corners(a, l.offset)
@@ -480,7 +502,7 @@ impl TriMesh {
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
         let l = &self.leaves[leaf];
         let base = self.bases[leaf / LEAF_CHUNK][1];
-        let first = placed(base, l.id, l.bits & ID_LISTED != 0, || {
+        let first = placed(base, l.id, l.id_listed(), || {
             lookup(&self.listed_ids, leaf, |e| *e)
         });
         match (k, l.delta) {
@@ -518,7 +540,7 @@ impl ArchivedTriMesh {
     pub fn corners(&self, leaf: usize) -> [u32; 4] {
         let l = &self.leaves[leaf];
         let base = self.bases[leaf / LEAF_CHUNK][0].to_native();
-        let a = placed(base, l.a.to_native(), l.bits & A_LISTED != 0, || {
+        let a = placed(base, l.a.to_native(), l.a_listed(), || {
             lookup(&self.listed_corners, leaf, |e| e.map(|v| v.to_native()))
         });
         corners(a, l.offset.map(|o| o.to_native()))
@@ -531,7 +553,7 @@ impl ArchivedTriMesh {
     pub fn source_id(&self, leaf: usize, k: u32) -> u32 {
         let l = &self.leaves[leaf];
         let base = self.bases[leaf / LEAF_CHUNK][1].to_native();
-        let first = placed(base, l.id.to_native(), l.bits & ID_LISTED != 0, || {
+        let first = placed(base, l.id.to_native(), l.id_listed(), || {
             lookup(&self.listed_ids, leaf, |e| e.map(|v| v.to_native()))
         });
         match (k, l.delta) {

@@ -185,6 +185,58 @@ const PASS_BUDGET_S: f64 = 0.3;
 
 /// Sphere overlaps (Kiln: every object's closest point; parry: the deepest
 /// contact) and yes/no tests against the same `target`, same spheres.
+/// Point rows: which solids hold each point (Kiln lists them all) and
+/// whether any does (Kiln's `point_in_solid`, the question parry3d's
+/// `contains_point` answers, stopping at the first).
+fn point_rows(
+    rows: &mut Vec<Row>,
+    name: &str,
+    level: &Level,
+    points: &[Vec3],
+    target: &dyn parry3d::shape::Shape,
+) {
+    let identity = parry3d::math::Pose::IDENTITY;
+    let parry = || {
+        points
+            .iter()
+            .filter(|p| target.contains_point(&identity, pv(**p)))
+            .count()
+    };
+    let mut inside = Vec::new();
+    compare(
+        rows,
+        name,
+        "points/s",
+        "inside",
+        points.len(),
+        || {
+            points
+                .iter()
+                .filter(|p| {
+                    // the allocation-free form, as the sphere rows use
+                    level.contains_point_into(**p, &Filter::ALL, &mut inside);
+                    !inside.is_empty()
+                })
+                .count()
+        },
+        parry,
+    );
+    compare(
+        rows,
+        name,
+        "point yes/no/s",
+        "inside",
+        points.len(),
+        || {
+            points
+                .iter()
+                .filter(|p| level.point_in_solid(**p, &Filter::ALL))
+                .count()
+        },
+        parry,
+    );
+}
+
 fn sphere_rows(
     rows: &mut Vec<Row>,
     name: &str,
@@ -885,58 +937,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
             },
         );
         let points: Vec<Vec3> = (0..nq).map(|_| near(&mut rng, 1.2).0).collect();
-        let mut inside = Vec::new();
-        compare(
-            rows,
-            &name,
-            "points/s",
-            "inside",
-            nq,
-            || {
-                points
-                    .iter()
-                    .filter(|p| {
-                        // the allocation-free form, as the sphere rows use
-                        level.contains_point_into(**p, &Filter::ALL, &mut inside);
-                        !inside.is_empty()
-                    })
-                    .count()
-            },
-            || {
-                points
-                    .iter()
-                    .filter(|p| {
-                        use parry3d::query::PointQuery;
-                        compound.contains_point(&identity, pv(**p))
-                    })
-                    .count()
-            },
-        );
-        // the same yes/no question parry's `contains_point` answers: the
-        // row above lists every solid holding the point, this one stops at
-        // the first
-        compare(
-            rows,
-            &name,
-            "point yes/no/s",
-            "inside",
-            nq,
-            || {
-                points
-                    .iter()
-                    .filter(|p| level.point_in_solid(**p, &Filter::ALL))
-                    .count()
-            },
-            || {
-                points
-                    .iter()
-                    .filter(|p| {
-                        use parry3d::query::PointQuery;
-                        compound.contains_point(&identity, pv(**p))
-                    })
-                    .count()
-            },
-        );
+        point_rows(rows, &name, &level, &points, &compound);
         let balls: Vec<(Vec3, f32)> = (0..nq)
             .map(|_| {
                 let r = rng.range(0.1, 1.0);
@@ -1218,55 +1219,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
                 },
             );
         } else {
-            let mut inside = Vec::new();
-            compare(
-                rows,
-                &row,
-                "points/s",
-                "inside",
-                nq,
-                || {
-                    points
-                        .iter()
-                        .filter(|p| {
-                            // the allocation-free form, as the sphere rows use
-                            bsp_level.contains_point_into(**p, &Filter::ALL, &mut inside);
-                            !inside.is_empty()
-                        })
-                        .count()
-                },
-                || {
-                    points
-                        .iter()
-                        .filter(|p| {
-                            use parry3d::query::PointQuery;
-                            compound.contains_point(&identity, pv(**p))
-                        })
-                        .count()
-                },
-            );
-            compare(
-                rows,
-                &row,
-                "point yes/no/s",
-                "inside",
-                nq,
-                || {
-                    points
-                        .iter()
-                        .filter(|p| bsp_level.point_in_solid(**p, &Filter::ALL))
-                        .count()
-                },
-                || {
-                    points
-                        .iter()
-                        .filter(|p| {
-                            use parry3d::query::PointQuery;
-                            compound.contains_point(&identity, pv(**p))
-                        })
-                        .count()
-                },
-            );
+            point_rows(rows, &row, &bsp_level, &points, &compound);
             sphere_rows(rows, &row, &bsp_level, &balls, &compound);
             sweep_rows(rows, &row, &bsp_level, &sweeps, (0.2, 10.0), &compound);
         }

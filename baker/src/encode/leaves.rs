@@ -83,7 +83,7 @@ pub fn place(
         .collect();
     // each run's windows, in blocks of runs on the pool, joined in order
     let block = LEAF_CHUNK * RUNS_PER_TASK;
-    let parts: Vec<Placed> = leaves
+    let parts: Vec<Runs> = leaves
         .par_chunks_mut(block)
         .zip(corner_a.par_chunks(block))
         .zip(ids.par_chunks(block))
@@ -108,10 +108,18 @@ pub fn place(
 /// Runs of leaves per task when placing a large mesh's runs.
 const RUNS_PER_TASK: usize = 512;
 
+/// The bases and listed values of a block of runs.
+#[derive(Default)]
+struct Runs {
+    bases: Vec<[u32; 2]>,
+    listed_corners: Vec<[u32; 2]>,
+    listed_ids: Vec<[u32; 2]>,
+}
+
 /// Places the runs of `leaves` (leaf `first` onwards, corners `a` and
 /// source ids `ids` beside them): their bases and listed values.
-fn place_runs(first: usize, leaves: &mut [Leaf], a: &[u32], ids: &[[u32; 2]]) -> Placed {
-    let mut placed = Placed::default();
+fn place_runs(first: usize, leaves: &mut [Leaf], a: &[u32], ids: &[[u32; 2]]) -> Runs {
+    let mut placed = Runs::default();
     for (r, run) in leaves.chunks_mut(LEAF_CHUNK).enumerate() {
         let start = r * LEAF_CHUNK;
         let a = &a[start..start + run.len()];

@@ -4,9 +4,8 @@
 use super::{TreeError, TreeStats, VerifyError};
 use crate::level::MAX_DEPTH;
 use crate::tri_mesh::{
-    A_LISTED, ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
-    ID_LISTED, LEAF_BIT, LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
-    dequantize,
+    ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, LEAF_BIT,
+    LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo, dequantize,
 };
 use crate::vertices::{Axis, layout_of};
 use rayon::prelude::*;
@@ -475,13 +474,12 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
             // counted per run in u32 lanes, so the loop has no branch
             let (mut fits_all, mut corners, mut ids, mut seconds) = (true, 0u32, 0u32, 0u32);
             for leaf in run {
-                let bits = leaf.bits;
-                let listed = bits & A_LISTED != 0;
+                let listed = leaf.a_listed();
                 let a = base.wrapping_add(u32::from(leaf.a.to_native()));
                 fits_all &= listed | fits(a, leaf);
                 corners += u32::from(listed);
-                ids += u32::from(bits & ID_LISTED != 0);
-                seconds += u32::from(leaf.is_pair() & (leaf.delta == 0));
+                ids += u32::from(leaf.id_listed());
+                seconds += u32::from(leaf.second_listed());
             }
             all &= fits_all;
             f[0] += corners as usize;
@@ -528,8 +526,9 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     };
     if !all {
         let (t, a) = (0..mesh.leaves.len())
+            .filter(|&t| !mesh.leaves[t].a_listed())
             .map(|t| (t, mesh.corners(t)[0]))
-            .find(|&(t, a)| mesh.leaves[t].bits & A_LISTED == 0 && !fits(a, &mesh.leaves[t]))
+            .find(|&(t, a)| !fits(a, &mesh.leaves[t]))
             .expect("a leaf failed");
         return Err(out_of_range(t, a));
     }
@@ -562,19 +561,19 @@ fn scan_tri_mesh(m: usize, mesh: &ArchivedTriMesh) -> Result<(), VerifyError> {
     listed(
         "listed-corner",
         &mesh.listed_corners,
-        &|l| l.bits & A_LISTED != 0,
+        &ArchivedLeaf::a_listed,
         flagged[0],
     )?;
     listed(
         "listed-id",
         &mesh.listed_ids,
-        &|l| l.bits & ID_LISTED != 0,
+        &ArchivedLeaf::id_listed,
         flagged[1],
     )?;
     listed(
         "second-id",
         &mesh.second_ids,
-        &|l| l.is_pair() & (l.delta == 0),
+        &ArchivedLeaf::second_listed,
         flagged[2],
     )?;
     // the listed corners, now known to name their own leaves
