@@ -22,6 +22,15 @@ pub struct WatertightRay {
     sz: f32,
 }
 
+/// A triangle corner in a [`WatertightRay`]'s frame (see
+/// [`WatertightRay::shear`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Sheared {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
 impl WatertightRay {
     /// Prepares a ray; `dir` must be non-zero and finite.
     #[inline]
@@ -55,17 +64,29 @@ impl WatertightRay {
     /// `(v0, v1, v2)` (either side) with `0 <= t <= t_max`.
     #[inline]
     pub fn intersect(&self, v0: Vec3, v1: Vec3, v2: Vec3, t_max: f32) -> Option<f32> {
+        Self::hit(self.shear(v0), self.shear(v1), self.shear(v2), t_max)
+    }
+
+    /// A corner in the ray's frame: moved to the origin, sheared so the
+    /// ray runs along the third axis, that axis scaled by `1 / dir[kz]`.
+    /// Corners shared by two triangles (a leaf's pair) are sheared once;
+    /// [`Self::hit`] on them gives what [`Self::intersect`] gives.
+    #[inline(always)]
+    pub fn shear(&self, v: Vec3) -> Sheared {
         // plain arrays: indexing a glam vector by a runtime axis is a branch
-        let a = (v0 - self.origin).to_array();
-        let b = (v1 - self.origin).to_array();
-        let c = (v2 - self.origin).to_array();
+        let a = (v - self.origin).to_array();
         let (kx, ky, kz) = (self.kx, self.ky, self.kz);
-        let ax = a[kx] - self.sx * a[kz];
-        let ay = a[ky] - self.sy * a[kz];
-        let bx = b[kx] - self.sx * b[kz];
-        let by = b[ky] - self.sy * b[kz];
-        let cx = c[kx] - self.sx * c[kz];
-        let cy = c[ky] - self.sy * c[kz];
+        Sheared {
+            x: a[kx] - self.sx * a[kz],
+            y: a[ky] - self.sy * a[kz],
+            z: self.sz * a[kz],
+        }
+    }
+
+    /// [`Self::intersect`] on sheared corners.
+    #[inline(always)]
+    pub fn hit(a: Sheared, b: Sheared, c: Sheared, t_max: f32) -> Option<f32> {
+        let (ax, ay, bx, by, cx, cy) = (a.x, a.y, b.x, b.y, c.x, c.y);
         let mut u = cx * by - cy * bx;
         let mut v = ax * cy - ay * cx;
         let mut w = bx * ay - by * ax;
@@ -89,10 +110,7 @@ impl WatertightRay {
         if det == 0.0 {
             return None;
         }
-        let az = self.sz * a[kz];
-        let bz = self.sz * b[kz];
-        let cz = self.sz * c[kz];
-        let t_scaled = u * az + v * bz + w * cz;
+        let t_scaled = u * a.z + v * b.z + w * c.z;
         // 0 <= t_scaled / det <= t_max, without dividing first
         if det > 0.0 {
             if t_scaled < 0.0 || t_scaled > t_max * det {

@@ -72,12 +72,13 @@ impl RayVisitor for MeshSearch<'_> {
             self.mesh.corners(data as usize),
             1 + usize::from(l.is_pair()),
         );
-        let p = |k: usize| Vec3::from(self.mesh.vertices.get(q[k]));
+        // each corner sheared once, b and c for both triangles
+        let p = |k: usize| self.ray.shear(Vec3::from(self.mesh.vertices.get(q[k])));
         // (a, b, c) and (c, b, d)
         let (a, b, c) = (p(0), p(1), p(2));
-        let tris = [(a, b, c), (c, b, p(3))];
+        let tris = [(a, b, c), (c, b, if count == 2 { p(3) } else { c })];
         for (k, &(x, y, z)) in tris.iter().take(count).enumerate() {
-            if let Some(th) = self.ray.intersect(x, y, z, self.t_max)
+            if let Some(th) = WatertightRay::hit(x, y, z, self.t_max)
                 && (self.hit.is_none() || th < self.t_max)
             {
                 self.t_max = th;
