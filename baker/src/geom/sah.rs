@@ -173,15 +173,24 @@ fn build(work: &mut [Prim]) -> Vec<BinNode> {
         2 * work.len() - 1
     ];
     let bounds = Bounds::of(work);
-    build_rec(work, &mut nodes, 0, 0, 1, bounds);
+    // the other buffer binned splits partition into (see `build_rec`)
+    let mut spare = work.to_vec();
+    build_rec(work, &mut spare, false, &mut nodes, 0, 0, 1, bounds);
     nodes
 }
 
 /// Builds the subtree over `prims` (which sit at `first_prim..` in leaf
 /// order, with box and centroid box `b`) into `nodes`, whose first element
-/// is array index `base`.
+/// is array index `base`. `spare` is the same stretch of the other buffer:
+/// a binned split partitions from one buffer into the other (without
+/// branches: the tree does not depend on the order within a side), and
+/// the children go on from there. `spare_is_work` says whether `spare` is
+/// the caller's `work`, where each leaf's primitive must end.
+#[allow(clippy::too_many_arguments)]
 fn build_rec(
     prims: &mut [Prim],
+    spare: &mut [Prim],
+    spare_is_work: bool,
     nodes: &mut [BinNode],
     base: u32,
     first_prim: u32,
@@ -191,6 +200,9 @@ fn build_rec(
     debug_assert_eq!(nodes.len(), 2 * prims.len() - 1);
     let end = base + nodes.len() as u32;
     if prims.len() == 1 {
+        if spare_is_work {
+            spare[0] = prims[0];
+        }
         nodes[0] = BinNode {
             min: b.min.to_array(),
             max: b.max.to_array(),
@@ -199,12 +211,15 @@ fn build_rec(
         };
         return;
     }
-    let split = if depth >= SAH_DEPTH {
-        None
+    // a binned split moves the primitives into `spare`
+    let (split, moved) = if depth >= SAH_DEPTH {
+        (None, false)
     } else if prims.len() <= SMALL {
-        small_split(prims)
+        (small_split(prims), false)
     } else {
-        sah_split(prims, &b)
+        let s = sah_split(prims, spare, &b);
+        let moved = s.is_some();
+        (s, moved)
     };
     let (mid, axis, left, right) = match split {
         Some(s) => s,
@@ -216,9 +231,15 @@ fn build_rec(
         end,
         data: axis as u32,
     };
+    let (prims, spare, spare_is_work) = if moved {
+        (spare, prims, !spare_is_work)
+    } else {
+        (prims, spare, spare_is_work)
+    };
     // left subtree: mid prims → 2*mid-1 nodes right after this one
     let parallel = prims.len() > PARALLEL_GRAIN;
     let (left_prims, right_prims) = prims.split_at_mut(mid);
+    let (left_spare, right_spare) = spare.split_at_mut(mid);
     let (left_nodes, right_nodes) = nodes[1..].split_at_mut(2 * mid - 1);
     let left_base = base + 1;
     let right_base = base + 2 * mid as u32;
@@ -226,6 +247,8 @@ fn build_rec(
     let mut build_left = || {
         build_rec(
             left_prims,
+            left_spare,
+            spare_is_work,
             left_nodes,
             left_base,
             first_prim,
@@ -236,6 +259,8 @@ fn build_rec(
     let mut build_right = || {
         build_rec(
             right_prims,
+            right_spare,
+            spare_is_work,
             right_nodes,
             right_base,
             right_first,
@@ -289,8 +314,14 @@ fn blocks(count: u32) -> f32 {
 /// pass); returns the left count (both sides non-empty), the axis, and the
 /// children's bounds, which come straight from the bins. Leaves always
 /// hold one primitive, so only the children's costs (area × [`blocks`] of
-/// the count) are compared. `None` when all centroids coincide.
-fn sah_split(prims: &mut [Prim], b: &Bounds) -> Option<(usize, usize, Bounds, Bounds)> {
+/// the count) are compared. The primitives are partitioned into `dst`
+/// (left side first); `None`, with nothing moved, when all centroids
+/// coincide.
+fn sah_split(
+    prims: &[Prim],
+    dst: &mut [Prim],
+    b: &Bounds,
+) -> Option<(usize, usize, Bounds, Bounds)> {
     let extent = b.cmax - b.cmin;
     let mut scale = [0.0f32; 3];
     for k in 0..3 {
@@ -338,21 +369,23 @@ fn sah_split(prims: &mut [Prim], b: &Bounds) -> Option<(usize, usize, Bounds, Bo
         side.max = side.max.max(bin.max);
         side.count += bin.count;
     }
-    // partition, taking each side's centroid box on the way (each
-    // primitive is looked at exactly once)
-    let (mut i, mut j) = (0, prims.len());
-    while i < j {
-        let c = prims[i].c2();
-        if bin_of(c[axis], cmin[axis], scale[axis]) < split {
-            left.cmin = left.cmin.min(c);
-            left.cmax = left.cmax.max(c);
-            i += 1;
-        } else {
-            right.cmin = right.cmin.min(c);
-            right.cmax = right.cmax.max(c);
-            j -= 1;
-            prims.swap(i, j);
-        }
+    // partition into `dst`, taking each side's centroid box on the way
+    // (each primitive is looked at exactly once), without branches: a
+    // mispredicted side per primitive cost more than the copy
+    let (mut i, mut j) = (0usize, prims.len());
+    let big = Vec3A::splat(f32::INFINITY);
+    for p in prims {
+        let c = p.c2();
+        let to_left = bin_of(c[axis], cmin[axis], scale[axis]) < split;
+        let m = glam::BVec3A::splat(to_left);
+        left.cmin = left.cmin.min(Vec3A::select(m, c, big));
+        left.cmax = left.cmax.max(Vec3A::select(m, c, -big));
+        right.cmin = right.cmin.min(Vec3A::select(m, big, c));
+        right.cmax = right.cmax.max(Vec3A::select(m, -big, c));
+        j -= usize::from(!to_left);
+        let at = if to_left { i } else { j };
+        dst[at] = *p;
+        i += usize::from(to_left);
     }
     debug_assert_eq!(i, left.count as usize);
     Some((i, axis, left, right))
@@ -424,7 +457,13 @@ fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
 fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
     let n = prims.len();
     if n == 2 {
-        // one way to split two
+        // one way to split two, in the order the sweep below would give
+        // (by centroid on x, then id), so the tree never depends on the
+        // order a partition left the primitives in
+        let key = |p: &Prim| (total_order_key(p.c2().x), p.id());
+        if key(&prims[1]) < key(&prims[0]) {
+            prims.swap(0, 1);
+        }
         return Some((1, 0, Bounds::of(&prims[..1]), Bounds::of(&prims[1..])));
     }
     // per axis, the order of the prims by centroid (ties by id), as small
@@ -608,6 +647,49 @@ mod tests {
                     a.total_cmp(b),
                     "{a} vs {b}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn the_tree_does_not_depend_on_the_order_of_its_input() {
+        // distinct centroids on every axis, so no tie falls back on the
+        // ids (which follow the input order)
+        let n = 19_997u64; // prime: i·a mod n is a permutation
+        let at = |i: u64, a: u64| ((i * a) % n) as f32 * 0.01;
+        let spread: Boxes = (0..n)
+            .map(|i| {
+                let lo = [at(i, 7_919), at(i, 104_729), at(i, 15_485_863)];
+                let w = 0.02 + at(i, 31) * 1e-3;
+                (lo, [lo[0] + w, lo[1] + 2.0 * w, lo[2] + 0.5 * w])
+            })
+            .collect();
+        // twelve boxes near the origin and a pair far off: the binned
+        // split at the root leaves the pair a side of its own
+        let mut pair: Boxes = (0..12)
+            .map(|i| {
+                // i·5 and i·7 mod 12 are permutations: distinct on y and z
+                let lo = [
+                    i as f32 * 0.7,
+                    (i * 5 % 12) as f32 * 0.3,
+                    (i * 7 % 12) as f32 * 0.45,
+                ];
+                (lo, lo.map(|v| v + 1.0))
+            })
+            .collect();
+        pair.push(([1000.0, 0.0, 0.0], [1001.0, 1.0, 1.0]));
+        pair.push(([1000.5, 2.0, 3.0], [1001.5, 3.0, 4.0]));
+        for boxes in [spread, pair] {
+            let (order, nodes) = build_boxes(boxes.iter().copied());
+            let n = boxes.len();
+            // the same boxes in other orders: strides through the list
+            // (each coprime with both lengths, so a permutation)
+            for stride in [n - 1, 3, 5] {
+                let perm: Vec<usize> = (0..n).map(|i| (i * stride) % n).collect();
+                let (order_p, nodes_p) = build_boxes(perm.iter().map(|&i| boxes[i]));
+                assert_eq!(nodes_p, nodes, "stride {stride} of {n}");
+                let back: Vec<u32> = order_p.iter().map(|&j| perm[j as usize] as u32).collect();
+                assert_eq!(back, order, "stride {stride} of {n}");
             }
         }
     }
