@@ -240,16 +240,28 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
         boxes[0] = (root.min, root.max);
     }
     for level in layout.levels.windows(2) {
-        let encode = |k: usize| {
-            let mut b = encode_box_node(nodes, &refs, &wide[k], boxes[k]);
+        // the children's exact boxes first, then the codes: a loop of
+        // loads alone keeps many of these scattered reads in flight, where
+        // reading them inside the encoding waited on each (a third of it)
+        let gather = |k: usize| -> Kids {
+            let w = &wide[k];
+            std::array::from_fn(|c| {
+                let b = w.children[c.min(w.len - 1)];
+                (nodes[b].min, nodes[b].max, refs[b] & LEAF_BIT != 0)
+            })
+        };
+        let encode = |(k, kids): (usize, &Kids)| {
+            let mut b = encode_box_node(kids, wide[k].len, boxes[k]);
             b.0.links = layout.links[k];
             b
         };
         let range = level[0]..level[1];
         let done: Vec<(BoxNode, Inner)> = if range.len() >= ENCODE_GRAIN {
-            range.into_par_iter().map(encode).collect()
+            let kids: Vec<Kids> = range.clone().into_par_iter().map(gather).collect();
+            range.into_par_iter().zip(&kids).map(encode).collect()
         } else {
-            range.map(encode).collect()
+            let kids: Vec<Kids> = range.clone().map(gather).collect();
+            range.zip(&kids).map(encode).collect()
         };
         // the level's inner children are the next nodes, in order
         let mut next = level[1];
@@ -286,22 +298,22 @@ type Decoded = ([f32; 3], [f32; 3]);
 /// and how many.
 type Inner = ([Decoded; WIDTH], usize);
 
+/// A wide node's children as encoding needs them: exact box and whether
+/// it is a leaf, in slot order (slots past the node's count repeat its
+/// last child).
+type Kids = [([f32; 3], [f32; 3], bool); WIDTH];
+
 /// One wide node's codes against its decoded box `(pmin, pmax)` (links
-/// left blank), and its inner children's decoded boxes.
-fn encode_box_node(
-    nodes: &[Node],
-    refs: &[u32],
-    w: &Wide,
-    (pmin, pmax): Decoded,
-) -> (BoxNode, Inner) {
+/// left blank) from its `len` children, and its inner children's decoded
+/// boxes.
+fn encode_box_node(kids: &Kids, len: usize, (pmin, pmax): Decoded) -> (BoxNode, Inner) {
     let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
     let mut node = BLANK;
     let mut inner: Inner = ([([0.0; 3], [0.0; 3]); WIDTH], 0);
-    for (c, &child) in w.children[..w.len].iter().enumerate() {
-        let n = &nodes[child];
+    for (c, &(min, max, is_leaf)) in kids[..len].iter().enumerate() {
         for k in 0..3 {
-            let mut lo = code_lo(pmin[k], step[k], n.min[k]);
-            let mut hi = code_hi(pmax[k], step[k], n.max[k]);
+            let mut lo = code_lo(pmin[k], step[k], min[k]);
+            let mut hi = code_hi(pmax[k], step[k], max[k]);
             // codes that cross (possible only when a step is below the
             // coordinates' ulp) are refused by verification; backing
             // either off only grows the box
@@ -315,10 +327,10 @@ fn encode_box_node(
         let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], node.hi[k][c]));
         // outward rounding is the whole point: check it, always (cheap)
         assert!(
-            (0..3).all(|k| lo[k] <= n.min[k] && hi[k] >= n.max[k]),
+            (0..3).all(|k| lo[k] <= min[k] && hi[k] >= max[k]),
             "decoded child box does not contain the exact box"
         );
-        if refs[child] & LEAF_BIT == 0 {
+        if !is_leaf {
             inner.0[inner.1] = (lo, hi);
             inner.1 += 1;
         }
