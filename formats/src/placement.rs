@@ -60,9 +60,11 @@ pub fn similarity_world64(q: [f32; 4], t: [f32; 3]) -> [f64; 12] {
 /// and rounded to f32 once. The identity (`q = (0, 0, 0, 1)`, `t = 0`)
 /// gives the identity exactly.
 pub fn similarity_rows(q: [f32; 4], t: [f32; 3]) -> Rows {
+    // the world matrix once, for both (it was computed twice)
+    let m = similarity_world64(q, t);
     Rows {
-        world_from_local: similarity_world64(q, t).map(|v| v as f32),
-        local_from_world: similarity_local(q, t),
+        world_from_local: m.map(|v| v as f32),
+        local_from_world: local_from(q, t, &m),
     }
 }
 
@@ -70,7 +72,13 @@ pub fn similarity_rows(q: [f32; 4], t: [f32; 3]) -> Rows {
 /// needs), the same f32 values.
 #[inline]
 pub fn similarity_local(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
-    let m = similarity_world64(q, t);
+    local_from(q, t, &similarity_world64(q, t))
+}
+
+/// The local-from-world matrix of the similarity `(q, t)` whose f64 world
+/// matrix is `m`.
+#[inline]
+fn local_from(q: [f32; 4], t: [f32; 3], m: &[f64; 12]) -> [f32; 12] {
     let [x, y, z, w] = q.map(f64::from);
     let n = x * x + y * y + z * z + w * w;
     let inv = 1.0 / (n * n);
