@@ -140,21 +140,24 @@ struct MeshEdges {
 }
 
 /// One pass over the grouped edges of a welded mesh (see [`MeshEdges`]).
-/// Each side belongs to one group, so each slot is written by one group
-/// only, and flags are or-ed: the result does not depend on the order
-/// the parallel runs take.
+/// Each side belongs to one group, so each slot (the triangle across it,
+/// its flag bits) is written by one group only, with a plain store: the
+/// result does not depend on the order the parallel runs take. Each
+/// triangle's three sides' bits are joined after.
 fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
     use std::sync::atomic::{AtomicU8, AtomicU32, Ordering::Relaxed};
     let across: Vec<AtomicU32> = (0..3 * triangles.len())
         .into_par_iter()
         .map(|_| AtomicU32::new(u32::MAX))
         .collect();
-    let flags: Vec<AtomicU8> = (0..triangles.len())
+    // per side, not per triangle: or-ing into a triangle's byte from
+    // parallel runs took a locked read-modify-write per bit
+    let side_flags: Vec<AtomicU8> = (0..3 * triangles.len())
         .into_par_iter()
         .map(|_| AtomicU8::new(0))
         .collect();
     let set = |x: &EdgeSide, bit: u8| {
-        flags[x.tri as usize].fetch_or(bit << x.edge(), Relaxed);
+        side_flags[3 * x.tri as usize + usize::from(x.edge())].store(bit, Relaxed);
     };
     edge_groups(
         triangles.len(),
@@ -188,7 +191,10 @@ fn mesh_edges(vertices: &[[f32; 3]], triangles: &[[u32; 3]]) -> MeshEdges {
             .par_chunks_exact(3)
             .map(|c| [0, 1, 2].map(|k| c[k].load(Relaxed)))
             .collect(),
-        flags: flags.into_par_iter().map(AtomicU8::into_inner).collect(),
+        flags: side_flags
+            .par_chunks_exact(3)
+            .map(|c| (0..3).fold(0, |f, k| f | c[k].load(Relaxed) << k))
+            .collect(),
     }
 }
 
