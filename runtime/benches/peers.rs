@@ -183,8 +183,6 @@ const MAX_PASSES: usize = 20;
 /// adding passes (a tenth with `--quick`).
 const PASS_BUDGET_S: f64 = 0.3;
 
-/// Sphere overlaps (Kiln: every object's closest point; parry: the deepest
-/// contact) and yes/no tests against the same `target`, same spheres.
 /// Point rows: which solids hold each point (Kiln lists them all) and
 /// whether any does (Kiln's `point_in_solid`, the question parry3d's
 /// `contains_point` answers, stopping at the first).
@@ -237,6 +235,8 @@ fn point_rows(
     );
 }
 
+/// Sphere overlaps (Kiln: every object's closest point; parry: the deepest
+/// contact) and yes/no tests against the same `target`, same spheres.
 fn sphere_rows(
     rows: &mut Vec<Row>,
     name: &str,

@@ -380,9 +380,9 @@ fn leaves_far_from_their_run_in_vertices_and_ids_answer_exactly() {
     let bytes = bake_scene(&scene, &BakeSettings::default().all_meshes()).bytes;
     let level = Level::from_bytes(&bytes).unwrap();
     let m = level.archive().shapes[0].tri_mesh().expect("a mesh");
-    // a run lists its smaller layer (or, tied, the upper one): at least a
-    // quarter of the leaves list their corner and their id (as the tree
-    // is built now, every run splits 16/16 and half are listed)
+    // a run lists its smaller layer (or, tied, the upper one); as the
+    // tree is built, every run splits 16/16, so half the leaves list their
+    // corner and their id
     let (corners, ids) = (m.listed_corners.len(), m.listed_ids.len());
     assert!(corners >= n as usize / 2, "{corners} corners listed");
     assert!(ids >= n as usize / 2, "{ids} ids listed");

@@ -74,7 +74,8 @@ impl RayVisitor for MeshSearch<'_> {
         );
         // each corner sheared once, b and c for both triangles
         let p = |k: usize| self.ray.shear(Vec3::from(self.mesh.vertices.get(q[k])));
-        // (a, b, c) and (c, b, d)
+        // (a, b, c) and (c, b, d); a lone triangle's second slot is never
+        // tested (`take(count)`), so `c` fills it and `d` is not loaded
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, if count == 2 { p(3) } else { c })];
         for (k, &(x, y, z)) in tris.iter().take(count).enumerate() {
