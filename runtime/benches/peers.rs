@@ -374,6 +374,25 @@ fn kiln_rays(level: &Level, qs: &[common::Q], any: bool) -> usize {
         .count()
 }
 
+/// Kiln's side of the batch rows: the same rays through
+/// `Level::raycast_many` / `raycast_any_many` (on this thread, several
+/// walked side by side), answers into `hits` / `any`; the hit count.
+fn kiln_rays_many(
+    level: &Level,
+    rays: &[Ray],
+    any: bool,
+    hits: &mut [Option<kiln_runtime::RayHit>],
+    anys: &mut [bool],
+) -> usize {
+    if any {
+        level.raycast_any_many(rays, &Filter::ALL, anys);
+        anys.iter().filter(|a| **a).count()
+    } else {
+        level.raycast_many(rays, &Filter::ALL, hits);
+        hits.iter().filter(|h| h.is_some()).count()
+    }
+}
+
 /// Builds of each kind per mesh, interleaved; the build rows keep the best.
 const BUILD_ROUNDS: usize = 3;
 
@@ -487,6 +506,36 @@ fn run(
                 .count()
         },
     );
+    // the same rays as one batch on this thread (Kiln walks several side
+    // by side; parry answers them one by one, as above)
+    let batch: Vec<Ray> = qs.iter().map(|q| Ray::new(q.o, q.d, q.t)).collect();
+    let (mut hits, mut anys) = (vec![None; batch.len()], vec![false; batch.len()]);
+    for any in [false, true] {
+        compare(
+            rows,
+            name,
+            if any {
+                "any-hit rays/s, batch on one thread"
+            } else {
+                "rays/s, batch on one thread"
+            },
+            "hits",
+            qs.len(),
+            || kiln_rays_many(&level, &batch, any, &mut hits, &mut anys),
+            || {
+                qs.iter()
+                    .filter(|q| {
+                        let r = PRay::new(pv(q.o), pv(q.d));
+                        if any {
+                            mesh.intersects_local_ray(&r, q.t)
+                        } else {
+                            mesh.cast_local_ray(&r, q.t, true).is_some()
+                        }
+                    })
+                    .count()
+            },
+        );
+    }
     cwbvh::rows(rows, name, &level, (&pos, &tris), &qs);
 
     // sphere overlaps near the surface, r 0.5–2 m

@@ -12,7 +12,8 @@
 //! Kinds: `open` (the time `Level::open` takes on a warm page cache, and
 //! each stage of validation alone: checksum, rkyv's structure check, Kiln's
 //! verification), `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
-//! three ray classes), `overlaps`, `yes-no`, `sweeps`, `characters` (a
+//! three ray classes; `probes-many` and so on answer each class as one batch
+//! through `Level::raycast_many`), `overlaps`, `yes-no`, `sweeps`, `characters` (a
 //! capsule character's `move_and_slide`, which prints its time per update). The second argument
 //! is the number of rays generated (a third of them per class) or spheres.
 //! The difference between a kind and `none` divided by 20 × the queries
@@ -95,6 +96,16 @@ fn main() {
                             .is_some()
                     })
                     .count()
+            }
+            "probes-many" | "random-many" | "visibility-many" => {
+                let c = ["probes-many", "random-many", "visibility-many"]
+                    .iter()
+                    .position(|k| *k == kind)
+                    .unwrap_or(0);
+                let batch: Vec<Ray> = class(c).iter().map(|q| Ray::new(q.o, q.d, q.t)).collect();
+                let mut hits = vec![None; batch.len()];
+                level.raycast_many(&batch, &Filter::ALL, &mut hits);
+                hits.iter().filter(|h| h.is_some()).count()
             }
             "overlaps" => spheres
                 .iter()

@@ -17,6 +17,11 @@
 //! | where does a moving shape first touch | [`Level::cast`] | [`Level::cast_batch`] |
 //! | which solids contain a point | [`Level::contains_point`] (and [`Level::contains_point_into`]) | [`Level::contains_point_batch`] |
 //!
+//! Rays also have a batched form on the calling thread alone,
+//! [`Level::raycast_many`] and [`Level::raycast_any_many`], for engines
+//! with their own job system: it walks several rays side by side, which is
+//! faster than one call per ray on levels larger than the cache.
+//!
 //! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
 //! hulls, placed by a [`Pose`]. A kinematic character controller
 //! ([`character`]) is built on these queries; [`LevelHandle`] reloads an

@@ -102,6 +102,14 @@ pub(crate) struct Aabb {
     max: Vec3A,
 }
 
+impl Aabb {
+    /// A placeholder (an empty box), for buffers filled before use.
+    pub(crate) const EMPTY: Aabb = Aabb {
+        min: Vec3A::INFINITY,
+        max: Vec3A::NEG_INFINITY,
+    };
+}
+
 impl Volume for Aabb {
     #[inline]
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32> {
@@ -125,6 +133,12 @@ pub(crate) struct Ball {
 }
 
 impl Ball {
+    /// A placeholder, for buffers filled before use.
+    pub(crate) const EMPTY: Ball = Ball {
+        c: Vec3A::ZERO,
+        r: 0.0,
+    };
+
     /// The radius grown by a bound on the f32 rounding of a distance
     /// between this centre and `p` (a few ulps of the coordinates involved).
     #[inline]
@@ -185,6 +199,10 @@ pub(crate) trait Tree {
         probe: &Probe,
         out: &mut Found<Self::Vol>,
     ) -> usize;
+    /// Starts loading what a walk reads when it enters reference `r` (a
+    /// hint; nothing by default).
+    #[inline(always)]
+    fn prefetch_ref(&self, _r: u32) {}
 }
 
 /// The top-level tree of `level`: the 4-wide quantised box form of a
@@ -264,11 +282,7 @@ impl BoxTree<'_> {
     #[inline(always)]
     fn prefetch_found(&self, found: &[(u32, f32, Aabb)]) {
         for &(c, _, _) in found {
-            if c & LEAF_BIT == 0 {
-                prefetch(self.nodes.get(c as usize));
-            } else {
-                prefetch(self.leaves.get((c & !LEAF_BIT) as usize));
-            }
+            self.prefetch_ref(c);
         }
     }
 
@@ -376,6 +390,14 @@ impl Tree for BoxTree<'_> {
     #[inline]
     fn root(&self) -> Option<(u32, Aabb)> {
         self.root
+    }
+    #[inline(always)]
+    fn prefetch_ref(&self, r: u32) {
+        if r & LEAF_BIT == 0 {
+            prefetch(self.nodes.get(r as usize));
+        } else {
+            prefetch(self.leaves.get((r & !LEAF_BIT) as usize));
+        }
     }
     #[inline(always)]
     fn ray_children(
@@ -654,15 +676,12 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     grow: &Grow,
     v: &mut V,
 ) {
-    let Some((r, vol)) = tree.root() else {
+    let Some(root) = ray_root(tree, ray, grow, v.t_max()) else {
         return;
     };
-    if vol.ray_entry(ray, grow, v.t_max()).is_none() {
-        return;
-    }
     ordered_walk(
         tree,
-        (r, vol),
+        root,
         v,
         |v, data| v.leaf(data),
         |tree, node, vol, v, found| tree.ray_children(node, vol, ray, grow, v.t_max(), found),
@@ -671,13 +690,27 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     );
 }
 
+/// The root of `tree` if `ray` (against volumes grown by `grow`) enters it
+/// within `[0, t_max]`: where a ray walk starts.
+#[inline(always)]
+pub(crate) fn ray_root<T: Tree + ?Sized>(
+    tree: &T,
+    ray: &SlabRay,
+    grow: &Grow,
+    t_max: f32,
+) -> Option<(u32, T::Vol)> {
+    let (r, vol) = tree.root()?;
+    vol.ray_entry(ray, grow, t_max)?;
+    Some((r, vol))
+}
+
 /// Orders a node's children by distance (n ≤ 4), leaves all but the
 /// nearest waiting on the stack, nearer ones on top, and returns the
 /// nearest to enter.
 #[inline(always)]
 fn nearest_first<V: Copy>(
     found: &mut [(u32, f32, V)],
-    stack: &mut Stack<(u32, f32, V)>,
+    stack: &mut impl Waiting<(u32, f32, V)>,
 ) -> (u32, V) {
     let n = found.len();
     for i in 1..n {
@@ -691,6 +724,137 @@ fn nearest_first<V: Copy>(
         stack.push(e);
     }
     (found[n - 1].0, found[n - 1].2)
+}
+
+/// Where a walk keeps the entries waiting to be entered.
+pub(crate) trait Waiting<E: Copy> {
+    /// Leaves `e` waiting (on top).
+    fn push(&mut self, e: E);
+    /// The entry on top, taken off.
+    fn pop(&mut self) -> Option<E>;
+}
+
+impl<E: Copy, W: Waiting<E>> Waiting<E> for &mut W {
+    #[inline(always)]
+    fn push(&mut self, e: E) {
+        W::push(self, e)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<E> {
+        W::pop(self)
+    }
+}
+
+impl<E: Copy> Waiting<E> for Stack<E> {
+    #[inline(always)]
+    fn push(&mut self, e: E) {
+        Stack::push(self, e)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<E> {
+        Stack::pop(self)
+    }
+}
+
+/// A heap stack, for walks kept side by side (a batch's lanes): it grows
+/// to the deepest path met, never past [`STACK`] entries on a verified
+/// tree.
+impl<E: Copy> Waiting<E> for Vec<E> {
+    #[inline(always)]
+    fn push(&mut self, e: E) {
+        Vec::push(self, e)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<E> {
+        Vec::pop(self)
+    }
+}
+
+/// A nearest-first walk that advances one node at a time: [`ordered_walk`]
+/// runs one to its end; a batch of rays runs several in turn, so that one
+/// ray's wait for memory overlaps the others' work (Kocberber et al.,
+/// "Asynchronous Memory Access Chaining", VLDB 2015).
+pub(crate) struct Ordered<V: Copy, S> {
+    /// The node to enter next, or [`Ordered::NONE`] when the walk must
+    /// take a waiting entry (or is over). Kept apart from its volume, not
+    /// as an `Option` of both: moving that through memory as a whole
+    /// stalled on store forwarding in batch walks.
+    node: u32,
+    /// The next node's volume.
+    vol: V,
+    waiting: S,
+}
+
+impl<V: Copy, S: Waiting<(u32, f32, V)>> Ordered<V, S> {
+    /// No next node: not a reference a verified tree can hold (leaf
+    /// indices stay below `MAX_LEAVES`, 2^30).
+    const NONE: u32 = u32::MAX;
+
+    /// A walk from `root`, keeping waiting entries in `waiting` (empty).
+    #[inline(always)]
+    pub(crate) fn new(root: (u32, V), waiting: S) -> Self {
+        Ordered {
+            node: root.0,
+            vol: root.1,
+            waiting,
+        }
+    }
+
+    /// Enters the next node (none: nothing happens). A leaf's payload is
+    /// returned for the caller to visit; an inner node's children that
+    /// `children` finds (each with a distance key) are ordered, the nearest
+    /// becomes the next node and the others wait, nearer ones on top.
+    #[inline(always)]
+    pub(crate) fn step<T: Tree<Vol = V> + ?Sized>(
+        &mut self,
+        tree: &T,
+        found: &mut Found<V>,
+        children: impl FnOnce(&T, u32, &V, &mut Found<V>) -> usize,
+    ) -> Option<u32> {
+        let r = self.node;
+        if r == Self::NONE {
+            return None;
+        }
+        self.node = Self::NONE;
+        if r & LEAF_BIT != 0 {
+            return Some(r & !LEAF_BIT);
+        }
+        let n = children(tree, r, &self.vol, found);
+        if n > 0 {
+            (self.node, self.vol) = nearest_first(&mut found[..n], &mut self.waiting);
+        }
+        None
+    }
+
+    /// Makes sure there is a next node: when there is none, takes waiting
+    /// entries off the stack until `keep` accepts one's key (the rest are
+    /// dropped unseen). Returns `false` when the walk is over.
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, keep: impl Fn(f32) -> bool) -> bool {
+        if self.node != Self::NONE {
+            return true;
+        }
+        while let Some((next, key, vol)) = self.waiting.pop() {
+            if keep(key) {
+                (self.node, self.vol) = (next, vol);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The node the walk enters next.
+    #[inline(always)]
+    pub(crate) fn next_ref(&self) -> Option<u32> {
+        (self.node != Self::NONE).then_some(self.node)
+    }
+
+    /// The walk's stack, for reuse by another walk (empty once the walk is
+    /// over).
+    #[inline(always)]
+    pub(crate) fn into_waiting(self) -> S {
+        self.waiting
+    }
 }
 
 /// The walk shared by [`walk_ray`] and [`walk_nearest`]: from `root`,
@@ -707,29 +871,18 @@ fn ordered_walk<T: Tree + ?Sized, V>(
     children: impl Fn(&T, u32, &T::Vol, &V, &mut Found<T::Vol>) -> usize,
     keep: impl Fn(&V, f32) -> bool,
 ) {
-    let (mut r, mut vol) = root;
     let mut stack = Stack::<(u32, f32, T::Vol)>::new();
-    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
+    let mut found: Found<T::Vol> = [(0, 0.0, root.1); WIDTH];
+    let mut w = Ordered::new(root, &mut stack);
     loop {
-        if r & LEAF_BIT != 0 {
-            if leaf(v, r & !LEAF_BIT) {
-                return;
-            }
-        } else {
-            let n = children(tree, r, &vol, v, &mut found);
-            if n > 0 {
-                (r, vol) = nearest_first(&mut found[..n], &mut stack);
-                continue;
-            }
+        if let Some(data) = w.step(tree, &mut found, |t, node, vol, found| {
+            children(t, node, vol, v, found)
+        }) && leaf(v, data)
+        {
+            return;
         }
-        loop {
-            let Some((next, key, next_vol)) = stack.pop() else {
-                return;
-            };
-            if keep(v, key) {
-                (r, vol) = (next, next_vol);
-                break;
-            }
+        if !w.settle(|key| keep(v, key)) {
+            return;
         }
     }
 }

@@ -68,6 +68,22 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
     }
     let mut tallies: Vec<Tally> = levels.iter().map(|_| Tally::default()).collect();
     let mixed = rays.len().min(RAYS);
+    // the same rays walked side by side on one thread, closest and any hit:
+    // each answer must be the single ray's, bit for bit
+    let queries: Vec<Ray> = rays
+        .iter()
+        .map(|r| Ray::new(r.origin, r.dir, r.max_t))
+        .collect();
+    let many: Vec<(Vec<Option<kiln_runtime::RayHit>>, Vec<bool>)> = levels
+        .iter()
+        .map(|(_, level, _)| {
+            let mut hits = vec![None; queries.len()];
+            level.raycast_many(&queries, &Filter::ALL, &mut hits);
+            let mut any = vec![false; queries.len()];
+            level.raycast_any_many(&queries, &Filter::ALL, &mut any);
+            (hits, any)
+        })
+        .collect();
     for (ri, ray) in rays.iter().enumerate() {
         // positions carry f32 rounding of their magnitude; along a ray at
         // angle θ to a surface that is |Δt| = Δp / (|dir| cos θ)
@@ -78,7 +94,9 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
         let max_t = ray.max_t as f64;
         let clear = oracle.closest(ray, -slack, max_t * (1.0 - 1e-6));
         let mut near_miss = None;
-        for ((_, level, sources), tally) in levels.iter().zip(&mut tallies) {
+        for (((_, level, sources), tally), (many_hits, many_any)) in
+            levels.iter().zip(&mut tallies).zip(&many)
+        {
             // rays aimed exactly at edges and vertices are ambiguous for the
             // oracle by construction; only count ambiguity on the random mix
             let mut ambiguous = || {
@@ -87,7 +105,18 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                 }
             };
             tally.rays += 1;
-            let kiln = level.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
+            let kiln = level.raycast(&queries[ri], &Filter::ALL);
+            if many_hits[ri] != kiln {
+                tally.failures.push(format!(
+                    "raycast_many answered {:?}, raycast {kiln:?} for {ray:?}",
+                    many_hits[ri]
+                ));
+            }
+            if many_any[ri] != level.raycast_any(&queries[ri], &Filter::ALL) {
+                tally.failures.push(format!(
+                    "raycast_any_many and raycast_any differ for {ray:?}"
+                ));
+            }
             match kiln {
                 None => {
                     if let Some(c) = clear {

@@ -360,9 +360,18 @@ fn batched_queries_answer_like_single_ones() {
             level.raycast_batch(&rays, &filter, &mut hits);
             let mut any = vec![false; rays.len()];
             level.raycast_any_batch(&rays, &filter, &mut any);
-            for ((r, h), a) in rays.iter().zip(&hits).zip(&any) {
-                assert_eq!(*h, level.raycast(r, &filter));
-                assert_eq!(*a, level.raycast_any(r, &filter));
+            // and on this thread alone, several rays walked side by side
+            let mut here = vec![None; rays.len()];
+            level.raycast_many(&rays, &filter, &mut here);
+            let mut any_here = vec![false; rays.len()];
+            level.raycast_any_many(&rays, &filter, &mut any_here);
+            for (i, r) in rays.iter().enumerate() {
+                let single = level.raycast(r, &filter);
+                assert_eq!(hits[i], single);
+                assert_eq!(here[i], single);
+                let single = level.raycast_any(r, &filter);
+                assert_eq!(any[i], single);
+                assert_eq!(any_here[i], single);
             }
             let mut overlaps = vec![Vec::new(); spheres.len()];
             level.overlap_batch(&spheres, &filter, &mut overlaps);

@@ -12,7 +12,7 @@
 //! differently from Kiln's; the bench prints both counts.
 
 use super::common::Q;
-use super::{BUILD_ROUNDS, LIVE, Row, compare, kiln_rays};
+use super::{BUILD_ROUNDS, LIVE, Row, compare, kiln_rays, kiln_rays_many};
 use glam::Vec3A;
 use kiln_runtime::Level;
 use obvhs::BvhBuildParams;
@@ -90,6 +90,27 @@ pub fn rows(
         "hits",
         qs.len(),
         || kiln_rays(level, qs, false),
+        || {
+            qs.iter()
+                .filter(|q| {
+                    let mut hit = RayHit::none();
+                    bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
+                })
+                .count()
+        },
+    );
+    let batch: Vec<kiln_runtime::Ray> = qs
+        .iter()
+        .map(|q| kiln_runtime::Ray::new(q.o, q.d, q.t))
+        .collect();
+    let (mut hits, mut anys) = (vec![None; batch.len()], vec![false; batch.len()]);
+    compare(
+        rows,
+        name,
+        "rays/s, batch on one thread vs obvhs CWBVH",
+        "hits",
+        qs.len(),
+        || kiln_rays_many(level, &batch, false, &mut hits, &mut anys),
         || {
             qs.iter()
                 .filter(|q| {

@@ -61,8 +61,10 @@ impl WatertightRay {
     }
 
     /// Returns the ray parameter `t` of the hit if the ray meets triangle
-    /// `(v0, v1, v2)` (either side) with `0 <= t <= t_max`.
-    #[inline]
+    /// `(v0, v1, v2)` (either side) with `0 <= t <= t_max` (the tests'
+    /// form; walks shear a leaf's shared corners once and call
+    /// [`WatertightRay::hit`]).
+    #[cfg(test)]
     pub fn intersect(&self, v0: Vec3, v1: Vec3, v2: Vec3, t_max: f32) -> Option<f32> {
         Self::hit(self.shear(v0), self.shear(v1), self.shear(v2), t_max)
     }

@@ -3,6 +3,7 @@
 
 mod filter;
 mod point;
+mod ray_batch;
 mod raycast;
 mod shape;
 mod sphere;
@@ -70,5 +71,23 @@ pub(crate) fn batch<Q: Sync, R: Send>(
         .par_iter()
         .zip(out.par_iter_mut())
         .with_min_len(min_len)
+        .for_each(|(q, o)| answer(q, o));
+}
+
+/// Answers `queries` into `out` on the rayon pool, a chunk of queries per
+/// call of `answer` (for batch methods that answer a chunk together).
+///
+/// # Panics
+/// If the slices differ in length.
+pub(crate) fn batch_chunks<Q: Sync, R: Send>(
+    queries: &[Q],
+    out: &mut [R],
+    answer: impl Fn(&[Q], &mut [R]) + Sync + Send,
+) {
+    assert_eq!(queries.len(), out.len(), "one output slot per query");
+    const CHUNK: usize = 256;
+    queries
+        .par_chunks(CHUNK)
+        .zip(out.par_chunks_mut(CHUNK))
         .for_each(|(q, o)| answer(q, o));
 }

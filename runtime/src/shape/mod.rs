@@ -74,32 +74,43 @@ pub(crate) struct Sweep {
     pub max_t: f32,
 }
 
+/// The world ray `origin + t·dir` in the local space of `local_from_world`
+/// (the same `t`); `None` where the transform leaves it degenerate (a zero
+/// or non-finite direction, a non-finite origin), which hits nothing.
+#[inline]
+pub(crate) fn local_ray(
+    local_from_world: &crate::instance::Rows,
+    origin: Vec3,
+    dir: Vec3,
+) -> Option<(Vec3, Vec3)> {
+    let lo = transform_point(local_from_world, origin);
+    let ld = transform_vector(local_from_world, dir);
+    (ld != Vec3::ZERO && ld.is_finite() && lo.is_finite()).then_some((lo, ld))
+}
+
 /// One archived shape, ready to answer queries.
 #[derive(Clone, Copy)]
 pub(crate) struct ShapeRef<'a>(pub &'a ArchivedShape);
 
 impl<'a> ShapeRef<'a> {
-    /// The closest hit (or with `any`, any hit) of the world ray `origin +
-    /// t·dir`, `t ≤ t_max`, with the shape placed by `local_from_world`.
+    /// The closest hit (or with `any`, any hit) of the ray `lo + t·ld`,
+    /// `t ≤ t_max`, in the shape's local space (see [`local_ray`]).
     #[inline]
-    pub fn raycast(
-        self,
-        local_from_world: &crate::instance::Rows,
-        origin: Vec3,
-        dir: Vec3,
-        t_max: f32,
-        any: bool,
-    ) -> Option<LocalRayHit> {
-        let lo = transform_point(local_from_world, origin);
-        let ld = transform_vector(local_from_world, dir);
-        if ld == Vec3::ZERO || !ld.is_finite() || !lo.is_finite() {
-            return None;
-        }
+    pub fn raycast_local(self, lo: Vec3, ld: Vec3, t_max: f32, any: bool) -> Option<LocalRayHit> {
         match self.solid() {
             Solid::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
             Solid::Convex(c) => c.raycast(lo, ld, t_max),
             Solid::Rounded(r) => r.raycast(lo, ld, t_max),
             Solid::Bsp(b) => b.raycast(lo, ld, t_max, any),
+        }
+    }
+
+    /// The shape's triangle mesh, if it is one.
+    #[inline]
+    pub fn tri_mesh(self) -> Option<&'a kiln_formats::tri_mesh::ArchivedTriMesh> {
+        match self.0 {
+            ArchivedShape::TriMesh(m) => Some(m),
+            _ => None,
         }
     }
 

@@ -52,7 +52,7 @@ pub(crate) fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u3
 }
 
 /// Hit search inside one mesh: closest hit, or (with `any`) the first found.
-struct MeshSearch<'a> {
+pub(crate) struct MeshSearch<'a> {
     mesh: &'a ArchivedTriMesh,
     ray: WatertightRay,
     t_max: f32,
@@ -93,6 +93,42 @@ impl RayVisitor for MeshSearch<'_> {
     }
 }
 
+impl<'a> MeshSearch<'a> {
+    /// A search of `mesh` for the local ray `origin + t·dir`, `t ≤ t_max`.
+    #[inline]
+    pub(crate) fn new(
+        mesh: &'a ArchivedTriMesh,
+        origin: Vec3,
+        dir: Vec3,
+        t_max: f32,
+        any: bool,
+    ) -> Self {
+        MeshSearch {
+            mesh,
+            ray: WatertightRay::new(origin, dir),
+            t_max,
+            any,
+            hit: None,
+        }
+    }
+
+    /// The hit found (after the walk). The normal is the triangle's
+    /// winding normal in local space (unnormalised).
+    #[inline]
+    pub(crate) fn answer(&self) -> Option<LocalRayHit> {
+        let (t, slot) = self.hit?;
+        let mesh = self.mesh;
+        let tri = slot_triangle(mesh, slot);
+        let p = |k: usize| Vec3::from(mesh.vertices.get(tri[k]));
+        Some(LocalRayHit {
+            t,
+            normal: (p(1) - p(0)).cross(p(2) - p(0)),
+            feature: slot_source(mesh, slot),
+            inside: false,
+        })
+    }
+}
+
 /// The closest hit (or with `any`, the first found) of the local ray
 /// `origin + t·dir` with `t ≤ t_max`. The normal is the triangle's
 /// winding normal in local space (unnormalised).
@@ -104,23 +140,9 @@ pub(crate) fn raycast(
     t_max: f32,
     any: bool,
 ) -> Option<LocalRayHit> {
-    let mut v = MeshSearch {
-        mesh,
-        ray: WatertightRay::new(origin, dir),
-        t_max,
-        any,
-        hit: None,
-    };
+    let mut v = MeshSearch::new(mesh, origin, dir, t_max, any);
     TreeRef::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
-    let (t, slot) = v.hit?;
-    let tri = slot_triangle(mesh, slot);
-    let p = |k: usize| Vec3::from(mesh.vertices.get(tri[k]));
-    Some(LocalRayHit {
-        t,
-        normal: (p(1) - p(0)).cross(p(2) - p(0)),
-        feature: slot_source(mesh, slot),
-        inside: false,
-    })
+    v.answer()
 }
 
 /// What a sphere walk's leaf visitor asks for next.

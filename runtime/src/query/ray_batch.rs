@@ -1,0 +1,342 @@
+//! Many rays on one thread, walked side by side: each of [`LANES`] rays in
+//! flight advances by one tree node (or one shape) in turn, so while one
+//! waits for a node or leaf that is not in cache (the walks ask for every
+//! child they will enter as soon as they find it) the others compute.
+//! This is "asynchronous memory access chaining" (Kocberber, Falsafi and
+//! Grot, VLDB 2015) applied to tree walks: on a level larger than the
+//! cache most of a single ray's time is spent waiting for memory.
+//!
+//! Every ray is answered exactly as [`Level::raycast`] answers it: each
+//! lane runs the same walk (`walk::Ordered`, the stepwise form of the
+//! single-ray walk), with the same visitors (`TopSearch`, `MeshSearch`),
+//! and meets the same instances and leaves in the same order; only whose
+//! turn it is differs. Shapes other than triangle meshes (solids, concave
+//! solids) answer in one turn, as in the single-ray walk.
+
+use super::filter::Filter;
+use super::raycast::{Ray, TopSearch};
+use crate::geom::ray_box::SlabRay;
+use crate::level::Level;
+use crate::shape::LocalRayHit;
+use crate::shape::tri_mesh::MeshSearch;
+use crate::walk::{
+    Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
+    top_tree,
+};
+use kiln_formats::tri_mesh::WIDTH;
+
+/// Rays in flight at once on one thread. Four to eight cover the ~100 ns
+/// of a memory access with the work of the other rays' nodes (a node step
+/// is some tens of nanoseconds); more only spreads the stacks over more
+/// cache.
+pub(super) const LANES: usize = 8;
+
+/// A walk's stack of waiting entries (node, entry distance, volume), on
+/// the heap so that lanes can be kept side by side; reused ray after ray.
+type Waiting<V> = Vec<(u32, f32, V)>;
+
+/// The walk of the mesh an instance leaf led to, in its kind of tree.
+enum MeshWalk<'a> {
+    Boxes(BoxTree<'a>, Ordered<Aabb, Waiting<Aabb>>),
+    Spheres(SphereTree<'a>, Ordered<Ball, Waiting<Ball>>),
+}
+
+/// A triangle mesh being walked for one lane's ray.
+struct MeshLane<'a> {
+    /// The instance whose mesh it is.
+    instance: u32,
+    /// The ray in the mesh's local space (slab form, for the tree).
+    ray: SlabRay,
+    search: MeshSearch<'a>,
+    walk: MeshWalk<'a>,
+}
+
+/// Spare stacks and child buffers, kept between rays.
+struct Spare {
+    top: Waiting<Aabb>,
+    boxes: Waiting<Aabb>,
+    balls: Waiting<Ball>,
+}
+
+/// One ray in flight.
+struct Lane<'a> {
+    /// Its index in the batch.
+    index: usize,
+    /// The ray in slab form, for the top-level tree.
+    ray: SlabRay,
+    search: TopSearch<'a>,
+    top: Option<Ordered<Aabb, Waiting<Aabb>>>,
+    mesh: Option<MeshLane<'a>>,
+    spare: Spare,
+}
+
+/// Scratch space for one step's children.
+struct Scratch {
+    boxes: Found<Aabb>,
+    balls: Found<Ball>,
+}
+
+impl<'a> Lane<'a> {
+    /// Advances the ray by one node, leaf or shape. Returns `false` once
+    /// its answer is in `search.hit`.
+    #[inline(always)]
+    fn step(&mut self, top: &BoxTree<'a>, scratch: &mut Scratch) -> bool {
+        if let Some(m) = &mut self.mesh {
+            if m.step(scratch) {
+                return true;
+            }
+            let m = self.mesh.take().expect("just walked");
+            let h = m.search.answer();
+            self.recycle_mesh(m.walk);
+            if self.search.offer(h, m.instance) {
+                return false;
+            }
+            return self.settle_top(top);
+        }
+        let Some(walk) = &mut self.top else {
+            return false;
+        };
+        let (ray, t_max) = (&self.ray, self.search.t_max);
+        let leaf = walk.step(top, &mut scratch.boxes, |t, node, vol, found| {
+            t.ray_children(node, vol, ray, &Grow::NONE, t_max, found)
+        });
+        if let Some(inst) = leaf {
+            match self.search.local(inst) {
+                None => {
+                    if self.search.any && self.search.hit.is_some() {
+                        return false;
+                    }
+                }
+                Some((shape, lo, ld)) => match shape.tri_mesh() {
+                    Some(mesh) => {
+                        if self.start_mesh(inst, mesh, lo, ld) {
+                            // the top walk goes on once the mesh is done
+                            // (its hit may shrink the range)
+                            return true;
+                        }
+                        if self.search.offer(None, inst) {
+                            return false;
+                        }
+                    }
+                    None => {
+                        let h = shape.raycast_local(lo, ld, self.search.t_max, self.search.any);
+                        if self.search.offer(h, inst) {
+                            return false;
+                        }
+                    }
+                },
+            }
+        }
+        self.settle_top(top)
+    }
+
+    /// After a top-level step: the next node to enter, asked for from
+    /// memory now; `false` when the top-level walk is over.
+    #[inline(always)]
+    fn settle_top(&mut self, top: &BoxTree<'a>) -> bool {
+        let Some(walk) = &mut self.top else {
+            return false;
+        };
+        let t_max = self.search.t_max;
+        if !walk.settle(|key| key <= t_max) {
+            return false;
+        }
+        if let Some(r) = walk.next_ref() {
+            top.prefetch_ref(r);
+        }
+        true
+    }
+
+    /// Starts the walk of `mesh` for the local ray `lo + t·ld`; `false`
+    /// when the ray misses its root (nothing to walk).
+    fn start_mesh(
+        &mut self,
+        instance: u32,
+        mesh: &'a kiln_formats::tri_mesh::ArchivedTriMesh,
+        lo: glam::Vec3,
+        ld: glam::Vec3,
+    ) -> bool {
+        let ray = SlabRay::new(lo, ld);
+        let t_max = self.search.t_max;
+        let walk = match TreeRef::of(mesh) {
+            TreeRef::Boxes(t) => {
+                let Some(root) = ray_root(&t, &ray, &Grow::NONE, t_max) else {
+                    return false;
+                };
+                t.prefetch_ref(root.0);
+                let w = Ordered::new(root, std::mem::take(&mut self.spare.boxes));
+                MeshWalk::Boxes(t, w)
+            }
+            TreeRef::Spheres(t) => {
+                let Some(root) = ray_root(&t, &ray, &Grow::NONE, t_max) else {
+                    return false;
+                };
+                let w = Ordered::new(root, std::mem::take(&mut self.spare.balls));
+                MeshWalk::Spheres(t, w)
+            }
+        };
+        self.mesh = Some(MeshLane {
+            instance,
+            ray,
+            search: MeshSearch::new(mesh, lo, ld, t_max, self.search.any),
+            walk,
+        });
+        true
+    }
+
+    /// Keeps a finished mesh walk's stack for the next one.
+    fn recycle_mesh(&mut self, walk: MeshWalk<'a>) {
+        match walk {
+            MeshWalk::Boxes(_, w) => {
+                let mut s = w.into_waiting();
+                s.clear();
+                self.spare.boxes = s;
+            }
+            MeshWalk::Spheres(_, w) => {
+                let mut s = w.into_waiting();
+                s.clear();
+                self.spare.balls = s;
+            }
+        }
+    }
+
+    /// Takes ray `index` into the lane; `false` (with the lane idle) when
+    /// the ray misses the level's box, so its answer is already known: none.
+    fn start(&mut self, top: &BoxTree<'a>, index: usize, ray: &Ray) -> bool {
+        if let Some(w) = self.top.take() {
+            let mut s = w.into_waiting();
+            s.clear();
+            self.spare.top = s;
+        }
+        self.index = index;
+        self.ray = SlabRay::new(ray.origin, ray.dir);
+        self.search.ray = *ray;
+        self.search.t_max = ray.max_t;
+        self.search.hit = None;
+        let Some(root) = ray_root(top, &self.ray, &Grow::NONE, ray.max_t) else {
+            return false;
+        };
+        top.prefetch_ref(root.0);
+        self.top = Some(Ordered::new(root, std::mem::take(&mut self.spare.top)));
+        true
+    }
+}
+
+impl MeshLane<'_> {
+    /// One node or leaf of the mesh's walk; `false` once it is over.
+    #[inline(always)]
+    fn step(&mut self, scratch: &mut Scratch) -> bool {
+        match &mut self.walk {
+            MeshWalk::Boxes(t, w) => {
+                step_mesh(t, w, &self.ray, &mut self.search, &mut scratch.boxes)
+            }
+            MeshWalk::Spheres(t, w) => {
+                step_mesh(t, w, &self.ray, &mut self.search, &mut scratch.balls)
+            }
+        }
+    }
+}
+
+/// One step of a mesh walk (the body of `walk::walk_ray`'s loop).
+#[inline(always)]
+fn step_mesh<T: Tree>(
+    tree: &T,
+    walk: &mut Ordered<T::Vol, Waiting<T::Vol>>,
+    ray: &SlabRay,
+    search: &mut MeshSearch<'_>,
+    found: &mut Found<T::Vol>,
+) -> bool {
+    let t_max = search.t_max();
+    if let Some(leaf) = walk.step(tree, found, |t, node, vol, found| {
+        t.ray_children(node, vol, ray, &Grow::NONE, t_max, found)
+    }) && search.leaf(leaf)
+    {
+        return false;
+    }
+    let t_max = search.t_max();
+    if !walk.settle(|key| key <= t_max) {
+        return false;
+    }
+    if let Some(r) = walk.next_ref() {
+        tree.prefetch_ref(r);
+    }
+    true
+}
+
+impl Level {
+    /// Answers every ray of `rays` on the calling thread, [`LANES`] at a
+    /// time side by side, calling `answer(i, found)` for ray `i` (in the
+    /// order they finish).
+    pub(super) fn search_many(
+        &self,
+        rays: &[Ray],
+        filter: &Filter,
+        any: bool,
+        mut answer: impl FnMut(usize, Option<(LocalRayHit, u32)>),
+    ) {
+        let level = self.archive();
+        let top = top_tree(level);
+        let new_lane = || Lane {
+            index: 0,
+            ray: SlabRay::new(glam::Vec3::ZERO, glam::Vec3::X),
+            search: TopSearch {
+                level,
+                filter,
+                ray: Ray::new(glam::Vec3::ZERO, glam::Vec3::X, 0.0),
+                t_max: 0.0,
+                any,
+                hit: None,
+            },
+            top: None,
+            mesh: None,
+            spare: Spare {
+                top: Vec::with_capacity(4 * WIDTH),
+                boxes: Vec::with_capacity(8 * WIDTH),
+                balls: Vec::new(),
+            },
+        };
+        let mut lanes: Vec<Lane> = (0..LANES.min(rays.len())).map(|_| new_lane()).collect();
+        let mut scratch = Scratch {
+            boxes: [(0, 0.0, Aabb::EMPTY); WIDTH],
+            balls: [(0, 0.0, Ball::EMPTY); WIDTH],
+        };
+        let mut next = 0;
+        // the next ray that needs a walk, into `lane`; rays answered
+        // without one (invalid, or missing the level) are answered here
+        fn feed<'a>(
+            lane: &mut Lane<'a>,
+            top: &BoxTree<'a>,
+            rays: &[Ray],
+            next: &mut usize,
+            answer: &mut impl FnMut(usize, Option<(LocalRayHit, u32)>),
+        ) -> bool {
+            while *next < rays.len() {
+                let i = *next;
+                *next += 1;
+                if rays[i].is_valid() && lane.start(top, i, &rays[i]) {
+                    return true;
+                }
+                answer(i, None);
+            }
+            false
+        }
+        let mut active = 0;
+        let mut live = [false; LANES];
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            live[k] = feed(lane, &top, rays, &mut next, &mut answer);
+            active += usize::from(live[k]);
+        }
+        while active > 0 {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                if !live[k] || lane.step(&top, &mut scratch) {
+                    continue;
+                }
+                answer(lane.index, lane.search.hit.take());
+                if !feed(lane, &top, rays, &mut next, &mut answer) {
+                    live[k] = false;
+                    active -= 1;
+                }
+            }
+        }
+    }
+}
