@@ -268,6 +268,15 @@ impl ArchivedVertices {
         decode(self.axes(), self.layout, &self.data[at..at + s])
     }
 
+    /// The stored bytes of vertex `i` (`None` past the end): what a
+    /// reader about to decode it may ask the CPU to load early.
+    #[inline(always)]
+    pub fn record(&self, i: u32) -> Option<&[u8]> {
+        let s = usize::from(self.layout[3]);
+        let at = (i as usize).checked_mul(s)?;
+        self.data.get(at..at.checked_add(s)?)
+    }
+
     /// Every vertex, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = [f32; 3]> + '_ {
         let (axes, layout) = (self.axes(), self.layout);

@@ -23,7 +23,7 @@ use crate::walk::{
     Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
     top_tree,
 };
-use kiln_formats::tri_mesh::WIDTH;
+use kiln_formats::tri_mesh::{LEAF_BIT, WIDTH};
 
 /// Rays in flight at once on one thread. Four to eight cover the ~100 ns
 /// of a memory access with the work of the other rays' nodes (a node step
@@ -49,6 +49,8 @@ struct MeshLane<'a> {
     ray: SlabRay,
     search: MeshSearch<'a>,
     walk: MeshWalk<'a>,
+    /// The next node is a leaf whose corners were asked for last turn.
+    primed: bool,
 }
 
 /// Spare stacks and child buffers, kept between rays.
@@ -180,6 +182,7 @@ impl<'a> Lane<'a> {
             ray,
             search: MeshSearch::new(mesh, lo, ld, t_max, self.search.any),
             walk,
+            primed: false,
         });
         true
     }
@@ -226,6 +229,21 @@ impl MeshLane<'_> {
     /// One node or leaf of the mesh's walk; `false` once it is over.
     #[inline(always)]
     fn step(&mut self, scratch: &mut Scratch) -> bool {
+        // a leaf's test reads its corners through its row: the first turn
+        // at a leaf asks for them, the next tests it
+        let next = match &self.walk {
+            MeshWalk::Boxes(_, w) => w.next_ref(),
+            MeshWalk::Spheres(_, w) => w.next_ref(),
+        };
+        if let Some(r) = next
+            && r & LEAF_BIT != 0
+            && !self.primed
+        {
+            self.search.prefetch_leaf(r & !LEAF_BIT);
+            self.primed = true;
+            return true;
+        }
+        self.primed = false;
         match &mut self.walk {
             MeshWalk::Boxes(t, w) => {
                 step_mesh(t, w, &self.ray, &mut self.search, &mut scratch.boxes)

@@ -112,6 +112,18 @@ impl<'a> MeshSearch<'a> {
         }
     }
 
+    /// Asks the CPU to load leaf `leaf`'s corners, which the leaf test
+    /// reads through the leaf row: a batch walk calls this a turn before
+    /// it tests the leaf, so the loads overlap other rays' work.
+    #[inline(always)]
+    pub(crate) fn prefetch_leaf(&self, leaf: u32) {
+        if (leaf as usize) < self.mesh.leaves.len() {
+            for v in self.mesh.corners(leaf as usize) {
+                crate::walk::prefetch_bytes(self.mesh.vertices.record(v));
+            }
+        }
+    }
+
     /// The hit found (after the walk). The normal is the triangle's
     /// winding normal in local space (unnormalised).
     #[inline]
