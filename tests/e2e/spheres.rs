@@ -360,18 +360,25 @@ fn batched_queries_answer_like_single_ones() {
             level.raycast_batch(&rays, &filter, &mut hits);
             let mut any = vec![false; rays.len()];
             level.raycast_any_batch(&rays, &filter, &mut any);
-            // and on this thread alone, several rays walked side by side
+            // and on this thread alone, as the archive's size chooses (one by
+            // one here) and with several rays walked side by side
             let mut here = vec![None; rays.len()];
             level.raycast_many(&rays, &filter, &mut here);
             let mut any_here = vec![false; rays.len()];
             level.raycast_any_many(&rays, &filter, &mut any_here);
+            let mut side = vec![None; rays.len()];
+            level.raycast_many_interleaved(&rays, &filter, &mut side);
+            let mut any_side = vec![false; rays.len()];
+            level.raycast_any_many_interleaved(&rays, &filter, &mut any_side);
             for (i, r) in rays.iter().enumerate() {
                 let single = level.raycast(r, &filter);
                 assert_eq!(hits[i], single);
                 assert_eq!(here[i], single);
+                assert_eq!(side[i], single);
                 let single = level.raycast_any(r, &filter);
                 assert_eq!(any[i], single);
                 assert_eq!(any_here[i], single);
+                assert_eq!(any_side[i], single);
             }
             let mut overlaps = vec![Vec::new(); spheres.len()];
             level.overlap_batch(&spheres, &filter, &mut overlaps);

@@ -156,7 +156,12 @@ impl RayVisitor for TopSearch<'_> {
 
 impl Level {
     /// Walks the level for `ray` (which must be valid).
-    fn search(&self, ray: &Ray, any: bool, filter: &Filter) -> Option<(LocalRayHit, u32)> {
+    pub(super) fn search(
+        &self,
+        ray: &Ray,
+        any: bool,
+        filter: &Filter,
+    ) -> Option<(LocalRayHit, u32)> {
         let level = self.archive();
         let mut v = TopSearch {
             level,
@@ -289,9 +294,11 @@ impl Level {
 
     /// [`Level::raycast`] for many rays on the calling thread only (for an
     /// engine's own job system); `out[i]` answers `rays[i]`, exactly as
-    /// `raycast` would. Several rays are walked side by side, so one
-    /// ray's wait for memory overlaps another's work: on a level larger
-    /// than the cache this answers a batch faster than one call per ray.
+    /// `raycast` would. On archives of 4 MiB or more, several rays are
+    /// walked side by side, so one ray's wait for memory overlaps another's
+    /// work: on a level larger than the cache this answers a batch faster
+    /// than one call per ray (smaller archives, which stay in cache, are
+    /// walked one ray at a time).
     ///
     /// # Panics
     /// If `out` and `rays` differ in length.
@@ -309,9 +316,57 @@ impl Level {
     /// assert!(hits[0].is_some() && hits[1].is_none());
     /// ```
     pub fn raycast_many(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
+        self.raycast_many_as(rays, filter, out, self.interleaves());
+    }
+
+    /// [`Level::raycast_many`], its rays walked side by side whatever the
+    /// archive's size (for tests: the public form walks small archives one
+    /// ray at a time).
+    #[cfg(feature = "internals")]
+    pub fn raycast_many_interleaved(
+        &self,
+        rays: &[Ray],
+        filter: &Filter,
+        out: &mut [Option<RayHit>],
+    ) {
+        self.raycast_many_as(rays, filter, out, true);
+    }
+
+    /// [`Level::raycast_any_many`], walked side by side whatever the
+    /// archive's size (for tests).
+    #[cfg(feature = "internals")]
+    pub fn raycast_any_many_interleaved(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
+        self.raycast_any_many_as(rays, filter, out, true);
+    }
+
+    /// Whether batches on this archive are walked side by side.
+    pub(super) fn interleaves(&self) -> bool {
+        self.byte_len() >= super::ray_batch::INTERLEAVE_BYTES
+    }
+
+    fn raycast_many_as(
+        &self,
+        rays: &[Ray],
+        filter: &Filter,
+        out: &mut [Option<RayHit>],
+        interleave: bool,
+    ) {
         assert_eq!(rays.len(), out.len(), "one output slot per query");
-        self.search_many(rays, filter, false, |i, found| {
+        self.search_many(rays, filter, false, interleave, |i, found| {
             out[i] = found.map(|f| self.world_hit(&rays[i], f));
+        });
+    }
+
+    fn raycast_any_many_as(
+        &self,
+        rays: &[Ray],
+        filter: &Filter,
+        out: &mut [bool],
+        interleave: bool,
+    ) {
+        assert_eq!(rays.len(), out.len(), "one output slot per query");
+        self.search_many(rays, filter, true, interleave, |i, found| {
+            out[i] = found.is_some()
         });
     }
 
@@ -322,7 +377,6 @@ impl Level {
     /// # Panics
     /// If `out` and `rays` differ in length.
     pub fn raycast_any_many(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
-        assert_eq!(rays.len(), out.len(), "one output slot per query");
-        self.search_many(rays, filter, true, |i, found| out[i] = found.is_some());
+        self.raycast_any_many_as(rays, filter, out, self.interleaves());
     }
 }
