@@ -72,7 +72,7 @@ impl WatertightRay {
     /// A corner in the ray's frame: moved to the origin, sheared so the
     /// ray runs along the third axis, that axis scaled by `1 / dir[kz]`.
     /// Corners shared by two triangles (a leaf's pair) are sheared once;
-    /// [`Self::hit`] on them gives what [`Self::intersect`] gives.
+    /// [`Self::hit`] on them answers for the triangle.
     #[inline(always)]
     pub fn shear(&self, v: Vec3) -> Sheared {
         // plain arrays: indexing a glam vector by a runtime axis is a branch
@@ -85,7 +85,8 @@ impl WatertightRay {
         }
     }
 
-    /// [`Self::intersect`] on sheared corners.
+    /// The ray parameter `t` of the hit if the ray meets the triangle of
+    /// sheared corners `(a, b, c)` (either side) with `0 <= t <= t_max`.
     #[inline(always)]
     pub fn hit(a: Sheared, b: Sheared, c: Sheared, t_max: f32) -> Option<f32> {
         let (ax, ay, bx, by, cx, cy) = (a.x, a.y, b.x, b.y, c.x, c.y);
