@@ -476,67 +476,45 @@ fn run(
     );
     let qs = rays(lo, hi, nrays);
 
-    // one thread, same queries, same order
-    compare(
-        rows,
-        name,
-        "rays/s",
-        "hits",
-        qs.len(),
-        || kiln_rays(&level, &qs, false),
-        || {
-            qs.iter()
-                .filter(|q| {
-                    mesh.cast_local_ray(&PRay::new(pv(q.o), pv(q.d)), q.t, true)
-                        .is_some()
-                })
-                .count()
-        },
-    );
-    compare(
-        rows,
-        name,
-        "any-hit rays/s",
-        "hits",
-        qs.len(),
-        || kiln_rays(&level, &qs, true),
-        || {
-            qs.iter()
-                .filter(|q| mesh.intersects_local_ray(&PRay::new(pv(q.o), pv(q.d)), q.t))
-                .count()
-        },
-    );
-    // the same rays as one batch on this thread (Kiln walks several side
-    // by side; parry answers them one by one, as above)
+    // one thread, same queries, same order: one call per ray, then the
+    // same rays as one batch on this thread (Kiln walks several side by
+    // side; parry answers them one by one either way)
+    let parry_rays = |any: bool| {
+        qs.iter()
+            .filter(|q| {
+                let r = PRay::new(pv(q.o), pv(q.d));
+                if any {
+                    mesh.intersects_local_ray(&r, q.t)
+                } else {
+                    mesh.cast_local_ray(&r, q.t, true).is_some()
+                }
+            })
+            .count()
+    };
     let batch: Vec<Ray> = qs.iter().map(|q| Ray::new(q.o, q.d, q.t)).collect();
     let (mut hits, mut anys) = (vec![None; batch.len()], vec![false; batch.len()]);
     for any in [false, true] {
+        let kind = if any { "any-hit rays/s" } else { "rays/s" };
         compare(
             rows,
             name,
-            if any {
-                "any-hit rays/s, batch on one thread"
-            } else {
-                "rays/s, batch on one thread"
-            },
+            kind,
+            "hits",
+            qs.len(),
+            || kiln_rays(&level, &qs, any),
+            || parry_rays(any),
+        );
+        compare(
+            rows,
+            name,
+            &format!("{kind}, batch on one thread"),
             "hits",
             qs.len(),
             || kiln_rays_many(&level, &batch, any, &mut hits, &mut anys),
-            || {
-                qs.iter()
-                    .filter(|q| {
-                        let r = PRay::new(pv(q.o), pv(q.d));
-                        if any {
-                            mesh.intersects_local_ray(&r, q.t)
-                        } else {
-                            mesh.cast_local_ray(&r, q.t, true).is_some()
-                        }
-                    })
-                    .count()
-            },
+            || parry_rays(any),
         );
     }
-    cwbvh::rows(rows, name, &level, (&pos, &tris), &qs);
+    cwbvh::rows(rows, name, &level, (&pos, &tris), &qs, &batch);
 
     // sphere overlaps near the surface, r 0.5–2 m
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);

@@ -662,7 +662,10 @@ impl<E: Copy> Stack<E> {
             len: 0,
         }
     }
-    #[inline]
+}
+
+impl<E: Copy> Waiting<E> for Stack<E> {
+    #[inline(always)]
     fn push(&mut self, e: E) {
         // bounds-checked: a verified tree never needs more than STACK
         // entries (WIDTH - 1 per level of the current path), so this
@@ -670,7 +673,7 @@ impl<E: Copy> Stack<E> {
         self.slots[self.len] = MaybeUninit::new(e);
         self.len += 1;
     }
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<E> {
         if self.len == 0 {
             return None;
@@ -766,17 +769,6 @@ impl<E: Copy, W: Waiting<E>> Waiting<E> for &mut W {
     }
 }
 
-impl<E: Copy> Waiting<E> for Stack<E> {
-    #[inline(always)]
-    fn push(&mut self, e: E) {
-        Stack::push(self, e)
-    }
-    #[inline(always)]
-    fn pop(&mut self) -> Option<E> {
-        Stack::pop(self)
-    }
-}
-
 /// A heap stack, for walks kept side by side (a batch's lanes): it grows
 /// to the deepest path met, never past [`STACK`] entries on a verified
 /// tree.
@@ -862,6 +854,18 @@ impl<V: Copy, S: Waiting<(u32, f32, V)>> Ordered<V, S> {
             }
         }
         false
+    }
+
+    /// [`Ordered::settle`] for a ray with range `t_max` (a waiting subtree
+    /// is entered only while its entry distance is in range), then asks
+    /// memory for the next node: a batch's lane reads it on its next turn.
+    #[inline(always)]
+    pub(crate) fn settle_ahead<T: Tree<Vol = V> + ?Sized>(&mut self, tree: &T, t_max: f32) -> bool {
+        if !self.settle(|t_entry| t_entry <= t_max) {
+            return false;
+        }
+        tree.prefetch_ref(self.node);
+        true
     }
 
     /// The node the walk enters next.

@@ -7,7 +7,7 @@ use glam::{DVec3, Vec3};
 use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray};
+use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray, RayHit};
 use kiln_tests::SphereQueries;
 use kiln_tests::{
     Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,
@@ -356,29 +356,30 @@ fn batched_queries_answer_like_single_ones() {
         // every object, and every object but the first two
         let skipped = [0, 1];
         for filter in [Filter::ALL, Filter::skip(&skipped)] {
+            // on the pool; on this thread alone, as the archive's size
+            // chooses (one by one here); and with several rays walked side
+            // by side
+            type Closest = fn(&Level, &[Ray], &Filter, &mut [Option<RayHit>]);
+            type Any = fn(&Level, &[Ray], &Filter, &mut [bool]);
+            let closest: [Closest; 3] = [
+                Level::raycast_batch,
+                Level::raycast_many,
+                Level::raycast_many_interleaved,
+            ];
+            let any: [Any; 3] = [
+                Level::raycast_any_batch,
+                Level::raycast_any_many,
+                Level::raycast_any_many_interleaved,
+            ];
             let mut hits = vec![None; rays.len()];
-            level.raycast_batch(&rays, &filter, &mut hits);
-            let mut any = vec![false; rays.len()];
-            level.raycast_any_batch(&rays, &filter, &mut any);
-            // and on this thread alone, as the archive's size chooses (one by
-            // one here) and with several rays walked side by side
-            let mut here = vec![None; rays.len()];
-            level.raycast_many(&rays, &filter, &mut here);
-            let mut any_here = vec![false; rays.len()];
-            level.raycast_any_many(&rays, &filter, &mut any_here);
-            let mut side = vec![None; rays.len()];
-            level.raycast_many_interleaved(&rays, &filter, &mut side);
-            let mut any_side = vec![false; rays.len()];
-            level.raycast_any_many_interleaved(&rays, &filter, &mut any_side);
-            for (i, r) in rays.iter().enumerate() {
-                let single = level.raycast(r, &filter);
-                assert_eq!(hits[i], single);
-                assert_eq!(here[i], single);
-                assert_eq!(side[i], single);
-                let single = level.raycast_any(r, &filter);
-                assert_eq!(any[i], single);
-                assert_eq!(any_here[i], single);
-                assert_eq!(any_side[i], single);
+            for (batched, any_batched) in closest.into_iter().zip(any) {
+                batched(level, &rays, &filter, &mut hits);
+                let mut blocked = vec![false; rays.len()];
+                any_batched(level, &rays, &filter, &mut blocked);
+                for (i, r) in rays.iter().enumerate() {
+                    assert_eq!(hits[i], level.raycast(r, &filter));
+                    assert_eq!(blocked[i], level.raycast_any(r, &filter));
+                }
             }
             let mut overlaps = vec![Vec::new(); spheres.len()];
             level.overlap_batch(&spheres, &filter, &mut overlaps);

@@ -23,13 +23,15 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Build rows (time, bytes per triangle) and the closest-hit and any-hit
-/// ray rows against obvhs, on the same rays the parry rows use.
+/// ray rows against obvhs, on the same rays the parry rows use (`batch`:
+/// those rays as Kiln's batch rows take them).
 pub fn rows(
     rows: &mut Vec<Row>,
     name: &str,
     level: &Level,
     (pos, tris): (&[[f32; 3]], &[[u32; 3]]),
     qs: &[Q],
+    batch: &[kiln_runtime::Ray],
 ) {
     // best of BUILD_ROUNDS builds, as Kiln's and parry's build rows are
     let (mut ms, mut built) = (f64::INFINITY, None);
@@ -83,6 +85,14 @@ pub fn rows(
         unit: "B",
     });
     let oray = |q: &Q| ORay::new(q.o.to_array().into(), q.d.to_array().into(), 0.0, q.t);
+    let obvhs_rays = || {
+        qs.iter()
+            .filter(|q| {
+                let mut hit = RayHit::none();
+                bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
+            })
+            .count()
+    };
     compare(
         rows,
         name,
@@ -90,19 +100,8 @@ pub fn rows(
         "hits",
         qs.len(),
         || kiln_rays(level, qs, false),
-        || {
-            qs.iter()
-                .filter(|q| {
-                    let mut hit = RayHit::none();
-                    bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
-                })
-                .count()
-        },
+        obvhs_rays,
     );
-    let batch: Vec<kiln_runtime::Ray> = qs
-        .iter()
-        .map(|q| kiln_runtime::Ray::new(q.o, q.d, q.t))
-        .collect();
     let (mut hits, mut anys) = (vec![None; batch.len()], vec![false; batch.len()]);
     compare(
         rows,
@@ -110,15 +109,8 @@ pub fn rows(
         "rays/s, batch on one thread vs obvhs CWBVH",
         "hits",
         qs.len(),
-        || kiln_rays_many(level, &batch, false, &mut hits, &mut anys),
-        || {
-            qs.iter()
-                .filter(|q| {
-                    let mut hit = RayHit::none();
-                    bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
-                })
-                .count()
-        },
+        || kiln_rays_many(level, batch, false, &mut hits, &mut anys),
+        obvhs_rays,
     );
     compare(
         rows,

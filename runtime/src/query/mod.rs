@@ -55,8 +55,9 @@ impl Level {
     }
 }
 
-/// Answers `queries[i]` into `out[i]` on the rayon pool: the shared body of
-/// every `*_batch` method.
+/// Answers `queries[i]` into `out[i]` on the rayon pool, at least
+/// `min_len` queries per task: the shared body of every `*_batch` method
+/// that answers one query at a time.
 ///
 /// # Panics
 /// If the slices differ in length.
@@ -66,28 +67,26 @@ pub(crate) fn batch<Q: Sync, R: Send>(
     min_len: usize,
     answer: impl Fn(&Q, &mut R) + Sync + Send,
 ) {
-    assert_eq!(queries.len(), out.len(), "one output slot per query");
-    queries
-        .par_iter()
-        .zip(out.par_iter_mut())
-        .with_min_len(min_len)
-        .for_each(|(q, o)| answer(q, o));
+    batch_chunks(queries, out, min_len, |q, o| {
+        q.iter().zip(o).for_each(|(q, o)| answer(q, o))
+    });
 }
 
-/// Answers `queries` into `out` on the rayon pool, a chunk of queries per
-/// call of `answer` (for batch methods that answer a chunk together).
+/// Answers `queries` into `out` on the rayon pool, a chunk of `chunk`
+/// queries (the last may be shorter) per call of `answer`: for batch
+/// methods that answer a chunk together, and [`batch`].
 ///
 /// # Panics
 /// If the slices differ in length.
 pub(crate) fn batch_chunks<Q: Sync, R: Send>(
     queries: &[Q],
     out: &mut [R],
+    chunk: usize,
     answer: impl Fn(&[Q], &mut [R]) + Sync + Send,
 ) {
     assert_eq!(queries.len(), out.len(), "one output slot per query");
-    const CHUNK: usize = 256;
     queries
-        .par_chunks(CHUNK)
-        .zip(out.par_chunks_mut(CHUNK))
+        .par_chunks(chunk)
+        .zip(out.par_chunks_mut(chunk))
         .for_each(|(q, o)| answer(q, o));
 }

@@ -146,10 +146,9 @@ impl RayVisitor for TopSearch<'_> {
         self.t_max
     }
     fn leaf(&mut self, data: u32) -> bool {
-        let Some((shape, lo, ld)) = self.local(data) else {
-            return self.any && self.hit.is_some();
-        };
-        let h = shape.raycast_local(lo, ld, self.t_max, self.any);
+        let h = self
+            .local(data)
+            .and_then(|(shape, lo, ld)| shape.raycast_local(lo, ld, self.t_max, self.any));
         self.offer(h, data)
     }
 }
@@ -268,7 +267,7 @@ impl Level {
     /// assert!(hits.iter().all(|h| h.is_some_and(|h| h.point.y.abs() < 1e-4)));
     /// ```
     pub fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
-        super::batch_chunks(rays, out, |r, o| self.raycast_many(r, filter, o));
+        super::batch_chunks(rays, out, 256, |r, o| self.raycast_many(r, filter, o));
     }
 
     /// [`Level::raycast_any`] for many rays on the rayon pool; `out[i]`
@@ -289,7 +288,7 @@ impl Level {
     /// assert_eq!(blocked, [true, true, false, false]);
     /// ```
     pub fn raycast_any_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
-        super::batch_chunks(rays, out, |r, o| self.raycast_any_many(r, filter, o));
+        super::batch_chunks(rays, out, 256, |r, o| self.raycast_any_many(r, filter, o));
     }
 
     /// [`Level::raycast`] for many rays on the calling thread only (for an
@@ -337,11 +336,6 @@ impl Level {
     #[cfg(feature = "internals")]
     pub fn raycast_any_many_interleaved(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
         self.raycast_any_many_as(rays, filter, out, true);
-    }
-
-    /// Whether batches on this archive are walked side by side.
-    pub(super) fn interleaves(&self) -> bool {
-        self.byte_len() >= super::ray_batch::INTERLEAVE_BYTES
     }
 
     fn raycast_many_as(
