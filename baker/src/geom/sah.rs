@@ -430,15 +430,14 @@ fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
     if prims.len() >= PARALLEL_BINNING {
         let (a, b) = prims.split_at(prims.len() / 2);
         let (mut x, y) = rayon::join(|| bin_all(a, cmin, scale), || bin_all(b, cmin, scale));
-        for (xa, ya) in x.iter_mut().zip(&y) {
-            for (xb, yb) in xa.iter_mut().zip(ya) {
-                xb.merge(yb);
-            }
-        }
+        merge_bins(&mut x, &y);
         return x;
     }
-    let mut bins = [[Bin::EMPTY; BINS]; 3];
-    for p in prims {
+    // two sets of bins, for alternate primitives: neighbours in the input
+    // tend to fall in the same bins, and with one set each merge waited on
+    // the previous one's store to the same bin
+    let mut sets = [[[Bin::EMPTY; BINS]; 3]; 2];
+    let add = |bins: &mut [[Bin; BINS]; 3], p: &Prim| {
         let [x, y, z] = bins_of(p.c2(), cmin, scale);
         let (lo, hi) = (p.min(), p.max());
         for (axis, s) in [(0, x), (1, y), (2, z)] {
@@ -448,8 +447,28 @@ fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
                 count: 1,
             });
         }
+    };
+    let mut pairs = prims.chunks_exact(2);
+    for pair in &mut pairs {
+        let [a, b] = &mut sets;
+        add(a, &pair[0]);
+        add(b, &pair[1]);
     }
+    let [mut bins, other] = sets;
+    if let [p] = pairs.remainder() {
+        add(&mut bins, p);
+    }
+    merge_bins(&mut bins, &other);
     bins
+}
+
+/// Merges `other`'s bins into `bins`, bin by bin.
+fn merge_bins(bins: &mut [[Bin; BINS]; 3], other: &[[Bin; BINS]; 3]) {
+    for (xa, ya) in bins.iter_mut().zip(other) {
+        for (xb, yb) in xa.iter_mut().zip(ya) {
+            xb.merge(yb);
+        }
+    }
 }
 
 /// Exact SAH for a small node: for each axis, sort by centroid and sweep
