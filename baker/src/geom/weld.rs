@@ -100,20 +100,25 @@ fn representatives(
     positions: &[[f32; 3]],
     canon: impl Fn(&[f32; 3]) -> [f32; 3] + Sync,
 ) -> Vec<u32> {
-    let mut keyed: Vec<([u32; 3], u32)> = positions
+    // bits, then index, in one integer: compared in two instructions
+    // rather than four fields
+    let mut keyed: Vec<u128> = positions
         .par_iter()
         .enumerate()
-        .map(|(i, p)| (canon(p).map(f32::to_bits), i as u32))
+        .map(|(i, p)| {
+            let [x, y, z] = canon(p).map(f32::to_bits);
+            u128::from(x) << 96 | u128::from(y) << 64 | u128::from(z) << 32 | i as u128
+        })
         .collect();
     // by bits, then index: each run of equal bits starts at its lowest index
     keyed.par_sort_unstable();
     let mut rep = vec![0u32; positions.len()];
     let mut first = 0;
-    for (k, &(bits, i)) in keyed.iter().enumerate() {
-        if bits != keyed[first].0 {
+    for (k, &key) in keyed.iter().enumerate() {
+        if key >> 32 != keyed[first] >> 32 {
             first = k;
         }
-        rep[i as usize] = keyed[first].1;
+        rep[key as u32 as usize] = keyed[first] as u32;
     }
     rep
 }
