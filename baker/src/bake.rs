@@ -6,7 +6,7 @@
 
 use crate::config::BakeSettings;
 use crate::ingest::{self, IngestError};
-use crate::report::BakeReport;
+use crate::report::{BakeReport, Laps, StageTimes};
 use crate::scene::Scene;
 use crate::{build, classify, encode, prepare};
 use std::path::Path;
@@ -107,6 +107,7 @@ const HASH_CHUNK: usize = 48 * 1024;
 /// does not fit in f32 (the archive could not be valid). Scenes from
 /// [`crate::ingest`] never do: ingest rejects such files with an error.
 pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
+    let mut laps = Laps::start();
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     // 48 KB at a time: per-value updates dominated the bake of large
     // meshes, and one buffer for a whole mesh cost its size in fresh pages
@@ -146,7 +147,11 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         hasher.update(ext.as_bytes());
     }
     hasher.update(settings.fingerprint().as_bytes());
-    bake_hashed(scene, settings, hasher.digest128().to_le_bytes())
+    let content_hash = hasher.digest128().to_le_bytes();
+    let hash_ms = laps.lap();
+    let mut baked = bake_hashed(scene, settings, content_hash);
+    baked.report.stages.hash_ms = hash_ms;
+    baked
 }
 
 /// Hands `words` to `hasher` as little-endian bytes, [`HASH_CHUNK`] bytes
@@ -170,21 +175,34 @@ fn stream_words<W: Copy>(
 }
 
 fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
-    let t0 = Instant::now();
+    let mut laps = Laps::start();
+    let mut stages = StageTimes::default();
     let welded = crate::geom::weld::weld_all(scene);
+    stages.weld_ms = laps.lap();
     let (choices, warnings) = classify::classify(scene, &welded, settings);
+    stages.classify_ms = laps.lap();
     let prepared = prepare::prepare(scene, &welded, &choices);
+    stages.prepare_ms = laps.lap();
     let built = build::build_level(scene, &welded, &choices, prepared);
+    stages.build_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
     let (level, colliders) = encode::level(built, layer_names, &layer_masks);
-    let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+    stages.encode_ms = laps.lap();
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
+    stages.serialize_ms = laps.lap();
     // The runtime's own checks, on what we are about to hand out: a failure
     // here is a baker bug, never a property of the input.
     if let Err(e) = kiln_formats::check_file(&bytes) {
         panic!("baker produced an invalid archive: {e}");
     }
+    stages.check_ms = laps.lap();
+    let build_ms = stages.weld_ms
+        + stages.classify_ms
+        + stages.prepare_ms
+        + stages.build_ms
+        + stages.encode_ms;
     let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
+    report.stages = stages;
     report.warnings.extend(warnings);
     report.warnings.extend(layer_warnings);
     for c in &colliders {

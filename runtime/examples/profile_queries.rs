@@ -53,6 +53,19 @@ fn main() {
             t0.elapsed().as_secs_f64() * 1e3,
             baked.bytes.len()
         );
+        let s = &baked.report.stages;
+        eprintln!(
+            "  stages, ms: hash {:.0}, weld {:.0}, classify {:.0}, prepare {:.0}, build {:.0}, \
+             encode {:.0}, serialize {:.0}, check {:.0}",
+            s.hash_ms,
+            s.weld_ms,
+            s.classify_ms,
+            s.prepare_ms,
+            s.build_ms,
+            s.encode_ms,
+            s.serialize_ms,
+            s.check_ms
+        );
         std::fs::write(&path, &baked.bytes).expect("write the archive");
         if kind == "bake" {
             return;
