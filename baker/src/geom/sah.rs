@@ -12,6 +12,7 @@
 
 use glam::{Vec3A, Vec4};
 use kiln_formats::level::{MAX_DEPTH, leaf_data};
+use std::mem::MaybeUninit;
 
 /// One node of the builder's binary tree, in a depth-first array: the
 /// skip-count layout of the archive's top-level tree (left child at
@@ -163,20 +164,18 @@ fn build(work: &mut [Prim]) -> Vec<BinNode> {
     if work.is_empty() {
         return Vec::new();
     }
-    let mut nodes = vec![
-        BinNode {
-            min: [0.0; 3],
-            max: [0.0; 3],
-            end: 0,
-            data: 0,
-        };
-        2 * work.len() - 1
-    ];
+    // left uninitialised: `build_rec` writes every node once (filling 32
+    // bytes a node first cost a pass over tens of megabytes)
+    let mut nodes = Box::<[BinNode]>::new_uninit_slice(2 * work.len() - 1);
     let bounds = Bounds::of(work);
     // the other buffer binned splits partition into (see `build_rec`)
     let mut spare = work.to_vec();
     build_rec(work, &mut spare, false, &mut nodes, 0, 0, 1, bounds);
-    nodes
+    // SAFETY: `build_rec` writes `nodes[0]` and hands the rest on as two
+    // slices that tile it, each exactly as long as its subtree (it asserts
+    // `2k - 1` nodes for `k` primitives, and a leaf's slice is its one
+    // node), so by induction every element was written.
+    unsafe { nodes.assume_init() }.into_vec()
 }
 
 /// Builds the subtree over `prims` (which sit at `first_prim..` in leaf
@@ -191,24 +190,25 @@ fn build_rec(
     prims: &mut [Prim],
     spare: &mut [Prim],
     spare_is_work: bool,
-    nodes: &mut [BinNode],
+    nodes: &mut [MaybeUninit<BinNode>],
     base: u32,
     first_prim: u32,
     depth: usize,
     b: Bounds,
 ) {
-    debug_assert_eq!(nodes.len(), 2 * prims.len() - 1);
+    // what `build`'s proof that every node is written rests on
+    assert_eq!(nodes.len(), 2 * prims.len() - 1);
     let end = base + nodes.len() as u32;
     if prims.len() == 1 {
         if spare_is_work {
             spare[0] = prims[0];
         }
-        nodes[0] = BinNode {
+        nodes[0].write(BinNode {
             min: b.min.to_array(),
             max: b.max.to_array(),
             end,
             data: leaf_data(first_prim, 1),
-        };
+        });
         return;
     }
     // a binned split moves the primitives into `spare`
@@ -225,12 +225,12 @@ fn build_rec(
         Some(s) => s,
         None => median_split(prims, &b),
     };
-    nodes[0] = BinNode {
+    nodes[0].write(BinNode {
         min: b.min.to_array(),
         max: b.max.to_array(),
         end,
         data: axis as u32,
-    };
+    });
     let (prims, spare, spare_is_work) = if moved {
         (spare, prims, !spare_is_work)
     } else {
