@@ -355,15 +355,23 @@ pub fn continues(vertices: &[[f32; 3]], t: [u32; 3], k: usize, u: [u32; 3], j: u
 /// and the second's.
 pub fn continues_at(edge: [glam::DVec3; 2], wt: glam::DVec3, wu: glam::DVec3) -> bool {
     let e = edge[1] - edge[0];
-    let (Some(nt), Some(nu)) = (
-        e.cross(wt - edge[0]).try_normalize(),
-        e.cross(wu - edge[0]).try_normalize(),
-    ) else {
+    let (a, b) = (e.cross(wt - edge[0]), e.cross(wu - edge[0]));
+    let (la, lb) = (a.length_squared(), b.length_squared());
+    if !(la > 0.0 && lb > 0.0) {
+        // a corner on the edge's line: no plane
         return false;
-    };
+    }
     // continuing in the plane, the second normal (taken with the same
-    // edge direction) points the opposite way
-    nt.dot(nu) <= -FLAT_EDGE_ANGLE.cos()
+    // edge direction) points the opposite way: â·b̂ ≤ -cos, that is
+    // a·b ≤ -cos·|a||b|, with one square root and no division (this test
+    // runs once per edge of every mesh: normalising both normals had been
+    // a twentieth of a large mesh's bake)
+    let lengths = (la * lb).sqrt();
+    if !lengths.is_finite() {
+        // coordinates near f32's limit overflow the product: the long way
+        return a.normalize().dot(b.normalize()) <= -FLAT_EDGE_ANGLE.cos();
+    }
+    a.dot(b) <= -FLAT_EDGE_ANGLE.cos() * lengths
 }
 
 /// A leaf before layout: its quad (see [`TriMesh`]), the welded
@@ -683,6 +691,22 @@ mod tests {
             TreeKind::Aabb,
         );
         assert_eq!(flat_bits(&m), 2);
+    }
+
+    #[test]
+    fn the_flat_test_holds_at_the_edge_of_f32s_range() {
+        // |a|²·|b|² overflows f64 here: the test falls back to unit normals
+        use glam::DVec3;
+        let big = f64::from(f32::MAX) * 0.9;
+        let edge = [DVec3::new(0.0, 0.0, -big), DVec3::new(0.0, 0.0, big)];
+        let (e, w) = (edge[1] - edge[0], DVec3::new(-big, 0.0, 0.0) - edge[0]);
+        assert!(!(e.cross(w).length_squared().powi(2)).is_finite());
+        let flat = DVec3::new(big, 0.0, 0.0);
+        let raised = DVec3::new(big, big * 0.1, 0.0);
+        assert!(continues_at(edge, DVec3::new(-big, 0.0, 0.0), flat));
+        assert!(!continues_at(edge, DVec3::new(-big, 0.0, 0.0), raised));
+        // a corner on the edge's line: no plane, not flat
+        assert!(!continues_at(edge, DVec3::ZERO, flat));
     }
 
     #[test]
