@@ -184,7 +184,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let prepared = prepare::prepare(scene, &welded, &choices);
     stages.prepare_ms = laps.lap();
     let built = build::build_level(scene, &welded, &choices, prepared);
-    stages.build_ms = laps.lap();
+    stages.shapes_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
     let (level, colliders) = encode::level(built, layer_names, &layer_masks);
     stages.encode_ms = laps.lap();
@@ -196,12 +196,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
         panic!("baker produced an invalid archive: {e}");
     }
     stages.check_ms = laps.lap();
-    let build_ms = stages.weld_ms
-        + stages.classify_ms
-        + stages.prepare_ms
-        + stages.build_ms
-        + stages.encode_ms;
-    let mut report = BakeReport::new(scene, &level, bytes.len(), build_ms);
+    let mut report = BakeReport::new(scene, &level, bytes.len(), stages.building_ms());
     report.stages = stages;
     report.warnings.extend(warnings);
     report.warnings.extend(layer_warnings);

@@ -112,7 +112,7 @@ pub struct StageTimes {
     /// Building shapes and trees: BSP trees, polytopes, the triangle
     /// trees (edge grouping, pairing, binned SAH), seams and the
     /// top-level tree.
-    pub build_ms: f64,
+    pub shapes_ms: f64,
     /// Encoding into archive form: layers, collapsing and quantising
     /// trees, placing leaves and vertices.
     pub encode_ms: f64,
@@ -121,6 +121,13 @@ pub struct StageTimes {
     /// The runtime's own validation of the archive before it is handed
     /// out.
     pub check_ms: f64,
+}
+
+impl StageTimes {
+    /// Welding through encoding: what [`BakeReport::build_ms`] reports.
+    pub fn building_ms(&self) -> f64 {
+        self.weld_ms + self.classify_ms + self.prepare_ms + self.shapes_ms + self.encode_ms
+    }
 }
 
 /// Times consecutive stages: each [`Laps::lap`] returns the milliseconds

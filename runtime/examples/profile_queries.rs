@@ -55,13 +55,13 @@ fn main() {
         );
         let s = &baked.report.stages;
         eprintln!(
-            "  stages, ms: hash {:.0}, weld {:.0}, classify {:.0}, prepare {:.0}, build {:.0}, \
+            "  stages, ms: hash {:.0}, weld {:.0}, classify {:.0}, prepare {:.0}, shapes {:.0}, \
              encode {:.0}, serialize {:.0}, check {:.0}",
             s.hash_ms,
             s.weld_ms,
             s.classify_ms,
             s.prepare_ms,
-            s.build_ms,
+            s.shapes_ms,
             s.encode_ms,
             s.serialize_ms,
             s.check_ms

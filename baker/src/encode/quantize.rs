@@ -552,6 +552,14 @@ mod tests {
         }
     }
 
+    /// Marsaglia's 32-bit xorshift (13, 17, 5): the next value of `s`.
+    fn xorshift(s: &mut u32) -> u32 {
+        *s ^= *s << 13;
+        *s ^= *s >> 17;
+        *s ^= *s << 5;
+        *s
+    }
+
     /// A random binary skip-count tree over `n` leaves, depth-first, with
     /// random boxes (the collapse reads only areas and structure).
     fn random_tree(seed: &mut u64, n: u32) -> Vec<Node> {
@@ -661,12 +669,7 @@ mod tests {
     fn decoded_child_boxes_contain_the_exact_boxes() {
         // a balanced tree over random thin boxes far from the origin
         let mut s = 7u32;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 10_000) as f32 / 10_000.0
-        };
+        let mut rnd = || (xorshift(&mut s) % 10_000) as f32 / 10_000.0;
         let leaves: Vec<([f32; 3], [f32; 3])> = (0..256)
             .map(|_| {
                 let x = 5000.0 + 2048.0 * rnd();
@@ -722,15 +725,10 @@ mod tests {
     #[test]
     fn the_four_slot_encoder_gives_the_scalar_codes() {
         let mut s = 0x2545_F491u32;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 1_000_000) as f32 / 1_000_000.0
-        };
+        let mut rnd = || (xorshift(&mut s) % 1_000_000) as f32 / 1_000_000.0;
         for case in 0..20_000 {
-            // parents from wide to a few ulps (steps below the ulp make
-            // codes cross), children anywhere inside, some touching a face
+            // parents from wide to a few ulps and flat (steps below the
+            // ulp, and zero), children anywhere inside, some on a face
             let origin = [0.0, 1e3, -7e5][case % 3] + rnd();
             let size = [100.0, 1.0, 1e-3, 0.0][case % 4];
             let pmin = [origin, origin - 1.0, origin + 3.0];
