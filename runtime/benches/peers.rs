@@ -6,7 +6,8 @@
 //! cargo bench -p kiln-runtime --bench peers -- --quick # smoke run for CI
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
-//! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain and sauer_pandora rows
+//! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain, city and sauer_pandora rows
+//! cargo bench -p kiln-runtime --bench peers -- --meshes --city # only the city's rows
 //! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s"
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
@@ -22,7 +23,11 @@
 //! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriTrees
 //! of the same collider triangles.
 //!
-//! On the terrain and sauer_pandora, rays (closest and any hit) also run
+//! The meshes: an fBm terrain, a generated city (towers of stacked boxes
+//! on a ground grid, about 240k triangles) and the real level
+//! sauer_pandora, each one triangle mesh on both sides.
+//!
+//! On the terrain, the city and sauer_pandora, rays (closest and any hit) also run
 //! against a second peer, obvhs' compressed wide BVH (`peers/cwbvh.rs`);
 //! those rows say "vs obvhs CWBVH" and their peer column is obvhs'.
 //!
@@ -44,7 +49,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 mod common;
-use common::{Rng, rays, surface_points, terrain};
+use common::{Rng, city, rays, surface_points, terrain};
 #[path = "peers/cwbvh.rs"]
 mod cwbvh;
 #[path = "peers/shapes.rs"]
@@ -650,19 +655,33 @@ fn main() {
     if !forest_only && !args.iter().any(|a| a == "--meshes") {
         solid_rows(quick, &mut rows);
     }
-    let (pos, tris) = if solids_only {
+    // `--city`: the city's rows alone
+    let city_only = args.iter().any(|a| a == "--city");
+    let (pos, tris) = if solids_only || city_only {
         (Vec::new(), Vec::new())
     } else {
         terrain(n)
     };
-    for &kind in kinds.iter().filter(|_| !solids_only) {
+    for &kind in kinds.iter().filter(|_| !solids_only && !city_only) {
         let name = format!("terrain {n}x{n} {}", kind.name());
         run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
     }
 
+    // a city: tall boxes over a flat ground, large empty volumes between
+    // them (about 240k triangles; 14k in the quick run)
+    if !solids_only {
+        let (pos, tris) = city(if quick { 26 } else { 102 });
+        for &kind in &kinds {
+            let name = format!("city {}k {}", tris.len() / 1000, kind.name());
+            run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);
+        }
+    }
+
     let pandora = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/levels/sauer_pandora.glb");
-    if pandora.is_file() && !solids_only {
+    if city_only {
+        // the city alone: no pandora rows
+    } else if pandora.is_file() && !solids_only {
         // the whole level flattened to world space, so both sides see the same triangles
         let scene = kiln_baker::ingest::load(&pandora).unwrap().scene;
         let mut pos = Vec::new();

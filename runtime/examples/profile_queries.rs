@@ -17,13 +17,15 @@
 //! capsule character's `move_and_slide`, which prints its time per update). The second argument
 //! is the number of rays generated (a third of them per class) or spheres.
 //! The difference between a kind and `none` divided by 20 × the queries
-//! run is the cost per query.
+//! run is the cost per query. `KILN_PROFILE_N=128` takes a smaller terrain,
+//! `KILN_PROFILE_CITY=102` the benchmark's generated city (about 240k
+//! triangles) instead.
 
 #[allow(dead_code)] // shared with the benchmark, which uses all of it
 #[path = "../benches/common/mod.rs"]
 mod common;
 
-use common::{Rng, rays, surface_points, terrain};
+use common::{Rng, city, rays, surface_points, terrain};
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
@@ -41,8 +43,21 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1024);
-    let path = std::env::temp_dir().join(format!("kiln-profile-terrain{side}.kiln"));
-    let (pos, tris) = terrain(side);
+    // `KILN_PROFILE_CITY=102` for the benchmark's generated city instead
+    // (102 lots a side: about 240k triangles)
+    let city_lots: Option<u32> = std::env::var("KILN_PROFILE_CITY")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let (path, (pos, tris)) = match city_lots {
+        Some(lots) => (
+            std::env::temp_dir().join(format!("kiln-profile-city{lots}.kiln")),
+            city(lots),
+        ),
+        None => (
+            std::env::temp_dir().join(format!("kiln-profile-terrain{side}.kiln")),
+            terrain(side),
+        ),
+    };
     if kind == "bake" || !path.exists() {
         let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
         let t0 = std::time::Instant::now();

@@ -67,6 +67,76 @@ pub fn terrain(n: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     (pos, kiln_tests::grid_triangles(n))
 }
 
+/// A city of `lots × lots` building lots (20 m square, a 16 m street
+/// after every fourth lot) on a ground grid of 20 m cells: each lot holds
+/// a tower of one to three boxes, each narrower than the one below
+/// (setbacks), taller towards the centre. Boxes share their eight corners
+/// and have no bottom face: ten triangles each. `lots = 100` gives about
+/// 240k triangles (the downtown of an open-world level); the same seed
+/// gives the same city on every machine.
+pub fn city(lots: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    const LOT: f32 = 20.0;
+    const STREET: f32 = 16.0;
+    const CELL: f32 = 20.0;
+    let mut r = Rng(0xC17E_5EED_0000_0001);
+    let mut pos: Vec<[f32; 3]> = Vec::new();
+    let mut tris: Vec<[u32; 3]> = Vec::new();
+    // where lot i starts along an axis: a street after every fourth lot
+    let at = |i: u32| i as f32 * LOT + (i / 4) as f32 * STREET + STREET;
+    let size = at(lots) + STREET;
+    // the ground
+    let cells = (size / CELL).ceil() as u32;
+    for z in 0..=cells {
+        for x in 0..=cells {
+            pos.push([x as f32 * CELL, 0.0, z as f32 * CELL]);
+        }
+    }
+    tris.extend(kiln_tests::grid_triangles(cells));
+    let centre = size * 0.5;
+    for lz in 0..lots {
+        for lx in 0..lots {
+            let (x0, z0) = (at(lx), at(lz));
+            // towers rise towards the centre: up to 150 m there, 20 m at the edge
+            let d = ((x0 - centre).hypot(z0 - centre) / centre).min(1.0);
+            let tall = 20.0 + 130.0 * (1.0 - d) * (1.0 - d);
+            let mut lo = [x0 + r.range(1.0, 4.0), z0 + r.range(1.0, 4.0)];
+            let mut hi = [x0 + LOT - r.range(1.0, 4.0), z0 + LOT - r.range(1.0, 4.0)];
+            let mut base = 0.0;
+            let tiers = 1 + (r.f() * 3.0) as u32;
+            for _ in 0..tiers {
+                let top = base + r.range(0.2, 0.6) * tall;
+                let b = pos.len() as u32;
+                for k in 0..8u32 {
+                    let x = if k & 1 == 0 { lo[0] } else { hi[0] };
+                    let y = if k & 2 == 0 { base } else { top };
+                    let z = if k & 4 == 0 { lo[1] } else { hi[1] };
+                    pos.push([x, y, z]);
+                }
+                // the four walls and the roof, wound outwards (corner k has
+                // x from bit 0, y from bit 1, z from bit 2)
+                for q in [
+                    [0, 2, 3, 1], // z = lo, facing −z
+                    [4, 5, 7, 6], // z = hi, facing +z
+                    [0, 4, 6, 2], // x = lo, facing −x
+                    [1, 3, 7, 5], // x = hi, facing +x
+                    [2, 6, 7, 3], // roof, facing +y
+                ] {
+                    tris.push([b + q[0], b + q[1], b + q[2]]);
+                    tris.push([b + q[0], b + q[2], b + q[3]]);
+                }
+                // the next tier steps in from every side
+                for a in 0..2 {
+                    let inset = (hi[a] - lo[a]) * r.range(0.08, 0.2);
+                    lo[a] += inset;
+                    hi[a] -= inset;
+                }
+                base = top;
+            }
+        }
+    }
+    (pos, tris)
+}
+
 #[derive(Clone, Copy)]
 /// A ray query: origin, direction, range.
 pub struct Q {
