@@ -210,10 +210,10 @@ pub(crate) trait Tree {
 #[inline]
 pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
     let t = &level.top;
-    BoxTree {
-        nodes: t.nodes.as_slice(),
-        leaves: &[],
-        root: (!level.instances.is_empty()).then(|| {
+    BoxTree::new(
+        t.nodes.as_slice(),
+        &[],
+        (!level.instances.is_empty()).then(|| {
             (
                 t.root.to_native(),
                 Aabb {
@@ -222,7 +222,7 @@ pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
                 },
             )
         }),
-    }
+    )
 }
 
 /// A mesh's box tree.
@@ -232,6 +232,33 @@ pub(crate) struct BoxTree<'a> {
     /// A mesh's leaf rows, for prefetching the rows of leaves a ray
     /// enters (empty for the top-level tree).
     leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
+    /// Whether walks ask for children's lines ahead ([`prefetch`]): not
+    /// for a tree that lives in the L1 cache, such as a small level's
+    /// top-level tree, where a hint is only an instruction.
+    ahead: bool,
+}
+
+/// Trees up to this size (nodes and leaf rows) are walked without
+/// prefetching: they stay in a core's L1 data cache (32 KiB or more on
+/// x86-64 CPUs of the last decade).
+const PREFETCH_FROM_BYTES: usize = 32 << 10;
+
+impl<'a> BoxTree<'a> {
+    /// A tree over `nodes` and `leaves`, with `root`.
+    #[inline]
+    fn new(
+        nodes: &'a [ArchivedBoxNode],
+        leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
+        root: Option<(u32, Aabb)>,
+    ) -> Self {
+        let bytes = std::mem::size_of_val(nodes) + std::mem::size_of_val(leaves);
+        BoxTree {
+            nodes,
+            root,
+            leaves,
+            ahead: bytes > PREFETCH_FROM_BYTES,
+        }
+    }
 }
 
 /// The four children's boxes of a box node, one SIMD lane per child.
@@ -295,15 +322,16 @@ impl BoxTree<'_> {
         let n = &self.nodes[node as usize];
         let step = (vol.max - vol.min) * (1.0 / BOX_STEPS);
         let (min, max) = (vol.min, vol.max);
+        let (cl, ch) = node_codes(n);
         let lo = [
-            Vec4::splat(min.x) + codes(&n.lo[0]) * Vec4::splat(step.x),
-            Vec4::splat(min.y) + codes(&n.lo[1]) * Vec4::splat(step.y),
-            Vec4::splat(min.z) + codes(&n.lo[2]) * Vec4::splat(step.z),
+            Vec4::splat(min.x) + cl[0] * Vec4::splat(step.x),
+            Vec4::splat(min.y) + cl[1] * Vec4::splat(step.y),
+            Vec4::splat(min.z) + cl[2] * Vec4::splat(step.z),
         ];
         let hi = [
-            Vec4::splat(max.x) - codes(&n.hi[0]) * Vec4::splat(step.x),
-            Vec4::splat(max.y) - codes(&n.hi[1]) * Vec4::splat(step.y),
-            Vec4::splat(max.z) - codes(&n.hi[2]) * Vec4::splat(step.z),
+            Vec4::splat(max.x) - ch[0] * Vec4::splat(step.x),
+            Vec4::splat(max.y) - ch[1] * Vec4::splat(step.y),
+            Vec4::splat(max.z) - ch[2] * Vec4::splat(step.z),
         ];
         Boxes4 {
             lo,
@@ -313,9 +341,57 @@ impl BoxTree<'_> {
     }
 }
 
+/// A box node's 24 codes as floats, `([lo; 3], [hi; 3])` by axis, one lane
+/// per child: on x86-64 two loads for all of them, then three byte and six
+/// word unpacks and six conversions (one load and three operations per
+/// axis and side before).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn node_codes(n: &ArchivedBoxNode) -> ([Vec4; 3], [Vec4; 3]) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cvtepi32_ps, _mm_loadl_epi64, _mm_loadu_si128, _mm_setzero_si128,
+        _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8, _mm_unpacklo_epi16,
+    };
+    // the layout the two loads read: `lo` then `hi`, 12 bytes each, from
+    // the node's first byte, inside its 32
+    const _: () = assert!(
+        std::mem::offset_of!(ArchivedBoxNode, lo) == 0
+            && std::mem::offset_of!(ArchivedBoxNode, hi) == 3 * WIDTH
+            && WIDTH == 4
+            && std::mem::size_of::<ArchivedBoxNode>() == 32
+    );
+    let p = (n as *const ArchivedBoxNode).cast::<u8>();
+    // SAFETY: `p` points at a live `ArchivedBoxNode` of 32 bytes (borrowed
+    // for this call; asserted above), so bytes `p..p + 16` and `p + 16..p
+    // + 24` are inside it and initialised (every byte of `lo` and `hi` is a
+    // `u8`; the assert puts them at 0..24, with no padding between). Both
+    // loads are unaligned forms, so the node's 4-byte alignment is enough.
+    // The rest are SSE2 register operations, in x86-64's baseline.
+    unsafe {
+        let a = _mm_loadu_si128(p.cast::<__m128i>()); // lo x, y, z; hi x
+        let b = _mm_loadl_epi64(p.add(16).cast::<__m128i>()); // hi y, z
+        let z = _mm_setzero_si128();
+        let (a0, a1, b0) = (
+            _mm_unpacklo_epi8(a, z),
+            _mm_unpackhi_epi8(a, z),
+            _mm_unpacklo_epi8(b, z),
+        );
+        let lo4 = |w| Vec4::from(_mm_cvtepi32_ps(_mm_unpacklo_epi16(w, z)));
+        let hi4 = |w| Vec4::from(_mm_cvtepi32_ps(_mm_unpackhi_epi16(w, z)));
+        ([lo4(a0), hi4(a0), lo4(a1)], [hi4(a1), lo4(b0), hi4(b0)])
+    }
+}
+
+/// A box node's 24 codes as floats, `([lo; 3], [hi; 3])`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn node_codes(n: &ArchivedBoxNode) -> ([Vec4; 3], [Vec4; 3]) {
+    (n.lo.map(|v| codes(&v)), n.hi.map(|v| codes(&v)))
+}
+
 /// Four 8-bit codes as floats: two unpacks and one conversion on x86-64
 /// (scalar conversions were a third of a node's cost).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", test))]
 #[inline(always)]
 fn codes(v: &[u8; WIDTH]) -> Vec4 {
     use std::arch::x86_64::{
@@ -414,6 +490,9 @@ impl Tree for BoxTree<'_> {
     }
     #[inline(always)]
     fn prefetch_ref(&self, r: u32) {
+        if !self.ahead {
+            return;
+        }
         if r & LEAF_BIT == 0 {
             prefetch(self.nodes.get(r as usize));
         } else {
@@ -594,11 +673,11 @@ impl<'a> TreeRef<'a> {
                     min: vec3a(&mesh.min),
                     max: vec3a(&mesh.max),
                 };
-                TreeRef::Boxes(BoxTree {
-                    nodes: nodes.as_slice(),
-                    leaves: mesh.leaves.as_slice(),
-                    root: (!empty).then_some((root, vol)),
-                })
+                TreeRef::Boxes(BoxTree::new(
+                    nodes.as_slice(),
+                    mesh.leaves.as_slice(),
+                    (!empty).then_some((root, vol)),
+                ))
             }
         }
     }
@@ -1007,4 +1086,47 @@ pub(crate) fn walk_box<T: Tree + ?Sized>(
 #[inline]
 fn vec3a(v: &[rkyv::rend::f32_le; 3]) -> Vec3A {
     Vec3A::new(v[0].to_native(), v[1].to_native(), v[2].to_native())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nodes_codes_convert_as_each_axis_alone_does() {
+        // every byte value in every position, and the lanes kept apart
+        let mut x = 0x2545_f491u32;
+        for round in 0..2000u32 {
+            let mut byte = |k: u32| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if round < 256 {
+                    ((round + 7 * k) & 255) as u8
+                } else {
+                    x as u8
+                }
+            };
+            let mut codes3 = |base: u32| {
+                std::array::from_fn::<[u8; WIDTH], 3, _>(|a| {
+                    std::array::from_fn(|c| byte(base + 4 * a as u32 + c as u32))
+                })
+            };
+            let (lo, hi) = (codes3(0), codes3(12));
+            let node = ArchivedBoxNode {
+                lo,
+                hi,
+                links: [rkyv::rend::u32_le::from_native(0x1234_5678); 2],
+            };
+            let (cl, ch) = node_codes(&node);
+            for a in 0..3 {
+                assert_eq!(cl[a], codes(&lo[a]), "{lo:?}");
+                assert_eq!(ch[a], codes(&hi[a]), "{hi:?}");
+                for c in 0..WIDTH {
+                    assert_eq!(cl[a][c], f32::from(lo[a][c]));
+                    assert_eq!(ch[a][c], f32::from(hi[a][c]));
+                }
+            }
+        }
+    }
 }
