@@ -18,10 +18,10 @@
 //! ([`INTERLEAVE_BYTES`]).
 
 use super::filter::Filter;
-use super::raycast::{Ray, TopSearch};
+use super::raycast::{Ray, RayFound, TopSearch};
 use crate::geom::ray_box::SlabRay;
+use crate::instance::Rows;
 use crate::level::Level;
-use crate::shape::LocalRayHit;
 use crate::shape::tri_mesh::MeshSearch;
 use crate::walk::{
     Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
@@ -49,6 +49,8 @@ enum MeshWalk<'a> {
 struct MeshLane<'a> {
     /// The instance whose mesh it is.
     instance: u32,
+    /// The instance's local-from-world rows.
+    local_from_world: Rows,
     /// The ray in the mesh's local space (slab form, for the tree).
     ray: SlabRay,
     search: MeshSearch<'a>,
@@ -97,7 +99,7 @@ impl<'a> Lane<'a> {
                 MeshWalk::Boxes(_, w) => recycle(w, &mut self.spare.boxes),
                 MeshWalk::Spheres(_, w) => recycle(w, &mut self.spare.balls),
             }
-            if self.search.offer(h, m.instance) {
+            if self.search.offer(h, m.instance, &m.local_from_world) {
                 return false;
             }
             return self.settle_top(top);
@@ -113,20 +115,19 @@ impl<'a> Lane<'a> {
             // the instance's answer as `TopSearch::leaf` gives it, except
             // that a mesh is walked over the next turns, after which the
             // top-level walk goes on (the mesh's hit may shrink the range)
-            let h = match self.search.local(inst) {
-                Some((shape, lo, ld)) => match shape.tri_mesh() {
+            if let Some((shape, lo, ld, local)) = self.search.local(inst) {
+                let h = match shape.tri_mesh() {
                     Some(mesh) => {
-                        if self.start_mesh(inst, mesh, lo, ld) {
+                        if self.start_mesh(inst, mesh, lo, ld, local) {
                             return true;
                         }
                         None // the ray misses the mesh's root
                     }
                     None => shape.raycast_local(lo, ld, self.search.t_max, self.search.any),
-                },
-                None => None,
-            };
-            if self.search.offer(h, inst) {
-                return false;
+                };
+                if self.search.offer(h, inst, &local) {
+                    return false;
+                }
             }
         }
         self.settle_top(top)
@@ -150,6 +151,7 @@ impl<'a> Lane<'a> {
         mesh: &'a kiln_formats::tri_mesh::ArchivedTriMesh,
         lo: glam::Vec3,
         ld: glam::Vec3,
+        local_from_world: Rows,
     ) -> bool {
         let ray = SlabRay::new(lo, ld);
         let t_max = self.search.t_max;
@@ -169,6 +171,7 @@ impl<'a> Lane<'a> {
         };
         self.mesh = Some(MeshLane {
             instance,
+            local_from_world,
             ray,
             search: MeshSearch::new(mesh, lo, ld, t_max, self.search.any),
             walk,
@@ -282,7 +285,7 @@ impl Level {
         filter: &Filter,
         any: bool,
         interleave: bool,
-        mut answer: impl FnMut(usize, Option<(LocalRayHit, u32)>),
+        mut answer: impl FnMut(usize, Option<RayFound>),
     ) {
         if !interleave {
             for (i, ray) in rays.iter().enumerate() {
@@ -329,7 +332,7 @@ impl Level {
             top: &BoxTree<'a>,
             rays: &[Ray],
             next: &mut usize,
-            answer: &mut impl FnMut(usize, Option<(LocalRayHit, u32)>),
+            answer: &mut impl FnMut(usize, Option<RayFound>),
         ) -> bool {
             while *next < rays.len() {
                 let i = *next;
