@@ -19,7 +19,8 @@
 //! The difference between a kind and `none` divided by 20 × the queries
 //! run is the cost per query. `KILN_PROFILE_N=128` takes a smaller terrain,
 //! `KILN_PROFILE_CITY=102` the benchmark's generated city (about 240k
-//! triangles) instead.
+//! triangles), `KILN_PROFILE_GLB=level.glb` a real level's world triangles
+//! (as the benchmark flattens sauer_pandora) instead.
 
 #[allow(dead_code)] // shared with the benchmark, which uses all of it
 #[path = "../benches/common/mod.rs"]
@@ -33,6 +34,22 @@ use kiln_runtime::{Filter, Ray};
 use kiln_tests::SphereQueries;
 
 const PASSES: usize = 20;
+
+/// Every world triangle of the glTF file at `path`, as one mesh with
+/// three vertices a triangle (what the benchmark does with sauer_pandora).
+fn flattened(path: &std::path::Path) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let scene = kiln_baker::ingest::load(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .scene;
+    let mut pos = Vec::new();
+    let mut tris = Vec::new();
+    for w in scene.world_triangles() {
+        let b = pos.len() as u32;
+        pos.extend(w.v.map(|v| v.as_vec3().to_array()));
+        tris.push([b, b + 1, b + 2]);
+    }
+    (pos, tris)
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -48,12 +65,22 @@ fn main() {
     let city_lots: Option<u32> = std::env::var("KILN_PROFILE_CITY")
         .ok()
         .and_then(|v| v.parse().ok());
-    let (path, (pos, tris)) = match city_lots {
-        Some(lots) => (
+    // `KILN_PROFILE_GLB=path.glb` for a real level, flattened to one
+    // mesh of world triangles as the benchmark does with sauer_pandora
+    let glb = std::env::var_os("KILN_PROFILE_GLB").map(std::path::PathBuf::from);
+    let (path, (pos, tris)) = match (glb, city_lots) {
+        (Some(glb), _) => (
+            std::env::temp_dir().join(format!(
+                "kiln-profile-{}.kiln",
+                glb.file_stem().unwrap_or_default().to_string_lossy()
+            )),
+            flattened(&glb),
+        ),
+        (None, Some(lots)) => (
             std::env::temp_dir().join(format!("kiln-profile-city{lots}.kiln")),
             city(lots),
         ),
-        None => (
+        (None, None) => (
             std::env::temp_dir().join(format!("kiln-profile-terrain{side}.kiln")),
             terrain(side),
         ),
