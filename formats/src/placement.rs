@@ -84,7 +84,7 @@ pub fn similarity_local(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
 /// [`similarity_rows`] of a placement that only moves (`q = (0, 0, 0, 1)`,
 /// `t` finite), without the f64 arithmetic: every prop placed unturned and
 /// every level mesh has one, and a ray answer asked for it twice (its walk
-/// and its world normal), 3–7% of a ray on a one-mesh level. The values
+/// and its world normal): the city's rays 4–6% faster with it. The values
 /// are the general path's bit for bit: with `q` the identity, `s·R` is the
 /// identity with +0 off the diagonal, `1/s² = 1`, and each row's
 /// translation `−(1·tᵣ + 0·tₐ + 0·t_b)` is exact in f32 as in f64, signed

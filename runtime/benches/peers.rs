@@ -7,7 +7,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --tree sphere  # one tree kind only (default: both)
 //! cargo bench -p kiln-runtime --bench peers -- --solids        # only the solid-shape rows
 //! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain, city and sauer_pandora rows
-//! cargo bench -p kiln-runtime --bench peers -- --meshes --city # only the city's rows
+//! cargo bench -p kiln-runtime --bench peers -- --city          # only the city's rows
 //! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s"
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 mod common;
-use common::{Rng, city, rays, surface_points, terrain};
+use common::{Rng, city, flattened, rays, surface_points, terrain};
 #[path = "peers/cwbvh.rs"]
 mod cwbvh;
 #[path = "peers/shapes.rs"]
@@ -652,11 +652,11 @@ fn main() {
         forest_rows(quick, &mut rows);
     }
     let solids_only = forest_only || args.iter().any(|a| a == "--solids");
-    if !forest_only && !args.iter().any(|a| a == "--meshes") {
-        solid_rows(quick, &mut rows);
-    }
     // `--city`: the city's rows alone
     let city_only = args.iter().any(|a| a == "--city");
+    if !forest_only && !city_only && !args.iter().any(|a| a == "--meshes") {
+        solid_rows(quick, &mut rows);
+    }
     let (pos, tris) = if solids_only || city_only {
         (Vec::new(), Vec::new())
     } else {
@@ -668,7 +668,7 @@ fn main() {
     }
 
     // a city: tall boxes over a flat ground, large empty volumes between
-    // them (about 240k triangles; 14k in the quick run)
+    // them (about 240k triangles; 16k in the quick run)
     if !solids_only {
         let (pos, tris) = city(if quick { 26 } else { 102 });
         for &kind in &kinds {
@@ -683,14 +683,7 @@ fn main() {
         // the city alone: no pandora rows
     } else if pandora.is_file() && !solids_only {
         // the whole level flattened to world space, so both sides see the same triangles
-        let scene = kiln_baker::ingest::load(&pandora).unwrap().scene;
-        let mut pos = Vec::new();
-        let mut tris = Vec::new();
-        for w in scene.world_triangles() {
-            let b = pos.len() as u32;
-            pos.extend(w.v.map(|v| v.as_vec3().to_array()));
-            tris.push([b, b + 1, b + 2]);
-        }
+        let (pos, tris) = flattened(&pandora);
         for &kind in &kinds {
             let name = format!("sauer_pandora {}", kind.name());
             run(&name, pos.clone(), tris.clone(), kind, &counts, &mut rows);

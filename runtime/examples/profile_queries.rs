@@ -26,7 +26,7 @@
 #[path = "../benches/common/mod.rs"]
 mod common;
 
-use common::{Rng, city, rays, surface_points, terrain};
+use common::{Rng, city, flattened, rays, surface_points, terrain};
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, SceneMesh, bake_scene};
 use kiln_runtime::Level;
@@ -34,22 +34,6 @@ use kiln_runtime::{Filter, Ray};
 use kiln_tests::SphereQueries;
 
 const PASSES: usize = 20;
-
-/// Every world triangle of the glTF file at `path`, as one mesh with
-/// three vertices a triangle (what the benchmark does with sauer_pandora).
-fn flattened(path: &std::path::Path) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
-    let scene = kiln_baker::ingest::load(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .scene;
-    let mut pos = Vec::new();
-    let mut tris = Vec::new();
-    for w in scene.world_triangles() {
-        let b = pos.len() as u32;
-        pos.extend(w.v.map(|v| v.as_vec3().to_array()));
-        tris.push([b, b + 1, b + 2]);
-    }
-    (pos, tris)
-}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -86,7 +70,7 @@ fn main() {
         ),
     };
     if kind == "bake" || !path.exists() {
-        let scene = Scene::from_meshes(vec![SceneMesh::new("terrain", pos.clone(), &tris)]);
+        let scene = Scene::from_meshes(vec![SceneMesh::new("level", pos.clone(), &tris)]);
         let t0 = std::time::Instant::now();
         let baked = bake_scene(&scene, &BakeSettings::default().all_meshes());
         eprintln!(

@@ -386,42 +386,8 @@ fn node_codes(n: &ArchivedBoxNode) -> ([Vec4; 3], [Vec4; 3]) {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn node_codes(n: &ArchivedBoxNode) -> ([Vec4; 3], [Vec4; 3]) {
-    (n.lo.map(|v| codes(&v)), n.hi.map(|v| codes(&v)))
-}
-
-/// Four 8-bit codes as floats: two unpacks and one conversion on x86-64
-/// (scalar conversions were a third of a node's cost).
-#[cfg(all(target_arch = "x86_64", test))]
-#[inline(always)]
-fn codes(v: &[u8; WIDTH]) -> Vec4 {
-    use std::arch::x86_64::{
-        _mm_cvtepi32_ps, _mm_cvtsi32_si128, _mm_setzero_si128, _mm_unpacklo_epi8,
-        _mm_unpacklo_epi16,
-    };
-    let packed = i32::from_le_bytes(*v);
-    // SAFETY: these are SSE2 intrinsics, and SSE2 is part of the x86-64
-    // baseline: every x86_64 target Rust supports enables it, so the
-    // instructions exist on any CPU this code can run on. They only move
-    // and convert register values (no memory access).
-    let lanes = unsafe {
-        let zero = _mm_setzero_si128();
-        let bytes = _mm_cvtsi32_si128(packed);
-        let words = _mm_unpacklo_epi8(bytes, zero);
-        _mm_cvtepi32_ps(_mm_unpacklo_epi16(words, zero))
-    };
-    Vec4::from(lanes)
-}
-
-/// Four 8-bit codes as floats.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn codes(v: &[u8; WIDTH]) -> Vec4 {
-    Vec4::new(
-        f32::from(v[0]),
-        f32::from(v[1]),
-        f32::from(v[2]),
-        f32::from(v[3]),
-    )
+    let four = |v: [u8; WIDTH]| Vec4::from(v.map(f32::from));
+    (n.lo.map(four), n.hi.map(four))
 }
 
 /// Asks the CPU to start loading `v`'s cache lines (a hint: nothing is
@@ -1093,7 +1059,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_nodes_codes_convert_as_each_axis_alone_does() {
+    fn a_nodes_codes_convert_lane_by_lane() {
         // every byte value in every position, and the lanes kept apart
         let mut x = 0x2545_f491u32;
         for round in 0..2000u32 {
@@ -1120,11 +1086,9 @@ mod tests {
             };
             let (cl, ch) = node_codes(&node);
             for a in 0..3 {
-                assert_eq!(cl[a], codes(&lo[a]), "{lo:?}");
-                assert_eq!(ch[a], codes(&hi[a]), "{hi:?}");
                 for c in 0..WIDTH {
-                    assert_eq!(cl[a][c], f32::from(lo[a][c]));
-                    assert_eq!(ch[a][c], f32::from(hi[a][c]));
+                    assert_eq!(cl[a][c], f32::from(lo[a][c]), "{lo:?}");
+                    assert_eq!(ch[a][c], f32::from(hi[a][c]), "{hi:?}");
                 }
             }
         }

@@ -137,6 +137,23 @@ pub fn city(lots: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     (pos, tris)
 }
 
+/// Every world triangle of the glTF file at `path`, as one mesh with three
+/// vertices a triangle, so a peer and Kiln see the same triangles (how the
+/// benchmark takes sauer_pandora).
+pub fn flattened(path: &std::path::Path) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let scene = kiln_baker::ingest::load(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .scene;
+    let mut pos = Vec::new();
+    let mut tris = Vec::new();
+    for w in scene.world_triangles() {
+        let b = pos.len() as u32;
+        pos.extend(w.v.map(|v| v.as_vec3().to_array()));
+        tris.push([b, b + 1, b + 2]);
+    }
+    (pos, tris)
+}
+
 #[derive(Clone, Copy)]
 /// A ray query: origin, direction, range.
 pub struct Q {

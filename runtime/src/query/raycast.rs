@@ -101,8 +101,8 @@ pub struct RayHit {
 
 /// What a ray search found: the shape's answer in its local space, the
 /// instance, and the instance's local-from-world rows it was found
-/// through, which the world normal needs again (computing a turned
-/// placement's rows a second time was 4% of a ray on the 300 spheres).
+/// through, which the world normal needs again (not computing a turned
+/// placement's rows a second time: 300 spheres rays 2.02 → 2.19 M/s).
 #[derive(Clone, Copy)]
 pub(super) struct RayFound {
     pub(super) hit: LocalRayHit,
