@@ -21,6 +21,21 @@
 //! `KILN_PROFILE_CITY=102` the benchmark's generated city (about 240k
 //! triangles), `KILN_PROFILE_GLB=level.glb` a real level's world triangles
 //! (as the benchmark flattens sauer_pandora) instead.
+//!
+//! `obvhs-probes`, `obvhs-random` and `obvhs-visibility` cast the same rays
+//! through obvhs' compressed wide BVH (the benchmark's second ray peer,
+//! built from the same triangles before the clock starts), for profiles
+//! side by side. Instructions per ray, each side's query function alone:
+//!
+//! ```text
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null '--toggle-collect=*Level*raycast' \
+//!     target/release/examples/profile_queries random 60000
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null '--toggle-collect=*ray_traverse*' \
+//!     target/release/examples/profile_queries obvhs-random 60000
+//! ```
+//!
+//! (`I refs` over 20 passes × the class's rays; add `--branch-sim=yes` for
+//! mispredicted branches).
 
 #[allow(dead_code)] // shared with the benchmark, which uses all of it
 #[path = "../benches/common/mod.rs"]
@@ -116,12 +131,56 @@ fn main() {
             (p + rng.unit() * r * rng.range(0.0, 1.5), r)
         })
         .collect();
+    // the peer's tree for the `obvhs-` kinds, built before the clock starts
+    let peer = kind.starts_with("obvhs-").then(|| {
+        use obvhs::triangle::Triangle;
+        let v = |k: u32| glam::Vec3A::from(pos[k as usize]);
+        let input: Vec<Triangle> = tris
+            .iter()
+            .map(|t| Triangle {
+                v0: v(t[0]),
+                v1: v(t[1]),
+                v2: v(t[2]),
+            })
+            .collect();
+        let bvh = obvhs::cwbvh::builder::build_cwbvh_from_tris(
+            &input,
+            obvhs::BvhBuildParams::medium_build(),
+            &mut std::time::Duration::default(),
+        );
+        let ordered: Vec<Triangle> = bvh
+            .primitive_indices
+            .iter()
+            .map(|&i| input[i as usize])
+            .collect();
+        (bvh, ordered)
+    });
     let mut found = 0usize;
     let t0 = std::time::Instant::now();
     let mut buf = Vec::new();
     for _ in 0..PASSES {
         found += match kind.as_str() {
             "none" => 0,
+            "obvhs-probes" | "obvhs-random" | "obvhs-visibility" => {
+                let (bvh, ordered) = peer.as_ref().expect("built for obvhs- kinds");
+                let c = ["obvhs-probes", "obvhs-random", "obvhs-visibility"]
+                    .iter()
+                    .position(|k| *k == kind)
+                    .unwrap_or(0);
+                class(c)
+                    .iter()
+                    .filter(|q| {
+                        let mut hit = obvhs::ray::RayHit::none();
+                        let ray = obvhs::ray::Ray::new(
+                            q.o.to_array().into(),
+                            q.d.to_array().into(),
+                            0.0,
+                            q.t,
+                        );
+                        bvh.ray_traverse(ray, &mut hit, |r, i| ordered[i].intersect(r))
+                    })
+                    .count()
+            }
             "probes" | "random" | "visibility" => {
                 let c = ["probes", "random", "visibility"]
                     .iter()
