@@ -748,6 +748,13 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     let Some(root) = ray_root(tree, ray, grow, v.t_max()) else {
         return;
     };
+    if root.0 & LEAF_BIT != 0 {
+        // a tree of one leaf (the top-level tree of a level of one object):
+        // the leaf alone, without setting up the walk's stack (74 of 2,131
+        // instructions a ray on sauer_pandora's random rays)
+        v.leaf(root.0 & !LEAF_BIT);
+        return;
+    }
     ordered_walk(
         tree,
         root,
