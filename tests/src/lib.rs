@@ -294,11 +294,17 @@ impl Oracle {
                 continue;
             }
             for tri in &self.tris[s..e] {
-                if let Some(h) = moller(o, d, tri.v)
-                    && h.margin >= -slack / h.cos.max(1e-3)
-                    && h.t <= max_t
-                    && best.is_none_or(|b| h.t < b.t)
-                {
+                // beyond the range or the best so far: dropped on `t`
+                // alone, before the margin's lengths and divisions
+                let Some(c) = crossing(o, d, tri.v) else {
+                    continue;
+                };
+                let t = c.t.max(0.0);
+                if t > max_t || best.is_some_and(|b| t >= b.t) {
+                    continue;
+                }
+                let h = c.hit(d, tri.v);
+                if h.margin >= -slack / h.cos.max(1e-3) {
                     best = Some(OracleHit {
                         t: h.t,
                         instance: tri.instance,
@@ -357,6 +363,23 @@ struct PlaneHit {
 /// point lies as a distance (barycentric coordinate × altitude), which
 /// stays meaningful for sliver triangles.
 fn moller(o: DVec3, d: DVec3, v: [DVec3; 3]) -> Option<PlaneHit> {
+    crossing(o, d, v).map(|c| c.hit(d, v))
+}
+
+/// Where a ray crosses a triangle's plane, before the lengths and
+/// divisions of [`Crossing::hit`]: a search drops most triangles on `t`
+/// alone.
+struct Crossing {
+    t: f64,
+    u: f64,
+    w: f64,
+    e1: DVec3,
+    e2: DVec3,
+}
+
+/// The first half of [`moller`]: `None` for a ray parallel to the plane
+/// or crossing it behind the origin.
+fn crossing(o: DVec3, d: DVec3, v: [DVec3; 3]) -> Option<Crossing> {
     let e1 = v[1] - v[0];
     let e2 = v[2] - v[0];
     let p = d.cross(e2);
@@ -373,16 +396,24 @@ fn moller(o: DVec3, d: DVec3, v: [DVec3; 3]) -> Option<PlaneHit> {
     if t < -1e-9 {
         return None;
     }
-    let n = e1.cross(e2);
-    let area2 = n.length();
-    let margin = ((1.0 - u - w) * area2 / (v[2] - v[1]).length())
-        .min(u * area2 / e2.length())
-        .min(w * area2 / e1.length());
-    Some(PlaneHit {
-        t: t.max(0.0),
-        margin,
-        cos: (n.dot(d) / (area2 * d.length())).abs(),
-    })
+    Some(Crossing { t, u, w, e1, e2 })
+}
+
+impl Crossing {
+    /// The second half of [`moller`].
+    fn hit(&self, d: DVec3, v: [DVec3; 3]) -> PlaneHit {
+        let (u, w, e1, e2) = (self.u, self.w, self.e1, self.e2);
+        let n = e1.cross(e2);
+        let area2 = n.length();
+        let margin = ((1.0 - u - w) * area2 / (v[2] - v[1]).length())
+            .min(u * area2 / e2.length())
+            .min(w * area2 / e1.length());
+        PlaneHit {
+            t: self.t.max(0.0),
+            margin,
+            cos: (n.dot(d) / (area2 * d.length())).abs(),
+        }
+    }
 }
 
 /// Distance from `p` to triangle `v` in f64, computed independently of the
