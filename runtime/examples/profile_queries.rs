@@ -123,6 +123,13 @@ fn main() {
     );
     let qs = rays(lo, hi, n);
     let class = |c: usize| qs.iter().skip(c).step_by(3).collect::<Vec<_>>();
+    // the ray class a kind names, with or without `obvhs-` or `-many`
+    let class_of = |kind: &str| {
+        ["probes", "random", "visibility"]
+            .iter()
+            .position(|c| kind.contains(c))
+            .unwrap_or(0)
+    };
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
     let spheres: Vec<(Vec3, f32)> = surface_points(&pos, &tris, n, 7)
         .into_iter()
@@ -132,29 +139,9 @@ fn main() {
         })
         .collect();
     // the peer's tree for the `obvhs-` kinds, built before the clock starts
-    let peer = kind.starts_with("obvhs-").then(|| {
-        use obvhs::triangle::Triangle;
-        let v = |k: u32| glam::Vec3A::from(pos[k as usize]);
-        let input: Vec<Triangle> = tris
-            .iter()
-            .map(|t| Triangle {
-                v0: v(t[0]),
-                v1: v(t[1]),
-                v2: v(t[2]),
-            })
-            .collect();
-        let bvh = obvhs::cwbvh::builder::build_cwbvh_from_tris(
-            &input,
-            obvhs::BvhBuildParams::medium_build(),
-            &mut std::time::Duration::default(),
-        );
-        let ordered: Vec<Triangle> = bvh
-            .primitive_indices
-            .iter()
-            .map(|&i| input[i as usize])
-            .collect();
-        (bvh, ordered)
-    });
+    let peer = kind
+        .starts_with("obvhs-")
+        .then(|| common::Peer::build(&pos, &tris));
     let mut found = 0usize;
     let t0 = std::time::Instant::now();
     let mut buf = Vec::new();
@@ -162,45 +149,25 @@ fn main() {
         found += match kind.as_str() {
             "none" => 0,
             "obvhs-probes" | "obvhs-random" | "obvhs-visibility" => {
-                let (bvh, ordered) = peer.as_ref().expect("built for obvhs- kinds");
-                let c = ["obvhs-probes", "obvhs-random", "obvhs-visibility"]
+                let peer = peer.as_ref().expect("built for obvhs- kinds");
+                class(class_of(&kind))
                     .iter()
-                    .position(|k| *k == kind)
-                    .unwrap_or(0);
-                class(c)
-                    .iter()
-                    .filter(|q| {
-                        let mut hit = obvhs::ray::RayHit::none();
-                        let ray = obvhs::ray::Ray::new(
-                            q.o.to_array().into(),
-                            q.d.to_array().into(),
-                            0.0,
-                            q.t,
-                        );
-                        bvh.ray_traverse(ray, &mut hit, |r, i| ordered[i].intersect(r))
-                    })
+                    .filter(|q| peer.hits(q))
                     .count()
             }
-            "probes" | "random" | "visibility" => {
-                let c = ["probes", "random", "visibility"]
-                    .iter()
-                    .position(|k| *k == kind)
-                    .unwrap_or(0);
-                class(c)
-                    .iter()
-                    .filter(|q| {
-                        level
-                            .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
-                            .is_some()
-                    })
-                    .count()
-            }
+            "probes" | "random" | "visibility" => class(class_of(&kind))
+                .iter()
+                .filter(|q| {
+                    level
+                        .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
+                        .is_some()
+                })
+                .count(),
             "probes-many" | "random-many" | "visibility-many" => {
-                let c = ["probes-many", "random-many", "visibility-many"]
+                let batch: Vec<Ray> = class(class_of(&kind))
                     .iter()
-                    .position(|k| *k == kind)
-                    .unwrap_or(0);
-                let batch: Vec<Ray> = class(c).iter().map(|q| Ray::new(q.o, q.d, q.t)).collect();
+                    .map(|q| Ray::new(q.o, q.d, q.t))
+                    .collect();
                 let mut hits = vec![None; batch.len()];
                 level.raycast_many(&batch, &Filter::ALL, &mut hits);
                 hits.iter().filter(|h| h.is_some()).count()

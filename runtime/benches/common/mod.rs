@@ -165,6 +165,62 @@ pub struct Q {
     pub t: f32,
 }
 
+/// The second ray peer, obvhs' compressed wide BVH (see
+/// `benches/peers/cwbvh.rs`), over a triangle soup: `medium_build`, with
+/// the triangles reordered to its leaves' order, as obvhs' own examples do.
+pub struct Peer {
+    /// The tree.
+    pub bvh: obvhs::cwbvh::CwBvh,
+    /// The triangles in leaf order.
+    pub ordered: Vec<obvhs::triangle::Triangle>,
+}
+
+impl Peer {
+    /// Builds the peer's tree over `tris` (indices into `pos`).
+    pub fn build(pos: &[[f32; 3]], tris: &[[u32; 3]]) -> Peer {
+        use obvhs::triangle::Triangle;
+        let v = |k: u32| glam::Vec3A::from(pos[k as usize]);
+        let input: Vec<Triangle> = tris
+            .iter()
+            .map(|t| Triangle {
+                v0: v(t[0]),
+                v1: v(t[1]),
+                v2: v(t[2]),
+            })
+            .collect();
+        let bvh = obvhs::cwbvh::builder::build_cwbvh_from_tris(
+            &input,
+            obvhs::BvhBuildParams::medium_build(),
+            &mut std::time::Duration::default(),
+        );
+        // leaves index the reordered list directly
+        let ordered = bvh
+            .primitive_indices
+            .iter()
+            .map(|&i| input[i as usize])
+            .collect();
+        Peer { bvh, ordered }
+    }
+
+    /// Whether the closest-hit traversal finds a hit for `q`.
+    pub fn hits(&self, q: &Q) -> bool {
+        let mut hit = obvhs::ray::RayHit::none();
+        self.bvh
+            .ray_traverse(Self::ray(q), &mut hit, |r, i| self.ordered[i].intersect(r))
+    }
+
+    /// Whether the any-hit traversal finds a hit for `q`.
+    pub fn any(&self, q: &Q) -> bool {
+        !self
+            .bvh
+            .ray_traverse_miss(Self::ray(q), |r, i| self.ordered[i].intersect(r))
+    }
+
+    fn ray(q: &Q) -> obvhs::ray::Ray {
+        obvhs::ray::Ray::new(q.o.to_array().into(), q.d.to_array().into(), 0.0, q.t)
+    }
+}
+
 /// Probes, random rays ≤ 100 m, visibility rays: a third each.
 pub fn rays(lo: Vec3, hi: Vec3, n: usize) -> Vec<Q> {
     let mut r = Rng(0x9E37_79B9_7F4A_7C15);

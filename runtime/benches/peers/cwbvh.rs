@@ -11,16 +11,11 @@
 //! Trumbore 1997, not watertight), so a ray through a shared edge may count
 //! differently from Kiln's; the bench prints both counts.
 
-use super::common::Q;
+use super::common::{Peer, Q};
 use super::{BUILD_ROUNDS, LIVE, Row, compare, kiln_rays, kiln_rays_many};
-use glam::Vec3A;
 use kiln_runtime::Level;
-use obvhs::BvhBuildParams;
-use obvhs::cwbvh::builder::build_cwbvh_from_tris;
-use obvhs::ray::{Ray as ORay, RayHit};
-use obvhs::triangle::Triangle;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Build rows (time, bytes per triangle) and the closest-hit and any-hit
 /// ray rows against obvhs, on the same rays the parry rows use (`batch`:
@@ -38,32 +33,12 @@ pub fn rows(
     for _ in 0..BUILD_ROUNDS {
         let before = LIVE.load(Ordering::Relaxed);
         let t0 = Instant::now();
-        let v = |k: u32| Vec3A::from(pos[k as usize]);
-        let input: Vec<Triangle> = tris
-            .iter()
-            .map(|t| Triangle {
-                v0: v(t[0]),
-                v1: v(t[1]),
-                v2: v(t[2]),
-            })
-            .collect();
-        let bvh = build_cwbvh_from_tris(
-            &input,
-            BvhBuildParams::medium_build(),
-            &mut Duration::default(),
-        );
-        // leaves index the reordered list directly
-        let ordered: Vec<Triangle> = bvh
-            .primitive_indices
-            .iter()
-            .map(|&i| input[i as usize])
-            .collect();
-        drop(input);
+        let peer = Peer::build(pos, tris);
         let bytes = (LIVE.load(Ordering::Relaxed) - before) as f64;
         ms = ms.min(t0.elapsed().as_secs_f64() * 1e3);
-        built = Some((bvh, ordered, bytes));
+        built = Some((peer, bytes));
     }
-    let (bvh, ordered, bytes) = built.expect("BUILD_ROUNDS is at least 1");
+    let (peer, bytes) = built.expect("BUILD_ROUNDS is at least 1");
     // Kiln's 1-thread build (bake + encode + validate) against obvhs'
     let kiln_ms = rows
         .iter()
@@ -84,15 +59,7 @@ pub fn rows(
         parry: bytes / tris.len() as f64,
         unit: "B",
     });
-    let oray = |q: &Q| ORay::new(q.o.to_array().into(), q.d.to_array().into(), 0.0, q.t);
-    let obvhs_rays = || {
-        qs.iter()
-            .filter(|q| {
-                let mut hit = RayHit::none();
-                bvh.ray_traverse(oray(q), &mut hit, |r, i| ordered[i].intersect(r))
-            })
-            .count()
-    };
+    let obvhs_rays = || qs.iter().filter(|q| peer.hits(q)).count();
     compare(
         rows,
         name,
@@ -119,10 +86,6 @@ pub fn rows(
         "hits",
         qs.len(),
         || kiln_rays(level, qs, true),
-        || {
-            qs.iter()
-                .filter(|q| !bvh.ray_traverse_miss(oray(q), |r, i| ordered[i].intersect(r)))
-                .count()
-        },
+        || qs.iter().filter(|q| peer.any(q)).count(),
     );
 }
