@@ -10,20 +10,22 @@
 //! is not another's). Endpoints are matched by their world positions
 //! rounded to f32, so seams that meet to the bit after placement match.
 
-use super::tri_tree::continues_at;
+use super::tri_tree::{TriTree, continues_at};
 use super::{BuiltShape, Placed};
 use glam::DVec3;
 use kiln_formats::tri_mesh::leaf_triangle;
 
-/// A border edge of a mesh in world space: its f32-rounded endpoints as
-/// the key (low, high), then which shape, leaf triangle and edge, and the
-/// f64 points (the edge as the triangle walks it, its third corner).
+/// A border edge of a mesh in world space, as sorted: its f32-rounded
+/// endpoints as the key (low, high), then which shape, leaf triangle and
+/// edge, and the placement (one per shape that takes part). 40 bytes: the f64 points are computed again for the few
+/// edges that meet (sorting 120-byte records that carried them was a
+/// twentieth of sauer_pandora's bake).
 struct Border {
     key: ([u32; 3], [u32; 3]),
-    shape: usize,
-    tri: usize,
-    edge: usize,
-    points: [DVec3; 3],
+    shape: u32,
+    tri: u32,
+    placed: u32,
+    edge: u8,
 }
 
 /// Marks seams between meshes placed once as flat edges on both sides.
@@ -32,51 +34,88 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
     for p in placed {
         uses[p.shape] += 1;
     }
-    let mut borders = Vec::new();
-    for p in placed {
+    // the placements that take part: a triangle mesh placed once, with
+    // border edges
+    let joinable = |p: &Placed| {
+        uses[p.shape] == 1
+            && matches!(&shapes[p.shape], BuiltShape::TriMesh(t) if !t.borders.is_empty())
+    };
+    // a seam joins two shapes: with fewer than two, there is none (a
+    // level of one mesh skips the pass)
+    if placed.iter().filter(|p| joinable(p)).take(2).count() < 2 {
+        return;
+    }
+    let count = placed
+        .iter()
+        .filter(|p| joinable(p))
+        .map(|p| match &shapes[p.shape] {
+            BuiltShape::TriMesh(t) => t.borders.len(),
+            _ => 0,
+        })
+        .sum();
+    let mut borders = Vec::with_capacity(count);
+    for (i, p) in placed.iter().enumerate() {
+        if !joinable(p) {
+            continue;
+        }
         let BuiltShape::TriMesh(t) = &shapes[p.shape] else {
             continue;
         };
-        if uses[p.shape] != 1 {
-            continue;
-        }
-        let world = |v: u32| {
-            p.transform
-                .transform_point3(DVec3::from(t.vertices[v as usize].map(f64::from)))
+        let key = |v: u32| {
+            world_point(p, t, v)
+                .to_array()
+                .map(|c| (c as f32).to_bits())
         };
-        let key = |x: DVec3| x.to_array().map(|c| (c as f32).to_bits());
         for &(tri, edge) in &t.borders {
             let v = leaf_triangle(t.leaves[tri / 2], (tri % 2) as u32);
-            let (a, b, c) = (
-                world(v[edge]),
-                world(v[(edge + 1) % 3]),
-                world(v[(edge + 2) % 3]),
-            );
-            let (ka, kb) = (key(a), key(b));
+            let (ka, kb) = (key(v[edge]), key(v[(edge + 1) % 3]));
             borders.push(Border {
                 key: (ka.min(kb), ka.max(kb)),
-                shape: p.shape,
-                tri,
-                edge,
-                points: [a, b, c],
+                shape: p.shape as u32,
+                placed: i as u32,
+                tri: tri as u32,
+                edge: edge as u8,
             });
         }
     }
+    // by key, then shape, triangle and edge: the pairs below, and which
+    // side of a pair the flatness test measures from, do not depend on the
+    // order the sort meets equal keys in
     borders.sort_unstable_by(|x, y| {
         (x.key, x.shape, x.tri, x.edge).cmp(&(y.key, y.shape, y.tri, y.edge))
     });
+    // an edge as its triangle walks it, then the triangle's third corner
+    let points = |b: &Border| {
+        let p = &placed[b.placed as usize];
+        let BuiltShape::TriMesh(t) = &shapes[p.shape] else {
+            unreachable!("only triangle meshes have border edges");
+        };
+        let (tri, edge) = (b.tri as usize, b.edge as usize);
+        let v = leaf_triangle(t.leaves[tri / 2], (tri % 2) as u32);
+        [0, 1, 2].map(|k| world_point(p, t, v[(edge + k) % 3]))
+    };
+    let mut flat = Vec::new();
     for group in borders.chunk_by(|x, y| x.key == y.key) {
         let [x, y] = group else { continue };
-        if x.shape == y.shape || !continues_at([x.points[0], x.points[1]], x.points[2], y.points[2])
-        {
+        if x.shape == y.shape {
             continue;
         }
-        for b in [x, y] {
-            if let BuiltShape::TriMesh(t) = &mut shapes[b.shape] {
-                t.flat_edges[b.tri / 2] |= 1 << (3 * (b.tri % 2) + b.edge);
-            }
+        let (px, py) = (points(x), points(y));
+        if continues_at([px[0], px[1]], px[2], py[2]) {
+            flat.extend([x, y].map(|b| (b.shape as usize, b.tri as usize, b.edge)));
         }
     }
+    for (shape, tri, edge) in flat {
+        if let BuiltShape::TriMesh(t) = &mut shapes[shape] {
+            t.flat_edges[tri / 2] |= 1 << (3 * (tri % 2) + edge as usize);
+        }
+    }
+}
+
+/// Vertex `v` of `t`, placed by `p`, in f64 world space.
+fn world_point(p: &Placed, t: &TriTree, v: u32) -> DVec3 {
+    p.transform
+        .transform_point3(DVec3::from(t.vertices[v as usize].map(f64::from)))
 }
 
 #[cfg(test)]
