@@ -125,11 +125,17 @@ fn representatives_by(
         .map(|(i, b)| u64::from(hash(b)) << 32 | i as u64)
         .collect();
     sort_by_high_half(&mut keys);
-    let mut rep = vec![0u32; positions.len()];
+    // each vertex its own representative, until a run says otherwise: a
+    // run of one (every vertex of an indexed mesh) is then not touched, and
+    // its scattered reads and writes are not made
+    let mut rep: Vec<u32> = (0..positions.len() as u32).into_par_iter().collect();
     // the distinct positions met so far in the current run (almost always
     // one: a collision of the hash adds a second)
     let mut distinct: Vec<u32> = Vec::new();
     for run in keys.chunk_by(|a, b| a >> 32 == b >> 32) {
+        if run.len() == 1 {
+            continue;
+        }
         distinct.clear();
         for &k in run {
             let i = k as u32;
