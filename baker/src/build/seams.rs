@@ -17,9 +17,10 @@ use kiln_formats::tri_mesh::leaf_triangle;
 
 /// A border edge of a mesh in world space, as sorted: its f32-rounded
 /// endpoints as the key (low, high), then which shape, leaf triangle and
-/// edge, and the placement (one per shape that takes part). 40 bytes: the f64 points are computed again for the few
-/// edges that meet (sorting 120-byte records that carried them was a
-/// twentieth of sauer_pandora's bake).
+/// edge, and the placement (one per shape that takes part). 40 bytes: the
+/// f64 points are computed again for the few edges that meet (sorting
+/// 120-byte records that carried them had been a twentieth of a one-mesh
+/// level's bake, before such a level skipped the pass).
 struct Border {
     key: ([u32; 3], [u32; 3]),
     shape: u32,

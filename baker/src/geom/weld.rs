@@ -137,11 +137,16 @@ fn representatives_by(
             continue;
         }
         distinct.clear();
+        let mut scanned = true;
         for &k in run {
             let i = k as u32;
             let b = &bits[i as usize];
             let r = match distinct.iter().find(|&&d| bits[d as usize] == *b) {
                 Some(&d) => d,
+                None if distinct.len() == SCAN_DISTINCT => {
+                    scanned = false;
+                    break;
+                }
                 None => {
                     distinct.push(i);
                     i
@@ -149,8 +154,37 @@ fn representatives_by(
             };
             rep[i as usize] = r;
         }
+        if !scanned {
+            represent_sorted(run, &bits, &mut rep);
+        }
     }
     rep
+}
+
+/// Most distinct positions a run of equal hashes is scanned for: a run
+/// with more (colliding positions: rare by chance, but a crafted input
+/// can collide on purpose) is sorted instead, so no input makes the weld
+/// quadratic.
+const SCAN_DISTINCT: usize = 16;
+
+/// The representatives of a run of keys, by a sort of its positions' bits
+/// then indices: each run of equal bits starts at its lowest index.
+fn represent_sorted(run: &[u64], bits: &[[u32; 3]], rep: &mut [u32]) {
+    let mut keyed: Vec<u128> = run
+        .iter()
+        .map(|&k| {
+            let i = k as u32;
+            let [x, y, z] = bits[i as usize];
+            u128::from(x) << 96 | u128::from(y) << 64 | u128::from(z) << 32 | u128::from(i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    for same in keyed.chunk_by(|a, b| a >> 32 == b >> 32) {
+        let first = same[0] as u32;
+        for &k in same {
+            rep[k as u32 as usize] = first;
+        }
+    }
 }
 
 /// A 32-bit hash of a position's bits (the multiply-xorshift finaliser of
@@ -221,12 +255,13 @@ mod tests {
 
     #[test]
     fn hash_collisions_keep_distinct_positions_apart() {
-        // positions from three values a coordinate, many repeated; with a
-        // hash of 0 or 1 everything collides, and the representatives
-        // must still be each position's lowest index
-        let values = [0.0f32, 1.0, -0.0];
+        // positions from five values a coordinate (four once -0.0 is 0.0:
+        // 64 positions), many repeated; with hashes that collide, the
+        // representatives must still be each position's lowest index,
+        // whether a run is scanned (at most 16 positions) or sorted
+        let values = [0.0f32, 1.0, -0.0, 2.0, -3.5];
         let positions: Vec<[f32; 3]> = (0..2_000usize)
-            .map(|i| [i % 3, i / 3 % 3, i * 7 % 3].map(|k| values[k]))
+            .map(|i| [i % 5, i / 5 % 5, i * 7 % 5].map(|k| values[k]))
             .collect();
         let canon = |p: &[f32; 3]| p.map(|c| if c == 0.0 { 0.0 } else { c });
         let plain: Vec<u32> = (0..positions.len())
@@ -238,7 +273,10 @@ mod tests {
             })
             .collect();
         assert_eq!(representatives(&positions, canon), plain);
+        // one run of 64 positions: sorted
         assert_eq!(representatives_by(&positions, canon, |_| 0), plain);
+        // a run per x value, 16 positions each: scanned
+        assert_eq!(representatives_by(&positions, canon, |b| b[0]), plain);
         assert_eq!(representatives_by(&positions, canon, |b| b[0] & 1), plain);
         // and more than one radix digit's worth of hashes
         assert_eq!(
