@@ -14,7 +14,7 @@
 //! each stage of validation alone: checksum, rkyv's structure check, Kiln's
 //! verification), `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
 //! three ray classes; `probes-many` and so on answer each class as one batch
-//! through `Level::raycast_many`), `overlaps`, `yes-no`, `sweeps`, `characters` (a
+//! through `Level::raycast_many`, `any-probes` and so on ask `Level::raycast_any`), `overlaps`, `yes-no`, `sweeps`, `characters` (a
 //! capsule character's `move_and_slide`, which prints its time per update). The second argument
 //! is the number of rays generated (a third of them per class) or spheres.
 //! The difference between a kind and `none` divided by 20 × the queries
@@ -183,6 +183,10 @@ fn main() {
                         .raycast(&Ray::new(q.o, q.d, q.t), &Filter::ALL)
                         .is_some()
                 })
+                .count(),
+            "any-probes" | "any-random" | "any-visibility" => class(class_of(&kind))
+                .iter()
+                .filter(|q| level.raycast_any(&Ray::new(q.o, q.d, q.t), &Filter::ALL))
                 .count(),
             "probes-many" | "random-many" | "visibility-many" => {
                 let batch: Vec<Ray> = class(class_of(&kind))
