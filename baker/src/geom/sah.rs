@@ -276,10 +276,31 @@ fn build_rec(
     }
 }
 
+/// The bin of centroid coordinate `c`: the same value as [`bins_of`]'s
+/// lane for that axis (clamped to the bins, a NaN to bin 0).
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
-    // clamp in float, then a plain truncating cast: `as usize` of an
-    // unclamped float was a tenth of the whole bake
+    use std::arch::x86_64::{_mm_cvttss_si32, _mm_max_ss, _mm_min_ss, _mm_set_ss};
+    // SAFETY: SSE register operations only (no memory is read or
+    // written), in x86-64's baseline. `maxss` returns its second operand
+    // when either is NaN, so a NaN goes to 0, as `bins_of`'s clamp takes
+    // it; the clamped value is in `0.0..=15.0`, where the truncating
+    // conversion is exact and never the out-of-range result.
+    unsafe {
+        let x = _mm_set_ss((c - cmin) * scale);
+        let x = _mm_min_ss(
+            _mm_max_ss(x, _mm_set_ss(0.0)),
+            _mm_set_ss((BINS - 1) as f32),
+        );
+        _mm_cvttss_si32(x) as usize
+    }
+}
+
+/// See the x86-64 form.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
     ((c - cmin) * scale).clamp(0.0, (BINS - 1) as f32) as i32 as usize
 }
 
@@ -288,8 +309,36 @@ fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
 fn bins_of(c: Vec3A, cmin: Vec3A, scale: Vec3A) -> [usize; 3] {
     let f = ((c - cmin) * scale)
         .max(Vec3A::ZERO)
-        .min(Vec3A::splat((BINS - 1) as f32))
-        .to_array();
+        .min(Vec3A::splat((BINS - 1) as f32));
+    truncate3(f)
+}
+
+/// The three lanes of `f` (each in `0.0..=15.0`: clamped, and a NaN
+/// lane already taken to 0 by the clamp's `max`) truncated to integers,
+/// the same values as `as i32` gives: one SIMD conversion, where three
+/// saturating scalar casts cost three times the instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn truncate3(f: Vec3A) -> [usize; 3] {
+    use std::arch::x86_64::{_mm_cvtsi128_si32, _mm_cvttps_epi32, _mm_shuffle_epi32};
+    // SAFETY: SSE2 register operations only (no memory is read or
+    // written), and SSE2 is in x86-64's baseline, so every CPU this code
+    // can run on has them.
+    unsafe {
+        let i = _mm_cvttps_epi32(f.into());
+        [
+            _mm_cvtsi128_si32(i) as usize,
+            _mm_cvtsi128_si32(_mm_shuffle_epi32::<1>(i)) as usize,
+            _mm_cvtsi128_si32(_mm_shuffle_epi32::<2>(i)) as usize,
+        ]
+    }
+}
+
+/// See the x86-64 form.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn truncate3(f: Vec3A) -> [usize; 3] {
+    let f = f.to_array();
     [
         f[0] as i32 as usize,
         f[1] as i32 as usize,
@@ -631,6 +680,52 @@ mod tests {
             10,
             "left subtree holds the small cluster"
         );
+    }
+
+    #[test]
+    fn bins_are_the_plain_clamped_truncation() {
+        // what the SIMD conversions must equal: clamp in float (a NaN to
+        // 0, as `as i32` takes it), then truncate
+        let plain = |x: f32| x.clamp(0.0, (BINS - 1) as f32) as i32 as usize;
+        let xs = [
+            0.0,
+            -0.0,
+            0.999_999_9,
+            1.0,
+            7.5,
+            14.999_999,
+            15.0,
+            15.5,
+            16.0,
+            -1e-30,
+            -3.0,
+            1e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::from_bits(1),
+        ];
+        for (k, &a) in xs.iter().enumerate() {
+            let (b, c) = (xs[(k + 5) % xs.len()], xs[(k + 11) % xs.len()]);
+            // `bin_of` with cmin 0 and scale 1 sees the value itself
+            assert_eq!(bin_of(a, 0.0, 1.0), plain(a), "{a}");
+            let v = bins_of(Vec3A::new(a, b, c), Vec3A::ZERO, Vec3A::ONE);
+            assert_eq!(v, [plain(a), plain(b), plain(c)], "{a} {b} {c}");
+        }
+        // and through the subtraction and the scale
+        let mut x = 0x1234_5678u32;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let c = (x % 20_000) as f32 * 0.01 - 50.0;
+            let (cmin, scale) = (-40.0, 16.0 / 70.0);
+            assert_eq!(bin_of(c, cmin, scale), plain((c - cmin) * scale), "{c}");
+            assert_eq!(
+                bins_of(Vec3A::splat(c), Vec3A::splat(cmin), Vec3A::splat(scale)),
+                [plain((c - cmin) * scale); 3]
+            );
+        }
     }
 
     #[test]
