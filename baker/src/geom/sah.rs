@@ -382,7 +382,9 @@ fn sah_split(
         return None;
     }
     let cmin = b.cmin.to_array();
-    let bins = bin_all(prims, b.cmin, Vec3A::from(scale));
+    let mut sets = [EMPTY_BINS; 2];
+    bin_all(prims, b.cmin, Vec3A::from(scale), &mut sets);
+    let bins = &sets[0];
     let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, split bin)
     for k in 0..3 {
         if scale[k] == 0.0 {
@@ -472,21 +474,29 @@ impl Bin {
 /// current thread.
 const PARALLEL_BINNING: usize = 1 << 16;
 
-/// Bins every primitive on all three axes. Large nodes are binned in two
+/// A node's bins: per axis, [`BINS`] bins.
+type Bins = [[Bin; BINS]; 3];
+
+/// Empty bins.
+const EMPTY_BINS: Bins = [[Bin::EMPTY; BINS]; 3];
+
+/// Bins every primitive on all three axes into `sets[0]` (`sets[1]` is
+/// scratch; both empty on entry), in place: returning the 2.3 KB of bins
+/// by value had cost a copy or two a node. Large nodes are binned in two
 /// halves in parallel and merged: bins hold only minima, maxima and
 /// counts, which merge exactly in any order, so the result is the same.
-fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
+fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A, sets: &mut [Bins; 2]) {
     if prims.len() >= PARALLEL_BINNING {
         let (a, b) = prims.split_at(prims.len() / 2);
-        let (mut x, y) = rayon::join(|| bin_all(a, cmin, scale), || bin_all(b, cmin, scale));
-        merge_bins(&mut x, &y);
-        return x;
+        let mut other = [EMPTY_BINS; 2];
+        rayon::join(
+            || bin_all(a, cmin, scale, sets),
+            || bin_all(b, cmin, scale, &mut other),
+        );
+        merge_bins(&mut sets[0], &other[0]);
+        return;
     }
-    // two sets of bins, for alternate primitives: neighbours in the input
-    // tend to fall in the same bins, and with one set each merge waited on
-    // the previous one's store to the same bin
-    let mut sets = [[[Bin::EMPTY; BINS]; 3]; 2];
-    let add = |bins: &mut [[Bin; BINS]; 3], p: &Prim| {
+    let add = |bins: &mut Bins, p: &Prim| {
         let [x, y, z] = bins_of(p.c2(), cmin, scale);
         let (lo, hi) = (p.min(), p.max());
         for (axis, s) in [(0, x), (1, y), (2, z)] {
@@ -497,22 +507,23 @@ fn bin_all(prims: &[Prim], cmin: Vec3A, scale: Vec3A) -> [[Bin; BINS]; 3] {
             });
         }
     };
+    // two sets of bins, for alternate primitives: neighbours in the input
+    // tend to fall in the same bins, and with one set each merge waited on
+    // the previous one's store to the same bin
+    let [bins, other] = sets;
     let mut pairs = prims.chunks_exact(2);
     for pair in &mut pairs {
-        let [a, b] = &mut sets;
-        add(a, &pair[0]);
-        add(b, &pair[1]);
+        add(bins, &pair[0]);
+        add(other, &pair[1]);
     }
-    let [mut bins, other] = sets;
     if let [p] = pairs.remainder() {
-        add(&mut bins, p);
+        add(bins, p);
     }
-    merge_bins(&mut bins, &other);
-    bins
+    merge_bins(bins, other);
 }
 
 /// Merges `other`'s bins into `bins`, bin by bin.
-fn merge_bins(bins: &mut [[Bin; BINS]; 3], other: &[[Bin; BINS]; 3]) {
+fn merge_bins(bins: &mut Bins, other: &Bins) {
     for (xa, ya) in bins.iter_mut().zip(other) {
         for (xb, yb) in xa.iter_mut().zip(ya) {
             xb.merge(yb);
