@@ -390,20 +390,29 @@ fn sah_split(
         if scale[k] == 0.0 {
             continue;
         }
-        let mut right_cost = [0.0f32; BINS];
+        // an empty bin leaves both sides as they were, so the plane after
+        // it costs exactly what the plane before it did: its cost is
+        // neither computed nor offered (a `<` never takes an equal cost,
+        // so the split found is the same)
+        let mut right_cost = [0.0f32; BINS + 1];
         let mut acc = Bin::EMPTY;
         for s in (1..BINS).rev() {
-            acc.merge(&bins[k][s]);
-            right_cost[s] = if acc.count > 0 {
-                acc.half_area() * blocks(acc.count)
+            let bin = &bins[k][s];
+            right_cost[s] = if bin.count == 0 {
+                right_cost[s + 1]
             } else {
-                0.0
+                acc.merge(bin);
+                acc.half_area() * blocks(acc.count)
             };
         }
         let mut left = Bin::EMPTY;
         for s in 1..BINS {
-            left.merge(&bins[k][s - 1]);
-            if left.count == 0 || left.count as usize == prims.len() {
+            let bin = &bins[k][s - 1];
+            if bin.count == 0 {
+                continue;
+            }
+            left.merge(bin);
+            if left.count as usize == prims.len() {
                 continue;
             }
             let cost = left.half_area() * blocks(left.count) + right_cost[s];
