@@ -429,14 +429,41 @@ fn sah_split(
         side.max = side.max.max(bin.max);
         side.count += bin.count;
     }
-    // partition into `dst`, taking each side's centroid box on the way
-    // (each primitive is looked at exactly once), without branches: a
-    // mispredicted side per primitive cost more than the copy
+    // one loop per axis, so the centroid's coordinate is a fixed lane
+    let i = match axis {
+        0 => partition::<0>(prims, dst, cmin[0], scale[0], split, &mut left, &mut right),
+        1 => partition::<1>(prims, dst, cmin[1], scale[1], split, &mut left, &mut right),
+        _ => partition::<2>(prims, dst, cmin[2], scale[2], split, &mut left, &mut right),
+    };
+    debug_assert_eq!(i, left.count as usize);
+    Some((i, axis, left, right))
+}
+
+/// Partitions `prims` into `dst` by their bin on axis `AXIS` (left side,
+/// bins below `split`, first), taking each side's centroid box on the way
+/// (each primitive is looked at exactly once), without branches: a
+/// mispredicted side per primitive cost more than the copy. Returns the
+/// left count.
+#[inline(always)]
+fn partition<const AXIS: usize>(
+    prims: &[Prim],
+    dst: &mut [Prim],
+    cmin: f32,
+    scale: f32,
+    split: usize,
+    left: &mut Bounds,
+    right: &mut Bounds,
+) -> usize {
     let (mut i, mut j) = (0usize, prims.len());
     let big = Vec3A::splat(f32::INFINITY);
     for p in prims {
         let c = p.c2();
-        let to_left = bin_of(c[axis], cmin[axis], scale[axis]) < split;
+        let along = match AXIS {
+            0 => c.x,
+            1 => c.y,
+            _ => c.z,
+        };
+        let to_left = bin_of(along, cmin, scale) < split;
         let m = glam::BVec3A::splat(to_left);
         left.cmin = left.cmin.min(Vec3A::select(m, c, big));
         left.cmax = left.cmax.max(Vec3A::select(m, c, -big));
@@ -447,8 +474,7 @@ fn sah_split(
         dst[at] = *p;
         i += usize::from(to_left);
     }
-    debug_assert_eq!(i, left.count as usize);
-    Some((i, axis, left, right))
+    i
 }
 
 /// A bin of the binned SAH: the box of its primitives and their count
