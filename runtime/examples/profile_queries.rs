@@ -14,9 +14,11 @@
 //! each stage of validation alone: checksum, rkyv's structure check, Kiln's
 //! verification), `bake`, `none`, `probes`, `random`, `visibility` (the benchmark's
 //! three ray classes; `probes-many` and so on answer each class as one batch
-//! through `Level::raycast_many`, `any-probes` and so on ask `Level::raycast_any`), `overlaps`, `yes-no`, `sweeps`, `characters` (a
-//! capsule character's `move_and_slide`, which prints its time per update). The second argument
-//! is the number of rays generated (a third of them per class) or spheres.
+//! through `Level::raycast_many`, `any-probes` and so on ask
+//! `Level::raycast_any`), `overlaps`, `yes-no`, `sweeps`, `characters` (a
+//! capsule character's `move_and_slide`, which prints its time per update).
+//! The second argument is the number of rays generated (a third of them per
+//! class) or spheres, or for `bake` the number of bakes.
 //! The difference between a kind and `none` divided by 20 × the queries
 //! run is the cost per query. `KILN_PROFILE_N=128` takes a smaller terrain,
 //! `KILN_PROFILE_CITY=102` the benchmark's generated city (about 240k

@@ -17,7 +17,7 @@ use kiln_formats::tri_mesh::leaf_triangle;
 
 /// A border edge of a mesh in world space, as sorted: its f32-rounded
 /// endpoints as the key (low, high), then which shape, leaf triangle and
-/// edge, and the placement (one per shape that takes part). 40 bytes: the
+/// edge, and which of the meshes taking part it came from. 40 bytes: the
 /// f64 points are computed again for the few edges that meet (sorting
 /// 120-byte records that carried them had been a twentieth of a one-mesh
 /// level's bake, before such a level skipped the pass).
@@ -25,7 +25,7 @@ struct Border {
     key: ([u32; 3], [u32; 3]),
     shape: u32,
     tri: u32,
-    placed: u32,
+    mesh: u32,
     edge: u8,
 }
 
@@ -35,33 +35,23 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
     for p in placed {
         uses[p.shape] += 1;
     }
-    // the placements that take part: a triangle mesh placed once, with
-    // border edges
-    let joinable = |p: &Placed| {
-        uses[p.shape] == 1
-            && matches!(&shapes[p.shape], BuiltShape::TriMesh(t) if !t.borders.is_empty())
-    };
+    // the meshes that take part: a triangle mesh placed once, with border
+    // edges, and its placement
+    let meshes: Vec<(&Placed, &TriTree)> = placed
+        .iter()
+        .filter(|p| uses[p.shape] == 1)
+        .filter_map(|p| match &shapes[p.shape] {
+            BuiltShape::TriMesh(t) if !t.borders.is_empty() => Some((p, t)),
+            _ => None,
+        })
+        .collect();
     // a seam joins two shapes: with fewer than two, there is none (a
     // level of one mesh skips the pass)
-    if placed.iter().filter(|p| joinable(p)).take(2).count() < 2 {
+    if meshes.len() < 2 {
         return;
     }
-    let count = placed
-        .iter()
-        .filter(|p| joinable(p))
-        .map(|p| match &shapes[p.shape] {
-            BuiltShape::TriMesh(t) => t.borders.len(),
-            _ => 0,
-        })
-        .sum();
-    let mut borders = Vec::with_capacity(count);
-    for (i, p) in placed.iter().enumerate() {
-        if !joinable(p) {
-            continue;
-        }
-        let BuiltShape::TriMesh(t) = &shapes[p.shape] else {
-            continue;
-        };
+    let mut borders = Vec::with_capacity(meshes.iter().map(|(_, t)| t.borders.len()).sum());
+    for (m, &(p, t)) in meshes.iter().enumerate() {
         let key = |v: u32| {
             world_point(p, t, v)
                 .to_array()
@@ -73,8 +63,8 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
             borders.push(Border {
                 key: (ka.min(kb), ka.max(kb)),
                 shape: p.shape as u32,
-                placed: i as u32,
                 tri: tri as u32,
+                mesh: m as u32,
                 edge: edge as u8,
             });
         }
@@ -87,25 +77,23 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
     });
     // an edge as its triangle walks it, then the triangle's third corner
     let points = |b: &Border| {
-        let p = &placed[b.placed as usize];
-        let BuiltShape::TriMesh(t) = &shapes[p.shape] else {
-            unreachable!("only triangle meshes have border edges");
-        };
+        let (p, t) = meshes[b.mesh as usize];
         let (tri, edge) = (b.tri as usize, b.edge as usize);
         let v = leaf_triangle(t.leaves[tri / 2], (tri % 2) as u32);
         [0, 1, 2].map(|k| world_point(p, t, v[(edge + k) % 3]))
     };
-    let mut flat = Vec::new();
-    for group in borders.chunk_by(|x, y| x.key == y.key) {
-        let [x, y] = group else { continue };
-        if x.shape == y.shape {
-            continue;
-        }
-        let (px, py) = (points(x), points(y));
-        if continues_at([px[0], px[1]], px[2], py[2]) {
-            flat.extend([x, y].map(|b| (b.shape as usize, b.tri as usize, b.edge)));
-        }
-    }
+    let flat: Vec<(usize, usize, u8)> = borders
+        .chunk_by(|x, y| x.key == y.key)
+        .filter_map(|group| match group {
+            [x, y] if x.shape != y.shape => Some((x, y)),
+            _ => None,
+        })
+        .filter(|(x, y)| {
+            let (px, py) = (points(x), points(y));
+            continues_at([px[0], px[1]], px[2], py[2])
+        })
+        .flat_map(|(x, y)| [x, y].map(|b| (b.shape as usize, b.tri as usize, b.edge)))
+        .collect();
     for (shape, tri, edge) in flat {
         if let BuiltShape::TriMesh(t) = &mut shapes[shape] {
             t.flat_edges[tri / 2] |= 1 << (3 * (tri % 2) + edge as usize);

@@ -276,35 +276,15 @@ fn build_rec(
     }
 }
 
-/// The bin of centroid coordinate `c`: the same value as [`bins_of`]'s
-/// lane for that axis (clamped to the bins, a NaN to bin 0).
-#[cfg(target_arch = "x86_64")]
+/// The bin of centroid coordinate `c`: [`bins_of`]'s lane, so the
+/// partition and the binning can never disagree on a primitive.
 #[inline]
 fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
-    use std::arch::x86_64::{_mm_cvttss_si32, _mm_max_ss, _mm_min_ss, _mm_set_ss};
-    // SAFETY: SSE register operations only (no memory is read or
-    // written), in x86-64's baseline. `maxss` returns its second operand
-    // when either is NaN, so a NaN goes to 0, as `bins_of`'s clamp takes
-    // it; the clamped value is in `0.0..=15.0`, where the truncating
-    // conversion is exact and never the out-of-range result.
-    unsafe {
-        let x = _mm_set_ss((c - cmin) * scale);
-        let x = _mm_min_ss(
-            _mm_max_ss(x, _mm_set_ss(0.0)),
-            _mm_set_ss((BINS - 1) as f32),
-        );
-        _mm_cvttss_si32(x) as usize
-    }
+    bins_of(Vec3A::splat(c), Vec3A::splat(cmin), Vec3A::splat(scale))[0]
 }
 
-/// See the x86-64 form.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn bin_of(c: f32, cmin: f32, scale: f32) -> usize {
-    ((c - cmin) * scale).clamp(0.0, (BINS - 1) as f32) as i32 as usize
-}
-
-/// [`bin_of`] for all three axes at once.
+/// The bins of a centroid on the three axes: clamped in float (a NaN to
+/// bin 0: the clamp's `max` keeps its second operand), then truncated.
 #[inline]
 fn bins_of(c: Vec3A, cmin: Vec3A, scale: Vec3A) -> [usize; 3] {
     let f = ((c - cmin) * scale)

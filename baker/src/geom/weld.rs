@@ -39,9 +39,10 @@ pub fn weld(mesh: &SceneMesh) -> WeldedMesh {
 /// use by the triangles: the numbering meshoptimizer's
 /// `generateVertexRemap` gives (the tests hold this to it). That call is
 /// one serial hash pass, a tenth of a large mesh's bake, so the same
-/// numbering is found here on the thread pool: equal positions meet in a
-/// parallel sort, and first uses are found chunk by chunk of the index
-/// buffer, then merged in chunk order.
+/// numbering is found here mostly on the thread pool: equal positions
+/// meet in a radix sort by hash ([`representatives`]), and first uses are
+/// found chunk by chunk of the index buffer in parallel, then merged in
+/// chunk order.
 fn weld_positions(
     positions: &[[f32; 3]],
     triangles: &[[u32; 3]],
