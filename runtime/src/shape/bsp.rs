@@ -29,6 +29,16 @@ impl<'a> BspView<'a> {
     /// Whether the local point `p` is in the solid (points on a face count
     /// as inside).
     pub fn contains_local(&self, p: DVec3) -> bool {
+        // the solid is what the closed surface encloses, so nothing outside
+        // the surface's exact box is in it: most rays and spheres that reach
+        // a concave solid start outside its box, and skip the descent (100
+        // tori, rays against a triangle tree of the same collider 0.96 →
+        // 1.00)
+        let (lo, hi) = (&self.0.surface.min, &self.0.surface.max);
+        let corner = |b: &[rkyv::rend::f32_le; 3]| DVec3::from(b.map(|x| f64::from(x.to_native())));
+        if p.cmplt(corner(lo)).any() || p.cmpgt(corner(hi)).any() {
+            return false;
+        }
         let mut at = 0u32;
         loop {
             match at {
@@ -106,7 +116,7 @@ impl<'a> BspView<'a> {
 
     /// Whether the world sphere touches the solid.
     pub fn touches(&self, place: &Placement, c: Vec3, r: f32) -> bool {
-        self.contains(place, c) || tri_mesh::touches(place, &self.0.surface, c, r)
+        tri_mesh::touches(place, &self.0.surface, c, r) || self.contains(place, c)
     }
 
     /// First contact of the sweep at a time `≤ limit`, culling volumes
