@@ -3,13 +3,14 @@
 use super::{BuiltShape, Placed};
 use crate::geom::sah::{self, BinNode};
 use glam::{DAffine3, DVec3};
+use rayon::prelude::*;
 
 /// Builds the tree over `placed`; returns the placements' leaf order
 /// (indices into `placed`) and the nodes.
 pub fn build(placed: &[Placed], shapes: &[BuiltShape]) -> (Vec<usize>, Vec<BinNode>) {
     let (order, nodes) = sah::build_boxes(
         placed
-            .iter()
+            .par_iter()
             .map(|p| world_box(&shapes[p.shape].hull_points(), &p.transform)),
     );
     (order.iter().map(|&i| i as usize).collect(), nodes)

@@ -83,11 +83,11 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
     // tree over pairs
     let (order, nodes) = sah::build_boxes(
         pairs
-            .iter()
+            .par_iter()
             .map(|pair| quad_bounds(vertices, &pair.quad, pair.second.is_some())),
     );
     // leaves in tree order
-    let leaves: Vec<&Pair> = order.iter().map(|&i| &pairs[i as usize]).collect();
+    let leaves: Vec<&Pair> = order.par_iter().map(|&i| &pairs[i as usize]).collect();
     let flat_edges: Vec<u8> = leaves
         .par_iter()
         .map(|p| p.on_leaf(&edges.flags, 0))

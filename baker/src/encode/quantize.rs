@@ -677,7 +677,7 @@ mod tests {
                 ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
             })
             .collect();
-        let (order, nodes) = crate::geom::sah::build_boxes(leaves.iter().copied());
+        let (order, nodes) = crate::geom::sah::build_boxes(leaves.par_iter().copied());
         let e = encode_boxes(&nodes);
         let (root, boxes) = (e.root, &e.nodes);
         assert_eq!(root, 0);

@@ -14,6 +14,7 @@ use super::topology::is_degenerate;
 use glam::DVec3;
 use kiln_formats::level::leaf_range;
 use kiln_runtime::geom::sphere_triangle::closest_point;
+use rayon::prelude::*;
 
 /// A triangle surface prepared for nearest-point queries.
 pub struct Nearest {
@@ -33,7 +34,7 @@ impl Nearest {
             .filter(|&&t| !is_degenerate(vertices, t))
             .map(corners)
             .collect();
-        let (order, nodes) = sah::build_boxes(kept.iter().map(|t| {
+        let (order, nodes) = sah::build_boxes(kept.par_iter().map(|t| {
             let (lo, hi) = (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
             // f32 corners in f64 are exact: the box rounds nothing
             (lo.as_vec3().to_array(), hi.as_vec3().to_array())
