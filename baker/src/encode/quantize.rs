@@ -28,40 +28,43 @@ use rayon::prelude::*;
 /// chance a query enters it) plus [`NODE_PENALTY`] of the root's, and
 /// leaves cost the same however they are grouped. Leaves keep their
 /// left-to-right order. Returns the wide nodes in breadth-first order (the
-/// archive's), plus what each binary node became: a wide node's index,
-/// [`LEAF_BIT`] | its payload for a leaf, or [`SPREAD`] (its children went
-/// to its parent's slots).
-fn collapse(nodes: &[Node]) -> (Vec<Wide>, Vec<u32>) {
+/// archive's), none for a tree of one leaf; binary nodes that are neither a
+/// wide node nor a leaf went to their parent's slots.
+fn collapse(nodes: &[Node]) -> Vec<Wide> {
     collapse_with(nodes, NODE_PENALTY)
 }
 
-/// A binary node spread over its parent's slots.
-const SPREAD: u32 = u32::MAX;
+/// The slots a binary subtree may take of its parent's: it shares them
+/// with its sibling.
+const SHARED: usize = WIDTH - 1;
+
+/// Levels of the collapse with fewer wide nodes than this are made on the
+/// current thread.
+const COLLAPSE_GRAIN: usize = 4096;
+
+/// Whether binary node `i` is a leaf.
+#[inline]
+fn is_leaf(nodes: &[Node], i: usize) -> bool {
+    nodes[i].end as usize == i + 1
+}
 
 /// [`collapse`] with a node penalty of `share` of the root's area.
-fn collapse_with(nodes: &[Node], share: f64) -> (Vec<Wide>, Vec<u32>) {
-    let is_leaf = |i: usize| nodes[i].end as usize == i + 1;
+fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
     let area = |i: usize| half_area(&nodes[i]);
-    let mut refs = vec![SPREAD; nodes.len()];
     let mut wide = Vec::with_capacity(nodes.len() / 4 + 1);
-    if nodes.is_empty() {
-        return (wide, refs);
-    }
-    if is_leaf(0) {
-        refs[0] = LEAF_BIT | nodes[0].data;
-        return (wide, refs);
+    if nodes.is_empty() || is_leaf(nodes, 0) {
+        return wide;
     }
     let penalty = area(0) * share;
     // cost[i][j - 1]: subtree i in at most j slots of its parent (j ≤ 3: a
     // child shares its parent's four slots with its sibling), in f32 to
     // keep the table small (12 bytes a binary node); pick[i][j - 1]: 0 for
     // a wide node of its own, else the slots its left child takes
-    const SHARED: usize = WIDTH - 1;
     let mut cost = vec![[0.0f32; SHARED]; nodes.len()];
     let mut pick = vec![[0u8; SHARED]; nodes.len()];
     // children have larger indices than their parent
     for i in (0..nodes.len()).rev() {
-        if is_leaf(i) {
+        if is_leaf(nodes, i) {
             continue;
         }
         let (l, r) = (i + 1, nodes[i + 1].end as usize);
@@ -76,47 +79,55 @@ fn collapse_with(nodes: &[Node], share: f64) -> (Vec<Wide>, Vec<u32>) {
         }
         (cost[i], pick[i]) = (c, p);
     }
-    // the slots subtree `i` takes when given `j`, in left-to-right order
-    fn slots(i: usize, j: usize, nodes: &[Node], pick: &[[u8; WIDTH - 1]], out: &mut Vec<usize>) {
-        let k = if nodes[i].end as usize == i + 1 {
+    // the slots subtree `i` takes when given `j`, in left-to-right order,
+    // written at `w.children[w.len..]`
+    fn slots(i: usize, j: usize, nodes: &[Node], pick: &[[u8; SHARED]], w: &mut Wide) {
+        let k = if is_leaf(nodes, i) {
             0
         } else {
             usize::from(pick[i][j - 1])
         };
         if k == 0 {
-            out.push(i);
+            w.children[w.len] = i;
+            w.len += 1;
         } else {
-            slots(i + 1, k, nodes, pick, out);
-            slots(nodes[i + 1].end as usize, j - k, nodes, pick, out);
+            slots(i + 1, k, nodes, pick, w);
+            slots(nodes[i + 1].end as usize, j - k, nodes, pick, w);
         }
     }
-    // wide nodes numbered as they leave a queue: breadth-first, each
-    // node's inner children after those of the node before it
-    let mut queue = std::collections::VecDeque::from([0usize]);
-    let mut found = Vec::with_capacity(WIDTH);
-    while let Some(b) = queue.pop_front() {
-        refs[b] = wide.len() as u32;
-        // a wide node spreads its own two children over its slots
+    // wide node `b`: its own two children spread over its slots
+    let make = |b: usize| {
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
         let best = best_split(&cost, l, r, WIDTH).1;
-        found.clear();
-        slots(l, best, nodes, &pick, &mut found);
-        slots(r, WIDTH - best, nodes, &pick, &mut found);
         let mut w = Wide {
+            node: b,
             children: [0; WIDTH],
-            len: found.len(),
+            len: 0,
         };
-        w.children[..found.len()].copy_from_slice(&found);
-        for &c in &w.children[..w.len] {
-            if is_leaf(c) {
-                refs[c] = LEAF_BIT | nodes[c].data;
-            } else {
-                queue.push_back(c);
-            }
+        slots(l, best, nodes, &pick, &mut w);
+        slots(r, WIDTH - best, nodes, &pick, &mut w);
+        w
+    };
+    // breadth-first, a level at a time: each node's inner children after
+    // those of the node before it. A level's nodes are made in parallel,
+    // in order (a queue taken one node at a time was 45–60 ms of the 2.1M
+    // terrain's bake on any number of threads).
+    let (mut level, mut next) = (vec![0usize], Vec::new());
+    while !level.is_empty() {
+        let start = wide.len();
+        if level.len() >= COLLAPSE_GRAIN {
+            wide.par_extend(level.par_iter().map(|&b| make(b)));
+        } else {
+            wide.extend(level.iter().map(|&b| make(b)));
         }
-        wide.push(w);
+        next.clear();
+        for w in &wide[start..] {
+            let kids = w.children[..w.len].iter();
+            next.extend(kids.filter(|&&c| !is_leaf(nodes, c)));
+        }
+        std::mem::swap(&mut level, &mut next);
     }
-    (wide, refs)
+    wide
 }
 
 /// Half the surface area of a binary node's box, in f64.
@@ -137,8 +148,10 @@ fn best_split(cost: &[[f32; WIDTH - 1]], l: usize, r: usize, j: usize) -> (f32, 
 /// (memory and a decode per node, not only the chance of entering it).
 const NODE_PENALTY: f64 = 2e-5;
 
-/// A wide node before encoding: the binary nodes that are its children.
+/// A wide node before encoding: the binary node it stands for and the
+/// binary nodes that are its children.
 struct Wide {
+    node: usize,
     children: [usize; WIDTH],
     len: usize,
 }
@@ -170,12 +183,12 @@ struct Layout {
 /// [`collapse`]): each node's inner children and leaves follow those of
 /// the node before it, as [`Links`] stores them. A tree of one leaf has
 /// that leaf for a root and no nodes; an empty one nothing.
-fn layout(wide: &[Wide], refs: &[u32]) -> Layout {
+fn layout(wide: &[Wide], nodes: &[Node]) -> Layout {
     if wide.is_empty() {
         return Layout {
-            root: if refs.is_empty() { 0 } else { LEAF_BIT },
+            root: if nodes.is_empty() { 0 } else { LEAF_BIT },
             links: Vec::new(),
-            leaves: refs.first().map(|&r| r & !LEAF_BIT).into_iter().collect(),
+            leaves: nodes.first().map(|n| n.data).into_iter().collect(),
             levels: vec![0],
         };
     }
@@ -192,11 +205,11 @@ fn layout(wide: &[Wide], refs: &[u32]) -> Layout {
         let (first_node, first_leaf) = (next_node as u32, leaves.len() as u32);
         let mut leaf_mask = 0;
         for (c, &b) in w.children[..w.len].iter().enumerate() {
-            if refs[b] & LEAF_BIT != 0 {
+            if is_leaf(nodes, b) {
                 leaf_mask |= 1 << c;
-                leaves.push(refs[b] & !LEAF_BIT);
+                leaves.push(nodes[b].data);
             } else {
-                debug_assert_eq!(refs[b] as usize, next_node, "breadth-first");
+                debug_assert_eq!(wide[next_node].node, b, "breadth-first");
                 next_node += 1;
             }
         }
@@ -231,8 +244,8 @@ fn layout(wide: &[Wide], refs: &[u32]) -> Layout {
 /// only on its parent's, so the output is the same on any number of
 /// threads.
 pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
-    let (wide, refs) = collapse(nodes);
-    let layout = layout(&wide, &refs);
+    let wide = collapse(nodes);
+    let layout = layout(&wide, nodes);
     let mut out = Vec::with_capacity(wide.len());
     // each node's decoded box, set by its parent's level
     let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); wide.len()];
@@ -247,7 +260,7 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
             let w = &wide[k];
             std::array::from_fn(|c| {
                 let b = w.children[c.min(w.len - 1)];
-                (nodes[b].min, nodes[b].max, refs[b] & LEAF_BIT != 0)
+                (nodes[b].min, nodes[b].max, is_leaf(nodes, b))
             })
         };
         let encode = |(k, kids): (usize, &Kids)| {
@@ -421,8 +434,8 @@ pub fn encode_spheres(
     nodes: &[Node],
     leaf_points: impl Fn(u32) -> Vec<[f32; 3]>,
 ) -> (Encoded<SphereNode>, SphereFrame) {
-    let (wide, refs) = collapse(nodes);
-    let layout = layout(&wide, &refs);
+    let wide = collapse(nodes);
+    let layout = layout(&wide, nodes);
     let Some(root) = nodes.first() else {
         let empty = Encoded {
             root: layout.root,
@@ -635,30 +648,29 @@ mod tests {
         for case in 0..400 {
             let nodes = random_tree(&mut seed, 2 + case % 11);
             let share = [0.0, NODE_PENALTY, 0.02, 0.3][case as usize % 4];
-            let (wide, refs) = collapse_with(&nodes, share);
+            let wide = collapse_with(&nodes, share);
             let area = |i: usize| half_area(&nodes[i]);
             let penalty = area(0) * share;
             // the built tree's cost: every binary node made a wide node
-            let got: f64 = (0..nodes.len())
-                .filter(|&i| refs[i] & LEAF_BIT == 0 && refs[i] != SPREAD)
-                .map(|i| area(i) + penalty)
-                .sum();
+            let got: f64 = wide.iter().map(|w| area(w.node) + penalty).sum();
             let want = brute_cost(&nodes, 0, penalty);
             assert!(
                 (got - want).abs() <= 1e-5 * want,
                 "case {case}: {got} vs {want}"
             );
             // and it holds every leaf once, left to right, in 2..=4 slots
+            let made: std::collections::HashMap<usize, &Wide> =
+                wide.iter().map(|w| (w.node, w)).collect();
             let mut leaves = Vec::new();
-            let mut stack = vec![refs[0]];
-            while let Some(r) = stack.pop() {
-                if r & LEAF_BIT != 0 {
-                    leaves.push(r & !LEAF_BIT);
+            let mut stack = vec![0];
+            while let Some(b) = stack.pop() {
+                if is_leaf(&nodes, b) {
+                    leaves.push(nodes[b].data);
                     continue;
                 }
-                let w = &wide[r as usize];
+                let w = made[&b];
                 assert!((2..=WIDTH).contains(&w.len));
-                stack.extend(w.children[..w.len].iter().rev().map(|&c| refs[c]));
+                stack.extend(w.children[..w.len].iter().rev());
             }
             let count = nodes.len().div_ceil(2) as u32;
             assert_eq!(leaves, (0..count).collect::<Vec<_>>(), "case {case}");
