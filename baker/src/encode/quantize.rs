@@ -109,9 +109,9 @@ fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
         w
     };
     // breadth-first, a level at a time: each node's inner children after
-    // those of the node before it. A level's nodes are made in parallel,
-    // in order (a queue taken one node at a time was 45–60 ms of the 2.1M
-    // terrain's bake on any number of threads).
+    // those of the node before it. A large level's nodes are made in
+    // parallel, in order (a queue taken one node at a time was 53–63 ms of
+    // the 2.1M terrain's first bake on any number of threads).
     let (mut level, mut next) = (vec![0usize], Vec::new());
     while !level.is_empty() {
         let start = wide.len();
@@ -675,6 +675,41 @@ mod tests {
             let count = nodes.len().div_ceil(2) as u32;
             assert_eq!(leaves, (0..count).collect::<Vec<_>>(), "case {case}");
         }
+    }
+
+    #[test]
+    fn the_collapse_is_breadth_first_and_the_same_on_any_thread_count() {
+        // enough leaves that several levels are made in parallel
+        let mut s = 11u32;
+        let mut rnd = || (xorshift(&mut s) % 100_000) as f32 / 100.0;
+        let boxes: Vec<([f32; 3], [f32; 3])> = (0..120_000)
+            .map(|_| {
+                let p = [rnd(), rnd(), rnd()];
+                (p, p.map(|v| v + 1.0))
+            })
+            .collect();
+        let (_, nodes) = crate::geom::sah::build_boxes(boxes.par_iter().copied());
+        let on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            let wide = pool.unwrap().install(|| collapse(&nodes));
+            wide.iter()
+                .map(|w| (w.node, w.children, w.len))
+                .collect::<Vec<_>>()
+        };
+        let one = on(1);
+        assert!(one.len() > 4 * COLLAPSE_GRAIN, "{} wide nodes", one.len());
+        assert_eq!(one, on(2));
+        assert_eq!(one, on(3));
+        // breadth-first: the root first, then every node's inner children
+        // in order, node after node
+        let inner: Vec<usize> = one
+            .iter()
+            .flat_map(|&(_, kids, len)| kids.into_iter().take(len))
+            .filter(|&c| !is_leaf(&nodes, c))
+            .collect();
+        let made: Vec<usize> = one.iter().map(|&(b, _, _)| b).collect();
+        assert_eq!(made[0], 0);
+        assert_eq!(inner, made[1..]);
     }
 
     #[test]
