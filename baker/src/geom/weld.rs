@@ -204,29 +204,77 @@ fn hash(b: &[u32; 3]) -> u32 {
 }
 
 /// Sorts `keys` by their high 32 bits, stably: a least-significant-digit
-/// radix sort in three passes of 11, 11 and 10 bits (each a count, then a
-/// scatter into the other buffer).
+/// radix sort in three passes of 11, 11 and 10 bits, each a count, then a
+/// scatter into the other buffer. A large input is cut into one piece per
+/// thread: each piece counts its digits, and then scatters into its own
+/// stretch of each digit's bucket (the pieces' stretches follow in piece
+/// order, so equal digits keep their order and the result is the one
+/// stable sort, on any number of threads). The 2.1M terrain's sort: 19–32
+/// ms on one thread, 14–18 on two.
 fn sort_by_high_half(keys: &mut Vec<u64>) {
+    let pieces = if keys.len() >= PARALLEL_SORT {
+        rayon::current_num_threads().clamp(1, 64)
+    } else {
+        1
+    };
+    let per = keys.len().div_ceil(pieces).max(1);
     let mut other = vec![0u64; keys.len()];
     for (shift, width) in [(32, 11), (43, 11), (54, 10)] {
         let mask = (1u64 << width) - 1;
         let digit = |k: u64| ((k >> shift) & mask) as usize;
-        let mut start = vec![0usize; 1 << width];
-        for &k in keys.iter() {
-            start[digit(k)] += 1;
+        let count = |piece: &[u64]| {
+            let mut n = vec![0usize; 1 << width];
+            for &k in piece {
+                n[digit(k)] += 1;
+            }
+            n
+        };
+        if pieces == 1 {
+            // one piece: the bucket starts index the whole buffer
+            let mut start = count(keys);
+            let mut sum = 0;
+            for s in start.iter_mut() {
+                (*s, sum) = (sum, sum + *s);
+            }
+            for &k in keys.iter() {
+                let d = digit(k);
+                other[start[d]] = k;
+                start[d] += 1;
+            }
+            std::mem::swap(keys, &mut other);
+            continue;
         }
-        let mut sum = 0;
-        for s in start.iter_mut() {
-            (*s, sum) = (sum, sum + *s);
+        let counts: Vec<Vec<usize>> = keys.par_chunks(per).map(count).collect();
+        // each piece's stretch of each bucket: buckets in digit order,
+        // within a bucket the pieces in order
+        let mut stretches: Vec<Vec<&mut [u64]>> = counts
+            .iter()
+            .map(|_| Vec::with_capacity(1 << width))
+            .collect();
+        let mut rest = other.as_mut_slice();
+        for d in 0..1 << width {
+            for (piece, n) in counts.iter().enumerate() {
+                let (stretch, tail) = std::mem::take(&mut rest).split_at_mut(n[d]);
+                stretches[piece].push(stretch);
+                rest = tail;
+            }
         }
-        for &k in keys.iter() {
-            let d = digit(k);
-            other[start[d]] = k;
-            start[d] += 1;
-        }
+        keys.par_chunks(per)
+            .zip(stretches)
+            .for_each(|(piece, mut to)| {
+                let mut at = vec![0usize; 1 << width];
+                for &k in piece {
+                    let d = digit(k);
+                    to[d][at[d]] = k;
+                    at[d] += 1;
+                }
+            });
         std::mem::swap(keys, &mut other);
     }
 }
+
+/// From this many keys, [`sort_by_high_half`] runs on the pool.
+const PARALLEL_SORT: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {
@@ -284,6 +332,29 @@ mod tests {
             representatives_by(&positions, canon, |b| b[1].wrapping_mul(0x0101_0101) ^ b[2]),
             plain
         );
+    }
+
+    #[test]
+    fn the_radix_sort_is_the_stable_sort_on_any_thread_count() {
+        // high halves from a few thousand values, so many keys tie and
+        // only a stable sort keeps their low halves in input order
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let keys: Vec<u64> = (0..200_000u64)
+            .map(|i| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % 5_000).wrapping_mul(0x9E37_79B9) << 32 | i
+            })
+            .collect();
+        let mut want = keys.clone();
+        want.sort_by_key(|k| k >> 32);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            let mut got = keys.clone();
+            pool.unwrap().install(|| sort_by_high_half(&mut got));
+            assert_eq!(got, want, "{threads} threads");
+        }
     }
 
     #[test]
