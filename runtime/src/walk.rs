@@ -1056,8 +1056,9 @@ pub(crate) fn walk_box<T: Tree + ?Sized>(
     walk_overlap(tree, &probe, leaf)
 }
 
+/// An archived `[f32; 3]` as a vector.
 #[inline]
-fn vec3a(v: &[rkyv::rend::f32_le; 3]) -> Vec3A {
+pub(crate) fn vec3a(v: &[rkyv::rend::f32_le; 3]) -> Vec3A {
     Vec3A::new(v[0].to_native(), v[1].to_native(), v[2].to_native())
 }
 

@@ -18,6 +18,7 @@
 use super::{LocalRayHit, ShapeContact, tri_mesh};
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::Placement;
+use crate::walk::vec3a;
 use glam::{DVec3, Vec3};
 use kiln_formats::bsp::{ArchivedBsp, BEVEL, EMPTY, SOLID};
 
@@ -34,9 +35,8 @@ impl<'a> BspView<'a> {
         // a concave solid start outside its box, and skip the descent (100
         // tori, rays against a triangle tree of the same collider 0.96 →
         // 1.00)
-        let (lo, hi) = (&self.0.surface.min, &self.0.surface.max);
-        let corner = |b: &[rkyv::rend::f32_le; 3]| DVec3::from(b.map(|x| f64::from(x.to_native())));
-        if p.cmplt(corner(lo)).any() || p.cmpgt(corner(hi)).any() {
+        let s = &self.0.surface;
+        if p.cmplt(vec3a(&s.min).as_dvec3()).any() || p.cmpgt(vec3a(&s.max).as_dvec3()).any() {
             return false;
         }
         let mut at = 0u32;
