@@ -127,7 +127,11 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
         // the faces the point sees, grown across edges from the one it
         // sees best, so the set is connected and its boundary one loop
         // (a global distance test can split it where faces are nearly
-        // coplanar with the point, and the cone then tears the surface)
+        // coplanar with the point, and the cone then tears the surface);
+        // faces the point is coplanar with, within the tolerance, are taken
+        // too: stopping at them leaves faces the point sees beyond them
+        // alive, and the hull dented (the cone over them is flat, which the
+        // merge below joins)
         let seed = (0..tris.len())
             .filter(|&t| tris[t].alive)
             .max_by(|&a, &b| tris[a].dist(p).total_cmp(&tris[b].dist(p)))?;
@@ -144,7 +148,7 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
             for k in 0..3 {
                 if let Some(&o) = edges.get(&(v[(k + 1) % 3], v[k]))
                     && tris[o].alive
-                    && tris[o].dist(p) > 0.0
+                    && tris[o].dist(p) > -eps
                 {
                     tris[o].alive = false;
                     visible.push(o);
@@ -384,6 +388,38 @@ mod tests {
             for (_, nrm, d) in &h.faces {
                 for p in &pts {
                     assert!(nrm.dot(*p) <= d + 1e-6, "{n} points");
+                }
+            }
+        }
+    }
+
+    /// Clouds snapped to a half-metre grid: many duplicated points and many
+    /// exactly coplanar with a face. Every one gives a hull whose face loops
+    /// lie on their planes and whose planes keep every point behind them.
+    /// (Growing the visible region only across faces strictly in front of
+    /// the point stopped at coplanar faces, left visible faces beyond them,
+    /// and dented the hull: 7 of 2,000 loops sat 0.47 m off their planes,
+    /// and 380 clouds gave up.)
+    #[test]
+    fn grid_clouds_give_hulls_whose_faces_lie_on_their_planes() {
+        let mut rng = crate::geom::test_rng::Rng(0x5A11_0F5E);
+        for i in 0..2000 {
+            let n = 8 + (rng.f() * 192.0) as usize;
+            let pts: Vec<DVec3> = (0..n).map(|_| (rng.v(2.0) * 2.0).round() * 0.5).collect();
+            let h = hull(&pts).unwrap_or_else(|| panic!("cloud {i}: no hull"));
+            for (k, (lp, nrm, d)) in h.faces.iter().enumerate() {
+                for &v in lp {
+                    let off = nrm.dot(h.vertices[v as usize]) - d;
+                    assert!(
+                        off.abs() <= 1e-9,
+                        "cloud {i}, face {k}: a corner {off} off its plane"
+                    );
+                }
+                for p in &pts {
+                    assert!(
+                        nrm.dot(*p) <= d + 1e-9,
+                        "cloud {i}, face {k}: a point in front"
+                    );
                 }
             }
         }
