@@ -204,6 +204,18 @@ fn clip(
     t_max: f64,
     grow: f64,
 ) -> Option<(f64, Option<u32>)> {
+    clip_span(s, o, d, t_max, grow).map(|(t0, _, face)| (t0, face))
+}
+
+/// [`clip`] with the exit as well: `(entry, exit, entry plane)`, the exit
+/// no later than `t_max`.
+fn clip_span(
+    s: &impl ConvexView,
+    o: DVec3,
+    d: DVec3,
+    t_max: f64,
+    grow: f64,
+) -> Option<(f64, f64, Option<u32>)> {
     let (mut t0, mut t1, mut face) = (0.0f64, t_max, None);
     for k in 0..s.plane_count() {
         let (n, off) = s.plane(k);
@@ -228,7 +240,7 @@ fn clip(
             return None;
         }
     }
-    Some((t0, face))
+    Some((t0, t1, face))
 }
 
 /// The first contact, at a time `≤ limit`, of the sphere `c + t·d`,
@@ -241,6 +253,20 @@ pub(crate) fn sweep(
     r: f64,
     d: DVec3,
     limit: f64,
+) -> Option<(Contact, u32)> {
+    sweep_scan(s, c, r, d, limit, true)
+}
+
+/// [`sweep`], its edge, corner and face tests skipped outside the span's
+/// box when `prune` (always, but in the tests that hold the pruned scan to
+/// the full one).
+fn sweep_scan(
+    s: &impl ConvexView,
+    c: DVec3,
+    r: f64,
+    d: DVec3,
+    limit: f64,
+    prune: bool,
 ) -> Option<(Contact, u32)> {
     // in contact at the start: the closest point, sought only where the
     // cheap test (a plane more than r from c rules it out) allows it
@@ -256,7 +282,7 @@ pub(crate) fn sweep(
         }
     }
     // the planes pushed out by r contain the swept shape: a miss is a miss
-    let (t, face) = clip(s, c, d, limit, r)?;
+    let (t, t_out, face) = clip_span(s, c, d, limit, r)?;
     if let Some(k) = face {
         let (n, _) = s.plane(k as usize);
         let q = c + d * t - n * r;
@@ -283,6 +309,36 @@ pub(crate) fn sweep(
     let mut best: Option<(Contact, Face)> = None;
     // the latest time still worth a test
     let lim = |best: &Option<(Contact, Face)>| best.as_ref().map_or(limit, |(h, _)| h.t);
+    // Every contact comes while the centre is inside the pushed-out planes,
+    // in [t, t_out]; and no later than the first contact with an edge or
+    // corner of the entry face, where the planes over-reached (nearly
+    // always the answer itself). Over that span the centre stays in a
+    // small box: an edge or corner more than r from it cannot be touched,
+    // and is skipped without its cylinder or sphere test, as is a face
+    // whose plane the centre reaches outside the box, and a whole face
+    // loop whose plane the centre stays more than r from. The features
+    // tested, and the order they are taken in, are the full scan's, so the
+    // answer is the same (the box is grown by a margin far above rounding).
+    let mut end = t_out;
+    if let Some(k) = face {
+        let k = k as usize;
+        let m = s.face_len(k);
+        for j in 0..m {
+            let a = s.vertex(s.face_index(k, j));
+            let b = s.vertex(s.face_index(k, (j + 1) % m));
+            if let Some((u, _)) = ray_cylinder(c, d, a, b, r) {
+                end = end.min(u);
+            }
+            if let Some(u) = ray_sphere(c, d, a, r) {
+                end = end.min(u);
+            }
+        }
+    }
+    let span = if prune {
+        Span::new(c, d, t, end.max(t), r)
+    } else {
+        Span::EVERYWHERE
+    };
     let take = |t: f64, point: DVec3, face: Face, best: &mut Option<(Contact, Face)>| {
         if (0.0..=lim(best)).contains(&t) {
             let normal = (c + d * t - point).normalize_or_zero();
@@ -292,11 +348,16 @@ pub(crate) fn sweep(
     for k in 0..s.plane_count() {
         let (n, off) = s.plane(k);
         let dn = n.dot(d);
+        if !span.meets_plane(n.dot(c) - off, dn) {
+            continue; // neither the face nor its edges and corners can be touched
+        }
         if dn < 0.0 {
             let t = (n.dot(c) - off - r) / -dn;
-            let q = c + d * t - n * r;
-            // in range before the (costlier) face test
-            if (0.0..=lim(&best)).contains(&t) && inside_face(s, k, n, q) {
+            let x = c + d * t;
+            let q = x - n * r;
+            // in range, and the centre inside the span, before the
+            // (costlier) face test
+            if (0.0..=lim(&best)).contains(&t) && span.reaches(x, x) && inside_face(s, k, n, q) {
                 take(t, q, Face::Of(k), &mut best);
             }
         }
@@ -307,6 +368,9 @@ pub(crate) fn sweep(
                 continue; // each edge once: it is walked both ways by its two faces
             }
             let (a, b) = (s.vertex(ia), s.vertex(ib));
+            if !span.reaches(a.min(b), a.max(b)) {
+                continue;
+            }
             if let Some((t, u)) = ray_cylinder(c, d, a, b, r) {
                 take(t, a + (b - a) * u, Face::Of(k), &mut best);
             }
@@ -314,6 +378,9 @@ pub(crate) fn sweep(
     }
     for v in 0..s.vertex_count() as u32 {
         let p = s.vertex(v);
+        if !span.reaches(p, p) {
+            continue;
+        }
         if let Some(t) = ray_sphere(c, d, p, r) {
             take(t, p, Face::NearestTo, &mut best);
         }
@@ -326,6 +393,61 @@ pub(crate) fn sweep(
         };
         (h, face as u32)
     })
+}
+
+/// The box a sweep's centre stays in over a span of time, grown by the
+/// sphere's radius and a margin: what a feature must reach to be touched.
+struct Span {
+    lo: DVec3,
+    hi: DVec3,
+    /// The span's first and last times.
+    t0: f64,
+    t1: f64,
+    /// The radius with the margin.
+    grow: f64,
+}
+
+impl Span {
+    /// The span that reaches everything (no pruning).
+    const EVERYWHERE: Span = Span {
+        lo: DVec3::NEG_INFINITY,
+        hi: DVec3::INFINITY,
+        t0: 0.0,
+        t1: 0.0,
+        grow: f64::INFINITY,
+    };
+
+    /// The centre `c + t·d` over `t0..t1`: its box grown by `r` plus a
+    /// margin of 1e-9 of the coordinates' size. The contact tests' rounding
+    /// is about 1e-16 of it, so the span only ever keeps too much.
+    fn new(c: DVec3, d: DVec3, t0: f64, t1: f64, r: f64) -> Span {
+        let (p, q) = (c + d * t0, c + d * t1);
+        let size = p.abs().max(q.abs()).max_element() + r;
+        let grow = r + size * 1e-9;
+        Span {
+            lo: p.min(q) - DVec3::splat(grow),
+            hi: p.max(q) + DVec3::splat(grow),
+            t0,
+            t1,
+            grow,
+        }
+    }
+
+    /// Whether the centre comes within the radius of a plane over the span,
+    /// given its height `h` above the plane at `t = 0` and `dn`, the
+    /// direction's component along the normal. Everything in the plane (a
+    /// face, its edges and corners) is out of reach otherwise.
+    #[inline]
+    fn meets_plane(&self, h: f64, dn: f64) -> bool {
+        let (h0, h1) = (h + dn * self.t0, h + dn * self.t1);
+        h0.min(h1) <= self.grow && h0.max(h1) >= -self.grow
+    }
+
+    /// Whether the box `lo..hi` overlaps the span's box.
+    #[inline]
+    fn reaches(&self, lo: DVec3, hi: DVec3) -> bool {
+        lo.cmple(self.hi).all() && hi.cmpge(self.lo).all()
+    }
 }
 
 /// The plane nearest to `p` (a face through a vertex `p`).
@@ -447,5 +569,84 @@ mod tests {
         // starting in contact
         let (h, _) = sweep(&b, DVec3::new(1.3, 0.0, 0.0), 0.5, DVec3::Y, 10.0).unwrap();
         assert_eq!((h.t, h.normal), (0.0, DVec3::X));
+    }
+
+    /// A hull as a convex view.
+    struct HullView(crate::geom::hull::Hull);
+
+    impl ConvexView for HullView {
+        fn plane_count(&self) -> usize {
+            self.0.faces.len()
+        }
+        fn plane(&self, k: usize) -> (DVec3, f64) {
+            (self.0.faces[k].1, self.0.faces[k].2)
+        }
+        fn face_len(&self, k: usize) -> usize {
+            self.0.faces[k].0.len()
+        }
+        fn face_index(&self, k: usize, j: usize) -> u32 {
+            self.0.faces[k].0[j]
+        }
+        fn vertex_count(&self) -> usize {
+            self.0.vertices.len()
+        }
+        fn vertex(&self, v: u32) -> DVec3 {
+            self.0.vertices[v as usize]
+        }
+    }
+
+    /// The sweep's span pruning skips only features that cannot be touched
+    /// first: on random hulls (clouds of 8–200 points, some snapped to a
+    /// grid so faces have many corners and many sweeps graze edges), every
+    /// answer is bit for bit the full scan's. Sweeps aim at a hull vertex
+    /// or edge point, offset by up to the radius, so most take the edge
+    /// and corner path.
+    #[test]
+    fn span_pruning_gives_the_full_scans_answers() {
+        let mut rng = crate::geom::test_rng::Rng(0x5A11_0F5E);
+        let (mut edge_path, mut hits) = (0, 0);
+        for _ in 0..200 {
+            let n = 8 + (rng.f() * 192.0) as usize;
+            let grid = rng.f() < 0.5;
+            let pts: Vec<DVec3> = (0..n)
+                .map(|_| {
+                    let p = rng.v(2.0);
+                    if grid { (p * 2.0).round() * 0.5 } else { p }
+                })
+                .collect();
+            let Some(h) = crate::geom::hull::hull(&pts) else {
+                continue;
+            };
+            let v = HullView(h);
+            for _ in 0..100 {
+                let r = 0.05 + rng.f() * 0.5;
+                let a = v.vertex((rng.f() * v.vertex_count() as f64) as u32);
+                let b = v.vertex((rng.f() * v.vertex_count() as f64) as u32);
+                let target = a + (b - a) * if rng.f() < 0.3 { 0.0 } else { rng.f() };
+                let dir = rng.unit();
+                let aim = target + rng.unit() * r * rng.f() * 1.2;
+                let c = aim - dir * (1.0 + rng.f() * 4.0);
+                let limit = 1.0 + rng.f() * 5.0;
+                let full = sweep_scan(&v, c, r, dir, limit, false);
+                let pruned = sweep_scan(&v, c, r, dir, limit, true);
+                assert_eq!(
+                    format!("{pruned:?}"),
+                    format!("{full:?}"),
+                    "centre {c}, radius {r}, direction {dir}, limit {limit}"
+                );
+                if let Some((hit, f)) = full {
+                    hits += 1;
+                    let (n, _) = v.plane(f as usize);
+                    if hit.t > 0.0 && hit.normal.dot(n) < 1.0 - 1e-9 {
+                        edge_path += 1;
+                    }
+                }
+            }
+        }
+        // the cases the pruning could get wrong were asked many times
+        assert!(
+            hits > 5_000 && edge_path > 2_000,
+            "{hits} hits, {edge_path} at edges or corners"
+        );
     }
 }
