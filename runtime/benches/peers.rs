@@ -13,6 +13,8 @@
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
 //!     # the same for capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s")
+//! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s" --peer
+//!     # the peer's side of that row instead (parry3d, or obvhs on a "vs obvhs CWBVH" row)
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -133,9 +135,16 @@ fn compare(
 ) {
     // `--profile "MESH QUERY"` (a row's two first columns, e.g. "300
     // spheres rays/s"): Kiln's side of that row alone for five seconds,
-    // its rate, then exit (for `perf record`)
+    // its rate, then exit (for `perf record`); with `--peer`, the peer's
+    // side, so both sides of a short row can be profiled the same way
     if profiled().is_some_and(|w| *w == format!("{mesh} {query}")) {
-        soak(&format!("{mesh} {query}"), n, &mut || {
+        let label = format!("{mesh} {query}");
+        if std::env::args().any(|a| a == "--peer") {
+            soak(&format!("{label} (peer)"), n, &mut || {
+                std::hint::black_box(parry());
+            });
+        }
+        soak(&label, n, &mut || {
             std::hint::black_box(kiln());
         });
     }
@@ -409,6 +418,9 @@ fn run(
     n: &Counts,
     rows: &mut Vec<Row>,
 ) {
+    if profiled().is_some_and(|w| !w.starts_with(name)) {
+        return; // profiling another mesh's row
+    }
     let nrays = n.rays;
     let ntri = tris.len();
     eprintln!("{name}: {ntri} triangles, {} vertices", pos.len());
