@@ -15,6 +15,9 @@
 //!     # the same for capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s")
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s" --peer
 //!     # the peer's side of that row instead (parry3d, or obvhs on a "vs obvhs CWBVH" row)
+//! mkfifo /tmp/ctl && PERF_CTL_FIFO=/tmp/ctl perf record -D -1 --control fifo:/tmp/ctl -- \
+//!     target/release/deps/peers-* --meshes --profile "sauer_pandora aabb rays/s"
+//!     # perf enabled when the row starts: the profile holds that row alone
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -101,6 +104,17 @@ fn profiled() -> Option<String> {
 /// Runs `f` (`n` queries) for five seconds, prints the rate and exits:
 /// the rest of the run would only dilute a profile.
 fn soak(label: &str, n: usize, f: &mut dyn FnMut()) -> ! {
+    // `PERF_CTL_FIFO=ctl perf record -D -1 --control fifo:ctl ...`: perf
+    // starts disabled and is enabled here, so the profile holds the row
+    // alone, not the builds and rows before it
+    if let Some(fifo) = std::env::var_os("PERF_CTL_FIFO") {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&fifo)
+            .and_then(|mut ctl| ctl.write_all(b"enable\n"))
+            .expect("PERF_CTL_FIFO names perf's control fifo");
+    }
     let t0 = Instant::now();
     let mut runs = 0;
     while t0.elapsed().as_secs_f64() < 5.0 {
