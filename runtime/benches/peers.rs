@@ -14,7 +14,8 @@
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
 //!     # the same for capsule, box and hull rows ("TARGET SHAPE QUERY", no "/s")
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s" --peer
-//!     # the peer's side of that row instead (parry3d, or obvhs on a "vs obvhs CWBVH" row)
+//!     # the peer's side of that row instead (parry3d, or obvhs on a "vs obvhs CWBVH" row);
+//!     # for a capsule, box or hull row, name it as printed, with "/s": "300 spheres box yes/no/s"
 //! mkfifo /tmp/ctl && PERF_CTL_FIFO=/tmp/ctl perf record -D -1 --control fifo:/tmp/ctl -- \
 //!     target/release/deps/peers-* --meshes --profile "sauer_pandora aabb rays/s"
 //!     # perf enabled when the row starts: the profile holds that row alone
