@@ -26,6 +26,13 @@ pub(crate) trait ConvexView {
     fn vertex_count(&self) -> usize;
     /// Vertex `v`.
     fn vertex(&self, v: u32) -> DVec3;
+    /// The planes as archived `[nx, ny, nz, d]` rows, where the view reads
+    /// them unchanged from an archive: the clip's loop then runs over the
+    /// slice (the same values as [`ConvexView::plane`]).
+    #[inline]
+    fn archived_planes(&self) -> Option<&[[rkyv::rend::f32_le; 4]]> {
+        None
+    }
 }
 
 /// Whether `p` is inside or on the solid.
@@ -216,6 +223,10 @@ fn clip_span(
     t_max: f64,
     grow: f64,
 ) -> Option<(f64, f64, Option<u32>)> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(planes) = s.archived_planes() {
+        return clip_pairs(planes, o, d, t_max, grow);
+    }
     let (mut t0, mut t1, mut face) = (0.0f64, t_max, None);
     for k in 0..s.plane_count() {
         let (n, off) = s.plane(k);
@@ -237,6 +248,88 @@ fn clip_span(
             t1 = t;
         }
         if t0 > t1 {
+            return None;
+        }
+    }
+    Some((t0, t1, face))
+}
+
+/// [`clip_span`] over archived planes, two planes at a time: each pair's
+/// heights and crossing times in SSE2 lanes, with the same IEEE operations
+/// in the same order as the scalar loop (`n · o` as `(x·ox + y·oy) + z·oz`,
+/// then `− d − grow`, the time `−h / dn` with the sign flipped exactly),
+/// then the scalar loop's decisions lane by lane in plane order, so the
+/// answer is the scalar loop's, bit for bit (a test compares them).
+#[cfg(target_arch = "x86_64")]
+fn clip_pairs(
+    planes: &[[rkyv::rend::f32_le; 4]],
+    o: DVec3,
+    d: DVec3,
+    t_max: f64,
+    grow: f64,
+) -> Option<(f64, f64, Option<u32>)> {
+    use std::arch::x86_64::{
+        __m128, __m128d, _mm_add_pd, _mm_cvtps_pd, _mm_cvtsd_f64, _mm_div_pd, _mm_movehl_ps,
+        _mm_mul_pd, _mm_set1_pd, _mm_sub_pd, _mm_unpackhi_pd, _mm_unpackhi_ps, _mm_unpacklo_ps,
+        _mm_xor_pd,
+    };
+    let (mut t0, mut t1, mut face) = (0.0f64, t_max, None);
+    // one plane's decision, as the scalar loop makes it: `true` when it
+    // rules the ray out
+    let mut misses = |k: usize, h: f64, dn: f64, t: f64| -> bool {
+        if dn == 0.0 {
+            return h > 0.0; // parallel and outside
+        }
+        if dn < 0.0 {
+            if t > t0 {
+                t0 = t;
+                face = Some(k as u32);
+            }
+        } else if t < t1 {
+            t1 = t;
+        }
+        t0 > t1
+    };
+    let rest = planes.chunks_exact(2).remainder();
+    // SAFETY: every intrinsic below is an SSE2 operation on registers (no
+    // memory is read or written through a pointer), and SSE2 is in
+    // x86-64's baseline, so each is available wherever this compiles.
+    unsafe {
+        let lanes = |v: __m128d| (_mm_cvtsd_f64(v), _mm_cvtsd_f64(_mm_unpackhi_pd(v, v)));
+        let splat = |v: DVec3| (_mm_set1_pd(v.x), _mm_set1_pd(v.y), _mm_set1_pd(v.z));
+        let ((ox, oy, oz), (dx, dy, dz)) = (splat(o), splat(d));
+        let (g, sign) = (_mm_set1_pd(grow), _mm_set1_pd(-0.0));
+        let pairs = planes.chunks_exact(2);
+        for (i, pair) in pairs.enumerate() {
+            let row = |p: &[rkyv::rend::f32_le; 4]| {
+                __m128::from(glam::Vec4::from(p.map(|x| x.to_native())))
+            };
+            let (a, b) = (row(&pair[0]), row(&pair[1]));
+            // [ax bx ay by] and [az bz aw bw], widened lane pair by lane pair
+            let (lo, hi) = (_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));
+            let (x, y) = (_mm_cvtps_pd(lo), _mm_cvtps_pd(_mm_movehl_ps(lo, lo)));
+            let (z, w) = (_mm_cvtps_pd(hi), _mm_cvtps_pd(_mm_movehl_ps(hi, hi)));
+            let dot = |vx, vy, vz| {
+                _mm_add_pd(
+                    _mm_add_pd(_mm_mul_pd(x, vx), _mm_mul_pd(y, vy)),
+                    _mm_mul_pd(z, vz),
+                )
+            };
+            let h = _mm_sub_pd(_mm_sub_pd(dot(ox, oy, oz), w), g);
+            let dn = dot(dx, dy, dz);
+            let t = _mm_div_pd(_mm_xor_pd(h, sign), dn);
+            let ((h0, h1), (d0, d1), (t0_, t1_)) = (lanes(h), lanes(dn), lanes(t));
+            if misses(2 * i, h0, d0, t0_) || misses(2 * i + 1, h1, d1, t1_) {
+                return None;
+            }
+        }
+    }
+    if let [p] = rest {
+        let f = |i: usize| f64::from(p[i].to_native());
+        let n = DVec3::new(f(0), f(1), f(2));
+        let h = n.dot(o) - f(3) - grow;
+        let dn = n.dot(d);
+        if misses(planes.len() - 1, h, dn, -h / dn) {
             return None;
         }
     }
@@ -593,6 +686,90 @@ mod tests {
         fn vertex(&self, v: u32) -> DVec3 {
             self.0.vertices[v as usize]
         }
+    }
+
+    /// Archived-style plane rows, read one by one through
+    /// [`ConvexView::plane`] (the scalar clip; no faces needed).
+    struct Rows(Vec<[rkyv::rend::f32_le; 4]>);
+
+    impl ConvexView for Rows {
+        fn plane_count(&self) -> usize {
+            self.0.len()
+        }
+        fn plane(&self, k: usize) -> (DVec3, f64) {
+            let f = |i: usize| f64::from(self.0[k][i].to_native());
+            (DVec3::new(f(0), f(1), f(2)), f(3))
+        }
+        fn face_len(&self, _: usize) -> usize {
+            0
+        }
+        fn face_index(&self, _: usize, _: usize) -> u32 {
+            0
+        }
+        fn vertex_count(&self) -> usize {
+            0
+        }
+        fn vertex(&self, _: u32) -> DVec3 {
+            DVec3::ZERO
+        }
+    }
+
+    /// The two-planes-at-a-time clip gives the scalar clip's entry, exit and
+    /// plane, bit for bit: random hulls' planes (odd and even counts), rays
+    /// from outside, inside and along axis-aligned planes (a zero `n · d`),
+    /// grown and not.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_paired_clip_is_the_scalar_clip() {
+        let mut rng = crate::geom::test_rng::Rng(0xC11F_9A12);
+        let (mut entered, mut parallel) = (0, 0);
+        for cloud in 0..300 {
+            let n = 4 + (rng.f() * 60.0) as usize;
+            let grid = cloud % 3 == 0;
+            let pts: Vec<DVec3> = (0..n)
+                .map(|_| {
+                    let p = rng.v(2.0);
+                    if grid { (p * 2.0).round() * 0.5 } else { p }
+                })
+                .collect();
+            let Some(h) = crate::geom::hull::hull(&pts) else {
+                continue;
+            };
+            let rows = Rows(
+                h.faces
+                    .iter()
+                    .map(|(_, n, d)| {
+                        [n.x, n.y, n.z, *d].map(|x| rkyv::rend::f32_le::from_native(x as f32))
+                    })
+                    .collect(),
+            );
+            for _ in 0..100 {
+                let o = rng.v(4.0);
+                let d = if grid && rng.f() < 0.3 {
+                    // along an axis: some grid faces are parallel to it
+                    [DVec3::X, DVec3::Y, DVec3::Z][(rng.f() * 3.0) as usize]
+                } else {
+                    rng.unit() * (0.5 + rng.f() * 4.0)
+                };
+                let (t_max, grow) = (rng.f() * 10.0, if rng.f() < 0.5 { 0.0 } else { rng.f() });
+                let scalar = clip_span(&rows, o, d, t_max, grow);
+                let paired = clip_pairs(&rows.0, o, d, t_max, grow);
+                assert_eq!(
+                    format!("{paired:?}"),
+                    format!("{scalar:?}"),
+                    "origin {o}, direction {d}, t_max {t_max}, grow {grow}"
+                );
+                entered += usize::from(matches!(scalar, Some((_, _, Some(_)))));
+                parallel += usize::from(rows.0.iter().any(|p| {
+                    let (nx, ny, nz) = (p[0].to_native(), p[1].to_native(), p[2].to_native());
+                    f64::from(nx) * d.x + f64::from(ny) * d.y + f64::from(nz) * d.z == 0.0
+                }));
+            }
+        }
+        assert!(
+            entered > 2_000 && parallel > 1_000,
+            "{entered} entries, {parallel} with a parallel plane"
+        );
     }
 
     /// The sweep's span pruning skips only features that cannot be touched

@@ -45,6 +45,10 @@ impl ConvexView for LocalPolytope<'_> {
         self.0.vertices.len()
     }
     #[inline]
+    fn archived_planes(&self) -> Option<&[[rkyv::rend::f32_le; 4]]> {
+        Some(self.0.planes.as_slice())
+    }
+    #[inline]
     fn vertex(&self, v: u32) -> DVec3 {
         let p = &self.0.vertices[v as usize];
         DVec3::new(
