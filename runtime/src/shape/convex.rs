@@ -227,31 +227,60 @@ fn clip_span(
     if let Some(planes) = s.archived_planes() {
         return clip_pairs(planes, o, d, t_max, grow);
     }
-    let (mut t0, mut t1, mut face) = (0.0f64, t_max, None);
+    let mut w = Window::new(t_max);
     for k in 0..s.plane_count() {
         let (n, off) = s.plane(k);
-        let h = n.dot(o) - off - grow;
-        let dn = n.dot(d);
-        if dn == 0.0 {
-            if h > 0.0 {
-                return None; // parallel and outside
-            }
-            continue;
-        }
-        let t = -h / dn;
-        if dn < 0.0 {
-            if t > t0 {
-                t0 = t;
-                face = Some(k as u32);
-            }
-        } else if t < t1 {
-            t1 = t;
-        }
-        if t0 > t1 {
+        let (h, dn) = (n.dot(o) - off - grow, n.dot(d));
+        if w.misses(k, h, dn, -h / dn) {
             return None;
         }
     }
-    Some((t0, t1, face))
+    Some(w.span())
+}
+
+/// The clip's entry and exit so far, taken plane by plane.
+struct Window {
+    t0: f64,
+    t1: f64,
+    face: Option<u32>,
+}
+
+impl Window {
+    /// The whole of `[0, t_max]`, no plane entered yet.
+    #[inline(always)]
+    fn new(t_max: f64) -> Window {
+        Window {
+            t0: 0.0,
+            t1: t_max,
+            face: None,
+        }
+    }
+
+    /// Takes plane `k`, which the ray's origin is `h` above (its normal
+    /// `· d` being `dn`), crossed at `t = −h / dn`: a strictly later entry
+    /// moves the entry, an earlier exit the exit. `true` when the plane
+    /// rules the ray out (parallel and outside, or the entry past the exit).
+    #[inline(always)]
+    fn misses(&mut self, k: usize, h: f64, dn: f64, t: f64) -> bool {
+        if dn == 0.0 {
+            return h > 0.0;
+        }
+        if dn < 0.0 {
+            if t > self.t0 {
+                self.t0 = t;
+                self.face = Some(k as u32);
+            }
+        } else if t < self.t1 {
+            self.t1 = t;
+        }
+        self.t0 > self.t1
+    }
+
+    /// `(entry, exit, entry plane)`.
+    #[inline(always)]
+    fn span(&self) -> (f64, f64, Option<u32>) {
+        (self.t0, self.t1, self.face)
+    }
 }
 
 /// [`clip_span`] over archived planes, two planes at a time: each pair's
@@ -273,23 +302,7 @@ fn clip_pairs(
         _mm_mul_pd, _mm_set1_pd, _mm_sub_pd, _mm_unpackhi_pd, _mm_unpackhi_ps, _mm_unpacklo_ps,
         _mm_xor_pd,
     };
-    let (mut t0, mut t1, mut face) = (0.0f64, t_max, None);
-    // one plane's decision, as the scalar loop makes it: `true` when it
-    // rules the ray out
-    let mut misses = |k: usize, h: f64, dn: f64, t: f64| -> bool {
-        if dn == 0.0 {
-            return h > 0.0; // parallel and outside
-        }
-        if dn < 0.0 {
-            if t > t0 {
-                t0 = t;
-                face = Some(k as u32);
-            }
-        } else if t < t1 {
-            t1 = t;
-        }
-        t0 > t1
-    };
+    let mut win = Window::new(t_max);
     let rest = planes.chunks_exact(2).remainder();
     // SAFETY: every intrinsic below is an SSE2 operation on registers (no
     // memory is read or written through a pointer), and SSE2 is in
@@ -319,7 +332,7 @@ fn clip_pairs(
             let dn = dot(dx, dy, dz);
             let t = _mm_div_pd(_mm_xor_pd(h, sign), dn);
             let ((h0, h1), (d0, d1), (t0_, t1_)) = (lanes(h), lanes(dn), lanes(t));
-            if misses(2 * i, h0, d0, t0_) || misses(2 * i + 1, h1, d1, t1_) {
+            if win.misses(2 * i, h0, d0, t0_) || win.misses(2 * i + 1, h1, d1, t1_) {
                 return None;
             }
         }
@@ -329,11 +342,11 @@ fn clip_pairs(
         let n = DVec3::new(f(0), f(1), f(2));
         let h = n.dot(o) - f(3) - grow;
         let dn = n.dot(d);
-        if misses(planes.len() - 1, h, dn, -h / dn) {
+        if win.misses(planes.len() - 1, h, dn, -h / dn) {
             return None;
         }
     }
-    Some((t0, t1, face))
+    Some(win.span())
 }
 
 /// The first contact, at a time `≤ limit`, of the sphere `c + t·d`,
@@ -688,6 +701,22 @@ mod tests {
         }
     }
 
+    /// The hull of `n` random points in a 4 m cube, snapped to a half-metre
+    /// grid when `grid` (many exactly coplanar and duplicated points).
+    fn cloud_hull(
+        rng: &mut crate::geom::test_rng::Rng,
+        n: usize,
+        grid: bool,
+    ) -> Option<crate::geom::hull::Hull> {
+        let pts: Vec<DVec3> = (0..n)
+            .map(|_| {
+                let p = rng.v(2.0);
+                if grid { (p * 2.0).round() * 0.5 } else { p }
+            })
+            .collect();
+        crate::geom::hull::hull(&pts)
+    }
+
     /// Archived-style plane rows, read one by one through
     /// [`ConvexView::plane`] (the scalar clip; no faces needed).
     struct Rows(Vec<[rkyv::rend::f32_le; 4]>);
@@ -726,13 +755,7 @@ mod tests {
         for cloud in 0..300 {
             let n = 4 + (rng.f() * 60.0) as usize;
             let grid = cloud % 3 == 0;
-            let pts: Vec<DVec3> = (0..n)
-                .map(|_| {
-                    let p = rng.v(2.0);
-                    if grid { (p * 2.0).round() * 0.5 } else { p }
-                })
-                .collect();
-            let Some(h) = crate::geom::hull::hull(&pts) else {
+            let Some(h) = cloud_hull(&mut rng, n, grid) else {
                 continue;
             };
             let rows = Rows(
@@ -785,13 +808,7 @@ mod tests {
         for _ in 0..200 {
             let n = 8 + (rng.f() * 192.0) as usize;
             let grid = rng.f() < 0.5;
-            let pts: Vec<DVec3> = (0..n)
-                .map(|_| {
-                    let p = rng.v(2.0);
-                    if grid { (p * 2.0).round() * 0.5 } else { p }
-                })
-                .collect();
-            let Some(h) = crate::geom::hull::hull(&pts) else {
+            let Some(h) = cloud_hull(&mut rng, n, grid) else {
                 continue;
             };
             let v = HullView(h);
