@@ -425,22 +425,10 @@ fn sweep_scan(
     // loop whose plane the centre stays more than r from. The features
     // tested, and the order they are taken in, are the full scan's, so the
     // answer is the same (the box is grown by a margin far above rounding).
-    let mut end = t_out;
-    if let Some(k) = face {
-        let k = k as usize;
-        let m = s.face_len(k);
-        for j in 0..m {
-            let a = s.vertex(s.face_index(k, j));
-            let b = s.vertex(s.face_index(k, (j + 1) % m));
-            if let Some((u, _)) = ray_cylinder(c, d, a, b, r) {
-                end = end.min(u);
-            }
-            if let Some(u) = ray_sphere(c, d, a, r) {
-                end = end.min(u);
-            }
-        }
-    }
     let span = if prune {
+        let end = face.map_or(t_out, |k| {
+            first_corner_contact(s, k as usize, c, r, d).min(t_out)
+        });
         Span::new(c, d, t, end.max(t), r)
     } else {
         Span::EVERYWHERE
@@ -499,6 +487,24 @@ fn sweep_scan(
         };
         (h, face as u32)
     })
+}
+
+/// The earliest contact of the sphere `c + t·d`, radius `r`, with an edge
+/// or corner of face `k` (infinite when none): a bound on a sweep's first
+/// contact, since each of these is a contact.
+fn first_corner_contact(s: &impl ConvexView, k: usize, c: DVec3, r: f64, d: DVec3) -> f64 {
+    let (m, mut first) = (s.face_len(k), f64::INFINITY);
+    for j in 0..m {
+        let a = s.vertex(s.face_index(k, j));
+        let b = s.vertex(s.face_index(k, (j + 1) % m));
+        if let Some((u, _)) = ray_cylinder(c, d, a, b, r) {
+            first = first.min(u);
+        }
+        if let Some(u) = ray_sphere(c, d, a, r) {
+            first = first.min(u);
+        }
+    }
+    first
 }
 
 /// The box a sweep's centre stays in over a span of time, grown by the
