@@ -200,6 +200,15 @@ pub(crate) fn apply(m: &[f64; 12], p: DVec3, w: f64) -> DVec3 {
     )
 }
 
+/// The determinant of a 3×4 affine map's linear part: negative where the
+/// map mirrors (turns a loop that winds counter-clockwise about a normal
+/// into one that winds clockwise about the mapped normal).
+#[inline]
+pub(crate) fn determinant(m: &[f64; 12]) -> f64 {
+    m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8])
+        + m[2] * (m[4] * m[9] - m[5] * m[8])
+}
+
 /// The inverse of an invertible 3×4 affine map, in f64.
 fn invert(m: &[f64; 12]) -> [f64; 12] {
     let a = glam::DMat3::from_cols(

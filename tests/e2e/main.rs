@@ -12,6 +12,7 @@ mod ingest;
 mod levels;
 mod query_shapes;
 mod rays;
+mod regressions;
 mod reload;
 mod shapes;
 mod shells;

@@ -61,10 +61,18 @@ impl ConvexView for LocalPolytope<'_> {
 
 /// A polytope taken to world space by any affine placement: planes by the
 /// inverse transpose (renormalised), vertices by the placement, in f64.
+///
+/// Face loops wind counter-clockwise about their outward normals, and the
+/// convex routines rely on it (which side of a loop's edge is the face's).
+/// A mirroring placement (negative determinant) maps a loop onto one that
+/// winds the other way round the mapped normal, so the view then reads
+/// each loop backwards.
 struct WorldPolytope<'a> {
     local: LocalPolytope<'a>,
     world: [f64; 12],
     inv: [f64; 12],
+    /// The placement mirrors: loops are read backwards.
+    mirrored: bool,
 }
 
 impl ConvexView for WorldPolytope<'_> {
@@ -88,7 +96,11 @@ impl ConvexView for WorldPolytope<'_> {
         self.local.face_len(k)
     }
     fn face_index(&self, k: usize, j: usize) -> u32 {
-        self.local.face_index(k, j)
+        if self.mirrored {
+            self.local.face_index(k, self.local.face_len(k) - 1 - j)
+        } else {
+            self.local.face_index(k, j)
+        }
     }
     fn vertex_count(&self) -> usize {
         self.local.vertex_count()
@@ -219,9 +231,11 @@ impl<'a> Convex<'a> {
 
 /// A polytope taken to world space by its (non-similar) placement.
 fn world_view<'b>(p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b> {
+    let world = place.world_matrix();
     WorldPolytope {
         local: LocalPolytope(p.0),
-        world: place.world_matrix(),
+        mirrored: crate::instance::determinant(&world) < 0.0,
+        world,
         inv: place.local_matrix(),
     }
 }
