@@ -215,10 +215,31 @@ impl Solid {
             o.point
         );
         if clear > tol {
+            // the least way out of the solid: no less than the centre's
+            // distance to the surface and the radius (`r ± clear`), equal
+            // to it where the move along the normal frees the sphere, and
+            // never more than freeing it along the normal takes
             let want = if inside { r + clear } else { r - clear };
-            let off = (f64::from(o.depth) - want).abs();
-            assert!(off <= tol * 10.0, "{what}: depth {} vs {want}", o.depth);
-            worst = worst.max(off);
+            let depth = f64::from(o.depth);
+            assert!(depth >= want - tol * 10.0, "{what}: depth {depth} < {want}");
+            let n = o.normal.as_dvec3();
+            let free = |s: f64| {
+                let q = p + n * s;
+                !self.inside(q) && self.distance(q) >= r - tol
+            };
+            assert!(
+                free(depth + tol * 10.0),
+                "{what}: moving by {depth} along {n} does not free the sphere"
+            );
+            if depth > want + tol * 10.0 {
+                // a pinched solid: the shortest move along n is the answer
+                assert!(
+                    !free(depth - tol * 100.0),
+                    "{what}: {depth} along {n} is more than it takes"
+                );
+            } else {
+                worst = worst.max((depth - want).abs());
+            }
         }
         worst
     }

@@ -108,3 +108,337 @@ fn mirrored_polytope_sphere_contacts() {
         }
     }
 }
+
+/// A two-triangle floor, `-1..1` in x and z at y = 0: its diagonal is a
+/// flat edge, its four sides are borders.
+fn floor_quad() -> SceneMesh {
+    let pos = vec![
+        [-1.0, 0.0, -1.0],
+        [1.0, 0.0, -1.0],
+        [-1.0, 0.0, 1.0],
+        [1.0, 0.0, 1.0],
+    ];
+    SceneMesh::new("floor", pos, &[[0, 2, 1], [1, 2, 3]])
+}
+
+/// The floor's two triangles in f64 world space.
+fn floor_triangles() -> Vec<[DVec3; 3]> {
+    let p = |x: f64, z: f64| DVec3::new(x, 0.0, z);
+    vec![
+        [p(-1.0, -1.0), p(-1.0, 1.0), p(1.0, -1.0)],
+        [p(1.0, -1.0), p(-1.0, 1.0), p(1.0, 1.0)],
+    ]
+}
+
+/// The oracle's depth of `core` grown by `r` against triangle `t`
+/// (negative: apart by that much).
+fn oracle_depth(core: &kiln_tests::convex::Core, r: f64, t: [DVec3; 3]) -> f64 {
+    use kiln_tests::convex::{Core, distance, penetration};
+    let tri = Core::Triangle(t);
+    let d = distance(core, &tri);
+    if d > 0.0 {
+        r - d
+    } else {
+        r + penetration(core, &tri).0
+    }
+}
+
+/// The flat-edge rule replaced a contact's direction with the face's
+/// normal and its depth with the distance that clears the face's
+/// infinite plane, on the side of the shape's centre, wherever the
+/// contact point lay on a flat edge. A capsule leaning over the floor's
+/// border, its segment crossing the floor near the diagonal, was told to
+/// move 0.9 m down through the floor where the least way out of the
+/// floor was 0.54 m. The depth must be the deepest triangle's, and moving
+/// by it along the normal must free the shape from the triangle the
+/// contact names.
+#[test]
+fn flat_edge_rule_made_up_depths() {
+    use kiln_tests::convex::{Core, distance, query_core};
+    let level = one_object(floor_quad(), DAffine3::IDENTITY, "mesh");
+    let tris = floor_triangles();
+    let mut rng = kiln_tests::Rng::new(0xf1a7_ed9e_0000_0001);
+    let mut past_border = 0;
+    for case in 0..3000 {
+        // a capsule's ends: one over the floor near the diagonal, one
+        // past a border and below, or anywhere near
+        let near_diagonal = {
+            let s = rng.range(-0.9, 0.9);
+            Vec3::new(s, rng.range(-0.4, 0.4), -s) + Vec3::new(rng.range(-0.1, 0.1), 0.0, 0.0)
+        };
+        let a = near_diagonal;
+        let b = if case % 3 == 2 {
+            Vec3::new(
+                rng.range(-1.6, 1.6),
+                rng.range(-0.8, 0.8),
+                rng.range(-1.6, 1.6),
+            )
+        } else {
+            Vec3::new(
+                rng.range(1.05, 1.8),
+                rng.range(-1.0, 0.3),
+                rng.range(-0.5, 0.5),
+            )
+        };
+        let r = rng.range(0.05, 0.4);
+        let (shape, pose) = QueryShape::capsule(a, b, r);
+        let (core, radius) = query_core(&shape, &pose);
+        let deepest = tris
+            .iter()
+            .map(|&t| oracle_depth(&core, radius, t))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let got = level.overlap(&shape, &pose, &Filter::ALL);
+        if deepest < -1e-4 {
+            assert!(
+                got.is_empty(),
+                "case {case}: {got:?} but apart by {deepest}"
+            );
+            continue;
+        }
+        if deepest <= 1e-4 {
+            continue; // touching: either answer
+        }
+        past_border += usize::from(b.x > 1.0);
+        assert_eq!(got.len(), 1, "case {case}: missed, depth {deepest}");
+        let o = got[0];
+        let depth = f64::from(o.depth);
+        // exact, or over the floor: its normal and the depth clearing it,
+        // only where every end whose sphere reaches through the floor's
+        // plane lies over the floor
+        let (core_a, core_b) = (a.as_dvec3(), b.as_dvec3());
+        let through = |v: DVec3, up: f64| v.y * up - radius < 0.0;
+        let over_floor = |v: DVec3| v.x.abs() <= 1.0 && v.z.abs() <= 1.0;
+        let flat = o.normal.abs_diff_eq(Vec3::Y, 1e-6) || o.normal.abs_diff_eq(Vec3::NEG_Y, 1e-6);
+        if flat && (depth - deepest).abs() > 1e-4 {
+            let up = f64::from(o.normal.y);
+            // the end deepest along −normal sets how far clearing takes
+            let clear = radius - (core_a.y * up).min(core_b.y * up);
+            assert!(
+                [core_a, core_b]
+                    .iter()
+                    .all(|&v| !through(v, up) || over_floor(v)),
+                "case {case}: capsule {a} {b} r {r}: the floor's normal past its border (depth {depth}, the deepest triangle's {deepest})"
+            );
+            assert!(
+                (depth - clear).abs() <= 1e-4 && depth >= deepest - 1e-4,
+                "case {case}: capsule {a} {b} r {r}: depth {depth}, clearing the floor takes {clear}"
+            );
+        } else {
+            assert!(
+                (depth - deepest).abs() <= 1e-4,
+                "case {case}: capsule {a} {b} r {r}: depth {depth}, the deepest triangle's is {deepest} (normal {})",
+                o.normal
+            );
+        }
+        // moved by the depth along the normal, it clears the triangle the
+        // contact lies on
+        let moved = core.moved(o.normal.as_dvec3() * (depth + 1e-4));
+        let p = o.point.as_dvec3();
+        let named = tris
+            .iter()
+            .filter(|t| kiln_tests::dist_point_triangle(p, **t) <= 1e-5)
+            .collect::<Vec<_>>();
+        assert!(!named.is_empty(), "case {case}: point {p} off the floor");
+        assert!(
+            named
+                .iter()
+                .any(|t| distance(&moved, &Core::Triangle(**t)) >= radius),
+            "case {case}: moving by {depth} along {} does not free it",
+            o.normal
+        );
+    }
+    assert!(past_border > 500, "{past_border} cases past the border");
+}
+
+/// A capsule whose ends coincide is a sphere, and answers as the sphere
+/// does: over a two-triangle floor and its diagonal, past its borders and
+/// below it.
+#[test]
+fn capsule_with_equal_ends_answers_as_a_sphere() {
+    let level = one_object(floor_quad(), DAffine3::IDENTITY, "mesh");
+    let mut rng = kiln_tests::Rng::new(0xca95_0001_5fe7_0001);
+    let mut touching = 0;
+    for case in 0..4000 {
+        let at = Vec3::new(
+            rng.range(-1.4, 1.4),
+            rng.range(-0.5, 0.5),
+            rng.range(-1.4, 1.4),
+        );
+        let at = if case % 4 == 0 {
+            // on the diagonal
+            Vec3::new(at.x, at.y, -at.x)
+        } else {
+            at
+        };
+        let r = rng.range(0.05, 0.6);
+        let sphere = level.overlap(
+            &QueryShape::Sphere { radius: r },
+            &Pose::at(at),
+            &Filter::ALL,
+        );
+        let (cap, pose) = QueryShape::capsule(at, at, r);
+        let capsule = level.overlap(&cap, &pose, &Filter::ALL);
+        match (sphere.first(), capsule.first()) {
+            (None, None) => {}
+            (Some(s), Some(c)) => {
+                touching += 1;
+                assert!(
+                    (s.depth - c.depth).abs() <= 1e-4,
+                    "case {case} at {at} r {r}: sphere {s:?}, capsule {c:?}"
+                );
+                assert!(
+                    (s.point - c.point).length() <= 1e-3 || s.depth < 1e-4,
+                    "case {case} at {at} r {r}: sphere {s:?}, capsule {c:?}"
+                );
+            }
+            (s, c) => {
+                let d = s.or(c).unwrap().depth;
+                assert!(
+                    d <= 1e-4,
+                    "case {case} at {at} r {r}: sphere {s:?}, capsule {c:?}"
+                );
+            }
+        }
+    }
+    assert!(touching > 1000, "{touching}");
+}
+
+/// An L-shaped prism: the L `(0,0) (2,0) (2,1) (1,1) (1,2) (0,2)` in x
+/// and y, from z = 0 to z = 1, wound outwards.
+fn l_prism() -> SceneMesh {
+    let l = [
+        [0.0, 0.0],
+        [2.0, 0.0],
+        [2.0, 1.0],
+        [1.0, 1.0],
+        [1.0, 2.0],
+        [0.0, 2.0],
+    ];
+    let mut pos = Vec::new();
+    for z in [0.0f32, 1.0] {
+        for p in l {
+            pos.push([p[0], p[1], z]);
+        }
+    }
+    let mut tris = Vec::new();
+    // caps: a fan from (0, 0), which sees every corner
+    for k in 1..5u32 {
+        tris.push([0, k + 1, k]); // z = 0, facing −z
+        tris.push([6, 6 + k, 6 + k + 1]); // z = 1, facing +z
+    }
+    for k in 0..6u32 {
+        let j = (k + 1) % 6;
+        tris.push([k, j, 6 + j]);
+        tris.push([k, 6 + j, 6 + k]);
+    }
+    SceneMesh::new("L", pos, &tris)
+}
+
+/// Whether `core` grown by `r` is free of the closed surface `tris`:
+/// it overlaps no triangle and its first vertex is outside.
+fn free_of(core: &kiln_tests::convex::Core, r: f64, tris: &[[DVec3; 3]]) -> bool {
+    tris.iter().all(|t| oracle_depth(core, r, *t) <= 1e-7)
+        && kiln_tests::convex::winding_number(tris, core.vertices()[0]) < 0.5
+}
+
+/// A capsule, box or hull inside a concave solid was answered on the
+/// surface triangles it touched: 0.2 m into an L-shaped solid near its
+/// wall, a box was told depth 0.1 with the normal pointing into the
+/// solid. A shape whose centre is inside must get the way out of the
+/// solid: moving by the depth along the normal frees it, and no shorter
+/// move along that normal does.
+#[test]
+fn shapes_inside_concave_solids_pushed_further_in() {
+    use kiln_runtime::ConvexHull;
+    use kiln_tests::convex::query_core;
+    for (name, transform) in kiln_tests::placements()
+        .into_iter()
+        .chain([("mirrored", DAffine3::from_scale(DVec3::new(-1.0, 1.0, 1.5)))])
+    {
+        let level = one_object(l_prism(), transform, "concave");
+        let kinds = kiln_tests::object_kinds(&level);
+        assert_eq!(kinds[0].1, "bsp", "{name}: {kinds:?}");
+        let tris = kiln_tests::object_triangles(&level, 0);
+        let hull = ConvexHull::new(&[
+            Vec3::new(-0.15, -0.1, -0.1),
+            Vec3::new(0.15, -0.1, -0.1),
+            Vec3::new(0.0, 0.2, -0.1),
+            Vec3::new(0.0, 0.0, 0.15),
+        ])
+        .unwrap();
+        let shapes = [
+            QueryShape::Box {
+                half: Vec3::new(0.3, 0.2, 0.15),
+            },
+            QueryShape::Capsule {
+                half_height: 0.25,
+                radius: 0.1,
+            },
+            QueryShape::Hull(&hull),
+            QueryShape::Sphere { radius: 0.2 },
+        ];
+        let mut rng = kiln_tests::Rng::new(0x1_5ba9_e000_0001);
+        let mut checked = 0;
+        for case in 0..400 {
+            // a local point inside the L, near its walls and its inner corner
+            let local = loop {
+                let p = DVec3::new(
+                    f64::from(rng.range(0.05, 1.95)),
+                    f64::from(rng.range(0.05, 1.95)),
+                    f64::from(rng.range(0.1, 0.9)),
+                );
+                if p.x < 1.0 || p.y < 1.0 {
+                    break p;
+                }
+            };
+            let at = transform.transform_point3(local).as_vec3();
+            let shape = &shapes[case % shapes.len()];
+            let pose = Pose::new(
+                glam::Quat::from_axis_angle(rng.unit(), rng.range(0.0, 6.2)),
+                at,
+            );
+            let (core, radius) = query_core(shape, &pose);
+            let got = level.overlap(shape, &pose, &Filter::ALL);
+            let what = format!("{name}, case {case}, {shape:?} at {at}");
+            assert_eq!(got.len(), 1, "{what}: {got:?}");
+            assert!(level.intersects(shape, &pose, &Filter::ALL), "{what}");
+            let o = got[0];
+            let (n, depth) = (o.normal.as_dvec3(), f64::from(o.depth));
+            assert!(depth > 0.0, "{what}: {o:?}");
+            // moved by the depth it is free; a little less, it is not
+            assert!(
+                free_of(&core.moved(n * (depth + 1e-4)), radius, &tris),
+                "{what}: moving by {depth} along {n} does not free it"
+            );
+            assert!(
+                !free_of(&core.moved(n * (depth - 1e-3)), radius, &tris),
+                "{what}: {depth} along {n} is more than it takes"
+            );
+            // the point lies on the surface
+            let on = tris
+                .iter()
+                .map(|t| kiln_tests::dist_point_triangle(o.point.as_dvec3(), *t))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                on < 1e-4,
+                "{what}: point {} is {on} off the surface",
+                o.point
+            );
+            // a cast from there starts in contact, with that normal
+            let hit = level
+                .cast(
+                    shape,
+                    &pose,
+                    Vec3::X,
+                    1.0,
+                    CastOptions::default(),
+                    &Filter::ALL,
+                )
+                .unwrap_or_else(|| panic!("{what}: the cast missed"));
+            assert_eq!(hit.t, 0.0, "{what}: {hit:?}");
+            assert!(hit.normal.abs_diff_eq(o.normal, 1e-5), "{what}: {hit:?}");
+            checked += 1;
+        }
+        assert_eq!(checked, 400);
+    }
+}

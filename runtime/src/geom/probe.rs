@@ -244,16 +244,18 @@ pub(crate) fn leaving(normal: DVec3, d: DVec3) -> bool {
 
 /// The first contact of `q` grown by `rq`, moving by `motion · t` for `t`
 /// in `[0, t_max]`, with `c` grown by `rc`: the time and the contact
-/// there. A shape that starts touching answers `t = 0` — unless
-/// `ignore_leaving` and the motion does not close in on the contact
-/// (`motion · normal ≥ 0`): two convex shapes moving apart never meet
-/// again, so that piece is then no contact at all.
+/// there. A shape that starts touching answers `t = 0` — unless `leave`
+/// holds the whole motion of the query (so contacts it leaves are
+/// ignored; a walk shrinks `t_max` as it finds contacts, the whole motion
+/// stays) and that motion does not close in on the contact (`motion ·
+/// normal ≥ 0`): two convex shapes moving apart never meet again, so that
+/// piece is then no contact at all.
 ///
-/// `fix` adjusts every contact before it is used (a mesh triangle's flat
-/// edges, [`flatten`]); the leaving test sees the adjusted normal, and
-/// with `ignore_leaving` it applies to a later contact too: one that
-/// `fix` turned to the face normal of a floor the shape slides along
-/// (`motion · normal = 0`) does not stop it.
+/// `fix` adjusts every contact before it is used and names the normal the
+/// leaving test judges it by (a mesh triangle's flat edges, [`flatten`]);
+/// with `leave` the test applies to a later contact too: a
+/// contact on the flat edges of a floor the shape slides along (`motion ·
+/// face normal = 0`) does not stop it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cast(
     q: &impl Polyhedral,
@@ -262,12 +264,12 @@ pub(crate) fn cast(
     t_max: f64,
     c: &impl Polyhedral,
     rc: f64,
-    ignore_leaving: bool,
-    fix: impl Fn(Touch) -> Touch,
+    leave: Option<DVec3>,
+    fix: impl Fn(Touch) -> (Touch, DVec3),
 ) -> Option<(f64, Touch)> {
     let begin = |t0: Touch| {
-        let t0 = fix(t0);
-        if ignore_leaving && leaving(t0.normal, motion * t_max) {
+        let (t0, judge) = fix(t0);
+        if leave.is_some_and(|whole| leaving(judge, whole)) {
             None
         } else {
             Some((0.0, t0))
@@ -303,36 +305,37 @@ pub(crate) fn cast(
         },
         _ => touch(&Moved(q, motion * t), rq, c, rc)?,
     };
-    let hit = fix(hit);
-    if ignore_leaving && leaving(hit.normal, motion * t_max) {
+    let (hit, judge) = fix(hit);
+    if leave.is_some_and(|whole| leaving(judge, whole)) {
         return None;
     }
     Some((t, hit))
 }
 
-/// A contact with a mesh triangle `tri` whose point lies on the
-/// triangle's flat edges only (`flat`: bit `k` for the edge from corner
-/// `k` to corner `k + 1`; a corner counts when both of its edges are
-/// flat): there the surface is the plane, not an edge, so the contact
-/// takes the face normal on the shape's side and the depth that clears
-/// the plane along it (Mirtich-style feature reduction as Jolt's
+/// Where a contact `t` with a mesh triangle `tri` lies on the triangle's
+/// flat edges only (`flat`: bit `k` for the edge from corner `k` to
+/// corner `k + 1`, an edge inside a flat region of the mesh; a corner
+/// counts when both of its edges are flat), the surface there is the
+/// region's plane, not an edge (Mirtich-style feature reduction, as Jolt's
 /// "active edges" do; Gregorius, "Robust contact creation for physics
-/// simulations", GDC 2015). Other contacts are returned unchanged.
-pub(crate) fn flatten(
-    t: Touch,
+/// simulations", GDC 2015): the plane's unit normal on the side of the
+/// shape's `centre`, and how far the shape `q` grown by `rq` must move
+/// along it to clear the plane. `None` for other contacts.
+pub(crate) fn flat_face(
+    t: &Touch,
     tri: &[DVec3; 3],
     flat: u8,
     q: &impl Support,
     rq: f64,
     centre: DVec3,
-) -> Touch {
+) -> Option<(DVec3, f64)> {
     if flat & 7 == 0 {
-        return t;
+        return None;
     }
     let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
     let n2 = n.length_squared();
     if n2 == 0.0 || !n2.is_finite() {
-        return t;
+        return None;
     }
     // barycentric weights of the contact point (on the triangle)
     let w = |a: DVec3, b: DVec3| (b - a).cross(t.point - a).dot(n) / n2;
@@ -344,23 +347,62 @@ pub(crate) fn flatten(
             on_edge = true;
             if flat & (1 << k) == 0 {
                 // on a real edge (or a corner one of whose edges is real)
-                return t;
+                return None;
             }
         }
     }
     if !on_edge {
-        return t;
+        return None;
     }
     let n = n / n2.sqrt();
     let side = (centre - tri[0]).dot(n);
     let below = side < 0.0 || (side == 0.0 && t.normal.dot(n) < 0.0);
     let n = if below { -n } else { n };
-    let depth = (tri[0] - q.support(-n)).dot(n) + rq;
-    Touch {
-        point: t.point,
-        normal: n,
-        depth: depth.max(0.0),
+    Some((n, (tri[0] - q.support(-n)).dot(n) + rq))
+}
+
+/// A contact `t` with a mesh triangle seen through its flat edges
+/// ([`flat_face`]), with the normal a cast's leaving test judges it by.
+///
+/// - The contact takes the face normal `n` only where that is also a
+///   least way out of the triangle (clearing the plane takes no more than
+///   the contact's own depth, to rounding): the two then agree. Its depth
+///   is always its own, so nothing is made up for a shape that hangs past
+///   the flat region's border.
+/// - A cast judges whether it leaves the contact by the face normal, so a
+///   shape sliding along a tessellated floor is not stopped by the edges
+///   inside it.
+///
+/// Other contacts are returned unchanged, judged by their own normal.
+/// (Overlaps go further where they can see the flat region: see
+/// `shape::probe::mesh_touch`.)
+pub(crate) fn flatten(
+    t: Touch,
+    tri: &[DVec3; 3],
+    flat: u8,
+    q: &impl Support,
+    rq: f64,
+    centre: DVec3,
+) -> (Touch, DVec3) {
+    match flat_face(&t, tri, flat, q, rq, centre) {
+        Some((n, clear)) if agrees(clear, t.depth, tri, centre, rq) => (
+            Touch {
+                point: t.point,
+                normal: n,
+                depth: t.depth,
+            },
+            n,
+        ),
+        Some((n, _)) => (t, n),
+        None => (t, t.normal),
     }
+}
+
+/// Whether clearing a flat face's plane (`clear`) takes no more than a
+/// contact's own `depth`, to the rounding of both.
+pub(crate) fn agrees(clear: f64, depth: f64, tri: &[DVec3; 3], centre: DVec3, rq: f64) -> bool {
+    let size = tri[0].abs().max_element() + centre.abs().max_element() + rq + 1.0;
+    clear <= depth + 1e-9 * size
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ mod sphere;
 
 pub use filter::Filter;
 pub use raycast::{Ray, RayHit};
-pub(crate) use shape::Probe;
 pub use shape::{CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap};
+pub(crate) use shape::{Core, Probe};
 
 use crate::instance::Placement;
 use crate::level::Level;

@@ -326,14 +326,17 @@ pub struct ShapeOverlap {
     /// The deepest contact's point on the object's surface.
     pub point: Vec3,
     /// Unit normal from the object towards the query shape: the direction
-    /// that separates them fastest. On an edge between two coplanar
-    /// triangles of a mesh (a flat edge, marked at bake), capsules, boxes
-    /// and hulls answer with the face's normal instead, so a tessellated
-    /// floor pushes straight up; a sphere answers its exact closest point
-    /// (from the edge towards the centre).
+    /// that separates them fastest. Over a flat region of a mesh
+    /// (triangles continuing each other in one plane, marked at bake) — every
+    /// corner of the shape that reaches through the plane lying over it —
+    /// capsules, boxes and hulls answer with the face's normal, so a
+    /// tessellated floor pushes straight up; past the region's border they
+    /// answer the exact contact. For a concave solid, the way out of the
+    /// solid (see the README's contact rules).
     pub normal: Vec3,
     /// Penetration depth: how far the shape must move along `normal` to
-    /// clear that contact (0 when just touching).
+    /// clear that contact — the triangle, the flat region's plane, or the
+    /// whole solid (0 when just touching).
     pub depth: f32,
     /// Feature: source triangle id for triangle meshes and concave solids
     /// (the collider's triangle); for boxes and polytopes, the face a
@@ -393,10 +396,11 @@ pub struct CastOptions {
     /// Skip contacts the motion does not close in on (`motion · normal ≥
     /// 0`, allowing 0.1 mm of closing over the whole motion): those present at the start that it moves away from or along,
     /// so a shape resting on a floor or against a wall can slide — and the
-    /// edges inside a flat floor (a mesh's flat edges answer with the
-    /// floor's normal), so a shape sliding along a tessellated floor is
-    /// not stopped where its triangles or objects meet. Contacts it moves
-    /// into still answer (`t = 0` when present at the start).
+    /// edges inside a flat floor (a contact on a mesh's flat edges is
+    /// judged by the floor's normal), so a shape sliding along a
+    /// tessellated floor is not stopped where its triangles or objects
+    /// meet. Contacts it moves into still answer (`t = 0` when present at
+    /// the start: of those, the deepest).
     pub ignore_leaving: bool,
 }
 
@@ -485,6 +489,30 @@ impl Core<'_> {
             Core::Segment(s) => CoreRef::Segment(s),
             Core::Box(b) => CoreRef::Box(b),
             Core::Hull(_) => CoreRef::Other,
+        }
+    }
+}
+
+impl Core<'_> {
+    /// Calls `f` with each corner of the core: a sphere's centre, a
+    /// capsule's ends, a box's eight corners, a hull's points.
+    pub(crate) fn for_each_vertex(&self, f: &mut dyn FnMut(DVec3)) {
+        match self {
+            Core::Point(p) => f(p.0),
+            Core::Segment(s) => {
+                f(s.0);
+                f(s.1);
+            }
+            Core::Box(b) => {
+                for k in 0..8 {
+                    let s = |bit: usize| if k & bit == 0 { -1.0 } else { 1.0 };
+                    f(b.center
+                        + b.axes[0] * (b.half.x * s(1))
+                        + b.axes[1] * (b.half.y * s(2))
+                        + b.axes[2] * (b.half.z * s(4)));
+                }
+            }
+            Core::Hull(h) => h.world.iter().for_each(|&p| f(p)),
         }
     }
 }
@@ -772,6 +800,7 @@ impl Level {
             filter,
             probe,
             motion: motion.as_dvec3(),
+            whole: motion.as_dvec3() * f64::from(max_t),
             options,
             t_cull: max_t,
             limit: f64::from(max_t),
@@ -892,6 +921,8 @@ struct CastTop<'a> {
     filter: &'a Filter<'a>,
     probe: Probe<'a>,
     motion: DVec3,
+    /// The whole motion, `motion · max_t`, that leaving is judged by.
+    whole: DVec3,
     options: CastOptions,
     t_cull: f32,
     limit: f64,
@@ -914,14 +945,18 @@ impl RayVisitor for CastTop<'_> {
             &self.probe,
             self.motion,
             self.limit,
-            self.options.ignore_leaving,
-        ) && (self.best.is_none() || t < self.limit)
-        {
+            self.options.ignore_leaving.then_some(self.whole),
+        ) && self.best.as_ref().is_none_or(|(bt, bh, _, _)| {
+            // the first contact; of those at the start, the deepest (as an
+            // overlap answers), so an edge merely touched at the start
+            // does not stand for a face the shape is pressed into
+            t < *bt || (t == 0.0 && *bt == 0.0 && hit.depth > bh.depth)
+        }) {
             self.limit = t;
             self.t_cull = crate::shape::tri_mesh::next_up(t as f32);
             self.best = Some((t, hit, ii, feature));
         }
-        self.best.is_some() && self.limit == 0.0
+        false
     }
 }
 

@@ -82,34 +82,46 @@ impl<'a> BspView<'a> {
     }
 
     /// The closest surface point to the world sphere (`c`, `r`) if it
-    /// touches; for a centre inside, [`Self::way_out`].
+    /// touches, where moving the sphere out along it frees the sphere from
+    /// the solid; else (a pinched solid) the way out of the solid, as every
+    /// query shape gets it ([`super::probe::solid_touch`]); for a centre
+    /// inside, [`Self::way_out`].
     pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
         if self.contains(place, c) {
-            return self.way_out(place, c);
+            return self.way_out(place, c, r);
         }
-        tri_mesh::closest(place, &self.0.surface, c, r)
-    }
-
-    /// For a centre inside: the nearest surface point (any distance), the
-    /// outward direction to it and the distance (a sphere's depth is then
-    /// `r + distance`).
-    fn way_out(&self, place: &Placement, c: Vec3) -> Option<ShapeContact> {
-        let h = tri_mesh::closest(place, &self.0.surface, c, f32::MAX)?;
-        let out = h.contact.point - c.as_dvec3();
-        let distance = out.length();
-        let normal = if distance > 0.0 {
-            out / distance
-        } else {
-            h.contact.normal
-        };
+        let h = tri_mesh::closest(place, &self.0.surface, c, r)?;
+        let probe = point_probe(c, r);
+        let depth = f64::from(r) - h.distance;
+        if super::probe::frees(place, self, &probe, h.contact.normal, depth) {
+            return Some(h);
+        }
+        let (t, feature) = super::probe::solid_touch(place, self, &probe)?;
         Some(ShapeContact {
             contact: Contact {
                 t: 0.0,
-                point: h.contact.point,
-                normal,
+                point: t.point,
+                normal: t.normal,
             },
-            distance,
-            feature: h.feature,
+            distance: f64::from(r) - t.depth,
+            feature,
+            inside: false,
+        })
+    }
+
+    /// For a centre inside: the way out of the solid, as every query shape
+    /// gets it ([`super::probe::inside_solid`]); `distance` is then the
+    /// depth less the radius, so [`ShapeContact::depth`] gives the depth.
+    fn way_out(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
+        let (t, feature) = super::probe::inside_solid(place, self, &point_probe(c, r))?;
+        Some(ShapeContact {
+            contact: Contact {
+                t: 0.0,
+                point: t.point,
+                normal: t.normal,
+            },
+            distance: t.depth - f64::from(r),
+            feature,
             inside: true,
         })
     }
@@ -130,9 +142,17 @@ impl<'a> BspView<'a> {
         t_cull: f32,
     ) -> Option<(Contact, u32)> {
         if self.contains(place, s.center) {
-            let h = self.way_out(place, s.center)?;
+            let h = self.way_out(place, s.center, s.radius)?;
             return Some((h.contact, h.feature));
         }
         tri_mesh::sweep(place, &self.0.surface, s, limit, t_cull)
+    }
+}
+
+/// A sphere as a query probe: its centre grown by its radius.
+fn point_probe(c: Vec3, r: f32) -> crate::query::Probe<'static> {
+    crate::query::Probe {
+        core: crate::query::Core::Point(crate::geom::gjk::Point(c.as_dvec3())),
+        radius: f64::from(r),
     }
 }

@@ -5,13 +5,13 @@
 //! space (any placement); the mesh trees cull in local space.
 
 use super::{ShapeRef, Solid, tri_mesh};
-use crate::geom::gjk::{OrientedBox, Point, Segment, Support, Triangle};
+use crate::geom::gjk::{Moved, OrientedBox, Point, Segment, Support, Triangle};
 use crate::geom::probe::{self, Touch};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::instance::{Placement, apply};
 use crate::query::Probe;
-use crate::walk::{Grow, RayVisitor, TreeRef};
+use crate::walk::{Grow, RayVisitor, TreeRef, vec3a};
 use glam::{DVec3, Vec3};
 use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 use kiln_formats::tri_mesh::ArchivedTriMesh;
@@ -187,7 +187,7 @@ thread_local! {
 /// its plane, plus `rq` (both sides' larger where the centre is on the
 /// plane). The separating-axis depth is a minimum over axes that include
 /// both of the triangle's normals, the expanding polytope's is that
-/// minimum to its tolerance, a flattened contact's is this very value,
+/// minimum to its tolerance, a flattened contact's is this very value or its own,
 /// and cores apart by `g` (at least the gap across the plane) touch to
 /// `rq − g`, which this also bounds. `+∞` for a degenerate triangle.
 fn depth_bound(q: &impl Support, rq: f64, tri: &[DVec3; 3], centre: DVec3) -> f64 {
@@ -270,7 +270,7 @@ fn mesh_touch_in(
         let tri = Triangle(cand.tri);
         let flat = tri_mesh::flat_mask(mesh, cand.slot);
         if let Some(t) = probe::touch(core, radius, &tri, 0.0)
-            .map(|t| probe::flatten(t, &tri.0, flat, core, radius, centre))
+            .map(|t| flat_region(t, &tri.0, flat, core, radius, centre, cands))
             && best.is_none_or(|(b, _, order)| {
                 t.depth > b.depth || (t.depth == b.depth && cand.order < order)
             })
@@ -279,6 +279,64 @@ fn mesh_touch_in(
         }
     }
     best.map(|(t, source, _)| (t, source))
+}
+
+/// A mesh triangle's contact `t` seen through its flat edges, for an
+/// overlap, which sees the triangles near the shape (`cands`): where the
+/// contact lies on flat edges only and every corner of the shape that
+/// reaches below the face's plane lies over a triangle of that plane among
+/// them, the shape is over the flat region, whose surface there is the
+/// plane: the contact takes the face normal and the depth that clears the
+/// plane (what the region as a whole asks; a lone triangle of it can be
+/// left sideways by less). Elsewhere, [`probe::flatten`].
+fn flat_region(
+    t: Touch,
+    tri: &[DVec3; 3],
+    flat: u8,
+    core: &crate::query::Core,
+    radius: f64,
+    centre: DVec3,
+    cands: &[Candidate],
+) -> Touch {
+    let Some((n, clear)) = probe::flat_face(&t, tri, flat, core, radius, centre) else {
+        return t;
+    };
+    if probe::agrees(clear, t.depth, tri, centre, radius) {
+        return Touch { normal: n, ..t };
+    }
+    let p0 = tri[0];
+    let size = p0.abs().max_element() + centre.abs().max_element() + radius + 1.0;
+    let eps = 1e-7 * size;
+    // the triangles of the face's plane among those near the shape
+    let coplanar = |c: &&Candidate| c.tri.iter().all(|x| (*x - p0).dot(n).abs() <= eps);
+    let mut over = true;
+    core.for_each_vertex(&mut |v| {
+        let h = (v - p0).dot(n);
+        if !over || h - radius >= 0.0 {
+            return;
+        }
+        let p = v - n * h;
+        over = cands.iter().filter(coplanar).any(|c| {
+            let [a, b, cc] = c.tri;
+            let m = (b - a).cross(cc - a);
+            let m2 = m.length_squared();
+            m2 > 0.0
+                && [(a, b), (b, cc), (cc, a)]
+                    .iter()
+                    .all(|&(x, y)| (y - x).cross(p - x).dot(m) >= -eps * m2.sqrt())
+        });
+    });
+    if over {
+        // the point under the shape's deepest corner, on the plane
+        let s = core.support(-n);
+        Touch {
+            point: s - n * (s - p0).dot(n),
+            normal: n,
+            depth: clear.max(0.0),
+        }
+    } else {
+        t
+    }
 }
 
 /// Cast visitor inside one mesh.
@@ -290,7 +348,7 @@ struct MeshCast<'a, 'b> {
     /// The probe's centre at the start (the side of a flat floor it is on
     /// does not change along a cast that stops at first contact).
     centre: DVec3,
-    ignore_leaving: bool,
+    leave: Option<DVec3>,
     t_cull: f32,
     limit: f64,
     best: Option<(f64, Touch, u32)>,
@@ -314,18 +372,21 @@ impl RayVisitor for MeshCast<'_, '_> {
                 self.limit,
                 &tri,
                 0.0,
-                self.ignore_leaving,
+                self.leave,
                 |t| probe::flatten(t, &tri.0, flat, core, radius, self.centre),
             ) else {
                 continue;
             };
-            if self.best.is_none() || t < self.limit {
+            // the first contact; of those at the start, the deepest (as an
+            // overlap answers)
+            let better = match self.best {
+                None => true,
+                Some((bt, bh, _)) => t < bt || (t == 0.0 && bt == 0.0 && hit.depth > bh.depth),
+            };
+            if better {
                 self.limit = t;
                 self.t_cull = tri_mesh::next_up(t as f32);
                 self.best = Some((t, hit, tri_mesh::slot_source(self.mesh, slot)));
-                if t == 0.0 {
-                    return true;
-                }
             }
         }
         false
@@ -339,7 +400,7 @@ fn mesh_cast(
     probe: &Probe,
     motion: DVec3,
     limit: f64,
-    ignore_leaving: bool,
+    leave: Option<DVec3>,
 ) -> Option<(f64, Touch, u32)> {
     let (c, h) = probe.bounds();
     let (lo, hi) = local_box(place, c, h);
@@ -354,7 +415,7 @@ fn mesh_cast(
         probe,
         motion,
         centre: probe.centre(),
-        ignore_leaving,
+        leave,
         t_cull: next_up_limit(limit),
         limit,
         best: None,
@@ -433,9 +494,7 @@ impl<'a> ShapeRef<'a> {
         }
         match self.solid() {
             Solid::Mesh(m) => mesh_touch(place, m, probe),
-            Solid::Bsp(b) => {
-                mesh_touch(place, &b.0.surface, probe).or_else(|| inside_solid(place, &b, probe))
-            }
+            Solid::Bsp(b) => solid_touch(place, &b, probe),
             _ => None,
         }
     }
@@ -483,64 +542,275 @@ impl<'a> ShapeRef<'a> {
         probe: &Probe,
         motion: DVec3,
         limit: f64,
-        ignore_leaving: bool,
+        leave: Option<DVec3>,
     ) -> Option<(f64, Touch, u32)> {
         if let Some((piece, rc)) = self.piece(place) {
             let (q, r) = (&probe.core, probe.radius);
-            let same = |t: Touch| t;
+            let same = |t: Touch| (t, t.normal);
             let hit = match &piece {
-                Piece::Point(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
-                Piece::Segment(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
-                Piece::Box(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
-                Piece::Polytope(p) => probe::cast(q, r, motion, limit, p, rc, ignore_leaving, same),
+                Piece::Point(p) => probe::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Segment(p) => probe::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Box(p) => probe::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Polytope(p) => probe::cast(q, r, motion, limit, p, rc, leave, same),
             };
             return hit.map(|(t, h)| (t, h, 0));
         }
         match self.solid() {
-            Solid::Mesh(m) => mesh_cast(place, m, probe, motion, limit, ignore_leaving),
+            Solid::Mesh(m) => mesh_cast(place, m, probe, motion, limit, leave),
             Solid::Bsp(b) => {
-                // wholly inside: no surface to meet, the way out at t = 0
-                if let Some((t, f)) = inside_solid(place, &b, probe)
-                    && !(ignore_leaving && probe::leaving(t.normal, motion * limit))
-                {
-                    return Some((0.0, t, f));
+                // centred inside: the way out of the solid at t = 0
+                if let Some((t, f)) = inside_solid(place, &b, probe) {
+                    return (!leave.is_some_and(|whole| probe::leaving(t.normal, whole)))
+                        .then_some((0.0, t, f));
                 }
-                mesh_cast(place, &b.0.surface, probe, motion, limit, ignore_leaving)
+                let hit = mesh_cast(place, &b.0.surface, probe, motion, limit, leave)?;
+                if hit.0 > 0.0 {
+                    return Some(hit);
+                }
+                // in contact at the start: the way out of the solid, as an
+                // overlap answers, unless the motion leaves along it (the
+                // triangle the motion presses into then answers)
+                match solid_touch(place, &b, probe) {
+                    Some((t, f)) if !leave.is_some_and(|whole| probe::leaving(t.normal, whole)) => {
+                        Some((0.0, t, f))
+                    }
+                    _ => Some(hit),
+                }
             }
             _ => None,
         }
     }
 }
 
-/// A probe that touches no surface triangle of a concave solid is wholly
-/// inside or wholly outside it. Inside, the answer is the way out through
-/// the surface point nearest the shape's centre: the normal points from
-/// the centre to that point, and the depth is how far the shape must move
-/// along it to clear the surface's tangent plane there. For a sphere that
-/// is the exact shortest way out; for other shapes it is the way out
-/// through that point, which a concave solid may make longer or shorter
-/// than the shortest one.
-fn inside_solid(place: &Placement, b: &super::bsp::BspView, probe: &Probe) -> Option<(Touch, u32)> {
-    if !b.contains_local(place.local_point64(probe.core.any_point())) {
-        return None;
+/// The contact of a probe with a concave solid: the least move along one
+/// direction that frees the shape from the solid, so that a shape is never
+/// pushed further in, nor out of one triangle into another.
+///
+/// - Centred inside: [`inside_solid`].
+/// - Centred outside and touching the surface: the deepest surface
+///   triangle's contact, where moving by its depth along its normal frees
+///   the shape (the common case, checked by one more walk); else the
+///   shorter of the ways out ([`exit_along`]) along that normal and along
+///   the direction from the surface point nearest the centre to the
+///   centre (outwards). No way out is shallower than the deepest
+///   triangle's: freeing the shape frees it from that triangle too.
+pub(crate) fn solid_touch(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+) -> Option<(Touch, u32)> {
+    if let Some(inside) = inside_solid(place, b, probe) {
+        return Some(inside);
+    }
+    let (t, f) = mesh_touch(place, &b.0.surface, probe)?;
+    if frees(place, b, probe, t.normal, t.depth) {
+        return Some((t, f));
     }
     let c = probe.centre();
-    let h = tri_mesh::closest(place, &b.0.surface, c.as_vec3(), f32::MAX)?;
-    let out = h.contact.point - c;
+    let mut best = exit_along(place, b, probe, t.normal);
+    if let Some(near) = tri_mesh::closest(place, &b.0.surface, c.as_vec3(), f32::MAX)
+        && near.distance > 0.0
+    {
+        let out = (c - near.contact.point) / near.distance;
+        if let Some(other) = exit_along(place, b, probe, out)
+            && best.is_none_or(|(x, _)| other.0.depth < x.depth)
+        {
+            best = Some(other);
+        }
+    }
+    best.or(Some((t, f)))
+}
+
+/// Whether the probe moved by `depth` (and a hair) along `n` is free of
+/// the solid: it overlaps no surface triangle, and its centre is outside.
+pub(crate) fn frees(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+    n: DVec3,
+    depth: f64,
+) -> bool {
+    let (c, h) = probe.bounds();
+    let size = c.abs().max_element() + h.max_element() + 1.0;
+    let v = n * (depth + 1e-7 * size);
+    if b.contains_local(place.local_point64(probe.centre() + v)) {
+        return false;
+    }
+    let moved = Moved(&probe.core, v);
+    let (lo, hi) = local_box(place, c + v, h);
+    let mesh = &b.0.surface;
+    let mut touched = false;
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = tri_mesh::leaf_span(mesh, leaf);
+        touched = (first << 1..(first << 1) + count).any(|slot| {
+            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            probe::touch(&moved, probe.radius, &tri, 0.0).is_some_and(|t| t.depth > 1e-9 * size)
+        });
+        touched
+    });
+    !touched
+}
+
+/// The way out of a concave solid for a probe whose centre is inside
+/// it, whatever else it touches: the solid, not the surface triangles
+/// near it, is what the shape must leave (a triangle's own contact would
+/// push a shape that is mostly inside further in).
+///
+/// The direction is from the centre to the surface point nearest it
+/// (outwards: the centre is inside), and the depth is the least distance
+/// along it that frees the shape from the solid ([`exit_along`]). For a
+/// sphere this is the shortest way out wherever the solid is convex
+/// around the nearest point; for other shapes and pinched solids it is
+/// the shortest way out along that direction, which is always a way out.
+/// The point is where the shape, moved by the depth, touches the surface
+/// it last leaves; the feature is that triangle's source id.
+pub(crate) fn inside_solid(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+) -> Option<(Touch, u32)> {
+    let c = probe.centre();
+    if !b.contains_local(place.local_point64(c)) {
+        return None;
+    }
+    let near = tri_mesh::closest(place, &b.0.surface, c.as_vec3(), f32::MAX)?;
+    let out = near.contact.point - c;
     let len = out.length();
     let n = if len > 0.0 {
         out / len
     } else {
-        h.contact.normal
+        near.contact.normal
     };
-    let depth = (h.contact.point - probe.core.support(-n)).dot(n) + probe.radius;
+    exit_along(place, b, probe, n).or(Some((
+        // no way out was found along n (rounding at a degenerate
+        // surface): the nearest point's tangent plane, as before
+        Touch {
+            point: near.contact.point,
+            normal: n,
+            depth: ((near.contact.point - probe.core.support(-n)).dot(n) + probe.radius).max(0.0),
+        },
+        near.feature,
+    )))
+}
+
+/// One surface triangle a probe moving along a line overlaps, as the
+/// interval of distances `[enter, leave]` along it, with the contact
+/// where it leaves.
+struct Overlap {
+    enter: f64,
+    leave: f64,
+    touch: Touch,
+    source: u32,
+}
+
+/// Collects the surface triangles a moving probe's volume reaches.
+struct Reached<'a> {
+    slots: &'a mut Vec<u32>,
+    mesh: &'a ArchivedTriMesh,
+}
+
+impl RayVisitor for Reached<'_> {
+    fn t_max(&self) -> f32 {
+        1.0
+    }
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = tri_mesh::leaf_span(self.mesh, data);
+        self.slots.extend(first << 1..(first << 1) + count);
+        false
+    }
+}
+
+/// The least distance `s ≥ 0` such that the probe moved by `s · n` (a
+/// unit world direction) is free of the concave solid `b`: it overlaps no
+/// surface triangle and lies outside. Each surface triangle the probe
+/// meets while moving along `n` is met over one interval of `s` (a convex
+/// shape moving along a line against a convex piece), found by a cast in
+/// from each end; between the intervals the shape touches no surface and
+/// is wholly inside or wholly outside, which the point-in-solid test of
+/// its centre tells. The first gap outside is the way out.
+fn exit_along(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+    n: DVec3,
+) -> Option<(Touch, u32)> {
+    let mesh = &b.0.surface;
+    let (core, radius) = (&probe.core, probe.radius);
+    let n = n.normalize();
+    // far enough along n that the probe is past every surface point
+    let (lo, hi) = (vec3a(&mesh.min).as_dvec3(), vec3a(&mesh.max).as_dvec3());
+    let mut far_surface = f64::NEG_INFINITY;
+    for k in 0..8 {
+        let corner = DVec3::new(
+            if k & 1 == 0 { lo.x } else { hi.x },
+            if k & 2 == 0 { lo.y } else { hi.y },
+            if k & 4 == 0 { lo.z } else { hi.z },
+        );
+        far_surface = far_surface.max(place.world_point64(corner).dot(n));
+    }
+    let trailing = core.support(-n).dot(n) - radius;
+    let size = far_surface.abs() + trailing.abs() + radius + 1.0;
+    let reach = (far_surface - trailing).max(0.0) + 1e-3 * size;
+    let motion = n * reach;
+    // the triangles within the swept volume
+    let (c, h) = probe.bounds();
+    let (blo, bhi) = local_box(place, c, h);
+    let lm = place.local_vector64(motion).as_vec3();
+    if !lm.is_finite() || lm == Vec3::ZERO {
+        return None;
+    }
+    let mut slots = Vec::new();
+    TreeRef::of(mesh).walk_ray(
+        &SlabRay::new((blo + bhi) * 0.5, lm),
+        &Grow::by_extent((bhi - blo) * 0.5),
+        &mut Reached {
+            slots: &mut slots,
+            mesh,
+        },
+    );
+    let same = |t: Touch| (t, t.normal);
+    let far = Moved(core, motion);
+    let mut spans: Vec<Overlap> = slots
+        .iter()
+        .filter_map(|&slot| {
+            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            let (enter, _) = probe::cast(core, radius, motion, 1.0, &tri, 0.0, None, same)?;
+            let (back, touch) = probe::cast(&far, radius, -motion, 1.0, &tri, 0.0, None, same)?;
+            Some(Overlap {
+                enter: enter * reach,
+                leave: (1.0 - back) * reach,
+                touch,
+                source: tri_mesh::slot_source(mesh, slot),
+            })
+        })
+        .collect();
+    spans.sort_unstable_by(|a, b| a.enter.total_cmp(&b.enter));
+    let centre = probe.centre();
+    let slack = 1e-9 * size;
+    let mut at: Option<&Overlap> = None;
+    let mut s = 0.0f64;
+    for span in &spans {
+        if span.enter > s + slack {
+            // a gap from s to span.enter, touching no surface: the shape
+            // is wholly outside or wholly inside there
+            let mid = (s + span.enter) * 0.5;
+            if at.is_some() && !b.contains_local(place.local_point64(centre + n * mid)) {
+                break;
+            }
+        }
+        if span.leave > s || at.is_none() {
+            s = s.max(span.leave);
+            at = Some(span);
+        }
+    }
+    let last = at?;
     Some((
         Touch {
-            point: h.contact.point,
+            point: last.touch.point,
             normal: n,
-            depth: depth.max(0.0),
+            depth: s,
         },
-        h.feature,
+        last.source,
     ))
 }
 
@@ -563,22 +833,31 @@ mod tests {
     ) -> Option<(Touch, u32)> {
         let (c, h) = probe.bounds();
         let (lo, hi) = local_box(place, c, h);
-        let mut best: Option<(Touch, u32)> = None;
         let centre = probe.centre();
+        let mut all = Vec::new();
         TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
             let (first, count) = tri_mesh::leaf_span(mesh, leaf);
             for slot in first << 1..(first << 1) + count {
-                let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
-                let flat = tri_mesh::flat_mask(mesh, slot);
-                if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
-                    .map(|t| probe::flatten(t, &tri.0, flat, &probe.core, probe.radius, centre))
-                    && best.is_none_or(|(b, _)| t.depth > b.depth)
-                {
-                    best = Some((t, tri_mesh::slot_source(mesh, slot)));
-                }
+                all.push(Candidate {
+                    bound: 0.0,
+                    order: all.len() as u32,
+                    slot,
+                    tri: tri_mesh::world_triangle(place, mesh, slot),
+                });
             }
             false
         });
+        let mut best: Option<(Touch, u32)> = None;
+        for c in &all {
+            let tri = Triangle(c.tri);
+            let flat = tri_mesh::flat_mask(mesh, c.slot);
+            if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
+                .map(|t| flat_region(t, &tri.0, flat, &probe.core, probe.radius, centre, &all))
+                && best.is_none_or(|(b, _)| t.depth > b.depth)
+            {
+                best = Some((t, tri_mesh::slot_source(mesh, c.slot)));
+            }
+        }
         best
     }
 
