@@ -31,7 +31,6 @@
 //! and rays answer the same with or without them.
 
 use super::tri_tree::{self, TriTree};
-use crate::geom::topology::pinched_edges;
 use crate::geom::weld::WeldedMesh;
 use glam::DVec3;
 use kiln_formats::bsp::{BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
@@ -59,7 +58,7 @@ pub struct BuiltBsp {
 }
 
 /// Why no tree was built.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum BspError {
     /// Nothing with area.
     #[error("no faces with area")]
@@ -67,6 +66,19 @@ pub enum BspError {
     /// The tree grew past the node cap or the depth limit.
     #[error("the tree needs more than {0} nodes or {MAX_DEPTH} levels")]
     TooLarge(usize),
+    /// The tree, as stored, puts points near the collider's surface on
+    /// the other side from the surface's winding number.
+    #[error(
+        "the tree disagrees with its collider surface at {count} of {tested} points near it (worst {worst:.2e} from it)"
+    )]
+    Disagrees {
+        /// Points on the wrong side.
+        count: usize,
+        /// Points tested.
+        tested: usize,
+        /// The farthest of them from the surface.
+        worst: f64,
+    },
 }
 
 /// Build options.
@@ -83,6 +95,158 @@ impl Default for BspOptions {
         BspOptions {
             bevels: true,
             max_nodes: 1 << 16,
+        }
+    }
+}
+
+/// Ray directions for winding numbers, with no special relation to
+/// axis-aligned content.
+const DIRS: [[f64; 3]; 4] = [
+    [0.5773, 0.5774, 0.5776],
+    [-0.6651, 0.3327, 0.6684],
+    [0.2113, -0.8459, 0.4898],
+    [-0.4201, -0.5102, -0.7505],
+];
+
+/// How the ray `p + s·d`, `s > 0`, crosses triangle `t`: +1 leaving
+/// through its front (`d · n > 0`), −1 entering, 0 missing it; `None`
+/// when it passes within rounding of an edge or a vertex, starts on the
+/// face, or lies in its plane.
+fn crossing(t: &[DVec3; 3], p: DVec3, d: DVec3, eps: f64) -> Option<i64> {
+    let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+    let q = d.cross(e2);
+    let det = e1.dot(q);
+    let s = p - t[0];
+    let u = s.dot(q);
+    let r = s.cross(e1);
+    let v = d.dot(r);
+    let th = e2.dot(r);
+    // in units of det: inside when u, v, det − u − v ≥ 0, ahead when th > 0
+    let (u, v, th) = if det < 0.0 { (-u, -v, -th) } else { (u, v, th) };
+    let a = det.abs();
+    let margin = 1e-9 * a;
+    if a <= 1e-12 * e1.length() * e2.length() {
+        // parallel to the face: ambiguous only if in its plane
+        let n = e1.cross(e2);
+        return (s.dot(n).abs() > eps * n.length()).then_some(0);
+    }
+    let w_in = a - u - v;
+    if u < -margin || v < -margin || w_in < -margin || th <= 0.0 {
+        return Some(0);
+    }
+    if u <= margin || v <= margin || w_in <= margin || th <= 1e-9 * a {
+        // through an edge, a vertex, or starting on the face
+        return None;
+    }
+    Some(if det < 0.0 { 1 } else { -1 })
+}
+
+/// Triangles binned by their shadows on the plane across a direction, so
+/// a ray along it meets only the triangles of its own cell (a uniform
+/// grid of about one triangle a cell; a shadow is binned into every cell
+/// its box meets).
+struct Shadows {
+    dir: DVec3,
+    axes: [DVec3; 2],
+    lo: [f64; 2],
+    step: [f64; 2],
+    cells: usize,
+    /// Per cell, where its triangles start in `tris`.
+    starts: Vec<u32>,
+    tris: Vec<u32>,
+}
+
+impl Shadows {
+    fn new(mesh: &[[DVec3; 3]], dir: DVec3) -> Shadows {
+        let u = dir.any_orthonormal_vector();
+        let axes = [u, dir.cross(u)];
+        let shadow = |t: &[DVec3; 3]| {
+            let c = |k: usize| t.map(|p| p.dot(axes[k]));
+            let (a, b) = (c(0), c(1));
+            (
+                [a[0].min(a[1]).min(a[2]), b[0].min(b[1]).min(b[2])],
+                [a[0].max(a[1]).max(a[2]), b[0].max(b[1]).max(b[2])],
+            )
+        };
+        let boxes: Vec<_> = mesh.iter().map(shadow).collect();
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for (a, b) in &boxes {
+            for k in 0..2 {
+                lo[k] = lo[k].min(a[k]);
+                hi[k] = hi[k].max(b[k]);
+            }
+        }
+        let cells = ((mesh.len() as f64).sqrt().ceil() as usize).clamp(1, 512);
+        let step = [0, 1].map(|k| ((hi[k] - lo[k]) / cells as f64).max(f64::MIN_POSITIVE));
+        let span =
+            |x: f64, k: usize| (((x - lo[k]) / step[k]).floor().max(0.0) as usize).min(cells - 1);
+        // counting sort of (cell, triangle) pairs, triangles in order
+        let mut counts = vec![0u32; cells * cells + 1];
+        let each = |f: &mut dyn FnMut(usize, u32)| {
+            for (k, (a, b)) in boxes.iter().enumerate() {
+                for y in span(a[1], 1)..=span(b[1], 1) {
+                    for x in span(a[0], 0)..=span(b[0], 0) {
+                        f(y * cells + x, k as u32);
+                    }
+                }
+            }
+        };
+        each(&mut |c, _| counts[c + 1] += 1);
+        for c in 0..cells * cells {
+            counts[c + 1] += counts[c];
+        }
+        let starts = counts.clone();
+        let mut tris = vec![0u32; counts[cells * cells] as usize];
+        each(&mut |c, k| {
+            tris[counts[c] as usize] = k;
+            counts[c] += 1;
+        });
+        Shadows {
+            dir,
+            axes,
+            lo,
+            step,
+            cells,
+            starts,
+            tris,
+        }
+    }
+
+    /// The triangles whose shadows may hold `p`'s (none outside the grid).
+    fn candidates(&self, p: DVec3) -> &[u32] {
+        let at = |k: usize| {
+            let x = ((p.dot(self.axes[k]) - self.lo[k]) / self.step[k]).floor();
+            (x >= 0.0 && x <= self.cells as f64).then_some((x as usize).min(self.cells - 1))
+        };
+        match (at(0), at(1)) {
+            (Some(x), Some(y)) => {
+                let c = y * self.cells + x;
+                &self.tris[self.starts[c] as usize..self.starts[c + 1] as usize]
+            }
+            _ => &[],
+        }
+    }
+}
+
+/// Whether the tree `nodes` over `planes` puts `p` in the solid, as the
+/// runtime descends it (points on a plane go behind it; bevels have
+/// nothing in front).
+fn descend(nodes: &[[u32; 3]], planes: &[[f32; 4]], p: DVec3) -> bool {
+    let mut at = 0u32;
+    loop {
+        match at {
+            SOLID => return true,
+            EMPTY => return false,
+            _ => {
+                let [k, front, back] = nodes[at as usize];
+                if k & BEVEL != 0 {
+                    at = back;
+                    continue;
+                }
+                let pl = planes[k as usize].map(f64::from);
+                let s = DVec3::new(pl[0], pl[1], pl[2]).dot(p) - pl[3];
+                at = if s > 0.0 { front } else { back };
+            }
         }
     }
 }
@@ -109,9 +273,11 @@ struct Builder {
     eps: f64,
     opts: BspOptions,
     depth: usize,
-    /// The mesh, for the winding number of a leaf's cell; empty for a
-    /// 2-manifold, where the face rule is exact.
+    /// The mesh, for the winding number of a leaf's cell.
     mesh: Vec<[DVec3; 3]>,
+    /// The mesh's triangles binned by their shadows along the first ray
+    /// direction of [`Builder::winding`].
+    shadows: Option<Shadows>,
 }
 
 /// Builds the tree of a closed, consistently oriented mesh (counter-
@@ -137,16 +303,13 @@ pub fn build(
             ..opts
         },
         depth: 0,
-        // only needed where the face rule can lie (see `winding`)
-        mesh: if pinched_edges(triangles) == Some(0) {
-            Vec::new()
-        } else {
-            triangles
-                .iter()
-                .map(|t| [v(t[0]), v(t[1]), v(t[2])])
-                .collect()
-        },
+        mesh: triangles
+            .iter()
+            .map(|t| [v(t[0]), v(t[1]), v(t[2])])
+            .collect(),
+        shadows: None,
     };
+    b.shadows = Some(Shadows::new(&b.mesh, DVec3::from(DIRS[0]).normalize()));
     // faces grouped by plane: the first face's plane stands for faces
     // whose plane agrees to within eps (normal and offset)
     let mut polys = Vec::new();
@@ -185,12 +348,14 @@ pub fn build(
     let cell = box_cell(lo - DVec3::splat(margin), hi + DVec3::splat(margin));
     let root = b.node(polys, cell, 1)?;
     debug_assert_eq!(root, 0);
+    let planes: Vec<[f32; 4]> = b
+        .planes
+        .iter()
+        .map(|(n, d)| [n.x as f32, n.y as f32, n.z as f32, *d as f32])
+        .collect();
+    b.verify(&planes, (hi - lo).max_element())?;
     Ok(BuiltBsp {
-        planes: b
-            .planes
-            .iter()
-            .map(|(n, d)| [n.x as f32, n.y as f32, n.z as f32, *d as f32])
-            .collect(),
+        planes,
         nodes: b.nodes,
         bevel_nodes: b.bevel_nodes,
         depth: b.depth,
@@ -267,8 +432,11 @@ impl Builder {
         let (front_cell, back_cell) = clip_cell(&cell, n, d, self.eps);
         drop(cell);
         // a side with no faces left is a leaf: solid behind a face and
-        // empty in front of it on a 2-manifold, but where the mesh touches
-        // itself (pinched edges) that rule can lie, so the cell's winding
+        // empty in front of it on a 2-manifold, but that rule can lie —
+        // where the mesh touches itself (pinched edges), or where a face
+        // left on the wrong side of a plane within the tolerance leaves a
+        // cell its neighbours' label (found on a real helmet's glass, a
+        // point 0.014 m outside reported inside) — so the cell's winding
         // number decides whenever it can be measured
         let f = if !front.is_empty() {
             self.node(front, front_cell, depth + 1)?
@@ -336,6 +504,9 @@ impl Builder {
     /// winding number (signed crossings of a ray: +1 leaving through a
     /// face, −1 entering; inside when ≥ 1), or `None` when the cell is
     /// degenerate or every ray tried passes within rounding of an edge.
+    /// The first direction's crossings are found through a grid of the
+    /// triangles' shadows ([`Shadows`]); the others, tried only when
+    /// that ray grazes an edge, scan every triangle.
     fn winding(&self, cell: &[CellFace]) -> Option<bool> {
         if self.mesh.is_empty() {
             return None;
@@ -348,50 +519,73 @@ impl Builder {
             return None;
         }
         let p = sum / count as f64;
-        // directions with no special relation to axis-aligned content
-        const DIRS: [[f64; 3]; 4] = [
-            [0.5773, 0.5774, 0.5776],
-            [-0.6651, 0.3327, 0.6684],
-            [0.2113, -0.8459, 0.4898],
-            [-0.4201, -0.5102, -0.7505],
-        ];
-        'dirs: for d in DIRS {
-            let d = DVec3::from(d).normalize();
+        if let Some(w) = self.shadows.as_ref().and_then(|g| {
+            g.candidates(p).iter().try_fold(0i64, |w, &k| {
+                Some(w + crossing(&self.mesh[k as usize], p, g.dir, self.eps)?)
+            })
+        }) {
+            return Some(w >= 1);
+        }
+        'dirs: for d in &DIRS[1..] {
+            let d = DVec3::from(*d).normalize();
             let mut w = 0i64;
             for t in &self.mesh {
-                let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
-                let q = d.cross(e2);
-                let det = e1.dot(q);
-                let s = p - t[0];
-                let u = s.dot(q);
-                let r = s.cross(e1);
-                let v = d.dot(r);
-                let th = e2.dot(r);
-                // in units of det: inside when u, v, det − u − v ≥ 0, ahead when th > 0
-                let (u, v, th) = if det < 0.0 { (-u, -v, -th) } else { (u, v, th) };
-                let a = det.abs();
-                let margin = 1e-9 * a;
-                if a <= 1e-12 * e1.length() * e2.length() {
-                    // parallel to the face: ambiguous only if in its plane
-                    if s.dot(e1.cross(e2)).abs() <= self.eps * e1.cross(e2).length() {
-                        continue 'dirs;
-                    }
-                    continue;
+                match crossing(t, p, d, self.eps) {
+                    Some(c) => w += c,
+                    None => continue 'dirs,
                 }
-                let w_in = a - u - v;
-                if u < -margin || v < -margin || w_in < -margin || th <= 0.0 {
-                    continue;
-                }
-                if u <= margin || v <= margin || w_in <= margin || th <= 1e-9 * a {
-                    // through an edge, a vertex, or starting on the face
-                    continue 'dirs;
-                }
-                // leaving through the front (d · n > 0) counts +1
-                w += if det < 0.0 { 1 } else { -1 };
             }
             return Some(w >= 1);
         }
         None
+    }
+
+    /// Checks the tree as it will be stored (f32 planes) against the
+    /// surface it was built from: at two points in front of and two behind
+    /// every face's centre (a thousandth and a hundredth of the mesh's size
+    /// away), the tree must say what the winding number says, wherever the
+    /// winding number can be measured. Plane merging within the tolerance,
+    /// a face left on the wrong side of a splitter, or a leaf mislabelled
+    /// shows up here.
+    fn verify(&self, planes: &[[f32; 4]], size: f64) -> Result<(), BspError> {
+        let (mut count, mut tested, mut worst) = (0, 0, 0.0f64);
+        for t in &self.mesh {
+            let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize_or_zero();
+            if n == DVec3::ZERO {
+                continue;
+            }
+            let c = (t[0] + t[1] + t[2]) / 3.0;
+            for off in [-1e-2, -1e-3, 1e-3, 1e-2] {
+                let p = c + n * (off * size);
+                let Some(inside) = self.inside(p) else {
+                    continue;
+                };
+                tested += 1;
+                if descend(&self.nodes, planes, p) != inside {
+                    count += 1;
+                    worst = worst.max(off.abs() * size);
+                }
+            }
+        }
+        if count > 0 {
+            return Err(BspError::Disagrees {
+                count,
+                tested,
+                worst,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether `p` is inside the mesh by its winding number, or `None`
+    /// where every ray tried grazes an edge.
+    fn inside(&self, p: DVec3) -> Option<bool> {
+        let cell = [CellFace {
+            n: DVec3::X,
+            d: 0.0,
+            points: vec![p],
+        }];
+        self.winding(&cell)
     }
 
     /// A solid leaf in `cell`: `SOLID`, or a chain of bevel nodes ending
@@ -611,6 +805,58 @@ fn convex_loop(points: Vec<DVec3>, n: DVec3, eps: f64) -> Vec<DVec3> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tree's own check against its surface passes on a built tree
+    /// and finds every leaf turned to the other label (each leaf's cell
+    /// reaches a face of the L-shaped prism, where points are tested).
+    #[test]
+    fn verification_finds_every_mislabelled_leaf() {
+        let (v, t) = l_shape();
+        let built = build(
+            &v,
+            &t,
+            BspOptions {
+                bevels: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mesh: Vec<[DVec3; 3]> = t
+            .iter()
+            .map(|x| x.map(|i| DVec3::from(v[i as usize].map(f64::from))))
+            .collect();
+        let mut b = Builder {
+            planes: Vec::new(),
+            nodes: built.nodes.clone(),
+            bevel_nodes: 0,
+            eps: 2e-6,
+            opts: BspOptions::default(),
+            depth: 0,
+            shadows: Some(Shadows::new(&mesh, DVec3::from(DIRS[0]).normalize())),
+            mesh,
+        };
+        assert_eq!(b.verify(&built.planes, 2.0), Ok(()));
+        let mut flipped = 0;
+        for k in 0..built.nodes.len() {
+            for side in 1..3 {
+                let was = built.nodes[k][side];
+                if was != SOLID && was != EMPTY {
+                    continue;
+                }
+                b.nodes[k][side] = if was == SOLID { EMPTY } else { SOLID };
+                assert!(
+                    matches!(
+                        b.verify(&built.planes, 2.0),
+                        Err(BspError::Disagrees { .. })
+                    ),
+                    "node {k} side {side}"
+                );
+                b.nodes[k][side] = was;
+                flipped += 1;
+            }
+        }
+        assert!(flipped >= 8, "{flipped} leaves");
+    }
 
     /// An L-shaped prism: two unit cubes side by side plus one on top of
     /// the first (concave), as a closed mesh.
