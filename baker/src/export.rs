@@ -31,6 +31,21 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
                 shape_mesh(&a.shapes[inst.shape.to_native() as usize]);
             let m = a.rows(inst).world_from_local;
             let positions = local_positions.iter().map(|&p| place(&m, p)).collect();
+            // a mirroring placement turns every winding round: written in
+            // world space on a plain node, each triangle is turned back, so
+            // solids keep facing out and a mesh keeps the front glTF gives
+            // it under the mirror
+            let det = f64::from(m[0])
+                * (f64::from(m[5]) * f64::from(m[10]) - f64::from(m[6]) * f64::from(m[9]))
+                - f64::from(m[1])
+                    * (f64::from(m[4]) * f64::from(m[10]) - f64::from(m[6]) * f64::from(m[8]))
+                + f64::from(m[2])
+                    * (f64::from(m[4]) * f64::from(m[9]) - f64::from(m[5]) * f64::from(m[8]));
+            let triangles = if det < 0.0 {
+                triangles.into_iter().map(|[a, b, c]| [a, c, b]).collect()
+            } else {
+                triangles
+            };
             ExportObject {
                 name: level.object_name(i as u32).to_string(),
                 positions,
