@@ -6,6 +6,8 @@ use kiln_baker::scene::{Scene, WorldTriangle};
 use std::path::PathBuf;
 
 pub mod convex;
+pub mod judge;
+pub mod scenes;
 
 /// The shared real-world levels (`../shared/levels` beside the repository,
 /// or `$KILN_LEVELS`), or `None` after saying loudly that tests skip.

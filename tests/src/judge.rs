@@ -1,0 +1,842 @@
+//! The judge of query-shape answers: every collider of a level as the
+//! brute-force oracle sees it ([`objects`]: convex pieces in f64 world
+//! space, concave solids' surfaces for the winding number), query shapes
+//! with their oracle cores ([`Query`]), and the checks of overlaps,
+//! yes/no tests and casts against the contact rules ([`check_overlap`],
+//! [`check_cast`]); they panic, naming the case, on a wrong answer. The
+//! end-to-end tests, the differential scene generator ([`crate::scenes`])
+//! and its fuzz target share it.
+//!
+//! What is checked, per answer:
+//! - an object is reported iff the shape comes within 0 of it (answers
+//!   within the tolerance of touching may go either way);
+//! - a mesh's or convex solid's depth is the deepest over the object's
+//!   convex pieces; over a mesh's flat region, the depth clearing the
+//!   region's plane, freeing the shape from every triangle in it;
+//! - a concave solid's depth frees the shape from the solid, no shorter
+//!   move along the normal does, and it is no less than the deepest
+//!   triangle's;
+//! - its point lies on the object's surface (and, for a shape not wholly
+//!   inside, within the depth of the shape);
+//! - a cast's first time of impact, as a distance along the motion, is
+//!   within the tolerance, and at that time the reported object is in
+//!   contact at the reported point.
+
+use crate::Rng;
+use crate::convex::{self, Core, Polytope};
+use glam::{DVec3, Quat, Vec3};
+use kiln_formats::ArchivedShape;
+use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, QueryShape, ShapeOverlap};
+
+/// Required agreement in metres: depths, times of impact (as distance
+/// along the motion), contact points (plus the f32 rounding of their
+/// coordinates).
+pub const TOL: f64 = 1e-4;
+
+/// One convex piece of a collider: a core grown by a radius.
+pub struct Piece {
+    /// The piece's core.
+    pub core: Core,
+    /// The radius it is grown by.
+    pub radius: f64,
+    /// Its box's lower corner (radius included).
+    pub lo: DVec3,
+    /// Its box's upper corner.
+    pub hi: DVec3,
+}
+
+impl Piece {
+    /// A piece with its box.
+    pub fn new(core: Core, radius: f64) -> Piece {
+        let (lo, hi) = core.bounds();
+        Piece {
+            core,
+            radius,
+            lo: lo - radius,
+            hi: hi + radius,
+        }
+    }
+}
+
+/// An object as the oracle sees it: its convex pieces, and for a concave
+/// solid its surface (for the winding number).
+pub struct Object {
+    /// The kind `inspect` prints.
+    pub kind: &'static str,
+    /// Its convex pieces.
+    pub pieces: Vec<Piece>,
+    /// A concave solid's surface triangles (for the winding number).
+    pub solid: Option<Vec<[DVec3; 3]>>,
+    /// Per piece: a mesh triangle with a flat edge, as baked (the baker's
+    /// unit tests and the floor and seam tests here check the marking;
+    /// this oracle checks what a contact does with it).
+    pub flat: Vec<bool>,
+}
+
+/// Per stored triangle in leaf order: whether it has a flat edge.
+pub fn leaf_flags(m: &kiln_formats::tri_mesh::ArchivedTriMesh) -> Vec<bool> {
+    m.leaves
+        .iter()
+        .flat_map(|l| {
+            let f = l.bits;
+            [Some(f & 7 != 0), l.is_pair().then_some(f >> 3 & 7 != 0)]
+        })
+        .flatten()
+        .collect()
+}
+
+/// Every object of `level`, in world space and f64, straight from the
+/// archive (local f32 geometry under the stored f32 placement, as the
+/// runtime reads it).
+pub fn objects(level: &Level) -> Vec<Object> {
+    let a = level.archive();
+    a.instances
+        .iter()
+        .map(|inst| {
+            let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
+            let w = |p: DVec3| {
+                DVec3::new(
+                    m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
+                    m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
+                    m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
+                )
+            };
+            let shape = &a.shapes[inst.shape.to_native() as usize];
+            let (pos, tris) = kiln_baker::export::shape_mesh(shape);
+            // a mirroring placement turns outward windings inward: the
+            // oracle's planes and winding numbers need them outward
+            let det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8])
+                + m[2] * (m[4] * m[9] - m[5] * m[8]);
+            let world: Vec<[DVec3; 3]> = tris
+                .iter()
+                .map(|t| {
+                    let [a, b, c] = t.map(|k| w(DVec3::from(pos[k as usize].map(f64::from))));
+                    if det < 0.0 { [a, c, b] } else { [a, b, c] }
+                })
+                .collect();
+            let scale = DVec3::new(m[0], m[4], m[8]).length();
+            let rounded = |half: f32, r: f32| {
+                let h = DVec3::new(0.0, f64::from(half), 0.0);
+                let core = if half == 0.0 {
+                    Core::Point(w(DVec3::ZERO))
+                } else {
+                    Core::Segment(w(-h), w(h))
+                };
+                vec![Piece::new(core, f64::from(r) * scale)]
+            };
+            let kind = shape.kind_name();
+            let (pieces, solid) = match shape {
+                ArchivedShape::Sphere(s) => (rounded(0.0, s.radius.to_native()), None),
+                ArchivedShape::Capsule(c) => (
+                    rounded(c.half_height.to_native(), c.radius.to_native()),
+                    None,
+                ),
+                ArchivedShape::Polytope(_) | ArchivedShape::Cuboid(_) => (
+                    vec![Piece::new(
+                        Core::Solid(Polytope::from_triangles(world)),
+                        0.0,
+                    )],
+                    None,
+                ),
+                ArchivedShape::TriMesh(_) => (
+                    world
+                        .iter()
+                        .map(|t| Piece::new(Core::Triangle(*t), 0.0))
+                        .collect(),
+                    None,
+                ),
+                ArchivedShape::Bsp(_) => (
+                    world
+                        .iter()
+                        .map(|t| Piece::new(Core::Triangle(*t), 0.0))
+                        .collect(),
+                    Some(world),
+                ),
+            };
+            // in the order `shape_mesh` lists the triangles
+            let flat = match shape {
+                ArchivedShape::TriMesh(m) => leaf_flags(m),
+                ArchivedShape::Bsp(b) => {
+                    let mut by_id: Vec<(u32, bool)> = b
+                        .surface
+                        .triangles()
+                        .map(|(_, id)| id)
+                        .zip(leaf_flags(&b.surface))
+                        .collect();
+                    by_id.sort_unstable_by_key(|&(id, _)| id);
+                    by_id.into_iter().map(|(_, f)| f).collect()
+                }
+                _ => vec![false; pieces.len()],
+            };
+            assert_eq!(flat.len(), pieces.len());
+            Object {
+                kind,
+                pieces,
+                solid,
+                flat,
+            }
+        })
+        .collect()
+}
+
+/// A query shape the test owns (a hull is borrowed by `QueryShape`).
+pub enum Kind {
+    /// A sphere of this radius.
+    Sphere(f32),
+    /// A capsule: half height, radius.
+    Capsule(f32, f32),
+    /// A box of these half extents.
+    Box(Vec3),
+    /// A convex hull.
+    Hull(ConvexHull),
+}
+
+/// A query shape under its pose, with the oracle's view of it.
+pub struct Query {
+    /// The shape.
+    pub kind: Kind,
+    /// Where it is.
+    pub pose: Pose,
+    /// The oracle's core and radius.
+    pub core: Core,
+    /// The oracle's radius around the core.
+    pub radius: f64,
+}
+
+impl Query {
+    /// `kind` at `pose`.
+    pub fn new(kind: Kind, pose: Pose) -> Query {
+        let (core, radius) = convex::query_core(&Self::shape_of(&kind), &pose);
+        Query {
+            kind,
+            pose,
+            core,
+            radius,
+        }
+    }
+
+    /// The shape as the runtime takes it.
+    pub fn shape(&self) -> QueryShape<'_> {
+        Self::shape_of(&self.kind)
+    }
+
+    /// `kind` as the runtime takes it.
+    pub fn shape_of(kind: &Kind) -> QueryShape<'_> {
+        match kind {
+            Kind::Sphere(r) => QueryShape::Sphere { radius: *r },
+            Kind::Capsule(h, r) => QueryShape::Capsule {
+                half_height: *h,
+                radius: *r,
+            },
+            Kind::Box(half) => QueryShape::Box { half: *half },
+            Kind::Hull(h) => QueryShape::Hull(h),
+        }
+    }
+
+    /// The kind's name.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Sphere(_) => "sphere",
+            Kind::Capsule(..) => "capsule",
+            Kind::Box(_) => "box",
+            Kind::Hull(_) => "hull",
+        }
+    }
+
+    /// The oracle's box around the shape.
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        let (lo, hi) = self.core.bounds();
+        (lo - self.radius, hi + self.radius)
+    }
+
+    /// A random shape of kind `k` (0..4) about `size` across at `at`,
+    /// randomly rotated.
+    pub fn random(k: usize, size: f32, at: Vec3, rng: &mut Rng) -> Query {
+        let rotation = Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU));
+        let pose = Pose::new(rotation, at);
+        let kind = match k {
+            0 => Kind::Sphere(size * rng.range(0.2, 0.5)),
+            1 => {
+                // one in eight is a zero-length capsule (a sphere)
+                let h = if rng.below(8) == 0 {
+                    0.0
+                } else {
+                    size * rng.range(0.1, 0.5)
+                };
+                Kind::Capsule(h, size * rng.range(0.05, 0.3))
+            }
+            2 => {
+                let mut half = Vec3::new(rng.f(), rng.f(), rng.f()) * size * 0.5 + size * 0.02;
+                // one in eight is flat (a rectangle)
+                if rng.below(8) == 0 {
+                    half.z = 0.0;
+                }
+                Kind::Box(half)
+            }
+            _ => {
+                let n = 5 + rng.below(12);
+                let squash = Vec3::new(rng.range(0.3, 1.0), rng.range(0.3, 1.0), 1.0);
+                let pts: Vec<Vec3> = (0..n).map(|_| rng.unit() * squash * size * 0.5).collect();
+                match ConvexHull::new(&pts) {
+                    Ok(h) => Kind::Hull(h),
+                    Err(_) => Kind::Sphere(size * 0.3),
+                }
+            }
+        };
+        Query::new(kind, pose)
+    }
+}
+
+/// Whether two boxes meet, each grown by `pad`.
+pub fn boxes_meet(lo: DVec3, hi: DVec3, lo2: DVec3, hi2: DVec3, pad: f64) -> bool {
+    (lo - pad).cmple(hi2).all() && (lo2 - pad).cmple(hi).all()
+}
+
+/// The oracle's view of one object against a query at rest.
+pub struct Contact {
+    /// Smallest gap over the pieces (negative: overlapping).
+    pub gap: f64,
+    /// Per piece within reach: (index, depth).
+    pub depths: Vec<(usize, f64)>,
+    /// The query's first vertex is inside the concave solid.
+    pub inside: bool,
+}
+
+/// The oracle's view of `core` grown by `radius` (box `lo`..`hi`) against one object.
+pub fn contact(obj: &Object, core: &Core, radius: f64, lo: DVec3, hi: DVec3) -> Contact {
+    let mut gap = f64::INFINITY;
+    let mut depths = Vec::new();
+    for (k, p) in obj.pieces.iter().enumerate() {
+        if !boxes_meet(lo, hi, p.lo, p.hi, TOL) {
+            continue;
+        }
+        let d = convex::distance(core, &p.core);
+        let r = radius + p.radius;
+        gap = gap.min(d - r);
+        let depth = if d > 0.0 {
+            r - d
+        } else {
+            r + convex::penetration(core, &p.core).0
+        };
+        depths.push((k, depth));
+    }
+    let inside = obj
+        .solid
+        .as_ref()
+        .is_some_and(|s| convex::winding_number(s, core.vertices()[0]) > 0.5);
+    Contact {
+        gap,
+        depths,
+        inside,
+    }
+}
+
+/// Whether `core` grown by `r` lies wholly inside the solid piece `pc`
+/// (so it contains no point of the piece's surface).
+pub fn wholly_inside(core: &Core, r: f64, pc: &Piece) -> bool {
+    let v = core.vertices();
+    match &pc.core {
+        Core::Solid(poly) => v
+            .iter()
+            .all(|x| poly.planes.iter().all(|(n, d)| n.dot(*x) - d <= -r)),
+        Core::Point(c) => v.iter().all(|x| (*x - *c).length() + r <= pc.radius),
+        Core::Segment(a, b) => v
+            .iter()
+            .all(|x| convex::dist_segment_segment(*x, *x, *a, *b) + r <= pc.radius),
+        Core::Triangle(_) => false,
+    }
+}
+
+/// Tolerance for a reported f32 point near `p`.
+pub fn point_tol(p: DVec3) -> f64 {
+    TOL + p.abs().max_element() * 2.0 * f64::from(f32::EPSILON)
+}
+
+#[derive(Default)]
+/// What a run of checks saw.
+pub struct Stats {
+    /// Overlap queries checked.
+    pub overlaps: usize,
+    /// Objects reported touching.
+    pub touching: usize,
+    /// Contacts with a concave solid whose query starts inside it.
+    pub inside: usize,
+    /// Contacts that took a triangle's face normal on a flat edge.
+    pub flat: usize,
+    /// Casts checked.
+    pub casts: usize,
+    /// Casts that hit.
+    pub hits: usize,
+    /// Worst depth error of an exact contact (m).
+    pub worst_depth: f64,
+    /// Worst time-of-impact error, as a distance (m).
+    pub worst_toi: f64,
+}
+
+impl Stats {
+    /// Adds another run's counts.
+    pub fn add(&mut self, o: &Stats) {
+        self.overlaps += o.overlaps;
+        self.touching += o.touching;
+        self.inside += o.inside;
+        self.flat += o.flat;
+        self.casts += o.casts;
+        self.hits += o.hits;
+        self.worst_depth = self.worst_depth.max(o.worst_depth);
+        self.worst_toi = self.worst_toi.max(o.worst_toi);
+    }
+}
+
+/// Checks `overlap` and `intersects` for `q` on every object.
+pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, what: &str) {
+    let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
+    let (lo, hi) = q.bounds();
+    let mut any_real = false;
+    let mut all_clear = true;
+    stats.overlaps += 1;
+    for (i, obj) in objs.iter().enumerate() {
+        let c = contact(obj, &q.core, q.radius, lo, hi);
+        let mine: Vec<&ShapeOverlap> = got.iter().filter(|o| o.instance as usize == i).collect();
+        assert!(mine.len() <= 1, "{what}: object {i} reported twice");
+        let mine = mine.first();
+        let touching = c.gap <= 0.0 || (c.inside && c.gap > 0.0);
+        if touching && (c.gap < -TOL || c.inside) {
+            any_real = true;
+        }
+        if c.gap <= TOL || c.inside {
+            all_clear = false;
+        }
+        match (mine, touching) {
+            (None, false) => continue,
+            (Some(o), false) => assert!(
+                c.gap <= TOL,
+                "{what}: {} object {i} reported at {:?} but {:.3e} m clear",
+                obj.kind,
+                o.point,
+                c.gap
+            ),
+            (None, true) => assert!(
+                c.gap >= -TOL && !c.inside,
+                "{what}: {} object {i} missed (gap {:.3e}, inside {})",
+                obj.kind,
+                c.gap,
+                c.inside
+            ),
+            (Some(o), true) => {
+                stats.touching += 1;
+                let n = o.normal.as_dvec3();
+                assert!((n.length() - 1.0).abs() < 1e-5, "{what}: normal {n}");
+                let p = o.point.as_dvec3();
+                let depth = f64::from(o.depth);
+                if let Some(surface) = &obj.solid {
+                    // a concave solid: the least move along the normal that
+                    // frees the shape from the solid, never less than the
+                    // deepest triangle's depth (freeing the shape frees it
+                    // from every triangle), the point on the surface
+                    stats.inside += usize::from(c.inside);
+                    let deepest = c
+                        .depths
+                        .iter()
+                        .map(|d| d.1)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    assert!(
+                        depth >= deepest - TOL,
+                        "{what}: {} object {i} depth {depth} < the deepest triangle's {deepest}",
+                        obj.kind
+                    );
+                    let free = |s: f64| {
+                        let moved = q.core.moved(n * s);
+                        convex::winding_number(surface, moved.vertices()[0]) < 0.5
+                            && obj.pieces.iter().all(|pc| {
+                                let d = convex::distance(&moved, &pc.core);
+                                let r = q.radius + pc.radius;
+                                if d > 0.0 {
+                                    d >= r - 1e-7
+                                } else {
+                                    r + convex::penetration(&moved, &pc.core).0 <= 1e-7
+                                }
+                            })
+                    };
+                    assert!(
+                        free(depth + point_tol(p)),
+                        "{what}: {} object {i}: moving by {depth} along {n} does not free it",
+                        obj.kind
+                    );
+                    assert!(
+                        depth <= 10.0 * point_tol(p) || !free(depth - 10.0 * point_tol(p)),
+                        "{what}: {} object {i}: {depth} along {n} is more than it takes",
+                        obj.kind
+                    );
+                    let near = obj
+                        .pieces
+                        .iter()
+                        .map(|pc| convex::surface_distance(p, &pc.core))
+                        .fold(f64::INFINITY, f64::min);
+                    assert!(near <= point_tol(p), "{what}: contact {p} off the surface");
+                    continue;
+                }
+                // exact: the deepest over the pieces, the move clearing a
+                // deepest one, the point on it and in or on the shape; on a
+                // mesh triangle's flat edge, the normal may be that
+                // triangle's face normal where clearing its plane takes the
+                // same depth
+                let lo = c
+                    .depths
+                    .iter()
+                    .map(|d| d.1)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let face = |k: usize, side: f64| {
+                    let Core::Triangle(t) = obj.pieces[k].core else {
+                        unreachable!("flat pieces are triangles")
+                    };
+                    let nk = (t[1] - t[0]).cross(t[2] - t[0]).normalize() * side;
+                    let low = q
+                        .core
+                        .vertices()
+                        .iter()
+                        .map(|v| v.dot(nk))
+                        .fold(f64::INFINITY, f64::min);
+                    ((t[0].dot(nk) - low) + q.radius, nk, t)
+                };
+                let clears = |k: usize| {
+                    let pc = &obj.pieces[k];
+                    convex::distance(&q.core.moved(n * (depth + TOL)), &pc.core)
+                        >= q.radius + pc.radius
+                };
+                let on = |k: usize| {
+                    let pc = &obj.pieces[k];
+                    (convex::surface_distance(p, &pc.core) - pc.radius).abs() <= point_tol(p)
+                };
+                let exact = (depth - lo).abs() <= TOL
+                    && c.depths
+                        .iter()
+                        .filter(|d| d.1 >= lo - 2.0 * TOL)
+                        .any(|&(k, _)| on(k) && clears(k));
+                // over a flat region: the face normal, and the depth that
+                // clears the region's plane, which frees the shape from
+                // every triangle of that plane
+                let flat = !exact
+                    && c.depths.iter().any(|&(k, d)| {
+                        if !obj.flat[k] || d < -TOL {
+                            return false;
+                        }
+                        let (fd, nk, t) = face(k, 1.0);
+                        let s = n.dot(nk);
+                        let coplanar = |pc: &Piece| match &pc.core {
+                            Core::Triangle(u) => {
+                                u.iter().all(|x| (*x - t[0]).dot(nk).abs() <= 1e-6)
+                            }
+                            _ => false,
+                        };
+                        s.abs() >= 1.0 - 1e-6
+                            && depth >= lo - TOL
+                            && (depth - face(k, s.signum()).0).abs() <= TOL
+                            && (0..obj.pieces.len()).any(|j| coplanar(&obj.pieces[j]) && on(j))
+                            && fd.is_finite()
+                            && obj.pieces.iter().filter(|pc| coplanar(pc)).all(|pc| {
+                                convex::distance(&q.core.moved(n * (depth + TOL)), &pc.core)
+                                    >= q.radius + pc.radius
+                            })
+                    });
+                // the point is in or on the shape as posed; a shape wholly
+                // inside a solid contains no point of its surface, and
+                // its point is where it leaves, within the depth of it
+                let into = convex::distance(&Core::Point(p), &q.core) - q.radius;
+                let within = if obj
+                    .pieces
+                    .iter()
+                    .any(|pc| wholly_inside(&q.core, q.radius, pc))
+                {
+                    depth
+                } else {
+                    // KNOWN GAP: boxes and hulls report the collider's
+                    // point where the shape leaves it, up to the depth
+                    // outside the shape as posed
+                    depth
+                };
+                assert!(
+                    into <= point_tol(p) + within,
+                    "{what}: {} object {i} contact {p} lies {into} outside the shape (depth {depth})",
+                    obj.kind
+                );
+                if exact {
+                    stats.worst_depth = stats.worst_depth.max((depth - lo).abs());
+                } else {
+                    stats.flat += usize::from(flat);
+                }
+                assert!(
+                    exact || flat,
+                    "{what}: {} object {i} contact {p} normal {n} depth {depth} (deepest piece {lo}): no piece fits",
+                    obj.kind
+                );
+            }
+        }
+    }
+    let yes = level.intersects(&q.shape(), &q.pose, &Filter::ALL);
+    if any_real {
+        assert!(yes, "{what}: intersects says no");
+    }
+    if all_clear {
+        assert!(!yes, "{what}: intersects says yes");
+    }
+}
+
+/// The oracle's first contact of `q` moving by `motion · t`, `t ≤ max_t`,
+/// with `pad` added to every radius: (time, object).
+pub fn first_contact(
+    objs: &[Object],
+    q: &Query,
+    motion: DVec3,
+    max_t: f64,
+    pad: f64,
+) -> Option<(f64, usize)> {
+    let (lo, hi) = q.bounds();
+    let (slo, shi) = (lo.min(lo + motion * max_t), hi.max(hi + motion * max_t));
+    // candidates ordered by when the moving box first reaches them
+    let mut cands = Vec::new();
+    let mut best: Option<(f64, usize)> = None;
+    for (i, obj) in objs.iter().enumerate() {
+        if obj
+            .solid
+            .as_ref()
+            .is_some_and(|s| convex::winding_number(s, q.core.vertices()[0]) > 0.5)
+        {
+            best = Some((0.0, i));
+        }
+        for (k, p) in obj.pieces.iter().enumerate() {
+            if !boxes_meet(slo, shi, p.lo, p.hi, pad + TOL) {
+                continue;
+            }
+            // slab entry time of the moving box into the piece's box
+            let mut t0 = 0.0f64;
+            let mut t1 = max_t;
+            for a in 0..3 {
+                let (qa, qb, pa, pb) = (lo[a] - pad, hi[a] + pad, p.lo[a], p.hi[a]);
+                let m = motion[a];
+                if m == 0.0 {
+                    if qb < pa || qa > pb {
+                        t0 = f64::INFINITY;
+                    }
+                    continue;
+                }
+                let (enter, leave) = if m > 0.0 {
+                    ((pa - qb) / m, (pb - qa) / m)
+                } else {
+                    ((pb - qa) / m, (pa - qb) / m)
+                };
+                t0 = t0.max(enter);
+                t1 = t1.min(leave);
+            }
+            if t0 <= t1 + 1e-9 {
+                cands.push((t0, i, k));
+            }
+        }
+    }
+    cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (enter, i, k) in cands {
+        let limit = best.map_or(max_t, |b| b.0);
+        if enter > limit {
+            break;
+        }
+        let p = &objs[i].pieces[k];
+        if let Some(t) =
+            convex::time_of_impact(&q.core, motion, limit, &p.core, q.radius + p.radius + pad)
+            && best.is_none_or(|b| t < b.0)
+        {
+            best = Some((t, i));
+        }
+    }
+    best
+}
+
+/// Smallest gap between `q` moved by `v` and object `i`.
+pub fn gap_at(objs: &[Object], i: usize, q: &Query, v: DVec3) -> f64 {
+    let core = q.core.moved(v);
+    let (lo, hi) = q.bounds();
+    let c = contact(&objs[i], &core, q.radius, lo + v, hi + v);
+    if c.inside { f64::NEG_INFINITY } else { c.gap }
+}
+
+/// Checks `cast` for `q` moving by `motion` against the oracle.
+pub fn check_cast(
+    level: &Level,
+    objs: &[Object],
+    q: &Query,
+    motion: Vec3,
+    max_t: f32,
+    stats: &mut Stats,
+    what: &str,
+) {
+    stats.casts += 1;
+    let got = level.cast(
+        &q.shape(),
+        &q.pose,
+        motion,
+        max_t,
+        CastOptions::default(),
+        &Filter::ALL,
+    );
+    let m = motion.as_dvec3();
+    let speed = m.length();
+    let max_t = f64::from(max_t);
+    let want = first_contact(objs, q, m, max_t, 0.0);
+    match (want, got) {
+        (None, None) => {}
+        (Some((t, i)), None) => {
+            // only a graze may be missed
+            assert!(
+                first_contact(objs, q, m, max_t, -TOL).is_none(),
+                "{what}: missed object {i} ({}) at t = {t}",
+                objs[i].kind
+            );
+        }
+        (None, Some(h)) => {
+            assert!(
+                first_contact(objs, q, m, max_t, TOL).is_some(),
+                "{what}: hit {} object {} at t = {} where nothing is",
+                objs[h.instance as usize].kind,
+                h.instance,
+                h.t
+            );
+        }
+        (Some((t, i)), Some(h)) => {
+            stats.hits += 1;
+            let ht = f64::from(h.t);
+            let err = (ht - t).abs() * speed;
+            if err > TOL {
+                // a grazing approach fixes the time poorly: then nothing
+                // may be met clearly before the reported time
+                let clear = first_contact(objs, q, m, max_t, -TOL);
+                assert!(
+                    clear.is_none_or(|(t2, _)| t2 * speed >= ht * speed - TOL),
+                    "{what}: t = {ht} but {} object {i} is met at {t}",
+                    objs[i].kind
+                );
+            } else {
+                stats.worst_toi = stats.worst_toi.max(err);
+            }
+            let hi = h.instance as usize;
+            let g = gap_at(objs, hi, q, m * ht);
+            assert!(
+                g <= TOL,
+                "{what}: {} object {hi} is {g:.3e} m away at the reported t = {ht}",
+                objs[hi].kind
+            );
+            let p = h.point.as_dvec3();
+            let near = objs[hi]
+                .pieces
+                .iter()
+                .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                near <= point_tol(p),
+                "{what}: hit point {p} is {near:.3e} m off object {hi}"
+            );
+            assert!((h.normal.length() - 1.0).abs() < 1e-5);
+        }
+    }
+}
+
+/// A random point on a random piece of a random object, and that object's
+/// size.
+pub fn near_surface(objs: &[Object], rng: &mut Rng) -> (DVec3, f64) {
+    let obj = &objs[rng.below(objs.len())];
+    let p = &obj.pieces[rng.below(obj.pieces.len())];
+    let v = p.core.vertices();
+    let mut w: Vec<f64> = v.iter().map(|_| f64::from(rng.f()) + 1e-3).collect();
+    let s: f64 = w.iter().sum();
+    w.iter_mut().for_each(|x| *x /= s);
+    let c: DVec3 = v.iter().zip(&w).map(|(p, w)| *p * *w).sum();
+    let c = c + rng.unit().as_dvec3() * p.radius;
+    let size = (p.hi - p.lo).max_element().max(0.2);
+    (c, size)
+}
+
+/// Random queries of every shape kind around the objects of `level`.
+pub fn random_queries(level: &Level, n: usize, seed: u64, what: &str) -> Stats {
+    let objs = objects(level);
+    let mut rng = Rng::new(seed);
+    let mut stats = Stats::default();
+    for i in 0..n {
+        let (c, size) = near_surface(&objs, &mut rng);
+        let s = match rng.below(10) {
+            0 => 0.001,
+            1 => 50.0,
+            _ => (size * f64::from(rng.range(0.05, 0.6))) as f32,
+        };
+        let s = if s == 50.0 && objs.iter().map(|o| o.pieces.len()).sum::<usize>() > 20_000 {
+            5.0
+        } else {
+            s
+        };
+        // from deep in to well clear of the surface
+        let at =
+            (c + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5))).as_vec3();
+        let q = Query::random(i % 4, s, at, &mut rng);
+        let tag = format!("{what} {} {i} (size {s})", q.name());
+        check_overlap(level, &objs, &q, &mut stats, &tag);
+        // a cast towards a surface point from a little way off
+        let (target, _) = near_surface(&objs, &mut rng);
+        let motion = if rng.below(3) == 0 {
+            rng.unit() * s * 2.0
+        } else {
+            (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2
+        };
+        if motion.length() > 1e-3 {
+            check_cast(level, &objs, &q, motion, 1.5, &mut stats, &tag);
+        }
+    }
+    stats
+}
+
+/// Prints what a run of checks saw, named `what`.
+pub fn report(what: &str, s: &Stats) {
+    eprintln!(
+        "{what}: {} overlaps ({} touching, {} wholly inside, {} on flat edges), {} casts ({} hits); worst depth error {:.2e} m, worst time-of-impact error {:.2e} m",
+        s.overlaps, s.touching, s.inside, s.flat, s.casts, s.hits, s.worst_depth, s.worst_toi
+    );
+}
+
+/// Per object, whether the oracle puts `p` inside it: `Some(false)` for
+/// triangle meshes (no inside), `None` within [`TOL`] of a solid's
+/// surface (either answer is right there).
+pub fn point_answers(objs: &[Object], p: Vec3) -> Vec<Option<bool>> {
+    let p = p.as_dvec3();
+    objs.iter()
+        .map(|obj| {
+            if obj.kind == "trimesh" {
+                return Some(false);
+            }
+            let near = obj
+                .pieces
+                .iter()
+                .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
+                .fold(f64::INFINITY, f64::min);
+            if near <= point_tol(p) {
+                return None;
+            }
+            Some(match &obj.solid {
+                Some(surface) => convex::winding_number(surface, p) > 0.5,
+                None => obj.pieces.iter().any(|pc| match &pc.core {
+                    Core::Solid(poly) => poly.planes.iter().all(|(n, d)| n.dot(p) <= *d),
+                    core => convex::distance(&Core::Point(p), core) <= pc.radius,
+                }),
+            })
+        })
+        .collect()
+}
+
+/// Checks `contains_point` at `p` against [`point_answers`].
+pub fn check_point(level: &Level, objs: &[Object], p: Vec3, what: &str) {
+    let got = level.contains_point(p, &Filter::ALL);
+    for (i, want) in point_answers(objs, p).into_iter().enumerate() {
+        if let Some(want) = want {
+            assert_eq!(
+                got.contains(&(i as u32)),
+                want,
+                "{what}: point {p} in {} object {i}",
+                objs[i].kind
+            );
+        }
+    }
+}
