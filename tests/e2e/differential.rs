@@ -61,3 +61,23 @@ fn random_scenes_answer_every_query_as_the_oracle() {
     assert!(total.hits > queries / 10, "{}", total.hits);
     assert!(total.inside > queries / 100, "{}", total.inside);
 }
+
+/// Every input in `tests/fuzz_regressions/query_judge/` once made the
+/// `query_judge` fuzz target find a wrong answer; each is judged again.
+#[test]
+fn fuzz_regressions_answer_as_the_oracle() {
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz_regressions/query_judge");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("the regressions folder") {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        judge_scene(
+            &mut Dice::from_bytes(&bytes),
+            8,
+            &path.display().to_string(),
+        );
+        n += 1;
+    }
+    assert!(n >= 1, "no regression inputs in {}", dir.display());
+}

@@ -425,7 +425,12 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
             (Some(o), true) => {
                 stats.touching += 1;
                 let n = o.normal.as_dvec3();
-                assert!((n.length() - 1.0).abs() < 1e-5, "{what}: normal {n}");
+                assert!(
+                    (n.length() - 1.0).abs() < 1e-5,
+                    "{what}: {} object {i} normal {n}, {o:?}, query {:?}",
+                    obj.kind,
+                    q.pose
+                );
                 let p = o.point.as_dvec3();
                 let depth = f64::from(o.depth);
                 if let Some(surface) = &obj.solid {

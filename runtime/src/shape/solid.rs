@@ -339,8 +339,9 @@ impl Rounded {
         let normal = if len > 0.0 {
             v / len
         } else {
-            // on the axis: any direction across it
-            (b - a).any_orthonormal_vector()
+            // on the axis: any direction across it (glam's orthonormal
+            // vector asks for a unit axis; a sphere has none)
+            (b - a).normalize_or(DVec3::Y).any_orthonormal_vector()
         };
         let normal = if normal.is_finite() { normal } else { DVec3::Y };
         let contact = Contact {
