@@ -119,7 +119,15 @@ pub fn overlap(center: DVec3, r: f64, a: DVec3, b: DVec3, c: DVec3) -> Option<Co
         return None;
     }
     let d = d2.sqrt();
-    let normal = if d > 0.0 {
+    // a centre on the triangle is a closest point away only by rounding,
+    // whose direction is noise (in the plane, say): the face's normal
+    // then, the way out of it
+    let noise = 1e-12
+        * (1.0
+            + center.abs().max_element()
+            + (b - a).abs().max_element()
+            + (c - a).abs().max_element());
+    let normal = if d > noise {
         v / d
     } else {
         face_normal_towards(center, a, b, c)
