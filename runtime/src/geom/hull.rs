@@ -141,10 +141,10 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
         // the region taken with its coplanar faces; where that makes its
         // boundary more than one loop (a coplanar face touching the region
         // at a corner only, among collinear points on a face, as Minkowski
-        // differences of boxes have), the faces the point strictly sees
+        // differences of boxes have), the faces the point strictly sees,
+        // if their boundary is one loop (else the first region, as before)
         let mut horizon = Vec::new();
-        let mut simple = false;
-        for floor in [-eps, eps] {
+        for (attempt, floor) in [-eps, eps, -eps].into_iter().enumerate() {
             visible.clear();
             visible.push(seed);
             tris[seed].alive = false;
@@ -174,16 +174,12 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
                     }
                 }
             }
-            simple = one_loop(&horizon);
-            if simple {
+            if attempt == 2 || one_loop(&horizon) {
                 break;
             }
             for &t in &visible {
                 tris[t].alive = true;
             }
-        }
-        if !simple {
-            return None;
         }
         for &t in &visible {
             let v = tris[t].v;
