@@ -91,14 +91,7 @@ impl<'a> BspView<'a> {
             return self.way_out(place, c, r);
         }
         let h = tri_mesh::closest(place, &self.0.surface, c, r)?;
-        // moved out along the normal (and a hair), the sphere touches the
-        // surface nowhere and its centre is outside: the common case, told
-        // by the closed-form sphere tests (the general `frees` runs GJK on
-        // every triangle near, ten times the cost of the whole query)
-        let depth = f64::from(r) - h.distance;
-        let size = c.abs().max_element() + r + 1.0;
-        let moved = (c.as_dvec3() + h.contact.normal * (depth + 1e-6 * f64::from(size))).as_vec3();
-        if !tri_mesh::touches(place, &self.0.surface, moved, r) && !self.contains(place, moved) {
+        if self.frees_sphere(place, c, r, h.contact.normal, f64::from(r) - h.distance) {
             return Some(h);
         }
         let probe = point_probe(c, r);
@@ -115,6 +108,17 @@ impl<'a> BspView<'a> {
         })
     }
 
+    /// Whether the sphere (`c`, `r`) moved by `depth` (and a hair) along
+    /// `n` touches the surface nowhere and has its centre outside: the
+    /// common case of a sphere's way out, told by the closed-form sphere
+    /// tests (the general check, `probe::frees`, runs GJK on every
+    /// triangle near, ten times the cost of the whole query).
+    fn frees_sphere(&self, place: &Placement, c: Vec3, r: f32, n: DVec3, depth: f64) -> bool {
+        let size = f64::from(c.abs().max_element() + r + 1.0);
+        let moved = (c.as_dvec3() + n * (depth + 1e-6 * size)).as_vec3();
+        !tri_mesh::touches(place, &self.0.surface, moved, r) && !self.contains(place, moved)
+    }
+
     /// For a centre inside: the way out of the solid, as every query shape
     /// gets it ([`super::probe::inside_solid`]); `distance` is then the
     /// depth less the radius, so [`ShapeContact::depth`] gives the depth.
@@ -125,11 +129,7 @@ impl<'a> BspView<'a> {
             && near.distance > 0.0
         {
             let n = (near.contact.point - c.as_dvec3()) / near.distance;
-            let depth = f64::from(r) + near.distance;
-            let size = c.abs().max_element() + r + 1.0;
-            let moved = (c.as_dvec3() + n * (depth + 1e-6 * f64::from(size))).as_vec3();
-            if !tri_mesh::touches(place, &self.0.surface, moved, r) && !self.contains(place, moved)
-            {
+            if self.frees_sphere(place, c, r, n, f64::from(r) + near.distance) {
                 return Some(ShapeContact {
                     contact: Contact {
                         t: 0.0,

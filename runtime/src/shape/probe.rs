@@ -623,13 +623,7 @@ pub(crate) fn solid_touch(
 
 /// Whether the probe moved by `depth` (and a hair) along `n` is free of
 /// the solid: it overlaps no surface triangle, and its centre is outside.
-pub(crate) fn frees(
-    place: &Placement,
-    b: &super::bsp::BspView,
-    probe: &Probe,
-    n: DVec3,
-    depth: f64,
-) -> bool {
+fn frees(place: &Placement, b: &super::bsp::BspView, probe: &Probe, n: DVec3, depth: f64) -> bool {
     let (c, h) = probe.bounds();
     let size = c.abs().max_element() + h.max_element() + 1.0;
     let v = n * (depth + 1e-7 * size);
