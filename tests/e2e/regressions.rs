@@ -442,3 +442,90 @@ fn shapes_inside_concave_solids_pushed_further_in() {
         assert_eq!(checked, 400);
     }
 }
+
+/// Far from the origin an f32 ulp is a quarter of a millimetre, and the
+/// mesh walk culled in local space from the sphere's centre taken there
+/// in f32, with a margin of a micrometre: a sphere 2999 m out that
+/// overlapped a triangle by 0.2 mm was told it touched nothing. Spheres
+/// grazing a rotated cube there, each judged against the oracle (every
+/// triangle, f64), must all be found, and swept ones must hit.
+#[test]
+fn far_from_origin_spheres_culled_by_rounding() {
+    use kiln_tests::judge::{self, Kind, Query, Stats};
+    let mut rng = kiln_tests::Rng::new(5432);
+    let mut stats = Stats::default();
+    for k in 0..20 {
+        let rotation = glam::DQuat::from_axis_angle(
+            rng.unit().as_dvec3(),
+            f64::from(rng.range(0.0, std::f32::consts::TAU)),
+        );
+        let transform = DAffine3::from_rotation_translation(
+            rotation,
+            DVec3::new(2999.7146903276443, -200.22294241189957, 1501.0067913532257),
+        ) * DAffine3::from_scale(DVec3::splat(0.5));
+        let level = one_object(cube(), transform, "mesh");
+        let objs = judge::objects(&level);
+        for i in 0..50 {
+            // a point on a face, and a sphere just over it
+            let face = transform.transform_vector3(DVec3::Z).normalize();
+            let along = transform.transform_vector3(DVec3::new(
+                f64::from(rng.range(-0.9, 0.9)),
+                f64::from(rng.range(-0.9, 0.9)),
+                1.0,
+            ));
+            let on = transform.translation + along;
+            let r = rng.range(0.02, 0.2);
+            let at = (on + face * (f64::from(r) - f64::from(rng.range(0.0, 6e-4)))).as_vec3();
+            let q = Query::new(Kind::Sphere(r), Pose::at(at));
+            let what = format!("rotation {k}, sphere {i}");
+            judge::check_overlap(&level, &objs, &q, &mut stats, &what);
+            judge::check_cast(&level, &objs, &q, -face.as_vec3(), 1.0, &mut stats, &what);
+        }
+    }
+    assert!(stats.touching > 500, "{}", stats.touching);
+}
+
+/// A sphere outside a concave solid, in the reflex corner of an L far
+/// from the origin: moving it out of the wall it touches deepest slides
+/// it along the other wall, which it still grazed. The check that the
+/// deepest triangle's way out frees the sphere moved its centre in f32
+/// and by a hair of a millionth of its distance from the origin (3 mm
+/// there), so it passed a sphere still 0.2 mm into the other wall.
+/// Spheres in that corner, under a rotation and a non-uniform scale, are
+/// judged against the oracle (every surface triangle and the winding
+/// number, f64).
+#[test]
+fn far_from_origin_concave_corner_spheres_left_touching() {
+    use kiln_tests::judge::{self, Kind, Query, Stats};
+    let mut rng = kiln_tests::Rng::new(636);
+    let mut stats = Stats::default();
+    for k in 0..10 {
+        let rotation = glam::DQuat::from_axis_angle(
+            rng.unit().as_dvec3(),
+            f64::from(rng.range(0.0, std::f32::consts::TAU)),
+        );
+        let scale = DVec3::new(0.8, 1.6, 1.0) * f64::from(rng.range(0.5, 1.5));
+        let transform = DAffine3::from_scale_rotation_translation(
+            scale,
+            rotation,
+            DVec3::new(2998.9226, -199.8395, 1499.7842),
+        );
+        let level = one_object(l_prism(), transform, "concave");
+        let objs = judge::objects(&level);
+        for i in 0..40 {
+            // in the reflex corner at (1, 1): into the wall x = 1, just
+            // grazing the wall y = 1 (world distances)
+            let r = rng.range(0.05, 0.3);
+            let wx = transform.transform_vector3(DVec3::X).length();
+            let wy = transform.transform_vector3(DVec3::Y).length();
+            let a = f64::from(r * rng.range(0.3, 0.95)) / wx;
+            let b = (f64::from(r) - f64::from(rng.range(0.0, 6e-4))) / wy;
+            let local = DVec3::new(1.0 + a, 1.0 + b, f64::from(rng.range(0.3, 0.7)));
+            let at = transform.transform_point3(local).as_vec3();
+            let q = Query::new(Kind::Sphere(r), Pose::at(at));
+            let what = format!("placement {k}, sphere {i}");
+            judge::check_overlap(&level, &objs, &q, &mut stats, &what);
+        }
+    }
+    assert!(stats.touching > 300, "{}", stats.touching);
+}

@@ -446,8 +446,13 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                                 }
                             })
                     };
+                    // freed somewhere within the rounding of the reported
+                    // f32 values past `depth`: a sphere pushed into a
+                    // narrow slot of a concave solid is free only over a
+                    // window, and the least move lies at its near end
+                    let tol = point_tol(p);
                     assert!(
-                        free(depth + point_tol(p)),
+                        (0..=8).any(|k| free(depth + tol * f64::from(k) / 8.0)),
                         "{what}: {} object {i}: moving by {depth} along {n} does not free it",
                         obj.kind
                     );

@@ -114,9 +114,13 @@ impl<'a> BspView<'a> {
     /// tests (the general check, `probe::frees`, runs GJK on every
     /// triangle near, ten times the cost of the whole query).
     fn frees_sphere(&self, place: &Placement, c: Vec3, r: f32, n: DVec3, depth: f64) -> bool {
+        // the hair of `probe::frees`, in f64 throughout: at a few
+        // kilometres from the origin an f32 centre and a larger hair
+        // passed shapes still overlapping a neighbour by 1 mm
         let size = f64::from(c.abs().max_element() + r + 1.0);
-        let moved = (c.as_dvec3() + n * (depth + 1e-6 * size)).as_vec3();
-        !tri_mesh::touches(place, &self.0.surface, moved, r) && !self.contains(place, moved)
+        let moved = c.as_dvec3() + n * (depth + 1e-7 * size);
+        !tri_mesh::touches(place, &self.0.surface, moved, f64::from(r))
+            && !self.contains_local(place.local_point64(moved))
     }
 
     /// For a centre inside: the way out of the solid, as every query shape
@@ -157,7 +161,8 @@ impl<'a> BspView<'a> {
 
     /// Whether the world sphere touches the solid.
     pub fn touches(&self, place: &Placement, c: Vec3, r: f32) -> bool {
-        tri_mesh::touches(place, &self.0.surface, c, r) || self.contains(place, c)
+        tri_mesh::touches(place, &self.0.surface, c.as_dvec3(), f64::from(r))
+            || self.contains(place, c)
     }
 
     /// First contact of the sweep at a time `≤ limit`, culling volumes

@@ -129,7 +129,7 @@ impl<'a> ShapeRef<'a> {
     #[inline]
     pub fn touches(self, place: &Placement, center: Vec3, radius: f32) -> bool {
         match self.solid() {
-            Solid::Mesh(m) => tri_mesh::touches(place, m, center, radius),
+            Solid::Mesh(m) => tri_mesh::touches(place, m, center.as_dvec3(), f64::from(radius)),
             Solid::Convex(c) => c.touches(place, center, radius),
             Solid::Rounded(r) => r.closest(place, center, radius).is_some(),
             Solid::Bsp(b) => b.touches(place, center, radius),

@@ -172,12 +172,14 @@ struct Shrinking<F> {
     leaf: F,
     world: f32,
     scale: f32,
+    /// The bound on the local centre's rounding.
+    err: f32,
 }
 
 impl<F: FnMut(u32) -> Next> NearVisitor for Shrinking<F> {
     #[inline]
     fn radius(&self) -> f32 {
-        local_radius(self.world, self.scale)
+        local_radius(self.world, self.scale) + self.err
     }
     #[inline]
     fn leaf(&mut self, data: u32) -> bool {
@@ -204,7 +206,7 @@ fn walk_sphere(
     radius: f32,
     mut leaf: impl FnMut(u32) -> Next,
 ) {
-    let lc = place.local_point(center);
+    let (lc, err) = place.local_point_cull(center);
     let tree = TreeRef::of(mesh);
     match place.similarity() {
         Some(s) => {
@@ -212,11 +214,12 @@ fn walk_sphere(
                 leaf,
                 world: radius,
                 scale: s,
+                err,
             };
             tree.walk_nearest(lc, &mut v)
         }
         None => {
-            let le = place.local_extent(radius);
+            let le = place.local_extent(radius) + Vec3::splat(err);
             tree.walk_box(lc - le, lc + le, |d| leaf(d) == Next::Stop)
         }
     }
@@ -256,16 +259,13 @@ pub(crate) fn closest(
     })
 }
 
-/// Whether the mesh comes within `radius` of `center` (stops at the first
-/// contact).
-pub(crate) fn touches(
-    place: &Placement,
-    mesh: &ArchivedTriMesh,
-    center: Vec3,
-    radius: f32,
-) -> bool {
-    let c = center.as_dvec3();
-    let r = f64::from(radius);
+/// Whether the mesh comes within `r` of `c` (world space, f64; stops at
+/// the first contact). The walk culls in f32 around `c` rounded, with the
+/// radius grown by that rounding.
+pub(crate) fn touches(place: &Placement, mesh: &ArchivedTriMesh, c: DVec3, r: f64) -> bool {
+    let center = c.as_vec3();
+    let rounding = (center.as_dvec3() - c).length() + r * f64::from(f32::EPSILON);
+    let radius = next_up((r + rounding) as f32);
     let mut found = false;
     walk_sphere(place, mesh, center, radius, |leaf| {
         let (first, count) = leaf_span(mesh, leaf);
@@ -334,16 +334,18 @@ pub(crate) fn sweep(
     limit: f64,
     t_cull: f32,
 ) -> Option<(sphere_triangle::Contact, u32)> {
-    let lo = place.local_point(s.center);
+    let (lo, err) = place.local_point_cull(s.center);
     let ld = place.local_vector(s.dir);
     if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
         return None;
     }
-    let ext = place.local_extent(s.radius);
+    // the origin's rounding, and the direction's over the whole motion
+    let err = err + ld.length() * 1e-6;
+    let ext = place.local_extent(s.radius) + Vec3::splat(err);
     let grow = match place.similarity() {
         Some(sc) => Grow {
             ext: ext.into(),
-            radius: local_radius(s.radius, sc),
+            radius: local_radius(s.radius, sc) + err,
         },
         None => Grow::by_extent(ext),
     };
