@@ -178,12 +178,6 @@ impl Placement {
         self.world_vector64(DVec3::X).length()
     }
 
-    /// A world point in local space (f32, for culling).
-    #[inline]
-    pub fn local_point(&self, p: Vec3) -> Vec3 {
-        transform_point(&self.rows.local_from_world, p)
-    }
-
     /// A world vector in local space (f32, for culling).
     #[inline]
     pub fn local_vector(&self, d: Vec3) -> Vec3 {
