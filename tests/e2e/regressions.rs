@@ -529,3 +529,61 @@ fn far_from_origin_concave_corner_spheres_left_touching() {
     }
     assert!(stats.touching > 300, "{}", stats.touching);
 }
+
+/// A box or hull pushed into an object reported the object's point where
+/// the shape would leave it after moving out by the depth: up to the
+/// depth outside the shape as posed (8 units on a real level), so a
+/// contact point did not lie where the two meet. Every overlap's point
+/// must lie on the object's surface and in or on the shape, for boxes
+/// (flat ones too) and hulls into a floor, a convex cube, a capsule, a
+/// sphere and an L-shaped concave solid, under every placement class —
+/// judged by the oracle, which exempts only a shape wholly inside a
+/// solid.
+#[test]
+fn box_contact_points_outside_the_shape() {
+    use kiln_runtime::ConvexHull;
+    use kiln_tests::judge::{self, Kind, Query, Stats};
+    let mut rng = kiln_tests::Rng::new(46);
+    let mut stats = Stats::default();
+    let objects: [(SceneMesh, &str); 5] = [
+        (floor_quad(), "mesh"),
+        (cube(), "convex"),
+        (cube(), "capsule"),
+        (cube(), "sphere"),
+        (l_prism(), "concave"),
+    ];
+    for (mesh, collider) in objects {
+        for (name, transform) in kiln_tests::placements() {
+            let level = one_object(mesh.clone(), transform, collider);
+            let objs = judge::objects(&level);
+            for i in 0..60 {
+                let piece = &objs[0].pieces[i % objs[0].pieces.len()];
+                let v = piece.core.vertices();
+                let at = (v.iter().sum::<DVec3>() / v.len() as f64).as_vec3()
+                    + rng.unit() * rng.range(0.0, 0.6);
+                let rotation =
+                    glam::Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU));
+                let kind = match i % 3 {
+                    0 => Kind::Box(Vec3::new(
+                        rng.range(0.05, 0.8),
+                        rng.range(0.05, 0.8),
+                        rng.range(0.0, 0.8),
+                    )),
+                    1 => Kind::Box(Vec3::new(rng.range(0.05, 0.8), rng.range(0.05, 0.8), 0.0)),
+                    _ => Kind::Hull(
+                        ConvexHull::new(
+                            &(0..8)
+                                .map(|_| rng.unit() * rng.range(0.1, 0.7))
+                                .collect::<Vec<_>>(),
+                        )
+                        .expect("a solid hull"),
+                    ),
+                };
+                let q = Query::new(kind, Pose::new(rotation, at));
+                let what = format!("{collider} {name}, query {i}");
+                judge::check_overlap(&level, &objs, &q, &mut stats, &what);
+            }
+        }
+    }
+    assert!(stats.touching > 600, "{}", stats.touching);
+}

@@ -331,6 +331,22 @@ pub fn contact(obj: &Object, core: &Core, radius: f64, lo: DVec3, hi: DVec3) -> 
     }
 }
 
+/// Whether the solid piece `pc` holds all of `core` grown by `radius`:
+/// every core vertex's ball (the shape is the hull of those balls).
+pub fn holds(pc: &Piece, core: &Core, radius: f64) -> bool {
+    if matches!(pc.core, Core::Triangle(_)) {
+        return false;
+    }
+    core.vertices().into_iter().all(|v| {
+        let d = convex::distance(&Core::Point(v), &pc.core);
+        if d > 0.0 {
+            d + radius <= pc.radius + TOL
+        } else {
+            convex::surface_distance(v, &pc.core) + pc.radius + TOL >= radius
+        }
+    })
+}
+
 /// Tolerance for a reported f32 point near `p`.
 pub fn point_tol(p: DVec3) -> f64 {
     TOL + p.abs().max_element() * 2.0 * f64::from(f32::EPSILON)
@@ -467,6 +483,15 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                         .map(|pc| convex::surface_distance(p, &pc.core))
                         .fold(f64::INFINITY, f64::min);
                     assert!(near <= point_tol(p), "{what}: contact {p} off the surface");
+                    // in or on the shape, unless the shape is wholly
+                    // inside the solid, touching no surface triangle
+                    let into = convex::distance(&Core::Point(p), &q.core) - q.radius;
+                    let reaches = c.gap <= TOL;
+                    assert!(
+                        into <= point_tol(p) || !reaches,
+                        "{what}: {} object {i} contact {p} lies {into} outside the shape (depth {depth})",
+                        obj.kind
+                    );
                     continue;
                 }
                 // exact: the deepest over the pieces, the move clearing a
@@ -532,13 +557,15 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                                     >= q.radius + pc.radius
                             })
                     });
-                // the point lies within the depth of the shape as posed: a
-                // shape wholly inside a solid contains no point of its
-                // surface, and boxes and hulls report the collider's point
-                // where the shape leaves it (a known gap: the contact rule
-                // asks for a point in or on the shape)
+                // the point lies in or on the shape as posed, unless the
+                // shape is wholly inside a solid piece, whose surface it
+                // then does not reach: the point is then where it leaves
                 let into = convex::distance(&Core::Point(p), &q.core) - q.radius;
-                let within = depth;
+                let within = if obj.pieces.iter().any(|pc| holds(pc, &q.core, q.radius)) {
+                    depth
+                } else {
+                    0.0
+                };
                 assert!(
                     into <= point_tol(p) + within,
                     "{what}: {} object {i} contact {p} lies {into} outside the shape (depth {depth})",

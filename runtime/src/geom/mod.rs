@@ -5,6 +5,7 @@
 //! polytope), and convex hulls (for hull query shapes; the
 //! baker builds its polytopes with the same code).
 
+pub(crate) mod contact_point;
 pub(crate) mod epa;
 pub(crate) mod gjk;
 pub mod hull;

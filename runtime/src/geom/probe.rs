@@ -8,6 +8,7 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
+use super::contact_point;
 use super::epa;
 use super::gjk::{
     self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
@@ -218,7 +219,9 @@ fn way_out(
     let r = rq + rc;
     let d = d.max(0.0);
     // the collider's point where the query shape leaves it: its closest
-    // point to the query moved just clear along the way out
+    // point to the query moved just clear along the way out (the witness
+    // the flat-edge rule reads the contact's feature from; [`settle`]
+    // then reports a point in the shape)
     let hair = 1e-9 * scale(q, c);
     // the search starts along the way out: the cores' separating direction
     let point = match gjk::search(&Moved(q, n * (d + hair)), c, f64::INFINITY, -1.0, Some(n)) {
@@ -229,6 +232,28 @@ fn way_out(
         point: point + n * rc,
         normal: n,
         depth: d + r,
+    }
+}
+
+/// The contact `t` of `q` grown by `rq` with `c` grown by `rc` as an
+/// overlap reports it: its point becomes a point of the collider's
+/// surface in or on the shape ([`contact_point::settle`]) in place of the
+/// witness where the shape, moved out by the depth, last touches the
+/// collider (which lies up to the depth outside the shape as posed); a
+/// shape wholly inside the collider keeps the witness. Run once on the
+/// contact an overlap answers with, after the flat-edge rule has read
+/// its feature from the witness.
+pub(crate) fn settle(
+    q: &impl Polyhedral,
+    rq: f64,
+    c: &impl Polyhedral,
+    rc: f64,
+    t: Touch,
+) -> Touch {
+    let tol = 1e-9 * scale(q, c);
+    match contact_point::settle(q, rq, c, rc, (t.point, t.normal, t.depth), tol) {
+        Some(point) => Touch { point, ..t },
+        None => t,
     }
 }
 

@@ -68,6 +68,11 @@ pub(crate) trait Polyhedral: Support {
     fn as_triangle(&self) -> Option<[DVec3; 3]> {
         None
     }
+    /// The shape's two ends, if it is a segment (a point: both ends the
+    /// same).
+    fn ends(&self) -> Option<(DVec3, DVec3)> {
+        None
+    }
 }
 
 /// Whether an edge of one polyhedron (Gauss-map arc from `a` to `b`,
@@ -88,11 +93,17 @@ fn minkowski_face(a: DVec3, b: DVec3, bxa: DVec3, c: DVec3, d: DVec3, dxc: DVec3
 }
 
 impl Polyhedral for Point {
+    fn ends(&self) -> Option<(DVec3, DVec3)> {
+        Some((self.0, self.0))
+    }
     fn face_normals(&self, _: &mut dyn FnMut(DVec3)) {}
     fn edge_directions(&self, _: &mut dyn FnMut(DVec3)) {}
 }
 
 impl Polyhedral for Segment {
+    fn ends(&self) -> Option<(DVec3, DVec3)> {
+        Some((self.0, self.1))
+    }
     fn face_normals(&self, _: &mut dyn FnMut(DVec3)) {}
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         f(self.1 - self.0);
@@ -200,6 +211,9 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
     }
     fn as_triangle(&self) -> Option<[DVec3; 3]> {
         self.0.as_triangle().map(|t| t.map(|v| v + self.1))
+    }
+    fn ends(&self) -> Option<(DVec3, DVec3)> {
+        self.0.ends().map(|(a, b)| (a + self.1, b + self.1))
     }
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
         self.0.face_normals(f);

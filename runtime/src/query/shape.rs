@@ -323,7 +323,10 @@ impl QueryShape<'_> {
 pub struct ShapeOverlap {
     /// Instance index (see [`Level::object_name`]).
     pub instance: u32,
-    /// The deepest contact's point on the object's surface.
+    /// The deepest contact's point: on the object's surface and in or on
+    /// the shape as posed (the surface inside the shape farthest along
+    /// `normal`; only a shape wholly inside a solid, reaching no surface,
+    /// gets the surface point it leaves by).
     pub point: Vec3,
     /// Unit normal from the object towards the query shape: the direction
     /// that separates them fastest. Over a flat region of a mesh
@@ -544,6 +547,9 @@ impl Polyhedral for Core<'_> {
             Core::Box(b) => Some(*b),
             _ => None,
         }
+    }
+    fn ends(&self) -> Option<(DVec3, DVec3)> {
+        on_core!(self, v => v.ends())
     }
 }
 

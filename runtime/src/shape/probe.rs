@@ -260,10 +260,10 @@ fn mesh_touch_in(
     let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
     // highest bound first; equal bounds in walk order
     cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
-    let mut best: Option<(Touch, u32, u32)> = None;
+    let mut best: Option<(Touch, u32, u32, [DVec3; 3])> = None;
     for cand in cands.iter() {
         // no contact is deeper than its bound, and every depth is ≥ 0
-        let floor = best.map_or(0.0, |(b, _, _)| b.depth);
+        let floor = best.map_or(0.0, |(b, ..)| b.depth);
         if cand.bound + slack < floor {
             break;
         }
@@ -271,14 +271,19 @@ fn mesh_touch_in(
         let flat = tri_mesh::flat_mask(mesh, cand.slot);
         if let Some(t) = probe::touch(core, radius, &tri, 0.0)
             .map(|t| flat_region(t, &tri.0, flat, core, radius, centre, cands))
-            && best.is_none_or(|(b, _, order)| {
+            && best.is_none_or(|(b, _, order, _)| {
                 t.depth > b.depth || (t.depth == b.depth && cand.order < order)
             })
         {
-            best = Some((t, tri_mesh::slot_source(mesh, cand.slot), cand.order));
+            best = Some((
+                t,
+                tri_mesh::slot_source(mesh, cand.slot),
+                cand.order,
+                cand.tri,
+            ));
         }
     }
-    best.map(|(t, source, _)| (t, source))
+    best.map(|(t, source, _, tri)| (probe::settle(core, radius, &Triangle(tri), 0.0, t), source))
 }
 
 /// A mesh triangle's contact `t` seen through its flat edges, for an
@@ -483,12 +488,18 @@ impl<'a> ShapeRef<'a> {
     /// feature.
     pub(crate) fn probe_touch(&self, place: &Placement, probe: &Probe) -> Option<(Touch, u32)> {
         if let Some((piece, rc)) = self.piece(place) {
+            let (q, r) = (&probe.core, probe.radius);
             let t = match &piece {
-                Piece::Point(p) => probe::point_touch(&probe.core.closed(), probe.radius, p.0, rc)
-                    .unwrap_or_else(|| probe::touch(&probe.core, probe.radius, p, rc)),
-                Piece::Segment(p) => probe::touch(&probe.core, probe.radius, p, rc),
-                Piece::Box(p) => probe::touch(&probe.core, probe.radius, p, rc),
-                Piece::Polytope(p) => probe::touch(&probe.core, probe.radius, p, rc),
+                Piece::Point(p) => probe::point_touch(&q.closed(), r, p.0, rc)
+                    .unwrap_or_else(|| probe::touch(q, r, p, rc))
+                    .map(|t| probe::settle(q, r, p, rc, t)),
+                Piece::Segment(p) => {
+                    probe::touch(q, r, p, rc).map(|t| probe::settle(q, r, p, rc, t))
+                }
+                Piece::Box(p) => probe::touch(q, r, p, rc).map(|t| probe::settle(q, r, p, rc, t)),
+                Piece::Polytope(p) => {
+                    probe::touch(q, r, p, rc).map(|t| probe::settle(q, r, p, rc, t))
+                }
             };
             return t.map(|t| (t, 0));
         }
@@ -594,12 +605,23 @@ impl<'a> ShapeRef<'a> {
 ///   the direction from the surface point nearest the centre to the
 ///   centre (outwards). No way out is shallower than the deepest
 ///   triangle's: freeing the shape frees it from that triangle too.
+///
+/// The point is then a surface point in the shape ([`surface_point`]).
 pub(crate) fn solid_touch(
     place: &Placement,
     b: &super::bsp::BspView,
     probe: &Probe,
 ) -> Option<(Touch, u32)> {
-    if let Some(inside) = inside_solid(place, b, probe) {
+    solid_way_out(place, b, probe).map(|(t, f)| (surface_point(place, b, probe, t), f))
+}
+
+/// [`solid_touch`] with the point where the moved shape last touches.
+fn solid_way_out(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+) -> Option<(Touch, u32)> {
+    if let Some(inside) = inside_way_out(place, b, probe) {
         return Some(inside);
     }
     let (t, f) = mesh_touch(place, &b.0.surface, probe)?;
@@ -656,9 +678,56 @@ fn frees(place: &Placement, b: &super::bsp::BspView, probe: &Probe, n: DVec3, de
 /// sphere this is the shortest way out wherever the solid is convex
 /// around the nearest point; for other shapes and pinched solids it is
 /// the shortest way out along that direction, which is always a way out.
-/// The point is where the shape, moved by the depth, touches the surface
-/// it last leaves; the feature is that triangle's source id.
+/// The point is a surface point in the shape ([`surface_point`]), or,
+/// for a shape wholly inside, where the shape, moved by the depth,
+/// touches the surface it last leaves; the feature is that triangle's
+/// source id.
 pub(crate) fn inside_solid(
+    place: &Placement,
+    b: &super::bsp::BspView,
+    probe: &Probe,
+) -> Option<(Touch, u32)> {
+    inside_way_out(place, b, probe).map(|(t, f)| (surface_point(place, b, probe, t), f))
+}
+
+/// A contact `t` with a concave solid with its point moved to the
+/// surface point in the shape farthest along its normal, over the
+/// surface triangles the shape touches ([`probe::settle`] on each); `t`
+/// as it is where the shape touches none (wholly inside).
+fn surface_point(place: &Placement, b: &super::bsp::BspView, probe: &Probe, t: Touch) -> Touch {
+    let (c, h) = probe.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let mesh = &b.0.surface;
+    let (core, radius) = (&probe.core, probe.radius);
+    let mut best: Option<DVec3> = None;
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = tri_mesh::leaf_span(mesh, leaf);
+        for slot in first << 1..(first << 1) + count {
+            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            if let Some(own) = probe::touch(core, radius, &tri, 0.0) {
+                let p = probe::settle(
+                    core,
+                    radius,
+                    &tri,
+                    0.0,
+                    Touch {
+                        normal: t.normal,
+                        ..own
+                    },
+                )
+                .point;
+                if best.is_none_or(|b| p.dot(t.normal) > b.dot(t.normal)) {
+                    best = Some(p);
+                }
+            }
+        }
+        false
+    });
+    best.map_or(t, |point| Touch { point, ..t })
+}
+
+/// [`inside_solid`] with the point where the moved shape last touches.
+fn inside_way_out(
     place: &Placement,
     b: &super::bsp::BspView,
     probe: &Probe,
@@ -841,18 +910,23 @@ mod tests {
             }
             false
         });
-        let mut best: Option<(Touch, u32)> = None;
+        let mut best: Option<(Touch, u32, Triangle)> = None;
         for c in &all {
             let tri = Triangle(c.tri);
             let flat = tri_mesh::flat_mask(mesh, c.slot);
             if let Some(t) = probe::touch(&probe.core, probe.radius, &tri, 0.0)
                 .map(|t| flat_region(t, &tri.0, flat, &probe.core, probe.radius, centre, &all))
-                && best.is_none_or(|(b, _)| t.depth > b.depth)
+                && best.is_none_or(|(b, ..)| t.depth > b.depth)
             {
-                best = Some((t, tri_mesh::slot_source(mesh, c.slot)));
+                best = Some((t, tri_mesh::slot_source(mesh, c.slot), tri));
             }
         }
-        best
+        best.map(|(t, source, tri)| {
+            (
+                probe::settle(&probe.core, probe.radius, &tri, 0.0, t),
+                source,
+            )
+        })
     }
 
     /// A 24 × 24 grid of half-metre cells: a flat half (coplanar
