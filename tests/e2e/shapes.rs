@@ -332,7 +332,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
         "Cube box: auto: closed and convex, fills 100.0% of a fitted box (fit error 0.0000 m)",
         "Cylinder polytope: auto: closed, 100.0% of its hull's volume",
         // convex, more faces than the 64-plane cap, fills 87% of a sphere
-        "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 63 planes, reaching up to 0.0613 m beyond it)",
+        "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 62 planes, reaching up to 0.0613 m beyond it)",
         "Sphere sphere: auto: closed and convex, fills 98.4% of a fitted sphere (fit error 0.0000 m)",
         // closed and concave: simplified within 5 cm, a BSP tree
         "Torus bsp: auto: closed, concave (53.0% of its hull's volume) (collider 1152 → 368 faces, Hausdorff 0.0373 m (render → collider 0.0373, collider → render 0.0372), mean 0.0079 m, volume 99.6%; bsp of 699 nodes (0 bevel), depth 35; simplified to 368 faces)",
