@@ -7,9 +7,10 @@
 //! boundary primitives — closed forms for point/segment/triangle pairs
 //! (Ericson, "Real-Time Collision Detection", 2004, §5.1) — or zero when one
 //! holds a vertex of the other or a segment crosses a triangle. The
-//! penetration depth of overlapping cores is the distance from the origin
-//! to the boundary of their Minkowski difference, whose hull is built from
-//! all vertex differences. Times of impact come from the distance along the
+//! penetration depth of overlapping cores is the least overlap over every
+//! candidate separating axis (face normals, and cross products of every
+//! pair of edges), and a query hull's boundary comes from a brute-force
+//! hull of its points: neither uses the runtime's hull. Times of impact come from the distance along the
 //! motion, which is convex in time: a ternary search for the closest
 //! approach, then bisection before it.
 
@@ -186,17 +187,42 @@ impl Polytope {
 }
 
 /// The boundary of the convex hull of `points` as outward triangles
-/// (`None` if flat).
+/// (`None` if flat), by brute force: every triple of points whose plane
+/// has every point on one side is a face (a face of more than three
+/// points gives several overlapping triangles, which cover it). O(n⁴),
+/// for the few points of a query hull; independent of the runtime's
+/// hull.
 pub fn hull_triangles(points: &[DVec3]) -> Option<Vec<[DVec3; 3]>> {
-    let h = kiln_runtime::geom::hull::hull(points)?;
+    let mut p: Vec<DVec3> = points.to_vec();
+    p.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).expect("finite"));
+    p.dedup();
+    let size = p
+        .iter()
+        .map(|x| x.abs().max_element())
+        .fold(1.0f64, f64::max);
+    let eps = 1e-12 * size;
     let mut tris = Vec::new();
-    for (lp, _, _) in &h.faces {
-        let v = |k: usize| h.vertices[lp[k] as usize];
-        for k in 1..lp.len() - 1 {
-            tris.push([v(0), v(k), v(k + 1)]);
+    for i in 0..p.len() {
+        for j in i + 1..p.len() {
+            for k in j + 1..p.len() {
+                let Some(n) = (p[j] - p[i]).cross(p[k] - p[i]).try_normalize() else {
+                    continue;
+                };
+                let h = n.dot(p[i]);
+                let (above, below) = p.iter().fold((false, false), |(a, b), x| {
+                    let d = n.dot(*x) - h;
+                    (a || d > eps, b || d < -eps)
+                });
+                match (above, below) {
+                    (true, true) | (false, false) => {}
+                    // every point below: n is outward
+                    (false, true) => tris.push([p[i], p[j], p[k]]),
+                    (true, false) => tris.push([p[i], p[k], p[j]]),
+                }
+            }
         }
     }
-    Some(tris)
+    (!tris.is_empty()).then_some(tris)
 }
 
 /// The core of a shape.
@@ -276,6 +302,43 @@ fn prim_dist(a: &Prim, b: &Prim) -> f64 {
 }
 
 impl Core {
+    /// Face normals and edge directions (each edge once), the candidates
+    /// of [`penetration`].
+    fn axes(&self) -> (Vec<DVec3>, Vec<DVec3>) {
+        let edges_of = |tris: &[[DVec3; 3]]| {
+            let mut e: Vec<[[u64; 3]; 2]> = Vec::new();
+            let key = |v: DVec3| v.to_array().map(f64::to_bits);
+            for t in tris {
+                for k in 0..3 {
+                    let (p, q) = (t[k], t[(k + 1) % 3]);
+                    let (p, q) = if p.to_array() < q.to_array() {
+                        (p, q)
+                    } else {
+                        (q, p)
+                    };
+                    e.push([key(p), key(q)]);
+                }
+            }
+            e.sort_unstable();
+            e.dedup();
+            e.iter()
+                .map(|[p, q]| {
+                    let v = |k: &[u64; 3]| DVec3::from_array(k.map(f64::from_bits));
+                    v(q) - v(p)
+                })
+                .collect::<Vec<_>>()
+        };
+        match self {
+            Core::Point(_) => (Vec::new(), Vec::new()),
+            Core::Segment(a, b) => (Vec::new(), vec![*b - *a]),
+            Core::Triangle(t) => (vec![(t[1] - t[0]).cross(t[2] - t[0])], edges_of(&[*t])),
+            Core::Solid(p) => (
+                p.planes.iter().map(|(n, _)| *n).collect(),
+                edges_of(&p.triangles),
+            ),
+        }
+    }
+
     /// Its corner points.
     pub fn vertices(&self) -> Vec<DVec3> {
         match self {
@@ -358,26 +421,45 @@ fn box_distance(a: &(DVec3, DVec3), b: &(DVec3, DVec3)) -> f64 {
 
 /// Penetration of core `a` into core `b`: the shortest move of `a` that
 /// separates them, and its unit direction (from `b` towards `a`); depth 0
-/// and no direction when their Minkowski difference is flat.
+/// and no direction when no axis has room (a flat Minkowski difference).
+///
+/// By separating axes over every candidate: the face normals of both and
+/// the cross products of every edge of one with every edge of the other,
+/// which include every face normal of the Minkowski difference, whose
+/// nearest face is the way out; extra axes (a face's diagonals) only ask
+/// more. Independent of the runtime's hull and separating-axis code.
 pub fn penetration(a: &Core, b: &Core) -> (f64, Option<DVec3>) {
+    let (na, ea) = a.axes();
+    let (nb, eb) = b.axes();
     let (va, vb) = (a.vertices(), b.vertices());
-    let diff: Vec<DVec3> = va
-        .iter()
-        .flat_map(|p| vb.iter().map(move |q| *p - *q))
-        .collect();
-    let Some(h) = kiln_runtime::geom::hull::hull(&diff) else {
-        return (0.0, None);
+    let mut best = (f64::INFINITY, None);
+    let mut test = |u: DVec3| {
+        let Some(u) = u.try_normalize() else {
+            return;
+        };
+        for s in [u, -u] {
+            // moving a by `d · s` clears b
+            let top = vb
+                .iter()
+                .map(|y| y.dot(s))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let low = va.iter().map(|x| x.dot(s)).fold(f64::INFINITY, f64::min);
+            let d = top - low;
+            if d < best.0 {
+                best = (d, Some(s));
+            }
+        }
     };
-    // the origin is inside: the nearest face plane is the way out; moving
-    // `a` by `v` shifts the difference by `v`, so `a` leaves against the
-    // face's outward normal
-    let (n, d) = h
-        .faces
-        .iter()
-        .map(|(_, n, d)| (*n, *d))
-        .min_by(|x, y| x.1.total_cmp(&y.1))
-        .expect("a hull has faces");
-    (d.max(0.0), Some(-n))
+    na.iter().chain(&nb).for_each(|&n| test(n));
+    for x in &ea {
+        for y in &eb {
+            test(x.cross(*y));
+        }
+    }
+    match best {
+        (d, Some(s)) if d.is_finite() => (d.max(0.0), Some(s)),
+        _ => (0.0, None),
+    }
 }
 
 /// Generalised winding number of closed triangles around `p` (solid
