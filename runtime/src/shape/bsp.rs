@@ -94,12 +94,26 @@ impl<'a> BspView<'a> {
         if self.frees_sphere(place, c, r, h.contact.normal, f64::from(r) - h.distance) {
             return Some(h);
         }
-        let probe = point_probe(c, r);
-        let (t, feature) = super::probe::solid_touch(place, self, &probe)?;
+        // the way out along the closest point's normal (for a sphere the
+        // deepest triangle's normal and the direction from the nearest
+        // surface point are that one, so `probe::solid_touch`'s two
+        // candidates are one); the point stays the closest surface point,
+        // which lies in the sphere
+        let (t, feature) =
+            super::probe::exit_along(place, self, &point_probe(c, r), h.contact.normal).unwrap_or(
+                (
+                    crate::geom::probe::Touch {
+                        point: h.contact.point,
+                        normal: h.contact.normal,
+                        depth: f64::from(r) - h.distance,
+                    },
+                    h.feature,
+                ),
+            );
         Some(ShapeContact {
             contact: Contact {
                 t: 0.0,
-                point: t.point,
+                point: h.contact.point,
                 normal: t.normal,
             },
             distance: f64::from(r) - t.depth,
@@ -142,6 +156,22 @@ impl<'a> BspView<'a> {
                     },
                     distance: near.distance,
                     feature: near.feature,
+                    inside: true,
+                });
+            }
+            // `probe::inside_solid`'s way, along the same direction, with
+            // the nearest surface point where the sphere reaches it
+            if let Some((t, feature)) = super::probe::exit_along(place, self, &point_probe(c, r), n)
+            {
+                let reaches = near.distance <= f64::from(r);
+                return Some(ShapeContact {
+                    contact: Contact {
+                        t: 0.0,
+                        point: if reaches { near.contact.point } else { t.point },
+                        normal: t.normal,
+                    },
+                    distance: t.depth - f64::from(r),
+                    feature,
                     inside: true,
                 });
             }

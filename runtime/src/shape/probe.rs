@@ -9,6 +9,7 @@ use crate::geom::gjk::{Moved, OrientedBox, Point, Segment, Support, Triangle};
 use crate::geom::probe::{self, Touch};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sat::{Edge, Face, Polyhedral};
+use crate::geom::sphere_triangle;
 use crate::instance::{Placement, apply};
 use crate::query::Probe;
 use crate::walk::{Grow, RayVisitor, TreeRef, vec3a};
@@ -756,16 +757,6 @@ fn inside_way_out(
     )))
 }
 
-/// One surface triangle a probe moving along a line overlaps, as the
-/// interval of distances `[enter, leave]` along it, with the contact
-/// where it leaves.
-struct Overlap {
-    enter: f64,
-    leave: f64,
-    touch: Touch,
-    source: u32,
-}
-
 /// Collects the surface triangles a moving probe's volume reaches.
 struct Reached<'a> {
     slots: &'a mut Vec<u32>,
@@ -791,7 +782,7 @@ impl RayVisitor for Reached<'_> {
 /// from each end; between the intervals the shape touches no surface and
 /// is wholly inside or wholly outside, which the point-in-solid test of
 /// its centre tells. The first gap outside is the way out.
-fn exit_along(
+pub(crate) fn exit_along(
     place: &Placement,
     b: &super::bsp::BspView,
     probe: &Probe,
@@ -833,47 +824,70 @@ fn exit_along(
     );
     let same = |t: Touch| (t, t.normal);
     let far = Moved(core, motion);
-    let mut spans: Vec<Overlap> = slots
+    // a sphere's casts in closed form (the general casts' conservative
+    // advancement costs ten times as much, and spheres are most queries)
+    let sphere = match core {
+        crate::query::Core::Point(p) => Some(p.0),
+        _ => None,
+    };
+    // where the moving probe meets each triangle, and (asked only for
+    // the triangles the walk below reaches) where it leaves it, by a
+    // cast back from the far end
+    let enter = |v: &[DVec3; 3]| match sphere {
+        Some(c) => sphere_triangle::sweep(c, radius, motion, 1.0, v[0], v[1], v[2]).map(|h| h.t),
+        None => probe::cast(core, radius, motion, 1.0, &Triangle(*v), 0.0, None, same).map(|h| h.0),
+    };
+    let leave = |v: &[DVec3; 3]| match sphere {
+        Some(c) => {
+            sphere_triangle::sweep(c + motion, radius, -motion, 1.0, v[0], v[1], v[2]).map(|h| {
+                let touch = Touch {
+                    point: h.point,
+                    normal: h.normal,
+                    depth: 0.0,
+                };
+                (h.t, touch)
+            })
+        }
+        None => probe::cast(&far, radius, -motion, 1.0, &Triangle(*v), 0.0, None, same),
+    };
+    let mut spans: Vec<(f64, [DVec3; 3], u32)> = slots
         .iter()
         .filter_map(|&slot| {
-            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
-            let (enter, _) = probe::cast(core, radius, motion, 1.0, &tri, 0.0, None, same)?;
-            let (back, touch) = probe::cast(&far, radius, -motion, 1.0, &tri, 0.0, None, same)?;
-            Some(Overlap {
-                enter: enter * reach,
-                leave: (1.0 - back) * reach,
-                touch,
-                source: tri_mesh::slot_source(mesh, slot),
-            })
+            let v = tri_mesh::world_triangle(place, mesh, slot);
+            Some((enter(&v)? * reach, v, slot))
         })
         .collect();
-    spans.sort_unstable_by(|a, b| a.enter.total_cmp(&b.enter));
+    spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
     let centre = probe.centre();
     let slack = 1e-9 * size;
-    let mut at: Option<&Overlap> = None;
+    let mut at: Option<(Touch, u32)> = None;
     let mut s = 0.0f64;
-    for span in &spans {
-        if span.enter > s + slack {
-            // a gap from s to span.enter, touching no surface: the shape
-            // is wholly outside or wholly inside there
-            let mid = (s + span.enter) * 0.5;
+    for (enter, v, slot) in &spans {
+        if *enter > s + slack {
+            // a gap from s to the span's start, touching no surface: the
+            // shape is wholly outside or wholly inside there
+            let mid = (s + enter) * 0.5;
             if at.is_some() && !b.contains_local(place.local_point64(centre + n * mid)) {
                 break;
             }
         }
-        if span.leave > s || at.is_none() {
-            s = s.max(span.leave);
-            at = Some(span);
+        let Some((back, touch)) = leave(v) else {
+            continue;
+        };
+        let out = (1.0 - back) * reach;
+        if out > s || at.is_none() {
+            s = s.max(out);
+            at = Some((touch, tri_mesh::slot_source(mesh, *slot)));
         }
     }
-    let last = at?;
+    let (last, source) = at?;
     Some((
         Touch {
-            point: last.touch.point,
+            point: last.point,
             normal: n,
             depth: s,
         },
-        last.source,
+        source,
     ))
 }
 
