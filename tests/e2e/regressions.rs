@@ -443,6 +443,14 @@ fn shapes_inside_concave_solids_pushed_further_in() {
     }
 }
 
+/// A random rotation.
+fn turn(rng: &mut kiln_tests::Rng) -> glam::DQuat {
+    glam::DQuat::from_axis_angle(
+        rng.unit().as_dvec3(),
+        f64::from(rng.range(0.0, std::f32::consts::TAU)),
+    )
+}
+
 /// Far from the origin an f32 ulp is a quarter of a millimetre, and the
 /// mesh walk culled in local space from the sphere's centre taken there
 /// in f32, with a margin of a micrometre: a sphere 2999 m out that
@@ -455,10 +463,7 @@ fn far_from_origin_spheres_culled_by_rounding() {
     let mut rng = kiln_tests::Rng::new(5432);
     let mut stats = Stats::default();
     for k in 0..20 {
-        let rotation = glam::DQuat::from_axis_angle(
-            rng.unit().as_dvec3(),
-            f64::from(rng.range(0.0, std::f32::consts::TAU)),
-        );
+        let rotation = turn(&mut rng);
         let transform = DAffine3::from_rotation_translation(
             rotation,
             DVec3::new(2999.7146903276443, -200.22294241189957, 1501.0067913532257),
@@ -500,10 +505,7 @@ fn far_from_origin_concave_corner_spheres_left_touching() {
     let mut rng = kiln_tests::Rng::new(636);
     let mut stats = Stats::default();
     for k in 0..10 {
-        let rotation = glam::DQuat::from_axis_angle(
-            rng.unit().as_dvec3(),
-            f64::from(rng.range(0.0, std::f32::consts::TAU)),
-        );
+        let rotation = turn(&mut rng);
         let scale = DVec3::new(0.8, 1.6, 1.0) * f64::from(rng.range(0.5, 1.5));
         let transform = DAffine3::from_scale_rotation_translation(
             scale,

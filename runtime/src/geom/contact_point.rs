@@ -149,7 +149,7 @@ fn within(x: DVec3, hs: &[(DVec3, f64)], tol: f64) -> bool {
 }
 
 /// The closest point of the segment `a`–`b` to `p`.
-fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
+pub(crate) fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
     let e = b - a;
     let ee = e.length_squared();
     if ee == 0.0 {

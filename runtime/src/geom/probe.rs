@@ -8,7 +8,7 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
-use super::contact_point;
+use super::contact_point::{self, on_segment};
 use super::epa;
 use super::gjk::{
     self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
@@ -73,16 +73,6 @@ fn box_closest(b: &OrientedBox, p: DVec3) -> (DVec3, DVec3) {
         b.center + b.axes[0] * c.x + b.axes[1] * c.y + b.axes[2] * c.z,
         local,
     )
-}
-
-/// The closest point of the segment from `a` to `b` to `p`.
-pub(crate) fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
-    let e = b - a;
-    let ee = e.length_squared();
-    if ee == 0.0 {
-        return a;
-    }
-    a + e * ((p - a).dot(e) / ee).clamp(0.0, 1.0)
 }
 
 /// [`touch`] of a query core grown by `rq` with a point `p` grown by `rc`

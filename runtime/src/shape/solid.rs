@@ -12,7 +12,7 @@
 
 use super::convex::{self, BoxView, ConvexView, RayAnswer};
 use super::{LocalRayHit, ShapeContact};
-use crate::geom::probe::on_segment;
+use crate::geom::contact_point::on_segment;
 use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
 use crate::instance::{Placement, apply};
 use glam::{DVec3, Vec3};
