@@ -81,6 +81,13 @@ pub struct Viewer {
     addr: SocketAddr,
 }
 
+/// The archive's and the source's stamps as they were before the viewer
+/// first read them.
+struct Stamps {
+    archive: Option<(SystemTime, u64)>,
+    source: Option<(SystemTime, u64)>,
+}
+
 /// The file's identity as the watcher compares it: a rename or a rewrite
 /// changes the modification time or the length.
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
@@ -113,6 +120,12 @@ impl Viewer {
     /// Opens the archive (and reads the source), binds 127.0.0.1:`port`
     /// and starts the watcher; [`Viewer::serve`] answers requests.
     pub fn start(opts: ViewOptions) -> Result<Viewer, ViewError> {
+        // stamp before reading, so a save that lands between the read and
+        // the watcher's start is still seen as a change
+        let stamps = Stamps {
+            archive: stamp(&opts.archive),
+            source: opts.source.as_deref().and_then(stamp),
+        };
         let source = opts.source.as_deref().map(load_source).transpose()?;
         let handle = LevelHandle::open(&opts.archive)?;
         let first = snapshot(&opts, 1, handle.level(), source.as_ref());
@@ -133,7 +146,7 @@ impl Viewer {
         let watched = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("kiln-view-watch".into())
-            .spawn(move || watch(&watched, source))
+            .spawn(move || watch(&watched, source, stamps))
             .expect("spawn the watcher thread");
         Ok(Viewer {
             listener,
@@ -178,11 +191,13 @@ impl Viewer {
 /// A new level is a new generation; the same bytes again (a forced re-bake)
 /// are not; a failed open keeps the last good level and records the error
 /// for the page's banner.
-fn watch(shared: &Shared, mut source: Option<crate::Scene>) {
+fn watch(shared: &Shared, mut source: Option<crate::Scene>, stamps: Stamps) {
     let opts = &shared.opts;
     let set_error = |e: Option<String>| *shared.error.lock().unwrap() = e;
-    let mut seen = stamp(&opts.archive);
-    let mut seen_source = opts.source.as_deref().and_then(stamp);
+    let Stamps {
+        archive: mut seen,
+        source: mut seen_source,
+    } = stamps;
     loop {
         std::thread::sleep(Duration::from_millis(100));
         let now = stamp(&opts.archive);
