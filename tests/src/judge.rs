@@ -486,7 +486,9 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                     // in or on the shape, unless the shape is wholly
                     // inside the solid, touching no surface triangle
                     let into = convex::distance(&Core::Point(p), &q.core) - q.radius;
-                    let reaches = c.gap <= TOL;
+                    // (a shape within the tolerance of a surface triangle
+                    // may be read as reaching it or not)
+                    let reaches = c.depths.iter().any(|&(_, d)| d > TOL);
                     assert!(
                         into <= point_tol(p) || !reaches,
                         "{what}: {} object {i} contact {p} lies {into} outside the shape (depth {depth})",

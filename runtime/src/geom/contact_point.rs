@@ -16,111 +16,174 @@
 //!
 //! A rounded side (a sphere's or capsule's core) contributes its core
 //! clipped to the other side, and its surface points around it.
+//!
+//! The features and half-spaces of both sides are built once per call
+//! into per-thread buffers, so settling a contact allocates nothing once a
+//! thread has warmed up.
 
 use super::gjk::OrientedBox;
 use super::sat::{Edge, Face, Polyhedral};
 use glam::DVec3;
+use std::cell::RefCell;
+
+/// A bounding half-space `m · x ≤ k`, with `|m|` kept so that growing it
+/// by a distance costs no square root.
+#[derive(Clone, Copy, Debug)]
+struct Half {
+    m: DVec3,
+    k: f64,
+    len: f64,
+}
+
+impl Half {
+    fn new(m: DVec3, k: f64) -> Half {
+        Half {
+            m,
+            k,
+            len: m.length(),
+        }
+    }
+
+    /// How far inside the half-space grown by `tol` the point `x` lies
+    /// (scaled by `|m|`; negative: outside).
+    #[inline]
+    fn room(&self, x: DVec3, tol: f64) -> f64 {
+        self.k + tol * self.len - self.m.dot(x)
+    }
+}
+
+/// A polyhedral piece's features, in buffers reused from call to call.
+#[derive(Default)]
+struct Buffers {
+    faces: Vec<Face>,
+    edges: Vec<Edge>,
+    hs: Vec<Half>,
+}
+
+/// A polyhedron as the clipper sees it: its faces, its edges (with a flat
+/// shape's in-plane outward normals), and the half-spaces bounding it
+/// (its face planes, and for a flat one its rim's in-plane planes).
+#[derive(Clone, Copy)]
+struct Poly<'a> {
+    faces: &'a [Face],
+    edges: &'a [Edge],
+    hs: &'a [Half],
+    solid: bool,
+    /// The corners of its bounding box.
+    lo: DVec3,
+    hi: DVec3,
+}
 
 /// A convex piece as the clipper sees it.
-enum Body {
-    /// A polyhedron: its faces, and its edges (with a flat shape's
-    /// in-plane outward normals, which bound it in its plane).
-    Poly {
-        faces: Vec<Face>,
-        edges: Vec<Edge>,
-        solid: bool,
-    },
+#[derive(Clone, Copy)]
+enum Body<'a> {
+    /// A polyhedron.
+    Poly(Poly<'a>),
     /// A point or a segment (grown by a radius outside this module).
     Line(DVec3, DVec3),
 }
 
-impl Body {
-    fn of(s: &impl Polyhedral) -> Option<Body> {
-        if let Some(b) = s.as_box()
-            && b.half.min_element() <= 0.0
-        {
-            return Body::flat_box(&b);
+impl<'a> Body<'a> {
+    /// The piece `s`, its features built into `buf`.
+    fn of(s: &impl Polyhedral, buf: &'a mut Buffers) -> Option<Body<'a>> {
+        buf.faces.clear();
+        buf.edges.clear();
+        buf.hs.clear();
+        let built = match s.as_box() {
+            Some(b) if b.half.min_element() <= 0.0 => match flat_box(&b, buf)? {
+                Some(line) => return Some(line),
+                None => true,
+            },
+            _ => s.features(&mut buf.faces, &mut buf.edges),
+        };
+        if !built {
+            return s.ends().map(|(a, b)| Body::Line(a, b));
         }
-        let (mut faces, mut edges) = (Vec::new(), Vec::new());
-        if s.features(&mut faces, &mut edges) {
-            let solid = faces.len() > 2;
-            return Some(Body::Poly {
-                faces,
-                edges,
-                solid,
+        let solid = buf.faces.len() > 2;
+        buf.hs.extend(buf.faces.iter().map(|f| Half::new(f.n, f.h)));
+        if !solid {
+            let rim = buf.edges.iter().map(|e| Half::new(e.out, e.out.dot(e.p)));
+            buf.hs.extend(rim);
+        }
+        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for e in &buf.edges {
+            lo = lo.min(e.p.min(e.q));
+            hi = hi.max(e.p.max(e.q));
+        }
+        Some(Body::Poly(Poly {
+            faces: &buf.faces,
+            edges: &buf.edges,
+            hs: &buf.hs,
+            solid,
+            lo,
+            hi,
+        }))
+    }
+
+    /// Whether `x` lies in the body grown by `r` (to `tol`).
+    fn holds(&self, r: f64, x: DVec3, tol: f64) -> bool {
+        match self {
+            Body::Poly(p) => within(x, p.hs, tol + r),
+            Body::Line(a, b) => (x - on_segment(*a, *b, x)).length() <= r + tol,
+        }
+    }
+
+    /// Whether the body has no inside (every point of it is on its
+    /// surface).
+    fn flat(&self) -> bool {
+        matches!(self, Body::Poly(Poly { solid: false, .. }))
+    }
+}
+
+/// A box with a zero extent (a query box may have one): a rectangle, built
+/// into `buf` (`Some(None)`), or a segment or a point (`Some(Some(line))`).
+fn flat_box<'a>(b: &OrientedBox, buf: &mut Buffers) -> Option<Option<Body<'a>>> {
+    let c = b.center;
+    let wide = |k: usize| b.half[k] > 0.0;
+    let axis = |k: usize| b.axes[k].try_normalize();
+    let mut w = (0..3).filter(|&k| wide(k));
+    let (i, j) = (w.next(), w.next());
+    match (i, j) {
+        (None, _) => Some(Some(Body::Line(c, c))),
+        (Some(i), None) => {
+            let e = b.axes[i] * b.half[i];
+            Some(Some(Body::Line(c - e, c + e)))
+        }
+        (Some(i), Some(j)) => {
+            let flat = 3 - i - j;
+            let n = axis(flat)?;
+            let (ai, aj) = (axis(i)?, axis(j)?);
+            let (ei, ej) = (ai * b.half[i], aj * b.half[j]);
+            buf.faces.push(Face { n, h: n.dot(c) });
+            buf.faces.push(Face {
+                n: -n,
+                h: -n.dot(c),
             });
-        }
-        s.ends().map(|(a, b)| Body::Line(a, b))
-    }
-}
-
-impl Body {
-    /// A box with a zero extent (a query box may have one): a rectangle,
-    /// a segment or a point.
-    fn flat_box(b: &OrientedBox) -> Option<Body> {
-        let c = b.center;
-        let flat: Vec<usize> = (0..3).filter(|&k| b.half[k] <= 0.0).collect();
-        let wide: Vec<usize> = (0..3).filter(|&k| b.half[k] > 0.0).collect();
-        let axis = |k: usize| b.axes[k].try_normalize();
-        match wide.as_slice() {
-            [] => Some(Body::Line(c, c)),
-            &[i] => {
-                let e = b.axes[i] * b.half[i];
-                Some(Body::Line(c - e, c + e))
-            }
-            &[i, j] => {
-                let n = axis(flat[0])?;
-                let (ai, aj) = (axis(i)?, axis(j)?);
-                let (ei, ej) = (ai * b.half[i], aj * b.half[j]);
-                let faces = vec![
-                    Face { n, h: n.dot(c) },
-                    Face {
-                        n: -n,
-                        h: -n.dot(c),
-                    },
-                ];
-                let mut edges = Vec::new();
-                for (along, across, a) in [(ei, ej, aj), (ej, ei, ai)] {
-                    for s in [-1.0, 1.0] {
-                        let mid = c + across * s;
-                        edges.push(Edge {
-                            p: mid - along,
-                            q: mid + along,
-                            n1: n,
-                            n2: -n,
-                            out: a * s,
-                        });
-                    }
+            for (along, across, a) in [(ei, ej, aj), (ej, ei, ai)] {
+                for s in [-1.0, 1.0] {
+                    let mid = c + across * s;
+                    buf.edges.push(Edge {
+                        p: mid - along,
+                        q: mid + along,
+                        n1: n,
+                        n2: -n,
+                        out: a * s,
+                    });
                 }
-                Some(Body::Poly {
-                    faces,
-                    edges,
-                    solid: false,
-                })
             }
-            _ => None,
+            Some(None)
         }
     }
-}
-
-/// The half-spaces `m · x ≤ k` bounding a polyhedron: its face planes
-/// and, for a flat one, its rim's in-plane planes.
-fn half_spaces(faces: &[Face], edges: &[Edge], solid: bool) -> Vec<(DVec3, f64)> {
-    let mut hs: Vec<(DVec3, f64)> = faces.iter().map(|f| (f.n, f.h)).collect();
-    if !solid {
-        hs.extend(edges.iter().map(|e| (e.out, e.out.dot(e.p))));
-    }
-    hs
 }
 
 /// The part `[t0, t1]` of the segment `a + t (b − a)`, `t ∈ [0, 1]`, inside
 /// the half-spaces grown by `tol` (Cyrus and Beck).
-fn clip(a: DVec3, b: DVec3, hs: &[(DVec3, f64)], tol: f64) -> Option<(f64, f64)> {
+fn clip(a: DVec3, b: DVec3, hs: &[Half], tol: f64) -> Option<(f64, f64)> {
     let d = b - a;
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for &(m, k) in hs {
-        let room = k + tol * m.length() - m.dot(a);
-        let rate = m.dot(d);
+    for h in hs {
+        let room = h.room(a, tol);
+        let rate = h.m.dot(d);
         if rate == 0.0 {
             if room < 0.0 {
                 return None;
@@ -144,8 +207,13 @@ fn on_boundary(x: DVec3, faces: &[Face], tol: f64) -> bool {
 }
 
 /// Whether `x` lies in the half-spaces grown by `tol`.
-fn within(x: DVec3, hs: &[(DVec3, f64)], tol: f64) -> bool {
-    hs.iter().all(|&(m, k)| m.dot(x) <= k + tol * m.length())
+fn within(x: DVec3, hs: &[Half], tol: f64) -> bool {
+    hs.iter().all(|h| h.room(x, tol) >= 0.0)
+}
+
+/// Whether `x`, in the polyhedron `p` (to `tol`), is on its surface.
+fn on_surface(x: DVec3, p: &Poly, tol: f64) -> bool {
+    !p.solid || on_boundary(x, p.faces, tol)
 }
 
 /// The closest point of the segment `a`–`b` to `p`.
@@ -182,25 +250,62 @@ fn segments_closest_on_second(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> DVe
 /// The surface points of the rounded piece (`a`–`b` grown by `r`) around
 /// its core point `y`: out from the axis towards `n` and away from it,
 /// and, at an end, out along the axis.
-fn around(a: DVec3, b: DVec3, r: f64, y: DVec3, n: DVec3, out: &mut Vec<DVec3>) {
+fn around(a: DVec3, b: DVec3, r: f64, y: DVec3, n: DVec3, out: &mut impl FnMut(DVec3)) {
     let axis = b - a;
     let len = axis.length();
     let u = if len > 0.0 {
         let ax = axis / len;
         let across = n - ax * n.dot(ax);
         if (y - a).length() <= 1e-12 * len {
-            out.push(y - ax * r);
+            out(y - ax * r);
         }
         if (y - b).length() <= 1e-12 * len {
-            out.push(y + ax * r);
+            out(y + ax * r);
         }
         across.try_normalize()
     } else {
         Some(n)
     };
     if let Some(u) = u {
-        out.push(y + u * r);
-        out.push(y - u * r);
+        out(y + u * r);
+        out(y - u * r);
+    }
+}
+
+/// The candidate points, in a buffer reused from call to call, and what
+/// is farthest along a normal among them.
+struct Candidates<'a>(&'a mut Vec<DVec3>);
+
+impl Candidates<'_> {
+    fn offer(&mut self, x: DVec3) {
+        self.0.push(x);
+    }
+
+    /// Offers a candidate and keeps `best`, the farthest along `n` so far.
+    fn offer_along(&mut self, x: DVec3, n: DVec3, best: &mut f64) {
+        *best = best.max(x.dot(n));
+        self.0.push(x);
+    }
+
+    fn found(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    /// The first candidate farthest along `n`, and the average of those
+    /// within `tol` of it; `None` where there are none.
+    fn farthest(&self, n: DVec3, tol: f64) -> Option<(DVec3, DVec3)> {
+        let best = self
+            .0
+            .iter()
+            .map(|x| x.dot(n))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let first = *self.0.iter().find(|x| x.dot(n) == best)?;
+        let (mut sum, mut count) = (DVec3::ZERO, 0u32);
+        for &x in self.0.iter().filter(|x| x.dot(n) >= best - tol) {
+            sum += x;
+            count += 1;
+        }
+        Some((first, sum / count as f64))
     }
 }
 
@@ -209,191 +314,133 @@ fn around(a: DVec3, b: DVec3, r: f64, y: DVec3, n: DVec3, out: &mut Vec<DVec3>) 
 /// along `n` as those reach (the farthest averaged where they tie, for a
 /// polyhedral collider); `None` where none is found (a rounded side the
 /// clipping does not reach, or a shape wholly inside).
-fn deepest(qb: &Body, rq: f64, cb: &Body, rc: f64, n: DVec3, tol: f64) -> Option<DVec3> {
-    let mut found: Vec<DVec3> = Vec::new();
-    let mut polyhedral = false;
+fn deepest(
+    qb: &Body,
+    rq: f64,
+    cb: &Body,
+    rc: f64,
+    n: DVec3,
+    tol: f64,
+    found: &mut Vec<DVec3>,
+) -> Option<DVec3> {
+    found.clear();
+    let mut far = Candidates(found);
     match (qb, cb) {
-        (
-            Body::Poly {
-                faces: qf,
-                edges: qe,
-                solid: qs,
-            },
-            Body::Poly {
-                faces: cf,
-                edges: ce,
-                solid: cs,
-            },
-        ) => {
-            polyhedral = true;
-            let (qh, ch) = (half_spaces(qf, qe, *qs), half_spaces(cf, ce, *cs));
+        (Body::Poly(q), Body::Poly(c)) => {
+            // every vertex of the intersection lies in both bounding boxes:
+            // an edge that misses their common box adds none; nor does one
+            // that ends short of the farthest candidate so far along `n`
+            let (lo, hi) = (q.lo.max(c.lo) - tol, q.hi.min(c.hi) + tol);
+            let mut best = f64::NEG_INFINITY;
+            let near = |e: &Edge, best: f64| {
+                e.p.min(e.q).cmple(hi).all()
+                    && e.p.max(e.q).cmpge(lo).all()
+                    && e.p.dot(n).max(e.q.dot(n)) >= best - tol
+            };
             // the collider's edges in the shape: on its surface throughout
-            for e in ce {
-                if let Some((t0, t1)) = clip(e.p, e.q, &qh, tol) {
-                    found.push(e.p.lerp(e.q, t0));
-                    found.push(e.p.lerp(e.q, t1));
+            for e in c.edges {
+                if near(e, best)
+                    && let Some((t0, t1)) = clip(e.p, e.q, q.hs, tol)
+                {
+                    far.offer_along(e.p.lerp(e.q, t0), n, &mut best);
+                    far.offer_along(e.p.lerp(e.q, t1), n, &mut best);
                 }
             }
             // the shape's edges in the collider, where they meet its surface
-            for e in qe {
-                if let Some((t0, t1)) = clip(e.p, e.q, &ch, tol) {
+            for e in q.edges {
+                if near(e, best)
+                    && let Some((t0, t1)) = clip(e.p, e.q, c.hs, tol)
+                {
                     for t in [t0, t1] {
                         let x = e.p.lerp(e.q, t);
-                        if !*cs || on_boundary(x, cf, tol) {
-                            found.push(x);
+                        if on_surface(x, c, tol) {
+                            far.offer_along(x, n, &mut best);
                         }
                     }
                 }
             }
+            // the farthest, averaged where they tie: a point of their face
+            // of the intersection, which lies on the collider's surface
+            // where every tie does on one face; else the first
+            let (first, mid) = far.farthest(n, tol)?;
+            let fits = within(mid, c.hs, tol) && on_surface(mid, c, tol) && within(mid, q.hs, tol);
+            return Some(if fits { mid } else { first });
         }
-        (
-            Body::Line(a, b),
-            Body::Poly {
-                faces: cf,
-                edges: ce,
-                solid: cs,
-            },
-        ) => {
+        (Body::Line(a, b), Body::Poly(c)) => {
             // the shape's core where it meets the collider's surface
-            let ch = half_spaces(cf, ce, *cs);
-            if let Some((t0, t1)) = clip(*a, *b, &ch, tol) {
+            if let Some((t0, t1)) = clip(*a, *b, c.hs, tol) {
                 for t in [t0, t1] {
                     let x = a.lerp(*b, t);
-                    if !*cs || on_boundary(x, cf, tol) {
-                        found.push(x);
+                    if on_surface(x, c, tol) {
+                        far.offer(x);
                     }
                 }
             }
-            if found.is_empty() && *cs {
+            if !far.found() && c.solid {
                 // the core wholly inside: the surface point nearest it,
                 // the projection of an end onto the nearest face plane,
                 // if the radius reaches it
                 for end in [*a, *b] {
-                    if let Some((f, gap)) = cf
+                    if let Some((f, gap)) = c
+                        .faces
                         .iter()
                         .map(|f| (f, f.h - f.n.dot(end)))
                         .min_by(|x, y| x.1.total_cmp(&y.1))
                         && gap <= rq + tol
                     {
-                        found.push(end + f.n * gap);
+                        far.offer(end + f.n * gap);
                     }
                 }
             }
         }
-        (
-            Body::Poly {
-                faces: qf,
-                edges: qe,
-                solid: qs,
-            },
-            Body::Line(a, b),
-        ) => {
+        (Body::Poly(q), Body::Line(a, b)) => {
             // the collider's core in the shape, and its surface around it
-            let qh = half_spaces(qf, qe, *qs);
-            let mut near = Vec::new();
-            if let Some((t0, t1)) = clip(*a, *b, &qh, tol) {
+            if let Some((t0, t1)) = clip(*a, *b, q.hs, tol) {
                 for t in [t0, t1] {
-                    around(*a, *b, rc, a.lerp(*b, t), n, &mut near);
+                    around(*a, *b, rc, a.lerp(*b, t), n, &mut |x| {
+                        if within(x, q.hs, tol) {
+                            far.offer(x);
+                        }
+                    });
                 }
             }
-            found.extend(near.into_iter().filter(|&x| within(x, &qh, tol)));
         }
         (Body::Line(qa, qb), Body::Line(a, b)) => {
             let y = segments_closest_on_second(*qa, *qb, *a, *b);
-            let mut near = Vec::new();
-            around(*a, *b, rc, y, n, &mut near);
-            found.extend(
-                near.into_iter()
-                    .filter(|&x| (x - on_segment(*qa, *qb, x)).length() <= rq + tol),
-            );
+            let in_q = |x: DVec3| (x - on_segment(*qa, *qb, x)).length() <= rq + tol;
+            around(*a, *b, rc, y, n, &mut |x| {
+                if in_q(x) {
+                    far.offer(x);
+                }
+            });
+            if !far.found() {
+                // the collider's surface out from its core through an end
+                // of the shape's core: in the shape where the end lies
+                // within the shape's radius of that surface
+                for e in [*qa, *qb] {
+                    let ye = on_segment(*a, *b, e);
+                    let Some(u) = (e - ye).try_normalize() else {
+                        continue;
+                    };
+                    let x = ye + u * rc;
+                    if in_q(x) {
+                        far.offer(x);
+                    }
+                }
+            }
         }
     }
-    let best = found
-        .iter()
-        .map(|x| x.dot(n))
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !best.is_finite() {
-        return None;
-    }
-    let first = *found.iter().find(|x| x.dot(n) == best)?;
-    if !polyhedral {
-        return Some(first);
-    }
-    // the farthest, averaged where they tie: a point of their face of the
-    // intersection, which lies on the collider's surface where every tie
-    // does on one face; else the first
-    let ties: Vec<DVec3> = found
-        .iter()
-        .copied()
-        .filter(|x| x.dot(n) >= best - tol)
-        .collect();
-    let mid = ties.iter().copied().sum::<DVec3>() / ties.len() as f64;
-    let Body::Poly {
-        faces: cf,
-        edges: ce,
-        solid: cs,
-    } = cb
-    else {
-        return Some(first);
-    };
-    let Body::Poly {
-        faces: qf,
-        edges: qe,
-        solid: qs,
-    } = qb
-    else {
-        return Some(first);
-    };
-    let on_c = within(mid, &half_spaces(cf, ce, *cs), tol) && (!*cs || on_boundary(mid, cf, tol));
-    let in_q = within(mid, &half_spaces(qf, qe, *qs), tol);
-    Some(if on_c && in_q { mid } else { first })
-}
-
-impl Body {
-    /// Whether `x` lies in the body grown by `r` (to `tol`).
-    fn holds(&self, r: f64, x: DVec3, tol: f64) -> bool {
-        match self {
-            Body::Poly {
-                faces,
-                edges,
-                solid,
-            } => within(x, &half_spaces(faces, edges, *solid), tol + r),
-            Body::Line(a, b) => (x - on_segment(*a, *b, x)).length() <= r + tol,
-        }
-    }
-
-    /// Whether the body has no inside (every point of it is on its
-    /// surface).
-    fn flat(&self) -> bool {
-        matches!(self, Body::Poly { solid: false, .. })
-    }
+    far.farthest(n, tol).map(|(first, _)| first)
 }
 
 /// A point of both cores, where they overlap and one is a point or a
 /// segment: that core clipped to the other, or the segments' closest
 /// points.
 fn common_core_point(qb: &Body, cb: &Body, tol: f64) -> Option<DVec3> {
-    let clipped = |a: DVec3, b: DVec3, faces: &[Face], edges: &[Edge], solid: bool| {
-        clip(a, b, &half_spaces(faces, edges, solid), tol)
-            .map(|(t0, t1)| a.lerp(b, 0.5 * (t0 + t1)))
-    };
     match (qb, cb) {
-        (
-            Body::Line(a, b),
-            Body::Poly {
-                faces,
-                edges,
-                solid,
-            },
-        )
-        | (
-            Body::Poly {
-                faces,
-                edges,
-                solid,
-            },
-            Body::Line(a, b),
-        ) => clipped(*a, *b, faces, edges, *solid),
+        (Body::Line(a, b), Body::Poly(p)) | (Body::Poly(p), Body::Line(a, b)) => {
+            clip(*a, *b, p.hs, tol).map(|(t0, t1)| a.lerp(*b, 0.5 * (t0 + t1)))
+        }
         (Body::Line(qa, qb), Body::Line(a, b)) => {
             Some(segments_closest_on_second(*qa, *qb, *a, *b))
         }
@@ -401,12 +448,20 @@ fn common_core_point(qb: &Body, cb: &Body, tol: f64) -> Option<DVec3> {
     }
 }
 
+thread_local! {
+    /// The shape's and the collider's feature buffers, reused by
+    /// [`settle`] on each thread.
+    static BUFFERS: RefCell<(Buffers, Buffers, Vec<DVec3>)> = RefCell::default();
+}
+
 /// The point an overlap of `q` grown by `rq` with `c` grown by `rc`
 /// reports, given its contact (`witness`, `normal`, `depth`): a point of
 /// the collider's surface in or on the shape.
 ///
-/// - Cores apart, the witness (the collider's point nearest the shape's
-///   core) in the shape: the witness.
+/// - The witness, where it lies in the shape: it is the collider's point
+///   where the shape, moved out by the depth, touches it, so its farthest
+///   point along the normal, and `witness − depth · normal` is on the
+///   shape's surface — the point agrees with the normal and the depth.
 /// - Else the intersection's vertices on the collider's surface, deepest
 ///   along the normal ([`deepest`]).
 /// - Else (a rounded side whose core the other does not reach) where the
@@ -420,23 +475,70 @@ pub(crate) fn settle(
     rq: f64,
     c: &impl Polyhedral,
     rc: f64,
-    (witness, normal, depth): (DVec3, DVec3, f64),
+    contact: (DVec3, DVec3, f64),
     tol: f64,
 ) -> Option<DVec3> {
-    let apart = depth < rq + rc - tol;
-    if apart
-        && let Some((a, b)) = q.ends()
-        && (witness - on_segment(a, b, witness)).length() <= rq + tol
+    // the witness, the collider's farthest point along the normal, where
+    // it lies in the shape, told without building the bodies where the
+    // shape is a sphere, a capsule or a box (the common cases)
+    let witness = contact.0;
+    if q.holds_point(witness, rq, tol) == Some(true) {
+        return Some(witness);
+    }
+    // a shape wholly inside a rounded collider (a small box in a big
+    // ball): no point of the surface in it, told without the bodies
+    if let Some((a, b)) = c.ends()
+        && quickly_all_corners(q, |x| (x - on_segment(a, b, x)).length() + rq < rc) == Some(true)
     {
-        // the common case (spheres and capsules), told without building
-        // the bodies
+        return None;
+    }
+    BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => {
+            let (qbuf, cbuf, found) = &mut *bufs;
+            settle_in(q, rq, c, rc, contact, tol, (qbuf, cbuf, found))
+        }
+        // not reached (settling never settles another contact), but safe
+        Err(_) => {
+            let mut fresh = (Buffers::default(), Buffers::default(), Vec::new());
+            let (qbuf, cbuf, found) = &mut fresh;
+            settle_in(q, rq, c, rc, contact, tol, (qbuf, cbuf, found))
+        }
+    })
+}
+
+/// Whether `f` holds at every corner of `q` (the ends of a segment, the
+/// corners of a box), where those are cheap to list; `None` otherwise.
+fn quickly_all_corners(q: &impl Polyhedral, f: impl Fn(DVec3) -> bool) -> Option<bool> {
+    if let Some((a, b)) = q.ends() {
+        return Some(f(a) && f(b));
+    }
+    let b = q.as_box()?;
+    let [x, y, z] = [0, 1, 2].map(|k| b.axes[k] * b.half[k]);
+    Some((0..8).all(|i| {
+        let s = |bit: usize| if i & bit == 0 { -1.0 } else { 1.0 };
+        f(b.center + x * s(1) + y * s(2) + z * s(4))
+    }))
+}
+
+/// [`settle`] past its first case, with the features built into the
+/// given buffers.
+fn settle_in(
+    q: &impl Polyhedral,
+    rq: f64,
+    c: &impl Polyhedral,
+    rc: f64,
+    (witness, normal, _): (DVec3, DVec3, f64),
+    tol: f64,
+    (qbuf, cbuf, found): (&mut Buffers, &mut Buffers, &mut Vec<DVec3>),
+) -> Option<DVec3> {
+    let (qb, cb) = (Body::of(q, qbuf)?, Body::of(c, cbuf)?);
+    if qb.holds(rq, witness, tol) {
         return Some(witness);
     }
-    let (qb, cb) = (Body::of(q)?, Body::of(c)?);
-    if apart && qb.holds(rq, witness, tol) {
-        return Some(witness);
+    if wholly_inside(q, &qb, rq, &cb, rc) {
+        return None;
     }
-    if let Some(p) = deepest(&qb, rq, &cb, rc, normal, tol) {
+    if let Some(p) = deepest(&qb, rq, &cb, rc, normal, tol, found) {
         return Some(p);
     }
     // a point of both: the shape's core point nearest the collider's
@@ -470,29 +572,86 @@ pub(crate) fn settle(
             for e in [*a, *b] {
                 let from = match &cb {
                     Body::Line(ca, cb) => on_segment(*ca, *cb, e),
-                    Body::Poly { .. } => common,
+                    Body::Poly(_) => common,
                 };
                 try_point(e + (e - from).normalize_or_zero() * rq);
             }
         }
-        Body::Poly { edges, .. } => edges.iter().for_each(|e| {
+        Body::Poly(p) => p.edges.iter().for_each(|e| {
             try_point(e.p);
             try_point(e.q);
         }),
     }
     let far = outside?;
-    // bisection on the segment from `common` (in both) to `far` (in the
-    // shape, outside the collider): a point of the collider's surface
+    Some(crossing(&cb, rc, common, far, tol))
+}
+
+/// Whether the shape `q` (as `qb`) grown by `rq` lies inside the
+/// collider `cb` grown by `rc`, off its surface: in a rounded collider,
+/// its extreme points (a core's ends grown by the radius, a
+/// polyhedron's vertices) are; in a solid polyhedron, its support along
+/// each face normal is inside that face. A flat collider holds nothing.
+fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) -> bool {
+    match cb {
+        Body::Line(a, b) => {
+            let inside = |x: DVec3| (x - on_segment(*a, *b, x)).length() + rq < rc;
+            match qb {
+                Body::Line(qa, qb) => inside(*qa) && inside(*qb),
+                Body::Poly(p) => p.edges.iter().all(|e| inside(e.p) && inside(e.q)),
+            }
+        }
+        // inside the core, deeper than the shape's radius reaches
+        Body::Poly(p) => {
+            let inside = |out: f64| out <= 0.0 && out + rq < rc;
+            let point_inside = |x: DVec3| p.faces.iter().all(|f| inside(f.n.dot(x) - f.h));
+            // a few of the shape's points first: most shapes that are not
+            // inside have one of them outside
+            let first_ok = match qb {
+                Body::Line(a, b) => point_inside(*a) && point_inside(*b),
+                Body::Poly(qp) => qp.edges.iter().take(4).all(|e| point_inside(e.p)),
+            };
+            p.solid
+                && first_ok
+                && p.faces
+                    .iter()
+                    .all(|f| inside(q.support(f.n).dot(f.n) - f.h))
+        }
+    }
+}
+
+/// Where the segment from `from` (in `cb` grown by `rc`) to `to` (outside
+/// it) crosses the surface: in closed form for a ball, else by bisection
+/// to within `tol`.
+fn crossing(cb: &Body, rc: f64, from: DVec3, to: DVec3, tol: f64) -> DVec3 {
+    let d = to - from;
+    if let Body::Line(a, b) = cb
+        && a == b
+    {
+        // |from + s d − a|² = rc², the root in [0, 1]: from is inside
+        let (m, dd) = (from - *a, d.length_squared());
+        if dd > 0.0 {
+            let (half_b, c) = (m.dot(d), m.length_squared() - rc * rc);
+            let disc = half_b * half_b - dd * c;
+            if disc >= 0.0 {
+                let s = ((-half_b + disc.sqrt()) / dd).clamp(0.0, 1.0);
+                return from + d * s;
+            }
+        }
+    }
+    let len = d.length();
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     for _ in 0..64 {
+        if (hi - lo) * len <= 0.25 * tol {
+            break;
+        }
         let mid = 0.5 * (lo + hi);
-        if cb.holds(rc, common.lerp(far, mid), 0.0) {
+        if cb.holds(rc, from.lerp(to, mid), 0.0) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    Some(common.lerp(far, lo))
+    from.lerp(to, lo)
 }
 
 #[cfg(test)]
@@ -508,7 +667,9 @@ mod tests {
         n: DVec3,
         tol: f64,
     ) -> Option<DVec3> {
-        deepest(&Body::of(q)?, rq, &Body::of(c)?, rc, n, tol)
+        let (mut qbuf, mut cbuf) = (Buffers::default(), Buffers::default());
+        let (qb, cb) = (Body::of(q, &mut qbuf)?, Body::of(c, &mut cbuf)?);
+        deepest(&qb, rq, &cb, rc, n, tol, &mut Vec::new())
     }
 
     fn unit_box(center: DVec3, half: DVec3) -> OrientedBox {
@@ -594,5 +755,105 @@ mod tests {
         .unwrap();
         // up would leave the box; down stays in it
         assert!(p.abs_diff_eq(DVec3::new(0.0, 0.3, 0.0), 1e-9), "{p}");
+    }
+
+    #[test]
+    fn cheap_containment_agrees_with_the_clipper_s() {
+        // boxes with axes unit only to rounding (and scaled, as a
+        // placement's may be), segments and points, grown or not
+        let mut rng = crate::geom::test_rng::Rng(0x0C0F_FEE5);
+        for case in 0..400 {
+            let r = if case % 2 == 0 { 0.0 } else { rng.f() };
+            let stretch = 1.0 + 1e-7 * (rng.f() - 0.5);
+            let axes = rng.rotation().map(|a| a * stretch);
+            let b = OrientedBox {
+                center: rng.v(2.0),
+                axes,
+                half: rng.v(1.0).abs() + 0.05,
+            };
+            let s = Segment(rng.v(2.0), rng.v(2.0));
+            for _ in 0..20 {
+                let x = rng.v(3.0);
+                let mut buf = Buffers::default();
+                let body = Body::of(&b, &mut buf).unwrap();
+                // the distance to the box grown by `grown` (negative inside)
+                let near = |grown: f64| {
+                    let d = x - b.center;
+                    (0..3)
+                        .map(|k| (d.dot(axes[k].normalize()).abs() - b.half[k] * stretch).max(0.0))
+                        .map(|e| e * e)
+                        .sum::<f64>()
+                        .sqrt()
+                        - grown
+                };
+                // away from the boundary, where rounding could go either way
+                if near(r).abs() > 1e-6 {
+                    let cheap = b.holds_point(x, r, 0.0).unwrap();
+                    assert_eq!(cheap, near(r) <= 0.0, "box case {case}: {x}");
+                    if r == 0.0 {
+                        assert_eq!(cheap, body.holds(0.0, x, 0.0), "box case {case}: {x}");
+                    }
+                }
+                let mut sbuf = Buffers::default();
+                let seg = Body::of(&s, &mut sbuf).unwrap();
+                assert_eq!(s.holds_point(x, r, 0.0), Some(seg.holds(r, x, 0.0)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_witness_in_the_shape_is_the_point() {
+        // a box sunk 0.3 into a bigger box's top face: the witness (on the
+        // top face, under the box) lies in it and is kept
+        let c = unit_box(DVec3::ZERO, DVec3::ONE);
+        let q = unit_box(DVec3::new(0.2, 1.2, -0.1), DVec3::splat(0.5));
+        let witness = DVec3::new(0.6, 1.0, 0.3);
+        let p = settle(&q, 0.0, &c, 0.0, (witness, DVec3::Y, 0.3), 1e-9);
+        assert_eq!(p, Some(witness));
+        // one outside the shape is replaced by the surface inside it
+        let away = DVec3::new(0.9, 1.0, 0.9);
+        let p = settle(&q, 0.0, &c, 0.0, (away, DVec3::Y, 0.3), 1e-9).unwrap();
+        assert!(
+            q.holds_point(p, 0.0, 1e-9).unwrap(),
+            "{p} outside the shape"
+        );
+        assert!((p.y - 1.0).abs() <= 1e-8, "{p} off the top face");
+    }
+
+    #[test]
+    fn rounded_pairs_settle_in_closed_form() {
+        let ball = Point(DVec3::ZERO);
+        // a capsule whose core lies in a ball of radius 2, one end grown
+        // out through its surface: a point of the ball's surface in it
+        let cap = Segment(DVec3::new(0.0, 0.5, 0.0), DVec3::new(0.0, 1.8, 0.0));
+        let witness = DVec3::new(0.0, 2.0, 0.0);
+        let p = settle(&cap, 0.3, &ball, 2.0, (witness, DVec3::Y, 0.0), 1e-9).unwrap();
+        assert!((p.length() - 2.0).abs() <= 1e-9, "{p} off the ball");
+        assert!(
+            cap.holds_point(p, 0.3, 1e-9).unwrap(),
+            "{p} outside the capsule"
+        );
+        // a crossing solved on a ball, not by bisection: on its surface
+        let body = Body::Line(DVec3::ZERO, DVec3::ZERO);
+        let x = crossing(
+            &body,
+            2.0,
+            DVec3::new(0.3, 0.1, 0.0),
+            DVec3::new(3.0, 1.0, 0.5),
+            1e-9,
+        );
+        assert!((x.length() - 2.0).abs() <= 1e-12, "{x}");
+        // a box and a capsule wholly inside the ball: none
+        let small = unit_box(DVec3::new(0.2, 0.0, 0.1), DVec3::splat(0.4));
+        let witness = DVec3::new(2.0, 0.0, 0.0);
+        assert_eq!(
+            settle(&small, 0.0, &ball, 2.0, (witness, DVec3::X, 2.0), 1e-9),
+            None
+        );
+        let short = Segment(DVec3::new(0.0, -0.2, 0.0), DVec3::new(0.0, 0.2, 0.0));
+        assert_eq!(
+            settle(&short, 0.5, &ball, 2.0, (witness, DVec3::X, 2.0), 1e-9),
+            None
+        );
     }
 }

@@ -240,11 +240,23 @@ pub(crate) fn settle(
     rc: f64,
     t: Touch,
 ) -> Touch {
-    let tol = 1e-9 * scale(q, c);
-    match contact_point::settle(q, rq, c, rc, (t.point, t.normal, t.depth), tol) {
+    match settled_point(q, rq, c, rc, t) {
         Some(point) => Touch { point, ..t },
         None => t,
     }
+}
+
+/// [`settle`]'s point, `None` where the shape reaches none of the
+/// collider's surface (it is wholly inside).
+pub(crate) fn settled_point(
+    q: &impl Polyhedral,
+    rq: f64,
+    c: &impl Polyhedral,
+    rc: f64,
+    t: Touch,
+) -> Option<DVec3> {
+    let tol = 1e-9 * scale(q, c);
+    contact_point::settle(q, rq, c, rc, (t.point, t.normal, t.depth), tol)
 }
 
 /// Whether a displacement `d` (the whole motion) does not close in on a

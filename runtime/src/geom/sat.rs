@@ -73,6 +73,34 @@ pub(crate) trait Polyhedral: Support {
     fn ends(&self) -> Option<(DVec3, DVec3)> {
         None
     }
+    /// Whether `x` lies in the shape grown by `r` (to `tol`), where that
+    /// is cheap to tell without its features: by default for a point, a
+    /// segment or a box; `None` where not known.
+    fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
+        if let Some((a, b)) = self.ends() {
+            let e = b - a;
+            let ee = e.length_squared();
+            let on = if ee == 0.0 {
+                a
+            } else {
+                a + e * ((x - a).dot(e) / ee).clamp(0.0, 1.0)
+            };
+            return Some((x - on).length() <= r + tol);
+        }
+        let b = self.as_box()?;
+        let d = x - b.center;
+        let mut outside = 0.0f64;
+        for k in 0..3 {
+            // axes from f32 placements are unit only to rounding
+            let len = b.axes[k].length();
+            if !len.is_finite() || len <= 0.0 {
+                return None;
+            }
+            let along = (d.dot(b.axes[k]) / len).abs() - b.half[k] * len;
+            outside += along.max(0.0).powi(2);
+        }
+        Some(outside.sqrt() <= r + tol)
+    }
 }
 
 /// Whether an edge of one polyhedron (Gauss-map arc from `a` to `b`,
@@ -203,6 +231,9 @@ impl Polyhedral for OrientedBox {
 }
 
 impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
+    fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
+        self.0.holds_point(x - self.1, r, tol)
+    }
     fn as_box(&self) -> Option<OrientedBox> {
         self.0.as_box().map(|b| OrientedBox {
             center: b.center + self.1,

@@ -324,9 +324,11 @@ pub struct ShapeOverlap {
     /// Instance index (see [`Level::object_name`]).
     pub instance: u32,
     /// The deepest contact's point: on the object's surface and in or on
-    /// the shape as posed (the surface inside the shape farthest along
-    /// `normal`; only a shape wholly inside a solid, reaching no surface,
-    /// gets the surface point it leaves by).
+    /// the shape as posed — the object's point the shape touches when
+    /// moved out by `depth`, where that lies in the shape, else the surface
+    /// inside the shape farthest along `normal`; only a shape wholly
+    /// inside a solid, reaching no surface, gets the surface point it
+    /// leaves by (the contact rules in the README).
     pub point: Vec3,
     /// Unit normal from the object towards the query shape: the direction
     /// that separates them fastest. Over a flat region of a mesh
@@ -451,6 +453,20 @@ impl Polyhedral for PosedHull<'_> {
     fn is_solid(&self) -> bool {
         self.hull.normals.len() > 2
     }
+    fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
+        // in the hull's own frame: the most a face plane is exceeded by
+        let local = self.rotation.inverse() * (x - self.translation);
+        let most = self
+            .hull
+            .normals
+            .iter()
+            .zip(&self.hull.offsets)
+            .map(|(n, h)| n.dot(local) - h)
+            .fold(f64::NEG_INFINITY, f64::max);
+        // outside the planes, a grown hull's corners are rounded: exact
+        // only without a radius
+        (most <= tol || r == 0.0).then_some(most <= r + tol)
+    }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let (r, t) = (self.rotation, self.translation);
         for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
@@ -550,6 +566,9 @@ impl Polyhedral for Core<'_> {
     }
     fn ends(&self) -> Option<(DVec3, DVec3)> {
         on_core!(self, v => v.ends())
+    }
+    fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
+        on_core!(self, v => v.holds_point(x, r, tol))
     }
 }
 

@@ -706,17 +706,15 @@ fn surface_point(place: &Placement, b: &super::bsp::BspView, probe: &Probe, t: T
         for slot in first << 1..(first << 1) + count {
             let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
             if let Some(own) = probe::touch(core, radius, &tri, 0.0) {
-                let p = probe::settle(
-                    core,
-                    radius,
-                    &tri,
-                    0.0,
-                    Touch {
-                        normal: t.normal,
-                        ..own
-                    },
-                )
-                .point;
+                let own = Touch {
+                    normal: t.normal,
+                    ..own
+                };
+                // a triangle the shape reaches none of (it only grazes it,
+                // to rounding) offers no point
+                let Some(p) = probe::settled_point(core, radius, &tri, 0.0, own) else {
+                    continue;
+                };
                 if best.is_none_or(|b| p.dot(t.normal) > b.dot(t.normal)) {
                     best = Some(p);
                 }
