@@ -715,6 +715,19 @@ fn by_axes(
     for u in [DVec3::X, DVec3::Y, DVec3::Z] {
         try_axis(u);
     }
+    // square to each edge: a point on a segment, or two segments on one
+    // line, overlap by no more than along these (no edge pair's cross
+    // product gives them, and the coordinate axes may all run along the
+    // segment's length)
+    let mut square_to = |e: DVec3| {
+        if let Some(u) = e.try_normalize() {
+            let (p, q) = u.any_orthonormal_pair();
+            try_axis(p);
+            try_axis(q);
+        }
+    };
+    a.edge_directions(&mut square_to);
+    b.edge_directions(&mut square_to);
     a.edge_directions(&mut |ea| {
         b.edge_directions(&mut |eb| {
             let c = ea.cross(eb);
@@ -736,6 +749,27 @@ mod tests {
     use super::*;
     use crate::geom::gjk::distance;
     use crate::geom::test_rng::Rng;
+
+    #[test]
+    fn a_point_on_a_segment_is_not_inside_it() {
+        // a sphere's centre on a capsule collider's axis, 3 km out (a
+        // fuzzer's case): the cores only touch, so their penetration is 0,
+        // not the segment's overlap along a coordinate axis (it was 1 mm
+        // along z, added to the contact's depth)
+        let seg = Segment(
+            DVec3::new(2998.731764793396, -200.4084127182141, 1499.7944820437115),
+            DVec3::new(2999.731614112854, -200.39117834623903, 1499.7924320187885),
+        );
+        let on = seg.0.lerp(seg.1, 0.49987);
+        let (depth, _) = penetration(&Segment(on, on), &seg);
+        assert!(depth.abs() <= 1e-9, "depth {depth}");
+        let (depth, _) = penetration(&Point(on), &seg);
+        assert!(depth.abs() <= 1e-9, "depth {depth}");
+        // two segments on one line, overlapping: no depth either
+        let along = Segment(seg.0.lerp(seg.1, 0.3), seg.0.lerp(seg.1, 1.4));
+        let (depth, _) = penetration(&along, &seg);
+        assert!(depth.abs() <= 1e-9, "depth {depth}");
+    }
 
     /// Brute force over many directions: every direction gives a valid
     /// separating move, so the true depth is at most their minimum.
