@@ -78,13 +78,7 @@ pub(crate) trait Polyhedral: Support {
     /// segment or a box; `None` where not known.
     fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
         if let Some((a, b)) = self.ends() {
-            let e = b - a;
-            let ee = e.length_squared();
-            let on = if ee == 0.0 {
-                a
-            } else {
-                a + e * ((x - a).dot(e) / ee).clamp(0.0, 1.0)
-            };
+            let on = super::contact_point::on_segment(a, b, x);
             return Some((x - on).length() <= r + tol);
         }
         let b = self.as_box()?;
