@@ -281,12 +281,6 @@ impl Candidates<'_> {
         self.0.push(x);
     }
 
-    /// Offers a candidate and keeps `best`, the farthest along `n` so far.
-    fn offer_along(&mut self, x: DVec3, n: DVec3, best: &mut f64) {
-        *best = best.max(x.dot(n));
-        self.0.push(x);
-    }
-
     fn found(&self) -> bool {
         !self.0.is_empty()
     }
@@ -328,33 +322,27 @@ fn deepest(
     match (qb, cb) {
         (Body::Poly(q), Body::Poly(c)) => {
             // every vertex of the intersection lies in both bounding boxes:
-            // an edge that misses their common box adds none; nor does one
-            // that ends short of the farthest candidate so far along `n`
+            // an edge that misses their common box adds none
             let (lo, hi) = (q.lo.max(c.lo) - tol, q.hi.min(c.hi) + tol);
-            let mut best = f64::NEG_INFINITY;
-            let near = |e: &Edge, best: f64| {
-                e.p.min(e.q).cmple(hi).all()
-                    && e.p.max(e.q).cmpge(lo).all()
-                    && e.p.dot(n).max(e.q.dot(n)) >= best - tol
-            };
+            let near = |e: &Edge| e.p.min(e.q).cmple(hi).all() && e.p.max(e.q).cmpge(lo).all();
             // the collider's edges in the shape: on its surface throughout
             for e in c.edges {
-                if near(e, best)
+                if near(e)
                     && let Some((t0, t1)) = clip(e.p, e.q, q.hs, tol)
                 {
-                    far.offer_along(e.p.lerp(e.q, t0), n, &mut best);
-                    far.offer_along(e.p.lerp(e.q, t1), n, &mut best);
+                    far.offer(e.p.lerp(e.q, t0));
+                    far.offer(e.p.lerp(e.q, t1));
                 }
             }
             // the shape's edges in the collider, where they meet its surface
             for e in q.edges {
-                if near(e, best)
+                if near(e)
                     && let Some((t0, t1)) = clip(e.p, e.q, c.hs, tol)
                 {
                     for t in [t0, t1] {
                         let x = e.p.lerp(e.q, t);
                         if on_surface(x, c, tol) {
-                            far.offer_along(x, n, &mut best);
+                            far.offer(x);
                         }
                     }
                 }
