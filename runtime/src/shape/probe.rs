@@ -313,6 +313,9 @@ fn flat_region(
     let p0 = tri[0];
     let size = p0.abs().max_element() + centre.abs().max_element() + radius + 1.0;
     let eps = 1e-7 * size;
+    // a corner on a shared edge of two triangles is over both, to rounding
+    // (a distance: the decision moves the depth by about as much)
+    let edge_eps = 1e-9 * size;
     // the triangles of the face's plane among those near the shape
     let coplanar = |c: &&Candidate| c.tri.iter().all(|x| (*x - p0).dot(n).abs() <= eps);
     let mut over = true;
@@ -327,9 +330,9 @@ fn flat_region(
             let m = (b - a).cross(cc - a);
             let m2 = m.length_squared();
             m2 > 0.0
-                && [(a, b), (b, cc), (cc, a)]
-                    .iter()
-                    .all(|&(x, y)| (y - x).cross(p - x).dot(m) >= -eps * m2.sqrt())
+                && [(a, b), (b, cc), (cc, a)].iter().all(|&(x, y)| {
+                    (y - x).cross(p - x).dot(m) >= -edge_eps * m2.sqrt() * (y - x).length()
+                })
         });
     });
     if over {
