@@ -84,11 +84,24 @@ enum Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    /// The piece `s`, its features built into `buf`.
-    fn of(s: &impl Polyhedral, buf: &'a mut Buffers) -> Option<Body<'a>> {
+    /// The piece `s`, its features built into `buf`; a solid's faces
+    /// only, where `edges` is false and it can list them alone (its edges
+    /// and bounding box are then left empty).
+    fn of(s: &impl Polyhedral, buf: &'a mut Buffers, edges: bool) -> Option<Body<'a>> {
         buf.faces.clear();
         buf.edges.clear();
         buf.hs.clear();
+        if !edges && s.solid_faces(&mut buf.faces) {
+            buf.hs.extend(buf.faces.iter().map(|f| Half::new(f.n, f.h)));
+            return Some(Body::Poly(Poly {
+                faces: &buf.faces,
+                edges: &buf.edges,
+                hs: &buf.hs,
+                solid: true,
+                lo: DVec3::INFINITY,
+                hi: DVec3::NEG_INFINITY,
+            }));
+        }
         let built = match s.as_box() {
             Some(b) if b.half.min_element() <= 0.0 => match flat_box(&b, buf)? {
                 Some(line) => return Some(line),
@@ -519,7 +532,9 @@ fn settle_in(
     tol: f64,
     (qbuf, cbuf, found): (&mut Buffers, &mut Buffers, &mut Vec<DVec3>),
 ) -> Option<DVec3> {
-    let (qb, cb) = (Body::of(q, qbuf)?, Body::of(c, cbuf)?);
+    let qb = Body::of(q, qbuf, true)?;
+    // against a point or a segment, a solid collider's faces are enough
+    let cb = Body::of(c, cbuf, !matches!(qb, Body::Line(..)))?;
     if qb.holds(rq, witness, tol) {
         return Some(witness);
     }
@@ -656,7 +671,7 @@ mod tests {
         tol: f64,
     ) -> Option<DVec3> {
         let (mut qbuf, mut cbuf) = (Buffers::default(), Buffers::default());
-        let (qb, cb) = (Body::of(q, &mut qbuf)?, Body::of(c, &mut cbuf)?);
+        let (qb, cb) = (Body::of(q, &mut qbuf, true)?, Body::of(c, &mut cbuf, true)?);
         deepest(&qb, rq, &cb, rc, n, tol, &mut Vec::new())
     }
 
@@ -763,7 +778,7 @@ mod tests {
             for _ in 0..20 {
                 let x = rng.v(3.0);
                 let mut buf = Buffers::default();
-                let body = Body::of(&b, &mut buf).unwrap();
+                let body = Body::of(&b, &mut buf, true).unwrap();
                 // the distance to the box grown by `grown` (negative inside)
                 let near = |grown: f64| {
                     let d = x - b.center;
@@ -783,10 +798,60 @@ mod tests {
                     }
                 }
                 let mut sbuf = Buffers::default();
-                let seg = Body::of(&s, &mut sbuf).unwrap();
+                let seg = Body::of(&s, &mut sbuf, true).unwrap();
                 assert_eq!(s.holds_point(x, r, 0.0), Some(seg.holds(r, x, 0.0)));
             }
         }
+    }
+
+    /// A solid's faces alone give a segment or a point the same point,
+    /// containment and crossing as its whole body (edges and all).
+    #[test]
+    fn faces_alone_settle_a_segment_as_the_whole_body() {
+        let mut rng = crate::geom::test_rng::Rng(0x0fac_e5a1_0e00_0002);
+        let (mut found, mut inside) = (0, 0);
+        for case in 0..2000 {
+            let c = OrientedBox {
+                center: rng.v(1.0),
+                axes: rng.rotation(),
+                half: rng.v(1.0).abs() + 0.1,
+            };
+            // every other one near the middle: often wholly inside
+            let (a, reach) = if case % 2 == 0 {
+                (c.center + rng.v(0.1), 0.1)
+            } else {
+                (rng.v(2.0), 1.0)
+            };
+            let s = if case % 3 == 0 {
+                Segment(a, a)
+            } else {
+                Segment(a, a + rng.v(reach))
+            };
+            let r = rng.f() * 0.5 * reach;
+            let n = rng.v(1.0).normalize();
+            let (mut sbuf, mut whole, mut alone) = Default::default();
+            let qb = Body::of(&s, &mut sbuf, true).unwrap();
+            let cw = Body::of(&c, &mut whole, true).unwrap();
+            let ca = Body::of(&c, &mut alone, false).unwrap();
+            let Body::Poly(p) = ca else {
+                panic!("case {case}: a box is a polyhedron");
+            };
+            assert!(p.edges.is_empty() && p.solid, "case {case}: faces only");
+            let (mut f1, mut f2) = (Vec::new(), Vec::new());
+            let pw = deepest(&qb, r, &cw, 0.0, n, 1e-9, &mut f1);
+            let pa = deepest(&qb, r, &ca, 0.0, n, 1e-9, &mut f2);
+            assert_eq!(pw, pa, "case {case}");
+            found += usize::from(pw.is_some());
+            let held = wholly_inside(&s, &qb, r, &cw, 0.0);
+            assert_eq!(held, wholly_inside(&s, &qb, r, &ca, 0.0), "case {case}");
+            inside += usize::from(held);
+            let (from, to) = (c.center, c.center + n * 4.0);
+            assert_eq!(
+                crossing(&cw, 0.0, from, to, 1e-9),
+                crossing(&ca, 0.0, from, to, 1e-9)
+            );
+        }
+        assert!(found > 200 && inside > 20, "{found} found, {inside} inside");
     }
 
     #[test]

@@ -53,6 +53,13 @@ pub(crate) trait Polyhedral: Support {
     fn features(&self, _faces: &mut Vec<Face>, _edges: &mut Vec<Edge>) -> bool {
         false
     }
+    /// Appends every face of a solid and answers `true`, where the shape
+    /// can list its faces without its edges; answers `false` (appending
+    /// nothing) otherwise, and [`Polyhedral::features`] is asked instead.
+    /// (A segment clipped to a solid needs only its face planes.)
+    fn solid_faces(&self, _faces: &mut Vec<Face>) -> bool {
+        false
+    }
     /// Whether the shape is a solid — more faces than a flat shape's two
     /// — known without building its features: chooses the way to the
     /// depth ([`expanding_first`]).
@@ -185,7 +192,7 @@ impl Polyhedral for OrientedBox {
     fn is_solid(&self) -> bool {
         true
     }
-    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
         if self.half.min_element() <= 0.0 {
             return false;
         }
@@ -202,6 +209,13 @@ impl Polyhedral for OrientedBox {
             faces.push(Face { n: a, h: m + h });
             faces.push(Face { n: -a, h: -m + h });
         }
+        true
+    }
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        if !self.solid_faces(faces) {
+            return false;
+        }
+        let c = self.center;
         // the four edges along axis i lie between faces ±j and ±k
         for i in 0..3 {
             let (j, k) = ((i + 1) % 3, (i + 2) % 3);
@@ -248,6 +262,15 @@ impl<S: Polyhedral> Polyhedral for Moved<'_, S> {
     }
     fn is_solid(&self) -> bool {
         self.0.is_solid()
+    }
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
+        let f0 = faces.len();
+        if !self.0.solid_faces(faces) {
+            return false;
+        }
+        let m = self.1;
+        faces[f0..].iter_mut().for_each(|f| f.h += f.n.dot(m));
+        true
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         let (f0, e0) = (faces.len(), edges.len());

@@ -443,6 +443,17 @@ impl Support for PosedHull<'_> {
     }
 }
 
+impl PosedHull<'_> {
+    /// Appends the hull's faces in world space.
+    fn push_faces(&self, faces: &mut Vec<Face>) {
+        let (r, t) = (self.rotation, self.translation);
+        for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
+            let n = r * n;
+            faces.push(Face { n, h: h + n.dot(t) });
+        }
+    }
+}
+
 impl Polyhedral for PosedHull<'_> {
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
         self.hull.normals.iter().for_each(|&n| f(self.rotation * n));
@@ -467,12 +478,15 @@ impl Polyhedral for PosedHull<'_> {
         // only without a radius
         (most <= tol || r == 0.0).then_some(most <= r + tol)
     }
-    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
-        let (r, t) = (self.rotation, self.translation);
-        for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
-            let n = r * n;
-            faces.push(Face { n, h: h + n.dot(t) });
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
+        self.is_solid() && {
+            self.push_faces(faces);
+            true
         }
+    }
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        let r = self.rotation;
+        self.push_faces(faces);
         let at = |v: u32| self.world[v as usize];
         for &(p, q, n1, n2) in &self.hull.edge_faces {
             let (n1, n2) = (r * n1, r * n2);
@@ -554,6 +568,9 @@ impl Polyhedral for Core<'_> {
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
         on_core!(self, v => v.features(faces, edges))
+    }
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
+        on_core!(self, v => v.solid_faces(faces))
     }
     fn is_solid(&self) -> bool {
         on_core!(self, v => v.is_solid())

@@ -25,6 +25,12 @@ struct PlacedPolytope<'a> {
     inv: [f64; 12],
 }
 
+thread_local! {
+    /// A placed polytope's vertices in world space, for its edges: a
+    /// buffer reused by every call on a thread.
+    static WORLD_VERTICES: std::cell::RefCell<Vec<DVec3>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl PlacedPolytope<'_> {
     fn local(&self, v: u32) -> DVec3 {
         let p = &self.p.vertices[v as usize];
@@ -33,6 +39,82 @@ impl PlacedPolytope<'_> {
             f64::from(p[1].to_native()),
             f64::from(p[2].to_native()),
         )
+    }
+
+    /// Appends the faces in world space; `false` (appending nothing) for a
+    /// degenerate placement, which leaves no faces to go by.
+    fn push_faces(&self, faces: &mut Vec<Face>) -> bool {
+        let (l, f0) = (&self.inv, faces.len());
+        // the local translation: a world point x is L x + t locally
+        let t = DVec3::new(l[3], l[7], l[11]);
+        for k in 0..self.p.planes.len() {
+            let pl = &self.p.planes[k];
+            let n = DVec3::new(
+                f64::from(pl[0].to_native()),
+                f64::from(pl[1].to_native()),
+                f64::from(pl[2].to_native()),
+            );
+            // normals map by the inverse transpose, m = Lᵀ n, and then
+            // m · x = n · (L x) = n · (v − t) for the world point x of a
+            // local point v: the support value in world space from the
+            // face's own vertices (f32 planes and vertices agree only to
+            // rounding), without placing them
+            let m = DVec3::new(
+                l[0] * n.x + l[4] * n.y + l[8] * n.z,
+                l[1] * n.x + l[5] * n.y + l[9] * n.z,
+                l[2] * n.x + l[6] * n.y + l[10] * n.z,
+            );
+            let len = m.length();
+            if !(len > 0.0 && len.is_finite()) {
+                faces.truncate(f0);
+                return false;
+            }
+            let h = self
+                .p
+                .face(k)
+                .iter()
+                .map(|v| n.dot(self.local(v.to_native())))
+                .fold(f64::NEG_INFINITY, f64::max);
+            faces.push(Face {
+                n: m / len,
+                h: (h - n.dot(t)) / len,
+            });
+        }
+        true
+    }
+
+    /// Appends the edges in world space, with their faces' normals from
+    /// `faces` (this polytope's, in order), placing the vertices into
+    /// `world`; `false` (appending nothing) where a face has no twin
+    /// across an edge: not closed, no Gauss map to go by.
+    fn push_edges(&self, world: &mut Vec<DVec3>, faces: &[Face], edges: &mut Vec<Edge>) -> bool {
+        let e0 = edges.len();
+        world.clear();
+        world.extend(
+            (0..self.p.vertices.len() as u32).map(|v| apply(&self.world, self.local(v), 1.0)),
+        );
+        for k in 0..self.p.planes.len() {
+            let (lp, tw) = (self.p.face(k), self.p.twins(k));
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
+                let twin = tw[j].to_native();
+                if twin == NO_TWIN {
+                    edges.truncate(e0);
+                    return false;
+                }
+                if a < b {
+                    let (n1, n2) = (faces[k].n, faces[usize::from(twin)].n);
+                    edges.push(Edge {
+                        p: world[a as usize],
+                        q: world[b as usize],
+                        n1,
+                        n2,
+                        out: n1 + n2,
+                    });
+                }
+            }
+        }
+        true
     }
 }
 
@@ -78,66 +160,23 @@ impl Polyhedral for PlacedPolytope<'_> {
     fn is_solid(&self) -> bool {
         self.p.planes.len() > 2
     }
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
+        self.is_solid() && self.push_faces(faces)
+    }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
-        let l = &self.inv;
-        let np = self.p.planes.len();
-        let (f0, e0) = (faces.len(), edges.len());
-        let world: Vec<DVec3> = (0..self.p.vertices.len() as u32)
-            .map(|v| apply(&self.world, self.local(v), 1.0))
-            .collect();
-        for k in 0..np {
-            let pl = &self.p.planes[k];
-            let n = DVec3::new(
-                f64::from(pl[0].to_native()),
-                f64::from(pl[1].to_native()),
-                f64::from(pl[2].to_native()),
-            );
-            // normals map by the inverse transpose
-            let n = DVec3::new(
-                l[0] * n.x + l[4] * n.y + l[8] * n.z,
-                l[1] * n.x + l[5] * n.y + l[9] * n.z,
-                l[2] * n.x + l[6] * n.y + l[10] * n.z,
-            )
-            .normalize_or_zero();
-            if n == DVec3::ZERO {
-                // a degenerate placement: no faces to go by
-                faces.truncate(f0);
-                return false;
-            }
-            // the face's own vertices give its support value (f32
-            // planes and vertices agree only to rounding)
-            let h = self
-                .p
-                .face(k)
-                .iter()
-                .map(|v| n.dot(world[v.to_native() as usize]))
-                .fold(f64::NEG_INFINITY, f64::max);
-            faces.push(Face { n, h });
+        let f0 = faces.len();
+        if !self.push_faces(faces) {
+            return false;
         }
-        for k in 0..np {
-            let (lp, tw) = (self.p.face(k), self.p.twins(k));
-            for j in 0..lp.len() {
-                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
-                let twin = tw[j].to_native();
-                if twin == NO_TWIN {
-                    // not closed: no Gauss map to go by
-                    faces.truncate(f0);
-                    edges.truncate(e0);
-                    return false;
-                }
-                if a < b {
-                    let (n1, n2) = (faces[f0 + k].n, faces[f0 + usize::from(twin)].n);
-                    edges.push(Edge {
-                        p: world[a as usize],
-                        q: world[b as usize],
-                        n1,
-                        n2,
-                        out: n1 + n2,
-                    });
-                }
-            }
+        let done = WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut world) => self.push_edges(&mut world, &faces[f0..], edges),
+            // not reached (nothing builds features while building them)
+            Err(_) => self.push_edges(&mut Vec::new(), &faces[f0..], edges),
+        });
+        if !done {
+            faces.truncate(f0);
         }
-        true
+        done
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         for k in 0..self.p.planes.len() {
@@ -942,6 +981,91 @@ mod tests {
                 source,
             )
         })
+    }
+
+    /// A placed polytope's faces listed alone (from its local planes and
+    /// vertices, nothing placed) are the faces its features list (from
+    /// its vertices placed in world space), to rounding, under mirrored,
+    /// sheared, non-uniform and far placements.
+    #[test]
+    fn placed_polytope_faces_alone_are_its_features_faces() {
+        let mut rng = Rng(0x00fa_ce5a_10e0_0001);
+        let pts: Vec<[f32; 3]> = (0..40)
+            .map(|_| {
+                (rng.unit() * DVec3::new(1.0, 0.6, 0.8))
+                    .as_vec3()
+                    .to_array()
+            })
+            .collect();
+        let hull = crate::geom::hull::hull(
+            &pts.iter()
+                .map(|p| Vec3::from(*p).as_dvec3())
+                .collect::<Vec<_>>(),
+        )
+        .expect("a solid hull");
+        // the hull's faces as a closed mesh over its own vertices
+        let verts: Vec<[f32; 3]> = hull
+            .vertices
+            .iter()
+            .map(|v| v.as_vec3().to_array())
+            .collect();
+        let tris: Vec<[u32; 3]> = hull
+            .faces
+            .iter()
+            .flat_map(|(lp, ..)| {
+                lp[1..]
+                    .windows(2)
+                    .map(|w| [lp[0], w[0], w[1]])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut transforms: Vec<DAffine3> =
+            kiln_tests::placements().into_iter().map(|p| p.1).collect();
+        transforms.push(DAffine3::from_cols_array(&[
+            -0.5, 0.0, 0.0, 0.3, 2.0, 0.0, 0.0, 0.1, 1.5, 3000.0, -200.0, 1500.0,
+        ]));
+        for (i, &transform) in transforms.iter().enumerate() {
+            let scene = Scene {
+                meshes: vec![SceneMesh::new("rock", verts.clone(), &tris)],
+                instances: vec![SceneInstance {
+                    name: "rock".into(),
+                    mesh: 0,
+                    transform,
+                    extras_collider: Some("convex".into()),
+                    ..SceneInstance::default()
+                }],
+                ..Scene::default()
+            };
+            let level =
+                Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+            let (shape, place) = placed(level.archive(), 0);
+            let Some((Piece::Polytope(p), _)) = shape.piece(&place) else {
+                panic!("placement {i}: the rock is a polytope");
+            };
+            let (mut alone, mut faces, mut edges) = (Vec::new(), Vec::new(), Vec::new());
+            assert!(p.solid_faces(&mut alone), "placement {i}");
+            assert!(p.features(&mut faces, &mut edges), "placement {i}");
+            assert_eq!(alone.len(), faces.len());
+            assert!(edges.len() >= alone.len(), "placement {i}");
+            let scale = 1.0 + transform.translation.abs().max_element();
+            for (k, (a, f)) in alone.iter().zip(&faces).enumerate() {
+                assert!(a.n.abs_diff_eq(f.n, 1e-12), "placement {i} face {k}");
+                assert!((a.h - f.h).abs() <= 1e-12 * scale, "placement {i} face {k}");
+            }
+            // every edge lies on the planes of both its faces
+            for e in &edges {
+                for x in [e.p, e.q] {
+                    let off = alone
+                        .iter()
+                        .map(|f| f.n.dot(x) - f.h)
+                        .fold(f64::MIN, f64::max);
+                    assert!(
+                        off.abs() <= 1e-6 * scale,
+                        "placement {i}: {x} off the surface by {off}"
+                    );
+                }
+            }
+        }
     }
 
     /// A 24 × 24 grid of half-metre cells: a flat half (coplanar
