@@ -16,6 +16,8 @@ use crate::walk::{Grow, RayVisitor, TreeRef, vec3a};
 use glam::{DVec3, Vec3};
 use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 use kiln_formats::tri_mesh::ArchivedTriMesh;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// A polytope under any affine placement, known by its support function
 /// and its face normals and edges in world space.
@@ -797,6 +799,36 @@ fn inside_way_out(
     )))
 }
 
+/// A surface triangle on the way out ([`exit_along`]), with bounds of
+/// the interval of distances along the way at which the shape touches it.
+struct Span {
+    /// No sooner than this.
+    first: f64,
+    /// No later than this.
+    last: f64,
+    v: [DVec3; 3],
+    slot: u32,
+}
+
+/// A distance along the way out and a span's index, ordered by the
+/// distance (then the index).
+#[derive(Clone, Copy, PartialEq)]
+struct Key(f64, usize);
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
 /// Collects the surface triangles a moving probe's volume reaches.
 struct Reached<'a> {
     slots: &'a mut Vec<u32>,
@@ -890,35 +922,122 @@ pub(crate) fn exit_along(
         }
         None => probe::cast(&far, radius, -motion, 1.0, &Triangle(*v), 0.0, None, same),
     };
-    let mut spans: Vec<(f64, [DVec3; 3], u32)> = slots
+    // Each triangle's interval of `s` is bounded without a cast: the
+    // shape meets it no sooner than its front reaches the triangle's
+    // lowest point along n, and touches it no later than its back passes
+    // the highest. A triangle whose interval ends by the current `s` can
+    // neither move `s` on nor close a gap past it, so it is dropped
+    // uncast; the others are cast in from their end only once their
+    // bound says they may have been met (Hjaltason and Samet, "Distance
+    // browsing in spatial databases", 1999), and out from the far end
+    // highest bound first.
+    // The shape also lies within a ball about its centre, which meets the
+    // triangle only where the centre's line passes within the sum of the
+    // two balls' radii of the triangle's own ball (a triangle the line
+    // passes farther off is never met).
+    let front = core.support(n).dot(n) + radius;
+    let slack = 1e-9 * size;
+    let centre = probe.centre();
+    let mut ball = 0.0f64;
+    core.for_each_vertex(&mut |x| ball = ball.max((x - centre).length()));
+    let ball = ball + radius;
+    let mut spans: Vec<Span> = slots
         .iter()
         .filter_map(|&slot| {
             let v = tri_mesh::world_triangle(place, mesh, slot);
-            Some((enter(&v)? * reach, v, slot))
+            let (lo, hi) = v
+                .iter()
+                .map(|x| x.dot(n))
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+                    (lo.min(d), hi.max(d))
+                });
+            let mid = (v[0] + v[1] + v[2]) / 3.0;
+            let own = v.iter().map(|x| (*x - mid).length()).fold(0.0, f64::max);
+            let along = (mid - centre).dot(n);
+            let off = (mid - centre - n * along).length_squared();
+            let reach = (own + ball) * (1.0 + 1e-9) + slack;
+            let half = (reach * reach - off).max(0.0).sqrt();
+            if off > reach * reach {
+                return None;
+            }
+            Some(Span {
+                first: (lo - front).max(along - half) - slack,
+                last: (hi - trailing).min(along + half) + slack,
+                v,
+                slot,
+            })
         })
         .collect();
-    spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
-    let centre = probe.centre();
-    let slack = 1e-9 * size;
+    spans.sort_unstable_by(|a, b| a.first.total_cmp(&b.first).then(a.slot.cmp(&b.slot)));
     let mut at: Option<(Touch, u32)> = None;
     let mut s = 0.0f64;
-    for (enter, v, slot) in &spans {
-        if *enter > s + slack {
-            // a gap from s to the span's start, touching no surface: the
-            // shape is wholly outside or wholly inside there
-            let mid = (s + enter) * 0.5;
-            if at.is_some() && !b.contains_local(place.local_point64(centre + n * mid)) {
-                break;
+    // spans[next..]: not looked at yet; `near`: those whose bound allows
+    // them to be met by s, latest bound first, `true` where known to be
+    // met (else not cast in yet); `ahead`: met past s, earliest first
+    let mut next = 0;
+    let mut near: BinaryHeap<(Key, bool)> = BinaryHeap::new();
+    let mut ahead: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
+    loop {
+        while let Some(sp) = spans.get(next)
+            && sp.first <= s + slack
+        {
+            near.push((Key(sp.last, next), false));
+            next += 1;
+        }
+        while let Some(&Reverse(Key(e, i))) = ahead.peek()
+            && e <= s + slack
+        {
+            ahead.pop();
+            near.push((Key(spans[i].last, i), true));
+        }
+        if let Some((Key(last, i), known)) = near.pop() {
+            if at.is_some() && last <= s {
+                // nor any other near one: their bounds are no later
+                near.clear();
+                continue;
             }
-        }
-        let Some((back, touch)) = leave(v) else {
+            if !known {
+                match enter(&spans[i].v).map(|e| e * reach) {
+                    Some(e) if e <= s + slack => {}
+                    Some(e) => {
+                        ahead.push(Reverse(Key(e, i)));
+                        continue;
+                    }
+                    None => continue,
+                }
+            }
+            let Some((back, touch)) = leave(&spans[i].v) else {
+                continue;
+            };
+            let out = (1.0 - back) * reach;
+            if out > s || at.is_none() {
+                s = s.max(out);
+                at = Some((touch, tri_mesh::slot_source(mesh, spans[i].slot)));
+            }
             continue;
-        };
-        let out = (1.0 - back) * reach;
-        if out > s || at.is_none() {
-            s = s.max(out);
-            at = Some((touch, tri_mesh::slot_source(mesh, *slot)));
         }
+        // none met by s: the next span the shape meets, exactly (no span
+        // whose bound is later than a known meeting meets it sooner)
+        while let Some(sp) = spans.get(next)
+            && ahead.peek().is_none_or(|Reverse(Key(e, _))| sp.first <= *e)
+        {
+            if (at.is_none() || sp.last > s)
+                && let Some(e) = enter(&sp.v)
+            {
+                ahead.push(Reverse(Key(e * reach, next)));
+            }
+            next += 1;
+        }
+        let Some(Reverse(Key(e, i))) = ahead.pop() else {
+            break;
+        };
+        // a gap from s to that meeting, touching no surface: the shape
+        // is wholly outside or wholly inside there
+        let mid = (s + e) * 0.5;
+        if at.is_some() && !b.contains_local(place.local_point64(centre + n * mid)) {
+            break;
+        }
+        near.push((Key(spans[i].last, i), true));
     }
     let (last, source) = at?;
     Some((
@@ -1171,5 +1290,160 @@ mod tests {
         }
         // most poses touch, and most of those meet several triangles
         assert!(touched > 3000 && many > 2500, "{touched} {many}");
+    }
+
+    /// [`exit_along`] as it was before its bounds: every triangle of the
+    /// surface cast in, spans taken in order of entry, each cast out.
+    fn exit_along_casting_every_triangle(
+        place: &Placement,
+        b: &super::super::bsp::BspView,
+        probe: &Probe,
+        n: DVec3,
+    ) -> Option<f64> {
+        let mesh = &b.0.surface;
+        let (core, radius) = (&probe.core, probe.radius);
+        let n = n.normalize();
+        let (lo, hi) = (vec3a(&mesh.min).as_dvec3(), vec3a(&mesh.max).as_dvec3());
+        let far_surface = (0..8)
+            .map(|k| {
+                let pick = |bit: usize, a: f64, b: f64| if k & bit == 0 { a } else { b };
+                let c = DVec3::new(
+                    pick(1, lo.x, hi.x),
+                    pick(2, lo.y, hi.y),
+                    pick(4, lo.z, hi.z),
+                );
+                place.world_point64(c).dot(n)
+            })
+            .fold(f64::NEG_INFINITY, f64::max);
+        let trailing = core.support(-n).dot(n) - radius;
+        let size = far_surface.abs() + trailing.abs() + radius + 1.0;
+        let reach = (far_surface - trailing).max(0.0) + 1e-3 * size;
+        let motion = n * reach;
+        let same = |t: Touch| (t, t.normal);
+        let far = Moved(core, motion);
+        let mut slots = Vec::new();
+        TreeRef::of(mesh).walk_box(vec3a(&mesh.min).into(), vec3a(&mesh.max).into(), |leaf| {
+            let (first, count) = tri_mesh::leaf_span(mesh, leaf);
+            slots.extend(first << 1..(first << 1) + count);
+            false
+        });
+        let mut spans: Vec<(f64, [DVec3; 3], u32)> = slots
+            .into_iter()
+            .filter_map(|slot| {
+                let v = tri_mesh::world_triangle(place, mesh, slot);
+                let e = match core {
+                    crate::query::Core::Point(p) => {
+                        sphere_triangle::sweep(p.0, radius, motion, 1.0, v[0], v[1], v[2])
+                            .map(|h| h.t)
+                    }
+                    _ => probe::cast(core, radius, motion, 1.0, &Triangle(v), 0.0, None, same)
+                        .map(|h| h.0),
+                };
+                Some((e? * reach, v, slot))
+            })
+            .collect();
+        spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+        let (centre, slack) = (probe.centre(), 1e-9 * size);
+        let (mut s, mut any) = (0.0f64, false);
+        for (enter, v, _) in &spans {
+            if *enter > s + slack
+                && any
+                && !b.contains_local(place.local_point64(centre + n * ((s + enter) * 0.5)))
+            {
+                break;
+            }
+            let back = match core {
+                crate::query::Core::Point(p) => {
+                    sphere_triangle::sweep(p.0 + motion, radius, -motion, 1.0, v[0], v[1], v[2])
+                        .map(|h| h.t)
+                }
+                _ => probe::cast(&far, radius, -motion, 1.0, &Triangle(*v), 0.0, None, same)
+                    .map(|h| h.0),
+            };
+            if let Some(back) = back {
+                s = s.max((1.0 - back) * reach);
+                any = true;
+            }
+        }
+        any.then_some(s)
+    }
+
+    /// The bounded way out of a concave solid is the way out found by
+    /// casting every triangle, for spheres, capsules, boxes and hulls in,
+    /// across and beside a knotted tube, along random directions, under an
+    /// identity and a turned, scaled, far placement.
+    #[test]
+    fn bounded_exit_answers_as_casting_every_triangle() {
+        let (pos, tris) = kiln_tests::torus_knot(48, 8, false);
+        let turned = DAffine3::from_scale_rotation_translation(
+            DVec3::new(1.5, 0.7, 1.2),
+            DQuat::from_axis_angle(DVec3::new(0.3, 1.0, -0.2).normalize(), 1.1),
+            DVec3::new(900.0, -40.0, 300.0),
+        );
+        let scene = Scene {
+            meshes: vec![SceneMesh::new("knot", pos, &tris)],
+            instances: [DAffine3::IDENTITY, turned]
+                .iter()
+                .enumerate()
+                .map(|(i, &transform)| SceneInstance {
+                    name: format!("knot{i}"),
+                    mesh: 0,
+                    transform,
+                    extras_collider: Some("bsp".into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let mut rng = Rng(0xe417_a10e_0000_0001);
+        let pts: Vec<Vec3> = (0..10)
+            .map(|_| (rng.unit() * DVec3::new(0.15, 0.1, 0.12)).as_vec3())
+            .collect();
+        let hull = ConvexHull::new(&pts).expect("a solid hull");
+        let (mut found, mut checked) = (0, 0);
+        for i in 0..3000 {
+            let ii = (i % 2) as u32;
+            let (shape, place) = placed(level.archive(), ii);
+            let Solid::Bsp(b) = shape.solid() else {
+                panic!("the knot is a solid");
+            };
+            let size = 0.03 + rng.f() * 0.3;
+            let shapes = [
+                QueryShape::Sphere {
+                    radius: size as f32,
+                },
+                QueryShape::Capsule {
+                    half_height: size as f32,
+                    radius: (size * 0.5) as f32,
+                },
+                QueryShape::Box {
+                    half: Vec3::new(1.0, 0.5, 0.7) * size as f32,
+                },
+                QueryShape::Hull(&hull),
+            ];
+            let local = rng.unit() * DVec3::new(0.8, 0.3, 0.8);
+            let at = if ii == 0 {
+                local
+            } else {
+                turned.transform_point3(local)
+            };
+            let rotation = Quat::from_axis_angle(
+                rng.unit().as_vec3(),
+                (rng.f() * std::f64::consts::TAU) as f32,
+            );
+            let probe = Probe::new(&shapes[i % 4], &Pose::new(rotation, at.as_vec3()))
+                .expect("a valid pose");
+            let n = rng.unit();
+            let got = exit_along(&place, &b, &probe, n);
+            let want = exit_along_casting_every_triangle(&place, &b, &probe, n);
+            assert_eq!(got.map(|(t, _)| t.depth), want, "case {i}");
+            if let Some((t, _)) = got {
+                assert!(t.normal.abs_diff_eq(n.normalize(), 1e-12), "case {i}");
+                found += 1;
+            }
+            checked += 1;
+        }
+        assert!(found > checked / 4, "{found} of {checked} met the knot");
     }
 }
