@@ -132,6 +132,17 @@ pub(crate) struct Separation {
     pub on_b: DVec3,
 }
 
+impl Separation {
+    /// The unit direction from the second shape's closest point to the
+    /// first's (zero where they coincide). Normalised by its own length,
+    /// not by `distance`: the two are rounded apart, which far from the
+    /// origin, with the shapes a hair apart, leaves `(on_a − on_b) /
+    /// distance` off unit length by 1e-5 and more.
+    pub fn normal(&self) -> DVec3 {
+        (self.on_a - self.on_b).normalize_or_zero()
+    }
+}
+
 /// One vertex of the simplex in the Minkowski difference A − B, with the
 /// points of A and B it came from.
 #[derive(Clone, Copy, Debug)]
@@ -210,10 +221,10 @@ impl Warm {
     /// The unit normal from `b` towards `a` at separation `s` (found by
     /// the search this simplex ended): where the search ended on a face
     /// of A − B (a triangle), that face's normal, exact to the rounding
-    /// of the face's own size; else `(on_a − on_b) / distance`, which
+    /// of the face's own size; else [`Separation::normal`], which
     /// loses the digits a distance of a few tolerances lacks.
     fn normal(&self, s: &Separation) -> DVec3 {
-        let n = (s.on_a - s.on_b) / s.distance;
+        let n = s.normal();
         if let Some(x) = self.0.as_ref().filter(|x| x.n == 3) {
             let w = [x.v[0].w, x.v[1].w, x.v[2].w];
             let f = (w[1] - w[0]).cross(w[2] - w[0]).normalize_or_zero();
@@ -470,7 +481,7 @@ fn cast_steps(
             return Some((t, None));
         }
         let gap = s.distance - radius;
-        let n = (s.on_a - s.on_b) / s.distance;
+        let n = s.normal();
         if gap <= tolerance {
             let normal = warm.normal(&s);
             return Some((t, Some(Meet { s, normal })));
@@ -535,7 +546,7 @@ fn cast_steps(
         .filter(|s| s.distance > 0.0)
         .map(|s| Meet {
             s,
-            normal: (s.on_a - s.on_b) / s.distance,
+            normal: s.normal(),
         });
     Some((touch, meet))
 }

@@ -58,6 +58,8 @@ pub(crate) fn touch(q: &impl Polyhedral, rq: f64, c: &impl Polyhedral, rc: f64) 
     }
     match gjk::search_enclosing(q, c, rq + rc, -1.0, None) {
         (Gap::Beyond, _) => None,
+        // apart by less than the closest points' rounding: touching
+        (Gap::Apart(s), tet) if s.normal() == DVec3::ZERO => Some(inside(q, rq, c, rc, tet)),
         (Gap::Apart(s), _) => apart(s, rq, rc),
         (_, tet) => Some(inside(q, rq, c, rc, tet)),
     }
@@ -158,7 +160,11 @@ fn apart(s: Separation, rq: f64, rc: f64) -> Option<Touch> {
     if s.distance > r || s.distance <= 0.0 {
         return None;
     }
-    let n = (s.on_a - s.on_b) / s.distance;
+    let n = s.normal();
+    if n == DVec3::ZERO {
+        // apart by less than the points' rounding: no direction to go by
+        return None;
+    }
     Some(Touch {
         point: s.on_b + n * rc,
         normal: n,
@@ -652,5 +658,35 @@ mod tests {
             touching > 20_000 && inside > 1000 && apart > 20_000,
             "{touching} {inside} {apart}"
         );
+    }
+
+    /// Two capsules whose cores pass a hair apart 3 km out (what a fuzzer
+    /// found: a normal 2.5e-5 off unit length, from the closest points'
+    /// difference divided by a distance rounded apart from it) get a unit
+    /// normal.
+    #[test]
+    fn cores_a_hair_apart_far_out_give_a_unit_normal() {
+        use crate::geom::gjk::Segment;
+        let mut r = Rng(0x4a14_a9a2_7000_0001);
+        let mut met = 0;
+        for i in 0..5000 {
+            let at = DVec3::new(3000.0, -200.0, 1500.0) + r.v(2.0);
+            let (u, w) = (r.v(1.0).normalize(), r.v(1.0).normalize());
+            let across = u.cross(w).normalize();
+            let gap = 1e-12 * 10f64.powf(r.f() * 5.0);
+            let a = Segment(at - u * 0.3, at + u * 0.4);
+            let b = Segment(at + across * gap - w * 0.5, at + across * gap + w * 0.2);
+            let Some(t) = touch(&a, 0.2, &b, 0.3) else {
+                panic!("case {i}: the capsules overlap by 0.5");
+            };
+            assert!(
+                (t.normal.length() - 1.0).abs() <= 1e-12,
+                "case {i}: gap {gap:e}, normal {} long",
+                t.normal.length()
+            );
+            assert!((t.depth - 0.5).abs() <= 1e-6, "case {i}: depth {}", t.depth);
+            met += 1;
+        }
+        assert_eq!(met, 5000);
     }
 }
