@@ -43,6 +43,23 @@ impl PlacedPolytope<'_> {
         )
     }
 
+    /// Face `k`'s local normal `n` and its world normal `m = Lᵀ n`
+    /// (normals map by the inverse transpose; not unit).
+    fn world_normal(&self, k: usize) -> (DVec3, DVec3) {
+        let (l, pl) = (&self.inv, &self.p.planes[k]);
+        let n = DVec3::new(
+            f64::from(pl[0].to_native()),
+            f64::from(pl[1].to_native()),
+            f64::from(pl[2].to_native()),
+        );
+        let m = DVec3::new(
+            l[0] * n.x + l[4] * n.y + l[8] * n.z,
+            l[1] * n.x + l[5] * n.y + l[9] * n.z,
+            l[2] * n.x + l[6] * n.y + l[10] * n.z,
+        );
+        (n, m)
+    }
+
     /// Appends the faces in world space; `false` (appending nothing) for a
     /// degenerate placement, which leaves no faces to go by.
     fn push_faces(&self, faces: &mut Vec<Face>) -> bool {
@@ -50,22 +67,11 @@ impl PlacedPolytope<'_> {
         // the local translation: a world point x is L x + t locally
         let t = DVec3::new(l[3], l[7], l[11]);
         for k in 0..self.p.planes.len() {
-            let pl = &self.p.planes[k];
-            let n = DVec3::new(
-                f64::from(pl[0].to_native()),
-                f64::from(pl[1].to_native()),
-                f64::from(pl[2].to_native()),
-            );
-            // normals map by the inverse transpose, m = Lᵀ n, and then
             // m · x = n · (L x) = n · (v − t) for the world point x of a
             // local point v: the support value in world space from the
             // face's own vertices (f32 planes and vertices agree only to
             // rounding), without placing them
-            let m = DVec3::new(
-                l[0] * n.x + l[4] * n.y + l[8] * n.z,
-                l[1] * n.x + l[5] * n.y + l[9] * n.z,
-                l[2] * n.x + l[6] * n.y + l[10] * n.z,
-            );
+            let (n, m) = self.world_normal(k);
             let len = m.length();
             if !(len > 0.0 && len.is_finite()) {
                 faces.truncate(f0);
@@ -145,18 +151,8 @@ impl Support for PlacedPolytope<'_> {
 
 impl Polyhedral for PlacedPolytope<'_> {
     fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
-        let l = &self.inv;
-        for pl in self.p.planes.iter() {
-            let n = DVec3::new(
-                f64::from(pl[0].to_native()),
-                f64::from(pl[1].to_native()),
-                f64::from(pl[2].to_native()),
-            );
-            f(DVec3::new(
-                l[0] * n.x + l[4] * n.y + l[8] * n.z,
-                l[1] * n.x + l[5] * n.y + l[9] * n.z,
-                l[2] * n.x + l[6] * n.y + l[10] * n.z,
-            ));
+        for k in 0..self.p.planes.len() {
+            f(self.world_normal(k).1);
         }
     }
     fn is_solid(&self) -> bool {
