@@ -334,7 +334,16 @@ impl Rounded {
         let rad = self.radius * place.world_scale();
         let c = c.as_dvec3();
         let q = on_segment(a, b, c);
-        let v = c - q;
+        let mut v = c - q;
+        // where the closest point lies inside the segment, `v` is across
+        // the axis: a part along it is the projection's rounding (1e-16
+        // along the axis made a centre on it go out along the axis)
+        let e = b - a;
+        let ee = e.length_squared();
+        let t = if ee > 0.0 { (c - a).dot(e) / ee } else { 0.0 };
+        if t > 0.0 && t < 1.0 {
+            v -= e * (v.dot(e) / ee);
+        }
         let len = v.length();
         let normal = if len > 0.0 {
             v / len
