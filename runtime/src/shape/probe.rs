@@ -1055,6 +1055,27 @@ mod tests {
     use glam::{DAffine3, DQuat, Quat};
     use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 
+    /// A level of `mesh` placed once under each of `transforms`, baked as
+    /// `collider`; instance `i` is placement `i`.
+    fn placed_copies(mesh: SceneMesh, transforms: &[DAffine3], collider: &str) -> Level {
+        let scene = Scene {
+            meshes: vec![mesh],
+            instances: transforms
+                .iter()
+                .enumerate()
+                .map(|(i, &transform)| SceneInstance {
+                    name: format!("{collider}{i}"),
+                    mesh: 0,
+                    transform,
+                    extras_collider: Some(collider.into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
+    }
+
     /// The deepest touch over every triangle the probe's box meets, in
     /// walk order, the first of equally deep ones: what [`mesh_touch`]
     /// must answer.
@@ -1140,19 +1161,11 @@ mod tests {
             -0.5, 0.0, 0.0, 0.3, 2.0, 0.0, 0.0, 0.1, 1.5, 3000.0, -200.0, 1500.0,
         ]));
         for (i, &transform) in transforms.iter().enumerate() {
-            let scene = Scene {
-                meshes: vec![SceneMesh::new("rock", verts.clone(), &tris)],
-                instances: vec![SceneInstance {
-                    name: "rock".into(),
-                    mesh: 0,
-                    transform,
-                    extras_collider: Some("convex".into()),
-                    ..SceneInstance::default()
-                }],
-                ..Scene::default()
-            };
-            let level =
-                Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+            let level = placed_copies(
+                SceneMesh::new("rock", verts.clone(), &tris),
+                &[transform],
+                "convex",
+            );
             let (shape, place) = placed(level.archive(), 0);
             let Some((Piece::Polytope(p), _)) = shape.piece(&place) else {
                 panic!("placement {i}: the rock is a polytope");
@@ -1215,22 +1228,7 @@ mod tests {
             DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
             DVec3::new(40.0, -3.0, 7.0),
         );
-        let scene = Scene {
-            meshes: vec![ground()],
-            instances: [DAffine3::IDENTITY, turned]
-                .iter()
-                .enumerate()
-                .map(|(i, &transform)| SceneInstance {
-                    name: format!("ground{i}"),
-                    mesh: 0,
-                    transform,
-                    extras_collider: Some("mesh".into()),
-                    ..SceneInstance::default()
-                })
-                .collect(),
-            ..Scene::default()
-        };
-        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let level = placed_copies(ground(), &[DAffine3::IDENTITY, turned], "mesh");
         let mut rng = Rng(0x5eed_b0a2_d000_0001);
         let pts: Vec<Vec3> = (0..12)
             .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
@@ -1376,22 +1374,11 @@ mod tests {
             DQuat::from_axis_angle(DVec3::new(0.3, 1.0, -0.2).normalize(), 1.1),
             DVec3::new(900.0, -40.0, 300.0),
         );
-        let scene = Scene {
-            meshes: vec![SceneMesh::new("knot", pos, &tris)],
-            instances: [DAffine3::IDENTITY, turned]
-                .iter()
-                .enumerate()
-                .map(|(i, &transform)| SceneInstance {
-                    name: format!("knot{i}"),
-                    mesh: 0,
-                    transform,
-                    extras_collider: Some("bsp".into()),
-                    ..SceneInstance::default()
-                })
-                .collect(),
-            ..Scene::default()
-        };
-        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let level = placed_copies(
+            SceneMesh::new("knot", pos, &tris),
+            &[DAffine3::IDENTITY, turned],
+            "bsp",
+        );
         let mut rng = Rng(0xe417_a10e_0000_0001);
         let pts: Vec<Vec3> = (0..10)
             .map(|_| (rng.unit() * DVec3::new(0.15, 0.1, 0.12)).as_vec3())
