@@ -60,6 +60,42 @@ struct Buffers {
     hs: Vec<Half>,
 }
 
+/// A body's features kept in [`Buffers`] from one settle to the next:
+/// what the body is, its features aside.
+#[derive(Clone, Copy)]
+enum Kind {
+    Poly { solid: bool, lo: DVec3, hi: DVec3 },
+    Line(DVec3, DVec3),
+}
+
+impl Kind {
+    fn of(b: &Body) -> Kind {
+        match b {
+            Body::Poly(p) => Kind::Poly {
+                solid: p.solid,
+                lo: p.lo,
+                hi: p.hi,
+            },
+            Body::Line(a, b) => Kind::Line(*a, *b),
+        }
+    }
+
+    /// The body, its features in `buf` (where [`Body::of`] built them).
+    fn body(self, buf: &Buffers) -> Body<'_> {
+        match self {
+            Kind::Poly { solid, lo, hi } => Body::Poly(Poly {
+                faces: &buf.faces,
+                edges: &buf.edges,
+                hs: &buf.hs,
+                solid,
+                lo,
+                hi,
+            }),
+            Kind::Line(a, b) => Body::Line(a, b),
+        }
+    }
+}
+
 /// A polyhedron as the clipper sees it: its faces, its edges (with a flat
 /// shape's in-plane outward normals), and the half-spaces bounding it
 /// (its face planes, and for a flat one its rim's in-plane planes).
@@ -337,24 +373,45 @@ fn deepest(
             // every vertex of the intersection lies in both bounding boxes:
             // an edge that misses their common box adds none
             let (lo, hi) = (q.lo.max(c.lo) - tol, q.hi.min(c.hi) + tol);
-            let near = |e: &Edge| e.p.min(e.q).cmple(hi).all() && e.p.max(e.q).cmpge(lo).all();
+            // and both slabs along the normal, which for a shallow contact
+            // is thin; an edge reaching no higher along it than a
+            // candidate found less the tie tolerance adds none that counts
+            let (bottom, top) = {
+                let (q_low, q_high) = levels(q.edges, n);
+                let (c_low, c_high) = levels(c.edges, n);
+                (q_low.max(c_low) - tol, q_high.min(c_high) + tol)
+            };
+            let mut best = f64::NEG_INFINITY;
+            let near = |e: &Edge, best: f64| {
+                let (a, b) = (e.p.dot(n), e.q.dot(n));
+                let (low, high) = (a.min(b), a.max(b));
+                low <= top
+                    && high >= bottom
+                    && high >= best - tol
+                    && e.p.min(e.q).cmple(hi).all()
+                    && e.p.max(e.q).cmpge(lo).all()
+            };
             // the collider's edges in the shape: on its surface throughout
             for e in c.edges {
-                if near(e)
+                if near(e, best)
                     && let Some((t0, t1)) = clip(e.p, e.q, q.hs, tol)
                 {
-                    far.offer(e.p.lerp(e.q, t0));
-                    far.offer(e.p.lerp(e.q, t1));
+                    for t in [t0, t1] {
+                        let x = e.p.lerp(e.q, t);
+                        best = best.max(x.dot(n));
+                        far.offer(x);
+                    }
                 }
             }
             // the shape's edges in the collider, where they meet its surface
             for e in q.edges {
-                if near(e)
+                if near(e, best)
                     && let Some((t0, t1)) = clip(e.p, e.q, c.hs, tol)
                 {
                     for t in [t0, t1] {
                         let x = e.p.lerp(e.q, t);
                         if on_surface(x, c, tol) {
+                            best = best.max(x.dot(n));
                             far.offer(x);
                         }
                     }
@@ -434,6 +491,16 @@ fn deepest(
     far.farthest(n, tol).map(|(first, _)| first)
 }
 
+/// The lowest and the highest level along `n` of the edges' ends.
+fn levels(edges: &[Edge], n: DVec3) -> (f64, f64) {
+    edges
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), e| {
+            let (a, b) = (e.p.dot(n), e.q.dot(n));
+            (low.min(a.min(b)), high.max(a.max(b)))
+        })
+}
+
 /// A point of both cores, where they overlap and one is a point or a
 /// segment: that core clipped to the other, or the segments' closest
 /// points.
@@ -449,10 +516,22 @@ fn common_core_point(qb: &Body, cb: &Body, tol: f64) -> Option<DVec3> {
     }
 }
 
+/// What [`settle`] works in on each thread: the shape's and the
+/// collider's features, and the candidate points.
+#[derive(Default)]
+struct Scratch {
+    q: Buffers,
+    /// The key of the shape whose body `q` holds, where it has one
+    /// ([`Polyhedral::body_key`]): a query hull settled against many
+    /// pieces is built once.
+    q_key: Option<(u64, Option<Kind>)>,
+    c: Buffers,
+    found: Vec<DVec3>,
+}
+
 thread_local! {
-    /// The shape's and the collider's feature buffers, reused by
-    /// [`settle`] on each thread.
-    static BUFFERS: RefCell<(Buffers, Buffers, Vec<DVec3>)> = RefCell::default();
+    /// [`settle`]'s buffers, reused on each thread.
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
 
 /// The point an overlap of `q` grown by `rq` with `c` grown by `rc`
@@ -493,17 +572,10 @@ pub(crate) fn settle(
     {
         return None;
     }
-    BUFFERS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut bufs) => {
-            let (qbuf, cbuf, found) = &mut *bufs;
-            settle_in(q, rq, c, rc, contact, tol, (qbuf, cbuf, found))
-        }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => settle_in(q, rq, c, rc, contact, tol, &mut scratch),
         // not reached (settling never settles another contact), but safe
-        Err(_) => {
-            let mut fresh = (Buffers::default(), Buffers::default(), Vec::new());
-            let (qbuf, cbuf, found) = &mut fresh;
-            settle_in(q, rq, c, rc, contact, tol, (qbuf, cbuf, found))
-        }
+        Err(_) => settle_in(q, rq, c, rc, contact, tol, &mut Scratch::default()),
     })
 }
 
@@ -530,9 +602,27 @@ fn settle_in(
     rc: f64,
     (witness, normal, _): (DVec3, DVec3, f64),
     tol: f64,
-    (qbuf, cbuf, found): (&mut Buffers, &mut Buffers, &mut Vec<DVec3>),
+    scratch: &mut Scratch,
 ) -> Option<DVec3> {
-    let qb = Body::of(q, qbuf, true)?;
+    let Scratch {
+        q: qbuf,
+        q_key,
+        c: cbuf,
+        found,
+    } = scratch;
+    let qb = match q.body_key() {
+        Some(key) => {
+            if q_key.is_none_or(|(k, _)| k != key) {
+                let kind = Body::of(q, qbuf, true).map(|b| Kind::of(&b));
+                *q_key = Some((key, kind));
+            }
+            q_key.and_then(|(_, kind)| kind)?.body(qbuf)
+        }
+        None => {
+            *q_key = None;
+            Body::of(q, qbuf, true)?
+        }
+    };
     // against a point or a segment, a solid collider's faces are enough
     let cb = Body::of(c, cbuf, !matches!(qb, Body::Line(..)))?;
     if qb.holds(rq, witness, tol) {

@@ -80,6 +80,13 @@ pub(crate) trait Polyhedral: Support {
     fn ends(&self) -> Option<(DVec3, DVec3)> {
         None
     }
+    /// An identity the shape keeps, with its features, for its whole life
+    /// and shares with no other shape — a query hull's, drawn once per
+    /// query — so a contact point settled against many pieces builds the
+    /// shape's features once; `None`: built on every settle.
+    fn body_key(&self) -> Option<u64> {
+        None
+    }
     /// Whether `x` lies in the shape grown by `r` (to `tol`), where that
     /// is cheap to tell without its features: by default for a point, a
     /// segment or a box; `None` where not known.

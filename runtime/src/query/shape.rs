@@ -432,7 +432,12 @@ pub(crate) struct PosedHull<'a> {
     rotation: DQuat,
     translation: DVec3,
     world: Vec<DVec3>,
+    /// Its [`Polyhedral::body_key`], unique to this posed hull.
+    key: u64,
 }
+
+/// The next [`PosedHull`]'s key.
+static NEXT_HULL_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Support for PosedHull<'_> {
     fn support(&self, d: DVec3) -> DVec3 {
@@ -477,6 +482,9 @@ impl Polyhedral for PosedHull<'_> {
         // outside the planes, a grown hull's corners are rounded: exact
         // only without a radius
         (most <= tol || r == 0.0).then_some(most <= r + tol)
+    }
+    fn body_key(&self) -> Option<u64> {
+        Some(self.key)
     }
     fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
         self.is_solid() && {
@@ -587,6 +595,9 @@ impl Polyhedral for Core<'_> {
     fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
         on_core!(self, v => v.holds_point(x, r, tol))
     }
+    fn body_key(&self) -> Option<u64> {
+        on_core!(self, v => v.body_key())
+    }
 }
 
 impl<'a> Probe<'a> {
@@ -627,6 +638,7 @@ impl<'a> Probe<'a> {
                     rotation: rot,
                     translation: t,
                     world: h.points.iter().map(|&p| rot * p + t).collect(),
+                    key: NEXT_HULL_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 }),
                 radius: 0.0,
             },
