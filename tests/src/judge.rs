@@ -367,9 +367,12 @@ pub struct Stats {
     pub casts: usize,
     /// Casts that hit.
     pub hits: usize,
-    /// Worst depth error of an exact contact (m).
+    /// Worst depth error (m) of a contact, against the rule that fits it
+    /// best: the deepest piece's depth, or on a flat region the depth
+    /// that clears the region's plane.
     pub worst_depth: f64,
-    /// Worst time-of-impact error, as a distance (m).
+    /// Worst time-of-impact error (m) of a cast within [`TOL`] along its
+    /// motion, as a distance along the contact normal.
     pub worst_toi: f64,
 }
 
@@ -536,29 +539,43 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                 // over a flat region: the face normal, and the depth that
                 // clears the region's plane, which frees the shape from
                 // every triangle of that plane
-                let flat = !exact
-                    && c.depths.iter().any(|&(k, d)| {
-                        if !obj.flat[k] || d < -TOL {
-                            return false;
-                        }
-                        let (fd, nk, t) = face(k, 1.0);
-                        let s = n.dot(nk);
-                        let coplanar = |pc: &Piece| match &pc.core {
-                            Core::Triangle(u) => {
-                                u.iter().all(|x| (*x - t[0]).dot(nk).abs() <= 1e-6)
+                let exact_err = exact.then(|| (depth - lo).abs());
+                let mut flat_err = f64::INFINITY;
+                // (judged where not exact, or where the flat rule may fit
+                // better: its depth is the region's, not the deepest
+                // triangle's)
+                let flat = exact_err.is_none_or(|e| e > 1e-7)
+                    && c.depths
+                        .iter()
+                        .filter(|&&(k, d)| {
+                            if !obj.flat[k] || d < -TOL {
+                                return false;
                             }
-                            _ => false,
-                        };
-                        s.abs() >= 1.0 - 1e-6
-                            && depth >= lo - TOL
-                            && (depth - face(k, s.signum()).0).abs() <= TOL
-                            && (0..obj.pieces.len()).any(|j| coplanar(&obj.pieces[j]) && on(j))
-                            && fd.is_finite()
-                            && obj.pieces.iter().filter(|pc| coplanar(pc)).all(|pc| {
-                                convex::distance(&q.core.moved(n * (depth + TOL)), &pc.core)
-                                    >= q.radius + pc.radius
-                            })
-                    });
+                            let (fd, nk, t) = face(k, 1.0);
+                            let s = n.dot(nk);
+                            let coplanar = |pc: &Piece| match &pc.core {
+                                Core::Triangle(u) => {
+                                    u.iter().all(|x| (*x - t[0]).dot(nk).abs() <= 1e-6)
+                                }
+                                _ => false,
+                            };
+                            let err = (depth - face(k, s.signum()).0).abs();
+                            let fits = s.abs() >= 1.0 - 1e-6
+                                && depth >= lo - TOL
+                                && err <= TOL
+                                && (0..obj.pieces.len()).any(|j| coplanar(&obj.pieces[j]) && on(j))
+                                && fd.is_finite()
+                                && obj.pieces.iter().filter(|pc| coplanar(pc)).all(|pc| {
+                                    convex::distance(&q.core.moved(n * (depth + TOL)), &pc.core)
+                                        >= q.radius + pc.radius
+                                });
+                            if fits {
+                                flat_err = flat_err.min(err);
+                            }
+                            fits
+                        })
+                        .count()
+                        > 0;
                 // the point lies in or on the shape as posed, unless the
                 // shape is wholly inside a solid piece, whose surface it
                 // then does not reach: the point is then where it leaves
@@ -573,11 +590,12 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
                     "{what}: {} object {i} contact {p} lies {into} outside the shape (depth {depth})",
                     obj.kind
                 );
-                if exact {
-                    stats.worst_depth = stats.worst_depth.max((depth - lo).abs());
-                } else {
-                    stats.flat += usize::from(flat);
+                // the error of the rule that fits best
+                let err = exact_err.unwrap_or(f64::INFINITY).min(flat_err);
+                if err.is_finite() {
+                    stats.worst_depth = stats.worst_depth.max(err);
                 }
+                stats.flat += usize::from(flat_err < exact_err.unwrap_or(f64::INFINITY));
                 assert!(
                     exact || flat,
                     "{what}: {} object {i} contact {p} normal {n} depth {depth} (deepest piece {lo}): no piece fits",
@@ -727,7 +745,11 @@ pub fn check_cast(
                     objs[i].kind
                 );
             } else {
-                stats.worst_toi = stats.worst_toi.max(err);
+                // as a distance along the contact normal: how far the shape
+                // at the reported time is from first contact (along the
+                // motion, a grazing approach magnifies it)
+                let closing = m.normalize_or_zero().dot(h.normal.as_dvec3()).abs();
+                stats.worst_toi = stats.worst_toi.max(err * closing);
             }
             let hi = h.instance as usize;
             let g = gap_at(objs, hi, q, m * ht);
