@@ -275,6 +275,29 @@ pub(crate) fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
     a + e * ((p - a).dot(e) / ee).clamp(0.0, 1.0)
 }
 
+/// The unit direction from the closest point of the segment `a`–`b` to
+/// `x`, and the distance. Where that point lies inside the segment the
+/// direction is across the axis, the projection's rounding along it taken
+/// out (1e-16 of it sent a centre on the axis out along the axis); where
+/// `x` is on the segment, any direction across it is as short a way out
+/// (`Y` for a segment that is a point).
+pub(crate) fn from_segment(a: DVec3, b: DVec3, x: DVec3) -> (DVec3, f64) {
+    let (e, mut v) = (b - a, x - on_segment(a, b, x));
+    let ee = e.length_squared();
+    let along = (x - a).dot(e);
+    if along > 0.0 && along < ee {
+        v -= e * (v.dot(e) / ee);
+    }
+    let len = v.length();
+    let n = if len > 0.0 {
+        v / len
+    } else {
+        // glam's orthonormal vector asks for a unit axis
+        e.normalize_or(DVec3::X).any_orthonormal_vector()
+    };
+    (if n.is_finite() { n } else { DVec3::Y }, len)
+}
+
 /// The point of the second segment closest to the first (Ericson,
 /// "Real-Time Collision Detection", 2004, §5.1.9).
 fn segments_closest_on_second(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> DVec3 {

@@ -8,7 +8,7 @@
 //! depth ([`super::sat`]). Casts advance conservatively on the exact
 //! distance ([`super::gjk::cast`]).
 
-use super::contact_point::{self, on_segment};
+use super::contact_point::{self, from_segment, on_segment};
 use super::epa;
 use super::gjk::{
     self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
@@ -110,8 +110,9 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
             }
             on_q
         }
-        CoreRef::Segment(s) => on_segment(s.0, s.1, p),
-        CoreRef::Point(a) => a.0,
+        CoreRef::Segment(s) => return Some(from_core(s.0, s.1, p, rq, rc)),
+        // as a capsule whose ends meet
+        CoreRef::Point(a) => return Some(from_core(a.0, a.0, p, rq, rc)),
         CoreRef::Other => return None,
     };
     let d = on_q - p;
@@ -128,6 +129,18 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
         rq,
         rc,
     ))
+}
+
+/// The contact of the segment `a`–`b` grown by `rq` with the point `p`
+/// grown by `rc`, if they touch: out across the axis where `p` is beside
+/// it, or on it ([`from_segment`]).
+fn from_core(a: DVec3, b: DVec3, p: DVec3, rq: f64, rc: f64) -> Option<Touch> {
+    let (u, distance) = from_segment(a, b, p);
+    (distance <= rq + rc).then(|| Touch {
+        point: p - u * rc,
+        normal: -u,
+        depth: rq + rc - distance,
+    })
 }
 
 /// [`touches`] of a query core grown by `rq` with a point `p` grown by
@@ -658,6 +671,41 @@ mod tests {
             touching > 20_000 && inside > 1000 && apart > 20_000,
             "{touching} {inside} {apart}"
         );
+    }
+
+    /// A capsule whose axis passes through a sphere collider's centre, or a
+    /// rounding's width off it (what a fuzzer found: the axis through the
+    /// centre went out along x, not across the axis, and moving by the
+    /// depth left the capsule 5 mm in), goes out across its axis and is
+    /// then clear; a capsule whose ends meet answers as the sphere does.
+    #[test]
+    fn a_capsule_axis_through_a_sphere_centre_goes_out_across_it() {
+        let mut r = Rng(0xa715_c0e5_0000_0001);
+        for i in 0..5000 {
+            let far = if i % 2 == 0 { 3000.0 } else { 0.0 };
+            let p = DVec3::new(far, -200.0, 1500.0) + r.v(2.0);
+            let u = r.v(1.0).normalize();
+            let off = u.any_orthonormal_vector() * 1e-15 * (1.0 + far) * (r.f() - 0.5);
+            let (back, ahead) = (0.05 + r.f(), 0.05 + r.f());
+            let seg = Segment(p + off - u * back, p + off + u * ahead);
+            let (rq, rc) = (0.01 + 0.2 * r.f(), 0.01 + 0.5 * r.f());
+            let Some(Some(t)) = point_touch(&CoreRef::Segment(&seg), rq, p, rc) else {
+                panic!("case {i}: the centre is on the capsule's axis");
+            };
+            let size = 1.0 + far;
+            assert!((t.normal.length() - 1.0).abs() <= 1e-12, "case {i}: {t:?}");
+            assert!(t.normal.dot(u).abs() <= 1e-9, "case {i}: {t:?} along {u}");
+            assert!((t.depth - rq - rc).abs() <= 1e-12 * size, "case {i}: {t:?}");
+            let out = t.normal * t.depth;
+            let gap = (p - on_segment(seg.0 + out, seg.1 + out, p)).length();
+            assert!(gap >= rq + rc - 1e-9 * size, "case {i}: {gap} left");
+            // the capsule whose ends meet at the centre, and the sphere
+            let (point, ends) = (Point(p + off), Segment(p + off, p + off));
+            let as_sphere = point_touch(&CoreRef::Point(&point), rq, p, rc);
+            let as_capsule = point_touch(&CoreRef::Segment(&ends), rq, p, rc);
+            assert_eq!(as_sphere, as_capsule, "case {i}");
+            assert!(as_sphere.flatten().is_some(), "case {i}");
+        }
     }
 
     /// Two capsules whose cores pass a hair apart 3 km out (what a fuzzer

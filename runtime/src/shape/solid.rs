@@ -12,7 +12,7 @@
 
 use super::convex::{self, BoxView, ConvexView, RayAnswer};
 use super::{LocalRayHit, ShapeContact};
-use crate::geom::contact_point::on_segment;
+use crate::geom::contact_point::{from_segment, on_segment};
 use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
 use crate::instance::{Placement, apply};
 use glam::{DVec3, Vec3};
@@ -334,25 +334,7 @@ impl Rounded {
         let rad = self.radius * place.world_scale();
         let c = c.as_dvec3();
         let q = on_segment(a, b, c);
-        let mut v = c - q;
-        // where the closest point lies inside the segment, `v` is across
-        // the axis: a part along it is the projection's rounding (1e-16
-        // along the axis made a centre on it go out along the axis)
-        let e = b - a;
-        let ee = e.length_squared();
-        let t = if ee > 0.0 { (c - a).dot(e) / ee } else { 0.0 };
-        if t > 0.0 && t < 1.0 {
-            v -= e * (v.dot(e) / ee);
-        }
-        let len = v.length();
-        let normal = if len > 0.0 {
-            v / len
-        } else {
-            // on the axis: any direction across it (glam's orthonormal
-            // vector asks for a unit axis; a sphere has none)
-            (b - a).normalize_or(DVec3::Y).any_orthonormal_vector()
-        };
-        let normal = if normal.is_finite() { normal } else { DVec3::Y };
+        let (normal, len) = from_segment(a, b, c);
         let contact = Contact {
             t: 0.0,
             point: q + normal * rad,
