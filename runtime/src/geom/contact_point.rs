@@ -545,9 +545,9 @@ fn common_core_point(qb: &Body, cb: &Body, tol: f64) -> Option<DVec3> {
 struct Scratch {
     q: Buffers,
     /// The key of the shape whose body `q` holds, where it has one
-    /// ([`Polyhedral::body_key`]): a query hull settled against many
-    /// pieces is built once.
-    q_key: Option<(u64, Option<Kind>)>,
+    /// ([`Polyhedral::body_key`]), whether its edges were built, and the
+    /// body: a query hull settled against many pieces is built once.
+    q_key: Option<(u64, bool, Option<Kind>)>,
     c: Buffers,
     found: Vec<DVec3>,
 }
@@ -602,11 +602,15 @@ pub(crate) fn settle(
     })
 }
 
-/// Whether `f` holds at every corner of `q` (the ends of a segment, the
-/// corners of a box), where those are cheap to list; `None` otherwise.
-fn quickly_all_corners(q: &impl Polyhedral, f: impl Fn(DVec3) -> bool) -> Option<bool> {
+/// Whether `f` holds at every corner of `q` (the ends of a segment, a
+/// hull's points, the corners of a box), where those are cheap to list;
+/// `None` otherwise.
+fn quickly_all_corners(q: &impl Polyhedral, mut f: impl FnMut(DVec3) -> bool) -> Option<bool> {
     if let Some((a, b)) = q.ends() {
         return Some(f(a) && f(b));
+    }
+    if let Some(all) = q.all_corners(&mut f) {
+        return Some(all);
     }
     let b = q.as_box()?;
     let [x, y, z] = [0, 1, 2].map(|k| b.axes[k] * b.half[k]);
@@ -633,17 +637,20 @@ fn settle_in(
         c: cbuf,
         found,
     } = scratch;
+    // against a rounded collider (a point or a segment grown by a
+    // radius) a solid shape that lists its corners needs its faces alone
+    let edges = c.ends().is_none() || quickly_all_corners(q, |_| true).is_none();
     let qb = match q.body_key() {
         Some(key) => {
-            if q_key.is_none_or(|(k, _)| k != key) {
-                let kind = Body::of(q, qbuf, true).map(|b| Kind::of(&b));
-                *q_key = Some((key, kind));
+            if q_key.is_none_or(|(k, built, _)| k != key || (edges && !built)) {
+                let kind = Body::of(q, qbuf, edges).map(|b| Kind::of(&b));
+                *q_key = Some((key, edges, kind));
             }
-            q_key.and_then(|(_, kind)| kind)?.body(qbuf)
+            q_key.and_then(|(_, _, kind)| kind)?.body(qbuf)
         }
         None => {
             *q_key = None;
-            Body::of(q, qbuf, true)?
+            Body::of(q, qbuf, edges)?
         }
     };
     // against a point or a segment, a solid collider's faces are enough
@@ -693,6 +700,13 @@ fn settle_in(
                 try_point(e + (e - from).normalize_or_zero() * rq);
             }
         }
+        // its faces alone: its corners
+        Body::Poly(p) if p.edges.is_empty() => {
+            quickly_all_corners(q, |x| {
+                try_point(x);
+                true
+            });
+        }
         Body::Poly(p) => p.edges.iter().for_each(|e| {
             try_point(e.p);
             try_point(e.q);
@@ -713,6 +727,10 @@ fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) ->
             let inside = |x: DVec3| (x - on_segment(*a, *b, x)).length() + rq < rc;
             match qb {
                 Body::Line(qa, qb) => inside(*qa) && inside(*qb),
+                // its faces alone: its corners
+                Body::Poly(p) if p.edges.is_empty() => {
+                    quickly_all_corners(q, inside).unwrap_or(false)
+                }
                 Body::Poly(p) => p.edges.iter().all(|e| inside(e.p) && inside(e.q)),
             }
         }

@@ -80,6 +80,14 @@ pub(crate) trait Polyhedral: Support {
     fn ends(&self) -> Option<(DVec3, DVec3)> {
         None
     }
+    /// Calls `f` with each corner of the shape until one answers `false`,
+    /// and answers whether all answered `true` — where the shape lists its
+    /// corners without building its features (a query hull's placed
+    /// points); `None` where it does not (segments and boxes are asked
+    /// through [`Polyhedral::ends`] and [`Polyhedral::as_box`]).
+    fn all_corners(&self, _f: &mut dyn FnMut(DVec3) -> bool) -> Option<bool> {
+        None
+    }
     /// An identity the shape keeps, with its features, for its whole life
     /// and shares with no other shape — a query hull's, drawn once per
     /// query — so a contact point settled against many pieces builds the

@@ -486,6 +486,9 @@ impl Polyhedral for PosedHull<'_> {
     fn body_key(&self) -> Option<u64> {
         Some(self.key)
     }
+    fn all_corners(&self, f: &mut dyn FnMut(DVec3) -> bool) -> Option<bool> {
+        Some(self.world.iter().all(|&p| f(p)))
+    }
     fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
         self.is_solid() && {
             self.push_faces(faces);
@@ -597,6 +600,9 @@ impl Polyhedral for Core<'_> {
     }
     fn body_key(&self) -> Option<u64> {
         on_core!(self, v => v.body_key())
+    }
+    fn all_corners(&self, f: &mut dyn FnMut(DVec3) -> bool) -> Option<bool> {
+        on_core!(self, v => v.all_corners(f))
     }
 }
 
