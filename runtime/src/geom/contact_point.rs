@@ -736,16 +736,23 @@ fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) ->
         }
         // inside the core, deeper than the shape's radius reaches
         Body::Poly(p) => {
+            if !p.solid {
+                return false;
+            }
             let inside = |out: f64| out <= 0.0 && out + rq < rc;
             let point_inside = |x: DVec3| p.faces.iter().all(|f| inside(f.n.dot(x) - f.h));
+            // a shape that lists its corners: each corner in turn, until
+            // one is out (a support along a face normal is a corner)
+            if let Some(all) = quickly_all_corners(q, point_inside) {
+                return all;
+            }
             // a few of the shape's points first: most shapes that are not
             // inside have one of them outside
             let first_ok = match qb {
                 Body::Line(a, b) => point_inside(*a) && point_inside(*b),
                 Body::Poly(qp) => qp.edges.iter().take(4).all(|e| point_inside(e.p)),
             };
-            p.solid
-                && first_ok
+            first_ok
                 && p.faces
                     .iter()
                     .all(|f| inside(q.support(f.n).dot(f.n) - f.h))
