@@ -639,7 +639,8 @@ fn settle_in(
     } = scratch;
     // against a rounded collider (a point or a segment grown by a
     // radius) a solid shape that lists its corners needs its faces alone
-    let edges = c.ends().is_none() || quickly_all_corners(q, |_| true).is_none();
+    // (asked whether it lists them: the first corner stops the listing)
+    let edges = c.ends().is_none() || quickly_all_corners(q, |_| false).is_none();
     let qb = match q.body_key() {
         Some(key) => {
             if q_key.is_none_or(|(k, built, _)| k != key || (edges && !built)) {
