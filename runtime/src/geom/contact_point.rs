@@ -80,7 +80,8 @@ impl Kind {
         }
     }
 
-    /// The body, its features in `buf` (where [`Body::of`] built them).
+    /// The body, its features in `buf` (where [`Body::of`] built them;
+    /// the one place a [`Poly`] is put together).
     fn body(self, buf: &Buffers) -> Body<'_> {
         match self {
             Kind::Poly { solid, lo, hi } => Body::Poly(Poly {
@@ -129,14 +130,16 @@ impl<'a> Body<'a> {
         buf.hs.clear();
         if !edges && s.solid_faces(&mut buf.faces) {
             buf.hs.extend(buf.faces.iter().map(|f| Half::new(f.n, f.h)));
-            return Some(Body::Poly(Poly {
-                faces: &buf.faces,
-                edges: &buf.edges,
-                hs: &buf.hs,
-                solid: true,
-                lo: DVec3::INFINITY,
-                hi: DVec3::NEG_INFINITY,
-            }));
+            let (lo, hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+            let buf: &'a Buffers = buf;
+            return Some(
+                Kind::Poly {
+                    solid: true,
+                    lo,
+                    hi,
+                }
+                .body(buf),
+            );
         }
         let built = match s.as_box() {
             Some(b) if b.half.min_element() <= 0.0 => match flat_box(&b, buf)? {
@@ -159,14 +162,8 @@ impl<'a> Body<'a> {
             lo = lo.min(e.p.min(e.q));
             hi = hi.max(e.p.max(e.q));
         }
-        Some(Body::Poly(Poly {
-            faces: &buf.faces,
-            edges: &buf.edges,
-            hs: &buf.hs,
-            solid,
-            lo,
-            hi,
-        }))
+        let buf: &'a Buffers = buf;
+        Some(Kind::Poly { solid, lo, hi }.body(buf))
     }
 
     /// Whether `x` lies in the body grown by `r` (to `tol`).
