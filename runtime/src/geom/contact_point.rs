@@ -274,20 +274,25 @@ pub(crate) fn on_segment(a: DVec3, b: DVec3, p: DVec3) -> DVec3 {
 
 /// The unit direction from the closest point of the segment `a`–`b` to
 /// `x`, and the distance. Where that point lies inside the segment the
-/// direction is across the axis, the projection's rounding along it taken
-/// out (1e-16 of it sent a centre on the axis out along the axis); where
-/// `x` is on the segment, any direction across it is as short a way out
-/// (`Y` for a segment that is a point).
+/// direction is across the axis: the part of `x − a` across `e = b − a`,
+/// taken as `(e × w) × e`, which is square to `e` to the rounding of its
+/// own size (a subtracted projection keeps a rounding residue along the
+/// axis, which sent a centre on the axis out along it). Where `x` is on
+/// the segment, any direction across it is as short a way out (`Y` for a
+/// segment that is a point).
 pub(crate) fn from_segment(a: DVec3, b: DVec3, x: DVec3) -> (DVec3, f64) {
-    let (e, mut v) = (b - a, x - on_segment(a, b, x));
+    let (e, w) = (b - a, x - a);
     let ee = e.length_squared();
-    let along = (x - a).dot(e);
-    if along > 0.0 && along < ee {
-        v -= e * (v.dot(e) / ee);
-    }
-    let len = v.length();
-    let n = if len > 0.0 {
-        v / len
+    let along = w.dot(e);
+    let (v, len) = if along > 0.0 && along < ee {
+        let c = e.cross(w);
+        (c.cross(e), c.length() / ee.sqrt())
+    } else {
+        let v = x - on_segment(a, b, x);
+        (v, v.length())
+    };
+    let n = if len > 0.0 && v.length_squared() > 0.0 {
+        v.normalize()
     } else {
         // glam's orthonormal vector asks for a unit axis
         e.normalize_or(DVec3::X).any_orthonormal_vector()
@@ -809,6 +814,45 @@ mod tests {
         let (mut qbuf, mut cbuf) = (Buffers::default(), Buffers::default());
         let (qb, cb) = (Body::of(q, &mut qbuf, true)?, Body::of(c, &mut cbuf, true)?);
         deepest(&qb, rq, &cb, rc, n, tol, &mut Vec::new())
+    }
+
+    #[test]
+    fn a_point_on_a_segment_goes_out_across_it_wherever_it_lies() {
+        // points on the axis, made as the placement makes them (rounded
+        // f64 sums), at many places along segments of many directions: the
+        // way out is across the axis, never along it, and the distance 0
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut axes = vec![DVec3::X, DVec3::Y, DVec3::Z];
+        for _ in 0..40 {
+            axes.push(DVec3::new(next(), next(), next()));
+        }
+        for e in axes {
+            for _ in 0..200 {
+                let a = DVec3::new(next(), next(), next()) * 1.0e3_f64.powf(next());
+                let b = a + e * 0.4 * next().abs();
+                let x = a + (b - a) * (0.01 + 0.98 * next().abs());
+                let (n, len) = from_segment(a, b, x);
+                let u = (b - a).normalize();
+                assert!((n.length() - 1.0).abs() < 1e-12, "{n}");
+                assert!(n.dot(u).abs() < 1e-6, "{a} {b} {x}: out along the axis {n}");
+                assert!(len <= 1e-12 * (1.0 + a.length()), "{len}");
+            }
+        }
+        // as a fuzzed capsule collider met it
+        let a = DVec3::new(
+            -0.337_500_035_762_786_87,
+            -0.167_938_231_393_635_28,
+            0.003_112_792_968_75,
+        );
+        let b = DVec3::new(a.x, -0.013_360_963_299_930_084, a.z);
+        let x = DVec3::new(a.x, -0.014_132_140_204_310_417, a.z);
+        assert_eq!(from_segment(a, b, x).0.y, 0.0);
     }
 
     fn unit_box(center: DVec3, half: DVec3) -> OrientedBox {
