@@ -549,7 +549,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     let p = |i: u32| glam::DVec3::from(w.vertices[i as usize].map(f64::from));
     let hull = if closed && w.vertices.len() <= AUTO_HULL_VERTICES {
         let pts: Vec<_> = (0..w.vertices.len() as u32).map(p).collect();
-        crate::geom::hull::hull(&pts)
+        kiln_geometry::hull::hull(&pts)
     } else {
         None
     };

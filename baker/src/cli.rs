@@ -504,9 +504,22 @@ fn make_escape(p: &Path) -> String {
     out
 }
 
+/// Reads the archive at `path` into aligned memory, for
+/// [`kiln_formats::Archive::access`] (the tools read archives through the
+/// schema crate; queries go through the runtime's `Level`).
+fn read_archive(path: &Path) -> Result<kiln_formats::AlignedBytes> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(kiln_formats::aligned(&bytes))
+}
+
+/// The validated archive in `bytes`, read from `path`.
+fn access<'a>(path: &Path, bytes: &'a [u8]) -> Result<kiln_formats::Archive<'a>> {
+    kiln_formats::Archive::access(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
 fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {
-    let level = Level::open(archive)?;
-    let report = inspect::inspect(&level);
+    let bytes = read_archive(archive)?;
+    let report = inspect::inspect(&access(archive, &bytes)?);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -537,8 +550,9 @@ fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {
 }
 
 fn export_cmd(archive: &Path, out: &Path, compare: Option<&Path>) -> Result<()> {
-    let level = Level::open(archive)?;
-    let objects = export::world_objects(&level);
+    let bytes = read_archive(archive)?;
+    let level = access(archive, &bytes)?.level;
+    let objects = export::world_objects(level);
     let ext = out
         .extension()
         .and_then(|e| e.to_str())
@@ -553,7 +567,7 @@ fn export_cmd(archive: &Path, out: &Path, compare: Option<&Path>) -> Result<()> 
         (_, Some(_)) => {
             return Err(Usage(format!("{}: --compare writes .glb only", out.display())).into());
         }
-        (Some("glb"), None) => export::to_physics_glb(&level),
+        (Some("glb"), None) => export::to_physics_glb(level),
         (Some("obj"), None) => export::to_obj(&objects).into_bytes(),
         _ => bail!("{}: the output must end in .glb or .obj", out.display()),
     };

@@ -4,9 +4,9 @@
 //! One glTF node / OBJ object per instance, named after the source node,
 //! so a collider can be traced back to what made it.
 
+use kiln_formats::ArchivedLevel;
 use kiln_formats::level::ArchivedShape;
 use kiln_formats::primitive::Cuboid;
-use kiln_runtime::Level;
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -20,9 +20,9 @@ pub struct ExportObject {
     pub triangles: Vec<[u32; 3]>,
 }
 
-/// Collects every instance of `level` in world space, in archive order.
-pub fn world_objects(level: &Level) -> Vec<ExportObject> {
-    let a = level.archive();
+/// Collects every instance of the archive `a` in world space, in archive
+/// order.
+pub fn world_objects(a: &ArchivedLevel) -> Vec<ExportObject> {
     a.instances
         .iter()
         .enumerate()
@@ -47,7 +47,7 @@ pub fn world_objects(level: &Level) -> Vec<ExportObject> {
                 triangles
             };
             ExportObject {
-                name: level.object_name(i as u32).to_string(),
+                name: a.instance_name(i).to_string(),
                 positions,
                 triangles,
             }
@@ -354,18 +354,17 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 /// colliders and physics-aware tools (Blender, Godot, Bevy) read them as
 /// what they are. An instance whose transform has shear (no glTF node can
 /// hold it) is written in world space under an identity node.
-pub fn to_physics_glb(level: &Level) -> Vec<u8> {
+pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
     use kiln_formats::level::ArchivedShape as S;
-    let a = level.archive();
     let mut out = Gltf::default();
     let (mut nodes, mut shapes) = (Vec::new(), Vec::new());
     let mut mesh_of_shape: std::collections::HashMap<u32, usize> = Default::default();
     // collision layers as physics collision filters, one per distinct set
     // of layers (objects only in `default` name none)
-    let layer_names: Vec<&str> = level.layer_names().collect();
+    let layer_names: Vec<&str> = a.layer_names.iter().map(|s| s.as_str()).collect();
     let mut filters: Vec<u32> = Vec::new();
     for (i, inst) in a.instances.iter().enumerate() {
-        let name = level.object_name(i as u32);
+        let name = a.instance_name(i);
         let shape = &a.shapes[inst.shape.to_native() as usize];
         let m = a.rows(inst).world_from_local;
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
@@ -413,7 +412,7 @@ pub fn to_physics_glb(level: &Level) -> Vec<u8> {
             }
         });
         let mut collider = json!({"geometry": geometry});
-        let mask = level.object_layers(i as u32);
+        let mask = inst.layers.to_native();
         if mask != 1 {
             let k = filters.iter().position(|&f| f == mask).unwrap_or_else(|| {
                 filters.push(mask);

@@ -1,8 +1,8 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
+use kiln_formats::Archive;
 use kiln_formats::level::ArchivedShape;
 use kiln_formats::verify::mesh_tree_stats;
-use kiln_runtime::Level;
 use serde::Serialize;
 
 /// Bytes per section of the body (payload bytes; the rest is rkyv
@@ -130,10 +130,9 @@ pub struct InspectReport {
     pub objects: Vec<ObjectRow>,
 }
 
-/// Inspects an opened archive.
-pub fn inspect(level: &Level) -> InspectReport {
-    let a = level.archive();
-    let h = level.header();
+/// Inspects a validated archive.
+pub fn inspect(archive: &Archive) -> InspectReport {
+    let (a, h) = (archive.level, &archive.header);
     let mut s = Sections {
         header: kiln_formats::HEADER_LEN,
         ..Sections::default()
@@ -185,7 +184,7 @@ pub fn inspect(level: &Level) -> InspectReport {
     s.instances += a.affines.len() * std::mem::size_of::<kiln_formats::level::ArchivedAffine>();
     s.names += a.names.iter().map(|n| n.name.len()).sum::<usize>();
     s.names += a.rules.iter().map(|n| n.len()).sum::<usize>();
-    s.other = level.byte_len().saturating_sub(s.payload());
+    s.other = archive.byte_len.saturating_sub(s.payload());
     // the top tree's statistics and its leaf boxes, by instance (as
     // stored: rounded outward)
     let (top, inst_boxes) = kiln_formats::verify::top_tree_stats(a).unwrap_or_else(|_| {
@@ -205,7 +204,7 @@ pub fn inspect(level: &Level) -> InspectReport {
             world_triangles += tris;
             ObjectRow {
                 instance: i,
-                name: level.object_name(i as u32).to_string(),
+                name: a.instance_name(i).to_string(),
                 shape: si,
                 kind: a.shapes[si as usize].kind_name(),
                 rule: a.instance_rule(i).to_string(),
@@ -231,7 +230,7 @@ pub fn inspect(level: &Level) -> InspectReport {
             h.baker_version[0], h.baker_version[1], h.baker_version[2]
         ),
         content_hash: h.content_hash.iter().map(|b| format!("{b:02x}")).collect(),
-        bytes: level.byte_len(),
+        bytes: archive.byte_len,
         sections: s,
         shapes: a.shapes.len(),
         shape_kinds,
@@ -239,7 +238,7 @@ pub fn inspect(level: &Level) -> InspectReport {
         stored_triangles: stored,
         world_triangles,
         bytes_per_triangle: if stored > 0 {
-            level.byte_len() as f64 / stored as f64
+            archive.byte_len as f64 / stored as f64
         } else {
             0.0
         },

@@ -151,7 +151,56 @@ pub fn check_file(file: &[u8]) -> Result<Header, ArchiveError> {
     if (file.as_ptr() as usize).is_multiple_of(header::BODY_ALIGN) {
         return access_file(file).map(|(h, _)| h);
     }
-    let mut aligned = rkyv::util::AlignedVec::<{ header::BODY_ALIGN }>::with_capacity(file.len());
-    aligned.extend_from_slice(file);
-    access_file(&aligned).map(|(h, _)| h)
+    access_file(&aligned(file)).map(|(h, _)| h)
+}
+
+/// Bytes in memory aligned as an archive's body asks
+/// ([`header::BODY_ALIGN`]), for [`Archive::access`].
+pub type AlignedBytes = rkyv::util::AlignedVec<{ header::BODY_ALIGN }>;
+
+/// A copy of `bytes` in [`AlignedBytes`].
+pub fn aligned(bytes: &[u8]) -> AlignedBytes {
+    let mut v = AlignedBytes::with_capacity(bytes.len());
+    v.extend_from_slice(bytes);
+    v
+}
+
+/// A whole validated archive as Kiln's tools read it (`baker inspect`,
+/// `export`, `view`): the header, the body's schema types read in place,
+/// and the file's size. Queries are the runtime's business; this is what
+/// a tool needs to list and draw what an archive holds.
+///
+/// ```
+/// # let level = kiln_formats::Level {
+/// #     shapes: vec![], instances: vec![], affines: vec![], names: vec![], rules: vec![],
+/// #     layer_names: vec![kiln_formats::level::DEFAULT_LAYER.into()], top: Default::default(),
+/// # };
+/// # let file = kiln_formats::encode(&level, [0; 16], [0, 1, 0]);
+/// let bytes = kiln_formats::aligned(&file);
+/// let archive = kiln_formats::Archive::access(&bytes)?;
+/// assert_eq!(archive.byte_len, file.len());
+/// assert_eq!(archive.level.instances.len(), 0);
+/// # Ok::<(), kiln_formats::ArchiveError>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct Archive<'a> {
+    /// The fixed header.
+    pub header: Header,
+    /// The body.
+    pub level: &'a ArchivedLevel,
+    /// The whole file's size in bytes.
+    pub byte_len: usize,
+}
+
+impl<'a> Archive<'a> {
+    /// Validates a whole archive file as [`access_file`] does; the bytes
+    /// must start at an aligned address ([`aligned`] copies them there).
+    pub fn access(file: &'a [u8]) -> Result<Archive<'a>, ArchiveError> {
+        let (header, level) = access_file(file)?;
+        Ok(Archive {
+            header,
+            level,
+            byte_len: file.len(),
+        })
+    }
 }

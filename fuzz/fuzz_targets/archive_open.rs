@@ -101,7 +101,18 @@ fuzz_target!(|data: &[u8]| {
                 .move_and_slide(&level, at, Vec3::new(0.2, -0.3, 0.1), &Filter::ALL)
                 .position;
         }
-        let _ = kiln_baker::inspect::inspect(&level);
-        let _ = kiln_baker::export::world_objects(&level);
+    }
+    // the tools read archives through the schema crate: the same bytes
+    // must be refused as the runtime refuses them, or inspected and
+    // exported without panicking
+    let aligned = kiln_formats::aligned(&bytes);
+    match kiln_formats::Archive::access(&aligned) {
+        Ok(archive) => {
+            assert!(Level::from_bytes(&bytes).is_ok());
+            let _ = kiln_baker::inspect::inspect(&archive);
+            let _ = kiln_baker::export::world_objects(archive.level);
+            let _ = kiln_baker::export::to_physics_glb(archive.level);
+        }
+        Err(_) => assert!(Level::from_bytes(&bytes).is_err()),
     }
 });

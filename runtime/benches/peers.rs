@@ -600,7 +600,7 @@ fn run(
             .iter()
             .filter_map(|t| {
                 let p = |k: usize| Vec3::from(pos[t[k] as usize]).as_dvec3();
-                kiln_runtime::geom::sphere_triangle::sweep(
+                kiln_geometry::sphere_triangle::sweep(
                     c.as_dvec3(),
                     0.5,
                     d.as_dvec3(),

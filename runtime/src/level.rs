@@ -160,16 +160,9 @@ impl Level {
         Ok(Level { storage, header })
     }
 
-    /// The archive's fixed header (format version, hashes, flags), for
-    /// Kiln's own tools (feature `internals`).
-    #[cfg(feature = "internals")]
+    /// The archive's fixed header: format version, content hash, the
+    /// baker's version, flags.
     pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// The archive's fixed header.
-    #[cfg(not(feature = "internals"))]
-    pub(crate) fn header(&self) -> &Header {
         &self.header
     }
 
@@ -185,19 +178,12 @@ impl Level {
         self.storage.bytes().len()
     }
 
-    /// The validated archive itself (its rkyv types, from
-    /// `kiln_formats`), for Kiln's own tools (feature `internals`): the
-    /// baker's `inspect` and `export`, the tests.
-    #[cfg(feature = "internals")]
+    /// The validated archive itself, read in place: the schema types of
+    /// `kiln_formats` (objects, shapes, rules, the top-level tree), for
+    /// what no query method answers. Reading it costs nothing; its layout
+    /// follows the archive's format version, not this crate's API.
     #[inline]
     pub fn archive(&self) -> &ArchivedLevel {
-        self.view()
-    }
-
-    /// The validated archive.
-    #[cfg(not(feature = "internals"))]
-    #[inline]
-    pub(crate) fn archive(&self) -> &ArchivedLevel {
         self.view()
     }
 

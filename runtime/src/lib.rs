@@ -53,9 +53,6 @@
 //! ```
 
 pub mod character;
-#[cfg(feature = "internals")]
-pub mod geom;
-#[cfg(not(feature = "internals"))]
 mod geom;
 mod handle;
 mod instance;

@@ -488,7 +488,7 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
         let level = level(star(5), xf, true);
         let solid = Solid::of(&level);
         let tol = 1e-4 * (1.0 + xf.translation.abs().max_element() * 1e-2);
-        let objs = kiln_baker::export::world_objects(&level);
+        let objs = kiln_baker::export::world_objects(level.archive());
         let o = &objs[0];
         let pos = |i: u32| DVec3::from(o.positions[i as usize].map(f64::from));
         // per vertex and per edge: the sum of the adjacent faces' normals

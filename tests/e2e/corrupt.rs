@@ -81,8 +81,8 @@ fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
                 let _ = level.sphere_sweep(o, r, rng.unit(), 10.0);
                 let _ = level.contains_point(o, &Filter::ALL);
             }
-            let _ = kiln_baker::inspect::inspect(&level);
-            let _ = kiln_baker::export::world_objects(&level);
+            let _ = kiln_baker::inspect::inspect(&kiln_tests::archive_of(&level));
+            let _ = kiln_baker::export::world_objects(level.archive());
             true
         }
     }

@@ -46,7 +46,7 @@ fn layers(level: &Level) -> Vec<(String, Vec<String>)> {
 /// Exports `original` as glTF physics, bakes the file and compares.
 fn round_trip(what: &str, original: &[u8]) {
     let level = Level::from_bytes(original).unwrap();
-    let glb = export::to_physics_glb(&level);
+    let glb = export::to_physics_glb(level.archive());
     let dir = std::env::temp_dir().join(format!("kiln-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{}.glb", what.replace(['/', ' '], "_")));
@@ -235,7 +235,7 @@ fn the_export_declares_analytic_shapes_and_static_colliders() {
     let sample = fixture("../samples/shape_collection.glb");
     let level =
         Level::from_bytes(&bake_file(&sample, &BakeSettings::default()).unwrap().bytes).unwrap();
-    let glb = export::to_physics_glb(&level);
+    let glb = export::to_physics_glb(level.archive());
     let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
     let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
     let shapes = doc["extensions"]["KHR_implicit_shapes"]["shapes"]

@@ -11,7 +11,7 @@ use kiln_tests::{levels_dir, readme_degenerates, readme_rows};
 /// whatever their point order.
 fn geometry(bytes: &[u8]) -> (Vec<[u32; 3]>, Vec<[[u32; 3]; 3]>) {
     let level = Level::from_bytes(bytes).unwrap();
-    let objs = kiln_baker::export::world_objects(&level);
+    let objs = kiln_baker::export::world_objects(level.archive());
     let key = |p: [f32; 3]| p.map(f32::to_bits);
     let mut pos: Vec<[u32; 3]> = objs
         .iter()

@@ -1,9 +1,9 @@
 //! Builders of the solid shapes: polytopes from convex hulls, and
 //! primitives (box, sphere, capsule) fitted to a mesh's vertices.
 
-use crate::geom::hull;
 use glam::DVec3;
-use kiln_runtime::geom::sphere_triangle::closest_point;
+use kiln_geometry::hull;
+use kiln_geometry::sphere_triangle::closest_point;
 
 /// A polytope before encoding, in f64 (encode rounds to f32).
 #[derive(Clone, Debug, PartialEq)]

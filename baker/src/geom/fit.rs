@@ -2,10 +2,10 @@
 //! points, with its frame and error. Classification asks how well a mesh
 //! fills each; prepare fits the chosen one.
 
-use crate::geom::hull::Hull;
 use crate::kind::ColliderKind;
 use glam::{DAffine3, DMat3, DQuat, DVec2, DVec3};
 use kiln_formats::primitive::Cuboid;
+use kiln_geometry::hull::Hull;
 use std::cell::OnceCell;
 
 /// A fitted primitive, centred on the origin of its frame.
@@ -104,7 +104,7 @@ impl Fitting {
         *self.best_box.get_or_init(|| {
             let hull = self
                 .hull
-                .get_or_init(|| crate::geom::hull::hull(&self.pts))
+                .get_or_init(|| kiln_geometry::hull::hull(&self.pts))
                 .as_ref();
             best_box(&self.pts, hull, self.floor)
         })

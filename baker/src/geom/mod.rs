@@ -1,11 +1,10 @@
 //! Geometry every step of the bake may use, and that imports none of them:
-//! welding, topology and volume, convex hulls, primitive fits, the binned
-//! SAH tree builder, nearest-point distances, affine maps as the archive's
-//! 3×4 rows.
+//! welding, topology and volume, primitive fits, the binned SAH tree
+//! builder, nearest-point distances, affine maps as the archive's 3×4
+//! rows. Convex hulls and sphere–triangle closest points, which the
+//! runtime uses too, come from `kiln_geometry`.
 
 pub mod fit;
-/// Convex hulls live in the runtime, which builds them for query shapes.
-pub use kiln_runtime::geom::hull;
 pub mod nearest;
 pub mod sah;
 pub mod topology;

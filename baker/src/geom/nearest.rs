@@ -13,7 +13,7 @@ use super::sah::{self, BinNode};
 use super::topology::is_degenerate;
 use glam::DVec3;
 use kiln_formats::level::leaf_range;
-use kiln_runtime::geom::sphere_triangle::closest_point;
+use kiln_geometry::sphere_triangle::closest_point;
 use rayon::prelude::*;
 
 /// A triangle surface prepared for nearest-point queries.

@@ -65,8 +65,12 @@ impl Snapshot {
         archive: &str,
         source: Option<(&str, &crate::Scene)>,
     ) -> Snapshot {
-        let report = inspect(&level);
-        let colliders = world_objects(&level);
+        let report = inspect(&kiln_formats::Archive {
+            header: *level.header(),
+            level: level.archive(),
+            byte_len: level.byte_len(),
+        });
+        let colliders = world_objects(level.archive());
         let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
         let mut geometry = Vec::new();
         let objects: Vec<Value> = report
@@ -161,7 +165,7 @@ impl Snapshot {
         let dist = |p: glam::DVec3| {
             tris.iter()
                 .map(|t| {
-                    let q = kiln_runtime::geom::sphere_triangle::closest_point(p, t[0], t[1], t[2]);
+                    let q = kiln_geometry::sphere_triangle::closest_point(p, t[0], t[1], t[2]);
                     p.distance_squared(q)
                 })
                 .fold(f64::INFINITY, f64::min)

@@ -944,7 +944,7 @@ mod tests {
     fn cheap_containment_agrees_with_the_clipper_s() {
         // boxes with axes unit only to rounding (and scaled, as a
         // placement's may be), segments and points, grown or not
-        let mut rng = crate::geom::test_rng::Rng(0x0C0F_FEE5);
+        let mut rng = kiln_geometry::rng::Rng(0x0C0F_FEE5);
         for case in 0..400 {
             let r = if case % 2 == 0 { 0.0 } else { rng.f() };
             let stretch = 1.0 + 1e-7 * (rng.f() - 0.5);
@@ -988,7 +988,7 @@ mod tests {
     /// containment and crossing as its whole body (edges and all).
     #[test]
     fn faces_alone_settle_a_segment_as_the_whole_body() {
-        let mut rng = crate::geom::test_rng::Rng(0x0fac_e5a1_0e00_0002);
+        let mut rng = kiln_geometry::rng::Rng(0x0fac_e5a1_0e00_0002);
         let (mut found, mut inside) = (0, 0);
         for case in 0..2000 {
             let c = OrientedBox {

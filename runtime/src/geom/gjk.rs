@@ -700,7 +700,7 @@ impl Simplex {
 mod tests {
     use super::*;
     use crate::geom::sphere_triangle::closest_point;
-    use crate::geom::test_rng::Rng;
+    use kiln_geometry::rng::Rng;
 
     /// Oracle: distance between a segment and a triangle by closed forms
     /// (endpoints to the triangle, the segment against each edge, and the

@@ -456,7 +456,7 @@ mod tests {
     use super::*;
     use crate::geom::epa;
     use crate::geom::gjk::{OrientedBox, Triangle};
-    use crate::geom::test_rng::Rng;
+    use kiln_geometry::rng::Rng;
 
     /// The closed-form box–triangle answers (yes/no and contact) agree
     /// with the general path: GJK apart, separating axes inside.

@@ -51,11 +51,10 @@ impl SlabRay {
         }
     }
 
-    // used by the baker and tests (feature `internals`)
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
-    /// Entry distance if the ray meets the box within `[0, t_max]`.
-    #[inline]
-    pub fn hit(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
+    /// Entry distance if the ray meets the box within `[0, t_max]` (the
+    /// tests' form of [`SlabRay::hit_a`]).
+    #[cfg(test)]
+    fn hit(&self, min: Vec3, max: Vec3, t_max: f32) -> Option<f32> {
         self.hit_a(min.into(), max.into(), t_max)
     }
 

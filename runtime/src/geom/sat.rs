@@ -780,7 +780,7 @@ fn by_axes(
 mod tests {
     use super::*;
     use crate::geom::gjk::distance;
-    use crate::geom::test_rng::Rng;
+    use kiln_geometry::rng::Rng;
 
     #[test]
     fn a_point_on_a_segment_is_not_inside_it() {

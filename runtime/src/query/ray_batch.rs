@@ -452,4 +452,55 @@ mod tests {
             assert_eq!(skipped_hits == 0, !filter.accepts(1, u32::MAX));
         }
     }
+
+    /// Small archives are walked one ray at a time by the public batch
+    /// methods; walked side by side anyway, every bundled sample under
+    /// both tree kinds answers rays through its own vertices and edge
+    /// midpoints (shared edges, grazing) and a mix of rays at random bit
+    /// for bit as single rays do.
+    #[test]
+    fn small_archives_walked_side_by_side_give_the_single_ray_answers() {
+        use kiln_formats::TreeKind;
+        let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples");
+        for name in ["walk_course.gltf", "shape_collection.glb", "khr_Box.glb"] {
+            let path = std::path::Path::new(samples).join(name);
+            let scene = kiln_baker::ingest::load(&path).unwrap().scene;
+            let oracle = kiln_tests::Oracle::new(&scene);
+            let tris = oracle.triangles();
+            let (lo, hi) = kiln_tests::scene_bounds(tris);
+            let mut rng = Rng::new(11);
+            let mut rays: Vec<Ray> = kiln_tests::ray_mix(lo, hi, 3000, 5)
+                .iter()
+                .map(|r| Ray::new(r.origin, r.dir, r.max_t))
+                .collect();
+            for i in 0..3000 {
+                let t = &tris[rng.below(tris.len())];
+                let k = rng.below(3);
+                let target = if i % 2 == 0 {
+                    t.v[k]
+                } else {
+                    (t.v[k] + t.v[(k + 1) % 3]) * 0.5
+                }
+                .as_vec3();
+                let origin = target + rng.unit() * rng.range(0.1, 20.0);
+                rays.push(Ray::new(origin, target - origin, 2.0));
+            }
+            for kind in [TreeKind::Aabb, TreeKind::Sphere] {
+                let settings = BakeSettings::default().all_meshes().with_tree(kind);
+                let baked = kiln_baker::bake_file(&path, &settings).unwrap();
+                let level = Level::from_bytes(&baked.bytes).unwrap();
+                assert!(!level.interleaves(), "{name} is small");
+                let mut hits = vec![None; rays.len()];
+                level.raycast_many_as(&rays, &Filter::ALL, &mut hits, true);
+                let mut any = vec![false; rays.len()];
+                level.raycast_any_many_as(&rays, &Filter::ALL, &mut any, true);
+                let found = hits.iter().flatten().count();
+                assert!(found > rays.len() / 4, "{name}: {found} hits");
+                for (i, r) in rays.iter().enumerate() {
+                    assert_eq!(hits[i], level.raycast(r, &Filter::ALL), "{name} ray {i}");
+                    assert_eq!(any[i], level.raycast_any(r, &Filter::ALL), "{name} ray {i}");
+                }
+            }
+        }
+    }
 }

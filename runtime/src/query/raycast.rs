@@ -329,27 +329,7 @@ impl Level {
         self.raycast_many_as(rays, filter, out, self.interleaves());
     }
 
-    /// [`Level::raycast_many`], its rays walked side by side whatever the
-    /// archive's size (for tests: the public form walks small archives one
-    /// ray at a time).
-    #[cfg(feature = "internals")]
-    pub fn raycast_many_interleaved(
-        &self,
-        rays: &[Ray],
-        filter: &Filter,
-        out: &mut [Option<RayHit>],
-    ) {
-        self.raycast_many_as(rays, filter, out, true);
-    }
-
-    /// [`Level::raycast_any_many`], walked side by side whatever the
-    /// archive's size (for tests).
-    #[cfg(feature = "internals")]
-    pub fn raycast_any_many_interleaved(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
-        self.raycast_any_many_as(rays, filter, out, true);
-    }
-
-    fn raycast_many_as(
+    pub(super) fn raycast_many_as(
         &self,
         rays: &[Ray],
         filter: &Filter,
@@ -362,7 +342,7 @@ impl Level {
         });
     }
 
-    fn raycast_any_many_as(
+    pub(super) fn raycast_any_many_as(
         &self,
         rays: &[Ray],
         filter: &Filter,

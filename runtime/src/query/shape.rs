@@ -1025,7 +1025,7 @@ mod tests {
     use super::*;
     use crate::geom::epa;
     use crate::geom::gjk::{Gap, Moved, Triangle, distance, search_enclosing};
-    use crate::geom::test_rng::Rng;
+    use kiln_geometry::rng::Rng;
 
     /// A random hull of `n` points in an ellipsoid (flat and needle-like
     /// ones included), posed at random near `at`.

@@ -710,7 +710,7 @@ mod tests {
     /// The hull of `n` random points in a 4 m cube, snapped to a half-metre
     /// grid when `grid` (many exactly coplanar and duplicated points).
     fn cloud_hull(
-        rng: &mut crate::geom::test_rng::Rng,
+        rng: &mut kiln_geometry::rng::Rng,
         n: usize,
         grid: bool,
     ) -> Option<crate::geom::hull::Hull> {
@@ -756,7 +756,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_paired_clip_is_the_scalar_clip() {
-        let mut rng = crate::geom::test_rng::Rng(0xC11F_9A12);
+        let mut rng = kiln_geometry::rng::Rng(0xC11F_9A12);
         let (mut entered, mut parallel) = (0, 0);
         for cloud in 0..300 {
             let n = 4 + (rng.f() * 60.0) as usize;
@@ -809,7 +809,7 @@ mod tests {
     /// and corner path.
     #[test]
     fn span_pruning_gives_the_full_scans_answers() {
-        let mut rng = crate::geom::test_rng::Rng(0x5A11_0F5E);
+        let mut rng = kiln_geometry::rng::Rng(0x5A11_0F5E);
         let (mut edge_path, mut hits) = (0, 0);
         for _ in 0..200 {
             let n = 8 + (rng.f() * 192.0) as usize;

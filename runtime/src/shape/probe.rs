@@ -1049,11 +1049,11 @@ pub(crate) fn exit_along(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geom::test_rng::Rng;
     use crate::query::placed;
     use crate::{ConvexHull, Level, Pose, QueryShape};
     use glam::{DAffine3, DQuat, Quat};
     use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+    use kiln_geometry::rng::Rng;
 
     /// A level of `mesh` placed once under each of `transforms`, baked as
     /// `collider`; instance `i` is placement `i`.

@@ -378,10 +378,10 @@ impl Rounded {
 mod tests {
     use super::*;
     use crate::Level;
-    use crate::geom::test_rng::Rng;
     use crate::query::placed;
     use glam::{DAffine3, DQuat};
     use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+    use kiln_geometry::rng::Rng;
 
     /// A box's point test, decided in f32 where the point is clearly
     /// inside or outside, answers exactly as the f64 test on 84,000

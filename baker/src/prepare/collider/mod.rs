@@ -189,7 +189,7 @@ fn hull_fallback(mesh: &WeldedMesh, mut steps: Vec<String>, why: &str) -> Result
         .iter()
         .map(|p| DVec3::from(p.map(f64::from)))
         .collect();
-    let h = crate::geom::hull::hull(&pts).ok_or_else(|| format!("{why}, and no convex hull"))?;
+    let h = kiln_geometry::hull::hull(&pts).ok_or_else(|| format!("{why}, and no convex hull"))?;
     let vertices: Vec<[f32; 3]> = h.vertices.iter().map(|v| v.as_vec3().to_array()).collect();
     let triangles: Vec<[u32; 3]> = h
         .faces

@@ -22,7 +22,7 @@ use glam::DVec3;
 
 /// Where on triangle `(a, b, c)` the point closest to some `p` lies.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum TriangleRegion {
+pub enum TriangleRegion {
     /// A vertex: 0, 1, 2 for a, b, c.
     Vertex(usize),
     /// The edge from vertex `i` to vertex `j`, at `v_i + (v_j − v_i)·t`.
@@ -34,7 +34,7 @@ pub(crate) enum TriangleRegion {
 impl TriangleRegion {
     /// The point it stands for on the triangle `v`.
     #[inline]
-    pub(crate) fn point(self, v: [DVec3; 3]) -> DVec3 {
+    pub fn point(self, v: [DVec3; 3]) -> DVec3 {
         match self {
             TriangleRegion::Vertex(k) => v[k],
             TriangleRegion::Edge(i, j, t) => v[i] + (v[j] - v[i]) * t,
@@ -46,7 +46,7 @@ impl TriangleRegion {
 /// The region of triangle `(a, b, c)` holding its closest point to `p`
 /// (Ericson, Real-Time Collision Detection, 5.1.5: Voronoi regions of
 /// vertices, edges, face). Shared by the sphere tests and GJK's simplex.
-pub(crate) fn closest_region(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> TriangleRegion {
+pub fn closest_region(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> TriangleRegion {
     let ab = b - a;
     let ac = c - a;
     let ap = p - a;
@@ -205,7 +205,7 @@ fn inside(p: DVec3, a: DVec3, b: DVec3, c: DVec3, n: DVec3) -> bool {
 
 /// Entry time of the ray `o + t·d` into the sphere at `v`, radius `r`,
 /// for an origin outside it.
-pub(crate) fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
+pub fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
     let m = o - v;
     let a = d.length_squared();
     let b = m.dot(d);
@@ -222,7 +222,7 @@ pub(crate) fn ray_sphere(o: DVec3, d: DVec3, v: DVec3, r: f64) -> Option<f64> {
 
 /// Entry time into the cylinder of radius `r` around segment `p..q`, and
 /// the segment parameter of the contact, if that parameter is in `[0, 1]`.
-pub(crate) fn ray_cylinder(o: DVec3, d: DVec3, p: DVec3, q: DVec3, r: f64) -> Option<(f64, f64)> {
+pub fn ray_cylinder(o: DVec3, d: DVec3, p: DVec3, q: DVec3, r: f64) -> Option<(f64, f64)> {
     let e = q - p;
     let ee = e.length_squared();
     if ee == 0.0 {

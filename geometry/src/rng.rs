@@ -1,9 +1,11 @@
-//! The seeded generator the geometry unit tests share (xorshift64).
+//! The seeded generator the geometry unit tests of both crates share
+//! (xorshift64, Marsaglia 2003): the same sequence for the same seed, no
+//! dependency.
 
 use glam::DVec3;
 
 /// A xorshift64 generator: the same sequence for the same seed.
-pub(crate) struct Rng(pub u64);
+pub struct Rng(pub u64);
 
 impl Rng {
     /// Uniform in [0, 1).

@@ -25,8 +25,6 @@ pub struct Hull {
 }
 
 impl Hull {
-    // used by the baker (feature `internals`)
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     /// Enclosed volume.
     pub fn volume(&self) -> f64 {
         let mut v = 0.0;
@@ -1960,7 +1958,7 @@ mod tests {
     /// and 380 clouds gave up.)
     #[test]
     fn grid_clouds_give_hulls_whose_faces_lie_on_their_planes() {
-        let mut rng = crate::geom::test_rng::Rng(0x5A11_0F5E);
+        let mut rng = crate::rng::Rng(0x5A11_0F5E);
         for i in 0..2000 {
             let n = 8 + (rng.f() * 192.0) as usize;
             let pts: Vec<DVec3> = (0..n).map(|_| (rng.v(2.0) * 2.0).round() * 0.5).collect();
@@ -1987,7 +1985,7 @@ mod tests {
 #[cfg(test)]
 mod convexity {
     use super::*;
-    use crate::geom::test_rng::Rng;
+    use crate::rng::Rng;
 
     /// The largest distance of a hull vertex beyond a face's plane, the
     /// plane taken through the face's own loop: 0 for a convex hull.
