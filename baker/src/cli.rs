@@ -1,6 +1,7 @@
 //! Argument parsing (clap) and the command implementations. The library
 //! never sees clap types; each command turns its arguments into library calls.
 
+use crate::Usage;
 use crate::print::report_one;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -135,9 +136,6 @@ struct SettingsArgs {
     /// geometry): aabb or sphere [default: aabb].
     #[arg(long, value_name = "KIND", value_parser = parse_tree)]
     mesh_tree: Option<TreeKind>,
-    /// Old spelling of --mesh-tree.
-    #[arg(long, hide = true, value_parser = parse_tree, conflicts_with = "mesh_tree")]
-    terrain_tree: Option<TreeKind>,
     /// Automatic classification: a closed mesh within this fraction of
     /// its convex hull's volume is convex, in [0, 1) [default: 0.02].
     #[arg(long, value_name = "FRACTION")]
@@ -157,9 +155,6 @@ struct SettingsArgs {
     /// placed with [default: 0.05].
     #[arg(long, value_name = "M")]
     max_deviation: Option<Metres>,
-    /// Old spelling of --max-deviation.
-    #[arg(long, hide = true, conflicts_with = "max_deviation")]
-    tolerance: Option<Metres>,
     /// Concave colliders: the face budget, 4 to 65536; simplification
     /// stops at the budget or the deviation, whichever comes first
     /// [default: 128].
@@ -181,18 +176,6 @@ struct SettingsArgs {
 }
 
 impl SettingsArgs {
-    /// Old spellings used on the command line, as warnings.
-    fn renamed(&self) -> Vec<&'static str> {
-        let mut w = Vec::new();
-        if self.terrain_tree.is_some() {
-            w.push("--terrain-tree is now spelled --mesh-tree");
-        }
-        if self.tolerance.is_some() {
-            w.push("--tolerance is now spelled --max-deviation");
-        }
-        w
-    }
-
     /// Where the project file for `input` is or would be: `--config`, else
     /// `kiln.toml` beside it.
     fn config_path(&self, input: &Path) -> PathBuf {
@@ -229,11 +212,11 @@ impl SettingsArgs {
             None => None,
         };
         Overrides {
-            mesh_tree: self.mesh_tree.or(self.terrain_tree),
+            mesh_tree: self.mesh_tree,
             convex_tolerance: self.convex_tolerance,
             max_planes: self.max_planes,
             concave_max_triangles: self.concave_max_triangles,
-            max_deviation: self.max_deviation.or(self.tolerance),
+            max_deviation: self.max_deviation,
             max_faces: self.max_faces,
         }
         .apply(&mut settings);
@@ -250,13 +233,35 @@ impl SettingsArgs {
     }
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Bake { settings, .. } | Command::Watch { settings, .. } = &cli.command {
-        for w in settings.renamed() {
-            eprintln!("warning: {w}");
+/// Flags renamed since Kiln 0.1: (old spelling, new spelling). The old
+/// ones are refused with an error that names the new one.
+const RENAMED_FLAGS: [(&str, &str); 2] = [
+    ("--terrain-tree", "--mesh-tree"),
+    ("--tolerance", "--max-deviation"),
+];
+
+/// The error for a flag renamed since Kiln 0.1 among `args`, if any.
+fn renamed_flag(args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        if arg == "--" {
+            break;
+        }
+        for (old, new) in RENAMED_FLAGS {
+            if arg == old || arg.starts_with(&format!("{old}=")) {
+                return Some(format!("{old} is now spelled {new}"));
+            }
         }
     }
+    None
+}
+
+pub fn main() -> ExitCode {
+    if let Some(e) = renamed_flag(std::env::args_os().skip(1)) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse();
     let result = match cli.command {
         Command::Bake {
             inputs,
@@ -300,13 +305,9 @@ pub fn main() -> ExitCode {
                 first
             };
             let resolve = || {
-                settings.resolve(&anchor).map(|(s, project)| {
-                    let project = project.unwrap_or_default();
-                    for w in &project.warnings {
-                        eprintln!("warning: {w}");
-                    }
-                    (s, project.watch)
-                })
+                settings
+                    .resolve(&anchor)
+                    .map(|(s, project)| (s, project.unwrap_or_default().watch))
             };
             let project = crate::watch::Project {
                 path: settings.config_path(&anchor),
@@ -341,18 +342,6 @@ pub fn main() -> ExitCode {
         }
     }
 }
-
-/// A command line that cannot be carried out as given (exit status 2).
-#[derive(Debug)]
-pub(crate) struct Usage(pub(crate) String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
 
 /// `bake`'s switches besides the settings.
 struct BakeOpts {
@@ -432,19 +421,12 @@ fn bake(
         Some(b) => b.println(line),
         None => eprintln!("{line}"),
     };
-    // a project file's warnings once, however many inputs share it
-    let warned = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let outcomes: Vec<Outcome> = inputs
         .par_iter()
         .zip(&outputs)
         .map(|(input, output)| {
             let outcome = match settings.resolve(input) {
-                Ok((s, project)) => {
-                    for w in project.iter().flat_map(|p| &p.warnings) {
-                        if warned.lock().is_ok_and(|mut set| set.insert(w.clone())) {
-                            print(format!("warning: {w}"));
-                        }
-                    }
+                Ok((s, _)) => {
                     let mut outcome =
                         kiln_baker::bake_to_file(input, output, opts.force, opts.strict, &s);
                     // the project file is an input too (for depfiles)

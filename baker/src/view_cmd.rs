@@ -2,7 +2,7 @@
 //! address (and opens a browser with `--open`) or renders one screenshot
 //! headless (`--screenshot`) with Chromium and exits.
 
-use crate::cli::Usage;
+use crate::Usage;
 use anyhow::{Context, Result, bail};
 use kiln_baker::view::{ViewOptions, Viewer, find_chromium, headless_args};
 use std::path::PathBuf;

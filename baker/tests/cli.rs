@@ -775,7 +775,7 @@ fn watch_rereads_the_project_file_when_it_changes() {
     // fixed: the rule now only sets a tree, so the triangle is back
     std::fs::write(
         &project,
-        "[[rules]]\nmatch = \"tr?\"\nterrain_tree = \"sphere\"\n",
+        "[[rules]]\nmatch = \"tr?\"\nmesh_tree = \"sphere\"\n",
     )
     .unwrap();
     wait_for("the fixed project file", || objects() == Some(1));
@@ -1099,14 +1099,21 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
     );
     // ...and --strict refuses it, keeping the last archive
     let before = std::fs::read(&out).unwrap();
-    // (the old spelling of the flag still works, with a warning)
-    let st = bake(&["--tolerance", "0.0011", "--force", "--strict"]);
+    // (the flag's 0.1 spelling is refused, naming the new one, and
+    // touches nothing)
+    for old in [&["--tolerance", "0.0011"][..], &["--tolerance=0.0011"]] {
+        let st = bake(&[old, &["--force", "--strict"]].concat());
+        let stderr = String::from_utf8_lossy(&st.stderr);
+        assert_eq!(st.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("error: --tolerance is now spelled --max-deviation"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), before);
+    }
+    let st = bake(&["--max-deviation", "0.0011", "--force", "--strict"]);
     let stderr = String::from_utf8_lossy(&st.stderr);
     assert_eq!(st.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("warning: --tolerance is now spelled --max-deviation"),
-        "{stderr}"
-    );
     assert!(
         stderr.contains("--strict")
             && stderr.contains("Crate")

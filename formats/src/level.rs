@@ -12,20 +12,6 @@
 //! four children whose boxes are quantised to 8 bits against the parent's
 //! decoded box, in depth-first order, each leaf one instance. The walkers
 //! test a node's four children at once.
-//!
-//! [`Node`] is the float binary node in the skip-count layout of van den
-//! Bergen ("Physics for game programmers: spatial data structures", GDC
-//! 2013) that the builders produce and [`crate::verify::verify_tree`]
-//! checks: the left child of node `i` is `i + 1`; every node records
-//! `end`, the index one past the last node of its subtree. The right child
-//! of an inner node is therefore `nodes[i + 1].end`. A node is a leaf
-//! exactly when `end == i + 1`.
-//!
-//! ```text
-//!  index:  0      1      2      3      4
-//!          root   L      LL     LR     R
-//!  end:    5      4      3      4      5
-//! ```
 
 use crate::bsp::Bsp;
 use crate::polytope::Polytope;
@@ -37,27 +23,6 @@ use rkyv::{Archive, Serialize};
 /// falls back to median splits long before) and verification enforces it, so
 /// traversal can use a fixed-size stack.
 pub const MAX_DEPTH: usize = 128;
-
-/// One node of a float binary tree in skip-count layout (what the
-/// builders produce, before the 4-wide quantised form is stored): an
-/// axis-aligned box, the end of its subtree, and a payload (`data`).
-///
-/// For a leaf, `data` is `first << 1 | (count - 1)`: the leaf covers
-/// primitives `first..first + count` (one instance for the top-level
-/// tree). For an inner node, `data` is the split
-/// axis (0, 1 or 2), used to visit the nearer child first.
-#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-pub struct Node {
-    /// Lower corner of the box.
-    pub min: [f32; 3],
-    /// Upper corner of the box.
-    pub max: [f32; 3],
-    /// One past the last node of this node's subtree.
-    pub end: u32,
-    /// Leaf primitive range or inner split axis (see the type docs).
-    pub data: u32,
-}
 
 /// An object placed in the world: a shape, where it stands, its layers
 /// (40 bytes; see [`crate::placement`] for the stored transform).
@@ -396,9 +361,6 @@ pub struct TopTree {
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<Node>() == 32);
-    assert!(std::mem::size_of::<ArchivedNode>() == 32);
-    assert!(std::mem::align_of::<ArchivedNode>() == 4);
     assert!(std::mem::size_of::<Instance>() == 40);
     assert!(std::mem::size_of::<ArchivedInstance>() == 40);
     assert!(std::mem::align_of::<ArchivedInstance>() == 4);
@@ -407,75 +369,6 @@ const _: () = {
     assert!(std::mem::size_of::<ArchivedShape>() == 68);
     assert!(std::mem::align_of::<ArchivedLevel>() <= crate::header::BODY_ALIGN);
 };
-
-/// Encodes a leaf payload of a float binary tree ([`Node`], as the baker's
-/// builders make them): `count` primitives from `first`.
-#[inline]
-pub const fn leaf_data(first: u32, count: u32) -> u32 {
-    (first << 1) | (count - 1)
-}
-
-/// Decodes a leaf payload into `(first, count)`.
-#[inline]
-pub const fn leaf_range(data: u32) -> (u32, u32) {
-    (data >> 1, (data & 1) + 1)
-}
-
-/// Largest primitive index a float tree's leaf payload encodes in this
-/// crate's checks (an archived 4-wide tree indexes at most
-/// [`crate::tri_mesh::MAX_LEAVES`] leaves).
-pub const MAX_PRIMITIVES: u32 = (u32::MAX >> 2) - 1;
-
-/// Read access shared by [`Node`] and [`ArchivedNode`], so verification and
-/// statistics are written once.
-pub trait NodeView {
-    /// Lower corner.
-    fn min(&self) -> [f32; 3];
-    /// Upper corner.
-    fn max(&self) -> [f32; 3];
-    /// End of the subtree.
-    fn end(&self) -> u32;
-    /// Payload.
-    fn data(&self) -> u32;
-}
-
-impl NodeView for Node {
-    #[inline]
-    fn min(&self) -> [f32; 3] {
-        self.min
-    }
-    #[inline]
-    fn max(&self) -> [f32; 3] {
-        self.max
-    }
-    #[inline]
-    fn end(&self) -> u32 {
-        self.end
-    }
-    #[inline]
-    fn data(&self) -> u32 {
-        self.data
-    }
-}
-
-impl NodeView for ArchivedNode {
-    #[inline]
-    fn min(&self) -> [f32; 3] {
-        self.min.map(|v| v.to_native())
-    }
-    #[inline]
-    fn max(&self) -> [f32; 3] {
-        self.max.map(|v| v.to_native())
-    }
-    #[inline]
-    fn end(&self) -> u32 {
-        self.end.to_native()
-    }
-    #[inline]
-    fn data(&self) -> u32 {
-        self.data.to_native()
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -614,13 +507,6 @@ mod tests {
         ] {
             let err = check(bad.0, bad.1).unwrap_err();
             assert!(err.contains("placement is out of range"), "{err}");
-        }
-    }
-
-    #[test]
-    fn leaf_payload_round_trips() {
-        for (first, count) in [(0, 1), (0, 2), (7, 1), (MAX_PRIMITIVES, 2)] {
-            assert_eq!(leaf_range(leaf_data(first, count)), (first, count));
         }
     }
 }

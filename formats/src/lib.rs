@@ -21,7 +21,7 @@ pub mod verify;
 pub mod vertices;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
-pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Node, Shape, TopTree};
+pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Shape, TopTree};
 pub use tri_mesh::{MeshTree, TreeKind, TriMesh};
 
 use thiserror::Error;

@@ -12,7 +12,7 @@
 //! before it) and leaves in the order their parents list them, which
 //! verification checks in one pass.
 
-use crate::vertices::Vertices;
+use crate::vertices::{Vertices, dequantize};
 use rkyv::{Archive, Serialize};
 
 /// Tag of a child reference that names a leaf rather than an inner node
@@ -212,13 +212,6 @@ pub fn decode_lo(parent_min: f32, step: f32, q: u8) -> f32 {
 #[inline]
 pub fn decode_hi(parent_max: f32, step: f32, q: u8) -> f32 {
     parent_max - f32::from(q) * step
-}
-
-/// Decodes one 16-bit coordinate: `origin + q · scale`, in f32, in
-/// exactly this order (the baker rounds against the same formula).
-#[inline]
-pub fn dequantize(origin: f32, scale: f32, q: u16) -> f32 {
-    origin + f32::from(q) * scale
 }
 
 impl SphereFrame {

@@ -14,9 +14,15 @@
 //! A vertex is one record of `layout[3]` bytes (6 to 12): the f32 axes
 //! first, then the 16-bit ones, each in axis order, little-endian.
 
-use crate::tri_mesh::dequantize;
 use rayon::prelude::*;
 use rkyv::{Archive, Serialize};
+
+/// Decodes one 16-bit coordinate: `origin + q · scale`, in f32, in
+/// exactly this order (the baker rounds against the same formula).
+#[inline]
+pub fn dequantize(origin: f32, scale: f32, q: u16) -> f32 {
+    origin + f32::from(q) * scale
+}
 
 /// Meshes with at least this many vertices are packed on the rayon pool.
 const PARALLEL_VERTICES: usize = 1 << 15;

@@ -9,8 +9,8 @@
 //! per pair (or lone triangle) → SAH tree → leaves laid out in tree order.
 
 use crate::geom::sah::{self, BinNode};
+use crate::geom::sah::{leaf_data, leaf_range};
 use crate::geom::weld::WeldedMesh;
-use kiln_formats::level::{leaf_data, leaf_range};
 use kiln_formats::tri_mesh::{FLAT_EDGE_ANGLE, TreeKind};
 use rayon::prelude::*;
 

@@ -329,9 +329,9 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// convex_tolerance = 0.02
 /// max_planes = 64           # 6 to 256
 /// concave_max_triangles = 20000 # optional: larger props stay triangle meshes (default: no cap)
-/// max_deviation = 0.05       # concave colliders: metres (old spelling: tolerance)
+/// max_deviation = 0.05       # concave colliders: metres
 /// max_faces = 128            # concave colliders: face budget, 4 to 65536
-/// mesh_tree = "aabb"         # or "sphere", for every triangle mesh (old: terrain_tree)
+/// mesh_tree = "aabb"         # or "sphere", for every triangle mesh
 /// render_meshes = false
 ///
 /// [[rules]]                  # the first rule that matches an object is its rule
@@ -346,8 +346,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// ```
 ///
 /// Unknown keys and bad values are errors naming the key, the file and the
-/// line; old spellings of renamed keys are read, with a warning in
-/// [`ProjectConfig::warnings`].
+/// line; a key renamed since Kiln 0.1 (`terrain_tree`, `tolerance`) is an
+/// error that names its new spelling.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectConfig {
     /// `[settings]`, but `render_meshes`.
@@ -358,10 +358,14 @@ pub struct ProjectConfig {
     pub rules: Vec<Rule>,
     /// File globs for `baker watch`.
     pub watch: WatchTable,
-    /// What the file should say differently (old spellings), with the file
-    /// and line.
-    pub warnings: Vec<String>,
 }
+
+/// Keys renamed since Kiln 0.1: (old spelling, new spelling). The old
+/// ones are unknown keys now, and the error says what to write instead.
+const RENAMED: [(&str, &str); 2] = [
+    ("terrain_tree", "mesh_tree"),
+    ("tolerance", "max_deviation"),
+];
 
 /// A project file as written.
 #[derive(serde::Deserialize)]
@@ -391,8 +395,6 @@ struct Keys {
     render_meshes: Option<bool>,
     #[serde(default, deserialize_with = "tree_kind")]
     mesh_tree: Option<TreeKind>,
-    #[serde(default, deserialize_with = "tree_kind")]
-    terrain_tree: Option<TreeKind>,
     #[serde(default)]
     max_planes: Option<MaxPlanes>,
     #[serde(default)]
@@ -402,55 +404,20 @@ struct Keys {
     #[serde(default)]
     max_deviation: Option<Metres>,
     #[serde(default)]
-    tolerance: Option<Metres>,
-    #[serde(default)]
     max_faces: Option<FaceBudget>,
 }
 
-/// The value given under a key's current spelling or its old one (noted
-/// in `warnings`); both at once is an error.
-fn renamed<T>(
-    new: Option<T>,
-    old: Option<T>,
-    new_key: &str,
-    old_key: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Option<T>, String> {
-    match (new, old) {
-        (Some(_), Some(_)) => Err(format!(
-            "both {new_key} and its old spelling {old_key} are given: keep {new_key}"
-        )),
-        (None, Some(v)) => {
-            warnings.push(format!("{old_key} is now spelled {new_key}"));
-            Ok(Some(v))
-        }
-        (v, None) => Ok(v),
-    }
-}
-
 impl Keys {
-    /// The settings the table gives, old spellings noted in `warnings`.
-    fn overrides(&self, warnings: &mut Vec<String>) -> Result<Overrides, String> {
-        Ok(Overrides {
-            mesh_tree: renamed(
-                self.mesh_tree,
-                self.terrain_tree,
-                "mesh_tree",
-                "terrain_tree",
-                warnings,
-            )?,
+    /// The settings the table gives.
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            mesh_tree: self.mesh_tree,
             convex_tolerance: self.convex_tolerance,
             max_planes: self.max_planes,
             concave_max_triangles: self.concave_max_triangles,
-            max_deviation: renamed(
-                self.max_deviation,
-                self.tolerance,
-                "max_deviation",
-                "tolerance",
-                warnings,
-            )?,
+            max_deviation: self.max_deviation,
             max_faces: self.max_faces,
-        })
+        }
     }
 }
 
@@ -496,14 +463,22 @@ impl ProjectConfig {
     }
 
     /// Parses and checks the text of a project file read from `path`
-    /// (named in errors and warnings, with the line).
+    /// (named in errors, with the line).
     pub fn parse(text: &str, path: &std::path::Path) -> Result<ProjectConfig, ConfigError> {
         let err = |message: String| ConfigError {
             path: path.to_path_buf(),
             message,
         };
-        let file: ProjectFile =
-            toml::from_str(text).map_err(|e| err(e.to_string().trim().to_string()))?;
+        let file: ProjectFile = toml::from_str(text).map_err(|e| {
+            let message = e.to_string().trim().to_string();
+            match RENAMED
+                .iter()
+                .find(|(old, _)| message.contains(&format!("unknown field `{old}`")))
+            {
+                Some((old, new)) => err(format!("`{old}` is now spelled `{new}`: {message}")),
+                None => err(message),
+            }
+        })?;
         let line = |t: &toml::Spanned<Keys>| {
             1 + text.as_bytes()[..t.span().start.min(text.len())]
                 .iter()
@@ -515,16 +490,7 @@ impl ProjectConfig {
             ..ProjectConfig::default()
         };
         // each table's settings; `what` names the table in messages
-        let mut read = |t: &toml::Spanned<Keys>, what: &str| -> Result<Overrides, ConfigError> {
-            let at = |m: String| err(format!("line {}: {what}: {m}", line(t)));
-            let mut old = Vec::new();
-            let o = t.get_ref().overrides(&mut old).map_err(at)?;
-            c.warnings.extend(
-                old.into_iter()
-                    .map(|w| format!("{}: line {}: {what}: {w}", path.display(), line(t))),
-            );
-            Ok(o)
-        };
+        let read = |t: &toml::Spanned<Keys>| t.get_ref().overrides();
         if let Some(t) = &file.settings {
             let keys = t.get_ref();
             if keys.pattern.is_some() || keys.collider.is_some() || keys.layer.is_some() {
@@ -533,7 +499,7 @@ impl ProjectConfig {
                     line(t)
                 )));
             }
-            let settings = read(t, "[settings]")?;
+            let settings = read(t);
             c.settings = settings;
             c.render_meshes = keys.render_meshes;
         }
@@ -552,7 +518,7 @@ impl ProjectConfig {
                     line(t)
                 )));
             }
-            let settings = read(t, &what)?;
+            let settings = read(t);
             if keys.collider.is_none() && keys.layer.is_none() && settings.is_empty() {
                 return Err(err(format!(
                     "line {}: {what} sets nothing: give collider, layer, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
@@ -745,7 +711,7 @@ mod tests {
         // per-object settings in a rule, checked like [settings]
         let per_rule = file(
             "per_rule.toml",
-            "[[rules]]\nmatch = \"T*\"\nterrain_tree = \"sphere\"\nmax_planes = 8\n",
+            "[[rules]]\nmatch = \"T*\"\nmesh_tree = \"sphere\"\nmax_planes = 8\n",
         );
         let c = ProjectConfig::load(&per_rule).unwrap();
         assert_eq!(c.rules[0].collider, None);
@@ -753,35 +719,24 @@ mod tests {
             .settings
             .shape_settings(BakeSettings::default().shape_settings());
         assert_eq!((s.mesh_tree, s.max_planes.get()), (TreeKind::Sphere, 8));
-        // the old spelling is read, and warned about with the file and rule
-        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-        assert!(
-            c.warnings[0].contains("per_rule.toml")
-                && c.warnings[0].contains("line 1: rule (match = \"T*\")")
-                && c.warnings[0].contains("terrain_tree is now spelled mesh_tree"),
-            "{:?}",
-            c.warnings
-        );
-        let old_settings = file(
-            "old_settings.toml",
-            "[settings]\ntolerance = 0.02\nterrain_tree = \"sphere\"\n",
-        );
-        let c = ProjectConfig::load(&old_settings).unwrap();
-        let s = c.apply(BakeSettings::default());
-        assert_eq!(
-            (s.max_deviation.get(), s.mesh_tree),
-            (0.02, TreeKind::Sphere)
-        );
-        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
-        let both = file(
-            "both.toml",
-            "[settings]\ntolerance = 0.02\nmax_deviation = 0.03\n",
-        );
-        let e = ProjectConfig::load(&both).unwrap_err().to_string();
-        assert!(
-            e.contains("both max_deviation and its old spelling tolerance"),
-            "{e}"
-        );
+        // keys renamed since 0.1 are errors naming the file, the line and
+        // the new spelling
+        for (old, new, value) in [
+            ("terrain_tree", "mesh_tree", "\"sphere\""),
+            ("tolerance", "max_deviation", "0.02"),
+        ] {
+            let f = file(
+                &format!("old_{old}.toml"),
+                &format!("[settings]\nmax_planes = 8\n{old} = {value}\n"),
+            );
+            let e = ProjectConfig::load(&f).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("old_{old}.toml"))
+                    && e.contains("line 3")
+                    && e.contains(&format!("`{old}` is now spelled `{new}`")),
+                "{e}"
+            );
+        }
         let bad_value = file(
             "bad_value.toml",
             "[[rules]]\nmatch = \"a\"\ncollider = \"box\"\n[[rules]]\nmatch = \"b\"\nmax_planes = 2\n",

@@ -15,8 +15,8 @@ use crate::geom::sah::BinNode as Node;
 use glam::{DVec3, Vec4};
 use kiln_formats::tri_mesh::{
     BoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, SphereFrame, SphereNode, WIDTH, box_step,
-    dequantize,
 };
+use kiln_formats::vertices::dequantize;
 use rayon::prelude::*;
 
 /// Groups the binary skip-count tree into nodes of up to [`WIDTH`]
@@ -740,7 +740,7 @@ mod tests {
                 let k = (r & !LEAF_BIT) as usize;
                 assert!(!met[k], "leaf {k} met twice");
                 met[k] = true;
-                let (j, _) = kiln_formats::level::leaf_range(e.leaves[k]);
+                let (j, _) = crate::geom::sah::leaf_range(e.leaves[k]);
                 let (lo, hi) = leaves[order[j as usize] as usize];
                 assert!((0..3).all(|a| pmin[a] <= lo[a] && hi[a] <= pmax[a]));
                 continue;

@@ -11,8 +11,8 @@
 
 use super::sah::{self, BinNode};
 use super::topology::is_degenerate;
+use crate::geom::sah::leaf_range;
 use glam::DVec3;
-use kiln_formats::level::leaf_range;
 use kiln_geometry::sphere_triangle::closest_point;
 use rayon::prelude::*;
 

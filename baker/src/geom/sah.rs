@@ -11,7 +11,7 @@
 //! floating-point reduction happens inside one task, in a fixed order).
 
 use glam::{Vec3A, Vec4};
-use kiln_formats::level::{MAX_DEPTH, leaf_data};
+use kiln_formats::level::MAX_DEPTH;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -32,20 +32,17 @@ pub struct BinNode {
     pub data: u32,
 }
 
-/// Lets `kiln_formats::verify::verify_tree` check builder trees too.
-impl kiln_formats::level::NodeView for BinNode {
-    fn min(&self) -> [f32; 3] {
-        self.min
-    }
-    fn max(&self) -> [f32; 3] {
-        self.max
-    }
-    fn end(&self) -> u32 {
-        self.end
-    }
-    fn data(&self) -> u32 {
-        self.data
-    }
+/// Encodes a leaf payload of a [`BinNode`]: `count` primitives from
+/// `first`.
+#[inline]
+pub const fn leaf_data(first: u32, count: u32) -> u32 {
+    (first << 1) | (count - 1)
+}
+
+/// Decodes a [`BinNode`] leaf payload into `(first, count)`.
+#[inline]
+pub const fn leaf_range(data: u32) -> (u32, u32) {
+    (data >> 1, (data & 1) + 1)
 }
 
 /// The builder's working form of a primitive, 32 bytes (half a form that
@@ -649,7 +646,89 @@ fn median_split(prims: &mut [Prim], b: &Bounds) -> (usize, usize, Bounds, Bounds
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kiln_formats::verify::verify_tree;
+
+    /// Checks a builder tree over `prims` one-primitive leaves: every
+    /// `end` where the skip-count layout puts it, split axes 0–2, finite
+    /// boxes, leaves covering the primitives once and in order, depth at
+    /// most `MAX_DEPTH`. Returns the number of leaves.
+    fn check_tree(nodes: &[BinNode], prims: usize) -> Result<usize, String> {
+        if nodes.is_empty() || prims == 0 {
+            return if nodes.is_empty() && prims == 0 {
+                Ok(0)
+            } else {
+                Err(format!("{} nodes for {prims} primitives", nodes.len()))
+            };
+        }
+        let (mut next, mut leaves) = (0usize, 0usize);
+        let mut stack = vec![(0usize, nodes.len(), 1usize)];
+        while let Some((i, end, depth)) = stack.pop() {
+            let n = &nodes[i];
+            if depth > MAX_DEPTH || n.end as usize != end {
+                return Err(format!(
+                    "node {i}: end {} expected {end} at depth {depth}",
+                    n.end
+                ));
+            }
+            if !(0..3).all(|k| n.min[k].is_finite() && n.max[k].is_finite() && n.min[k] <= n.max[k])
+            {
+                return Err(format!("node {i}: box {:?} {:?}", n.min, n.max));
+            }
+            if end == i + 1 {
+                let (first, count) = leaf_range(n.data);
+                if count != 1 || first as usize != next || next >= prims {
+                    return Err(format!("node {i}: leaf {first}+{count}, expected {next}"));
+                }
+                (next, leaves) = (next + 1, leaves + 1);
+            } else {
+                let left_end = nodes[i + 1].end as usize;
+                if n.data > 2 || left_end <= i + 1 || left_end >= end {
+                    return Err(format!("node {i}: axis {} left end {left_end}", n.data));
+                }
+                stack.push((left_end, end, depth + 1));
+                stack.push((i + 1, left_end, depth + 1));
+            }
+        }
+        if next != prims {
+            return Err(format!("leaves cover {next} of {prims} primitives"));
+        }
+        Ok(leaves)
+    }
+
+    #[test]
+    fn the_tree_check_refuses_broken_trees() {
+        let leaf = |first, end| BinNode {
+            min: [0.0; 3],
+            max: [1.0; 3],
+            end,
+            data: leaf_data(first, 1),
+        };
+        let good = vec![
+            BinNode {
+                data: 0,
+                ..leaf(0, 3)
+            },
+            leaf(0, 2),
+            leaf(1, 3),
+        ];
+        assert_eq!(check_tree(&good, 2), Ok(2));
+        let mut wrong_end = good.clone();
+        wrong_end[0].end = 2;
+        let mut wrong_leaf = good.clone();
+        wrong_leaf[2].data = leaf_data(0, 1);
+        let mut wrong_axis = good.clone();
+        wrong_axis[0].data = 7;
+        let mut nan = good.clone();
+        nan[1].min[0] = f32::NAN;
+        for bad in [wrong_end, wrong_leaf, wrong_axis, nan] {
+            assert!(check_tree(&bad, 2).is_err(), "{bad:?}");
+        }
+        assert!(check_tree(&good, 3).is_err());
+        for first in [0, 7, (u32::MAX >> 2) - 1] {
+            for count in [1, 2] {
+                assert_eq!(leaf_range(leaf_data(first, count)), (first, count));
+            }
+        }
+    }
 
     type Boxes = Vec<([f32; 3], [f32; 3])>;
 
@@ -673,8 +752,7 @@ mod tests {
     fn every_size_gives_a_valid_tree_covering_each_primitive_once() {
         for n in 1..=100 {
             let (mut ids, nodes) = build_boxes(prims(n, n as u32));
-            let stats = verify_tree(nodes.as_slice(), n, 1).unwrap();
-            assert_eq!(stats.leaves, n);
+            assert_eq!(check_tree(&nodes, n), Ok(n));
             ids.sort();
             assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
             // every node box contains its leaf boxes
@@ -694,7 +772,7 @@ mod tests {
     #[test]
     fn coincident_centroids_still_split() {
         let (_, nodes) = build_boxes(vec![([0.0; 3], [1.0; 3]); 33]);
-        verify_tree(nodes.as_slice(), 33, 1).unwrap();
+        assert_eq!(check_tree(&nodes, 33), Ok(33));
     }
 
     #[test]

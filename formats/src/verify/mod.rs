@@ -2,8 +2,8 @@
 //! One file per shape family; [`verify_level`] dispatches on the shape.
 //!
 //! After [`verify_level`] accepts an archive, every index a query can follow
-//! is in range, every tree is a proper tree (a binary one in depth-first
-//! order, or a 4-wide one in breadth-first order) no deeper than
+//! is in range, every tree is a proper 4-wide tree in breadth-first order
+//! no deeper than
 //! [`MAX_DEPTH`], its leaves cover the primitives exactly once and in
 //! order, and every number a query reads is finite. Queries rely on this
 //! and do not re-check, so no archive can make them panic, read out of bounds
@@ -17,10 +17,7 @@ pub use bsp::verify_bsp;
 pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere};
 pub use tri_mesh::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
-use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, NodeView, leaf_range,
-    similarity_scale,
-};
+use crate::level::{ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, similarity_scale};
 use thiserror::Error;
 
 /// A broken tree invariant.
@@ -34,63 +31,9 @@ pub enum TreeError {
         /// Primitive count.
         prims: usize,
     },
-    /// A node's `end` is not where its parent's layout puts it.
-    #[error("node {node}: subtree end {found}, expected {expected}")]
-    End {
-        /// Node index.
-        node: usize,
-        /// Stored end.
-        found: u32,
-        /// End implied by the parent.
-        expected: usize,
-    },
-    /// An inner node's left subtree leaves no room for a right child.
-    #[error("node {node}: left subtree ends at {left_end}, outside ({node}+1, {end})")]
-    Split {
-        /// Node index.
-        node: usize,
-        /// End of the left subtree.
-        left_end: u32,
-        /// End of this node's subtree.
-        end: usize,
-    },
     /// The tree is deeper than [`MAX_DEPTH`].
     #[error("deeper than {MAX_DEPTH} levels")]
     TooDeep,
-    /// An inner node's split axis is not 0, 1 or 2.
-    #[error("node {node}: split axis {axis} is not 0, 1 or 2")]
-    Axis {
-        /// Node index.
-        node: usize,
-        /// Stored axis.
-        axis: u32,
-    },
-    /// A leaf's primitive range is not the next run of primitives.
-    #[error(
-        "node {node}: leaf covers {first}..{first}+{count}, expected to start at {expected} (of {prims})"
-    )]
-    Leaf {
-        /// Node index.
-        node: usize,
-        /// First primitive.
-        first: u32,
-        /// Primitive count.
-        count: u32,
-        /// Where the leaf should start.
-        expected: usize,
-        /// Primitive count of the tree.
-        prims: usize,
-    },
-    /// A leaf holds more primitives than allowed.
-    #[error("node {node}: leaf holds {count} primitives, at most {max} allowed")]
-    LeafSize {
-        /// Node index.
-        node: usize,
-        /// Count found.
-        count: u32,
-        /// Allowed maximum.
-        max: u32,
-    },
     /// The leaves do not cover every primitive.
     #[error("leaves cover {covered} of {prims} primitives")]
     Coverage {
@@ -162,143 +105,6 @@ pub struct TreeStats {
     /// Surface area heuristic cost: Σ area(inner) + Σ area(leaf)·prims,
     /// divided by the root's area (1 traversal step ≙ 1 primitive test).
     pub sah_cost: f64,
-}
-
-/// Read access to a tree for verification: float nodes and quantised
-/// nodes (decoded) alike.
-pub trait TreeView {
-    /// Number of nodes.
-    fn len(&self) -> usize;
-    /// Whether the tree has no nodes.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Subtree end of node `i`.
-    fn end(&self, i: usize) -> u32;
-    /// Payload of node `i`.
-    fn data(&self, i: usize) -> u32;
-    /// Box of node `i`.
-    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]);
-}
-
-impl<N: NodeView> TreeView for [N] {
-    fn len(&self) -> usize {
-        <[N]>::len(self)
-    }
-    fn end(&self, i: usize) -> u32 {
-        self[i].end()
-    }
-    fn data(&self, i: usize) -> u32 {
-        self[i].data()
-    }
-    fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
-        (self[i].min(), self[i].max())
-    }
-}
-
-/// Checks one depth-first tree over `prims` primitives whose leaves hold at
-/// most `max_leaf` primitives. Runs in O(nodes) with an explicit stack.
-pub fn verify_tree<T: TreeView + ?Sized>(
-    nodes: &T,
-    prims: usize,
-    max_leaf: u32,
-) -> Result<TreeStats, TreeError> {
-    if nodes.is_empty() || prims == 0 {
-        if nodes.is_empty() && prims == 0 {
-            return Ok(TreeStats::default());
-        }
-        return Err(TreeError::Empty {
-            nodes: nodes.len(),
-            prims,
-        });
-    }
-    let area = |i: usize| {
-        let (a, b) = nodes.bounds(i);
-        let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]].map(f64::from);
-        2.0 * (d[0] * d[1] + d[1] * d[2] + d[2] * d[0])
-    };
-    let mut stats = TreeStats {
-        nodes: nodes.len(),
-        ..TreeStats::default()
-    };
-    let mut next_prim = 0usize;
-    let mut sah = 0.0f64;
-    // (node, expected end, depth); left pushed last so it is visited first,
-    // which makes leaves arrive in depth-first order.
-    let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(MAX_DEPTH * 2);
-    stack.push((0, nodes.len(), 1));
-    while let Some((i, expected_end, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            return Err(TreeError::TooDeep);
-        }
-        let end = nodes.end(i);
-        if end as usize != expected_end {
-            return Err(TreeError::End {
-                node: i,
-                found: end,
-                expected: expected_end,
-            });
-        }
-        let (min, max) = nodes.bounds(i);
-        if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
-            return Err(TreeError::Bounds { node: i, min, max });
-        }
-        stats.depth = stats.depth.max(depth);
-        if expected_end == i + 1 {
-            let (first, count) = leaf_range(nodes.data(i));
-            if count > max_leaf {
-                return Err(TreeError::LeafSize {
-                    node: i,
-                    count,
-                    max: max_leaf,
-                });
-            }
-            if first as usize != next_prim || next_prim + count as usize > prims {
-                return Err(TreeError::Leaf {
-                    node: i,
-                    first,
-                    count,
-                    expected: next_prim,
-                    prims,
-                });
-            }
-            next_prim += count as usize;
-            stats.leaves += 1;
-            sah += area(i) * f64::from(count);
-        } else {
-            if nodes.data(i) > 2 {
-                return Err(TreeError::Axis {
-                    node: i,
-                    axis: nodes.data(i),
-                });
-            }
-            // `i + 1 < expected_end` holds here, so the left child exists.
-            let left_end = nodes.end(i + 1);
-            if !(left_end as usize > i + 1 && (left_end as usize) < expected_end) {
-                return Err(TreeError::Split {
-                    node: i,
-                    left_end,
-                    end: expected_end,
-                });
-            }
-            sah += area(i);
-            stack.push((left_end as usize, expected_end, depth + 1));
-            stack.push((i + 1, left_end as usize, depth + 1));
-        }
-    }
-    if next_prim != prims {
-        return Err(TreeError::Coverage {
-            covered: next_prim,
-            prims,
-        });
-    }
-    let root_area = area(0);
-    stats.sah_cost = if root_area > 0.0 {
-        sah / root_area
-    } else {
-        0.0
-    };
-    Ok(stats)
 }
 
 /// Where in a level a problem was found, and what it is.
@@ -628,100 +434,4 @@ fn verify_names(level: &ArchivedLevel) -> Result<(), VerifyError> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::level::{Node, leaf_data};
-
-    fn node(end: u32, data: u32) -> Node {
-        Node {
-            min: [0.0; 3],
-            max: [1.0; 3],
-            end,
-            data,
-        }
-    }
-
-    /// root(0) -> leaf(1) [prims 0..2], leaf(2) [prim 2]
-    fn small() -> Vec<Node> {
-        vec![
-            node(3, 0),
-            node(2, leaf_data(0, 2)),
-            node(3, leaf_data(2, 1)),
-        ]
-    }
-
-    #[test]
-    fn accepts_a_well_formed_tree() {
-        let s = verify_tree(small().as_slice(), 3, 2).unwrap();
-        assert_eq!((s.nodes, s.leaves, s.depth), (3, 2, 2));
-        assert!(s.sah_cost > 0.0);
-        assert_eq!(verify_tree::<[Node]>(&[], 0, 2), Ok(TreeStats::default()));
-    }
-
-    #[test]
-    fn rejects_broken_trees() {
-        let mut t = small();
-        t[0].end = 2;
-        assert!(matches!(
-            verify_tree(t.as_slice(), 3, 2),
-            Err(TreeError::End { .. })
-        ));
-        let mut t = small();
-        t[1].end = 3;
-        assert!(matches!(
-            verify_tree(t.as_slice(), 3, 2),
-            Err(TreeError::End { .. } | TreeError::Split { .. })
-        ));
-        let mut t = small();
-        t[2].data = leaf_data(1, 1);
-        assert!(matches!(
-            verify_tree(t.as_slice(), 3, 2),
-            Err(TreeError::Leaf { .. })
-        ));
-        assert!(matches!(
-            verify_tree(small().as_slice(), 4, 2),
-            Err(TreeError::Coverage { .. })
-        ));
-        assert!(matches!(
-            verify_tree(small().as_slice(), 3, 1),
-            Err(TreeError::LeafSize { .. })
-        ));
-        let mut t = small();
-        t[1].min[0] = f32::NAN;
-        assert!(matches!(
-            verify_tree(t.as_slice(), 3, 2),
-            Err(TreeError::Bounds { .. })
-        ));
-        let mut t = small();
-        t[0].data = 7;
-        assert!(matches!(
-            verify_tree(t.as_slice(), 3, 2),
-            Err(TreeError::Axis { .. })
-        ));
-        assert!(matches!(
-            verify_tree(small().as_slice(), 0, 2),
-            Err(TreeError::Empty { .. })
-        ));
-    }
-
-    #[test]
-    fn rejects_a_tree_deeper_than_the_limit() {
-        // A left-leaning chain of MAX_DEPTH + 1 leaves.
-        let leaves = MAX_DEPTH + 1;
-        let n = 2 * leaves - 1;
-        let mut t = Vec::new();
-        for d in 0..leaves - 1 {
-            // inner node at 2d, its left child at 2d+1 is a leaf, right subtree at 2d+2
-            t.push(node(n as u32, 0));
-            t.push(node((2 * d + 2) as u32, leaf_data(d as u32, 1)));
-        }
-        t.push(node(n as u32, leaf_data((leaves - 1) as u32, 1)));
-        assert_eq!(
-            verify_tree(t.as_slice(), leaves, 2),
-            Err(TreeError::TooDeep)
-        );
-    }
 }

@@ -5,9 +5,9 @@ use super::{TreeError, TreeStats, VerifyError};
 use crate::level::MAX_DEPTH;
 use crate::tri_mesh::{
     ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, LEAF_BIT,
-    LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo, dequantize,
+    LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
 };
-use crate::vertices::{Axis, layout_of};
+use crate::vertices::{Axis, dequantize, layout_of};
 use rayon::prelude::*;
 
 /// A decoded bounding volume of a mesh tree (for statistics and checks).
