@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Bakes every shared level and bundled sample with two `baker` binaries,
+# under both mesh-tree kinds, and compares the archives byte for byte: the
+# check that a change "changes no archive byte".
+#
+#   git worktree add --detach /tmp/before <commit>
+#   (cd /tmp/before && cargo build --release -p kiln-baker --bin baker)
+#   cargo build --release -p kiln-baker --bin baker
+#   tests/tools/compare_bakes.sh /tmp/before/target/release/baker target/release/baker
+#
+# Levels come from $KILN_LEVELS (default: ../shared/levels beside the repo).
+set -uo pipefail
+old=$1 new=$2
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+levels=${KILN_LEVELS:-$root/../shared/levels}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+same=0 differ=0
+for f in "$levels"/*.gltf "$levels"/*.glb "$root"/samples/*.gltf "$root"/samples/*.glb; do
+  [ -e "$f" ] || continue
+  name=$(basename "$f")
+  for tree in aabb sphere; do
+    tag="$name ($tree)"
+    "$old" bake "$f" -o "$out/old.kiln" --force --mesh-tree $tree >/dev/null 2>&1
+    a=$?
+    "$new" bake "$f" -o "$out/new.kiln" --force --mesh-tree $tree >/dev/null 2>&1
+    b=$?
+    if [ $a != $b ]; then
+      echo "exit status differs: $tag: $a, $b"
+      differ=$((differ + 1))
+    elif [ $a != 0 ]; then
+      echo "both refuse $tag (exit $a)"
+    elif cmp -s "$out/old.kiln" "$out/new.kiln"; then
+      same=$((same + 1))
+    else
+      echo "bytes differ: $tag"
+      differ=$((differ + 1))
+    fi
+  done
+done
+echo "$same archives identical, $differ different"
+[ $differ = 0 ]
