@@ -101,7 +101,11 @@ pub(crate) fn closest(s: &impl ConvexView, p: DVec3) -> Closest {
     }
     let (d2, q, k) = best.expect("a point outside some plane is nearest to some face");
     let distance = d2.sqrt();
-    let normal = if distance > 0.0 {
+    // a point on the surface is outside by rounding alone, whose direction
+    // is noise (along a face, say): face k's normal then, a way out of
+    // every point of face k (as for a sphere centred on a triangle)
+    let noise = 1e-12 * (1.0 + p.abs().max_element() + q.abs().max_element());
+    let normal = if distance > noise {
         (p - q) / distance
     } else {
         s.plane(k).0
@@ -721,6 +725,45 @@ mod tests {
             })
             .collect();
         crate::geom::hull::hull(&pts)
+    }
+
+    /// A point on a corner or an edge, off it only by rounding (as a
+    /// placed corner is): its closest point is that corner or edge, a
+    /// rounding away, and the normal must still be a way out (in the
+    /// corner's cone of face normals), not the rounding's direction.
+    #[test]
+    fn a_point_a_rounding_off_a_corner_goes_out_through_the_corner() {
+        let mut rng = kiln_geometry::rng::Rng(0x0c0f_fee5_c0e4);
+        let mut checked = 0;
+        for _ in 0..200 {
+            let n = 4 + (rng.f() * 8.0) as usize;
+            let Some(h) = cloud_hull(&mut rng, n, false) else {
+                continue;
+            };
+            let v = HullView(h);
+            for i in 0..v.vertex_count() {
+                for _ in 0..20 {
+                    // a corner, or a point of an edge from it, nudged by a
+                    // few ulps in a random direction
+                    let a = v.vertex(i as u32);
+                    let b = v.vertex(((i + 1) % v.vertex_count()) as u32);
+                    let on = if rng.f() < 0.5 { a } else { a + (b - a) * 1e-3 };
+                    let p = on + rng.unit() * (rng.f() * 8.0 * f64::EPSILON * (1.0 + on.length()));
+                    let c = closest(&v, p);
+                    assert!((c.normal.length() - 1.0).abs() < 1e-9);
+                    // moved 0.01 along the normal, it is 0.01 away
+                    let moved = closest(&v, c.point + c.normal * 0.01);
+                    assert!(
+                        !moved.inside && moved.distance > 0.01 - 1e-9,
+                        "{p} (near {a}): normal {} leaves it {} away",
+                        c.normal,
+                        moved.distance
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 5000, "{checked}");
     }
 
     /// Archived-style plane rows, read one by one through
