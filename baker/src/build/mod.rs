@@ -6,20 +6,21 @@
 //! depends only on its input, and they are collected in first-use order.
 
 pub mod bsp;
+pub mod collider;
+pub mod concave;
 pub mod seams;
 pub mod solid;
 pub mod top;
 pub mod tri_tree;
 
 use crate::classify::Choice;
-use crate::config::ShapeSettings;
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::weld::WeldedMesh;
 use crate::prepare::Prepared;
-use crate::prepare::collider::{Collider, Fidelity};
-use crate::prepare::{PreparedShape, ShapeInput, concave_collider};
+use crate::prepare::{PreparedShape, ShapeInput};
 use crate::scene::Scene;
+use collider::Fidelity;
 use glam::DAffine3;
 use kiln_formats::placement::Similarity;
 use rayon::prelude::*;
@@ -248,101 +249,12 @@ fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
                 Some(format!("fit error {error:.4} m")),
             )
         },
-        ShapeInput::Collider(c) => match concave(welded, p.settings, p.scale, c) {
+        ShapeInput::Concave => match concave::build(welded, p.settings, p.scale) {
             Ok((shape, note, fidelity)) => ShapeBuild {
                 fidelity: Some(fidelity),
                 ..plain(shape, Some(note))
             },
             Err(why) => kept(why),
         },
-    }
-}
-
-/// A concave collider as a BSP tree — or as a polytope when the collider
-/// had to be the convex hull — with a note for the rule and the measured
-/// fidelity. A tree over the node cap, or a collider with more faces than
-/// both the render mesh and the face budget, is retried with a collider made at twice the tolerance
-/// (up to 4 times), and says so.
-fn concave(
-    welded: &WeldedMesh,
-    settings: ShapeSettings,
-    scale: f64,
-    first: Collider,
-) -> Result<(BuiltShape, String, Fidelity), String> {
-    let mut tolerance = settings.max_deviation.get();
-    let mut c = first;
-    let mut attempt = 0;
-    loop {
-        let f = &mut c.fidelity;
-        // a collider with more faces than both the render mesh and the
-        // face budget is no low-poly collider (simplification stalled
-        // keeping a remesh closed): coarser, as for a tree over the node cap
-        let budget = settings.max_faces.get().max(f.faces_in);
-        if !c.convex && f.faces_out > budget && attempt < 4 {
-            let relaxed = format!(
-                "at tolerance {tolerance} the collider has {} faces, more than the render mesh's {}",
-                f.faces_out, f.faces_in
-            );
-            attempt += 1;
-            tolerance *= 2.0;
-            c = concave_collider(welded, settings, tolerance, scale, Some(&relaxed))?;
-            continue;
-        }
-        let shape = if c.convex {
-            let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
-            if let Some(n) = note {
-                f.steps.push(n);
-            }
-            BuiltShape::Polytope(poly)
-        } else {
-            let built = bsp::build(
-                &c.vertices,
-                &c.triangles,
-                bsp::BspOptions {
-                    bevels: settings.bevels,
-                    ..Default::default()
-                },
-            );
-            match built {
-                Ok(b) => BuiltShape::Bsp(b),
-                Err(e @ bsp::BspError::TooLarge(_)) => {
-                    let relaxed = format!("at tolerance {tolerance} {e}");
-                    attempt += 1;
-                    if attempt == 5 {
-                        return Err(format!("no BSP tree: {relaxed}"));
-                    }
-                    tolerance *= 2.0;
-                    c = concave_collider(welded, settings, tolerance, scale, Some(&relaxed))?;
-                    continue;
-                }
-                Err(e) => return Err(format!("no BSP tree: {e}")),
-            }
-        };
-        let f = &c.fidelity;
-        let tree = match &shape {
-            BuiltShape::Bsp(b) => format!(
-                "bsp of {} nodes ({} bevel), depth {}",
-                b.nodes.len(),
-                b.bevel_nodes,
-                b.depth
-            ),
-            _ => "the convex hull as a polytope".into(),
-        };
-        let note = format!(
-            "collider {} → {} faces, Hausdorff {:.4} m (render → collider {:.4}, collider → render {:.4}), mean {:.4} m, volume {:.1}%; {tree}",
-            f.faces_in,
-            f.faces_out,
-            f.hausdorff(),
-            f.render_to_collider,
-            f.collider_to_render,
-            f.mean,
-            f.volume_ratio * 100.0,
-        );
-        let note = if f.steps.is_empty() {
-            note
-        } else {
-            format!("{note}; {}", f.steps.join(", "))
-        };
-        return Ok((shape, note, c.fidelity));
     }
 }

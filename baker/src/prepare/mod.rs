@@ -4,20 +4,17 @@
 //! one shape; this step finds those shapes (in first-use order), the
 //! largest world scale each is placed with, and makes each one's input:
 //! the welded triangles for a triangle mesh or a polytope, the fitted
-//! primitive and its frame for a box, sphere or capsule, and for a concave
-//! solid a watertight low-poly collider with its measured fidelity
-//! ([`collider`]). Build then only builds.
-
-pub mod collider;
+//! primitive and its frame for a box, sphere or capsule. A concave solid's
+//! collider is made by build's concave step (`build::concave`), which
+//! owns it and its retries: whether it must be made coarser depends on the
+//! tree built from it.
 
 use crate::classify::Choice;
 use crate::config::ShapeSettings;
 use crate::geom::fit::{self, Primitive};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
-use crate::limits::MAX_DEVIATION;
 use crate::scene::Scene;
-use collider::{Collider, ColliderSettings, watertight};
 use glam::DAffine3;
 use rayon::prelude::*;
 
@@ -38,8 +35,9 @@ pub enum ShapeInput {
         /// Largest distance from a vertex to the primitive's surface.
         error: f64,
     },
-    /// A watertight collider, its fidelity in world units.
-    Collider(Collider),
+    /// A concave solid: its watertight collider and tree are made
+    /// together by `build::concave`.
+    Concave,
     /// The kind asked for cannot be made from this mesh (why): the
     /// triangles stand in.
     Fallback(String),
@@ -118,7 +116,7 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
         .zip(&scale)
         .map(|(&(mesh, kind, settings), &s)| {
             let scale = if s.is_finite() && s > 0.0 { s } else { 1.0 };
-            let input = shape_input(&welded[mesh], kind, settings, scale);
+            let input = shape_input(&welded[mesh], kind);
             PreparedShape {
                 mesh,
                 kind,
@@ -132,21 +130,11 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
 }
 
 /// The input of one shape of `kind` made from a welded mesh.
-fn shape_input(
-    welded: &WeldedMesh,
-    kind: ColliderKind,
-    settings: ShapeSettings,
-    scale: f64,
-) -> ShapeInput {
+fn shape_input(welded: &WeldedMesh, kind: ColliderKind) -> ShapeInput {
     match kind {
         ColliderKind::TriMesh | ColliderKind::None => ShapeInput::Triangles,
         ColliderKind::Convex => ShapeInput::Hull,
-        ColliderKind::Concave => {
-            match concave_collider(welded, settings, settings.max_deviation.get(), scale, None) {
-                Ok(c) => ShapeInput::Collider(c),
-                Err(why) => ShapeInput::Fallback(why),
-            }
-        }
+        ColliderKind::Concave => ShapeInput::Concave,
         ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {
             match fit::fit(&welded.vertices, kind) {
                 Some((primitive, frame, error)) => ShapeInput::Primitive {
@@ -158,52 +146,6 @@ fn shape_input(
             }
         }
     }
-}
-
-/// The concave collider of a welded mesh ([`collider::watertight`]:
-/// watertight, simplified, measured) at `tolerance` (world units), its
-/// fidelity in world units. `scale` is the largest world length of a mesh
-/// unit over the placements: the tolerance is in world units, the mesh is
-/// simplified in its own. `relaxed` says why the tolerance is not the
-/// object's own (build relaxes it when a tree is over the node cap). A
-/// collider more than [`MAX_DEVIATION`] times the object's tolerance off is
-/// refused: a bad solid is worse than triangles.
-pub fn concave_collider(
-    welded: &WeldedMesh,
-    settings: ShapeSettings,
-    tolerance: f64,
-    scale: f64,
-    relaxed: Option<&str>,
-) -> Result<Collider, String> {
-    let mut c = watertight(
-        welded,
-        ColliderSettings {
-            tolerance: tolerance / scale,
-            max_faces: settings.max_faces.get(),
-        },
-    )?;
-    let f = &mut c.fidelity;
-    for d in [
-        &mut f.render_to_collider,
-        &mut f.collider_to_render,
-        &mut f.mean,
-    ] {
-        *d *= scale;
-    }
-    if let Some(r) = relaxed {
-        f.steps
-            .push(format!("{r}; tolerance relaxed to {tolerance}"));
-    }
-    // a collider this far off (a level shell remeshed as one blob, a hull
-    // of a helmet) is worse than the triangles
-    if f.hausdorff() > MAX_DEVIATION * settings.max_deviation.get() {
-        return Err(format!(
-            "the collider would deviate {:.4} m from the render mesh, over {MAX_DEVIATION}× the tolerance ({})",
-            f.hausdorff(),
-            f.steps.join(", ")
-        ));
-    }
-    Ok(c)
 }
 
 /// Whether a transform is a similarity, to 1e-6 (tighter than the 1e-4

@@ -1,0 +1,146 @@
+//! The concave step: a concave solid's watertight low-poly collider
+//! ([`super::collider`]) and the tree built from it, made together because
+//! the one decides the other: a collider with more faces than both its
+//! render mesh and the face budget, or whose BSP tree is over the node cap,
+//! is made again at twice the deviation (up to four times), and says so.
+//! This step alone makes colliders; `prepare` only says a shape is concave.
+
+use super::collider::{Collider, ColliderSettings, Fidelity, watertight};
+use super::{BuiltShape, bsp, solid};
+use crate::config::ShapeSettings;
+use crate::geom::weld::WeldedMesh;
+use crate::limits::MAX_DEVIATION;
+
+/// The concave solid of a welded mesh placed at most `scale` times its
+/// size: a BSP tree — or a polytope when the collider had to be the convex
+/// hull — with a note for the rule and the measured fidelity; retried as
+/// the module says. `Err` says why no solid could be made (the triangles
+/// then stand in).
+pub fn build(
+    welded: &WeldedMesh,
+    settings: ShapeSettings,
+    scale: f64,
+) -> Result<(BuiltShape, String, Fidelity), String> {
+    let mut tolerance = settings.max_deviation.get();
+    let mut c = collider(welded, settings, tolerance, scale, None)?;
+    let mut attempt = 0;
+    loop {
+        let f = &mut c.fidelity;
+        // a collider with more faces than both the render mesh and the
+        // face budget is no low-poly collider (simplification stalled
+        // keeping a remesh closed): coarser, as for a tree over the node cap
+        let budget = settings.max_faces.get().max(f.faces_in);
+        if !c.convex && f.faces_out > budget && attempt < 4 {
+            let relaxed = format!(
+                "at tolerance {tolerance} the collider has {} faces, more than the render mesh's {}",
+                f.faces_out, f.faces_in
+            );
+            attempt += 1;
+            tolerance *= 2.0;
+            c = collider(welded, settings, tolerance, scale, Some(&relaxed))?;
+            continue;
+        }
+        let shape = if c.convex {
+            let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
+            if let Some(n) = note {
+                f.steps.push(n);
+            }
+            BuiltShape::Polytope(poly)
+        } else {
+            let built = bsp::build(
+                &c.vertices,
+                &c.triangles,
+                bsp::BspOptions {
+                    bevels: settings.bevels,
+                    ..Default::default()
+                },
+            );
+            match built {
+                Ok(b) => BuiltShape::Bsp(b),
+                Err(e @ bsp::BspError::TooLarge(_)) => {
+                    let relaxed = format!("at tolerance {tolerance} {e}");
+                    attempt += 1;
+                    if attempt == 5 {
+                        return Err(format!("no BSP tree: {relaxed}"));
+                    }
+                    tolerance *= 2.0;
+                    c = collider(welded, settings, tolerance, scale, Some(&relaxed))?;
+                    continue;
+                }
+                Err(e) => return Err(format!("no BSP tree: {e}")),
+            }
+        };
+        let f = &c.fidelity;
+        let tree = match &shape {
+            BuiltShape::Bsp(b) => format!(
+                "bsp of {} nodes ({} bevel), depth {}",
+                b.nodes.len(),
+                b.bevel_nodes,
+                b.depth
+            ),
+            _ => "the convex hull as a polytope".into(),
+        };
+        let note = format!(
+            "collider {} → {} faces, Hausdorff {:.4} m (render → collider {:.4}, collider → render {:.4}), mean {:.4} m, volume {:.1}%; {tree}",
+            f.faces_in,
+            f.faces_out,
+            f.hausdorff(),
+            f.render_to_collider,
+            f.collider_to_render,
+            f.mean,
+            f.volume_ratio * 100.0,
+        );
+        let note = if f.steps.is_empty() {
+            note
+        } else {
+            format!("{note}; {}", f.steps.join(", "))
+        };
+        return Ok((shape, note, c.fidelity));
+    }
+}
+
+/// The concave collider of a welded mesh ([`watertight`]:
+/// watertight, simplified, measured) at `tolerance` (world units), its
+/// fidelity in world units. `scale` is the largest world length of a mesh
+/// unit over the placements: the tolerance is in world units, the mesh is
+/// simplified in its own. `relaxed` says why the tolerance is not the
+/// object's own ([`build`] relaxes it and says why). A
+/// collider more than [`MAX_DEVIATION`] times the object's tolerance off is
+/// refused: a bad solid is worse than triangles.
+fn collider(
+    welded: &WeldedMesh,
+    settings: ShapeSettings,
+    tolerance: f64,
+    scale: f64,
+    relaxed: Option<&str>,
+) -> Result<Collider, String> {
+    let mut c = watertight(
+        welded,
+        ColliderSettings {
+            tolerance: tolerance / scale,
+            max_faces: settings.max_faces.get(),
+        },
+    )?;
+    let f = &mut c.fidelity;
+    for d in [
+        &mut f.render_to_collider,
+        &mut f.collider_to_render,
+        &mut f.mean,
+    ] {
+        *d *= scale;
+    }
+    if let Some(r) = relaxed {
+        f.steps
+            .push(format!("{r}; tolerance relaxed to {tolerance}"));
+    }
+    // a collider this far off (a level shell remeshed as one blob, a hull
+    // of a helmet) is worse than the triangles
+    if f.hausdorff() > MAX_DEVIATION * settings.max_deviation.get() {
+        return Err(format!(
+            "the collider would deviate {:.4} m from the render mesh, over {MAX_DEVIATION}× the tolerance ({})",
+            f.hausdorff(),
+            f.steps.join(", ")
+        ));
+    }
+    Ok(c)
+}
