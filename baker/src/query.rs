@@ -2,8 +2,8 @@
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
 use kiln_runtime::{
-    CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, ShapeHit, ShapeOverlap,
-    Vec3,
+    CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, ShapeCast, ShapeHit,
+    ShapeOverlap, Vec3,
 };
 use serde_json::{Value, json};
 
@@ -325,14 +325,20 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     .ok_or("sweep.ignore_leaving must be true or false")?,
             };
             let options = CastOptions { ignore_leaving };
-            let hit = level.cast(&s.query(), &pose, dir, max_t, options, &filter);
+            let hit = level.cast(
+                &ShapeCast::new(s.query(), pose, dir, max_t).with(options),
+                &filter,
+            );
             return Ok(hit_json(level, hit));
         }
         let center = vec3(&q["center"], "sweep.center")?;
         let radius = radius(&q["radius"], "sweep.radius")?;
         let ball = QueryShape::Sphere { radius };
         let options = CastOptions::default();
-        let hit = level.cast(&ball, &Pose::at(center), dir, max_t, options, &filter);
+        let hit = level.cast(
+            &ShapeCast::new(ball, Pose::at(center), dir, max_t).with(options),
+            &filter,
+        );
         return Ok(hit_json(level, hit));
     }
     if let Some(p) = obj.get("point") {

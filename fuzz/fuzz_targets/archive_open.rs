@@ -6,7 +6,7 @@
 #![no_main]
 
 use kiln_formats::{HEADER_LEN, header::body_hash};
-use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, Vec3};
+use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, ShapeCast, Vec3};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,14 +19,7 @@ fuzz_target!(|data: &[u8]| {
         for d in [Vec3::X, Vec3::NEG_Y, Vec3::new(0.3, -0.5, 0.8)] {
             let _ = level.raycast(&Ray::new(Vec3::ZERO, d, f32::INFINITY), &Filter::ALL);
             let _ = level.raycast_any(&Ray::new(Vec3::new(1.0, 2.0, 3.0), d, 1e6), &Filter::ALL);
-            let _ = level.cast(
-                &QueryShape::Sphere { radius: 0.75 },
-                &Pose::at(Vec3::new(0.5, 3.0, -0.5)),
-                d,
-                50.0,
-                CastOptions::default(),
-                &Filter::ALL,
-            );
+            let _ = level.cast(&ShapeCast::new(QueryShape::Sphere { radius: 0.75 }, Pose::at(Vec3::new(0.5, 3.0, -0.5)), d, 50.0), &Filter::ALL);
         }
         let _ = level.overlap(
             &QueryShape::Sphere { radius: 2.0 },
@@ -71,14 +64,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = level.intersects(&shape, &pose, &Filter::ALL);
             for ignore_leaving in [false, true] {
                 let o = CastOptions { ignore_leaving };
-                let _ = level.cast(
-                    &shape,
-                    &pose,
-                    Vec3::new(0.3, -1.0, 0.2),
-                    40.0,
-                    o,
-                    &Filter::ALL,
-                );
+                let _ = level.cast(&ShapeCast::new(shape, pose, Vec3::new(0.3, -1.0, 0.2), 40.0).with(o), &Filter::ALL);
             }
         }
         // filtered queries read the layer masks; a character walks

@@ -30,7 +30,7 @@
 //! ```
 
 use crate::query::Filter;
-use crate::query::{CastOptions, Pose, QueryShape};
+use crate::query::{CastOptions, Pose, QueryShape, ShapeCast};
 use crate::{Level, Quat, Vec3};
 
 /// How a character moves; [`CharacterSettings::default`] suits a
@@ -274,7 +274,10 @@ impl Character<'_> {
         ignore_leaving: bool,
     ) -> Option<crate::ShapeHit> {
         let options = CastOptions { ignore_leaving };
-        level.cast(&self.shape, &self.pose(at), motion, 1.0, options, filter)
+        level.cast(
+            &ShapeCast::new(self.shape, self.pose(at), motion, 1.0).with(options),
+            filter,
+        )
     }
 
     /// How far above a contact point the short rays that read the surface

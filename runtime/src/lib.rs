@@ -67,6 +67,6 @@ pub use handle::LevelHandle;
 pub use kiln_formats::ArchiveError;
 pub use level::{Level, OpenError};
 pub use query::{
-    CastOptions, ConvexHull, Filter, HullError, Pose, QueryShape, Ray, RayHit, ShapeHit,
+    CastOptions, ConvexHull, Filter, HullError, Pose, QueryShape, Ray, RayHit, ShapeCast, ShapeHit,
     ShapeOverlap,
 };

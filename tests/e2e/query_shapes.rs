@@ -12,7 +12,7 @@
 
 use glam::{DAffine3, DQuat, DVec3, Quat, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_file, bake_scene};
-use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, QueryShape};
+use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, QueryShape, ShapeCast};
 use kiln_tests::Rng;
 use kiln_tests::judge::*;
 
@@ -134,12 +134,20 @@ fn batched_shape_queries_answer_as_single_ones() {
     level.overlap_batch(&shapes, &Filter::ALL, &mut overlaps);
     let mut yes = vec![false; qs.len()];
     level.intersects_batch(&shapes, &Filter::ALL, &mut yes);
-    let casts: Vec<(QueryShape, Pose, Vec3, f32)> = shapes
+    // every other cast slides (ignores what it leaves)
+    let slide = CastOptions {
+        ignore_leaving: true,
+    };
+    let casts: Vec<ShapeCast> = shapes
         .iter()
-        .map(|(s, p)| (*s, *p, rng.unit(), 2.0))
+        .enumerate()
+        .map(|(i, (s, p))| {
+            let c = ShapeCast::new(*s, *p, rng.unit(), 2.0);
+            if i % 2 == 0 { c } else { c.with(slide) }
+        })
         .collect();
     let mut hits = vec![None; qs.len()];
-    level.cast_batch(&casts, CastOptions::default(), &Filter::ALL, &mut hits);
+    level.cast_batch(&casts, &Filter::ALL, &mut hits);
     let mut touching = 0;
     for (i, (s, p)) in shapes.iter().enumerate() {
         assert_eq!(
@@ -153,12 +161,7 @@ fn batched_shape_queries_answer_as_single_ones() {
             "intersects {i}"
         );
         assert_eq!(yes[i], !overlaps[i].is_empty(), "intersects {i} vs overlap");
-        let (_, _, m, t) = casts[i];
-        assert_eq!(
-            hits[i],
-            level.cast(s, p, m, t, CastOptions::default(), &Filter::ALL),
-            "cast {i}"
-        );
+        assert_eq!(hits[i], level.cast(&casts[i], &Filter::ALL), "cast {i}");
         touching += usize::from(yes[i]);
     }
     assert!(
@@ -313,22 +316,21 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     if thick && dy < 0.0 && z < 7.0 && only_floor {
                         let sh = q.shape();
                         let along = level
-                            .cast(
-                                &sh,
-                                &q.pose,
-                                Vec3::X,
-                                1.0,
-                                CastOptions::default(),
-                                &Filter::ALL,
-                            )
+                            .cast(&ShapeCast::new(sh, q.pose, Vec3::X, 1.0), &Filter::ALL)
                             .expect("touching at the start");
                         assert_eq!(along.t, 0.0, "{what}");
                         let slide = CastOptions {
                             ignore_leaving: true,
                         };
-                        let away = level.cast(&sh, &q.pose, up, 1.0, slide, &Filter::ALL);
+                        let away = level.cast(
+                            &ShapeCast::new(sh, q.pose, up, 1.0).with(slide),
+                            &Filter::ALL,
+                        );
                         assert!(away.is_none(), "{what}: lifting off hit {away:?}");
-                        let into = level.cast(&sh, &q.pose, -up, 1.0, slide, &Filter::ALL);
+                        let into = level.cast(
+                            &ShapeCast::new(sh, q.pose, -up, 1.0).with(slide),
+                            &Filter::ALL,
+                        );
                         assert_eq!(into.map(|h| h.t), Some(0.0), "{what}: pressing in");
                     }
                 }
@@ -456,7 +458,10 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
                 ignore_leaving: true,
             };
             let motion = (dir * len).as_vec3();
-            let stop = level.cast(&q.shape(), &q.pose, motion, 1.0, slide, &Filter::ALL);
+            let stop = level.cast(
+                &ShapeCast::new(q.shape(), q.pose, motion, 1.0).with(slide),
+                &Filter::ALL,
+            );
             assert!(stop.is_none(), "{what}: stopped by {stop:?}");
             // wherever it is along the way, the floor pushes along its
             // normal: the deepest contact over the tiles (a tile whose
@@ -485,7 +490,10 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
             // pressing down into the floor meets it with its normal
             let down = (dir * len * 0.2 - up * 0.05).as_vec3();
             let hit = level
-                .cast(&q.shape(), &q.pose, down, 1.0, slide, &Filter::ALL)
+                .cast(
+                    &ShapeCast::new(q.shape(), q.pose, down, 1.0).with(slide),
+                    &Filter::ALL,
+                )
                 .unwrap_or_else(|| panic!("{what}: fell through"));
             assert!(
                 (hit.normal.as_dvec3() - up).length() <= 1e-3,

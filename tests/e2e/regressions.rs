@@ -3,7 +3,7 @@
 
 use glam::{DAffine3, DVec3, Vec3};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
-use kiln_runtime::{CastOptions, Filter, Level, Pose, QueryShape};
+use kiln_runtime::{CastOptions, Filter, Level, Pose, QueryShape, ShapeCast};
 
 /// The 12 triangles of the cube `-1..1`, wound outwards.
 fn cube() -> SceneMesh {
@@ -96,7 +96,10 @@ fn mirrored_polytope_sphere_contacts() {
                 },
             ] {
                 let hit = level
-                    .cast(&ball, &from, motion, 1.0, options, &Filter::ALL)
+                    .cast(
+                        &ShapeCast::new(ball, from, motion, 1.0).with(options),
+                        &Filter::ALL,
+                    )
                     .unwrap_or_else(|| panic!("{what}: the sweep passed through"));
                 assert!((hit.t - 0.45).abs() < 1e-5, "{what}: {hit:?}");
                 assert!(hit.normal.abs_diff_eq(Vec3::X * side, 1e-5), "{what}");
@@ -426,14 +429,7 @@ fn shapes_inside_concave_solids_pushed_further_in() {
             );
             // a cast from there starts in contact, with that normal
             let hit = level
-                .cast(
-                    shape,
-                    &pose,
-                    Vec3::X,
-                    1.0,
-                    CastOptions::default(),
-                    &Filter::ALL,
-                )
+                .cast(&ShapeCast::new(*shape, pose, Vec3::X, 1.0), &Filter::ALL)
                 .unwrap_or_else(|| panic!("{what}: the cast missed"));
             assert_eq!(hit.t, 0.0, "{what}: {hit:?}");
             assert!(hit.normal.abs_diff_eq(o.normal, 1e-5), "{what}: {hit:?}");

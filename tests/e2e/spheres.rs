@@ -7,7 +7,7 @@ use glam::{DVec3, Vec3};
 use kiln_baker::{Scene, SceneMesh, bake_file, bake_scene, ingest};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
-use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Ray, RayHit};
+use kiln_runtime::{Filter, Pose, QueryShape, Ray, RayHit, ShapeCast};
 use kiln_tests::SphereQueries;
 use kiln_tests::{
     Rng, both_kinds, dist_point_triangle, levels_dir, scene_bounds, scene_order, sweep_oracle,
@@ -343,11 +343,11 @@ fn batched_queries_answer_like_single_ones() {
             (QueryShape::Sphere { radius }, Pose::at(point(&mut rng)))
         })
         .collect();
-    let sweeps: Vec<(QueryShape, Pose, Vec3, f32)> = (0..3000)
+    let sweeps: Vec<ShapeCast> = (0..3000)
         .map(|_| {
             let radius = rng.range(0.1, 1.0);
             let at = Pose::at(point(&mut rng));
-            (QueryShape::Sphere { radius }, at, rng.unit(), 10.0)
+            ShapeCast::new(QueryShape::Sphere { radius }, at, rng.unit(), 10.0)
         })
         .collect();
     let points: Vec<Vec3> = (0..3000).map(|_| point(&mut rng)).collect();
@@ -383,10 +383,9 @@ fn batched_queries_answer_like_single_ones() {
                 assert!(o.iter().all(|o| !skipped.contains(&o.instance)) || filter.accepts(0, 1));
             }
             let mut swept = vec![None; sweeps.len()];
-            let options = CastOptions::default();
-            level.cast_batch(&sweeps, options, &filter, &mut swept);
-            for ((s, p, d, t), h) in sweeps.iter().zip(&swept) {
-                assert_eq!(*h, level.cast(s, p, *d, *t, options, &filter));
+            level.cast_batch(&sweeps, &filter, &mut swept);
+            for (c, h) in sweeps.iter().zip(&swept) {
+                assert_eq!(*h, level.cast(c, &filter));
             }
             let mut inside = vec![Vec::new(); points.len()];
             level.contains_point_batch(&points, &filter, &mut inside);

@@ -26,7 +26,7 @@ use crate::Rng;
 use crate::convex::{self, Core, Polytope};
 use glam::{DVec3, Quat, Vec3};
 use kiln_formats::ArchivedShape;
-use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, QueryShape, ShapeOverlap};
+use kiln_runtime::{ConvexHull, Filter, Level, Pose, QueryShape, ShapeCast, ShapeOverlap};
 
 /// Required agreement in metres: depths, times of impact (as distance
 /// along the motion), contact points (plus the f32 rounding of their
@@ -701,11 +701,7 @@ pub fn check_cast(
 ) {
     stats.casts += 1;
     let got = level.cast(
-        &q.shape(),
-        &q.pose,
-        motion,
-        max_t,
-        CastOptions::default(),
+        &ShapeCast::new(q.shape(), q.pose, motion, max_t),
         &Filter::ALL,
     );
     let m = motion.as_dvec3();

@@ -675,11 +675,7 @@ impl SphereQueries for kiln_runtime::Level {
         let ball = kiln_runtime::QueryShape::Sphere { radius: r };
         let options = kiln_runtime::CastOptions::default();
         self.cast(
-            &ball,
-            &kiln_runtime::Pose::at(c),
-            d,
-            max_t,
-            options,
+            &kiln_runtime::ShapeCast::new(ball, kiln_runtime::Pose::at(c), d, max_t).with(options),
             &kiln_runtime::Filter::ALL,
         )
     }

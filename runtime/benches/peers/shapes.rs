@@ -7,7 +7,7 @@
 
 use super::{Rng, Row, compare, pv};
 use glam::{DVec3, Quat, Vec3};
-use kiln_runtime::{CastOptions, ConvexHull, Level, Pose, QueryShape};
+use kiln_runtime::{ConvexHull, Level, Pose, QueryShape, ShapeCast};
 use kiln_runtime::{Filter, Ray};
 use kiln_tests::convex::{self, Core, Polytope};
 use parry3d::shape::SharedShape;
@@ -244,7 +244,7 @@ pub fn rows(
         if wanted("casts") {
             soak(&mut || {
                 for (p, &(m, max_t)) in poses.iter().zip(motions) {
-                    _ = level.cast(&ks, p, m, max_t, CastOptions::default(), &Filter::ALL);
+                    _ = level.cast(&ShapeCast::new(ks, *p, m, max_t), &Filter::ALL);
                 }
             });
         }
@@ -332,7 +332,7 @@ pub fn rows(
                 kt.clear();
                 kt.extend(poses.iter().zip(motions).map(|(p, &(m, max_t))| {
                     level
-                        .cast(&ks, p, m, max_t, CastOptions::default(), &Filter::ALL)
+                        .cast(&ShapeCast::new(ks, *p, m, max_t), &Filter::ALL)
                         .map(|h| h.t)
                 }));
                 kt.iter().flatten().count()

@@ -10,7 +10,9 @@ mod sphere;
 
 pub use filter::Filter;
 pub use raycast::{Ray, RayHit};
-pub use shape::{CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeHit, ShapeOverlap};
+pub use shape::{
+    CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeCast, ShapeHit, ShapeOverlap,
+};
 pub(crate) use shape::{Core, Probe};
 
 use crate::instance::Placement;

@@ -12,14 +12,15 @@
 //!
 //! ```
 //! # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-//! use kiln_runtime::{CastOptions, Filter, QueryShape, Vec3};
+//! use kiln_runtime::{CastOptions, Filter, QueryShape, ShapeCast, Vec3};
 //! let (capsule, pose) =
 //!     QueryShape::capsule(Vec3::new(12.0, 0.2, 5.0), Vec3::new(12.0, 1.4, 5.0), 0.4);
 //! for touch in level.overlap(&capsule, &pose, &Filter::ALL) {
 //!     println!("{} deep in {}", touch.depth, level.object_name(touch.instance));
 //! }
 //! let slide = CastOptions { ignore_leaving: true };
-//! let hit = level.cast(&capsule, &pose, Vec3::X, 10.0, slide, &Filter::ALL).unwrap();
+//! let along_x = ShapeCast::new(capsule, pose, Vec3::X, 10.0).with(slide);
+//! let hit = level.cast(&along_x, &Filter::ALL).unwrap();
 //! assert_eq!(level.object_name(hit.instance), "wall");
 //! ```
 
@@ -355,12 +356,12 @@ pub struct ShapeOverlap {
 ///
 /// ```
 /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-/// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+/// use kiln_runtime::{Filter, Pose, QueryShape, ShapeCast, Vec3};
 /// // a box pushed 10 m along +x meets the wall's face at x = 16
 /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
 /// let motion = Vec3::new(10.0, 0.0, 0.0);
 /// let from = Pose::at(Vec3::new(12.0, 1.0, 12.0));
-/// let hit = level.cast(&crate_box, &from, motion, 1.0, CastOptions::default(), &Filter::ALL).unwrap();
+/// let hit = level.cast(&ShapeCast::new(crate_box, from, motion, 1.0), &Filter::ALL).unwrap();
 /// let stop = from.translation + motion * hit.t;
 /// assert!((stop.x - 15.5).abs() < 1e-4 && (hit.point.x - 16.0).abs() < 1e-4);
 /// assert_eq!(level.object_name(hit.instance), "wall");
@@ -385,13 +386,13 @@ pub struct ShapeHit {
 ///
 /// ```
 /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-/// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+/// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, ShapeCast, Vec3};
 /// // a ball resting against the wall: moving along it or away is free when
 /// // leaving contacts are ignored; moving into it still stops at once
 /// let ball = QueryShape::Sphere { radius: 0.5 };
 /// let at = Pose::at(Vec3::new(15.5, 1.0, 12.0));
 /// let slide = CastOptions { ignore_leaving: true };
-/// let cast = |m: Vec3, o| level.cast(&ball, &at, m, 1.0, o, &Filter::ALL);
+/// let cast = |m: Vec3, o| level.cast(&ShapeCast::new(ball, at, m, 1.0).with(o), &Filter::ALL);
 /// assert!(cast(Vec3::Z, slide).is_none() && cast(Vec3::NEG_X, slide).is_none());
 /// assert_eq!(cast(Vec3::X, slide).map(|h| h.t), Some(0.0));
 /// assert_eq!(cast(Vec3::Z, CastOptions::default()).map(|h| h.t), Some(0.0));
@@ -407,6 +408,51 @@ pub struct CastOptions {
     /// meet. Contacts it moves into still answer (`t = 0` when present at
     /// the start: of those, the deepest).
     pub ignore_leaving: bool,
+}
+
+/// A shape moving through the level, what [`Level::cast`] asks as one
+/// value (as Jolt's `RShapeCast` is): `shape` at `pose` moving by
+/// `t · motion` for `t` in `[0, max_t]`, with `options`.
+///
+/// ```
+/// use kiln_runtime::{CastOptions, Pose, QueryShape, ShapeCast, Vec3};
+/// let ball = QueryShape::Sphere { radius: 0.5 };
+/// let fall = ShapeCast::new(ball, Pose::at(Vec3::new(0.0, 5.0, 0.0)), Vec3::NEG_Y, 10.0);
+/// assert_eq!(fall.options, CastOptions::default());
+/// let slide = fall.with(CastOptions { ignore_leaving: true });
+/// assert!(slide.options.ignore_leaving && slide.max_t == 10.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeCast<'a> {
+    /// The shape.
+    pub shape: QueryShape<'a>,
+    /// Where it starts.
+    pub pose: Pose,
+    /// Its motion per unit of `t` (any length but zero).
+    pub motion: Vec3,
+    /// How far along `motion` it goes: `t` in `[0, max_t]`.
+    pub max_t: f32,
+    /// How it treats what it starts touching.
+    pub options: CastOptions,
+}
+
+impl<'a> ShapeCast<'a> {
+    /// `shape` at `pose` moving by `t · motion`, `t` in `[0, max_t]`, every
+    /// contact kept ([`CastOptions::default`]).
+    pub fn new(shape: QueryShape<'a>, pose: Pose, motion: Vec3, max_t: f32) -> ShapeCast<'a> {
+        ShapeCast {
+            shape,
+            pose,
+            motion,
+            max_t,
+            options: CastOptions::default(),
+        }
+    }
+
+    /// The same cast with `options`.
+    pub fn with(self, options: CastOptions) -> ShapeCast<'a> {
+        ShapeCast { options, ..self }
+    }
 }
 
 /// A query shape in world space: its core in f64 and its radius.
@@ -812,38 +858,38 @@ impl Level {
         self.near(lo, hi, filter, visit);
     }
 
-    /// The first contact of `shape` moving from `pose` by `t · motion`,
-    /// `t` in `[0, max_t]`, with the objects `filter` accepts; no
-    /// tunnelling at any speed. A shape that starts in contact answers
+    /// The first contact of the cast's shape moving from its pose by
+    /// `t · motion`, `t` in `[0, max_t]` ([`ShapeCast`]), with the objects
+    /// `filter` accepts; no tunnelling at any speed. A shape that starts in contact answers
     /// `t = 0` with the separating normal (see
     /// [`CastOptions::ignore_leaving`] for sliding along what it
     /// touches).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-    /// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+    /// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, ShapeCast, Vec3};
     /// // a 0.5 m ball rolled along +x at z = 10 meets the wall at x = 16
     /// let ball = QueryShape::Sphere { radius: 0.5 };
     /// let from = Pose::at(Vec3::new(12.0, 1.0, 10.0));
-    /// let hit = level.cast(&ball, &from, Vec3::X, 10.0, CastOptions::default(), &Filter::ALL).unwrap();
+    /// let hit = level.cast(&ShapeCast::new(ball, from, Vec3::X, 10.0), &Filter::ALL).unwrap();
     /// assert!((hit.t - 3.5).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
     /// // resting on the floor, a box slides along it when it ignores what it leaves
     /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
     /// let on_floor = Pose::at(Vec3::new(12.0, 0.5, 5.0));
     /// let slide = CastOptions { ignore_leaving: true };
-    /// assert!(level.cast(&crate_box, &on_floor, Vec3::Z, 3.0, slide, &Filter::ALL).is_none());
-    /// let stuck = level.cast(&crate_box, &on_floor, Vec3::Z, 3.0, CastOptions::default(), &Filter::ALL);
+    /// let along = ShapeCast::new(crate_box, on_floor, Vec3::Z, 3.0);
+    /// assert!(level.cast(&along.with(slide), &Filter::ALL).is_none());
+    /// let stuck = level.cast(&along, &Filter::ALL);
     /// assert_eq!(stuck.map(|h| h.t), Some(0.0));
     /// ```
-    pub fn cast(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        motion: Vec3,
-        max_t: f32,
-        options: CastOptions,
-        filter: &Filter,
-    ) -> Option<ShapeHit> {
+    pub fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+        let ShapeCast {
+            ref shape,
+            ref pose,
+            motion,
+            max_t,
+            options,
+        } = *cast;
         if !options.ignore_leaving
             && let Some((c, r)) = as_sphere(shape, pose)
         {
@@ -935,32 +981,24 @@ impl Level {
         });
     }
 
-    /// [`Level::cast`] for many shapes on the rayon pool: `(shape, pose,
-    /// motion, max_t)` each; `out[i]` answers `queries[i]`.
+    /// [`Level::cast`] for many casts on the rayon pool: `out[i]` answers
+    /// `casts[i]`.
     ///
     /// # Panics
     /// If the slices differ in length.
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-    /// use kiln_runtime::{CastOptions, Filter, Pose, QueryShape, Vec3};
+    /// use kiln_runtime::{Filter, Pose, QueryShape, ShapeCast, Vec3};
     /// // balls dropped from 5 m: onto the floor, and onto the 3 m wall's top
     /// let ball = QueryShape::Sphere { radius: 0.5 };
-    /// let queries = [12.0, 16.25].map(|x| (ball, Pose::at(Vec3::new(x, 5.0, 10.0)), Vec3::NEG_Y, 10.0));
+    /// let casts = [12.0, 16.25].map(|x| ShapeCast::new(ball, Pose::at(Vec3::new(x, 5.0, 10.0)), Vec3::NEG_Y, 10.0));
     /// let mut out = [None; 2];
-    /// level.cast_batch(&queries, CastOptions::default(), &Filter::ALL, &mut out);
+    /// level.cast_batch(&casts, &Filter::ALL, &mut out);
     /// assert!((out[0].unwrap().t - 4.5).abs() < 1e-5 && (out[1].unwrap().t - 1.5).abs() < 1e-5);
     /// ```
-    pub fn cast_batch(
-        &self,
-        queries: &[(QueryShape, Pose, Vec3, f32)],
-        options: CastOptions,
-        filter: &Filter,
-        out: &mut [Option<ShapeHit>],
-    ) {
-        super::batch(queries, out, 32, |(s, p, m, t), o| {
-            *o = self.cast(s, p, *m, *t, options, filter)
-        });
+    pub fn cast_batch(&self, casts: &[ShapeCast], filter: &Filter, out: &mut [Option<ShapeHit>]) {
+        super::batch(casts, out, 32, |c, o| *o = self.cast(c, filter));
     }
 }
 
