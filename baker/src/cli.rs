@@ -233,21 +233,17 @@ impl SettingsArgs {
     }
 }
 
-/// Flags renamed since Kiln 0.1: (old spelling, new spelling). The old
-/// ones are refused with an error that names the new one.
-const RENAMED_FLAGS: [(&str, &str); 2] = [
-    ("--terrain-tree", "--mesh-tree"),
-    ("--tolerance", "--max-deviation"),
-];
-
-/// The error for a flag renamed since Kiln 0.1 among `args`, if any.
+/// The error for a flag renamed since Kiln 0.1 among `args`, if any: the
+/// project file's renamed keys ([`kiln_baker::config::RENAMED`]) as flags.
 fn renamed_flag(args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
     for arg in args {
         let arg = arg.to_string_lossy();
         if arg == "--" {
             break;
         }
-        for (old, new) in RENAMED_FLAGS {
+        for (old, new) in kiln_baker::config::RENAMED {
+            let flag = |key: &str| format!("--{}", key.replace('_', "-"));
+            let (old, new) = (flag(old), flag(new));
             if arg == old || arg.starts_with(&format!("{old}=")) {
                 return Some(format!("{old} is now spelled {new}"));
             }
@@ -490,8 +486,11 @@ fn make_escape(p: &Path) -> String {
 /// [`kiln_formats::Archive::access`] (the tools read archives through the
 /// schema crate; queries go through the runtime's `Level`).
 fn read_archive(path: &Path) -> Result<kiln_formats::AlignedBytes> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    Ok(kiln_formats::aligned(&bytes))
+    let cannot = || format!("{}: cannot read", path.display());
+    let mut file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = kiln_formats::AlignedBytes::new();
+    bytes.extend_from_reader(&mut file).with_context(cannot)?;
+    Ok(bytes)
 }
 
 /// The validated archive in `bytes`, read from `path`.

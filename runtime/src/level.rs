@@ -178,6 +178,23 @@ impl Level {
         self.storage.bytes().len()
     }
 
+    /// The archive as `kiln_formats` describes a validated file (header,
+    /// body, size): what Kiln's own tools (`baker inspect`, `export`) read.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// let file = level.as_archive();
+    /// assert_eq!(file.byte_len, level.byte_len());
+    /// assert_eq!(file.level.instances.len() as u32, level.object_count());
+    /// ```
+    pub fn as_archive(&self) -> kiln_formats::Archive<'_> {
+        kiln_formats::Archive {
+            header: self.header,
+            level: self.view(),
+            byte_len: self.byte_len(),
+        }
+    }
+
     /// The validated archive itself, read in place: the schema types of
     /// `kiln_formats` (objects, shapes, rules, the top-level tree), for
     /// what no query method answers. Reading it costs nothing; its layout

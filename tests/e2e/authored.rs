@@ -293,7 +293,7 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
         .unwrap();
     assert_eq!(level.object_name(hit.instance), "Crate");
     // inspect lists them
-    let report = kiln_baker::inspect::inspect(&kiln_tests::archive_of(&level));
+    let report = kiln_baker::inspect::inspect(&level.as_archive());
     assert!(
         report.layers.iter().any(|l| l == "pills"),
         "{:?}",

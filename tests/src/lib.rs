@@ -541,16 +541,6 @@ pub fn placements() -> Vec<(&'static str, glam::DAffine3)> {
     ]
 }
 
-/// The schema crate's view of an opened level, as the baker's tools
-/// (`inspect`, `export`) take it.
-pub fn archive_of(level: &kiln_runtime::Level) -> kiln_formats::Archive<'_> {
-    kiln_formats::Archive {
-        header: *level.header(),
-        level: level.archive(),
-        byte_len: level.byte_len(),
-    }
-}
-
 /// Object `i` of `level` as world-space triangles in f64, as export
 /// writes them (the oracle's view of a baked shape).
 pub fn object_triangles(level: &kiln_runtime::Level, i: usize) -> Vec<[DVec3; 3]> {

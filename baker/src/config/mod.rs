@@ -361,8 +361,9 @@ pub struct ProjectConfig {
 }
 
 /// Keys renamed since Kiln 0.1: (old spelling, new spelling). The old
-/// ones are unknown keys now, and the error says what to write instead.
-const RENAMED: [(&str, &str); 2] = [
+/// ones are unknown keys now, and the error says what to write instead;
+/// the command line refuses the same names as flags (`--terrain-tree`).
+pub const RENAMED: [(&str, &str); 2] = [
     ("terrain_tree", "mesh_tree"),
     ("tolerance", "max_deviation"),
 ];

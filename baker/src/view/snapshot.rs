@@ -65,11 +65,7 @@ impl Snapshot {
         archive: &str,
         source: Option<(&str, &crate::Scene)>,
     ) -> Snapshot {
-        let report = inspect(&kiln_formats::Archive {
-            header: *level.header(),
-            level: level.archive(),
-            byte_len: level.byte_len(),
-        });
+        let report = inspect(&level.as_archive());
         let colliders = world_objects(level.archive());
         let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
         let mut geometry = Vec::new();

@@ -821,13 +821,8 @@ mod tests {
         // points on the axis, made as the placement makes them (rounded
         // f64 sums), at many places along segments of many directions: the
         // way out is across the axis, never along it, and the distance 0
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rng = kiln_geometry::rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = || rng.f() * 2.0 - 1.0;
         let mut axes = vec![DVec3::X, DVec3::Y, DVec3::Z];
         for _ in 0..40 {
             axes.push(DVec3::new(next(), next(), next()));
