@@ -30,7 +30,8 @@
 //! ```
 
 use crate::query::Filter;
-use crate::query::{CastOptions, Pose, QueryShape, ShapeCast};
+use crate::query::{CastOptions, ShapeCast};
+use crate::shape::{Pose, QueryShape};
 use crate::{Level, Quat, Vec3};
 
 /// How a character moves; [`CharacterSettings::default`] suits a
@@ -553,8 +554,8 @@ impl Character<'_> {
         }
         // the tread: walkable ground continues beyond the first contact
         let reach = self.reach();
-        let probe = land.point + horizontal.normalize() * s.min_step_tread + up * reach;
-        let tread = level.raycast(&crate::Ray::new(probe, -up, reach * 2.0), filter);
+        let tread_top = land.point + horizontal.normalize() * s.min_step_tread + up * reach;
+        let tread = level.raycast(&crate::Ray::new(tread_top, -up, reach * 2.0), filter);
         if !tread.is_some_and(|t| self.walkable(t.normal)) {
             return None;
         }

@@ -94,7 +94,7 @@ impl Placement {
     /// matrix differ by a few f32 ulps of each row (a similarity's
     /// condition number is 1), and the product adds a few ulps of its
     /// terms. The bound is `2⁻¹⁶` (256 ulps) of the terms' size: the
-    /// agreement test in `shape::solid` still passes with a 64th of it and
+    /// agreement test in `collider::polytope` still passes with a 64th of it and
     /// fails with a 1000th.
     #[inline]
     pub fn local_point_bounded(&self, p: Vec3) -> Option<(Vec3, Vec3)> {

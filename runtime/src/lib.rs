@@ -28,11 +28,13 @@
 //! archive that a bake replaced. `glam`, whose vectors every query takes,
 //! is re-exported.
 //!
-//! Inside, the data path reads as the private modules: `level` (open →
-//! validate) → `query` (level-wide operations: the top-level tree picks
-//! instances) → `instance` (placement) → `shape` (one module per shape
-//! family, each answering every query kind) → `walk` (tree walkers) and
-//! `geom` (the primitive tests).
+//! Inside, the data path reads as the private modules, each importing only
+//! from those after it: `level` (open → validate) → `query` (level-wide
+//! operations: the top-level tree picks instances) → `collider` (one
+//! module per baked collider family, each answering every operation for
+//! one placed instance) → `instance` (placement), `shape` (query shapes,
+//! placed in world space), `walk` (tree walkers) → `geom` (the primitive
+//! tests).
 //!
 //! ```
 //! use kiln_runtime::{Filter, Level, QueryShape, Pose, Ray, Vec3};
@@ -53,6 +55,7 @@
 //! ```
 
 pub mod character;
+mod collider;
 mod geom;
 mod handle;
 mod instance;
@@ -66,7 +69,5 @@ pub use glam::{Quat, Vec3};
 pub use handle::LevelHandle;
 pub use kiln_formats::ArchiveError;
 pub use level::{Level, OpenError};
-pub use query::{
-    CastOptions, ConvexHull, Filter, HullError, Pose, QueryShape, Ray, RayHit, ShapeCast, ShapeHit,
-    ShapeOverlap,
-};
+pub use query::{CastOptions, Filter, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
+pub use shape::{ConvexHull, HullError, Pose, QueryShape};

@@ -54,7 +54,7 @@ impl Grow {
 
 /// What an overlap walk looks for.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Probe {
+pub(crate) enum Region {
     /// A ball.
     Ball {
         /// Centre.
@@ -80,17 +80,17 @@ pub(crate) trait Volume: Copy {
     fn touches_box(&self, lo: Vec3A, hi: Vec3A) -> bool;
     /// A lower bound of the squared distance from `c` to the volume.
     fn dist2(&self, c: Vec3A) -> f32;
-    /// If `probe` may touch the volume (conservative), its key for the
-    /// walk: the squared distance from a ball probe's centre, zero for a
-    /// box probe.
+    /// If `region` may touch the volume (conservative), its key for the
+    /// walk: the squared distance from a ball region's centre, zero for a
+    /// box region.
     #[inline]
-    fn probe_key(&self, probe: &Probe) -> Option<f32> {
-        match *probe {
-            Probe::Ball { c, r } => {
+    fn region_key(&self, region: &Region) -> Option<f32> {
+        match *region {
+            Region::Ball { c, r } => {
                 let d2 = self.dist2(c);
                 (d2 <= r * r).then_some(d2)
             }
-            Probe::Box { lo, hi } => self.touches_box(lo, hi).then_some(0.0),
+            Region::Box { lo, hi } => self.touches_box(lo, hi).then_some(0.0),
         }
     }
 }
@@ -189,14 +189,14 @@ pub(crate) trait Tree {
         t_max: f32,
         out: &mut Found<Self::Vol>,
     ) -> usize;
-    /// The children of inner node `node` whose volume may touch `probe`,
-    /// each with a lower bound of its squared distance from a ball probe's
+    /// The children of inner node `node` whose volume may touch `region`,
+    /// each with a lower bound of its squared distance from a ball region's
     /// centre (zero for box probes).
-    fn probe_children(
+    fn children_in(
         &self,
         node: u32,
         vol: &Self::Vol,
-        probe: &Probe,
+        region: &Region,
         out: &mut Found<Self::Vol>,
     ) -> usize;
     /// Starts loading what a walk reads when it enters reference `r` (a
@@ -492,10 +492,10 @@ impl Tree for BoxTree<'_> {
         n
     }
     #[inline(always)]
-    fn probe_children(&self, node: u32, vol: &Aabb, probe: &Probe, out: &mut Found<Aabb>) -> usize {
+    fn children_in(&self, node: u32, vol: &Aabb, region: &Region, out: &mut Found<Aabb>) -> usize {
         let b = self.decode(node, vol);
-        let hit = match *probe {
-            Probe::Ball { c, r } => {
+        let hit = match *region {
+            Region::Ball { c, r } => {
                 // squared distance from the centre to each box
                 let d = |l: Vec4, h: Vec4, c: f32| {
                     let c = Vec4::splat(c);
@@ -511,7 +511,7 @@ impl Tree for BoxTree<'_> {
                 self.prefetch_found(&out[..n]);
                 return n;
             }
-            Probe::Box { lo, hi } => {
+            Region::Box { lo, hi } => {
                 let o = |l: Vec4, h: Vec4, a: f32, b: f32| {
                     l.cmple(Vec4::splat(b)) & h.cmpge(Vec4::splat(a))
                 };
@@ -589,13 +589,13 @@ impl Tree for SphereTree<'_> {
         k
     }
     #[inline]
-    fn probe_children(&self, node: u32, _: &Ball, probe: &Probe, out: &mut Found<Ball>) -> usize {
+    fn children_in(&self, node: u32, _: &Ball, region: &Region, out: &mut Found<Ball>) -> usize {
         let n = &self.nodes[node as usize];
         let l = n.links();
         let mut k = 0;
         for c in 0..WIDTH {
             if let Some((r, b)) = self.child(n, &l, c)
-                && let Some(key) = b.probe_key(probe)
+                && let Some(key) = b.region_key(region)
             {
                 out[k] = (r, key, b);
                 k += 1;
@@ -669,13 +669,13 @@ impl<'a> TreeRef<'a> {
     /// The leaves whose volume may touch the box `lo..=hi`.
     #[inline]
     pub(crate) fn walk_box(&self, lo: Vec3, hi: Vec3, leaf: impl FnMut(u32) -> bool) {
-        let probe = Probe::Box {
+        let region = Region::Box {
             lo: lo.into(),
             hi: hi.into(),
         };
         match self {
-            TreeRef::Boxes(t) => walk_overlap(t, &probe, leaf),
-            TreeRef::Spheres(t) => walk_overlap(t, &probe, leaf),
+            TreeRef::Boxes(t) => walk_overlap(t, &region, leaf),
+            TreeRef::Spheres(t) => walk_overlap(t, &region, leaf),
         }
     }
 }
@@ -964,19 +964,19 @@ fn ordered_walk<T: Tree + ?Sized, V>(
     }
 }
 
-/// Visits, depth first, every leaf whose volume may touch `probe`,
+/// Visits, depth first, every leaf whose volume may touch `region`,
 /// skipping whole subtrees whose volume does not. The leaf visitor returns
 /// `true` to stop.
 #[inline]
 pub(crate) fn walk_overlap<T: Tree + ?Sized>(
     tree: &T,
-    probe: &Probe,
+    region: &Region,
     mut leaf: impl FnMut(u32) -> bool,
 ) {
     let Some((mut r, mut vol)) = tree.root() else {
         return;
     };
-    if vol.probe_key(probe).is_none() {
+    if vol.region_key(region).is_none() {
         return;
     }
     let mut stack = Stack::<(u32, T::Vol)>::new();
@@ -987,7 +987,7 @@ pub(crate) fn walk_overlap<T: Tree + ?Sized>(
                 return;
             }
         } else {
-            let n = tree.probe_children(r, &vol, probe, &mut found);
+            let n = tree.children_in(r, &vol, region, &mut found);
             if n > 0 {
                 for &(nr, _, nv) in found[1..n].iter().rev() {
                     stack.push((nr, nv));
@@ -1031,7 +1031,7 @@ pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A,
         v,
         |v, data| v.leaf(data),
         |tree, node, vol, v, found| {
-            tree.probe_children(node, vol, &Probe::Ball { c, r: v.radius() }, found)
+            tree.children_in(node, vol, &Region::Ball { c, r: v.radius() }, found)
         },
         // a waiting subtree is entered only while within the shrunk radius
         |v, d2| {
@@ -1049,11 +1049,11 @@ pub(crate) fn walk_box<T: Tree + ?Sized>(
     hi: Vec3,
     leaf: impl FnMut(u32) -> bool,
 ) {
-    let probe = Probe::Box {
+    let region = Region::Box {
         lo: lo.into(),
         hi: hi.into(),
     };
-    walk_overlap(tree, &probe, leaf)
+    walk_overlap(tree, &region, leaf)
 }
 
 /// An archived `[f32; 3]` as a vector.

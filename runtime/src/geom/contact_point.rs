@@ -3,7 +3,7 @@
 //! such points reach.
 //!
 //! Where the cores are apart the closest points give it directly
-//! ([`super::probe`]). Where they overlap, the witness of the depth — the
+//! ([`super::convex_contact`]). Where they overlap, the witness of the depth — the
 //! collider's point where the shape, moved out by the depth, last touches
 //! it — lies up to the depth outside the shape as posed, so the point is
 //! found here instead, from the vertices of the intersection of the two

@@ -7,9 +7,9 @@
 pub(crate) use kiln_geometry::{hull, sphere_triangle};
 
 pub(crate) mod contact_point;
+pub(crate) mod convex_contact;
 pub(crate) mod epa;
 pub(crate) mod gjk;
-pub(crate) mod probe;
 pub(crate) mod ray_box;
 pub(crate) mod ray_triangle;
 pub(crate) mod sat;

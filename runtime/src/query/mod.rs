@@ -1,37 +1,25 @@
 //! Level-wide queries, one file per operation: the top-level tree picks
-//! the instances, their shapes answer (`shape`).
+//! the instances, their colliders answer (`collider`).
 
+mod cast;
 mod filter;
+mod overlap;
 mod point;
 mod ray_batch;
 mod raycast;
-mod shape;
 mod sphere;
 
+pub use cast::{CastOptions, ShapeCast, ShapeHit};
 pub use filter::Filter;
+pub use overlap::ShapeOverlap;
 pub use raycast::{Ray, RayHit};
-pub use shape::{
-    CastOptions, ConvexHull, HullError, Pose, QueryShape, ShapeCast, ShapeHit, ShapeOverlap,
-};
-pub(crate) use shape::{Core, Probe};
 
+use crate::collider::{ColliderRef, placed};
 use crate::instance::Placement;
 use crate::level::Level;
-use crate::shape::ShapeRef;
 use crate::walk::{top_tree, walk_box};
 use glam::Vec3;
-use kiln_formats::level::ArchivedLevel;
 use rayon::prelude::*;
-
-/// Instance `ii` of `level` (verified: in range): its shape and placement.
-#[inline]
-pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ShapeRef<'_>, Placement) {
-    let inst = &level.instances[ii as usize];
-    (
-        ShapeRef(&level.shapes[inst.shape.to_native() as usize]),
-        Placement::new(level, inst),
-    )
-}
 
 impl Level {
     /// Calls `visit` with every object `filter` accepts whose box in the
@@ -43,7 +31,7 @@ impl Level {
         lo: Vec3,
         hi: Vec3,
         filter: &Filter,
-        mut visit: impl FnMut(u32, ShapeRef, &Placement) -> bool,
+        mut visit: impl FnMut(u32, ColliderRef, &Placement) -> bool,
     ) {
         let level = self.archive();
         walk_box(&top_tree(level), lo, hi, |data| {

@@ -19,10 +19,10 @@
 
 use super::filter::Filter;
 use super::raycast::{Ray, RayFound, TopSearch};
+use crate::collider::tri_mesh::MeshSearch;
 use crate::geom::ray_box::SlabRay;
 use crate::instance::Rows;
 use crate::level::Level;
-use crate::shape::tri_mesh::MeshSearch;
 use crate::walk::{
     Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
     top_tree,

@@ -4,10 +4,10 @@
 //! spaces because the transform is affine).
 
 use super::filter::Filter;
+use crate::collider::{ColliderRef, LocalRayHit, local_ray};
 use crate::geom::ray_box::SlabRay;
 use crate::instance::{Rows, transpose_vector};
 use crate::level::Level;
-use crate::shape::{LocalRayHit, ShapeRef, local_ray};
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
@@ -125,13 +125,13 @@ impl<'a> TopSearch<'a> {
     /// Instance `inst`'s shape and the ray in its local space, if the
     /// filter accepts the instance and the ray is not degenerate there.
     #[inline]
-    pub(super) fn local(&self, inst: u32) -> Option<(ShapeRef<'a>, Vec3, Vec3, Rows)> {
+    pub(super) fn local(&self, inst: u32) -> Option<(ColliderRef<'a>, Vec3, Vec3, Rows)> {
         if !self.filter.sees(self.level, inst) {
             return None;
         }
         let level = self.level;
         let instance = &level.instances[inst as usize];
-        let shape = ShapeRef(&level.shapes[instance.shape.to_native() as usize]);
+        let shape = ColliderRef(&level.shapes[instance.shape.to_native() as usize]);
         let local = level.local_from_world(instance);
         let (lo, ld) = local_ray(&local, self.ray.origin, self.ray.dir)?;
         Some((shape, lo, ld, local))

@@ -6,15 +6,15 @@
 //!
 //! The top-level tree picks the instances the sphere may reach (culling in
 //! world space); each instance's shape answers exactly for itself
-//! (`shape`).
+//! (`collider`).
 
 use super::filter::Filter;
-use super::shape::{ShapeHit, ShapeOverlap};
+use super::{ShapeHit, ShapeOverlap};
+use crate::collider::Sweep;
+use crate::collider::tri_mesh::next_up;
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sphere_triangle::Contact;
 use crate::level::Level;
-use crate::shape::Sweep;
-use crate::shape::tri_mesh::next_up;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
@@ -134,7 +134,7 @@ impl RayVisitor for SweepTop<'_> {
         if !self.filter.sees(self.level, ii) {
             return false;
         }
-        let (shape, place) = super::placed(self.level, ii);
+        let (shape, place) = crate::collider::placed(self.level, ii);
         if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max)
             && (self.best.is_none() || hit.t < self.best_t)
         {

@@ -421,7 +421,7 @@ pub(crate) fn flat_face(
 ///
 /// Other contacts are returned unchanged, judged by their own normal.
 /// (Overlaps go further where they can see the flat region: see
-/// `shape::probe::mesh_touch`.)
+/// `collider::tri_mesh::touch`.)
 pub(crate) fn flatten(
     t: Touch,
     tri: &[DVec3; 3],

@@ -1,5 +1,6 @@
-//! Queries on the solid shapes: polytopes and boxes (through the convex
-//! routines of [`super::convex`]), spheres and capsules (closed forms).
+//! Polytopes and boxes, placed: every query through the exact routines
+//! over plane sets of [`super::convex`], and, for query shapes, a
+//! polytope in world space as a convex piece ([`PlacedPolytope`]).
 //!
 //! Spaces: rays and point containment are affine-invariant, so they run in
 //! local space for any placement. Closest points and sweeps measure
@@ -7,16 +8,17 @@
 //! world sphere is a local sphere of radius `r / scale`) and the answer is
 //! mapped back; a polytope under any other placement is taken to world
 //! space plane by plane and vertex by vertex, in f64, so non-uniform scale
-//! and shear are exact too. Primitives are only ever placed by similarities
+//! and shear are exact too. Boxes are only ever placed by similarities
 //! (verification enforces it).
 
 use super::convex::{self, BoxView, ConvexView, RayAnswer};
-use super::{LocalRayHit, ShapeContact};
-use crate::geom::contact_point::{from_segment, on_segment};
-use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
+use super::{ColliderContact, LocalRayHit, keep};
+use crate::geom::gjk::Support;
+use crate::geom::sat::{Edge, Face, Polyhedral};
+use crate::geom::sphere_triangle::Contact;
 use crate::instance::{Placement, apply};
 use glam::{DVec3, Vec3};
-use kiln_formats::polytope::ArchivedPolytope;
+use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 
 /// A polytope in its local space.
 pub(crate) struct LocalPolytope<'a>(pub &'a ArchivedPolytope);
@@ -164,7 +166,7 @@ impl<'a> Convex<'a> {
     }
 
     /// Closest surface point to `c` if within `r` (or `c` inside), world space.
-    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
+    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ColliderContact> {
         let cw = c.as_dvec3();
         if let (Convex::Polytope(p), None) = (self, place.similarity()) {
             let cl = convex::closest(&world_view(p, place), cw);
@@ -207,7 +209,7 @@ impl<'a> Convex<'a> {
     pub fn sweep(
         &self,
         place: &Placement,
-        s: &crate::shape::Sweep,
+        s: &crate::collider::Sweep,
         limit: f64,
     ) -> Option<(Contact, u32)> {
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
@@ -240,16 +242,6 @@ fn world_view<'b>(p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b>
     }
 }
 
-/// A closest point kept only if it touches a sphere of radius `r`.
-fn keep(contact: Contact, distance: f64, inside: bool, face: u32, r: f32) -> Option<ShapeContact> {
-    (inside || distance <= f64::from(r)).then_some(ShapeContact {
-        contact,
-        distance,
-        feature: face,
-        inside,
-    })
-}
-
 /// Whether box `b` placed by `place` holds `p`, decided in f32 where that
 /// is certain: `None` within the bound of [`Placement::local_point_bounded`]
 /// of a face (or for an affine placement), where the f64 test decides.
@@ -266,111 +258,181 @@ fn box_contains_f32(b: &BoxView, place: &Placement, p: Vec3) -> Option<bool> {
     None
 }
 
-/// A sphere or capsule: the points within `radius` of the segment from
-/// `(0, -half, 0)` to `(0, half, 0)` (a sphere has `half = 0`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Rounded {
-    /// Half the segment's length.
-    pub half: f64,
-    /// Radius.
-    pub radius: f64,
+/// A polytope under any affine placement, known by its support function
+/// and its face normals and edges in world space.
+pub(crate) struct PlacedPolytope<'a> {
+    p: &'a ArchivedPolytope,
+    world: [f64; 12],
+    inv: [f64; 12],
 }
 
-impl Rounded {
-    /// The segment's ends in world space.
-    fn ends(&self, place: &Placement) -> (DVec3, DVec3) {
-        let h = DVec3::new(0.0, self.half, 0.0);
-        (place.world_point64(-h), place.world_point64(h))
-    }
+thread_local! {
+    /// A placed polytope's vertices in world space, for its edges: a
+    /// buffer reused by every call on a thread.
+    static WORLD_VERTICES: std::cell::RefCell<Vec<DVec3>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
-    /// First entry of `o + t·d` into the rounded segment `a..b` of radius
-    /// `r`, for an origin outside it.
-    fn enter(a: DVec3, b: DVec3, r: f64, o: DVec3, d: DVec3) -> Option<f64> {
-        if a == b {
-            return ray_sphere(o, d, a, r);
+impl<'a> PlacedPolytope<'a> {
+    /// `p` under `place`.
+    pub(crate) fn new(p: LocalPolytope<'a>, place: &Placement) -> PlacedPolytope<'a> {
+        PlacedPolytope {
+            p: p.0,
+            world: place.world_matrix(),
+            inv: place.local_matrix(),
         }
-        let side = ray_cylinder(o, d, a, b, r).map(|(t, _)| t);
-        [side, ray_sphere(o, d, a, r), ray_sphere(o, d, b, r)]
-            .into_iter()
-            .flatten()
-            .min_by(f64::total_cmp)
+    }
+    fn local(&self, v: u32) -> DVec3 {
+        let p = &self.p.vertices[v as usize];
+        DVec3::new(
+            f64::from(p[0].to_native()),
+            f64::from(p[1].to_native()),
+            f64::from(p[2].to_native()),
+        )
     }
 
-    /// Ray in local space.
-    pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
-        let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
-        let h = DVec3::new(0.0, self.half, 0.0);
-        if (o64 - on_segment(-h, h, o64)).length() <= self.radius {
-            return Some(LocalRayHit {
-                t: 0.0,
-                normal: -d,
-                feature: 0,
-                inside: true,
+    /// Face `k`'s local normal `n` and its world normal `m = Lᵀ n`
+    /// (normals map by the inverse transpose; not unit).
+    fn world_normal(&self, k: usize) -> (DVec3, DVec3) {
+        let (l, pl) = (&self.inv, &self.p.planes[k]);
+        let n = DVec3::new(
+            f64::from(pl[0].to_native()),
+            f64::from(pl[1].to_native()),
+            f64::from(pl[2].to_native()),
+        );
+        let m = DVec3::new(
+            l[0] * n.x + l[4] * n.y + l[8] * n.z,
+            l[1] * n.x + l[5] * n.y + l[9] * n.z,
+            l[2] * n.x + l[6] * n.y + l[10] * n.z,
+        );
+        (n, m)
+    }
+
+    /// Appends the faces in world space; `false` (appending nothing) for a
+    /// degenerate placement, which leaves no faces to go by.
+    fn push_faces(&self, faces: &mut Vec<Face>) -> bool {
+        let (l, f0) = (&self.inv, faces.len());
+        // the local translation: a world point x is L x + t locally
+        let t = DVec3::new(l[3], l[7], l[11]);
+        for k in 0..self.p.planes.len() {
+            // m · x = n · (L x) = n · (v − t) for the world point x of a
+            // local point v: the support value in world space from the
+            // face's own vertices (f32 planes and vertices agree only to
+            // rounding), without placing them
+            let (n, m) = self.world_normal(k);
+            let len = m.length();
+            if !(len > 0.0 && len.is_finite()) {
+                faces.truncate(f0);
+                return false;
+            }
+            let h = self
+                .p
+                .face(k)
+                .iter()
+                .map(|v| n.dot(self.local(v.to_native())))
+                .fold(f64::NEG_INFINITY, f64::max);
+            faces.push(Face {
+                n: m / len,
+                h: (h - n.dot(t)) / len,
             });
         }
-        let t = Self::enter(-h, h, self.radius, o64, d64)?;
-        if t > f64::from(t_max) {
-            return None;
-        }
-        let p = o64 + d64 * t;
-        Some(LocalRayHit {
-            t: t as f32,
-            normal: (p - on_segment(-h, h, p)).as_vec3(),
-            feature: 0,
-            inside: false,
-        })
+        true
     }
 
-    /// Whether the world point `p` is inside.
-    pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
-        let (a, b) = self.ends(place);
-        let p = p.as_dvec3();
-        (p - on_segment(a, b, p)).length() <= self.radius * place.world_scale()
-    }
-
-    /// Closest surface point to `c` if within `r` (or `c` inside).
-    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ShapeContact> {
-        let (a, b) = self.ends(place);
-        let rad = self.radius * place.world_scale();
-        let c = c.as_dvec3();
-        let q = on_segment(a, b, c);
-        let (normal, len) = from_segment(a, b, c);
-        let contact = Contact {
-            t: 0.0,
-            point: q + normal * rad,
-            normal,
-        };
-        keep(contact, (len - rad).abs(), len <= rad, 0, r)
-    }
-
-    /// First contact of the sweep at a time `≤ limit`.
-    pub fn sweep(
-        &self,
-        place: &Placement,
-        s: &crate::shape::Sweep,
-        limit: f64,
-    ) -> Option<(Contact, u32)> {
-        let (a, b) = self.ends(place);
-        let rad = self.radius * place.world_scale();
-        let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
-        let q = on_segment(a, b, c);
-        if (c - q).length() <= rad + r {
-            let h = self.closest(place, s.center, f32::INFINITY)?;
-            return Some((h.contact, 0));
+    /// Appends the edges in world space, with their faces' normals from
+    /// `faces` (this polytope's, in order), placing the vertices into
+    /// `world`; `false` (appending nothing) where a face has no twin
+    /// across an edge: not closed, no Gauss map to go by.
+    fn push_edges(&self, world: &mut Vec<DVec3>, faces: &[Face], edges: &mut Vec<Edge>) -> bool {
+        let e0 = edges.len();
+        world.clear();
+        world.extend(
+            (0..self.p.vertices.len() as u32).map(|v| apply(&self.world, self.local(v), 1.0)),
+        );
+        for k in 0..self.p.planes.len() {
+            let (lp, tw) = (self.p.face(k), self.p.twins(k));
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
+                let twin = tw[j].to_native();
+                if twin == NO_TWIN {
+                    edges.truncate(e0);
+                    return false;
+                }
+                if a < b {
+                    let (n1, n2) = (faces[k].n, faces[usize::from(twin)].n);
+                    edges.push(Edge {
+                        p: world[a as usize],
+                        q: world[b as usize],
+                        n1,
+                        n2,
+                        out: n1 + n2,
+                    });
+                }
+            }
         }
-        let t = Self::enter(a, b, rad + r, c, d)?;
-        if t > limit {
-            return None;
+        true
+    }
+}
+
+impl Support for PlacedPolytope<'_> {
+    fn support(&self, d: DVec3) -> DVec3 {
+        let w = &self.world;
+        // the local direction whose support maps to d's: Mᵀd
+        let ld = DVec3::new(
+            w[0] * d.x + w[4] * d.y + w[8] * d.z,
+            w[1] * d.x + w[5] * d.y + w[9] * d.z,
+            w[2] * d.x + w[6] * d.y + w[10] * d.z,
+        );
+        let mut best = (f64::NEG_INFINITY, 0u32);
+        for v in 0..self.p.vertices.len() as u32 {
+            let x = self.local(v).dot(ld);
+            if x > best.0 {
+                best = (x, v);
+            }
         }
-        let at = c + d * t;
-        let q = on_segment(a, b, at);
-        let normal = (at - q).normalize();
-        let contact = Contact {
-            t,
-            point: q + normal * rad,
-            normal,
-        };
-        Some((contact, 0))
+        apply(w, self.local(best.1), 1.0)
+    }
+    fn any_point(&self) -> DVec3 {
+        apply(&self.world, self.local(0), 1.0)
+    }
+}
+
+impl Polyhedral for PlacedPolytope<'_> {
+    fn face_normals(&self, f: &mut dyn FnMut(DVec3)) {
+        for k in 0..self.p.planes.len() {
+            f(self.world_normal(k).1);
+        }
+    }
+    fn is_solid(&self) -> bool {
+        self.p.planes.len() > 2
+    }
+    fn solid_faces(&self, faces: &mut Vec<Face>) -> bool {
+        self.is_solid() && self.push_faces(faces)
+    }
+    fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
+        let f0 = faces.len();
+        if !self.push_faces(faces) {
+            return false;
+        }
+        let done = WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut world) => self.push_edges(&mut world, &faces[f0..], edges),
+            // not reached (nothing builds features while building them)
+            Err(_) => self.push_edges(&mut Vec::new(), &faces[f0..], edges),
+        });
+        if !done {
+            faces.truncate(f0);
+        }
+        done
+    }
+    fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
+        for k in 0..self.p.planes.len() {
+            let lp = self.p.face(k);
+            for j in 0..lp.len() {
+                let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
+                if a < b {
+                    f(apply(&self.world, self.local(b) - self.local(a), 0.0));
+                }
+            }
+        }
     }
 }
 
@@ -378,7 +440,8 @@ impl Rounded {
 mod tests {
     use super::*;
     use crate::Level;
-    use crate::query::placed;
+    use crate::collider::testing::placed_copies;
+    use crate::collider::{Piece, placed};
     use glam::{DAffine3, DQuat};
     use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
     use kiln_geometry::rng::Rng;
@@ -424,7 +487,7 @@ mod tests {
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
         for ii in 0..level.object_count() {
             let (shape, place) = placed(level.archive(), ii);
-            let super::super::Solid::Convex(Convex::Box(view)) = shape.solid() else {
+            let super::super::Family::Convex(Convex::Box(view)) = shape.family() else {
                 panic!("instance {ii} is not a box");
             };
             let h = view.0;
@@ -459,5 +522,82 @@ mod tests {
             inside > 20_000 && undecided > 5_000 && decided > 10_000,
             "{inside} inside, {undecided} left to f64, {decided} decided in f32"
         );
+    }
+
+    /// A placed polytope's faces listed alone (from its local planes and
+    /// vertices, nothing placed) are the faces its features list (from
+    /// its vertices placed in world space), to rounding, under mirrored,
+    /// sheared, non-uniform and far placements.
+    #[test]
+    fn placed_polytope_faces_alone_are_its_features_faces() {
+        let mut rng = Rng(0x00fa_ce5a_10e0_0001);
+        let pts: Vec<[f32; 3]> = (0..40)
+            .map(|_| {
+                (rng.unit() * DVec3::new(1.0, 0.6, 0.8))
+                    .as_vec3()
+                    .to_array()
+            })
+            .collect();
+        let hull = crate::geom::hull::hull(
+            &pts.iter()
+                .map(|p| Vec3::from(*p).as_dvec3())
+                .collect::<Vec<_>>(),
+        )
+        .expect("a solid hull");
+        // the hull's faces as a closed mesh over its own vertices
+        let verts: Vec<[f32; 3]> = hull
+            .vertices
+            .iter()
+            .map(|v| v.as_vec3().to_array())
+            .collect();
+        let tris: Vec<[u32; 3]> = hull
+            .faces
+            .iter()
+            .flat_map(|(lp, ..)| {
+                lp[1..]
+                    .windows(2)
+                    .map(|w| [lp[0], w[0], w[1]])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut transforms: Vec<DAffine3> =
+            kiln_tests::placements().into_iter().map(|p| p.1).collect();
+        transforms.push(DAffine3::from_cols_array(&[
+            -0.5, 0.0, 0.0, 0.3, 2.0, 0.0, 0.0, 0.1, 1.5, 3000.0, -200.0, 1500.0,
+        ]));
+        for (i, &transform) in transforms.iter().enumerate() {
+            let level = placed_copies(
+                SceneMesh::new("rock", verts.clone(), &tris),
+                &[transform],
+                "convex",
+            );
+            let (shape, place) = placed(level.archive(), 0);
+            let Some((Piece::Polytope(p), _)) = shape.piece(&place) else {
+                panic!("placement {i}: the rock is a polytope");
+            };
+            let (mut alone, mut faces, mut edges) = (Vec::new(), Vec::new(), Vec::new());
+            assert!(p.solid_faces(&mut alone), "placement {i}");
+            assert!(p.features(&mut faces, &mut edges), "placement {i}");
+            assert_eq!(alone.len(), faces.len());
+            assert!(edges.len() >= alone.len(), "placement {i}");
+            let scale = 1.0 + transform.translation.abs().max_element();
+            for (k, (a, f)) in alone.iter().zip(&faces).enumerate() {
+                assert!(a.n.abs_diff_eq(f.n, 1e-12), "placement {i} face {k}");
+                assert!((a.h - f.h).abs() <= 1e-12 * scale, "placement {i} face {k}");
+            }
+            // every edge lies on the planes of both its faces
+            for e in &edges {
+                for x in [e.p, e.q] {
+                    let off = alone
+                        .iter()
+                        .map(|f| f.n.dot(x) - f.h)
+                        .fold(f64::MIN, f64::max);
+                    assert!(
+                        off.abs() <= 1e-6 * scale,
+                        "placement {i}: {x} off the surface by {off}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,413 @@
+//! The baked colliders, one module per family, behind one dispatch
+//! ([`ColliderRef`]) that lists every operation a collider answers for one
+//! placed instance — a ray, a sphere (closest point, touch test, sweep), a
+//! point (inside or not), a query shape (deepest contact, touch test,
+//! cast) — each an exhaustive `match` over the families, so a new family
+//! cannot be added without answering every operation. Each operation
+//! *returns* its answer; the level-wide walks in `crate::query` only pick
+//! instances and keep the best.
+//!
+//! | family (archived shape) | module |
+//! |---|---|
+//! | triangle meshes | [`tri_mesh`]: the mesh tree walked in local space, exact triangle tests |
+//! | concave solids | [`bsp`]: inside by the BSP tree, everything else on the surface mesh |
+//! | polytopes and boxes | [`polytope`], over the plane-set routines of [`convex`] |
+//! | spheres and capsules | [`rounded`]: closed forms |
+//!
+//! Query shapes meet a collider as convex pieces handed to
+//! [`crate::geom::convex_contact`]: a mesh's triangles (so a box against a
+//! triangle is [`tri_mesh::shape_touch`] calling it), a polytope or box as
+//! a whole, a sphere's centre or a capsule's segment with its radius.
+//! Nothing here imports from `crate::query`.
+
+pub(crate) mod bsp;
+pub(crate) mod convex;
+pub(crate) mod polytope;
+pub(crate) mod rounded;
+pub(crate) mod tri_mesh;
+
+use crate::geom::convex_contact::{self, Touch};
+use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
+use crate::geom::sphere_triangle::Contact;
+use crate::instance::{Placement, transform_point, transform_vector};
+use crate::shape::Posed;
+use glam::{DVec3, Vec3};
+use kiln_formats::level::{ArchivedLevel, ArchivedShape};
+use polytope::{Convex, LocalPolytope, PlacedPolytope};
+use rounded::Rounded;
+
+/// A ray hit in a shape's local space.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LocalRayHit {
+    /// Ray parameter (the same in local and world space).
+    pub t: f32,
+    /// The surface's front-side normal in local space (unnormalised):
+    /// the triangle's winding normal, or a solid's outward normal.
+    pub normal: Vec3,
+    /// Feature id: source triangle, collider triangle (concave solids), or
+    /// face/plane index.
+    pub feature: u32,
+    /// The ray starts inside a solid (`t = 0`).
+    pub inside: bool,
+}
+
+/// The closest point of a shape to a sphere's centre, in world space.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ColliderContact {
+    /// Point, and normal from the shape towards the centre.
+    pub contact: Contact,
+    /// Distance from the centre to the point (f64).
+    pub distance: f64,
+    /// Feature id.
+    pub feature: u32,
+    /// The centre is inside a solid: `distance` is then the depth of the
+    /// centre below the surface and the normal the shortest way out.
+    pub inside: bool,
+}
+
+impl ColliderContact {
+    /// Penetration depth of a sphere of radius `r`.
+    #[inline]
+    pub fn depth(&self, r: f64) -> f64 {
+        if self.inside {
+            r + self.distance
+        } else {
+            (r - self.distance).max(0.0)
+        }
+    }
+}
+
+/// A closest point kept only if it touches a sphere of radius `r`.
+pub(crate) fn keep(
+    contact: Contact,
+    distance: f64,
+    inside: bool,
+    face: u32,
+    r: f32,
+) -> Option<ColliderContact> {
+    (inside || distance <= f64::from(r)).then_some(ColliderContact {
+        contact,
+        distance,
+        feature: face,
+        inside,
+    })
+}
+
+/// A sphere sweep: `center + t·dir`, `t` in `[0, max_t]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sweep {
+    /// Start centre.
+    pub center: Vec3,
+    /// Radius (≥ 0).
+    pub radius: f32,
+    /// Motion (non-zero).
+    pub dir: Vec3,
+    /// Largest `t` of interest.
+    pub max_t: f32,
+}
+
+/// The world ray `origin + t·dir` in the local space of `local_from_world`
+/// (the same `t`); `None` where the transform leaves it degenerate (a zero
+/// or non-finite direction, a non-finite origin), which hits nothing.
+#[inline]
+pub(crate) fn local_ray(
+    local_from_world: &crate::instance::Rows,
+    origin: Vec3,
+    dir: Vec3,
+) -> Option<(Vec3, Vec3)> {
+    let lo = transform_point(local_from_world, origin);
+    let ld = transform_vector(local_from_world, dir);
+    (ld != Vec3::ZERO && ld.is_finite() && lo.is_finite()).then_some((lo, ld))
+}
+
+/// Instance `ii` of `level` (verified: in range): its shape and placement.
+#[inline]
+pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ColliderRef<'_>, Placement) {
+    let inst = &level.instances[ii as usize];
+    (
+        ColliderRef(&level.shapes[inst.shape.to_native() as usize]),
+        Placement::new(level, inst),
+    )
+}
+
+/// One archived shape, ready to answer queries.
+#[derive(Clone, Copy)]
+pub(crate) struct ColliderRef<'a>(pub &'a ArchivedShape);
+
+impl<'a> ColliderRef<'a> {
+    /// The closest hit (or with `any`, any hit) of the ray `lo + t·ld`,
+    /// `t ≤ t_max`, in the shape's local space (see [`local_ray`]).
+    #[inline]
+    pub fn raycast_local(self, lo: Vec3, ld: Vec3, t_max: f32, any: bool) -> Option<LocalRayHit> {
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
+            Family::Convex(c) => c.raycast(lo, ld, t_max),
+            Family::Rounded(r) => r.raycast(lo, ld, t_max),
+            Family::Bsp(b) => b.raycast(lo, ld, t_max, any),
+        }
+    }
+
+    /// The shape's triangle mesh, if it is one.
+    #[inline]
+    pub fn tri_mesh(self) -> Option<&'a kiln_formats::tri_mesh::ArchivedTriMesh> {
+        match self.0 {
+            ArchivedShape::TriMesh(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The closest point of the shape within `radius` of `center`.
+    #[inline]
+    pub fn closest(self, place: &Placement, center: Vec3, radius: f32) -> Option<ColliderContact> {
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::closest(place, m, center, radius),
+            Family::Convex(c) => c.closest(place, center, radius),
+            Family::Rounded(r) => r.closest(place, center, radius),
+            Family::Bsp(b) => b.closest(place, center, radius),
+        }
+    }
+
+    /// Whether the shape comes within `radius` of `center`.
+    #[inline]
+    pub fn touches(self, place: &Placement, center: Vec3, radius: f32) -> bool {
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::touches(place, m, center.as_dvec3(), f64::from(radius)),
+            Family::Convex(c) => c.touches(place, center, radius),
+            Family::Rounded(r) => r.closest(place, center, radius).is_some(),
+            Family::Bsp(b) => b.touches(place, center, radius),
+        }
+    }
+
+    /// The first contact of the sweep `s` at a time `≤ limit` (exact, f64),
+    /// culling volumes beyond `t_cull`; with its feature.
+    #[inline]
+    pub fn sweep(
+        self,
+        place: &Placement,
+        s: &Sweep,
+        limit: f64,
+        t_cull: f32,
+    ) -> Option<(Contact, u32)> {
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
+            Family::Convex(c) => c.sweep(place, s, limit),
+            Family::Rounded(r) => r.sweep(place, s, limit),
+            Family::Bsp(b) => b.sweep(place, s, limit, t_cull),
+        }
+    }
+
+    /// Whether the world point `p` is inside the shape (triangle meshes
+    /// have no inside).
+    #[inline]
+    pub fn contains(self, place: &Placement, p: Vec3) -> bool {
+        match self.family() {
+            Family::Mesh(_) => false,
+            Family::Convex(c) => c.contains(place, p),
+            Family::Rounded(r) => r.contains(place, p),
+            Family::Bsp(b) => b.contains(place, p),
+        }
+    }
+
+    /// The shape as one of the three ways queries are answered.
+    #[inline]
+    fn family(self) -> Family<'a> {
+        let f = |x: &rkyv::rend::f32_le| f64::from(x.to_native());
+        match self.0 {
+            ArchivedShape::TriMesh(m) => Family::Mesh(m),
+            ArchivedShape::Polytope(p) => Family::Convex(Convex::Polytope(LocalPolytope(p))),
+            ArchivedShape::Cuboid(c) => {
+                let h = &c.half_extents;
+                Family::Convex(Convex::Box(convex::BoxView(DVec3::new(
+                    f(&h[0]),
+                    f(&h[1]),
+                    f(&h[2]),
+                ))))
+            }
+            ArchivedShape::Sphere(s) => Family::Rounded(Rounded {
+                half: 0.0,
+                radius: f(&s.radius),
+            }),
+            ArchivedShape::Capsule(c) => Family::Rounded(Rounded {
+                half: f(&c.half_height),
+                radius: f(&c.radius),
+            }),
+            ArchivedShape::Bsp(b) => Family::Bsp(bsp::BspView(b)),
+        }
+    }
+}
+
+/// How a shape family answers: its tree, the convex routines, the
+/// closed forms of a rounded segment, or a BSP tree.
+enum Family<'a> {
+    Mesh(&'a kiln_formats::tri_mesh::ArchivedTriMesh),
+    Convex(Convex<'a>),
+    Rounded(Rounded),
+    Bsp(bsp::BspView<'a>),
+}
+
+/// A convex piece of a solid shape family in world space.
+enum Piece<'a> {
+    Point(Point),
+    Segment(Segment),
+    Box(OrientedBox),
+    Polytope(PlacedPolytope<'a>),
+}
+
+impl<'a> ColliderRef<'a> {
+    /// The convex solid as a world-space piece with its radius (`None`
+    /// for meshes and concave solids).
+    fn piece(&self, place: &Placement) -> Option<(Piece<'a>, f64)> {
+        let s = place.world_scale();
+        Some(match self.family() {
+            Family::Mesh(_) | Family::Bsp(_) => return None,
+            Family::Convex(polytope::Convex::Polytope(p)) => {
+                (Piece::Polytope(PlacedPolytope::new(p, place)), 0.0)
+            }
+            Family::Convex(polytope::Convex::Box(b)) => {
+                let axis = |d: DVec3| place.world_vector64(d) / s;
+                (
+                    Piece::Box(OrientedBox {
+                        center: place.world_point64(DVec3::ZERO),
+                        axes: [axis(DVec3::X), axis(DVec3::Y), axis(DVec3::Z)],
+                        half: b.0 * s,
+                    }),
+                    0.0,
+                )
+            }
+            Family::Rounded(r) => {
+                let h = DVec3::new(0.0, r.half, 0.0);
+                let (a, b) = (place.world_point64(-h), place.world_point64(h));
+                let core = if r.half == 0.0 {
+                    Piece::Point(Point(a))
+                } else {
+                    Piece::Segment(Segment(a, b))
+                };
+                (core, r.radius * s)
+            }
+        })
+    }
+
+    /// The deepest contact of the query shape with this placed shape, with its
+    /// feature.
+    pub(crate) fn shape_touch(&self, place: &Placement, posed: &Posed) -> Option<(Touch, u32)> {
+        if let Some((piece, rc)) = self.piece(place) {
+            let (q, r) = (&posed.core, posed.radius);
+            let t = match &piece {
+                Piece::Point(p) => convex_contact::point_touch(&q.closed(), r, p.0, rc)
+                    .unwrap_or_else(|| convex_contact::touch(q, r, p, rc))
+                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                Piece::Segment(p) => convex_contact::touch(q, r, p, rc)
+                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                Piece::Box(p) => convex_contact::touch(q, r, p, rc)
+                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                Piece::Polytope(p) => convex_contact::touch(q, r, p, rc)
+                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+            };
+            return t.map(|t| (t, 0));
+        }
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::shape_touch(place, m, posed),
+            Family::Bsp(b) => bsp::shape_touch(place, &b, posed),
+            _ => None,
+        }
+    }
+
+    /// Whether the query shape touches this placed shape (no contact computed).
+    pub(crate) fn shape_touches(&self, place: &Placement, posed: &Posed) -> bool {
+        let (q, r) = (&posed.core, posed.radius);
+        if let Some((piece, rc)) = self.piece(place) {
+            return match &piece {
+                Piece::Point(p) => convex_contact::point_touches(&q.closed(), r, p.0, rc)
+                    .unwrap_or_else(|| convex_contact::touches(q, r, p, rc)),
+                Piece::Segment(p) => convex_contact::touches(q, r, p, rc),
+                Piece::Box(p) => convex_contact::touches(q, r, p, rc),
+                Piece::Polytope(p) => convex_contact::touches(q, r, p, rc),
+            };
+        }
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::shape_touches(place, m, posed),
+            Family::Bsp(b) => {
+                tri_mesh::shape_touches(place, &b.0.surface, posed)
+                    || b.contains_local(place.local_point64(q.any_point()))
+            }
+            _ => false,
+        }
+    }
+
+    /// The first contact of the query shape moving by `t · motion`, `t ≤
+    /// limit`, with its time and feature.
+    pub(crate) fn shape_cast(
+        &self,
+        place: &Placement,
+        posed: &Posed,
+        motion: DVec3,
+        limit: f64,
+        leave: Option<DVec3>,
+    ) -> Option<(f64, Touch, u32)> {
+        if let Some((piece, rc)) = self.piece(place) {
+            let (q, r) = (&posed.core, posed.radius);
+            let same = |t: Touch| (t, t.normal);
+            let hit = match &piece {
+                Piece::Point(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Segment(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Box(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Polytope(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
+            };
+            return hit.map(|(t, h)| (t, h, 0));
+        }
+        match self.family() {
+            Family::Mesh(m) => tri_mesh::shape_cast(place, m, posed, motion, limit, leave),
+            Family::Bsp(b) => {
+                // centred inside: the way out of the solid at t = 0
+                if let Some((t, f)) = bsp::shape_inside(place, &b, posed) {
+                    return (!leave.is_some_and(|whole| convex_contact::leaving(t.normal, whole)))
+                        .then_some((0.0, t, f));
+                }
+                let hit = tri_mesh::shape_cast(place, &b.0.surface, posed, motion, limit, leave)?;
+                if hit.0 > 0.0 {
+                    return Some(hit);
+                }
+                // in contact at the start: the way out of the solid, as an
+                // overlap answers, unless the motion leaves along it (the
+                // triangle the motion presses into then answers)
+                match bsp::shape_touch(place, &b, posed) {
+                    Some((t, f))
+                        if !leave.is_some_and(|whole| convex_contact::leaving(t.normal, whole)) =>
+                    {
+                        Some((0.0, t, f))
+                    }
+                    _ => Some(hit),
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::Level;
+    use glam::DAffine3;
+    use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+
+    /// A level of `mesh` placed once under each of `transforms`, baked as
+    /// `collider`; instance `i` is placement `i`.
+    pub(crate) fn placed_copies(mesh: SceneMesh, transforms: &[DAffine3], collider: &str) -> Level {
+        let scene = Scene {
+            meshes: vec![mesh],
+            instances: transforms
+                .iter()
+                .enumerate()
+                .map(|(i, &transform)| SceneInstance {
+                    name: format!("{collider}{i}"),
+                    mesh: 0,
+                    transform,
+                    extras_collider: Some(collider.into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
+    }
+}

@@ -1,0 +1,832 @@
+//! Queries on the TriMesh shape: its 4-wide tree walked in local space,
+//! exact triangle tests at the leaves.
+//!
+//! Rays are transformed into local space once and tested with the
+//! watertight ray/triangle test there. Sphere queries cull in local space
+//! (an exact ball for similarity placements, the box around the ellipsoid
+//! otherwise) and run the exact face/edge/vertex tests on world-space f64
+//! copies of the candidate triangles, so any placement is handled exactly.
+
+use super::{ColliderContact, LocalRayHit};
+use crate::geom::convex_contact::{self, Touch};
+use crate::geom::gjk::{Support, Triangle};
+use crate::geom::ray_box::SlabRay;
+use crate::geom::ray_triangle::WatertightRay;
+use crate::geom::sphere_triangle;
+use crate::instance::{Placement, local_radius};
+use crate::shape::Posed;
+use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
+use glam::{DVec3, Vec3};
+use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
+
+/// Leaf `leaf` and how many triangles it holds (1 or 2): its triangle
+/// slots are `leaf << 1` and, for a pair, the one after.
+#[inline(always)]
+pub(crate) fn leaf_span(mesh: &ArchivedTriMesh, leaf: u32) -> (u32, u32) {
+    (leaf, 1 + u32::from(mesh.leaves[leaf as usize].is_pair()))
+}
+
+/// Vertex indices of triangle `slot` (`leaf << 1 | triangle in leaf`).
+#[inline]
+fn slot_triangle(mesh: &ArchivedTriMesh, slot: u32) -> [u32; 3] {
+    leaf_triangle(mesh.corners((slot >> 1) as usize), slot & 1)
+}
+
+/// Source triangle id of triangle `slot`: the feature a hit reports.
+#[inline]
+pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
+    mesh.source_id((slot >> 1) as usize, slot & 1)
+}
+
+/// The flat-edge bits of the triangle in leaf slot `slot`: bit `k` marks
+/// edge `k` (corner `k` to `k + 1`) as one between coplanar triangles.
+pub(crate) fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
+    mesh.leaves
+        .get((slot >> 1) as usize)
+        .map_or(0, |l| l.bits >> (3 * (slot & 1)) & 7)
+}
+
+/// Triangle `slot` in world space, f64.
+#[inline]
+pub(crate) fn world_triangle(place: &Placement, mesh: &ArchivedTriMesh, slot: u32) -> [DVec3; 3] {
+    let tri = slot_triangle(mesh, slot);
+    let p = |k: usize| place.world_point64(Vec3::from(mesh.vertices.get(tri[k])).as_dvec3());
+    [p(0), p(1), p(2)]
+}
+
+/// Hit search inside one mesh: closest hit, or (with `any`) the first found.
+pub(crate) struct MeshSearch<'a> {
+    mesh: &'a ArchivedTriMesh,
+    ray: WatertightRay,
+    t_max: f32,
+    any: bool,
+    hit: Option<(f32, u32)>, // t, triangle slot (leaf << 1 | triangle in leaf)
+}
+
+impl RayVisitor for MeshSearch<'_> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.t_max
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
+        let (q, count) = (
+            self.mesh.corners(data as usize),
+            1 + usize::from(l.is_pair()),
+        );
+        // each corner sheared once, b and c for both triangles
+        let p = |k: usize| self.ray.shear(Vec3::from(self.mesh.vertices.get(q[k])));
+        // (a, b, c) and (c, b, d); a lone triangle's second slot is never
+        // tested (`take(count)`), so `c` fills it and `d` is not loaded
+        let (a, b, c) = (p(0), p(1), p(2));
+        let tris = [(a, b, c), (c, b, if count == 2 { p(3) } else { c })];
+        for (k, &(x, y, z)) in tris.iter().take(count).enumerate() {
+            if let Some(th) = WatertightRay::hit(x, y, z, self.t_max)
+                && (self.hit.is_none() || th < self.t_max)
+            {
+                self.t_max = th;
+                self.hit = Some((th, leaf << 1 | k as u32));
+                if self.any {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+impl<'a> MeshSearch<'a> {
+    /// A search of `mesh` for the local ray `origin + t·dir`, `t ≤ t_max`.
+    #[inline]
+    pub(crate) fn new(
+        mesh: &'a ArchivedTriMesh,
+        origin: Vec3,
+        dir: Vec3,
+        t_max: f32,
+        any: bool,
+    ) -> Self {
+        MeshSearch {
+            mesh,
+            ray: WatertightRay::new(origin, dir),
+            t_max,
+            any,
+            hit: None,
+        }
+    }
+
+    /// Asks the CPU to load leaf `leaf`'s corners, which the leaf test
+    /// reads through the leaf row: a batch walk calls this a turn before
+    /// it tests the leaf, so the loads overlap other rays' work.
+    #[inline(always)]
+    pub(crate) fn prefetch_leaf(&self, leaf: u32) {
+        if (leaf as usize) < self.mesh.leaves.len() {
+            for v in self.mesh.corners(leaf as usize) {
+                crate::walk::prefetch_bytes(self.mesh.vertices.record(v));
+            }
+        }
+    }
+
+    /// The hit found (after the walk). The normal is the triangle's
+    /// winding normal in local space (unnormalised).
+    #[inline]
+    pub(crate) fn answer(&self) -> Option<LocalRayHit> {
+        let (t, slot) = self.hit?;
+        let mesh = self.mesh;
+        let tri = slot_triangle(mesh, slot);
+        let p = |k: usize| Vec3::from(mesh.vertices.get(tri[k]));
+        Some(LocalRayHit {
+            t,
+            normal: (p(1) - p(0)).cross(p(2) - p(0)),
+            feature: slot_source(mesh, slot),
+            inside: false,
+        })
+    }
+}
+
+/// The closest hit (or with `any`, the first found) of the local ray
+/// `origin + t·dir` with `t ≤ t_max`. The normal is the triangle's
+/// winding normal in local space (unnormalised).
+#[inline]
+pub(crate) fn raycast(
+    mesh: &ArchivedTriMesh,
+    origin: Vec3,
+    dir: Vec3,
+    t_max: f32,
+    any: bool,
+) -> Option<LocalRayHit> {
+    let mut v = MeshSearch::new(mesh, origin, dir, t_max, any);
+    TreeRef::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
+    v.answer()
+}
+
+/// What a sphere walk's leaf visitor asks for next.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Next {
+    /// Go on, with only this world radius still of interest.
+    Within(f32),
+    /// Stop the walk.
+    Stop,
+}
+
+/// A nearest-first walk's visitor around a leaf closure that may shrink
+/// the world radius still of interest.
+struct Shrinking<F> {
+    leaf: F,
+    world: f32,
+    scale: f32,
+    /// The bound on the local centre's rounding.
+    err: f32,
+}
+
+impl<F: FnMut(u32) -> Next> NearVisitor for Shrinking<F> {
+    #[inline]
+    fn radius(&self) -> f32 {
+        local_radius(self.world, self.scale) + self.err
+    }
+    #[inline]
+    fn leaf(&mut self, data: u32) -> bool {
+        match (self.leaf)(data) {
+            Next::Stop => true,
+            Next::Within(w) => {
+                self.world = self.world.min(w);
+                false
+            }
+        }
+    }
+}
+
+/// Visits the leaves of `mesh` that a world sphere may touch, culling in
+/// local space. With a similarity placement the walk is exact by distance
+/// and nearest first, and `leaf` may shrink the world radius still of
+/// interest (the best distance so far, so farther subtrees are dropped);
+/// otherwise the walk visits the leaves in the box around the ellipsoid
+/// the sphere becomes.
+fn walk_sphere(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    center: Vec3,
+    radius: f32,
+    mut leaf: impl FnMut(u32) -> Next,
+) {
+    let (lc, err) = place.local_point_cull(center);
+    let tree = TreeRef::of(mesh);
+    match place.similarity() {
+        Some(s) => {
+            let mut v = Shrinking {
+                leaf,
+                world: radius,
+                scale: s,
+                err,
+            };
+            tree.walk_nearest(lc, &mut v)
+        }
+        None => {
+            let le = place.local_extent(radius) + Vec3::splat(err);
+            tree.walk_box(lc - le, lc + le, |d| leaf(d) == Next::Stop)
+        }
+    }
+}
+
+/// The closest point of the mesh to `center` within `radius` (world
+/// space, f64), with its distance.
+pub(crate) fn closest(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    center: Vec3,
+    radius: f32,
+) -> Option<ColliderContact> {
+    let c = center.as_dvec3();
+    let r = f64::from(radius);
+    // (contact, distance, triangle slot)
+    let mut best: Option<(sphere_triangle::Contact, f64, u32)> = None;
+    walk_sphere(place, mesh, center, radius, |leaf| {
+        let (first, count) = leaf_span(mesh, leaf);
+        for slot in first << 1..(first << 1) + count {
+            let [a, b, cc] = world_triangle(place, mesh, slot);
+            if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
+                let d = (c - hit.point).length();
+                if best.is_none_or(|(_, bd, _)| d < bd) {
+                    best = Some((hit, d, slot));
+                }
+            }
+        }
+        // only something closer than the best so far matters now
+        Next::Within(best.map_or(radius, |(_, d, _)| next_up(d as f32)))
+    });
+    best.map(|(contact, distance, slot)| ColliderContact {
+        contact,
+        distance,
+        feature: slot_source(mesh, slot),
+        inside: false,
+    })
+}
+
+/// Whether the mesh comes within `r` of `c` (world space, f64; stops at
+/// the first contact). The walk culls in f32 around `c` rounded, with the
+/// radius grown by that rounding.
+pub(crate) fn touches(place: &Placement, mesh: &ArchivedTriMesh, c: DVec3, r: f64) -> bool {
+    let center = c.as_vec3();
+    let rounding = (center.as_dvec3() - c).length() + r * f64::from(f32::EPSILON);
+    let radius = next_up((r + rounding) as f32);
+    let mut found = false;
+    walk_sphere(place, mesh, center, radius, |leaf| {
+        let (first, count) = leaf_span(mesh, leaf);
+        found = (first << 1..(first << 1) + count).any(|slot| {
+            let [a, b, cc] = world_triangle(place, mesh, slot);
+            sphere_triangle::overlap(c, r, a, b, cc).is_some()
+        });
+        if found {
+            Next::Stop
+        } else {
+            Next::Within(radius)
+        }
+    });
+    found
+}
+
+/// Sweep visitor inside one mesh. `t_cull` (f32) culls volumes; `limit`
+/// is the exact f64 time of the best contact so far, the bound of the
+/// exact per-triangle tests.
+struct SweepMesh<'a, 'b> {
+    mesh: &'a ArchivedTriMesh,
+    place: &'b Placement,
+    c: DVec3,
+    r: f64,
+    d: DVec3,
+    t_cull: f32,
+    limit: f64,
+    best: Option<(sphere_triangle::Contact, u32)>,
+}
+
+impl RayVisitor for SweepMesh<'_, '_> {
+    fn t_max(&self) -> f32 {
+        self.t_cull
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_span(self.mesh, data);
+        for slot in first << 1..(first << 1) + count {
+            let [a, b, c] = world_triangle(self.place, self.mesh, slot);
+            let Some(hit) = sphere_triangle::sweep(self.c, self.r, self.d, self.limit, a, b, c)
+            else {
+                continue;
+            };
+            if self.best.is_none() || hit.t < self.limit {
+                self.limit = hit.t;
+                // widen the f32 cull range by an ulp so equal-time contacts
+                // elsewhere are not culled by rounding
+                self.t_cull = next_up(hit.t as f32);
+                self.best = Some((hit, slot));
+                if hit.t == 0.0 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The first contact, at a time `≤ limit`, of the world sphere `center +
+/// t·dir` (radius `radius`) with the mesh; volumes are culled beyond
+/// `t_cull`.
+pub(crate) fn sweep(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    s: &crate::collider::Sweep,
+    limit: f64,
+    t_cull: f32,
+) -> Option<(sphere_triangle::Contact, u32)> {
+    let (lo, err) = place.local_point_cull(s.center);
+    let ld = place.local_vector(s.dir);
+    if !lo.is_finite() || !ld.is_finite() || ld == Vec3::ZERO {
+        return None;
+    }
+    // the origin's rounding, and the direction's over the whole motion
+    let err = err + ld.length() * 1e-6;
+    let ext = place.local_extent(s.radius) + Vec3::splat(err);
+    let grow = match place.similarity() {
+        Some(sc) => Grow {
+            ext: ext.into(),
+            radius: local_radius(s.radius, sc) + err,
+        },
+        None => Grow::by_extent(ext),
+    };
+    let mut v = SweepMesh {
+        mesh,
+        place,
+        c: s.center.as_dvec3(),
+        r: f64::from(s.radius),
+        d: s.dir.as_dvec3(),
+        t_cull,
+        limit,
+        best: None,
+    };
+    TreeRef::of(mesh).walk_ray(&SlabRay::new(lo, ld), &grow, &mut v);
+    v.best.map(|(hit, slot)| (hit, slot_source(mesh, slot)))
+}
+
+/// The next f32 above a non-negative finite `x` (`f32::next_up` needs a
+/// newer compiler than the workspace's minimum).
+pub(crate) fn next_up(x: f32) -> f32 {
+    if x.is_finite() && x >= 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}
+
+/// The local box around a world box (centre, half extents), in f32 and
+/// grown by a hair for rounding.
+pub(crate) fn local_box(place: &Placement, centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
+    let l = place.local_matrix();
+    let c = place.local_point64(centre);
+    let h = DVec3::new(
+        l[0].abs() * half.x + l[1].abs() * half.y + l[2].abs() * half.z,
+        l[4].abs() * half.x + l[5].abs() * half.y + l[6].abs() * half.z,
+        l[8].abs() * half.x + l[9].abs() * half.y + l[10].abs() * half.z,
+    );
+    let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
+    ((c - h - pad).as_vec3(), (c + h + pad).as_vec3())
+}
+
+/// Whether the query shape touches any of the mesh's triangles (no
+/// contact computed: the first triangle found ends the walk).
+pub(crate) fn shape_touches(place: &Placement, mesh: &ArchivedTriMesh, posed: &Posed) -> bool {
+    let (q, r) = (&posed.core, posed.radius);
+    let (c, h) = posed.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let mut found = false;
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = leaf_span(mesh, leaf);
+        found = (first << 1..(first << 1) + count).any(|slot| {
+            let tri = Triangle(world_triangle(place, mesh, slot));
+            convex_contact::touches(q, r, &tri, 0.0)
+        });
+        found
+    });
+    found
+}
+
+/// A triangle the query shape's box meets, waiting for its exact test.
+struct Candidate {
+    /// An upper bound of its contact's depth ([`depth_bound`]).
+    bound: f64,
+    /// Its place in the tree walk (ties go to the earlier).
+    order: u32,
+    slot: u32,
+    tri: [DVec3; 3],
+}
+
+thread_local! {
+    /// The candidates of [`shape_touch`], reused by every call on a thread.
+    static CANDIDATES: std::cell::RefCell<Vec<Candidate>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An upper bound of the depth [`convex_contact::touch`] then [`convex_contact::flatten`]
+/// can give `q` grown by `rq` against `tri` (`centre`: the query shape's
+/// centre, as `flatten` takes it), from one support call: how far `q`
+/// must move along the triangle's normal, on the centre's side, to clear
+/// its plane, plus `rq` (both sides' larger where the centre is on the
+/// plane). The separating-axis depth is a minimum over axes that include
+/// both of the triangle's normals, the expanding polytope's is that
+/// minimum to its tolerance, a flattened contact's is this very value or its own,
+/// and cores apart by `g` (at least the gap across the plane) touch to
+/// `rq − g`, which this also bounds. `+∞` for a degenerate triangle.
+fn depth_bound(q: &impl Support, rq: f64, tri: &[DVec3; 3], centre: DVec3) -> f64 {
+    let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]);
+    let n2 = n.length_squared();
+    if n2 == 0.0 || !n2.is_finite() {
+        return f64::INFINITY;
+    }
+    let n = n / n2.sqrt();
+    let side = (centre - tri[0]).dot(n);
+    // how far q moves along n (resp. −n) to clear the plane
+    let up = || (tri[0] - q.support(-n)).dot(n);
+    let down = || (q.support(n) - tri[0]).dot(n);
+    let d = if side > 0.0 {
+        up()
+    } else if side < 0.0 {
+        down()
+    } else {
+        up().max(down())
+    };
+    d + rq
+}
+
+/// The deepest touch of the query shape with the mesh's triangles, with the
+/// triangle's source id; of equally deep ones, the first the tree walk
+/// meets.
+///
+/// Branch and bound: every triangle the query shape's box meets gets a cheap
+/// upper bound of its depth ([`depth_bound`]), and the exact tests run
+/// from the highest bound down, stopping where the bound falls below the
+/// deepest contact found (by more than rounding could blur). Triangles
+/// under a query shape that rests on a surface are many, but one or two are
+/// the deepest; the answer is the one testing them all in walk order
+/// would give.
+pub(crate) fn shape_touch(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    posed: &Posed,
+) -> Option<(Touch, u32)> {
+    CANDIDATES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut c) => shape_touch_in(place, mesh, posed, &mut c),
+        // a nested call (none today) finds the scratch taken: it uses its own
+        Err(_) => shape_touch_in(place, mesh, posed, &mut Vec::new()),
+    })
+}
+
+/// [`shape_touch`] with `cands` as its scratch.
+fn shape_touch_in(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    posed: &Posed,
+    cands: &mut Vec<Candidate>,
+) -> Option<(Touch, u32)> {
+    let (c, h) = posed.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let centre = posed.centre();
+    let (core, radius) = (&posed.core, posed.radius);
+    cands.clear();
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = leaf_span(mesh, leaf);
+        for slot in first << 1..(first << 1) + count {
+            let tri = world_triangle(place, mesh, slot);
+            cands.push(Candidate {
+                bound: depth_bound(core, radius, &tri, centre),
+                order: cands.len() as u32,
+                slot,
+                tri,
+            });
+        }
+        false
+    });
+    // rounding of the bound and the exact tests, and the expanding
+    // polytope's tolerance, stay far below this
+    let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
+    // highest bound first; equal bounds in walk order
+    cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
+    let mut best: Option<(Touch, u32, u32, [DVec3; 3])> = None;
+    for cand in cands.iter() {
+        // no contact is deeper than its bound, and every depth is ≥ 0
+        let floor = best.map_or(0.0, |(b, ..)| b.depth);
+        if cand.bound + slack < floor {
+            break;
+        }
+        let tri = Triangle(cand.tri);
+        let flat = flat_mask(mesh, cand.slot);
+        if let Some(t) = convex_contact::touch(core, radius, &tri, 0.0)
+            .map(|t| flat_region(t, &tri.0, flat, core, radius, centre, cands))
+            && best.is_none_or(|(b, _, order, _)| {
+                t.depth > b.depth || (t.depth == b.depth && cand.order < order)
+            })
+        {
+            best = Some((t, slot_source(mesh, cand.slot), cand.order, cand.tri));
+        }
+    }
+    best.map(|(t, source, _, tri)| {
+        (
+            convex_contact::settle(core, radius, &Triangle(tri), 0.0, t),
+            source,
+        )
+    })
+}
+
+/// A mesh triangle's contact `t` seen through its flat edges, for an
+/// overlap, which sees the triangles near the shape (`cands`): where the
+/// contact lies on flat edges only and every corner of the shape that
+/// reaches below the face's plane lies over a triangle of that plane among
+/// them, the shape is over the flat region, whose surface there is the
+/// plane: the contact takes the face normal and the depth that clears the
+/// plane (what the region as a whole asks; a lone triangle of it can be
+/// left sideways by less). Elsewhere, [`convex_contact::flatten`].
+fn flat_region(
+    t: Touch,
+    tri: &[DVec3; 3],
+    flat: u8,
+    core: &crate::shape::Core,
+    radius: f64,
+    centre: DVec3,
+    cands: &[Candidate],
+) -> Touch {
+    let Some((n, clear)) = convex_contact::flat_face(&t, tri, flat, core, radius, centre) else {
+        return t;
+    };
+    if convex_contact::agrees(clear, t.depth, tri, centre, radius) {
+        return Touch { normal: n, ..t };
+    }
+    let p0 = tri[0];
+    let size = p0.abs().max_element() + centre.abs().max_element() + radius + 1.0;
+    let eps = 1e-7 * size;
+    // a corner on a shared edge of two triangles is over both, to rounding
+    // (a distance: the decision moves the depth by about as much)
+    let edge_eps = 1e-9 * size;
+    // the triangles of the face's plane among those near the shape
+    let coplanar = |c: &&Candidate| c.tri.iter().all(|x| (*x - p0).dot(n).abs() <= eps);
+    let mut over = true;
+    core.for_each_vertex(&mut |v| {
+        let h = (v - p0).dot(n);
+        if !over || h - radius >= 0.0 {
+            return;
+        }
+        let p = v - n * h;
+        over = cands.iter().filter(coplanar).any(|c| {
+            let [a, b, cc] = c.tri;
+            let m = (b - a).cross(cc - a);
+            let m2 = m.length_squared();
+            m2 > 0.0
+                && [(a, b), (b, cc), (cc, a)].iter().all(|&(x, y)| {
+                    (y - x).cross(p - x).dot(m) >= -edge_eps * m2.sqrt() * (y - x).length()
+                })
+        });
+    });
+    if over {
+        // the point under the shape's deepest corner, on the plane
+        let s = core.support(-n);
+        Touch {
+            point: s - n * (s - p0).dot(n),
+            normal: n,
+            depth: clear.max(0.0),
+        }
+    } else {
+        t
+    }
+}
+
+/// Cast visitor inside one mesh.
+struct MeshCast<'a, 'b> {
+    mesh: &'a ArchivedTriMesh,
+    place: &'b Placement,
+    posed: &'b Posed<'b>,
+    motion: DVec3,
+    /// The query shape's centre at the start (the side of a flat floor it is on
+    /// does not change along a cast that stops at first contact).
+    centre: DVec3,
+    leave: Option<DVec3>,
+    t_cull: f32,
+    limit: f64,
+    best: Option<(f64, Touch, u32)>,
+}
+
+impl RayVisitor for MeshCast<'_, '_> {
+    fn t_max(&self) -> f32 {
+        self.t_cull
+    }
+
+    fn leaf(&mut self, data: u32) -> bool {
+        let (first, count) = leaf_span(self.mesh, data);
+        for slot in first << 1..(first << 1) + count {
+            let tri = Triangle(world_triangle(self.place, self.mesh, slot));
+            let flat = flat_mask(self.mesh, slot);
+            let (core, radius) = (&self.posed.core, self.posed.radius);
+            let Some((t, hit)) = convex_contact::cast(
+                core,
+                radius,
+                self.motion,
+                self.limit,
+                &tri,
+                0.0,
+                self.leave,
+                |t| convex_contact::flatten(t, &tri.0, flat, core, radius, self.centre),
+            ) else {
+                continue;
+            };
+            // the first contact; of those at the start, the deepest (as an
+            // overlap answers)
+            let better = match self.best {
+                None => true,
+                Some((bt, bh, _)) => t < bt || (t == 0.0 && bt == 0.0 && hit.depth > bh.depth),
+            };
+            if better {
+                self.limit = t;
+                self.t_cull = next_up(t as f32);
+                self.best = Some((t, hit, slot_source(self.mesh, slot)));
+            }
+        }
+        false
+    }
+}
+
+/// The first contact of the moving query shape with the mesh's triangles.
+pub(crate) fn shape_cast(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    posed: &Posed,
+    motion: DVec3,
+    limit: f64,
+    leave: Option<DVec3>,
+) -> Option<(f64, Touch, u32)> {
+    let (c, h) = posed.bounds();
+    let (lo, hi) = local_box(place, c, h);
+    let lc = (lo + hi) * 0.5;
+    let lm = place.local_vector64(motion).as_vec3();
+    if !lm.is_finite() || lm == Vec3::ZERO {
+        return None;
+    }
+    let mut v = MeshCast {
+        mesh,
+        place,
+        posed,
+        motion,
+        centre: posed.centre(),
+        leave,
+        t_cull: next_up_limit(limit),
+        limit,
+        best: None,
+    };
+    TreeRef::of(mesh).walk_ray(
+        &SlabRay::new(lc, lm),
+        &Grow::by_extent((hi - lo) * 0.5),
+        &mut v,
+    );
+    v.best
+}
+
+pub(crate) fn next_up_limit(limit: f64) -> f32 {
+    next_up(limit.min(f64::from(f32::MAX)) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collider::testing::placed_copies;
+    use crate::collider::{Family, placed};
+    use crate::{ConvexHull, Pose, QueryShape};
+    use glam::{DAffine3, DQuat, Quat};
+    use kiln_baker::SceneMesh;
+    use kiln_geometry::rng::Rng;
+
+    /// The deepest touch over every triangle the query shape's box meets, in
+    /// walk order, the first of equally deep ones: what [`shape_touch`]
+    /// must answer.
+    fn every_triangle(
+        place: &Placement,
+        mesh: &ArchivedTriMesh,
+        posed: &Posed,
+    ) -> Option<(Touch, u32)> {
+        let (c, h) = posed.bounds();
+        let (lo, hi) = local_box(place, c, h);
+        let centre = posed.centre();
+        let mut all = Vec::new();
+        TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+            let (first, count) = leaf_span(mesh, leaf);
+            for slot in first << 1..(first << 1) + count {
+                all.push(Candidate {
+                    bound: 0.0,
+                    order: all.len() as u32,
+                    slot,
+                    tri: world_triangle(place, mesh, slot),
+                });
+            }
+            false
+        });
+        let mut best: Option<(Touch, u32, Triangle)> = None;
+        for c in &all {
+            let tri = Triangle(c.tri);
+            let flat = flat_mask(mesh, c.slot);
+            if let Some(t) = convex_contact::touch(&posed.core, posed.radius, &tri, 0.0)
+                .map(|t| flat_region(t, &tri.0, flat, &posed.core, posed.radius, centre, &all))
+                && best.is_none_or(|(b, ..)| t.depth > b.depth)
+            {
+                best = Some((t, slot_source(mesh, c.slot), tri));
+            }
+        }
+        best.map(|(t, source, tri)| {
+            (
+                convex_contact::settle(&posed.core, posed.radius, &tri, 0.0, t),
+                source,
+            )
+        })
+    }
+
+    /// A 24 × 24 grid of half-metre cells: a flat half (coplanar
+    /// triangles tie exactly), a creased ridge and bumps.
+    fn ground() -> SceneMesh {
+        let n = 24u32;
+        let mut pos = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let (fx, fy) = (x as f32 * 0.5, y as f32 * 0.5);
+                let h = if x < n / 2 {
+                    0.0
+                } else {
+                    (fx - 6.0).min(9.0 - fx).max(0.0) * 0.6 + (fy * 1.7).sin() * 0.3
+                };
+                pos.push([fx, h, fy]);
+            }
+        }
+        SceneMesh::new("ground", pos, &kiln_tests::grid_triangles(n))
+    }
+
+    /// The bounded search gives exactly the answer of testing every
+    /// triangle in walk order — the same contact, bit for bit, and the
+    /// same triangle among equally deep ones — for hulls, boxes and
+    /// capsules resting on, sinking into and hovering over flat ground,
+    /// creases and bumps, under an identity and a turned, scaled
+    /// placement.
+    #[test]
+    fn bounded_mesh_touch_answers_as_testing_every_triangle() {
+        let turned = DAffine3::from_scale_rotation_translation(
+            DVec3::splat(1.3),
+            DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
+            DVec3::new(40.0, -3.0, 7.0),
+        );
+        let level = placed_copies(ground(), &[DAffine3::IDENTITY, turned], "mesh");
+        let mut rng = Rng(0x5eed_b0a2_d000_0001);
+        let pts: Vec<Vec3> = (0..12)
+            .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
+            .collect();
+        let hull = ConvexHull::new(&pts).expect("a solid hull");
+        let shapes = [
+            QueryShape::Hull(&hull),
+            QueryShape::Box {
+                half: Vec3::new(0.5, 0.2, 0.3),
+            },
+            QueryShape::Capsule {
+                half_height: 0.4,
+                radius: 0.2,
+            },
+        ];
+        let (mut touched, mut many) = (0, 0);
+        for i in 0..6000 {
+            let ii = (i % 2) as u32;
+            let (shape, place) = placed(level.archive(), ii);
+            let Family::Mesh(mesh) = shape.family() else {
+                panic!("the ground is a mesh");
+            };
+            // flat poses (axis-aligned boxes on the flat half tie exactly)
+            // and random ones, from 0.6 m below the ground to above it
+            let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);
+            let rotation = if i % 3 == 0 {
+                Quat::IDENTITY
+            } else {
+                Quat::from_axis_angle(
+                    rng.unit().as_vec3(),
+                    (rng.f() * std::f64::consts::TAU) as f32,
+                )
+            };
+            let at = if ii == 0 {
+                local
+            } else {
+                turned.transform_point3(local)
+            };
+            let pose = Pose::new(rotation, at.as_vec3());
+            let posed = Posed::new(&shapes[i % 3], &pose).expect("a valid pose");
+            let got = shape_touch(&place, mesh, &posed);
+            let want = every_triangle(&place, mesh, &posed);
+            assert_eq!(got, want, "case {i}");
+            touched += usize::from(got.is_some());
+            let (c, h) = posed.bounds();
+            let (lo, hi) = local_box(&place, c, h);
+            let mut n = 0;
+            TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+                n += leaf_span(mesh, leaf).1;
+                false
+            });
+            many += usize::from(got.is_some() && n > 2);
+        }
+        // most poses touch, and most of those meet several triangles
+        assert!(touched > 3000 && many > 2500, "{touched} {many}");
+    }
+}
