@@ -2,8 +2,8 @@
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
 use kiln_runtime::{
-    CastOptions, ConvexHull, Filter, Level, Pose, Quat, QueryShape, Ray, ShapeCast, ShapeHit,
-    ShapeOverlap, Vec3,
+    CastOptions, ConvexHull, Filter, Level, ObjectId, Pose, Quat, QueryShape, Ray, ShapeCast,
+    ShapeHit, ShapeOverlap, Vec3,
 };
 use serde_json::{Value, json};
 
@@ -179,8 +179,8 @@ fn overlaps_json(level: &Level, overlaps: &[ShapeOverlap]) -> Value {
         .iter()
         .map(|o| {
             json!({
-                "object": level.object_name(o.instance),
-                "instance": o.instance,
+                "object": level.object_name(o.object),
+                "object_index": o.object.index(),
                 "point": o.point.to_array(),
                 "normal": o.normal.to_array(),
                 "depth": o.depth,
@@ -197,8 +197,8 @@ fn hit_json(level: &Level, h: Option<ShapeHit>) -> Value {
             "t": h.t,
             "point": h.point.to_array(),
             "normal": h.normal.to_array(),
-            "object": level.object_name(h.instance),
-            "instance": h.instance,
+            "object": level.object_name(h.object),
+            "object_index": h.object.index(),
             "feature": h.feature,
         })
     });
@@ -207,11 +207,11 @@ fn hit_json(level: &Level, h: Option<ShapeHit>) -> Value {
 
 /// The objects a request sees: its optional `"layers"` (names of the
 /// level's collision layers; any of them) and `"skip"` (object names)
-/// beside the query, as a layer mask and the skipped instances.
+/// beside the query, as a layer mask and the skipped objects.
 fn filter_of(
     level: &Level,
     obj: &serde_json::Map<String, Value>,
-) -> Result<(u32, Vec<u32>), String> {
+) -> Result<(u32, Vec<ObjectId>), String> {
     let names = |key: &str| -> Result<Vec<&str>, String> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -240,10 +240,10 @@ fn filter_of(
     };
     let mut skip = Vec::new();
     for n in names("skip")? {
-        // every instance of the object (a mesh node with GPU instances is
+        // every object of that name (a mesh node with GPU instances is
         // several)
         let before = skip.len();
-        skip.extend((0..level.object_count()).filter(|&i| level.object_name(i) == n));
+        skip.extend(level.objects().filter(|&o| level.object_name(o) == n));
         if skip.len() == before {
             return Err(format!("skip: no object {n:?} in this level"));
         }
@@ -285,8 +285,8 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     "point": h.point.to_array(),
                     "normal": h.normal.to_array(),
                     "front_face": h.front_face,
-                    "object": level.object_name(h.instance),
-                    "instance": h.instance,
+                    "object": level.object_name(h.object),
+                    "object_index": h.object.index(),
                     "feature": h.feature,
                 })
             });

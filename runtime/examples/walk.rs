@@ -105,14 +105,14 @@ fn main() {
                     fall_speed = 0.0;
                     format!(
                         "on {} (normal {:.2})",
-                        level.object_name(g.instance),
+                        level.object_name(g.object),
                         g.normal
                     )
                 }
                 Ground::OnSteepGround(g) => {
                     format!(
                         "sliding on {} (normal {:.2})",
-                        level.object_name(g.instance),
+                        level.object_name(g.object),
                         g.normal
                     )
                 }

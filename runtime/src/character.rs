@@ -23,12 +23,13 @@
 //!     let step = player.move_and_slide(&level, at, Vec3::new(0.0, -9.8, 3.0) / 60.0, &Filter::ALL);
 //!     at = step.position;
 //!     if let Ground::OnGround(g) = step.ground {
-//!         println!("standing on {} at {at}", level.object_name(g.instance));
+//!         println!("standing on {} at {at}", level.object_name(g.object));
 //!     }
 //! }
 //! assert!((at.y - 0.9).abs() < 0.01 && at.z > 7.5);
 //! ```
 
+use crate::object::ObjectId;
 use crate::query::Filter;
 use crate::query::{CastOptions, ShapeCast};
 use crate::shape::{Pose, QueryShape};
@@ -98,7 +99,7 @@ impl Default for CharacterSettings {
 /// let m = player.move_and_slide(&level, Vec3::new(12.0, 0.9, 5.0), Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
 /// let Ground::OnGround(support) = m.ground else { panic!("{:?}", m.ground) };
 /// assert!(support.normal.abs_diff_eq(Vec3::Y, 1e-5) && support.point.y.abs() < 1e-3);
-/// assert!(level.object_name(support.instance).starts_with("floor"));
+/// assert!(level.object_name(support.object).starts_with("floor"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Support {
@@ -107,8 +108,8 @@ pub struct Support {
     /// The ground's surface normal there (unit; for a contact on an edge,
     /// the face below the contact point where there is one).
     pub normal: Vec3,
-    /// The ground object's instance index.
-    pub instance: u32,
+    /// The ground object.
+    pub object: ObjectId,
 }
 
 /// The character's ground state after a move.
@@ -152,7 +153,7 @@ pub enum Ground {
 /// let player = Character::capsule(0.3, 0.6);
 /// let m = player.move_and_slide(&level, Vec3::new(15.5, 0.9, 12.0), Vec3::new(0.5, -0.1, 0.0), &Filter::ALL);
 /// let wall = level.find_object("wall").unwrap();
-/// let hit = m.hits.iter().find(|h| h.instance == wall).unwrap();
+/// let hit = m.hits.iter().find(|h| h.object == wall).unwrap();
 /// assert!(hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-4) && (hit.point.x - 16.0).abs() < 1e-3);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -161,8 +162,8 @@ pub struct CharacterHit {
     pub point: Vec3,
     /// Unit normal from the object towards the character.
     pub normal: Vec3,
-    /// The object's instance index.
-    pub instance: u32,
+    /// The object touched.
+    pub object: ObjectId,
 }
 
 /// The outcome of [`Character::move_and_slide`].
@@ -394,7 +395,7 @@ impl Character<'_> {
             hits.push(CharacterHit {
                 point: deepest.point,
                 normal: deepest.normal,
-                instance: deepest.instance,
+                object: deepest.object,
             });
         }
         at
@@ -414,7 +415,7 @@ impl Character<'_> {
         let support = Support {
             point: h.point,
             normal,
-            instance: h.instance,
+            object: h.object,
         };
         if self.walkable(normal) {
             Ground::OnGround(support)
@@ -490,7 +491,7 @@ impl Character<'_> {
             hits.push(CharacterHit {
                 point: h.point,
                 normal: h.normal,
-                instance: h.instance,
+                object: h.object,
             });
             let left = rest * (1.0 - h.t);
             // a wall while walking on the ground: a step to climb?

@@ -2,6 +2,7 @@
 //! body checksum, then rkyv's checked access plus `kiln_formats::verify`.
 //! After that, queries run on the mapped bytes without re-checking.
 
+use crate::object::ObjectId;
 use kiln_formats::{ArchiveError, ArchivedLevel, HEADER_LEN, Header};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -215,8 +216,8 @@ impl Level {
         unsafe { rkyv::access_unchecked::<ArchivedLevel>(body) }
     }
 
-    /// The first instance of the object called `name`. Object names are
-    /// the identity that survives a re-bake (instance numbers may not).
+    /// The first object called `name`. Object names are the identity that
+    /// survives a re-bake (object numbers may not).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
@@ -224,25 +225,44 @@ impl Level {
     /// assert_eq!(level.object_name(wall), "wall");
     /// assert_eq!(level.find_object("no such object"), None);
     /// ```
-    pub fn find_object(&self, name: &str) -> Option<u32> {
-        self.archive().find_instance(name)
+    pub fn find_object(&self, name: &str) -> Option<ObjectId> {
+        self.archive().find_instance(name).map(ObjectId)
     }
 
-    /// Name of the object behind instance `instance` (empty if out of
-    /// range). The placements of one glTF node's `EXT_mesh_gpu_instancing`
+    /// The object numbered `index` ([`ObjectId::index`]), if the level
+    /// has that many objects.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// assert_eq!(level.object(0).map(|o| o.index()), Some(0));
+    /// assert_eq!(level.object(level.object_count()), None);
+    /// ```
+    pub fn object(&self, index: u32) -> Option<ObjectId> {
+        (index < self.object_count()).then_some(ObjectId(index))
+    }
+
+    /// Every object of the level, in archive order.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// assert_eq!(level.objects().count() as u32, level.object_count());
+    /// ```
+    pub fn objects(&self) -> impl Iterator<Item = ObjectId> + use<> {
+        (0..self.object_count()).map(ObjectId)
+    }
+
+    /// The name of `object` (empty if it is not one of this level's). The placements of one glTF node's `EXT_mesh_gpu_instancing`
     /// are named `node#0`, `node#1`, …; the archive stores such a run of
     /// names once, so a numbered name is made on request (the `Cow` is
     /// owned then, borrowed from the archive otherwise).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-    /// let names: Vec<_> = (0..level.object_count()).map(|i| level.object_name(i)).collect();
+    /// let names: Vec<_> = level.objects().map(|o| level.object_name(o)).collect();
     /// assert!(names.contains(&"stair_top".into()) && names.contains(&"ramp_20".into()));
-    /// assert!(level.object_name(0).len() > 0);
-    /// assert_eq!(level.object_name(u32::MAX), "");
     /// ```
-    pub fn object_name(&self, instance: u32) -> std::borrow::Cow<'_, str> {
-        self.archive().instance_name(instance as usize)
+    pub fn object_name(&self, object: ObjectId) -> std::borrow::Cow<'_, str> {
+        self.archive().instance_name(object.0 as usize)
     }
 
     /// The level's collision layer names; bit `k` of a layer mask is the
@@ -276,23 +296,23 @@ impl Level {
         self.layer_names().position(|n| n == name).map(|k| 1 << k)
     }
 
-    /// The layers of instance `instance` as a mask (0 if out of range).
+    /// The layers of `object` as a mask (0 if it is not one of this
+    /// level's).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// let wall = level.find_object("wall").unwrap();
     /// assert_eq!(level.object_layers(wall), level.layer("default").unwrap());
-    /// assert_eq!(level.object_layers(u32::MAX), 0);
     /// ```
-    pub fn object_layers(&self, instance: u32) -> u32 {
+    pub fn object_layers(&self, object: ObjectId) -> u32 {
         self.archive()
             .instances
-            .get(instance as usize)
+            .get(object.0 as usize)
             .map_or(0, |m| m.layers.to_native())
     }
 
-    /// How many objects (instances) the level has: instance indices run
-    /// from 0 to this, exclusive.
+    /// How many objects the level has: their numbers
+    /// ([`ObjectId::index`]) run from 0 to this, exclusive.
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();

@@ -16,11 +16,16 @@
 //! | does a shape touch anything | [`Level::intersects`] | [`Level::intersects_batch`] |
 //! | where does a moving shape first touch | [`Level::cast`] | [`Level::cast_batch`] |
 //! | which solids contain a point | [`Level::contains_point`] (and [`Level::contains_point_into`]) | [`Level::contains_point_batch`] |
+//! | does any solid contain a point | [`Level::point_in_solid`] | [`Level::point_in_solid_batch`] |
 //!
 //! Rays also have a batched form on the calling thread alone,
 //! [`Level::raycast_many`] and [`Level::raycast_any_many`], for engines
 //! with their own job system: it walks several rays side by side, which is
 //! faster than one call per ray on levels larger than the cache.
+//!
+//! Every answer names the object it met by an [`ObjectId`] ([`Level::object_name`],
+//! [`Level::find_object`], [`Level::objects`]) and the feature it touched
+//! by an `Option<u32>` ([`RayHit::feature`]).
 //!
 //! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
 //! hulls, placed by a [`Pose`]. A kinematic character controller
@@ -46,7 +51,7 @@
 //! let down = Ray::new(Vec3::new(12.0, 10.0, 5.0), Vec3::NEG_Y, 100.0);
 //! let hit = level.raycast(&down, &Filter::ALL).expect("the floor is there");
 //! assert!(hit.point.y.abs() < 1e-4);
-//! println!("ground at {} on {}", hit.point, level.object_name(hit.instance));
+//! println!("ground at {} on {}", hit.point, level.object_name(hit.object));
 //! // a ball resting on it touches it; lifted by 1 m it touches nothing
 //! let ball = QueryShape::Sphere { radius: 0.5 };
 //! assert!(level.intersects(&ball, &Pose::at(Vec3::new(12.0, 0.5, 5.0)), &Filter::ALL));
@@ -60,6 +65,7 @@ mod geom;
 mod handle;
 mod instance;
 mod level;
+mod object;
 mod query;
 mod shape;
 mod walk;
@@ -69,5 +75,6 @@ pub use glam::{Quat, Vec3};
 pub use handle::LevelHandle;
 pub use kiln_formats::ArchiveError;
 pub use level::{Level, OpenError};
+pub use object::ObjectId;
 pub use query::{CastOptions, Filter, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};

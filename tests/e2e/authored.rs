@@ -81,7 +81,7 @@ fn khr_physics_colliders_replace_the_render_meshes() {
             &Filter::ALL,
         )
         .unwrap();
-    assert_eq!(level.object_name(hit.instance), "Crate");
+    assert_eq!(level.object_name(hit.object), "Crate");
     assert!((hit.t - 9.0).abs() < 1e-4, "{}", hit.t);
     // the ground is node 7's quad where node 7 puts it (y = -2)
     let hit = level
@@ -90,7 +90,7 @@ fn khr_physics_colliders_replace_the_render_meshes() {
             &Filter::ALL,
         )
         .unwrap();
-    assert_eq!(level.object_name(hit.instance), "Ground");
+    assert_eq!(level.object_name(hit.object), "Ground");
     assert!((hit.t - 12.0).abs() < 1e-4, "{}", hit.t);
 
     // asked to, the render meshes are baked too, classified automatically
@@ -152,7 +152,7 @@ fn omi_physics_shapes_bake_with_their_sizes_and_physics_only_meshes() {
                 &Filter::ALL,
             )
             .unwrap();
-        assert_eq!(level.object_name(hit.instance), "Stairs");
+        assert_eq!(level.object_name(hit.object), "Stairs");
         assert!((hit.t - t).abs() < 1e-4, "{}", hit.t);
     }
 }
@@ -231,9 +231,10 @@ fn in_layer(level: &Level, layer: &str) -> Vec<String> {
     let Some(bit) = level.layer(layer) else {
         return Vec::new();
     };
-    let mut v: Vec<String> = (0..level.archive().instances.len() as u32)
-        .filter(|&i| level.object_layers(i) & bit != 0)
-        .map(|i| level.object_name(i).to_string())
+    let mut v: Vec<String> = level
+        .objects()
+        .filter(|&o| level.object_layers(o) & bit != 0)
+        .map(|o| level.object_name(o).to_string())
         .collect();
     v.sort();
     v
@@ -275,7 +276,7 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     // a layer-only rule leaves the collider choice alone
     assert_eq!(
         level.archive().shapes[level.archive().instances
-            [level.find_object("Pill").unwrap() as usize]
+            [level.find_object("Pill").unwrap().index() as usize]
             .shape
             .to_native() as usize]
             .kind_name(),
@@ -286,12 +287,12 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     let from = Vec3::new(0.0, 10.0, 0.0);
     let ray = Ray::new(from, Vec3::NEG_Y, 100.0);
     let hit = level.raycast(&ray, &Filter::ALL.layers(ground)).unwrap();
-    assert_eq!(level.object_name(hit.instance), "Ground");
+    assert_eq!(level.object_name(hit.object), "Ground");
     let not_ground = !ground;
     let hit = level
         .raycast(&ray, &Filter::ALL.layers(not_ground))
         .unwrap();
-    assert_eq!(level.object_name(hit.instance), "Crate");
+    assert_eq!(level.object_name(hit.object), "Crate");
     // inspect lists them
     let report = kiln_baker::inspect::inspect(&level.as_archive());
     assert!(

@@ -658,7 +658,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
             );
             let (centre, size) = ((lo + hi) * 0.5, (hi - lo).max_element());
             let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
-            let of_i = |o: &kiln_runtime::ShapeOverlap| o.instance as usize == i;
+            let of_i = |o: &kiln_runtime::ShapeOverlap| o.object.index() as usize == i;
             for q in 0..150 {
                 queries += 1;
                 let p = lo + (hi - lo) * rng.unit().as_dvec3().abs() * 1.2 - (hi - lo) * 0.1;
@@ -670,7 +670,10 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                 let inside = solid.inside(pd);
                 if clear > tol {
                     assert_eq!(
-                        level.contains_point(pf, &Filter::ALL).contains(&(i as u32)),
+                        level
+                            .contains_point(pf, &Filter::ALL)
+                            .iter()
+                            .any(|o| o.index() == i as u32),
                         inside,
                         "{file} object {i}: point {pd} ({clear} from the surface)"
                     );
@@ -695,7 +698,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                     let max_t = 2.0 * size;
                     let got = level
                         .sphere_sweep(from, r, d, max_t as f32)
-                        .filter(|h| h.instance as usize == i);
+                        .filter(|h| h.object.index() as usize == i);
                     let fd = from.as_dvec3();
                     if let Some(err) =
                         solid.check_sweep(got, fd, d.as_dvec3(), rr, max_t, tol, true, &what)
@@ -740,7 +743,10 @@ fn disagreements(level: &Level, i: usize, seed: u64) -> (usize, usize, f64) {
     for p in &points {
         let p = p.as_vec3();
         let want = solid.inside(p.as_dvec3());
-        let got = level.contains_point(p, &Filter::ALL).contains(&(i as u32));
+        let got = level
+            .contains_point(p, &Filter::ALL)
+            .iter()
+            .any(|o| o.index() == i as u32);
         // within f32 rounding of the surface (points far from the origin)
         // either answer is right
         let off = solid.distance(p.as_dvec3());
@@ -787,7 +793,7 @@ fn concave_solids_agree_with_their_surfaces_on_shared_levels() {
                 0,
                 "{} object {i} ({}): {bad} of {n} points disagree with the surface, the worst {worst:.4} from it",
                 path.file_name().unwrap().to_string_lossy(),
-                level.object_name(i as u32)
+                level.object_name(level.object(i as u32).unwrap())
             );
         }
     }

@@ -95,7 +95,7 @@ fn standing_still_on_flat_ground_and_a_walkable_slope_does_not_drift() {
     );
     match steps[999].1 {
         Ground::OnGround(g) => {
-            assert_eq!(level.object_name(g.instance), "ramp_20");
+            assert_eq!(level.object_name(g.object), "ramp_20");
             assert!((g.normal.y - a.cos()).abs() < 1e-3, "{}", g.normal);
         }
         other => panic!("on the ramp: {other:?}"),
@@ -350,7 +350,7 @@ fn walk_level(level: &Level, lo: Vec3, hi: Vec3, name: &str) -> Walked {
                     assert!(
                         crossed.is_none(),
                         "{name}: character from {start} passed through {:?} at frame {frame} ({before} -> {after})",
-                        crossed.map(|h| level.object_name(h.instance).to_string())
+                        crossed.map(|h| level.object_name(h.object).to_string())
                     );
                 }
                 if at.y < lo.y - 10.0 {

@@ -28,7 +28,8 @@ fn kinds(level: &Level) -> Vec<(String, String)> {
 /// (name, layer names) of every object, sorted.
 fn layers(level: &Level) -> Vec<(String, Vec<String>)> {
     let names: Vec<&str> = level.layer_names().collect();
-    let mut v: Vec<(String, Vec<String>)> = (0..level.object_count())
+    let mut v: Vec<(String, Vec<String>)> = level
+        .objects()
         .map(|i| {
             let mask = level.object_layers(i);
             let mut mine: Vec<String> = (0..names.len())
@@ -67,9 +68,9 @@ fn round_trip(what: &str, original: &[u8]) {
         Vec3::from(n.max.map(|v| v.to_native())),
     );
     let size = (hi - lo).max_element();
-    let concave = |l: &Level, i: u32| {
+    let concave = |l: &Level, o: kiln_runtime::ObjectId| {
         let a = l.archive();
-        a.shapes[a.instances[i as usize].shape.to_native() as usize].kind_name() == "bsp"
+        a.shapes[a.instances[o.index() as usize].shape.to_native() as usize].kind_name() == "bsp"
     };
     // the concave pipeline simplifies the exported collider again, so a
     // concave solid may move by up to its deviation
@@ -81,8 +82,8 @@ fn round_trip(what: &str, original: &[u8]) {
     for ray in ray_mix(lo, hi, 3000, 11) {
         let h0 = level.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
         let h1 = back.raycast(&Ray::new(ray.origin, ray.dir, ray.max_t), &Filter::ALL);
-        let near_bsp = h0.is_some_and(|h| concave(&level, h.instance))
-            || h1.is_some_and(|h| concave(&back, h.instance));
+        let near_bsp = h0.is_some_and(|h| concave(&level, h.object))
+            || h1.is_some_and(|h| concave(&back, h.object));
         if near_bsp {
             near += 1;
             let agree = matches!((h0, h1), (Some(a0), Some(a1))
@@ -97,13 +98,13 @@ fn round_trip(what: &str, original: &[u8]) {
                     (a0.t - a1.t).abs() <= 1e-4 * (1.0 + size) / ray.dir.length(),
                     "{what}: ray {ray:?}: {} ({}) vs {} ({})",
                     a0.t,
-                    level.object_name(a0.instance),
+                    level.object_name(a0.object),
                     a1.t,
-                    back.object_name(a1.instance)
+                    back.object_name(a1.object)
                 );
                 assert_eq!(
-                    level.object_name(a0.instance),
-                    back.object_name(a1.instance),
+                    level.object_name(a0.object),
+                    back.object_name(a1.object),
                     "{what}: {ray:?}"
                 );
             }
@@ -137,7 +138,7 @@ fn round_trip(what: &str, original: &[u8]) {
         };
         assert_eq!(holders(&level), holders(&back), "{what}: point {p}");
     }
-    let only_concave = (0..a.instances.len() as u32).all(|i| concave(&level, i));
+    let only_concave = level.objects().all(|o| concave(&level, o));
     assert!(
         exact > 50 || only_concave && near > 50,
         "{what}: {exact} exact ray hits, {near} at concave solids"

@@ -285,7 +285,7 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                         let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
                         let f = got
                             .iter()
-                            .find(|o| o.instance == floor)
+                            .find(|o| o.object == floor)
                             .unwrap_or_else(|| panic!("{what}: not resting on the floor: {got:?}"));
                         rest += 1;
                         assert!(
@@ -312,7 +312,7 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
                     let only_floor = level
                         .overlap(&q.shape(), &q.pose, &Filter::ALL)
                         .iter()
-                        .all(|o| o.instance == floor);
+                        .all(|o| o.object == floor);
                     if thick && dy < 0.0 && z < 7.0 && only_floor {
                         let sh = q.shape();
                         let along = level
@@ -506,4 +506,117 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
         slides > 8000 && contacts > 10_000,
         "{slides} slides, {contacts} contacts"
     );
+}
+
+/// Every answer names the feature it touched the same way, as
+/// `RayHit::feature` documents: a triangle of a mesh (the floor's source
+/// triangle, which the contact point lies on) or of a concave solid's
+/// collider, the face of a box or polytope where a ray or a sphere meets
+/// it, and `None` where no one index stands for the contact — sphere and
+/// capsule colliders, and capsules, boxes and hulls against a box or a
+/// polytope. Checked for rays, sphere and box overlaps and casts dropped
+/// onto every collider kind, plain and mirrored.
+#[test]
+fn every_answer_names_its_feature_the_same_way() {
+    let floor_mesh = floor(12, 0.5);
+    let mirrored = DAffine3::from_scale_rotation_translation(
+        DVec3::new(-0.8, 1.3, 1.1),
+        DQuat::from_rotation_y(-0.3),
+        DVec3::new(2.0, 0.5, -1.0),
+    );
+    let mut checked = [0usize; 5];
+    for xf in [DAffine3::IDENTITY, mirrored] {
+        let level = every_kind(xf);
+        let kinds = objects(&level);
+        // the floor's source triangles in world space
+        let floor_at = xf * DAffine3::from_translation(DVec3::new(-1.0, 0.0, -1.0));
+        let floor_tri = |f: u32| {
+            floor_mesh.triangles[f as usize].map(|k| {
+                floor_at
+                    .transform_point3(DVec3::from(floor_mesh.positions[k as usize].map(f64::from)))
+            })
+        };
+        for (i, obj) in kinds.iter().enumerate() {
+            let o = level.object(i as u32).unwrap();
+            let only = [o];
+            let keep = |x: kiln_runtime::ObjectId| x == only[0];
+            let filter = Filter::ALL.keep(&keep);
+            let tris = kiln_tests::object_triangles(&level, i);
+            let (lo, hi) = tris
+                .iter()
+                .flatten()
+                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), &p| {
+                    (lo.min(p), hi.max(p))
+                });
+            let mesh_like = matches!(obj.kind, "trimesh" | "bsp");
+            let faced = matches!(obj.kind, "box" | "polytope");
+            let mut rng = Rng::new(0x00fe_a7ee + i as u64);
+            for _ in 0..40 {
+                let x = lo.x + (hi.x - lo.x) * f64::from(0.2 + 0.6 * rng.f());
+                let z = lo.z + (hi.z - lo.z) * f64::from(0.2 + 0.6 * rng.f());
+                let top = Vec3::new(x as f32, (hi.y + 2.0) as f32, z as f32);
+                let what = format!("{} ({}) from {top}", obj.kind, level.object_name(o));
+                let Some(h) =
+                    level.raycast(&kiln_runtime::Ray::new(top, Vec3::NEG_Y, 10.0), &filter)
+                else {
+                    continue;
+                };
+                assert_eq!(h.feature.is_some(), mesh_like || faced, "ray on {what}");
+                checked[0] += 1;
+                // a mesh's feature is its source triangle, a concave
+                // solid's the triangle of its collider: the point is on it
+                let on_floor = |f: Option<u32>, p: Vec3, what: &str| {
+                    let tri = match obj.kind {
+                        "trimesh" => floor_tri(f.unwrap()),
+                        "bsp" => tris[f.unwrap() as usize],
+                        _ => return,
+                    };
+                    let d = kiln_tests::dist_point_triangle(p.as_dvec3(), tri);
+                    assert!(d < 1e-4, "{what}: {p} is {d} off triangle {f:?}");
+                };
+                on_floor(h.feature, h.point, &format!("ray on {what}"));
+                // a sphere and a box sunk 5 cm into the surface there, and
+                // the same dropped onto it from above
+                let sunk = h.point + h.normal * 0.15;
+                let shapes = [
+                    (QueryShape::Sphere { radius: 0.2 }, mesh_like || faced),
+                    (
+                        QueryShape::Box {
+                            half: Vec3::splat(0.2),
+                        },
+                        mesh_like,
+                    ),
+                ];
+                for (k, (shape, named)) in shapes.into_iter().enumerate() {
+                    for t in level.overlap(&shape, &Pose::at(sunk), &filter) {
+                        assert_eq!(t.feature.is_some(), named, "overlap {k} on {what}");
+                        on_floor(t.feature, t.point, &format!("overlap {k} on {what}"));
+                        checked[1 + k] += 1;
+                    }
+                    let drop =
+                        ShapeCast::new(shape, Pose::at(sunk + Vec3::Y * 2.0), Vec3::NEG_Y, 4.0);
+                    if let Some(c) = level.cast(&drop, &filter) {
+                        assert_eq!(c.feature.is_some(), named, "cast {k} on {what}");
+                        on_floor(c.feature, c.point, &format!("cast {k} on {what}"));
+                        checked[3 + k] += 1;
+                        // the general path (what sliding takes) names the
+                        // same feature as a sphere's closed form
+                        let slide = drop.with(CastOptions {
+                            ignore_leaving: true,
+                        });
+                        let s = level.cast(&slide, &filter).expect("the same contact");
+                        assert!((s.t - c.t).abs() < 1e-4, "slide {k} on {what}");
+                        if mesh_like {
+                            // a tie between the triangles at an edge may
+                            // go either way: the point is on the one named
+                            on_floor(s.feature, s.point, &format!("slide {k} on {what}"));
+                        } else {
+                            assert_eq!(s.feature, c.feature, "slide {k} on {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked.iter().all(|&n| n > 100), "{checked:?}");
 }

@@ -135,7 +135,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
                 }
                 Some(h) => {
                     tally.hits += 1;
-                    let inst = sources[h.instance as usize];
+                    let inst = sources[h.object.index() as usize];
                     let t = h.t as f64;
                     // the reported triangle really is on the ray at t
                     let Some(feature) = h.feature else {
@@ -343,7 +343,7 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
                 &Filter::ALL,
             )
             .unwrap();
-        assert_eq!(level.object_name(up.instance), name);
+        assert_eq!(level.object_name(up.object), name);
         assert!(up.front_face, "{name}: from below is the front");
         assert_eq!(up.normal, Vec3::NEG_Y);
         let down = level

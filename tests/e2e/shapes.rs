@@ -324,7 +324,10 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     for (i, inst) in a.instances.iter().enumerate() {
         let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
         let rule = a.instance_rule(i);
-        seen.push(format!("{} {kind}: {rule}", level.object_name(i as u32)));
+        seen.push(format!(
+            "{} {kind}: {rule}",
+            level.object_name(level.object(i as u32).unwrap())
+        ));
     }
     seen.sort();
     let want = [
@@ -384,7 +387,7 @@ fn project_rules_set_settings_per_object() {
     let level = Level::from_bytes(&baked.bytes).unwrap();
     let a = level.archive();
     let find = |name: &str| {
-        let i = level.find_object(name).expect(name) as usize;
+        let i = level.find_object(name).expect(name).index() as usize;
         (
             &a.shapes[a.instances[i].shape.to_native() as usize],
             a.instance_rule(i),
@@ -424,7 +427,7 @@ fn project_rules_set_settings_per_object() {
     let plain = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
     let plain = Level::from_bytes(&plain.bytes).unwrap();
     let cone = |l: &Level| {
-        let i = l.find_object("Cone").unwrap() as usize;
+        let i = l.find_object("Cone").unwrap().index() as usize;
         let s = &l.archive().shapes[l.archive().instances[i].shape.to_native() as usize];
         match s {
             ArchivedShape::Polytope(p) => p.planes.len(),

@@ -140,7 +140,7 @@ fn playable(level: &Level, half: f32, shell: &str, expect: impl Fn(Vec3) -> f32)
             // stands under (0, 3, 0)
             assert!(hit.t > 0.0, "ray down reported t = 0");
         }
-        assert_eq!(level.object_name(hit.instance), shell, "ray {dir}");
+        assert_eq!(level.object_name(hit.object), shell, "ray {dir}");
         assert!(
             (hit.t - want).abs() < 1e-3,
             "ray {dir}: t {} want {want}",
@@ -200,7 +200,7 @@ fn a_sky_sphere_around_the_level_is_its_surface() {
         let hit = level
             .raycast(&Ray::new(from, Vec3::X, 1e6), &Filter::ALL)
             .unwrap();
-        assert_eq!(level.object_name(hit.instance), "Sky");
+        assert_eq!(level.object_name(hit.object), "Sky");
         assert!(
             hit.t > r * 0.97 && hit.t <= r,
             "ray +x from inside the sky: t {}",
@@ -271,7 +271,7 @@ fn a_hollow_building_with_thick_walls_around_a_prop_is_its_surface() {
     assert_ne!(kind, "trimesh", "{rule}");
     assert_eq!(
         level.contains_point(Vec3::new(7.0, 0.0, 0.0), &Filter::ALL),
-        vec![0]
+        vec![level.object(0).unwrap()]
     );
     assert!(
         level
@@ -286,7 +286,7 @@ fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
     assert_eq!(kind_of(&seen, "Crate").0, "box");
     assert_eq!(
         level.contains_point(Vec3::splat(0.5), &Filter::ALL),
-        vec![0]
+        vec![level.object(0).unwrap()]
     );
     // a crate with a smaller crate on top and one beside it: no shells
     let (_, seen) = bake(vec![

@@ -134,13 +134,13 @@ fn sphere_overlaps_match_brute_force() {
                     if d <= r - TOL {
                         touching += 1;
                         assert!(
-                            got.iter().any(|o| sources[o.instance as usize] == si),
+                            got.iter().any(|o| sources[o.object.index() as usize] == si),
                             "{name}: sphere {c} r {r} touches instance {si} (distance {d}) but it was not reported",
                         );
                     }
                 }
                 for o in &got {
-                    let si = sources[o.instance as usize];
+                    let si = sources[o.object.index() as usize];
                     reported += 1;
                     assert!(
                         dist[si] <= r + TOL,
@@ -354,7 +354,7 @@ fn batched_queries_answer_like_single_ones() {
 
     for (_, level) in &case.levels {
         // every object, and every object but the first two
-        let skipped = [0, 1];
+        let skipped: Vec<_> = level.objects().take(2).collect();
         for filter in [Filter::ALL, Filter::skip(&skipped)] {
             // on the pool, and on this thread alone as the archive's size
             // chooses (the runtime's unit tests walk small archives side
@@ -380,7 +380,9 @@ fn batched_queries_answer_like_single_ones() {
             for (((s, p), o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
                 assert_eq!(*o, level.overlap(s, p, &filter));
                 assert_eq!(*t, level.intersects(s, p, &filter));
-                assert!(o.iter().all(|o| !skipped.contains(&o.instance)) || filter.accepts(0, 1));
+                assert!(
+                    o.iter().all(|o| !skipped.contains(&o.object)) || filter.accepts(skipped[0], 1)
+                );
             }
             let mut swept = vec![None; sweeps.len()];
             level.cast_batch(&sweeps, &filter, &mut swept);
@@ -400,7 +402,7 @@ fn batched_queries_answer_like_single_ones() {
             }
             // the level's first objects are in reach of many queries
             // (every query sees nothing only through a broken filter)
-            if filter.accepts(0, u32::MAX) {
+            if filter.accepts(skipped[0], u32::MAX) {
                 assert!(
                     hits.iter().any(Option::is_some)
                         && swept.iter().any(Option::is_some)

@@ -390,6 +390,29 @@ impl Stats {
     }
 }
 
+/// Whether an answer of query shape `q` on an object of `kind` names a
+/// feature, as `RayHit::feature` documents: a triangle of a mesh or a
+/// concave solid always; the face of a box or polytope for a sphere;
+/// nothing for sphere and capsule colliders, nor for other shapes against
+/// a box or polytope (their contact may be an edge or a corner).
+pub fn names_feature(kind: &str, q: &Query) -> bool {
+    match kind {
+        "trimesh" | "bsp" => true,
+        "box" | "polytope" => matches!(q.kind, Kind::Sphere(_)),
+        _ => false,
+    }
+}
+
+/// Checks that `feature`, an answer of `q` on an object of `kind`, names
+/// a feature exactly where [`names_feature`] says.
+fn check_feature(feature: Option<u32>, kind: &str, q: &Query, what: &str) {
+    assert_eq!(
+        feature.is_some(),
+        names_feature(kind, q),
+        "{what}: feature {feature:?} on a {kind}"
+    );
+}
+
 /// Checks `overlap` and `intersects` for `q` on every object.
 pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, what: &str) {
     let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
@@ -399,9 +422,15 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
     stats.overlaps += 1;
     for (i, obj) in objs.iter().enumerate() {
         let c = contact(obj, &q.core, q.radius, lo, hi);
-        let mine: Vec<&ShapeOverlap> = got.iter().filter(|o| o.instance as usize == i).collect();
+        let mine: Vec<&ShapeOverlap> = got
+            .iter()
+            .filter(|o| o.object.index() as usize == i)
+            .collect();
         assert!(mine.len() <= 1, "{what}: object {i} reported twice");
         let mine = mine.first();
+        if let Some(o) = mine {
+            check_feature(o.feature, obj.kind, q, what);
+        }
         let touching = c.gap <= 0.0 || (c.inside && c.gap > 0.0);
         if touching && (c.gap < -TOL || c.inside) {
             any_real = true;
@@ -722,13 +751,14 @@ pub fn check_cast(
             assert!(
                 first_contact(objs, q, m, max_t, TOL).is_some(),
                 "{what}: hit {} object {} at t = {} where nothing is",
-                objs[h.instance as usize].kind,
-                h.instance,
+                objs[h.object.index() as usize].kind,
+                h.object,
                 h.t
             );
         }
         (Some((t, i)), Some(h)) => {
             stats.hits += 1;
+            check_feature(h.feature, objs[h.object.index() as usize].kind, q, what);
             let ht = f64::from(h.t);
             let err = (ht - t).abs() * speed;
             if err > TOL {
@@ -747,7 +777,7 @@ pub fn check_cast(
                 let closing = m.normalize_or_zero().dot(h.normal.as_dvec3()).abs();
                 stats.worst_toi = stats.worst_toi.max(err * closing);
             }
-            let hi = h.instance as usize;
+            let hi = h.object.index() as usize;
             let g = gap_at(objs, hi, q, m * ht);
             assert!(
                 g <= TOL,
@@ -864,7 +894,7 @@ pub fn check_point(level: &Level, objs: &[Object], p: Vec3, what: &str) {
     for (i, want) in point_answers(objs, p).into_iter().enumerate() {
         if let Some(want) = want {
             assert_eq!(
-                got.contains(&(i as u32)),
+                got.iter().any(|o| o.index() == i as u32),
                 want,
                 "{what}: point {p} in {} object {i}",
                 objs[i].kind

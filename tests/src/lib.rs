@@ -559,7 +559,9 @@ pub fn object_kinds(level: &kiln_runtime::Level) -> Vec<(String, String, String)
         .enumerate()
         .map(|(i, inst)| {
             (
-                level.object_name(i as u32).to_string(),
+                level
+                    .object_name(level.object(i as u32).unwrap())
+                    .to_string(),
                 a.shapes[inst.shape.to_native() as usize]
                     .kind_name()
                     .to_string(),

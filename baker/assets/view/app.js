@@ -297,7 +297,7 @@ export async function click(x, y) {
   dot(h.point, 0xffffff, scale * 0.5);
   arrow(h.point, h.normal, 0xffffff, scale * 6);
   out.dataset.object = h.object;
-  let text = `ray hit ${h.object} (instance ${h.instance}, feature ${h.feature})\nt ${h.t.toFixed(3)}  point [${h.point.map((v) => v.toFixed(3))}]\nnormal [${h.normal.map((v) => v.toFixed(3))}]`;
+  let text = `ray hit ${h.object} (object ${h.object_index}, feature ${h.feature ?? "none"})\nt ${h.t.toFixed(3)}  point [${h.point.map((v) => v.toFixed(3))}]\nnormal [${h.normal.map((v) => v.toFixed(3))}]`;
   const mode = document.querySelector('input[name=mode]:checked').value;
   if (mode !== 'ray') {
     const r = Math.max(+document.getElementById('radius').value || 0.5, 0.01);

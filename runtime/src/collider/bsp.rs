@@ -78,7 +78,7 @@ impl<'a> BspView<'a> {
             return Some(LocalRayHit {
                 t: 0.0,
                 normal: -d,
-                feature: 0, // not reported: the ray starts inside
+                feature: None, // the ray starts inside: no surface crossed
                 inside: true,
             });
         }
@@ -107,16 +107,15 @@ impl<'a> BspView<'a> {
         // deepest triangle's normal and the direction from the nearest
         // surface point are that one, so `convex_contact::shape_touch`'s two
         // candidates are one); the point stays the closest surface point,
-        // which lies in the sphere
-        let (t, feature) =
-            exit_along(place, self, &point_posed(c, r), h.contact.normal).unwrap_or((
-                crate::geom::convex_contact::Touch {
-                    point: h.contact.point,
-                    normal: h.contact.normal,
-                    depth: f64::from(r) - h.distance,
-                },
-                h.feature,
-            ));
+        // which lies in the sphere, and the feature its triangle
+        let (t, _) = exit_along(place, self, &point_posed(c, r), h.contact.normal).unwrap_or((
+            crate::geom::convex_contact::Touch {
+                point: h.contact.point,
+                normal: h.contact.normal,
+                depth: f64::from(r) - h.distance,
+            },
+            h.feature,
+        ));
         Some(ColliderContact {
             contact: Contact {
                 t: 0.0,
@@ -124,7 +123,7 @@ impl<'a> BspView<'a> {
                 normal: t.normal,
             },
             distance: f64::from(r) - t.depth,
-            feature,
+            feature: h.feature,
             inside: false,
         })
     }
@@ -177,7 +176,7 @@ impl<'a> BspView<'a> {
                         normal: t.normal,
                     },
                     distance: t.depth - f64::from(r),
-                    feature,
+                    feature: if reaches { near.feature } else { feature },
                     inside: true,
                 });
             }
@@ -210,12 +209,12 @@ impl<'a> BspView<'a> {
         s: &crate::collider::Sweep,
         limit: f64,
         t_cull: f32,
-    ) -> Option<(Contact, u32)> {
+    ) -> Option<(Contact, Option<u32>)> {
         if self.contains(place, s.center) {
             let h = self.way_out(place, s.center, s.radius)?;
             return Some((h.contact, h.feature));
         }
-        tri_mesh::sweep(place, &self.0.surface, s, limit, t_cull)
+        tri_mesh::sweep(place, &self.0.surface, s, limit, t_cull).map(|(c, f)| (c, Some(f)))
     }
 }
 
@@ -241,18 +240,22 @@ fn point_posed(c: Vec3, r: f32) -> crate::shape::Posed<'static> {
 ///   triangle's: freeing the shape frees it from that triangle too.
 ///
 /// The point is then a surface point in the shape ([`surface_point`]).
-pub(crate) fn shape_touch(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, u32)> {
-    solid_way_out(place, b, posed).map(|(t, f)| (surface_point(place, b, posed, t), f))
+pub(crate) fn shape_touch(
+    place: &Placement,
+    b: &BspView,
+    posed: &Posed,
+) -> Option<(Touch, Option<u32>)> {
+    solid_way_out(place, b, posed).map(|tf| surface_point(place, b, posed, tf))
 }
 
 /// [`shape_touch`] with the point where the moved shape last touches.
-fn solid_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, u32)> {
+fn solid_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, Option<u32>)> {
     if let Some(inside) = inside_way_out(place, b, posed) {
         return Some(inside);
     }
     let (t, f) = tri_mesh::shape_touch(place, &b.0.surface, posed)?;
     if frees(place, b, posed, t.normal, t.depth) {
-        return Some((t, f));
+        return Some((t, Some(f)));
     }
     let c = posed.centre();
     let mut best = exit_along(place, b, posed, t.normal);
@@ -266,7 +269,7 @@ fn solid_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch
             best = Some(other);
         }
     }
-    best.or(Some((t, f)))
+    best.or(Some((t, Some(f))))
 }
 
 /// Whether the query shape moved by `depth` (and a hair) along `n` is free of
@@ -309,20 +312,30 @@ fn frees(place: &Placement, b: &BspView, posed: &Posed, n: DVec3, depth: f64) ->
 /// for a shape wholly inside, where the shape, moved by the depth,
 /// touches the surface it last leaves; the feature is that triangle's
 /// source id.
-pub(crate) fn shape_inside(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, u32)> {
-    inside_way_out(place, b, posed).map(|(t, f)| (surface_point(place, b, posed, t), f))
+pub(crate) fn shape_inside(
+    place: &Placement,
+    b: &BspView,
+    posed: &Posed,
+) -> Option<(Touch, Option<u32>)> {
+    inside_way_out(place, b, posed).map(|tf| surface_point(place, b, posed, tf))
 }
 
-/// A contact `t` with a concave solid with its point moved to the
-/// surface point in the shape farthest along its normal, over the
-/// surface triangles the shape touches ([`convex_contact::settle`] on each); `t`
-/// as it is where the shape touches none (wholly inside).
-fn surface_point(place: &Placement, b: &BspView, posed: &Posed, t: Touch) -> Touch {
+/// A contact `t` with a concave solid, named `feature`, with its point
+/// moved to the surface point in the shape farthest along its normal,
+/// over the surface triangles the shape touches ([`convex_contact::settle`]
+/// on each), and the feature to that point's triangle; as it is where the
+/// shape touches none (wholly inside).
+fn surface_point(
+    place: &Placement,
+    b: &BspView,
+    posed: &Posed,
+    (t, feature): (Touch, Option<u32>),
+) -> (Touch, Option<u32>) {
     let (c, h) = posed.bounds();
     let (lo, hi) = tri_mesh::local_box(place, c, h);
     let mesh = &b.0.surface;
     let (core, radius) = (&posed.core, posed.radius);
-    let mut best: Option<DVec3> = None;
+    let mut best: Option<(DVec3, u32)> = None;
     TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
         let (first, count) = tri_mesh::leaf_span(mesh, leaf);
         for slot in first << 1..(first << 1) + count {
@@ -337,18 +350,18 @@ fn surface_point(place: &Placement, b: &BspView, posed: &Posed, t: Touch) -> Tou
                 let Some(p) = convex_contact::settled_point(core, radius, &tri, 0.0, own) else {
                     continue;
                 };
-                if best.is_none_or(|b| p.dot(t.normal) > b.dot(t.normal)) {
-                    best = Some(p);
+                if best.is_none_or(|(b, _)| p.dot(t.normal) > b.dot(t.normal)) {
+                    best = Some((p, tri_mesh::slot_source(mesh, slot)));
                 }
             }
         }
         false
     });
-    best.map_or(t, |point| Touch { point, ..t })
+    best.map_or((t, feature), |(point, f)| (Touch { point, ..t }, Some(f)))
 }
 
 /// [`shape_inside`] with the point where the moved shape last touches.
-fn inside_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, u32)> {
+fn inside_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, Option<u32>)> {
     let c = posed.centre();
     if !b.contains_local(place.local_point64(c)) {
         return None;
@@ -433,7 +446,7 @@ pub(crate) fn exit_along(
     b: &BspView,
     posed: &Posed,
     n: DVec3,
-) -> Option<(Touch, u32)> {
+) -> Option<(Touch, Option<u32>)> {
     let mesh = &b.0.surface;
     let (core, radius) = (&posed.core, posed.radius);
     let n = n.normalize();
@@ -544,7 +557,7 @@ pub(crate) fn exit_along(
         })
         .collect();
     spans.sort_unstable_by(|a, b| a.first.total_cmp(&b.first).then(a.slot.cmp(&b.slot)));
-    let mut at: Option<(Touch, u32)> = None;
+    let mut at: Option<(Touch, Option<u32>)> = None;
     let mut s = 0.0f64;
     // spans[next..]: not looked at yet; `near`: those whose bound allows
     // them to be met by s, latest bound first, `true` where known to be
@@ -587,7 +600,7 @@ pub(crate) fn exit_along(
             let out = (1.0 - back) * reach;
             if out > s || at.is_none() {
                 s = s.max(out);
-                at = Some((touch, tri_mesh::slot_source(mesh, spans[i].slot)));
+                at = Some((touch, Some(tri_mesh::slot_source(mesh, spans[i].slot))));
             }
             continue;
         }

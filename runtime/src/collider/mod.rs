@@ -30,7 +30,7 @@ use crate::geom::convex_contact::{self, Touch};
 use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::{Placement, transform_point, transform_vector};
-use crate::shape::Posed;
+use crate::shape::{Core, Posed};
 use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedLevel, ArchivedShape};
 use polytope::{Convex, LocalPolytope, PlacedPolytope};
@@ -44,9 +44,10 @@ pub(crate) struct LocalRayHit {
     /// The surface's front-side normal in local space (unnormalised):
     /// the triangle's winding normal, or a solid's outward normal.
     pub normal: Vec3,
-    /// Feature id: source triangle, collider triangle (concave solids), or
-    /// face/plane index.
-    pub feature: u32,
+    /// Feature: source triangle (meshes), collider triangle (concave
+    /// solids), face (plane index of boxes and polytopes); `None` for
+    /// spheres and capsules.
+    pub feature: Option<u32>,
     /// The ray starts inside a solid (`t = 0`).
     pub inside: bool,
 }
@@ -58,8 +59,8 @@ pub(crate) struct ColliderContact {
     pub contact: Contact,
     /// Distance from the centre to the point (f64).
     pub distance: f64,
-    /// Feature id.
-    pub feature: u32,
+    /// Feature, as in [`LocalRayHit::feature`].
+    pub feature: Option<u32>,
     /// The centre is inside a solid: `distance` is then the depth of the
     /// centre below the surface and the normal the shortest way out.
     pub inside: bool,
@@ -82,13 +83,13 @@ pub(crate) fn keep(
     contact: Contact,
     distance: f64,
     inside: bool,
-    face: u32,
+    feature: Option<u32>,
     r: f32,
 ) -> Option<ColliderContact> {
     (inside || distance <= f64::from(r)).then_some(ColliderContact {
         contact,
         distance,
-        feature: face,
+        feature,
         inside,
     })
 }
@@ -187,11 +188,13 @@ impl<'a> ColliderRef<'a> {
         s: &Sweep,
         limit: f64,
         t_cull: f32,
-    ) -> Option<(Contact, u32)> {
+    ) -> Option<(Contact, Option<u32>)> {
         match self.family() {
-            Family::Mesh(m) => tri_mesh::sweep(place, m, s, limit, t_cull),
-            Family::Convex(c) => c.sweep(place, s, limit),
-            Family::Rounded(r) => r.sweep(place, s, limit),
+            Family::Mesh(m) => {
+                tri_mesh::sweep(place, m, s, limit, t_cull).map(|(c, f)| (c, Some(f)))
+            }
+            Family::Convex(c) => c.sweep(place, s, limit).map(|(c, f)| (c, Some(f))),
+            Family::Rounded(r) => r.sweep(place, s, limit).map(|(c, _)| (c, None)),
             Family::Bsp(b) => b.sweep(place, s, limit, t_cull),
         }
     }
@@ -289,7 +292,11 @@ impl<'a> ColliderRef<'a> {
 
     /// The deepest contact of the query shape with this placed shape, with its
     /// feature.
-    pub(crate) fn shape_touch(&self, place: &Placement, posed: &Posed) -> Option<(Touch, u32)> {
+    pub(crate) fn shape_touch(
+        &self,
+        place: &Placement,
+        posed: &Posed,
+    ) -> Option<(Touch, Option<u32>)> {
         if let Some((piece, rc)) = self.piece(place) {
             let (q, r) = (&posed.core, posed.radius);
             let t = match &piece {
@@ -303,10 +310,11 @@ impl<'a> ColliderRef<'a> {
                 Piece::Polytope(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
             };
-            return t.map(|t| (t, 0));
+            // a convex piece: no one face stands for an edge or corner
+            return t.map(|t| (t, None));
         }
         match self.family() {
-            Family::Mesh(m) => tri_mesh::shape_touch(place, m, posed),
+            Family::Mesh(m) => tri_mesh::shape_touch(place, m, posed).map(|(t, f)| (t, Some(f))),
             Family::Bsp(b) => bsp::shape_touch(place, &b, posed),
             _ => None,
         }
@@ -343,7 +351,7 @@ impl<'a> ColliderRef<'a> {
         motion: DVec3,
         limit: f64,
         leave: Option<DVec3>,
-    ) -> Option<(f64, Touch, u32)> {
+    ) -> Option<(f64, Touch, Option<u32>)> {
         if let Some((piece, rc)) = self.piece(place) {
             let (q, r) = (&posed.core, posed.radius);
             let same = |t: Touch| (t, t.normal);
@@ -353,17 +361,30 @@ impl<'a> ColliderRef<'a> {
                 Piece::Box(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
                 Piece::Polytope(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
             };
-            return hit.map(|(t, h)| (t, h, 0));
+            return hit.map(|(t, h)| {
+                // a sphere names the face of a box or polytope as its
+                // closed-form path does: the face the sphere's closed form
+                // finds from its centre at the time of contact
+                let face = match (q, self.family()) {
+                    (Core::Point(c), Family::Convex(convex)) => convex
+                        .closest(place, (c.0 + motion * t).as_vec3(), f32::MAX)
+                        .and_then(|c| c.feature),
+                    _ => None,
+                };
+                (t, h, face)
+            });
         }
         match self.family() {
-            Family::Mesh(m) => tri_mesh::shape_cast(place, m, posed, motion, limit, leave),
+            Family::Mesh(m) => tri_mesh::shape_cast(place, m, posed, motion, limit, leave)
+                .map(|(t, h, f)| (t, h, Some(f))),
             Family::Bsp(b) => {
                 // centred inside: the way out of the solid at t = 0
                 if let Some((t, f)) = bsp::shape_inside(place, &b, posed) {
                     return (!leave.is_some_and(|whole| convex_contact::leaving(t.normal, whole)))
                         .then_some((0.0, t, f));
                 }
-                let hit = tri_mesh::shape_cast(place, &b.0.surface, posed, motion, limit, leave)?;
+                let hit = tri_mesh::shape_cast(place, &b.0.surface, posed, motion, limit, leave)
+                    .map(|(t, h, f)| (t, h, Some(f)))?;
                 if hit.0 > 0.0 {
                     return Some(hit);
                 }

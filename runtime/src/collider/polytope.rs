@@ -141,13 +141,13 @@ impl<'a> Convex<'a> {
             RayAnswer::Inside => LocalRayHit {
                 t: 0.0,
                 normal: -d,
-                feature: 0, // not reported: the ray starts inside
+                feature: None, // the ray starts inside: no surface crossed
                 inside: true,
             },
             RayAnswer::Enter { t, face } => LocalRayHit {
                 t: t as f32,
                 normal: on_local!(self, v => v.plane(face as usize).0).as_vec3(),
-                feature: face,
+                feature: Some(face),
                 inside: false,
             },
         })
@@ -175,7 +175,7 @@ impl<'a> Convex<'a> {
                 point: cl.point,
                 normal: cl.normal,
             };
-            return keep(contact, cl.distance, cl.inside, cl.face, r);
+            return keep(contact, cl.distance, cl.inside, Some(cl.face), r);
         }
         let lc = place.local_point64(cw);
         let cl = on_local!(self, v => convex::closest(v, lc));
@@ -188,7 +188,7 @@ impl<'a> Convex<'a> {
             contact,
             cl.distance * place.world_scale(),
             cl.inside,
-            cl.face,
+            Some(cl.face),
             r,
         )
     }

@@ -47,7 +47,7 @@ impl Rounded {
             return Some(LocalRayHit {
                 t: 0.0,
                 normal: -d,
-                feature: 0,
+                feature: None,
                 inside: true,
             });
         }
@@ -59,7 +59,7 @@ impl Rounded {
         Some(LocalRayHit {
             t: t as f32,
             normal: (p - on_segment(-h, h, p)).as_vec3(),
-            feature: 0,
+            feature: None,
             inside: false,
         })
     }
@@ -83,7 +83,7 @@ impl Rounded {
             point: q + normal * rad,
             normal,
         };
-        keep(contact, (len - rad).abs(), len <= rad, 0, r)
+        keep(contact, (len - rad).abs(), len <= rad, None, r)
     }
 
     /// First contact of the sweep at a time `≤ limit`.

@@ -138,7 +138,7 @@ impl<'a> MeshSearch<'a> {
         Some(LocalRayHit {
             t,
             normal: (p(1) - p(0)).cross(p(2) - p(0)),
-            feature: slot_source(mesh, slot),
+            feature: Some(slot_source(mesh, slot)),
             inside: false,
         })
     }
@@ -257,7 +257,7 @@ pub(crate) fn closest(
     best.map(|(contact, distance, slot)| ColliderContact {
         contact,
         distance,
-        feature: slot_source(mesh, slot),
+        feature: Some(slot_source(mesh, slot)),
         inside: false,
     })
 }

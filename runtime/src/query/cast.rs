@@ -7,6 +7,7 @@ use super::overlap::as_sphere;
 use crate::geom::convex_contact::Touch;
 use crate::geom::ray_box::SlabRay;
 use crate::level::Level;
+use crate::object::ObjectId;
 use crate::shape::{Pose, Posed, QueryShape};
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::{DVec3, Vec3};
@@ -24,7 +25,7 @@ use kiln_formats::level::ArchivedLevel;
 /// let hit = level.cast(&ShapeCast::new(crate_box, from, motion, 1.0), &Filter::ALL).unwrap();
 /// let stop = from.translation + motion * hit.t;
 /// assert!((stop.x - 15.5).abs() < 1e-4 && (hit.point.x - 16.0).abs() < 1e-4);
-/// assert_eq!(level.object_name(hit.instance), "wall");
+/// assert_eq!(level.object_name(hit.object), "wall");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeHit {
@@ -36,10 +37,10 @@ pub struct ShapeHit {
     /// Unit normal from the object towards the shape (for a start in
     /// contact, the separating direction).
     pub normal: Vec3,
-    /// Instance index.
-    pub instance: u32,
+    /// The object hit (see [`Level::object_name`]).
+    pub object: ObjectId,
     /// Feature, as in [`ShapeOverlap::feature`](super::ShapeOverlap::feature).
-    pub feature: u32,
+    pub feature: Option<u32>,
 }
 
 /// How a cast treats what it starts touching.
@@ -181,7 +182,7 @@ impl Level {
             t: t as f32,
             point: hit.point.as_vec3(),
             normal: hit.normal.as_vec3(),
-            instance: ii,
+            object: ObjectId(ii),
             feature,
         })
     }
@@ -219,7 +220,7 @@ struct CastTop<'a> {
     options: CastOptions,
     t_cull: f32,
     limit: f64,
-    best: Option<(f64, Touch, u32, u32)>,
+    best: Option<(f64, Touch, u32, Option<u32>)>,
 }
 
 impl RayVisitor for CastTop<'_> {

@@ -1,27 +1,29 @@
 //! Which objects a query sees.
 
+use crate::ObjectId;
 use kiln_formats::level::ArchivedLevel;
 
 /// Which objects a query sees: all of them by default; only those in
 /// some collision layers (a mask over [`crate::Level::layer_names`]),
-/// some skipped by instance index (a character's own object), or only
-/// those a predicate keeps. A filtered-out object is as if it were not in
-/// the level.
+/// some skipped (a character's own object), or only those a predicate
+/// keeps. A filtered-out object is as if it were not in the level.
 ///
 /// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
 /// use kiln_runtime::Filter;
-/// let own = [3];
-/// let keep_even = |i: u32| i % 2 == 0;
+/// let [o2, o3, o5] = [2, 3, 5].map(|i| level.object(i).unwrap());
+/// let own = [o3];
+/// let keep_even = |o: kiln_runtime::ObjectId| o.index() % 2 == 0;
 /// let f = Filter::skip(&own).keep(&keep_even).layers(0b10);
-/// // instance 2 in layer 1 passes; in layer 0 only, it does not
-/// assert!(f.accepts(2, 0b10) && !f.accepts(2, 0b01));
-/// assert!(!f.accepts(3, 0b10) && !f.accepts(5, 0b10));
-/// assert!(Filter::ALL.accepts(3, 0b01));
+/// // object 2 in layer 1 passes; in layer 0 only, it does not
+/// assert!(f.accepts(o2, 0b10) && !f.accepts(o2, 0b01));
+/// assert!(!f.accepts(o3, 0b10) && !f.accepts(o5, 0b10));
+/// assert!(Filter::ALL.accepts(o3, 0b01));
 /// ```
 #[derive(Clone, Copy)]
 pub struct Filter<'a> {
-    skip: &'a [u32],
-    keep: Option<&'a (dyn Fn(u32) -> bool + Sync)>,
+    skip: &'a [ObjectId],
+    keep: Option<&'a (dyn Fn(ObjectId) -> bool + Sync)>,
     layers: u32,
 }
 
@@ -45,9 +47,11 @@ impl<'a> Filter<'a> {
     /// Every object.
     ///
     /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::Filter;
-    /// assert!(Filter::ALL.accepts(0, 1) && Filter::ALL.accepts(u32::MAX, 1 << 31));
-    /// assert!(Filter::default().accepts(7, 1));
+    /// let wall = level.find_object("wall").unwrap();
+    /// assert!(Filter::ALL.accepts(wall, 1) && Filter::ALL.accepts(wall, 1 << 31));
+    /// assert!(Filter::default().accepts(wall, 1));
     /// ```
     pub const ALL: Filter<'static> = Filter {
         skip: &[],
@@ -55,17 +59,19 @@ impl<'a> Filter<'a> {
         layers: u32::MAX,
     };
 
-    /// Every object but these instances.
+    /// Every object but these.
     ///
     /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::Filter;
-    /// let mine = [4, 9];
+    /// let [o4, o5, o9] = [4, 5, 9].map(|i| level.object(i).unwrap());
+    /// let mine = [o4, o9];
     /// let others = Filter::skip(&mine);
-    /// assert!(!others.accepts(4, 1) && !others.accepts(9, 1) && others.accepts(5, 1));
+    /// assert!(!others.accepts(o4, 1) && !others.accepts(o9, 1) && others.accepts(o5, 1));
     /// ```
-    pub fn skip(instances: &'a [u32]) -> Filter<'a> {
+    pub fn skip(objects: &'a [ObjectId]) -> Filter<'a> {
         Filter {
-            skip: instances,
+            skip: objects,
             ..Filter::ALL
         }
     }
@@ -79,7 +85,7 @@ impl<'a> Filter<'a> {
     /// let walkable = level.layer("default").unwrap();
     /// let down = Ray::new(Vec3::new(12.0, 5.0, 5.0), Vec3::NEG_Y, 10.0);
     /// assert!(level.raycast(&down, &Filter::ALL.layers(walkable)).is_some());
-    /// assert!(!Filter::ALL.layers(0b10).accepts(0, 0b01));
+    /// assert!(!Filter::ALL.layers(0b10).accepts(level.object(0).unwrap(), 0b01));
     /// ```
     pub fn layers(self, mask: u32) -> Filter<'a> {
         Filter {
@@ -89,38 +95,40 @@ impl<'a> Filter<'a> {
     }
 
     /// Also drops the objects `keep` answers `false` for (it is called
-    /// with the instance index, from any thread).
+    /// with the object, from any thread).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Filter, Ray, Vec3};
     /// // only the floor tiles, by name
-    /// let floors = |i: u32| level.object_name(i).starts_with("floor");
+    /// let floors = |o| level.object_name(o).starts_with("floor");
     /// let only_floors = Filter::ALL.keep(&floors);
     /// let along = Ray::new(Vec3::new(12.0, 1.0, 12.0), Vec3::X, 10.0);
     /// assert!(level.raycast(&along, &Filter::ALL).is_some()); // the wall
     /// assert!(level.raycast(&along, &only_floors).is_none());
     /// ```
-    pub fn keep(self, keep: &'a (dyn Fn(u32) -> bool + Sync)) -> Filter<'a> {
+    pub fn keep(self, keep: &'a (dyn Fn(ObjectId) -> bool + Sync)) -> Filter<'a> {
         Filter {
             keep: Some(keep),
             ..self
         }
     }
 
-    /// Whether a query sees instance `instance`, whose layers are
-    /// `layers` ([`crate::Level::object_layers`]).
+    /// Whether a query sees `object`, whose layers are `layers`
+    /// ([`crate::Level::object_layers`]).
     ///
     /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::Filter;
     /// let f = Filter::ALL.layers(0b100);
-    /// assert!(f.accepts(3, 0b110) && !f.accepts(3, 0b011));
+    /// let o3 = level.object(3).unwrap();
+    /// assert!(f.accepts(o3, 0b110) && !f.accepts(o3, 0b011));
     /// ```
     #[inline]
-    pub fn accepts(&self, instance: u32, layers: u32) -> bool {
+    pub fn accepts(&self, object: ObjectId, layers: u32) -> bool {
         layers & self.layers != 0
-            && !self.skip.contains(&instance)
-            && self.keep.is_none_or(|k| k(instance))
+            && !self.skip.contains(&object)
+            && self.keep.is_none_or(|k| k(object))
     }
 
     /// [`Filter::accepts`] for an instance of `level` (verified: in
@@ -133,6 +141,6 @@ impl<'a> Filter<'a> {
         } else {
             level.instances[instance as usize].layers.to_native()
         };
-        self.accepts(instance, layers)
+        self.accepts(ObjectId(instance), layers)
     }
 }

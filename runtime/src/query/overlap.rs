@@ -16,12 +16,12 @@
 //! let (capsule, pose) =
 //!     QueryShape::capsule(Vec3::new(12.0, 0.2, 5.0), Vec3::new(12.0, 1.4, 5.0), 0.4);
 //! for touch in level.overlap(&capsule, &pose, &Filter::ALL) {
-//!     println!("{} deep in {}", touch.depth, level.object_name(touch.instance));
+//!     println!("{} deep in {}", touch.depth, level.object_name(touch.object));
 //! }
 //! let slide = CastOptions { ignore_leaving: true };
 //! let along_x = ShapeCast::new(capsule, pose, Vec3::X, 10.0).with(slide);
 //! let hit = level.cast(&along_x, &Filter::ALL).unwrap();
-//! assert_eq!(level.object_name(hit.instance), "wall");
+//! assert_eq!(level.object_name(hit.object), "wall");
 //! ```
 
 use super::filter::Filter;
@@ -29,6 +29,7 @@ use crate::collider::ColliderRef;
 use crate::geom::convex_contact::Touch;
 use crate::instance::Placement;
 use crate::level::Level;
+use crate::object::ObjectId;
 use crate::shape::{Pose, Posed, QueryShape};
 use glam::{DVec3, Vec3};
 
@@ -47,8 +48,8 @@ use glam::{DVec3, Vec3};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeOverlap {
-    /// Instance index (see [`Level::object_name`]).
-    pub instance: u32,
+    /// The object touched (see [`Level::object_name`]).
+    pub object: ObjectId,
     /// The deepest contact's point: on the object's surface and in or on
     /// the shape as posed — the object's point the shape touches when
     /// moved out by `depth`, where that lies in the shape, else the surface
@@ -69,12 +70,15 @@ pub struct ShapeOverlap {
     /// clear that contact — the triangle, the flat region's plane, or the
     /// whole solid (0 when just touching).
     pub depth: f32,
-    /// Feature: source triangle id for triangle meshes and concave solids
-    /// (the collider's triangle); for boxes and polytopes, the face a
-    /// sphere touches, and 0 for other query shapes (their deepest
-    /// contact may be an edge or a corner); 0 for sphere and capsule
-    /// colliders.
-    pub feature: u32,
+    /// The feature touched, as every answer names it: for a triangle mesh,
+    /// the index of the triangle in its source mesh (primitives
+    /// concatenated); for a concave solid, the index of the triangle in
+    /// its collider; for a box or a polytope, the face (plane index) a
+    /// sphere touches. `None` where no one index stands for the contact:
+    /// sphere and capsule colliders, and capsules, boxes and hulls against
+    /// a box or a polytope (their deepest contact may be an edge or a
+    /// corner).
+    pub feature: Option<u32>,
 }
 
 /// The f32 box around a world box, grown by a hair for rounding.
@@ -111,9 +115,9 @@ impl Level {
     /// let at = Pose::at(Vec3::new(15.7, 0.4, 12.0));
     /// let mut touched = level.overlap(&crate_box, &at, &Filter::ALL);
     /// touched.sort_by(|a, b| b.depth.total_cmp(&a.depth));
-    /// assert_eq!(level.object_name(touched[0].instance), "wall");
+    /// assert_eq!(level.object_name(touched[0].object), "wall");
     /// assert!((touched[0].depth - 0.2).abs() < 1e-5 && touched[0].normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
-    /// assert_eq!(level.object_name(touched[1].instance), "floor_3");
+    /// assert_eq!(level.object_name(touched[1].object), "floor_3");
     /// assert!((touched[1].depth - 0.1).abs() < 1e-5 && touched[1].normal.abs_diff_eq(Vec3::Y, 1e-6));
     /// ```
     pub fn overlap(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> Vec<ShapeOverlap> {
@@ -253,9 +257,9 @@ impl Level {
     }
 }
 
-fn overlap(ii: u32, t: Touch, feature: u32) -> ShapeOverlap {
+fn overlap(ii: u32, t: Touch, feature: Option<u32>) -> ShapeOverlap {
     ShapeOverlap {
-        instance: ii,
+        object: ObjectId(ii),
         point: t.point.as_vec3(),
         normal: t.normal.as_vec3(),
         depth: t.depth as f32,

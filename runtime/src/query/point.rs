@@ -2,6 +2,7 @@
 
 use super::filter::Filter;
 use crate::level::Level;
+use crate::object::ObjectId;
 use glam::Vec3;
 
 impl Level {
@@ -17,7 +18,7 @@ impl Level {
     /// assert_eq!(inside, [level.find_object("wall").unwrap()]);
     /// assert!(level.contains_point(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL).is_empty());
     /// ```
-    pub fn contains_point(&self, p: Vec3, filter: &Filter) -> Vec<u32> {
+    pub fn contains_point(&self, p: Vec3, filter: &Filter) -> Vec<ObjectId> {
         let mut out = Vec::new();
         self.contains_point_into(p, filter, &mut out);
         out
@@ -35,14 +36,14 @@ impl Level {
     ///     assert_eq!(inside.len(), usize::from(x == 16.25));
     /// }
     /// ```
-    pub fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<u32>) {
+    pub fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
         out.clear();
         if !p.is_finite() {
             return;
         }
         self.near(p, p, filter, |ii, shape, place| {
             if shape.contains(place, p) {
-                out.push(ii);
+                out.push(ObjectId(ii));
             }
             false
         });
@@ -105,7 +106,12 @@ impl Level {
     /// level.contains_point_batch(&points, &Filter::ALL, &mut out);
     /// assert_eq!(out.iter().filter(|o| !o.is_empty()).count(), 25); // 16.01 to 16.49
     /// ```
-    pub fn contains_point_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [Vec<u32>]) {
+    pub fn contains_point_batch(
+        &self,
+        points: &[Vec3],
+        filter: &Filter,
+        out: &mut [Vec<ObjectId>],
+    ) {
         super::batch(points, out, 256, |p, o| {
             self.contains_point_into(*p, filter, o)
         });

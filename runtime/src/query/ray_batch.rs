@@ -435,7 +435,7 @@ mod tests {
         rays.push(Ray::new(Vec3::ZERO, Vec3::ZERO, 1.0)); // invalid
         rays.push(Ray::new(Vec3::new(f32::NAN, 0.0, 0.0), Vec3::X, 1.0)); // invalid
         rays.push(Ray::new(Vec3::splat(500.0), Vec3::X, 10.0)); // outside the level
-        let skipped = [1];
+        let skipped = [level.object(1).unwrap()];
         for filter in [Filter::ALL, Filter::skip(&skipped)] {
             let mut hits = vec![None; rays.len()];
             level.raycast_many(&rays, &filter, &mut hits);
@@ -448,8 +448,12 @@ mod tests {
             let found = hits.iter().filter(|h| h.is_some()).count();
             assert!(found > 1000 && found < rays.len() - 1000, "{found} hits");
             // the object the filter skips is never hit; unfiltered, it is
-            let skipped_hits = hits.iter().flatten().filter(|h| h.instance == 1).count();
-            assert_eq!(skipped_hits == 0, !filter.accepts(1, u32::MAX));
+            let skipped_hits = hits
+                .iter()
+                .flatten()
+                .filter(|h| h.object == skipped[0])
+                .count();
+            assert_eq!(skipped_hits == 0, !filter.accepts(skipped[0], u32::MAX));
         }
     }
 

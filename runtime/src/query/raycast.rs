@@ -8,6 +8,7 @@ use crate::collider::{ColliderRef, LocalRayHit, local_ray};
 use crate::geom::ray_box::SlabRay;
 use crate::instance::{Rows, transpose_vector};
 use crate::level::Level;
+use crate::object::ObjectId;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
@@ -89,13 +90,14 @@ pub struct RayHit {
     /// handedness; for solids: the outside). False for a ray that starts
     /// inside a solid.
     pub front_face: bool,
-    /// Instance index in the archive (see [`Level::object_name`]).
-    pub instance: u32,
+    /// The object hit (see [`Level::object_name`]).
+    pub object: ObjectId,
     /// The feature hit: for a triangle mesh, the index of the triangle in
     /// its source mesh (primitives concatenated); for a box or a polytope,
     /// its face (plane index); for a concave solid, the index of the
-    /// triangle in its collider; 0 for a sphere or capsule. `None` for a
-    /// ray that starts inside a solid: it crosses no surface.
+    /// triangle in its collider. `None` for a sphere or capsule collider
+    /// (one smooth surface), and for a ray that starts inside a solid: it
+    /// crosses no surface.
     pub feature: Option<u32>,
 }
 
@@ -200,7 +202,7 @@ impl Level {
                 point: ray.origin,
                 normal: -ray.dir.normalize(),
                 front_face: false,
-                instance: inst_index,
+                object: ObjectId(inst_index),
                 feature: None,
             };
         }
@@ -213,8 +215,8 @@ impl Level {
             point: ray.origin + ray.dir * h.t,
             normal: if front_face { n } else { -n },
             front_face,
-            instance: inst_index,
-            feature: Some(h.feature),
+            object: ObjectId(inst_index),
+            feature: h.feature,
         }
     }
 }
@@ -229,10 +231,10 @@ impl Level {
     /// // along +x at head height: the wall's face at x = 16
     /// let ray = Ray::new(Vec3::new(12.0, 1.0, 10.0), Vec3::X, 100.0);
     /// let hit = level.raycast(&ray, &Filter::ALL).unwrap();
-    /// assert_eq!(level.object_name(hit.instance), "wall");
+    /// assert_eq!(level.object_name(hit.object), "wall");
     /// assert!((hit.t - 4.0).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6) && hit.front_face);
     /// // without the wall, the ray leaves the level
-    /// let wall = [hit.instance];
+    /// let wall = [hit.object];
     /// assert_eq!(level.raycast(&ray, &Filter::skip(&wall)), None);
     /// ```
     pub fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {

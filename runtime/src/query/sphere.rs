@@ -15,6 +15,7 @@ use crate::collider::tri_mesh::next_up;
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sphere_triangle::Contact;
 use crate::level::Level;
+use crate::object::ObjectId;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
@@ -41,7 +42,7 @@ impl Level {
         self.near(center - ext, center + ext, filter, |ii, shape, place| {
             if let Some(b) = shape.closest(place, center, radius) {
                 out.push(ShapeOverlap {
-                    instance: ii,
+                    object: ObjectId(ii),
                     point: b.contact.point.as_vec3(),
                     normal: b.contact.normal.as_vec3(),
                     depth: b.depth(f64::from(radius)) as f32,
@@ -106,7 +107,7 @@ impl Level {
             t: hit.t as f32,
             point: hit.point.as_vec3(),
             normal: hit.normal.as_vec3(),
-            instance: ii,
+            object: ObjectId(ii),
             feature,
         })
     }
@@ -121,7 +122,7 @@ struct SweepTop<'a> {
     sweep: Sweep,
     t_max: f32,
     best_t: f64,
-    best: Option<(Contact, u32, u32)>, // contact, instance, feature
+    best: Option<(Contact, u32, Option<u32>)>, // contact, instance, feature
 }
 
 impl RayVisitor for SweepTop<'_> {

@@ -54,7 +54,7 @@ impl Pose {
     /// let plank = QueryShape::Box { half: Vec3::new(0.1, 1.0, 0.1) };
     /// let at = Vec3::new(15.1, 1.5, 12.0);
     /// let wall = level.find_object("wall").unwrap();
-    /// let hits = |pose: &Pose| level.overlap(&plank, pose, &Filter::ALL).iter().any(|o| o.instance == wall);
+    /// let hits = |pose: &Pose| level.overlap(&plank, pose, &Filter::ALL).iter().any(|o| o.object == wall);
     /// assert!(!hits(&Pose::at(at)));
     /// assert!(hits(&Pose::new(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2), at)));
     /// ```
