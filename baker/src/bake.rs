@@ -207,7 +207,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
                 c.object,
                 c.fidelity.hausdorff(),
                 c.tolerance,
-                c.fidelity.steps.join(", ")
+                crate::build::note::Steps(&c.fidelity.steps)
             ));
         }
     }

@@ -5,7 +5,8 @@
 //! is made again at twice the deviation (up to four times), and says so.
 //! This step alone makes colliders; `prepare` only says a shape is concave.
 
-use super::collider::{Collider, ColliderSettings, Fidelity, watertight};
+use super::collider::{Collider, ColliderSettings, watertight};
+use super::note::{Note, Relaxed, Step, Steps, Tree};
 use super::{BuiltShape, bsp, solid};
 use crate::config::ShapeSettings;
 use crate::geom::weld::WeldedMesh;
@@ -13,14 +14,14 @@ use crate::limits::MAX_DEVIATION;
 
 /// The concave solid of a welded mesh placed at most `scale` times its
 /// size: a BSP tree — or a polytope when the collider had to be the convex
-/// hull — with a note for the rule and the measured fidelity; retried as
-/// the module says. `Err` says why no solid could be made (the triangles
+/// hull — with its note for the rule (the measured fidelity and the
+/// tree); retried as the module says. `Err` says why no solid could be made (the triangles
 /// then stand in).
 pub fn build(
     welded: &WeldedMesh,
     settings: ShapeSettings,
     scale: f64,
-) -> Result<(BuiltShape, String, Fidelity), String> {
+) -> Result<(BuiltShape, Note), String> {
     let mut tolerance = settings.max_deviation.get();
     let mut c = collider(welded, settings, tolerance, scale, None)?;
     let mut attempt = 0;
@@ -31,19 +32,20 @@ pub fn build(
         // keeping a remesh closed): coarser, as for a tree over the node cap
         let budget = settings.max_faces.get().max(f.faces_in);
         if !c.convex && f.faces_out > budget && attempt < 4 {
-            let relaxed = format!(
-                "at tolerance {tolerance} the collider has {} faces, more than the render mesh's {}",
-                f.faces_out, f.faces_in
-            );
+            let relaxed = Relaxed::TooManyFaces {
+                tolerance,
+                faces: f.faces_out,
+                render_faces: f.faces_in,
+            };
             attempt += 1;
             tolerance *= 2.0;
-            c = collider(welded, settings, tolerance, scale, Some(&relaxed))?;
+            c = collider(welded, settings, tolerance, scale, Some(relaxed))?;
             continue;
         }
         let shape = if c.convex {
             let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
             if let Some(n) = note {
-                f.steps.push(n);
+                f.steps.push(Step::Capped(n));
             }
             BuiltShape::Polytope(poly)
         } else {
@@ -58,44 +60,34 @@ pub fn build(
             match built {
                 Ok(b) => BuiltShape::Bsp(b),
                 Err(e @ bsp::BspError::TooLarge(_)) => {
-                    let relaxed = format!("at tolerance {tolerance} {e}");
+                    let relaxed = Relaxed::BspTooLarge {
+                        tolerance,
+                        error: e.to_string(),
+                    };
                     attempt += 1;
                     if attempt == 5 {
                         return Err(format!("no BSP tree: {relaxed}"));
                     }
                     tolerance *= 2.0;
-                    c = collider(welded, settings, tolerance, scale, Some(&relaxed))?;
+                    c = collider(welded, settings, tolerance, scale, Some(relaxed))?;
                     continue;
                 }
                 Err(e) => return Err(format!("no BSP tree: {e}")),
             }
         };
-        let f = &c.fidelity;
         let tree = match &shape {
-            BuiltShape::Bsp(b) => format!(
-                "bsp of {} nodes ({} bevel), depth {}",
-                b.nodes.len(),
-                b.bevel_nodes,
-                b.depth
-            ),
-            _ => "the convex hull as a polytope".into(),
+            BuiltShape::Bsp(b) => Tree::Bsp {
+                nodes: b.nodes.len(),
+                bevel: b.bevel_nodes,
+                depth: b.depth,
+            },
+            _ => Tree::Polytope,
         };
-        let note = format!(
-            "collider {} → {} faces, Hausdorff {:.4} m (render → collider {:.4}, collider → render {:.4}), mean {:.4} m, volume {:.1}%; {tree}",
-            f.faces_in,
-            f.faces_out,
-            f.hausdorff(),
-            f.render_to_collider,
-            f.collider_to_render,
-            f.mean,
-            f.volume_ratio * 100.0,
-        );
-        let note = if f.steps.is_empty() {
-            note
-        } else {
-            format!("{note}; {}", f.steps.join(", "))
+        let note = Note::Collider {
+            fidelity: c.fidelity,
+            tree,
         };
-        return Ok((shape, note, c.fidelity));
+        return Ok((shape, note));
     }
 }
 
@@ -112,7 +104,7 @@ fn collider(
     settings: ShapeSettings,
     tolerance: f64,
     scale: f64,
-    relaxed: Option<&str>,
+    relaxed: Option<Relaxed>,
 ) -> Result<Collider, String> {
     let mut c = watertight(
         welded,
@@ -129,9 +121,8 @@ fn collider(
     ] {
         *d *= scale;
     }
-    if let Some(r) = relaxed {
-        f.steps
-            .push(format!("{r}; tolerance relaxed to {tolerance}"));
+    if let Some(why) = relaxed {
+        f.steps.push(Step::Relaxed { why, tolerance });
     }
     // a collider this far off (a level shell remeshed as one blob, a hull
     // of a helmet) is worse than the triangles
@@ -139,7 +130,7 @@ fn collider(
         return Err(format!(
             "the collider would deviate {:.4} m from the render mesh, over {MAX_DEVIATION}× the tolerance ({})",
             f.hausdorff(),
-            f.steps.join(", ")
+            Steps(&f.steps)
         ));
     }
     Ok(c)

@@ -8,6 +8,7 @@
 pub mod bsp;
 pub mod collider;
 pub mod concave;
+pub mod note;
 pub mod seams;
 pub mod solid;
 pub mod top;
@@ -23,6 +24,7 @@ use crate::scene::Scene;
 use collider::Fidelity;
 use glam::DAffine3;
 use kiln_formats::placement::Similarity;
+use note::{Note, rule_with};
 use rayon::prelude::*;
 use solid::BuiltPolytope;
 use std::borrow::Cow;
@@ -144,15 +146,12 @@ pub fn build_level(
         .filter(|&(_, _, (s, _))| !built[s].shape.is_empty())
         .map(|(i, inst, (shape, hull_instead))| {
             let ShapeBuild { frame, note, .. } = &built[shape];
-            let mut rule = choices[i].rule.clone();
-            if hull_instead {
-                rule.push_str(
-                    " (placed with non-uniform scale or shear: the mesh's convex hull instead)",
-                );
-            }
-            if let Some(n) = note {
-                rule.push_str(&format!(" ({n})"));
-            }
+            let notes: Vec<Note> = hull_instead
+                .then_some(Note::HullInstead)
+                .into_iter()
+                .chain(note.clone())
+                .collect();
+            let rule = rule_with(&choices[i].rule, &notes);
             let (transform, similarity) = stored_placement(inst.transform * *frame);
             Placed {
                 source: i,
@@ -168,7 +167,9 @@ pub fn build_level(
         .iter()
         .enumerate()
         .filter_map(|(k, b)| {
-            let f = b.fidelity.clone()?;
+            let Some(Note::Collider { fidelity: f, .. }) = b.note.clone() else {
+                return None;
+            };
             let object = placed.iter().find(|p| p.shape == k)?.name.clone();
             let (mesh, tolerance) = meta[k];
             Some(ColliderReport {
@@ -211,31 +212,28 @@ struct ShapeBuild {
     /// own origin).
     frame: DAffine3,
     /// A note for the rule (fit error, fallback, collider fidelity).
-    note: Option<String>,
-    /// A concave collider's measured fidelity.
-    fidelity: Option<Fidelity>,
+    note: Option<Note>,
 }
 
 /// Builds one prepared shape.
 fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
-    let plain = |shape: BuiltShape, note: Option<String>| ShapeBuild {
+    let plain = |shape: BuiltShape, note: Option<Note>| ShapeBuild {
         shape,
         frame: DAffine3::IDENTITY,
         note,
-        fidelity: None,
     };
-    let tri = |note: Option<String>| {
+    let tri = |note: Option<Note>| {
         plain(
             BuiltShape::TriMesh(tri_tree::build(welded, p.settings.mesh_tree)),
             note,
         )
     };
-    let kept = |why: String| tri(Some(format!("{why}; kept as a triangle mesh")));
+    let kept = |why: String| tri(Some(Note::KeptAsTriangles(why)));
     match p.input {
         ShapeInput::Triangles => tri(None),
         ShapeInput::Fallback(why) => kept(why),
         ShapeInput::Hull => match solid::polytope(&welded.vertices, p.settings.max_planes.get()) {
-            Ok((poly, note)) => plain(BuiltShape::Polytope(poly), note),
+            Ok((poly, cap)) => plain(BuiltShape::Polytope(poly), cap.map(Note::Capped)),
             Err(why) => kept(why),
         },
         ShapeInput::Primitive {
@@ -244,16 +242,10 @@ fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
             error,
         } => ShapeBuild {
             frame,
-            ..plain(
-                BuiltShape::Primitive(primitive),
-                Some(format!("fit error {error:.4} m")),
-            )
+            ..plain(BuiltShape::Primitive(primitive), Some(Note::Fit { error }))
         },
         ShapeInput::Concave => match concave::build(welded, p.settings, p.scale) {
-            Ok((shape, note, fidelity)) => ShapeBuild {
-                fidelity: Some(fidelity),
-                ..plain(shape, Some(note))
-            },
+            Ok((shape, note)) => plain(shape, Some(note)),
             Err(why) => kept(why),
         },
     }

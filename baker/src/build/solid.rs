@@ -1,6 +1,7 @@
 //! Builders of the solid shapes: polytopes from convex hulls, and
 //! primitives (box, sphere, capsule) fitted to a mesh's vertices.
 
+use super::note::HullCap;
 use glam::DVec3;
 use kiln_geometry::hull;
 use kiln_geometry::sphere_triangle::closest_point;
@@ -23,7 +24,7 @@ pub struct BuiltPolytope {
 pub fn polytope(
     points: &[[f32; 3]],
     max_planes: usize,
-) -> Result<(BuiltPolytope, Option<String>), String> {
+) -> Result<(BuiltPolytope, Option<HullCap>), String> {
     let pts: Vec<DVec3> = points
         .iter()
         .map(|p| DVec3::from(p.map(f64::from)))
@@ -38,12 +39,11 @@ pub fn polytope(
             ));
         }
         let c = capped(&h, cap);
-        let note = format!(
-            "hull of {} faces capped to {} planes, reaching up to {:.4} m beyond it",
-            h.faces.len(),
-            c.faces.len(),
-            c.added
-        );
+        let note = HullCap {
+            faces: h.faces.len(),
+            planes: c.faces.len(),
+            reach: c.added,
+        };
         (c.vertices, c.faces, Some(note))
     } else {
         let faces = h.faces.into_iter().map(|(lp, n, _)| (lp, n)).collect();

@@ -1,6 +1,7 @@
 //! Fidelity: how far a collider strays from its render mesh, measured on
 //! samples of both surfaces (not estimated).
 
+use crate::build::note::Step;
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::closed_and_volume;
 use crate::geom::weld::WeldedMesh;
@@ -23,9 +24,9 @@ pub struct Fidelity {
     /// Collider volume over render volume (render mesh closed), else over
     /// the remeshed volume.
     pub volume_ratio: f64,
-    /// What was done, in order (e.g. `welded`, `remeshed at 64³`,
-    /// `simplified to 128 faces`, `convex hull`).
-    pub steps: Vec<String>,
+    /// What was done, in order (welded, remeshed, simplified, convex
+    /// hull, …).
+    pub steps: Vec<Step>,
 }
 
 impl Fidelity {
@@ -45,7 +46,7 @@ pub fn measure(
     v: &[[f32; 3]],
     t: &[[u32; 3]],
     reference_volume: f64,
-    steps: Vec<String>,
+    steps: Vec<Step>,
 ) -> Fidelity {
     let a = samples(&render.vertices, &render.triangles, SAMPLES, 0x5eed);
     let b = samples(v, t, SAMPLES, 0xfeed);

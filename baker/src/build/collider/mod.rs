@@ -29,6 +29,7 @@ pub mod remesh;
 pub mod repair;
 pub mod simplify;
 
+use crate::build::note::Step;
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::{bounds, closed_and_volume};
 use crate::geom::weld::WeldedMesh;
@@ -82,20 +83,17 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
     let welded = weld_close(&mesh.vertices, &mesh.triangles, 1e-5 * size);
     if welded.vertices.len() < mesh.vertices.len() || welded.triangles.len() < mesh.triangles.len()
     {
-        steps.push(format!(
-            "welded ({} → {} vertices, {} → {} faces)",
-            mesh.vertices.len(),
-            welded.vertices.len(),
-            mesh.triangles.len(),
-            welded.triangles.len()
-        ));
+        steps.push(Step::Welded {
+            vertices: (mesh.vertices.len(), welded.vertices.len()),
+            faces: (mesh.triangles.len(), welded.triangles.len()),
+        });
     }
     let (mut closed, mut volume) = closed_and_volume(&welded.vertices, &welded.triangles);
     let mut welded = welded;
     if !closed && let Some((v, t)) = make_manifold(&welded.vertices, &welded.triangles) {
         let (c, vol) = closed_and_volume(&v, &t);
         if c {
-            steps.push("pinched edges split".into());
+            steps.push(Step::PinchedEdgesSplit);
             (closed, volume) = (c, vol);
             (welded.vertices, welded.triangles) = (v, t);
         }
@@ -103,7 +101,7 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
     let (base_v, base_t, reference_volume) = if closed && volume > 0.0 {
         (welded.vertices, welded.triangles, volume)
     } else if closed && volume < 0.0 {
-        steps.push("turned outward".into());
+        steps.push(Step::TurnedOutward);
         let t = welded
             .triangles
             .iter()
@@ -115,15 +113,11 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
             return Err(why);
         }
         let (res, w, pinched, volume) = remesh(mesh, remesh_resolution(extent, s.tolerance), size);
-        steps.push(format!(
-            "remeshed at {res}³ ({} faces{})",
-            w.triangles.len(),
-            match pinched {
-                None => ", not closed".to_string(),
-                Some(0) => String::new(),
-                Some(p) => format!(", {p} pinched edges"),
-            }
-        ));
+        steps.push(Step::Remeshed {
+            resolution: res,
+            faces: w.triangles.len(),
+            pinched,
+        });
         if pinched.is_none() || volume == 0.0 {
             return hull_fallback(mesh, steps, "the remeshed surface is not closed");
         }
@@ -147,12 +141,10 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
         };
         let mut steps = steps.clone();
         if t.len() < base_t.len() {
-            steps.push(format!("simplified to {} faces", t.len()));
+            steps.push(Step::Simplified { faces: t.len() });
         }
         if pinched > 0 {
-            steps.push(format!(
-                "{pinched} pinched edges (closed, but touching itself there)"
-            ));
+            steps.push(Step::Pinched { edges: pinched });
         }
         let fidelity = measure(mesh, &near_render, &v, &t, reference_volume, steps);
         let h = fidelity.hausdorff();
@@ -183,7 +175,11 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
 }
 
 /// The convex hull as the collider of last resort.
-fn hull_fallback(mesh: &WeldedMesh, mut steps: Vec<String>, why: &str) -> Result<Collider, String> {
+fn hull_fallback(
+    mesh: &WeldedMesh,
+    mut steps: Vec<Step>,
+    why: &'static str,
+) -> Result<Collider, String> {
     let pts: Vec<DVec3> = mesh
         .vertices
         .iter()
@@ -196,7 +192,7 @@ fn hull_fallback(mesh: &WeldedMesh, mut steps: Vec<String>, why: &str) -> Result
         .iter()
         .flat_map(|(lp, _, _)| (1..lp.len() - 1).map(move |j| [lp[0], lp[j], lp[j + 1]]))
         .collect();
-    steps.push(format!("convex hull ({why})"));
+    steps.push(Step::ConvexHull { why });
     let volume = h.volume();
     let near_render = Nearest::new(&mesh.vertices, &mesh.triangles);
     let fidelity = measure(mesh, &near_render, &vertices, &triangles, volume, steps);
@@ -247,7 +243,10 @@ mod tests {
         let (closed, vol) = closed_and_volume(&c.vertices, &c.triangles);
         assert!(closed && vol > 0.0);
         assert!(
-            c.fidelity.steps.iter().any(|s| s.starts_with("remeshed")),
+            c.fidelity
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Remeshed { .. })),
             "{:?}",
             c.fidelity.steps
         );
