@@ -176,7 +176,11 @@ pub struct SphereFrame {
 }
 
 /// Which kind of bounding volumes a mesh tree uses (a bake setting; the
-/// archive says it per mesh through [`MeshTree`]'s variant).
+/// archive says it per mesh through [`MeshTree`]'s variant). Boxes are the
+/// default: on the same partition, sphere trees measured slower for every
+/// query kind on terrain and on dense indoor levels (BENCHMARKS.md), as a
+/// sphere around a flat two-triangle quad encloses far more space than its
+/// box; spheres stay for measuring and for content where they might win.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TreeKind {
     /// Axis-aligned boxes ([`BoxNode`]).

@@ -1,6 +1,12 @@
 //! Loading a glTF document: the container (`.gltf` JSON or `.glb`), the JSON
 //! itself (gltf-json types, our own validation), and every buffer's bytes
 //! (GLB binary chunk, external files, base64 data URIs).
+//!
+//! The GLB container is split by our own checked code: the `gltf` crate's
+//! splitter subtracted the header size from an untrusted length (found by
+//! the `gltf_ingest` fuzz target). The JSON is read as a
+//! `serde_json::Value` first, because glTF makes `scene.nodes` optional
+//! and gltf-json does not, and patched before it is typed.
 
 use super::IngestErrorKind as E;
 use gltf::json;
