@@ -120,6 +120,9 @@ impl ColliderReport {
     }
 }
 
+/// The note of a primitive placed where only its hull can stand.
+const HULL_INSTEAD: Note = Note::HullInstead;
+
 /// Builds every prepared shape (`welded[m]` is scene mesh `m` welded) and
 /// the top-level tree over the placed ones.
 pub fn build_level(
@@ -146,12 +149,8 @@ pub fn build_level(
         .filter(|&(_, _, (s, _))| !built[s].shape.is_empty())
         .map(|(i, inst, (shape, hull_instead))| {
             let ShapeBuild { frame, note, .. } = &built[shape];
-            let notes: Vec<Note> = hull_instead
-                .then_some(Note::HullInstead)
-                .into_iter()
-                .chain(note.clone())
-                .collect();
-            let rule = rule_with(&choices[i].rule, &notes);
+            let hull = hull_instead.then_some(&HULL_INSTEAD);
+            let rule = rule_with(&choices[i].rule, hull.into_iter().chain(note));
             let (transform, similarity) = stored_placement(inst.transform * *frame);
             Placed {
                 source: i,
@@ -167,9 +166,10 @@ pub fn build_level(
         .iter()
         .enumerate()
         .filter_map(|(k, b)| {
-            let Some(Note::Collider { fidelity: f, .. }) = b.note.clone() else {
+            let Some(Note::Collider { fidelity, .. }) = &b.note else {
                 return None;
             };
+            let f = fidelity.clone();
             let object = placed.iter().find(|p| p.shape == k)?.name.clone();
             let (mesh, tolerance) = meta[k];
             Some(ColliderReport {

@@ -263,7 +263,7 @@ impl fmt::Display for Note {
 }
 
 /// A rule with its notes, each in parentheses after it, as archived.
-pub fn rule_with(rule: &str, notes: &[Note]) -> String {
+pub fn rule_with<'a>(rule: &str, notes: impl IntoIterator<Item = &'a Note>) -> String {
     use std::fmt::Write;
     let mut s = rule.to_string();
     for n in notes {

@@ -194,7 +194,7 @@ impl<'a> ColliderRef<'a> {
                 tri_mesh::sweep(place, m, s, limit, t_cull).map(|(c, f)| (c, Some(f)))
             }
             Family::Convex(c) => c.sweep(place, s, limit).map(|(c, f)| (c, Some(f))),
-            Family::Rounded(r) => r.sweep(place, s, limit).map(|(c, _)| (c, None)),
+            Family::Rounded(r) => r.sweep(place, s, limit).map(|c| (c, None)),
             Family::Bsp(b) => b.sweep(place, s, limit, t_cull),
         }
     }

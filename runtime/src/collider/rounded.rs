@@ -92,14 +92,14 @@ impl Rounded {
         place: &Placement,
         s: &crate::collider::Sweep,
         limit: f64,
-    ) -> Option<(Contact, u32)> {
+    ) -> Option<Contact> {
         let (a, b) = self.ends(place);
         let rad = self.radius * place.world_scale();
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));
         let q = on_segment(a, b, c);
         if (c - q).length() <= rad + r {
             let h = self.closest(place, s.center, f32::INFINITY)?;
-            return Some((h.contact, 0));
+            return Some(h.contact);
         }
         let t = Self::enter(a, b, rad + r, c, d)?;
         if t > limit {
@@ -113,6 +113,6 @@ impl Rounded {
             point: q + normal * rad,
             normal,
         };
-        Some((contact, 0))
+        Some(contact)
     }
 }
