@@ -439,11 +439,10 @@ impl Polyhedral for PlacedPolytope<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Level;
     use crate::collider::testing::placed_copies;
     use crate::collider::{Piece, placed};
     use glam::{DAffine3, DQuat};
-    use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+    use kiln_baker::SceneMesh;
     use kiln_geometry::rng::Rng;
 
     /// A box's point test, decided in f32 where the point is clearly
@@ -467,22 +466,7 @@ mod tests {
                 ));
             }
         }
-        let scene = Scene {
-            meshes: vec![SceneMesh::new("knot", knot, &tris)],
-            instances: transforms
-                .iter()
-                .enumerate()
-                .map(|(i, &transform)| SceneInstance {
-                    name: format!("box{i}"),
-                    mesh: 0,
-                    transform,
-                    extras_collider: Some("box".into()),
-                    ..SceneInstance::default()
-                })
-                .collect(),
-            ..Scene::default()
-        };
-        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
+        let level = placed_copies(SceneMesh::new("knot", knot, &tris), &transforms, "box");
         let (mut inside, mut undecided) = (0, 0);
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
         for ii in 0..level.object_count() {
