@@ -50,6 +50,71 @@ pub struct Polytope {
     pub max: [f32; 3],
 }
 
+impl Polytope {
+    /// A polytope from its faces: each face's unit outward normal and
+    /// offset (`n · x ≤ d` inside, in f64), the vertices, and each face's
+    /// loop (counter-clockwise seen from outside). Normals are rounded to
+    /// f32 and offsets rounded up, so no vertex ends up outside a plane;
+    /// the edges' twins and the box are derived.
+    pub fn from_faces(
+        planes: &[([f64; 3], f64)],
+        vertices: Vec<[f32; 3]>,
+        faces: &[Vec<u32>],
+    ) -> Polytope {
+        let mut face_starts = vec![0u32];
+        let mut face_vertices = Vec::new();
+        for f in faces {
+            face_vertices.extend_from_slice(f);
+            face_starts.push(face_vertices.len() as u32);
+        }
+        // the face across each edge: the one that walks it the other way
+        let mut walks = std::collections::HashMap::new();
+        for (k, f) in faces.iter().enumerate() {
+            for j in 0..f.len() {
+                walks.insert((f[j], f[(j + 1) % f.len()]), k);
+            }
+        }
+        let face_twins = faces
+            .iter()
+            .flat_map(|f| (0..f.len()).map(move |j| (f[j], f[(j + 1) % f.len()])))
+            .map(|(a, b)| walks.get(&(b, a)).map_or(NO_TWIN, |&k| k as u16))
+            .collect();
+        let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for v in &vertices {
+            for k in 0..3 {
+                min[k] = min[k].min(v[k]);
+                max[k] = max[k].max(v[k]);
+            }
+        }
+        Polytope {
+            planes: planes
+                .iter()
+                .map(|(n, d)| [n[0] as f32, n[1] as f32, n[2] as f32, round_up(*d)])
+                .collect(),
+            vertices,
+            face_starts,
+            face_vertices,
+            face_twins,
+            min,
+            max,
+        }
+    }
+}
+
+/// The smallest f32 at or above `x` (finite `x`).
+pub fn round_up(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) >= x {
+        f
+    } else if f == 0.0 {
+        f32::from_bits(1) // the smallest positive f32 (also for -0.0)
+    } else if f > 0.0 {
+        f32::from_bits(f.to_bits() + 1)
+    } else {
+        f32::from_bits(f.to_bits() - 1) // towards zero
+    }
+}
+
 impl ArchivedPolytope {
     /// The vertex loop of face `k` (verified: in range).
     #[inline]
@@ -66,5 +131,28 @@ impl ArchivedPolytope {
         let a = self.face_starts[k].to_native() as usize;
         let b = self.face_starts[k + 1].to_native() as usize;
         &self.face_twins[a..b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_up_on_both_sides_of_zero() {
+        for x in [
+            1.0f64 / 3.0,
+            -1.0 / 3.0,
+            1e-50,
+            -1e-50,
+            0.0,
+            2.5,
+            -2.5,
+            1e30,
+        ] {
+            let f = round_up(x);
+            assert!(f64::from(f) >= x, "{x} -> {f}");
+            assert!(f64::from(f) - x <= x.abs() * 1.2e-7 + 1.5e-45, "{x} -> {f}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, name_runs};
-use kiln_formats::polytope::{NO_TWIN, Polytope};
+use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
 use rayon::prelude::*;
@@ -119,43 +119,8 @@ fn bsp(b: BuiltBsp) -> Bsp {
 
 /// A built polytope in archive form: f32 planes, loops flattened.
 fn polytope(p: &BuiltPolytope) -> Polytope {
-    let mut face_starts = vec![0u32];
-    let mut face_vertices = Vec::new();
-    for f in &p.faces {
-        face_vertices.extend_from_slice(f);
-        face_starts.push(face_vertices.len() as u32);
-    }
-    // the face across each edge: the one that walks it the other way
-    let mut walks = std::collections::HashMap::new();
-    for (k, f) in p.faces.iter().enumerate() {
-        for j in 0..f.len() {
-            walks.insert((f[j], f[(j + 1) % f.len()]), k);
-        }
-    }
-    let face_twins = p
-        .faces
-        .iter()
-        .flat_map(|f| (0..f.len()).map(move |j| (f[j], f[(j + 1) % f.len()])))
-        .map(|(a, b)| walks.get(&(b, a)).map_or(NO_TWIN, |&k| k as u16))
-        .collect();
-    let (min, max) = bounds(&p.vertices);
-    Polytope {
-        planes: p
-            .planes
-            .iter()
-            .map(|(n, d)| {
-                // round the offset up so no vertex ends up outside in f32
-                let nf = n.as_vec3();
-                [nf.x, nf.y, nf.z, round_up(*d)]
-            })
-            .collect(),
-        vertices: p.vertices.clone(),
-        face_starts,
-        face_vertices,
-        face_twins,
-        min,
-        max,
-    }
+    let planes: Vec<([f64; 3], f64)> = p.planes.iter().map(|(n, d)| (n.to_array(), *d)).collect();
+    Polytope::from_faces(&planes, p.vertices.clone(), &p.faces)
 }
 
 /// The top-level tree in the 4-wide quantised form of a mesh's box tree,
@@ -224,20 +189,6 @@ pub fn tri_mesh(t: TriTree) -> TriMesh {
     }
 }
 
-/// The smallest f32 at or above `x` (finite `x`).
-fn round_up(x: f64) -> f32 {
-    let f = x as f32;
-    if f64::from(f) >= x {
-        f
-    } else if f == 0.0 {
-        f32::from_bits(1) // the smallest positive f32 (also for -0.0)
-    } else if f > 0.0 {
-        f32::from_bits(f.to_bits() + 1)
-    } else {
-        f32::from_bits(f.to_bits() - 1) // towards zero
-    }
-}
-
 /// 3×4 row-major, f32.
 pub fn to_rows(a: &DAffine3) -> [f32; 12] {
     crate::geom::to_rows64(a).map(|v| v as f32)
@@ -247,24 +198,6 @@ pub fn to_rows(a: &DAffine3) -> [f32; 12] {
 mod tests {
     use super::*;
     use glam::{DQuat, DVec3};
-
-    #[test]
-    fn offsets_round_up_on_both_sides_of_zero() {
-        for x in [
-            1.0f64 / 3.0,
-            -1.0 / 3.0,
-            1e-50,
-            -1e-50,
-            0.0,
-            2.5,
-            -2.5,
-            1e30,
-        ] {
-            let f = round_up(x);
-            assert!(f64::from(f) >= x, "{x} -> {f}");
-            assert!(f64::from(f) - x <= x.abs() * 1.2e-7 + 1.5e-45, "{x} -> {f}");
-        }
-    }
 
     #[test]
     fn rows_apply_like_the_affine() {
