@@ -158,6 +158,24 @@ impl ArchivedShape {
         )
     }
 
+    /// The box around the shape in its own local space (lower and upper
+    /// corners), as its fields give it.
+    pub fn local_box(&self) -> ([f32; 3], [f32; 3]) {
+        let n = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
+        let sym = |h: [f32; 3]| (h.map(|x| -x), h);
+        match self {
+            ArchivedShape::TriMesh(m) => (n(&m.min), n(&m.max)),
+            ArchivedShape::Polytope(p) => (n(&p.min), n(&p.max)),
+            ArchivedShape::Cuboid(c) => sym(n(&c.half_extents)),
+            ArchivedShape::Sphere(b) => sym([b.radius.to_native(); 3]),
+            ArchivedShape::Capsule(c) => {
+                let (h, r) = (c.half_height.to_native(), c.radius.to_native());
+                sym([r, h + r, r])
+            }
+            ArchivedShape::Bsp(b) => (n(&b.surface.min), n(&b.surface.max)),
+        }
+    }
+
     /// The triangle mesh, if this shape is one.
     pub fn tri_mesh(&self) -> Option<&crate::tri_mesh::ArchivedTriMesh> {
         match self {

@@ -29,8 +29,8 @@
 //! assert!((at.y - 0.9).abs() < 0.01 && at.z > 7.5);
 //! ```
 
+use crate::filter::Filter;
 use crate::object::ObjectId;
-use crate::query::Filter;
 use crate::query::{CastOptions, ShapeCast};
 use crate::shape::{Pose, QueryShape};
 use crate::{Level, Quat, Vec3};

@@ -67,7 +67,16 @@ impl Placement {
     // object, 6-9% of a solid-family query)
     #[inline]
     pub fn new(level: &ArchivedLevel, inst: &ArchivedInstance) -> Self {
-        let rows = level.rows(inst);
+        let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
+        Placement::from_rows(level.rows(inst), similar)
+    }
+
+    /// Prepares a placement given by its two f32 matrices; `similarity`
+    /// says whether they were rounded from one exact f64 pair of a
+    /// similarity and its inverse (what [`Self::local_point_bounded`]'s
+    /// bound rests on).
+    #[inline]
+    pub fn from_rows(rows: kiln_formats::placement::Rows, similarity: bool) -> Self {
         let m: [f64; 12] = rows.world_from_local.map(f64::from);
         let world = (m != ID).then_some(m);
         Placement {
@@ -79,7 +88,7 @@ impl Placement {
             },
             world,
             local: std::cell::OnceCell::new(),
-            stored_similarity: inst.rotation.iter().any(|v| v.to_native() != 0.0),
+            stored_similarity: similarity,
         }
     }
 
@@ -225,7 +234,7 @@ pub(crate) fn determinant(m: &[f64; 12]) -> f64 {
 }
 
 /// The inverse of an invertible 3×4 affine map, in f64.
-fn invert(m: &[f64; 12]) -> [f64; 12] {
+pub(crate) fn invert(m: &[f64; 12]) -> [f64; 12] {
     let a = glam::DMat3::from_cols(
         DVec3::new(m[0], m[4], m[8]),
         DVec3::new(m[1], m[5], m[9]),

@@ -226,7 +226,7 @@ impl Level {
     /// assert_eq!(level.find_object("no such object"), None);
     /// ```
     pub fn find_object(&self, name: &str) -> Option<ObjectId> {
-        self.archive().find_instance(name).map(ObjectId)
+        self.archive().find_instance(name).map(ObjectId::level)
     }
 
     /// The object numbered `index` ([`ObjectId::index`]), if the level
@@ -238,7 +238,7 @@ impl Level {
     /// assert_eq!(level.object(level.object_count()), None);
     /// ```
     pub fn object(&self, index: u32) -> Option<ObjectId> {
-        (index < self.object_count()).then_some(ObjectId(index))
+        (index < self.object_count()).then_some(ObjectId::level(index))
     }
 
     /// Every object of the level, in archive order.
@@ -248,7 +248,7 @@ impl Level {
     /// assert_eq!(level.objects().count() as u32, level.object_count());
     /// ```
     pub fn objects(&self) -> impl Iterator<Item = ObjectId> + use<> {
-        (0..self.object_count()).map(ObjectId)
+        (0..self.object_count()).map(ObjectId::level)
     }
 
     /// The name of `object` (empty if it is not one of this level's). The placements of one glTF node's `EXT_mesh_gpu_instancing`
@@ -262,7 +262,10 @@ impl Level {
     /// assert!(names.contains(&"stair_top".into()) && names.contains(&"ramp_20".into()));
     /// ```
     pub fn object_name(&self, object: ObjectId) -> std::borrow::Cow<'_, str> {
-        self.archive().instance_name(object.0 as usize)
+        match object.level_index() {
+            Some(i) => self.archive().instance_name(i as usize),
+            None => "".into(),
+        }
     }
 
     /// The level's collision layer names; bit `k` of a layer mask is the
@@ -307,7 +310,7 @@ impl Level {
     pub fn object_layers(&self, object: ObjectId) -> u32 {
         self.archive()
             .instances
-            .get(object.0 as usize)
+            .get(object.level_index().map_or(usize::MAX, |i| i as usize))
             .map_or(0, |m| m.layers.to_native())
     }
 

@@ -27,6 +27,11 @@
 //! [`Level::find_object`], [`Level::objects`]) and the feature it touched
 //! by an `Option<u32>` ([`RayHit::feature`]).
 //!
+//! A [`World`] holds a level and bodies that move beside it (spheres,
+//! capsules, boxes, hulls, copies of baked props), inserted, moved and
+//! removed by the game, and answers every question above with the same
+//! method names over both; its bodies live in a [`DynamicTree`].
+//!
 //! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
 //! hulls, placed by a [`Pose`]. A kinematic character controller
 //! ([`character`]) is built on these queries; [`LevelHandle`] reloads an
@@ -34,8 +39,10 @@
 //! is re-exported.
 //!
 //! Inside, the data path reads as the private modules, each importing only
-//! from those after it: `level` (open → validate) → `query` (level-wide
-//! operations: the top-level tree picks instances) → `collider` (one
+//! from those after it: `level` (open → validate), `world` (a level and
+//! its bodies) → `query` (level-wide operations, written once over a
+//! level and a world's bodies: the trees pick objects) → `dynamic` (the
+//! bodies and their tree) → `collider` (one
 //! module per baked collider family, each answering every operation for
 //! one placed instance) → `instance` (placement), `shape` (query shapes,
 //! placed in world space), `walk` (tree walkers) → `geom` (the primitive
@@ -61,6 +68,8 @@
 
 pub mod character;
 mod collider;
+mod dynamic;
+mod filter;
 mod geom;
 mod handle;
 mod instance;
@@ -69,12 +78,17 @@ mod object;
 mod query;
 mod shape;
 mod walk;
+mod world;
 
+pub use dynamic::body::{BodyCollider, WorldError};
+pub use dynamic::tree::{Aabb, DynamicTree, Proxy};
+pub use filter::Filter;
 pub use glam;
 pub use glam::{Quat, Vec3};
 pub use handle::LevelHandle;
 pub use kiln_formats::ArchiveError;
 pub use level::{Level, OpenError};
 pub use object::ObjectId;
-pub use query::{CastOptions, Filter, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
+pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
+pub use world::{Body, World};

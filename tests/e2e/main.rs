@@ -18,3 +18,4 @@ mod reload;
 mod shapes;
 mod shells;
 mod spheres;
+mod world;

@@ -26,7 +26,79 @@ use crate::Rng;
 use crate::convex::{self, Core, Polytope};
 use glam::{DVec3, Quat, Vec3};
 use kiln_formats::ArchivedShape;
-use kiln_runtime::{ConvexHull, Filter, Level, Pose, QueryShape, ShapeCast, ShapeOverlap};
+use kiln_runtime::{
+    ConvexHull, Filter, Level, ObjectId, Pose, QueryShape, Ray, RayHit, ShapeCast, ShapeHit,
+    ShapeOverlap, World,
+};
+
+/// What the judge asks: a [`Level`], or a [`World`] of a level and its
+/// bodies, and where each answer's object sits in the oracle's list
+/// ([`objects`], then for a world [`body_object`] per body in the order
+/// [`World::bodies`] lists them).
+pub trait Answers {
+    /// `overlap` with every object.
+    fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap>;
+    /// `intersects` with every object.
+    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool;
+    /// `cast` with every object.
+    fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit>;
+    /// `contains_point` with every object.
+    fn contains_point(&self, p: Vec3) -> Vec<ObjectId>;
+    /// `raycast` with every object.
+    fn raycast(&self, ray: &Ray) -> Option<RayHit>;
+    /// The oracle's index of `id`.
+    fn slot(&self, id: ObjectId) -> usize;
+}
+
+impl Answers for Level {
+    fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
+        Level::overlap(self, shape, pose, &Filter::ALL)
+    }
+    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
+        Level::intersects(self, shape, pose, &Filter::ALL)
+    }
+    fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
+        Level::cast(self, cast, &Filter::ALL)
+    }
+    fn contains_point(&self, p: Vec3) -> Vec<ObjectId> {
+        Level::contains_point(self, p, &Filter::ALL)
+    }
+    fn raycast(&self, ray: &Ray) -> Option<RayHit> {
+        Level::raycast(self, ray, &Filter::ALL)
+    }
+    fn slot(&self, id: ObjectId) -> usize {
+        assert!(!id.is_body(), "a level answered with a body");
+        id.index() as usize
+    }
+}
+
+impl Answers for World {
+    fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
+        World::overlap(self, shape, pose, &Filter::ALL)
+    }
+    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
+        World::intersects(self, shape, pose, &Filter::ALL)
+    }
+    fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
+        World::cast(self, cast, &Filter::ALL)
+    }
+    fn contains_point(&self, p: Vec3) -> Vec<ObjectId> {
+        World::contains_point(self, p, &Filter::ALL)
+    }
+    fn raycast(&self, ray: &Ray) -> Option<RayHit> {
+        World::raycast(self, ray, &Filter::ALL)
+    }
+    fn slot(&self, id: ObjectId) -> usize {
+        if !id.is_body() {
+            return id.index() as usize;
+        }
+        let k = self
+            .bodies()
+            .position(|b| b == id)
+            .unwrap_or_else(|| panic!("{id} answered but not in the world"));
+        self.level().object_count() as usize + k
+    }
+}
 
 /// Required agreement in metres: depths, times of impact (as distance
 /// along the motion), contact points (plus the f32 rounding of their
@@ -94,89 +166,127 @@ pub fn objects(level: &Level) -> Vec<Object> {
         .iter()
         .map(|inst| {
             let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
-            let w = |p: DVec3| {
-                DVec3::new(
-                    m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
-                    m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
-                    m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
-                )
-            };
-            let shape = &a.shapes[inst.shape.to_native() as usize];
-            let (pos, tris) = kiln_baker::export::shape_mesh(shape);
-            // a mirroring placement turns outward windings inward: the
-            // oracle's planes and winding numbers need them outward
-            let det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8])
-                + m[2] * (m[4] * m[9] - m[5] * m[8]);
-            let world: Vec<[DVec3; 3]> = tris
-                .iter()
-                .map(|t| {
-                    let [a, b, c] = t.map(|k| w(DVec3::from(pos[k as usize].map(f64::from))));
-                    if det < 0.0 { [a, c, b] } else { [a, b, c] }
-                })
-                .collect();
-            let scale = DVec3::new(m[0], m[4], m[8]).length();
-            let rounded = |half: f32, r: f32| {
-                let h = DVec3::new(0.0, f64::from(half), 0.0);
-                let core = if half == 0.0 {
-                    Core::Point(w(DVec3::ZERO))
-                } else {
-                    Core::Segment(w(-h), w(h))
-                };
-                vec![Piece::new(core, f64::from(r) * scale)]
-            };
-            let kind = shape.kind_name();
-            let (pieces, solid) = match shape {
-                ArchivedShape::Sphere(s) => (rounded(0.0, s.radius.to_native()), None),
-                ArchivedShape::Capsule(c) => (
-                    rounded(c.half_height.to_native(), c.radius.to_native()),
-                    None,
-                ),
-                ArchivedShape::Polytope(_) | ArchivedShape::Cuboid(_) => (
-                    vec![Piece::new(
-                        Core::Solid(Polytope::from_triangles(world)),
-                        0.0,
-                    )],
-                    None,
-                ),
-                ArchivedShape::TriMesh(_) => (
-                    world
-                        .iter()
-                        .map(|t| Piece::new(Core::Triangle(*t), 0.0))
-                        .collect(),
-                    None,
-                ),
-                ArchivedShape::Bsp(_) => (
-                    world
-                        .iter()
-                        .map(|t| Piece::new(Core::Triangle(*t), 0.0))
-                        .collect(),
-                    Some(world),
-                ),
-            };
-            // in the order `shape_mesh` lists the triangles
-            let flat = match shape {
-                ArchivedShape::TriMesh(m) => leaf_flags(m),
-                ArchivedShape::Bsp(b) => {
-                    let mut by_id: Vec<(u32, bool)> = b
-                        .surface
-                        .triangles()
-                        .map(|(_, id)| id)
-                        .zip(leaf_flags(&b.surface))
-                        .collect();
-                    by_id.sort_unstable_by_key(|&(id, _)| id);
-                    by_id.into_iter().map(|(_, f)| f).collect()
-                }
-                _ => vec![false; pieces.len()],
-            };
-            assert_eq!(flat.len(), pieces.len());
-            Object {
-                kind,
-                pieces,
-                solid,
-                flat,
-            }
+            placed_object(&a.shapes[inst.shape.to_native() as usize], &m)
         })
         .collect()
+}
+
+/// A copy of `object` of `prefab` whose origin is at `pose`, as a
+/// [`World`] body of [`kiln_runtime::Body::copy`] is, composed here in
+/// f64 from the archive's f32 placement and the pose.
+pub fn copy_object(prefab: &Level, object: ObjectId, pose: &Pose) -> Object {
+    let a = prefab.archive();
+    let inst = &a.instances[object.index() as usize];
+    let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
+    let q = pose.rotation.as_dquat().normalize();
+    let t = pose.translation.as_dvec3();
+    let col = |c: usize| q * DVec3::new(m[c], m[4 + c], m[8 + c]);
+    let (x, y, z) = (col(0), col(1), col(2));
+    let o = q * DVec3::new(m[3], m[7], m[11]) + t;
+    let composed = [x.x, y.x, z.x, o.x, x.y, y.y, z.y, o.y, x.z, y.z, z.z, o.z];
+    placed_object(&a.shapes[inst.shape.to_native() as usize], &composed)
+}
+
+/// A body made of a query shape at `pose`, as the oracle sees it: the
+/// shape's own oracle core (the kind named as the baked family it becomes).
+pub fn body_object(shape: &QueryShape, pose: &Pose) -> Object {
+    let (core, radius) = convex::query_core(shape, pose);
+    let kind = match shape {
+        QueryShape::Sphere { .. } => "sphere",
+        QueryShape::Capsule { .. } => "capsule",
+        QueryShape::Box { .. } => "box",
+        QueryShape::Hull(_) => "polytope",
+    };
+    Object {
+        kind,
+        pieces: vec![Piece::new(core, radius)],
+        solid: None,
+        flat: vec![false],
+    }
+}
+
+/// One collider of an archive placed by the world-from-local rows `m`.
+fn placed_object(shape: &ArchivedShape, m: &[f64; 12]) -> Object {
+    let w = |p: DVec3| {
+        DVec3::new(
+            m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
+            m[4] * p.x + m[5] * p.y + m[6] * p.z + m[7],
+            m[8] * p.x + m[9] * p.y + m[10] * p.z + m[11],
+        )
+    };
+    let (pos, tris) = kiln_baker::export::shape_mesh(shape);
+    // a mirroring placement turns outward windings inward: the
+    // oracle's planes and winding numbers need them outward
+    let det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8])
+        + m[2] * (m[4] * m[9] - m[5] * m[8]);
+    let world: Vec<[DVec3; 3]> = tris
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|k| w(DVec3::from(pos[k as usize].map(f64::from))));
+            if det < 0.0 { [a, c, b] } else { [a, b, c] }
+        })
+        .collect();
+    let scale = DVec3::new(m[0], m[4], m[8]).length();
+    let rounded = |half: f32, r: f32| {
+        let h = DVec3::new(0.0, f64::from(half), 0.0);
+        let core = if half == 0.0 {
+            Core::Point(w(DVec3::ZERO))
+        } else {
+            Core::Segment(w(-h), w(h))
+        };
+        vec![Piece::new(core, f64::from(r) * scale)]
+    };
+    let kind = shape.kind_name();
+    let (pieces, solid) = match shape {
+        ArchivedShape::Sphere(s) => (rounded(0.0, s.radius.to_native()), None),
+        ArchivedShape::Capsule(c) => (
+            rounded(c.half_height.to_native(), c.radius.to_native()),
+            None,
+        ),
+        ArchivedShape::Polytope(_) | ArchivedShape::Cuboid(_) => (
+            vec![Piece::new(
+                Core::Solid(Polytope::from_triangles(world)),
+                0.0,
+            )],
+            None,
+        ),
+        ArchivedShape::TriMesh(_) => (
+            world
+                .iter()
+                .map(|t| Piece::new(Core::Triangle(*t), 0.0))
+                .collect(),
+            None,
+        ),
+        ArchivedShape::Bsp(_) => (
+            world
+                .iter()
+                .map(|t| Piece::new(Core::Triangle(*t), 0.0))
+                .collect(),
+            Some(world),
+        ),
+    };
+    // in the order `shape_mesh` lists the triangles
+    let flat = match shape {
+        ArchivedShape::TriMesh(m) => leaf_flags(m),
+        ArchivedShape::Bsp(b) => {
+            let mut by_id: Vec<(u32, bool)> = b
+                .surface
+                .triangles()
+                .map(|(_, id)| id)
+                .zip(leaf_flags(&b.surface))
+                .collect();
+            by_id.sort_unstable_by_key(|&(id, _)| id);
+            by_id.into_iter().map(|(_, f)| f).collect()
+        }
+        _ => vec![false; pieces.len()],
+    };
+    assert_eq!(flat.len(), pieces.len());
+    Object {
+        kind,
+        pieces,
+        solid,
+        flat,
+    }
 }
 
 /// A query shape the test owns (a hull is borrowed by `QueryShape`).
@@ -414,18 +524,21 @@ fn check_feature(feature: Option<u32>, kind: &str, q: &Query, what: &str) {
 }
 
 /// Checks `overlap` and `intersects` for `q` on every object.
-pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stats, what: &str) {
-    let got = level.overlap(&q.shape(), &q.pose, &Filter::ALL);
+pub fn check_overlap(
+    level: &(impl Answers + ?Sized),
+    objs: &[Object],
+    q: &Query,
+    stats: &mut Stats,
+    what: &str,
+) {
+    let got = level.overlap(&q.shape(), &q.pose);
     let (lo, hi) = q.bounds();
     let mut any_real = false;
     let mut all_clear = true;
     stats.overlaps += 1;
     for (i, obj) in objs.iter().enumerate() {
         let c = contact(obj, &q.core, q.radius, lo, hi);
-        let mine: Vec<&ShapeOverlap> = got
-            .iter()
-            .filter(|o| o.object.index() as usize == i)
-            .collect();
+        let mine: Vec<&ShapeOverlap> = got.iter().filter(|o| level.slot(o.object) == i).collect();
         assert!(mine.len() <= 1, "{what}: object {i} reported twice");
         let mine = mine.first();
         if let Some(o) = mine {
@@ -633,7 +746,7 @@ pub fn check_overlap(level: &Level, objs: &[Object], q: &Query, stats: &mut Stat
             }
         }
     }
-    let yes = level.intersects(&q.shape(), &q.pose, &Filter::ALL);
+    let yes = level.intersects(&q.shape(), &q.pose);
     if any_real {
         assert!(yes, "{what}: intersects says no");
     }
@@ -720,7 +833,7 @@ pub fn gap_at(objs: &[Object], i: usize, q: &Query, v: DVec3) -> f64 {
 
 /// Checks `cast` for `q` moving by `motion` against the oracle.
 pub fn check_cast(
-    level: &Level,
+    level: &(impl Answers + ?Sized),
     objs: &[Object],
     q: &Query,
     motion: Vec3,
@@ -729,10 +842,7 @@ pub fn check_cast(
     what: &str,
 ) {
     stats.casts += 1;
-    let got = level.cast(
-        &ShapeCast::new(q.shape(), q.pose, motion, max_t),
-        &Filter::ALL,
-    );
+    let got = level.cast(&ShapeCast::new(q.shape(), q.pose, motion, max_t));
     let m = motion.as_dvec3();
     let speed = m.length();
     let max_t = f64::from(max_t);
@@ -751,14 +861,14 @@ pub fn check_cast(
             assert!(
                 first_contact(objs, q, m, max_t, TOL).is_some(),
                 "{what}: hit {} object {} at t = {} where nothing is",
-                objs[h.object.index() as usize].kind,
+                objs[level.slot(h.object)].kind,
                 h.object,
                 h.t
             );
         }
         (Some((t, i)), Some(h)) => {
             stats.hits += 1;
-            check_feature(h.feature, objs[h.object.index() as usize].kind, q, what);
+            check_feature(h.feature, objs[level.slot(h.object)].kind, q, what);
             let ht = f64::from(h.t);
             let err = (ht - t).abs() * speed;
             if err > TOL {
@@ -777,7 +887,7 @@ pub fn check_cast(
                 let closing = m.normalize_or_zero().dot(h.normal.as_dvec3()).abs();
                 stats.worst_toi = stats.worst_toi.max(err * closing);
             }
-            let hi = h.object.index() as usize;
+            let hi = level.slot(h.object);
             let g = gap_at(objs, hi, q, m * ht);
             assert!(
                 g <= TOL,
@@ -889,16 +999,131 @@ pub fn point_answers(objs: &[Object], p: Vec3) -> Vec<Option<bool>> {
 }
 
 /// Checks `contains_point` at `p` against [`point_answers`].
-pub fn check_point(level: &Level, objs: &[Object], p: Vec3, what: &str) {
-    let got = level.contains_point(p, &Filter::ALL);
+pub fn check_point(level: &(impl Answers + ?Sized), objs: &[Object], p: Vec3, what: &str) {
+    let got = level.contains_point(p);
     for (i, want) in point_answers(objs, p).into_iter().enumerate() {
         if let Some(want) = want {
             assert_eq!(
-                got.iter().any(|o| o.index() == i as u32),
+                got.iter().any(|&o| level.slot(o) == i),
                 want,
                 "{what}: point {p} in {} object {i}",
                 objs[i].kind
             );
         }
     }
+}
+
+/// Whether the ray `o + t·d` clearly crosses `piece` before `t_end`: it
+/// passes [`TOL`] deep into a solid or rounded piece, or through a
+/// triangle's interior [`TOL`] clear of its edges (a ray along an edge or
+/// grazing a surface may be answered either way).
+fn clearly_crosses(piece: &Piece, o: DVec3, d: DVec3, t_end: f64) -> bool {
+    let speed = d.length();
+    match &piece.core {
+        Core::Triangle(t) => {
+            // the triangle shrunk by TOL towards its centre
+            let c = (t[0] + t[1] + t[2]) / 3.0;
+            let size = (0..3).map(|k| (t[k] - c).length()).fold(0.0f64, f64::max);
+            if size <= 2.0 * TOL {
+                return false;
+            }
+            let shrunk = t.map(|v| c + (v - c) * (1.0 - 2.0 * TOL / size));
+            convex::segment_crosses_triangle(o, o + d * t_end, shrunk)
+        }
+        Core::Solid(poly) => {
+            // the ray clipped by the planes pulled TOL inwards
+            let (mut t0, mut t1) = (0.0f64, t_end);
+            for (n, dd) in &poly.planes {
+                let (num, den) = (dd - TOL - n.dot(o), n.dot(d));
+                if den == 0.0 {
+                    if num < 0.0 {
+                        return false;
+                    }
+                } else if den < 0.0 {
+                    t0 = t0.max(num / den);
+                } else {
+                    t1 = t1.min(num / den);
+                }
+            }
+            t0 <= t1
+        }
+        core => {
+            piece.radius > 2.0 * TOL
+                && convex::time_of_impact(&Core::Point(o), d, t_end, core, piece.radius - TOL)
+                    .is_some()
+                && speed > 0.0
+        }
+    }
+}
+
+/// Checks `raycast` for `ray` against every object: a hit lies on the
+/// surface of the object it names (or starts inside it), with a unit
+/// normal facing the ray and a feature where [`names_feature`] puts one;
+/// no object is clearly crossed before it; and a miss crosses nothing
+/// clearly.
+pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, what: &str) {
+    let got = level.raycast(ray);
+    let (o, d) = (ray.origin.as_dvec3(), ray.dir.as_dvec3());
+    let speed = d.length();
+    let t_end = match got {
+        Some(h) => (f64::from(h.t) - TOL / speed).max(0.0),
+        None => f64::from(ray.max_t).min(1e6),
+    };
+    for (i, obj) in objs.iter().enumerate() {
+        if t_end == 0.0 {
+            // a hit at the start: nothing comes before it
+            break;
+        }
+        if let Some(k) = obj
+            .pieces
+            .iter()
+            .position(|pc| clearly_crosses(pc, o, d, t_end))
+        {
+            panic!(
+                "{what}: {} object {i} (piece {k}) is crossed before {:?}",
+                obj.kind,
+                got.map(|h| (h.t, h.object))
+            );
+        }
+    }
+    let Some(h) = got else { return };
+    let i = level.slot(h.object);
+    let obj = &objs[i];
+    assert!(
+        (h.normal.length() - 1.0).abs() < 1e-5,
+        "{what}: normal {}",
+        h.normal
+    );
+    let p = h.point.as_dvec3();
+    if h.t == 0.0 && !h.front_face {
+        // starts inside: the origin is in the object (or on its surface)
+        let inside = point_answers(std::slice::from_ref(obj), ray.origin)[0];
+        assert!(
+            inside != Some(false),
+            "{what}: inside {} object {i}?",
+            obj.kind
+        );
+        return;
+    }
+    assert!(
+        h.normal.dot(ray.dir) <= 1e-6,
+        "{what}: the normal faces away"
+    );
+    let near = obj
+        .pieces
+        .iter()
+        .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        near <= point_tol(p),
+        "{what}: hit point {p} is {near:.3e} m off {} object {i}",
+        obj.kind
+    );
+    let names = matches!(obj.kind, "trimesh" | "bsp" | "box" | "polytope");
+    assert_eq!(
+        h.feature.is_some(),
+        names,
+        "{what}: feature on a {}",
+        obj.kind
+    );
 }

@@ -30,9 +30,10 @@ use crate::geom::convex_contact::{self, Touch};
 use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::{Placement, transform_point, transform_vector};
+use crate::object::ObjectId;
 use crate::shape::{Core, Posed};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::{ArchivedLevel, ArchivedShape};
+use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedShape};
 use polytope::{Convex, LocalPolytope, PlacedPolytope};
 use rounded::Rounded;
 
@@ -129,6 +130,48 @@ pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ColliderRef<'_>, Placem
         ColliderRef(&level.shapes[inst.shape.to_native() as usize]),
         Placement::new(level, inst),
     )
+}
+
+/// Where a candidate object a walk found is placed: an instance of a
+/// level (its placement read from the archive) or a body of a world (its
+/// current matrices).
+#[derive(Clone, Copy)]
+pub(crate) enum At<'a> {
+    /// A level's instance.
+    Instance(&'a ArchivedLevel, &'a ArchivedInstance),
+    /// A world's body: its rows, and whether they were rounded from one
+    /// exact similarity pair.
+    Rows(&'a kiln_formats::placement::Rows, bool),
+}
+
+impl At<'_> {
+    /// Local-from-world (what a ray needs).
+    #[inline]
+    pub fn local_from_world(&self) -> crate::instance::Rows {
+        match *self {
+            At::Instance(level, inst) => level.local_from_world(inst),
+            At::Rows(r, _) => r.local_from_world,
+        }
+    }
+
+    /// The placement, prepared for exact tests.
+    #[inline]
+    pub fn placement(&self) -> Placement {
+        match *self {
+            At::Instance(level, inst) => Placement::new(level, inst),
+            At::Rows(r, similar) => Placement::from_rows(*r, similar),
+        }
+    }
+}
+
+/// What a walk over objects (a level's top-level tree, a world's bodies)
+/// asks of a visitor: how far along its ray it still looks, and each
+/// object the filter let through.
+pub(crate) trait ObjectVisitor {
+    /// Current far end of the ray (shrinks as hits are found).
+    fn t_max(&self) -> f32;
+    /// Visits object `id`; returns `true` to stop the walk.
+    fn object(&mut self, id: ObjectId, collider: ColliderRef<'_>, at: At<'_>) -> bool;
 }
 
 /// One archived shape, ready to answer queries.

@@ -2,16 +2,17 @@
 //! the level ([`Level::cast`]), by conservative advancement on the exact
 //! distance to each collider the top-level tree finds along the way.
 
-use super::filter::Filter;
+use super::Scope;
 use super::overlap::as_sphere;
+use crate::collider::{At, ColliderRef, ObjectVisitor};
+use crate::filter::Filter;
 use crate::geom::convex_contact::Touch;
 use crate::geom::ray_box::SlabRay;
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::shape::{Pose, Posed, QueryShape};
-use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
+use crate::walk::Grow;
 use glam::{DVec3, Vec3};
-use kiln_formats::level::ArchivedLevel;
 
 /// The first contact of a cast.
 ///
@@ -142,49 +143,7 @@ impl Level {
     /// assert_eq!(stuck.map(|h| h.t), Some(0.0));
     /// ```
     pub fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-        let ShapeCast {
-            ref shape,
-            ref pose,
-            motion,
-            max_t,
-            options,
-        } = *cast;
-        if !options.ignore_leaving
-            && let Some((c, r)) = as_sphere(shape, pose)
-        {
-            return self.sphere_cast(c, r, motion, max_t, filter);
-        }
-        let posed = Posed::new(shape, pose)?;
-        if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
-            return None;
-        }
-        let level = self.archive();
-        let (c, h) = posed.bounds();
-        let mut v = CastTop {
-            level,
-            filter,
-            posed,
-            motion: motion.as_dvec3(),
-            whole: motion.as_dvec3() * f64::from(max_t),
-            options,
-            t_cull: max_t,
-            limit: f64::from(max_t),
-            best: None,
-        };
-        let grow = Grow::by_extent((h * (1.0 + 1e-5) + 1e-6).as_vec3());
-        walk_ray(
-            &top_tree(level),
-            &SlabRay::new(c.as_vec3(), motion),
-            &grow,
-            &mut v,
-        );
-        v.best.map(|(t, hit, ii, feature)| ShapeHit {
-            t: t as f32,
-            point: hit.point.as_vec3(),
-            normal: hit.normal.as_vec3(),
-            object: ObjectId(ii),
-            feature,
-        })
+        Scope::of(self).cast(cast, filter)
     }
 
     /// [`Level::cast`] for many casts on the rayon pool: `out[i]` answers
@@ -208,11 +167,50 @@ impl Level {
     }
 }
 
-/// Cast visitor over the top-level tree: `t_cull` (f32) culls boxes,
+impl Scope<'_> {
+    /// [`Level::cast`] over the scope.
+    pub(crate) fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+        let ShapeCast {
+            ref shape,
+            ref pose,
+            motion,
+            max_t,
+            options,
+        } = *cast;
+        if !options.ignore_leaving
+            && let Some((c, r)) = as_sphere(shape, pose)
+        {
+            return self.sphere_cast(c, r, motion, max_t, filter);
+        }
+        let posed = Posed::new(shape, pose)?;
+        if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
+            return None;
+        }
+        let (c, h) = posed.bounds();
+        let mut v = CastTop {
+            posed,
+            motion: motion.as_dvec3(),
+            whole: motion.as_dvec3() * f64::from(max_t),
+            options,
+            t_cull: max_t,
+            limit: f64::from(max_t),
+            best: None,
+        };
+        let grow = Grow::by_extent((h * (1.0 + 1e-5) + 1e-6).as_vec3());
+        self.walk_ray(&SlabRay::new(c.as_vec3(), motion), &grow, filter, &mut v);
+        v.best.map(|(t, hit, object, feature)| ShapeHit {
+            t: t as f32,
+            point: hit.point.as_vec3(),
+            normal: hit.normal.as_vec3(),
+            object,
+            feature,
+        })
+    }
+}
+
+/// Cast visitor over the scope's objects: `t_cull` (f32) culls boxes,
 /// `limit` is the exact time of the best contact so far.
 struct CastTop<'a> {
-    level: &'a ArchivedLevel,
-    filter: &'a Filter<'a>,
     posed: Posed<'a>,
     motion: DVec3,
     /// The whole motion, `motion · max_t`, that leaving is judged by.
@@ -220,20 +218,16 @@ struct CastTop<'a> {
     options: CastOptions,
     t_cull: f32,
     limit: f64,
-    best: Option<(f64, Touch, u32, Option<u32>)>,
+    best: Option<(f64, Touch, ObjectId, Option<u32>)>,
 }
 
-impl RayVisitor for CastTop<'_> {
+impl ObjectVisitor for CastTop<'_> {
     fn t_max(&self) -> f32 {
         self.t_cull
     }
 
-    fn leaf(&mut self, data: u32) -> bool {
-        let ii = data;
-        if !self.filter.sees(self.level, ii) {
-            return false;
-        }
-        let (s, place) = crate::collider::placed(self.level, ii);
+    fn object(&mut self, id: ObjectId, s: ColliderRef<'_>, at: At<'_>) -> bool {
+        let place = at.placement();
         if let Some((t, hit, feature)) = s.shape_cast(
             &place,
             &self.posed,
@@ -248,7 +242,7 @@ impl RayVisitor for CastTop<'_> {
         }) {
             self.limit = t;
             self.t_cull = crate::collider::tri_mesh::next_up(t as f32);
-            self.best = Some((t, hit, ii, feature));
+            self.best = Some((t, hit, id, feature));
         }
         false
     }

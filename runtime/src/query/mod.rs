@@ -2,7 +2,6 @@
 //! the instances, their colliders answer (`collider`).
 
 mod cast;
-mod filter;
 mod overlap;
 mod point;
 mod ray_batch;
@@ -10,38 +9,119 @@ mod raycast;
 mod sphere;
 
 pub use cast::{CastOptions, ShapeCast, ShapeHit};
-pub use filter::Filter;
 pub use overlap::ShapeOverlap;
 pub use raycast::{Ray, RayHit};
 
-use crate::collider::{ColliderRef, placed};
+use crate::collider::{At, ColliderRef, ObjectVisitor, placed};
+use crate::dynamic::Bodies;
+use crate::filter::Filter;
+use crate::geom::ray_box::SlabRay;
 use crate::instance::Placement;
 use crate::level::Level;
-use crate::walk::{top_tree, walk_box};
+use crate::object::ObjectId;
+use crate::walk::{Grow, RayVisitor, top_tree, walk_box, walk_ray};
 use glam::Vec3;
+use kiln_formats::level::ArchivedLevel;
 use rayon::prelude::*;
 
-impl Level {
-    /// Calls `visit` with every object `filter` accepts whose box in the
-    /// top-level tree meets `lo..=hi` (its index, shape and placement),
-    /// until it answers `true`: the walk every overlap, yes/no and point
-    /// query shares.
+/// What a query looks at: a level's objects, and a world's bodies beside
+/// them. Every level-wide operation is written once, over a scope: a
+/// [`Level`] asks its own, a [`crate::World`] adds its bodies.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    /// The level.
+    pub level: &'a Level,
+    /// The bodies, if a world asks.
+    pub bodies: Option<&'a Bodies>,
+}
+
+impl<'a> Scope<'a> {
+    /// The level's objects alone.
+    #[inline]
+    pub fn of(level: &'a Level) -> Scope<'a> {
+        Scope {
+            level,
+            bodies: None,
+        }
+    }
+
+    /// Calls `visit` with every object `filter` accepts whose box meets
+    /// `lo..=hi` (its id, collider and placement), until it answers
+    /// `true`: the walk every overlap, yes/no and point query shares.
+    #[inline]
     pub(crate) fn near(
         &self,
         lo: Vec3,
         hi: Vec3,
         filter: &Filter,
-        mut visit: impl FnMut(u32, ColliderRef, &Placement) -> bool,
+        mut visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
     ) {
-        let level = self.archive();
-        walk_box(&top_tree(level), lo, hi, |data| {
-            let ii = data;
+        let level = self.level.archive();
+        let mut stopped = false;
+        walk_box(&top_tree(level), lo, hi, |ii| {
             if !filter.sees(level, ii) {
                 return false;
             }
             let (shape, place) = placed(level, ii);
-            visit(ii, shape, &place)
+            stopped = visit(ObjectId::level(ii), shape, &place);
+            stopped
         });
+        if !stopped && let Some(b) = self.bodies {
+            b.near(lo, hi, filter, visit);
+        }
+    }
+
+    /// Walks every object `filter` accepts along `ray`, its box grown by
+    /// `grow`, nearest box first: the level's top-level tree, then the
+    /// bodies (with the range the level left).
+    #[inline]
+    pub(crate) fn walk_ray<V: ObjectVisitor>(
+        &self,
+        ray: &SlabRay,
+        grow: &Grow,
+        filter: &Filter,
+        v: &mut V,
+    ) {
+        let level = self.level.archive();
+        let mut leaves = LevelLeaves {
+            level,
+            filter,
+            v,
+            stopped: false,
+        };
+        walk_ray(&top_tree(level), ray, grow, &mut leaves);
+        if !leaves.stopped
+            && let Some(b) = self.bodies
+        {
+            b.walk_ray(ray, grow.ext, filter, v);
+        }
+    }
+}
+
+/// A level's top-level tree leaves handed to an [`ObjectVisitor`].
+struct LevelLeaves<'a, 'f, V> {
+    level: &'a ArchivedLevel,
+    filter: &'a Filter<'f>,
+    v: &'a mut V,
+    stopped: bool,
+}
+
+impl<V: ObjectVisitor> RayVisitor for LevelLeaves<'_, '_, V> {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.v.t_max()
+    }
+    #[inline]
+    fn leaf(&mut self, ii: u32) -> bool {
+        if !self.filter.sees(self.level, ii) {
+            return false;
+        }
+        let inst = &self.level.instances[ii as usize];
+        let shape = ColliderRef(&self.level.shapes[inst.shape.to_native() as usize]);
+        self.stopped = self
+            .v
+            .object(ObjectId::level(ii), shape, At::Instance(self.level, inst));
+        self.stopped
     }
 }
 

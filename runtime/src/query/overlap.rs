@@ -24,8 +24,9 @@
 //! assert_eq!(level.object_name(hit.object), "wall");
 //! ```
 
-use super::filter::Filter;
+use super::Scope;
 use crate::collider::ColliderRef;
+use crate::filter::Filter;
 use crate::geom::convex_contact::Touch;
 use crate::instance::Placement;
 use crate::level::Level;
@@ -146,20 +147,7 @@ impl Level {
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        if let Some((c, r)) = as_sphere(shape, pose) {
-            return self.sphere_overlap_into(c, r, filter, out);
-        }
-        out.clear();
-        // by reference: taken out of the `Option`, the query shape was copied
-        // (136 bytes for a box, a memcpy per query)
-        if let Some(posed) = &Posed::new(shape, pose) {
-            self.near_shape(posed, filter, |ii, s, place| {
-                if let Some((t, feature)) = s.shape_touch(place, posed) {
-                    out.push(overlap(ii, t, feature));
-                }
-                false
-            });
-        }
+        Scope::of(self).overlap_into(shape, pose, filter, out)
     }
 
     /// Whether `shape` at `pose` touches any object `filter` accepts
@@ -174,33 +162,7 @@ impl Level {
     /// assert!(!level.intersects(&body, &Pose::at(Vec3::new(12.0, 0.91, 5.0)), &Filter::ALL));
     /// ```
     pub fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
-        if let Some((c, r)) = as_sphere(shape, pose) {
-            return self.sphere_intersects(c, r, filter);
-        }
-        // by reference, as in `overlap_into`
-        let Some(posed) = &Posed::new(shape, pose) else {
-            return false;
-        };
-        let mut found = false;
-        self.near_shape(posed, filter, |_, s, place| {
-            found = s.shape_touches(place, posed);
-            found
-        });
-        found
-    }
-
-    /// Calls `visit` with every object `filter` accepts whose box meets
-    /// the query shape's, until it answers `true`: the walk overlaps and yes/no
-    /// tests share.
-    fn near_shape(
-        &self,
-        posed: &Posed,
-        filter: &Filter,
-        visit: impl FnMut(u32, ColliderRef, &Placement) -> bool,
-    ) {
-        let (c, h) = posed.bounds();
-        let (lo, hi) = cull_box(c, h);
-        self.near(lo, hi, filter, visit);
+        Scope::of(self).intersects(shape, pose, filter)
     }
 
     /// [`Level::overlap`] for many shapes on the rayon pool: `out[i]`
@@ -257,9 +219,66 @@ impl Level {
     }
 }
 
-fn overlap(ii: u32, t: Touch, feature: Option<u32>) -> ShapeOverlap {
+impl Scope<'_> {
+    /// [`Level::overlap_into`] over the scope.
+    pub(crate) fn overlap_into(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
+        if let Some((c, r)) = as_sphere(shape, pose) {
+            return self.sphere_overlap_into(c, r, filter, out);
+        }
+        out.clear();
+        // by reference: taken out of the `Option`, the query shape was copied
+        // (136 bytes for a box, a memcpy per query)
+        if let Some(posed) = &Posed::new(shape, pose) {
+            self.near_shape(posed, filter, |id, s, place| {
+                if let Some((t, feature)) = s.shape_touch(place, posed) {
+                    out.push(overlap(id, t, feature));
+                }
+                false
+            });
+        }
+    }
+
+    /// [`Level::intersects`] over the scope.
+    pub(crate) fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+        if let Some((c, r)) = as_sphere(shape, pose) {
+            return self.sphere_intersects(c, r, filter);
+        }
+        // by reference, as in `overlap_into`
+        let Some(posed) = &Posed::new(shape, pose) else {
+            return false;
+        };
+        let mut found = false;
+        self.near_shape(posed, filter, |_, s, place| {
+            found = s.shape_touches(place, posed);
+            found
+        });
+        found
+    }
+
+    /// Calls `visit` with every object `filter` accepts whose box meets
+    /// the query shape's, until it answers `true`: the walk overlaps and yes/no
+    /// tests share.
+    fn near_shape(
+        &self,
+        posed: &Posed,
+        filter: &Filter,
+        visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
+    ) {
+        let (c, h) = posed.bounds();
+        let (lo, hi) = cull_box(c, h);
+        self.near(lo, hi, filter, visit);
+    }
+}
+
+fn overlap(object: ObjectId, t: Touch, feature: Option<u32>) -> ShapeOverlap {
     ShapeOverlap {
-        object: ObjectId(ii),
+        object,
         point: t.point.as_vec3(),
         normal: t.normal.as_vec3(),
         depth: t.depth as f32,

@@ -1,6 +1,7 @@
 //! Point queries against the whole level: which solids contain a point.
 
-use super::filter::Filter;
+use super::Scope;
+use crate::filter::Filter;
 use crate::level::Level;
 use crate::object::ObjectId;
 use glam::Vec3;
@@ -37,17 +38,7 @@ impl Level {
     /// }
     /// ```
     pub fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
-        out.clear();
-        if !p.is_finite() {
-            return;
-        }
-        self.near(p, p, filter, |ii, shape, place| {
-            if shape.contains(place, p) {
-                out.push(ObjectId(ii));
-            }
-            false
-        });
-        out.sort_unstable();
+        Scope::of(self).contains_point_into(p, filter, out)
     }
 
     /// Whether any solid `filter` accepts contains `p` (surface included):
@@ -62,15 +53,7 @@ impl Level {
     /// assert!(!level.point_in_solid(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL)); // on a floor tile
     /// ```
     pub fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
-        if !p.is_finite() {
-            return false;
-        }
-        let mut found = false;
-        self.near(p, p, filter, |_, shape, place| {
-            found = shape.contains(place, p);
-            found
-        });
-        found
+        Scope::of(self).point_in_solid(p, filter)
     }
 
     /// [`Level::point_in_solid`] on the rayon pool: `out[i]` answers
@@ -115,5 +98,35 @@ impl Level {
         super::batch(points, out, 256, |p, o| {
             self.contains_point_into(*p, filter, o)
         });
+    }
+}
+
+impl Scope<'_> {
+    /// [`Level::contains_point_into`] over the scope.
+    pub(crate) fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
+        out.clear();
+        if !p.is_finite() {
+            return;
+        }
+        self.near(p, p, filter, |id, shape, place| {
+            if shape.contains(place, p) {
+                out.push(id);
+            }
+            false
+        });
+        out.sort_unstable();
+    }
+
+    /// [`Level::point_in_solid`] over the scope.
+    pub(crate) fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
+        if !p.is_finite() {
+            return false;
+        }
+        let mut found = false;
+        self.near(p, p, filter, |_, shape, place| {
+            found = shape.contains(place, p);
+            found
+        });
+        found
     }
 }

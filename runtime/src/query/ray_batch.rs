@@ -17,12 +17,14 @@
 //! enough to stay in cache are walked one ray at a time
 //! ([`INTERLEAVE_BYTES`]).
 
-use super::filter::Filter;
+use super::Scope;
 use super::raycast::{Ray, RayFound, TopSearch};
 use crate::collider::tri_mesh::MeshSearch;
+use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
 use crate::instance::Rows;
 use crate::level::Level;
+use crate::object::ObjectId;
 use crate::walk::{
     Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
     top_tree,
@@ -99,7 +101,10 @@ impl<'a> Lane<'a> {
                 MeshWalk::Boxes(_, w) => recycle(w, &mut self.spare.boxes),
                 MeshWalk::Spheres(_, w) => recycle(w, &mut self.spare.balls),
             }
-            if self.search.offer(h, m.instance, &m.local_from_world) {
+            if self
+                .search
+                .offer(h, ObjectId::level(m.instance), &m.local_from_world)
+            {
                 return false;
             }
             return self.settle_top(top);
@@ -125,7 +130,7 @@ impl<'a> Lane<'a> {
                     }
                     None => shape.raycast_local(lo, ld, self.search.t_max, self.search.any),
                 };
-                if self.search.offer(h, inst, &local) {
+                if self.search.offer(h, ObjectId::level(inst), &local) {
                     return false;
                 }
             }
@@ -292,7 +297,7 @@ impl Level {
                 answer(
                     i,
                     ray.is_valid()
-                        .then(|| self.search(ray, any, filter))
+                        .then(|| Scope::of(self).search(ray, any, filter))
                         .flatten(),
                 );
             }

@@ -3,13 +3,14 @@
 //! transformed once per instance; the parameter `t` is the same in both
 //! spaces because the transform is affine).
 
-use super::filter::Filter;
-use crate::collider::{ColliderRef, LocalRayHit, local_ray};
+use super::Scope;
+use crate::collider::{At, ColliderRef, LocalRayHit, ObjectVisitor, local_ray};
+use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
 use crate::instance::{Rows, transpose_vector};
 use crate::level::Level;
 use crate::object::ObjectId;
-use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
+use crate::walk::Grow;
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
 
@@ -108,7 +109,7 @@ pub struct RayHit {
 #[derive(Clone, Copy)]
 pub(super) struct RayFound {
     pub(super) hit: LocalRayHit,
-    pub(super) instance: u32,
+    pub(super) object: ObjectId,
     pub(super) local_from_world: Rows,
 }
 
@@ -139,18 +140,18 @@ impl<'a> TopSearch<'a> {
         Some((shape, lo, ld, local))
     }
 
-    /// Keeps instance `inst`'s answer `h` (found through its rows `local`)
-    /// if it is the closest so far; returns `true` when the walk may stop
-    /// (any hit, and one is found).
+    /// Keeps `object`'s answer `h` (found through its rows `local`) if it
+    /// is the closest so far; returns `true` when the walk may stop (any
+    /// hit, and one is found).
     #[inline]
-    pub(super) fn offer(&mut self, h: Option<LocalRayHit>, inst: u32, local: &Rows) -> bool {
+    pub(super) fn offer(&mut self, h: Option<LocalRayHit>, object: ObjectId, local: &Rows) -> bool {
         if let Some(h) = h
             && (self.hit.is_none() || h.t < self.t_max)
         {
             self.t_max = h.t;
             self.hit = Some(RayFound {
                 hit: h,
-                instance: inst,
+                object,
                 local_from_world: *local,
             });
         }
@@ -158,66 +159,81 @@ impl<'a> TopSearch<'a> {
     }
 }
 
-impl RayVisitor for TopSearch<'_> {
+impl ObjectVisitor for TopSearch<'_> {
     #[inline]
     fn t_max(&self) -> f32 {
         self.t_max
     }
-    fn leaf(&mut self, data: u32) -> bool {
-        let Some((shape, lo, ld, local)) = self.local(data) else {
+    #[inline]
+    fn object(&mut self, id: ObjectId, shape: ColliderRef<'_>, at: At<'_>) -> bool {
+        let local = at.local_from_world();
+        let Some((lo, ld)) = local_ray(&local, self.ray.origin, self.ray.dir) else {
             return false;
         };
         let h = shape.raycast_local(lo, ld, self.t_max, self.any);
-        self.offer(h, data, &local)
+        self.offer(h, id, &local)
     }
 }
 
-impl Level {
-    /// Walks the level for `ray` (which must be valid).
+impl Scope<'_> {
+    /// Walks the scope for `ray` (which must be valid).
     pub(super) fn search(&self, ray: &Ray, any: bool, filter: &Filter) -> Option<RayFound> {
-        let level = self.archive();
         let mut v = TopSearch {
-            level,
+            level: self.level.archive(),
             filter,
             ray: *ray,
             t_max: ray.max_t,
             any,
             hit: None,
         };
-        walk_ray(
-            &top_tree(level),
+        self.walk_ray(
             &SlabRay::new(ray.origin, ray.dir),
             &Grow::NONE,
+            filter,
             &mut v,
         );
         v.hit
     }
 
-    /// The world answer to `ray` from what [`Level::search`] found.
-    pub(super) fn world_hit(&self, ray: &Ray, found: RayFound) -> RayHit {
-        let (h, inst_index) = (found.hit, found.instance);
-        if h.inside {
-            return RayHit {
-                t: 0.0,
-                point: ray.origin,
-                normal: -ray.dir.normalize(),
-                front_face: false,
-                object: ObjectId(inst_index),
-                feature: None,
-            };
+    /// The closest hit of a valid or invalid ray ([`Level::raycast`]).
+    pub(crate) fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+        if !ray.is_valid() {
+            return None;
         }
-        // front normal in world space: L^T n (glTF: a mirroring transform
-        // flips the winding, which this inverse-transpose form already does)
-        let n = transpose_vector(&found.local_from_world, h.normal).normalize_or_zero();
-        let front_face = n.dot(ray.dir) < 0.0;
-        RayHit {
-            t: h.t,
-            point: ray.origin + ray.dir * h.t,
-            normal: if front_face { n } else { -n },
-            front_face,
-            object: ObjectId(inst_index),
-            feature: h.feature,
-        }
+        let found = self.search(ray, false, filter)?;
+        Some(world_hit(ray, found))
+    }
+
+    /// Whether a ray hits anything ([`Level::raycast_any`]).
+    pub(crate) fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
+        ray.is_valid() && self.search(ray, true, filter).is_some()
+    }
+}
+
+/// The world answer to `ray` from what a search found.
+pub(super) fn world_hit(ray: &Ray, found: RayFound) -> RayHit {
+    let (h, object) = (found.hit, found.object);
+    if h.inside {
+        return RayHit {
+            t: 0.0,
+            point: ray.origin,
+            normal: -ray.dir.normalize(),
+            front_face: false,
+            object,
+            feature: None,
+        };
+    }
+    // front normal in world space: L^T n (glTF: a mirroring transform
+    // flips the winding, which this inverse-transpose form already does)
+    let n = transpose_vector(&found.local_from_world, h.normal).normalize_or_zero();
+    let front_face = n.dot(ray.dir) < 0.0;
+    RayHit {
+        t: h.t,
+        point: ray.origin + ray.dir * h.t,
+        normal: if front_face { n } else { -n },
+        front_face,
+        object,
+        feature: h.feature,
     }
 }
 
@@ -238,11 +254,7 @@ impl Level {
     /// assert_eq!(level.raycast(&ray, &Filter::skip(&wall)), None);
     /// ```
     pub fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-        if !ray.is_valid() {
-            return None;
-        }
-        let found = self.search(ray, false, filter)?;
-        Some(self.world_hit(ray, found))
+        Scope::of(self).raycast(ray, filter)
     }
 
     /// Whether `ray` hits any object `filter` accepts (an occlusion test:
@@ -259,7 +271,7 @@ impl Level {
     /// assert!(!level.raycast_any(&Ray::new(eye + high, target - eye, 1.0), &Filter::ALL));
     /// ```
     pub fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
-        ray.is_valid() && self.search(ray, true, filter).is_some()
+        Scope::of(self).raycast_any(ray, filter)
     }
 
     /// [`Level::raycast`] for many rays on the rayon pool; `out[i]`
@@ -340,7 +352,7 @@ impl Level {
     ) {
         assert_eq!(rays.len(), out.len(), "one output slot per query");
         self.search_many(rays, filter, false, interleave, |i, found| {
-            out[i] = found.map(|f| self.world_hit(&rays[i], f));
+            out[i] = found.map(|f| world_hit(&rays[i], f));
         });
     }
 

@@ -1,5 +1,5 @@
-//! Spheres' own way through [`Level::overlap`], [`Level::intersects`] and
-//! [`Level::cast`]: a sphere is a point grown by a radius, so each shape
+//! Spheres' own way through [`crate::Level::overlap`], [`crate::Level::intersects`] and
+//! [`crate::Level::cast`]: a sphere is a point grown by a radius, so each shape
 //! answers it with closed forms (closest point, swept sphere against
 //! faces, edges and vertices) rather than the general convex machinery —
 //! the same answers, about 1.5 to 3 times sooner.
@@ -8,24 +8,23 @@
 //! world space); each instance's shape answers exactly for itself
 //! (`collider`).
 
-use super::filter::Filter;
+use super::Scope;
 use super::{ShapeHit, ShapeOverlap};
-use crate::collider::Sweep;
 use crate::collider::tri_mesh::next_up;
+use crate::collider::{At, ColliderRef, ObjectVisitor, Sweep};
+use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
 use crate::geom::sphere_triangle::Contact;
-use crate::level::Level;
 use crate::object::ObjectId;
-use crate::walk::{Grow, RayVisitor, top_tree, walk_ray};
+use crate::walk::Grow;
 use glam::Vec3;
-use kiln_formats::level::ArchivedLevel;
 
 fn valid_sphere(c: Vec3, r: f32) -> bool {
     c.is_finite() && r.is_finite() && r >= 0.0
 }
 
-impl Level {
-    /// [`Level::overlap_into`] for a sphere: each object's closest point
+impl Scope<'_> {
+    /// [`crate::Level::overlap_into`] for a sphere: each object's closest point
     /// to the centre, by closed forms.
     pub(crate) fn sphere_overlap_into(
         &self,
@@ -39,10 +38,10 @@ impl Level {
             return;
         }
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
-        self.near(center - ext, center + ext, filter, |ii, shape, place| {
+        self.near(center - ext, center + ext, filter, |id, shape, place| {
             if let Some(b) = shape.closest(place, center, radius) {
                 out.push(ShapeOverlap {
-                    object: ObjectId(ii),
+                    object: id,
                     point: b.contact.point.as_vec3(),
                     normal: b.contact.normal.as_vec3(),
                     depth: b.depth(f64::from(radius)) as f32,
@@ -53,7 +52,7 @@ impl Level {
         });
     }
 
-    /// [`Level::intersects`] for a sphere (stops at the first contact).
+    /// [`crate::Level::intersects`] for a sphere (stops at the first contact).
     pub(crate) fn sphere_intersects(&self, center: Vec3, radius: f32, filter: &Filter) -> bool {
         if !valid_sphere(center, radius) {
             return false;
@@ -67,7 +66,7 @@ impl Level {
         found
     }
 
-    /// [`Level::cast`] for a sphere that keeps every contact (no
+    /// [`crate::Level::cast`] for a sphere that keeps every contact (no
     /// [`crate::CastOptions::ignore_leaving`]): the first contact of the
     /// sphere moving from `center` along `dir` for `t` in `[0, max_t]`,
     /// by closed forms against faces, edges and vertices.
@@ -87,10 +86,7 @@ impl Level {
         {
             return None;
         }
-        let level = self.archive();
         let mut v = SweepTop {
-            level,
-            filter,
             sweep: Sweep {
                 center,
                 radius,
@@ -102,40 +98,34 @@ impl Level {
             best: None,
         };
         let grow = Grow::by_extent(Vec3::splat(radius * (1.0 + 1e-5) + 1e-6));
-        walk_ray(&top_tree(level), &SlabRay::new(center, dir), &grow, &mut v);
-        v.best.map(|(hit, ii, feature)| ShapeHit {
+        self.walk_ray(&SlabRay::new(center, dir), &grow, filter, &mut v);
+        v.best.map(|(hit, object, feature)| ShapeHit {
             t: hit.t as f32,
             point: hit.point.as_vec3(),
             normal: hit.normal.as_vec3(),
-            object: ObjectId(ii),
+            object,
             feature,
         })
     }
 }
 
-/// Sweep visitor over the top-level tree. `t_max` (f32) culls boxes;
+/// Sweep visitor over the scope's objects. `t_max` (f32) culls boxes;
 /// `best_t` is the exact f64 time of the best contact so far, the limit of
 /// the exact per-triangle tests.
-struct SweepTop<'a> {
-    level: &'a ArchivedLevel,
-    filter: &'a Filter<'a>,
+struct SweepTop {
     sweep: Sweep,
     t_max: f32,
     best_t: f64,
-    best: Option<(Contact, u32, Option<u32>)>, // contact, instance, feature
+    best: Option<(Contact, ObjectId, Option<u32>)>, // contact, object, feature
 }
 
-impl RayVisitor for SweepTop<'_> {
+impl ObjectVisitor for SweepTop {
     fn t_max(&self) -> f32 {
         self.t_max
     }
 
-    fn leaf(&mut self, data: u32) -> bool {
-        let ii = data;
-        if !self.filter.sees(self.level, ii) {
-            return false;
-        }
-        let (shape, place) = crate::collider::placed(self.level, ii);
+    fn object(&mut self, id: ObjectId, shape: ColliderRef<'_>, at: At<'_>) -> bool {
+        let place = at.placement();
         if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max)
             && (self.best.is_none() || hit.t < self.best_t)
         {
@@ -143,7 +133,7 @@ impl RayVisitor for SweepTop<'_> {
             // widen the f32 cull range by an ulp so equal-time contacts
             // elsewhere are not culled by rounding
             self.t_max = next_up(hit.t as f32);
-            self.best = Some((hit, ii, feature));
+            self.best = Some((hit, id, feature));
         }
         // a contact at t = 0 cannot be beaten
         self.best.is_some() && self.best_t == 0.0

@@ -141,6 +141,6 @@ impl<'a> Filter<'a> {
         } else {
             level.instances[instance as usize].layers.to_native()
         };
-        self.accepts(ObjectId(instance), layers)
+        self.accepts(ObjectId::level(instance), layers)
     }
 }

@@ -1,0 +1,232 @@
+//! One body of a world: its collider (made for it from a query shape, or
+//! a baked one of an archive), its pose, and the matrices every query
+//! reads, recomputed when it moves.
+
+use crate::collider::{At, ColliderRef};
+use crate::instance::{apply, invert};
+use crate::level::Level;
+use crate::object::ObjectId;
+use crate::shape::{Pose, QueryShape};
+use glam::{DQuat, DVec3};
+use kiln_formats::level::{ArchivedShape, Shape};
+use kiln_formats::placement::Rows;
+use std::sync::Arc;
+
+use super::tree::Aabb;
+
+/// What a body is made of: a query shape made into a collider, or a copy
+/// of a baked object (a prefab).
+#[derive(Clone, Copy, Debug)]
+pub enum BodyCollider<'a> {
+    /// A sphere, capsule, box or convex hull, in its own frame (the body's
+    /// pose places it). A hull may have at most 256 faces.
+    Shape(QueryShape<'a>),
+    /// The collider of `object` of a level's archive, placed relative to
+    /// the body's frame as that level places it relative to its origin: a
+    /// prop baked in a "prefab" archive, spawned as often as wanted.
+    Copy {
+        /// The archive.
+        from: &'a Arc<Level>,
+        /// Its object.
+        object: ObjectId,
+    },
+}
+
+/// Why a world refused a request.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorldError {
+    /// No body or object with this id is in the world (never was, or it
+    /// was removed).
+    #[error("{0} is not in the world")]
+    Unknown(ObjectId),
+    /// The object is part of the level's static geometry: it cannot move.
+    #[error("{0} is static: only movers and bodies move")]
+    Static(ObjectId),
+    /// A pose with a non-finite number or a zero rotation.
+    #[error("pose {0:?} is not finite with a non-zero rotation")]
+    BadPose(Pose),
+    /// The body's shape is not a valid collider.
+    #[error("body shape: {0}")]
+    BadShape(String),
+    /// The object a copy names is not one of its level's.
+    #[error("{0} is not an object of the level to copy from")]
+    NotInLevel(ObjectId),
+}
+
+/// Where a body's collider lives.
+#[derive(Clone)]
+enum Source {
+    /// Built for the body and archived in place (checked once when made).
+    Own(rkyv::util::AlignedVec<16>),
+    /// A shape of a level's archive.
+    Level(Arc<Level>, u32),
+}
+
+/// A body as the world keeps it.
+#[derive(Clone)]
+pub(crate) struct BodyState {
+    pub id: ObjectId,
+    source: Source,
+    /// The collider's placement in the body's frame (f64 world-from-local
+    /// with the body at the origin, unturned).
+    base: [f64; 12],
+    /// Whether `base` is a similarity (then so is every placement).
+    similar: bool,
+    /// The collider's box in its local space.
+    local_box: ([f32; 3], [f32; 3]),
+    pub pose: Pose,
+    /// The current placement.
+    pub rows: Rows,
+    pub layers: u32,
+    pub name: String,
+}
+
+/// The identity as a 3×4 row-major matrix.
+const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+
+impl BodyState {
+    /// A body of `collider`, not yet placed (its rows are the base's).
+    pub fn new(
+        id: ObjectId,
+        collider: &BodyCollider,
+        layers: u32,
+        name: String,
+    ) -> Result<BodyState, WorldError> {
+        let (source, base, similar) = match *collider {
+            BodyCollider::Shape(shape) => (Source::Own(own_shape(&shape)?), ID, true),
+            BodyCollider::Copy { from, object } => {
+                let level = from.archive();
+                let inst = object
+                    .level_index()
+                    .and_then(|i| level.instances.get(i as usize))
+                    .ok_or(WorldError::NotInLevel(object))?;
+                let rows = level.rows(inst);
+                let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
+                (
+                    Source::Level(from.clone(), inst.shape.to_native()),
+                    rows.world_from_local.map(f64::from),
+                    similar,
+                )
+            }
+        };
+        let mut body = BodyState {
+            id,
+            source,
+            base,
+            similar,
+            local_box: ([0.0; 3], [0.0; 3]),
+            pose: Pose::IDENTITY,
+            rows: Rows {
+                world_from_local: [0.0; 12],
+                local_from_world: [0.0; 12],
+            },
+            layers,
+            name,
+        };
+        body.local_box = body.collider().0.local_box();
+        Ok(body)
+    }
+
+    /// The body's collider.
+    #[inline]
+    pub fn collider(&self) -> ColliderRef<'_> {
+        ColliderRef(match &self.source {
+            // SAFETY: `own_shape` made these bytes by serialising a
+            // `Shape` and checked them with rkyv's validating access (and
+            // the shape's own verification) before they were stored; they
+            // are never changed afterwards, and an `AlignedVec<16>` keeps
+            // the alignment the archived root needs.
+            Source::Own(bytes) => unsafe { rkyv::access_unchecked::<ArchivedShape>(bytes) },
+            Source::Level(level, s) => &level.archive().shapes[*s as usize],
+        })
+    }
+
+    /// Where the body is, for the colliders' tests.
+    #[inline]
+    pub fn at(&self) -> At<'_> {
+        At::Rows(&self.rows, self.similar)
+    }
+
+    /// Moves the body to `pose` (checked: finite, non-zero rotation) and
+    /// returns its new world box.
+    pub fn place(&mut self, pose: Pose) -> Aabb {
+        self.pose = pose;
+        let q = pose.rotation.as_dquat().normalize();
+        let t = pose.translation.as_dvec3();
+        let w = compose(q, t, &self.base);
+        let l = invert(&w);
+        self.rows = Rows {
+            world_from_local: w.map(|v| v as f32),
+            local_from_world: l.map(|v| v as f32),
+        };
+        // the box: the local box's centre placed, its half extents through
+        // |M|, grown by a hair for the f32 rows the tests read
+        let (lo, hi) = self.local_box;
+        let (lo, hi) = (
+            DVec3::from(lo.map(f64::from)),
+            DVec3::from(hi.map(f64::from)),
+        );
+        let (c, h) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+        let wc = apply(&w, c, 1.0);
+        let row = |k: usize| DVec3::new(w[k].abs(), w[k + 1].abs(), w[k + 2].abs()).dot(h);
+        let wh = DVec3::new(row(0), row(4), row(8));
+        let pad = wh * 1e-5 + wc.abs() * 1e-6 + DVec3::splat(1e-6);
+        Aabb::new((wc - wh - pad).as_vec3(), (wc + wh + pad).as_vec3())
+    }
+}
+
+/// Whether `pose` can place a body.
+pub(crate) fn valid_pose(pose: &Pose) -> bool {
+    pose.translation.is_finite()
+        && pose.rotation.is_finite()
+        && pose.rotation.length_squared() > 1e-12
+}
+
+/// `(q, t) ∘ base` as a 3×4 row-major f64 matrix.
+fn compose(q: DQuat, t: DVec3, base: &[f64; 12]) -> [f64; 12] {
+    let col = |c: usize| q * DVec3::new(base[c], base[4 + c], base[8 + c]);
+    let (x, y, z) = (col(0), col(1), col(2));
+    let o = q * DVec3::new(base[3], base[7], base[11]) + t;
+    [
+        x.x, y.x, z.x, o.x, //
+        x.y, y.y, z.y, o.y, //
+        x.z, y.z, z.z, o.z,
+    ]
+}
+
+/// A query shape archived as a collider, checked as an archive's shapes
+/// are.
+fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldError> {
+    use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
+    let built = match *shape {
+        QueryShape::Sphere { radius } => Shape::Sphere(Sphere { radius }),
+        QueryShape::Capsule {
+            half_height,
+            radius,
+        } => Shape::Capsule(Capsule {
+            half_height,
+            radius,
+        }),
+        QueryShape::Box { half } => Shape::Cuboid(Cuboid {
+            half_extents: half.to_array(),
+        }),
+        QueryShape::Hull(h) => Shape::Polytope(h.polytope().map_err(WorldError::BadShape)?),
+    };
+    let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&built)
+        .map_err(|e| WorldError::BadShape(e.to_string()))?;
+    let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
+    aligned.extend_from_slice(&bytes);
+    let archived = rkyv::access::<ArchivedShape, rkyv::rancor::Error>(&aligned)
+        .map_err(|e| WorldError::BadShape(e.to_string()))?;
+    use kiln_formats::verify;
+    let checked = match archived {
+        ArchivedShape::Sphere(s) => verify::verify_sphere(0, s),
+        ArchivedShape::Capsule(c) => verify::verify_capsule(0, c),
+        ArchivedShape::Cuboid(c) => verify::verify_cuboid(0, c),
+        ArchivedShape::Polytope(p) => verify::verify_polytope(0, p),
+        // not built here
+        ArchivedShape::TriMesh(_) | ArchivedShape::Bsp(_) => Ok(()),
+    };
+    checked.map_err(|e| WorldError::BadShape(e.to_string()))?;
+    Ok(aligned)
+}

@@ -1,0 +1,283 @@
+//! The dynamic world: bodies inserted, moved and removed beside a baked
+//! level, every query kind judged against brute force over the level's
+//! objects and every body at its current pose.
+
+use glam::{Quat, Vec3};
+use kiln_baker::bake_file;
+use kiln_runtime::{Body, Filter, Level, ObjectId, Pose, Ray, World, WorldError};
+use kiln_tests::Rng;
+use kiln_tests::judge::{self, Kind, Object, Query, Stats};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn sample(name: &str) -> Arc<Level> {
+    let path = kiln_tests::samples_dir().join(name);
+    let baked = bake_file(&path, &Default::default()).expect("the sample bakes");
+    Arc::new(Level::from_bytes(&baked.bytes).expect("the archive opens"))
+}
+
+/// What a body of the test is made of.
+enum Made {
+    /// A query shape.
+    Shape(Kind),
+    /// A copy of an object of one of the archives.
+    Copy(usize, ObjectId),
+}
+
+/// The test's own record of a body, to build the oracle from.
+struct Model {
+    made: Made,
+    pose: Pose,
+}
+
+/// The level, the archives copies come from, and the bodies as the test
+/// put them.
+struct Churn {
+    world: World,
+    sources: Vec<Arc<Level>>,
+    models: HashMap<ObjectId, Model>,
+    rng: Rng,
+}
+
+impl Churn {
+    fn random_pose(&mut self) -> Pose {
+        let rng = &mut self.rng;
+        let at = Vec3::new(
+            rng.range(-2.0, 22.0),
+            rng.range(-1.0, 4.0),
+            rng.range(-2.0, 22.0),
+        );
+        Pose::new(
+            Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU)),
+            at,
+        )
+    }
+
+    fn insert(&mut self) {
+        let pose = self.random_pose();
+        let made = if self.rng.below(3) == 0 {
+            let s = self.rng.below(self.sources.len());
+            let n = self.sources[s].object_count();
+            Made::Copy(
+                s,
+                self.sources[s]
+                    .object(self.rng.below(n as usize) as u32)
+                    .unwrap(),
+            )
+        } else {
+            let size = self.rng.range(0.2, 3.0);
+            let k = self.rng.below(4);
+            Made::Shape(Query::random(k, size, pose.translation, &mut self.rng).kind)
+        };
+        let result = match &made {
+            Made::Shape(kind) => self.world.insert(Body::shape(Query::shape_of(kind), pose)),
+            Made::Copy(s, o) => self.world.insert(Body::copy(&self.sources[*s], *o, pose)),
+        };
+        match result {
+            Ok(id) => {
+                assert!(id.is_body() && !self.models.contains_key(&id));
+                self.models.insert(id, Model { made, pose });
+            }
+            // a flat box is no collider
+            Err(WorldError::BadShape(why)) => {
+                assert!(
+                    matches!(&made, Made::Shape(Kind::Box(h)) if h.min_element() == 0.0),
+                    "refused: {why}"
+                );
+            }
+            Err(e) => panic!("insert: {e}"),
+        }
+    }
+
+    fn pick(&mut self) -> Option<ObjectId> {
+        let mut ids: Vec<ObjectId> = self.models.keys().copied().collect();
+        ids.sort_unstable();
+        (!ids.is_empty()).then(|| ids[self.rng.below(ids.len())])
+    }
+
+    fn step(&mut self) {
+        let op = self.rng.below(10);
+        if op < 2 || self.models.len() < 10 {
+            if self.models.len() < 60 {
+                self.insert();
+            }
+        } else if op < 4 {
+            let id = self.pick().unwrap();
+            self.world.remove(id).expect("a body is removed");
+            self.models.remove(&id);
+            // a removed body is gone for good
+            assert_eq!(self.world.remove(id), Err(WorldError::Unknown(id)));
+            assert!(self.world.set_pose(id, Pose::IDENTITY).is_err());
+        } else {
+            let id = self.pick().unwrap();
+            let old = self.models[&id].pose;
+            let pose = match op {
+                // tiny moves and turns, inside the tree's margin
+                4..=6 => Pose::new(
+                    Quat::from_axis_angle(self.rng.unit(), self.rng.range(0.0, 0.02))
+                        * old.rotation,
+                    old.translation + self.rng.unit() * self.rng.range(0.0, 0.05),
+                ),
+                // a stride
+                7 | 8 => Pose::new(old.rotation, old.translation + self.rng.unit() * 1.5),
+                // a teleport
+                _ => self.random_pose(),
+            };
+            self.world.set_pose(id, pose).expect("a body moves");
+            self.models.get_mut(&id).unwrap().pose = pose;
+        }
+    }
+
+    /// Every object as the oracle sees it: the level's, then each body's
+    /// in the order the world lists them.
+    fn oracle(&self) -> Vec<Object> {
+        let mut objs = judge::objects(self.world.level());
+        for id in self.world.bodies() {
+            let m = &self.models[&id];
+            objs.push(match &m.made {
+                Made::Shape(kind) => judge::body_object(&Query::shape_of(kind), &m.pose),
+                Made::Copy(s, o) => judge::copy_object(&self.sources[*s], *o, &m.pose),
+            });
+        }
+        objs
+    }
+}
+
+/// 100,000 random inserts, moves (tiny, strides, teleports) and removes of
+/// query-shape bodies and copies of baked objects (meshes, boxes,
+/// polytopes, spheres, concave solids) beside a real level; after every
+/// thousand, overlaps, yes/no tests, casts, points and rays are judged
+/// against brute force over the level and every body at its current pose.
+#[test]
+fn a_world_under_churn_answers_every_query_like_brute_force() {
+    let level = sample("walk_course.gltf");
+    let prefab = sample("shape_collection.glb");
+    let mut c = Churn {
+        world: World::new(level.clone()),
+        sources: vec![prefab, level],
+        models: HashMap::new(),
+        rng: Rng::new(4848),
+    };
+    let mut stats = Stats::default();
+    let (mut rays, mut points, mut ray_hits) = (0, 0, 0);
+    for batch in 0..100 {
+        for _ in 0..1000 {
+            c.step();
+        }
+        c.world.step();
+        assert_eq!(c.world.body_count(), c.models.len());
+        let objs = c.oracle();
+        let mut rng = Rng::new(batch as u64);
+        for i in 0..40 {
+            let tag = format!("batch {batch} query {i}");
+            let (p, size) = judge::near_surface(&objs, &mut rng);
+            let s = (size * f64::from(rng.range(0.05, 0.6))) as f32;
+            let at = (p + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
+                .as_vec3();
+            let q = Query::random(i % 4, s, at, &mut rng);
+            judge::check_overlap(&c.world, &objs, &q, &mut stats, &tag);
+            // towards a surface point, or anywhere
+            let (target, _) = judge::near_surface(&objs, &mut rng);
+            let motion = if i % 3 == 0 {
+                rng.unit() * s * 2.0
+            } else {
+                (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2
+            };
+            if motion.length() > 1e-3 {
+                judge::check_cast(&c.world, &objs, &q, motion, 1.5, &mut stats, &tag);
+            }
+            // a point near a surface
+            let (p, size) = judge::near_surface(&objs, &mut rng);
+            let p = (p + rng.unit().as_dvec3() * size * 0.1).as_vec3();
+            judge::check_point(&c.world, &objs, p, &tag);
+            points += 1;
+            // a ray from somewhere around the level at a surface point
+            let from = Vec3::new(
+                rng.range(-5.0, 25.0),
+                rng.range(-2.0, 8.0),
+                rng.range(-5.0, 25.0),
+            );
+            let (target, _) = judge::near_surface(&objs, &mut rng);
+            let ray = if i % 3 == 0 {
+                Ray::new(from, rng.unit(), 30.0)
+            } else {
+                Ray::new(from, target.as_vec3() - from, 1.5)
+            };
+            judge::check_ray(&c.world, &objs, &ray, &tag);
+            rays += 1;
+            ray_hits += usize::from(c.world.raycast(&ray, &Filter::ALL).is_some());
+        }
+    }
+    judge::report("world churn", &stats);
+    eprintln!("world churn: {points} points, {rays} rays ({ray_hits} hits)");
+    // the checks met bodies, not only the level: most casts and rays hit
+    assert!(stats.touching > 1000 && stats.hits > 1000 && ray_hits > 2000);
+}
+
+/// Bodies have names and layers, filters see them as they see the level's
+/// objects, and what a world cannot do is refused with a reason.
+#[test]
+fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
+    let level = sample("walk_course.gltf");
+    let mut world = World::new(level.clone());
+    let wall = level.find_object("wall").unwrap();
+    let ball = kiln_runtime::QueryShape::Sphere { radius: 0.5 };
+    let id = world
+        .insert(
+            Body::shape(ball, Pose::at(Vec3::new(5.0, 0.5, 5.0)))
+                .named("ball")
+                .layers(0b10),
+        )
+        .unwrap();
+    assert_eq!(world.find_object("ball"), Some(id));
+    assert_eq!(world.find_object("wall"), Some(wall));
+    assert_eq!(world.object_layers(id), 0b10);
+    assert_eq!(world.object_name(wall), "wall");
+    // static objects do not move; bad poses and shapes are refused
+    assert_eq!(
+        world.set_pose(wall, Pose::IDENTITY),
+        Err(WorldError::Static(wall))
+    );
+    let nan = Pose::at(Vec3::NAN);
+    assert!(matches!(
+        world.set_pose(id, nan),
+        Err(WorldError::BadPose(_))
+    ));
+    let zero = Pose::new(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), Vec3::ZERO);
+    assert!(world.insert(Body::shape(ball, zero)).is_err());
+    let negative = kiln_runtime::QueryShape::Sphere { radius: -1.0 };
+    assert!(matches!(
+        world.insert(Body::shape(negative, Pose::IDENTITY)),
+        Err(WorldError::BadShape(_))
+    ));
+    // a copy names an object of the archive it copies from
+    let prefab = sample("shape_collection.glb");
+    let tenth = level.object(10).unwrap();
+    assert!(prefab.object_count() <= 10);
+    assert_eq!(
+        world
+            .insert(Body::copy(&prefab, tenth, Pose::IDENTITY))
+            .unwrap_err(),
+        WorldError::NotInLevel(tenth)
+    );
+    assert_eq!(
+        world
+            .insert(Body::copy(&prefab, id, Pose::IDENTITY))
+            .unwrap_err(),
+        WorldError::NotInLevel(id)
+    );
+    // layers and skips filter bodies as they filter the level's objects
+    let down = Ray::new(Vec3::new(5.0, 5.0, 5.0), Vec3::NEG_Y, 10.0);
+    assert_eq!(world.raycast(&down, &Filter::ALL).unwrap().object, id);
+    let floor = world.raycast(&down, &Filter::ALL.layers(0b01)).unwrap();
+    assert_ne!(floor.object, id);
+    assert_eq!(
+        world.raycast(&down, &Filter::skip(&[id])).unwrap().object,
+        floor.object
+    );
+    // the level itself knows nothing of the bodies
+    assert_eq!(
+        level.raycast(&down, &Filter::ALL).unwrap().object,
+        floor.object
+    );
+}
