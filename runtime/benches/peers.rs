@@ -9,6 +9,7 @@
 //! cargo bench -p kiln-runtime --bench peers -- --meshes        # only the terrain, city and sauer_pandora rows
 //! cargo bench -p kiln-runtime --bench peers -- --city          # only the city's rows
 //! cargo bench -p kiln-runtime --bench peers -- --forest        # only the 1M-instance forest's rows
+//! cargo bench -p kiln-runtime --bench peers -- --dynamic       # only the dynamic tree's rows (10k and 100k bodies)
 //! cargo bench -p kiln-runtime --bench peers -- --quick --solids --profile "300 spheres rays/s"
 //!     # Kiln's side of one row ("MESH FIGURE") alone for 5 s, its rate, then exit (for `perf record`)
 //! cargo bench -p kiln-runtime --bench peers -- --quick --profile "terrain box overlaps"
@@ -58,6 +59,8 @@ mod common;
 use common::{Rng, city, flattened, rays, surface_points, terrain};
 #[path = "peers/cwbvh.rs"]
 mod cwbvh;
+#[path = "peers/dynamic.rs"]
+mod dynamic;
 #[path = "peers/shapes.rs"]
 mod shapes;
 
@@ -679,8 +682,13 @@ fn main() {
         None => vec![TreeKind::Aabb, TreeKind::Sphere],
     };
     let mut rows = Vec::new();
-    let forest_only = args.iter().any(|a| a == "--forest");
-    if forest_only {
+    // `--dynamic`: the dynamic tree's rows alone (beside parry3d's `Bvh`)
+    let dynamic_only = args.iter().any(|a| a == "--dynamic");
+    if dynamic_only {
+        dynamic::dynamic_rows(quick, &mut rows);
+    }
+    let forest_only = dynamic_only || args.iter().any(|a| a == "--forest");
+    if forest_only && !dynamic_only {
         forest_rows(quick, &mut rows);
     }
     let solids_only = forest_only || args.iter().any(|a| a == "--solids");
