@@ -139,6 +139,7 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         let extras = i.extras_collider.as_deref().unwrap_or("");
         hasher.update(format!("|{}|{extras}|", extras.len()).as_bytes());
         hasher.update(format!("{:?}", i.layers).as_bytes());
+        hasher.update(format!("|{}|{}|", i.motion.name(), i.trigger).as_bytes());
         if let Some(a) = &i.physics {
             hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
         }
@@ -183,7 +184,8 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     stages.classify_ms = laps.lap();
     let prepared = prepare::prepare(scene, &welded, &choices);
     stages.prepare_ms = laps.lap();
-    let built = build::build_level(scene, &welded, &choices, prepared);
+    let flags = classify::roles(scene, settings);
+    let built = build::build_level(scene, &welded, &choices, prepared, &flags);
     stages.shapes_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
     let (level, colliders) = encode::level(built, layer_names, &layer_masks);

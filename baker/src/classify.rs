@@ -590,6 +590,36 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     }
 }
 
+/// Every scene instance's archive flags (`kiln_formats::level::Instance::
+/// flags`): its motion and whether it is a trigger, each as the first
+/// project rule that matches the object (or its mesh) and says so
+/// decides, else as the file says.
+pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
+    use crate::scene::Motion;
+    use kiln_formats::level::{DYNAMIC, KINEMATIC, TRIGGER};
+    scene
+        .instances
+        .iter()
+        .map(|inst| {
+            let mesh_name = scene.meshes[inst.mesh].name.as_str();
+            let matching = || {
+                settings
+                    .rules
+                    .iter()
+                    .filter(|r| r.matches(&inst.name) || r.matches(mesh_name))
+            };
+            let motion = matching().find_map(|r| r.motion).unwrap_or(inst.motion);
+            let trigger = matching().find_map(|r| r.trigger).unwrap_or(inst.trigger);
+            let m = match motion {
+                Motion::Static => 0,
+                Motion::Kinematic => KINEMATIC,
+                Motion::Dynamic => DYNAMIC,
+            };
+            m | if trigger { TRIGGER } else { 0 }
+        })
+        .collect()
+}
+
 /// The collision layers of every scene instance: the layer names (the
 /// default layer first, then the others as first met) and each
 /// instance's mask over them. The first project rule that matches the

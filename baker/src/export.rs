@@ -342,7 +342,8 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 
 /// Every collider of `level` as glTF physics, one node per object named
 /// after it and placed by its instance transform: `KHR_physics_rigid_bodies`
-/// colliders (static bodies), each object's collision layers as the
+/// colliders (static bodies; a mover's body has its `motion`, kinematic or
+/// not, and a trigger volume is a `trigger`), each object's collision layers as the
 /// collider's `collisionFilter` (`collisionSystems` named after the
 /// layers; objects only in `default` name none), whose geometry is an analytic
 /// `KHR_implicit_shapes` shape for boxes, spheres and capsules, the node's
@@ -420,7 +421,19 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
             });
             collider["collisionFilter"] = json!(k);
         }
-        node["extensions"] = json!({"KHR_physics_rigid_bodies": {"collider": collider}});
+        // a trigger volume is a trigger, not a collider; a mover's body
+        // says how it moves
+        let mut body = if inst.is_trigger() {
+            json!({"trigger": collider})
+        } else {
+            json!({"collider": collider})
+        };
+        match inst.motion() {
+            kiln_formats::level::KINEMATIC => body["motion"] = json!({"isKinematic": true}),
+            kiln_formats::level::DYNAMIC => body["motion"] = json!({}),
+            _ => {}
+        }
+        node["extensions"] = json!({"KHR_physics_rigid_bodies": body});
         // the preview: one mesh per shape where nodes place it (instances
         // share it), in world space under a shearing transform
         let shared = orthogonal.then(|| inst.shape.to_native());

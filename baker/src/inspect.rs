@@ -76,13 +76,18 @@ pub struct ObjectRow {
     pub rule: String,
     /// The collision layers the object is in.
     pub layers: Vec<String>,
+    /// How it moves: `static`, `kinematic` or `dynamic`.
+    pub motion: &'static str,
+    /// Whether it is a trigger volume.
+    pub trigger: bool,
     /// Triangles in the shape (triangle meshes; 0 for other shapes).
     pub triangles: usize,
     /// Depth of the shape's tree (triangle meshes; 0 for other shapes).
     pub depth: usize,
     /// Kind of the mesh tree (`aabb` or `sphere`; `-` for other shapes).
     pub tree: &'static str,
-    /// World-space box of the instance (top-level leaf box).
+    /// World-space box of the instance (its top-level leaf box; for a
+    /// mover or trigger, the box around its collider where it was baked).
     pub bounds: [[f32; 3]; 2],
     /// Payload bytes of its shape (vertices, leaves, source ids, nodes,
     /// planes; a shape shared by several objects counts for each).
@@ -215,10 +220,19 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     .filter(|&(k, _)| inst.layers.to_native() & (1 << k) != 0)
                     .map(|(_, n)| n.to_string())
                     .collect(),
+                motion: match inst.motion() {
+                    kiln_formats::level::KINEMATIC => "kinematic",
+                    kiln_formats::level::DYNAMIC => "dynamic",
+                    _ => "static",
+                },
+                trigger: inst.is_trigger(),
                 triangles: tris,
                 depth,
                 tree,
-                bounds: [inst_boxes[i].0, inst_boxes[i].1],
+                bounds: match inst_boxes.get(i) {
+                    Some(&(lo, hi)) => [lo, hi],
+                    None => placed_box(a, inst),
+                },
                 shape_bytes: shape_bytes[si as usize],
             }
         })
@@ -307,13 +321,13 @@ pub fn to_text(r: &InspectReport) -> String {
     let _ = writeln!(s, "collision layers: {}", r.layers.join(", "));
     let _ = writeln!(
         s,
-        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  rule",
-        "inst", "shape", "kind", "triangles", "tree", "depth", "name", "layers"
+        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  rule",
+        "inst", "shape", "kind", "triangles", "tree", "depth", "name", "layers", "motion"
     );
     for o in &r.objects {
         let _ = writeln!(
             s,
-            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {}",
+            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  {}",
             o.instance,
             o.shape,
             o.kind,
@@ -322,8 +336,38 @@ pub fn to_text(r: &InspectReport) -> String {
             o.depth,
             o.name,
             o.layers.join(","),
+            match (o.motion, o.trigger) {
+                ("static", false) => "-".to_string(),
+                ("static", true) => "trigger".to_string(),
+                (m, false) => m.to_string(),
+                (m, true) => format!("{m} trigger"),
+            },
             o.rule
         );
     }
     s
+}
+
+/// The world box around an instance's collider at its stored placement
+/// (the box of its local box's corners).
+fn placed_box(
+    a: &kiln_formats::ArchivedLevel,
+    inst: &kiln_formats::level::ArchivedInstance,
+) -> [[f32; 3]; 2] {
+    let (lo, hi) = a.shapes[inst.shape.to_native() as usize].local_box();
+    let m = a.rows(inst).world_from_local;
+    let (mut wlo, mut whi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for k in 0..8 {
+        let c = [
+            if k & 1 == 0 { lo[0] } else { hi[0] },
+            if k & 2 == 0 { lo[1] } else { hi[1] },
+            if k & 4 == 0 { lo[2] } else { hi[2] },
+        ];
+        for r in 0..3 {
+            let v = m[4 * r] * c[0] + m[4 * r + 1] * c[1] + m[4 * r + 2] * c[2] + m[4 * r + 3];
+            wlo[r] = wlo[r].min(v);
+            whi[r] = whi[r].max(v);
+        }
+    }
+    [wlo, whi]
 }

@@ -43,7 +43,7 @@ pub use bake::{
 pub use config::BakeSettings;
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::{BakeReport, StageTimes};
-pub use scene::{Scene, SceneInstance, SceneMesh};
+pub use scene::{Motion, Scene, SceneInstance, SceneMesh};
 pub mod inspect;
 pub mod query;
 pub mod view;

@@ -126,6 +126,45 @@ pub struct SceneInstance {
     /// physics collider (baked as an instance of its own): this one gets
     /// no collider, whatever its name or the project's rules say.
     pub beside_collider: bool,
+    /// How the file says the object moves (a glTF physics body's motion,
+    /// else the node's `extras.motion`); the project's rules may say
+    /// otherwise.
+    pub motion: Motion,
+    /// Whether the file makes the object a trigger volume (a glTF physics
+    /// trigger, or `extras.trigger`).
+    pub trigger: bool,
+}
+
+/// How an object moves: static objects are the level's fixed geometry;
+/// movers (kinematic or dynamic) are baked with their collider and first
+/// placement and moved by the game at run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Motion {
+    /// Never moves.
+    #[default]
+    Static,
+    /// Moved by the game (doors, lifts, platforms).
+    Kinematic,
+    /// Moved by a simulation.
+    Dynamic,
+}
+
+impl Motion {
+    /// The name files and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Motion::Static => "static",
+            Motion::Kinematic => "kinematic",
+            Motion::Dynamic => "dynamic",
+        }
+    }
+
+    /// The motion a name gives (`static`, `kinematic`, `dynamic`).
+    pub fn parse(name: &str) -> Option<Motion> {
+        [Motion::Static, Motion::Kinematic, Motion::Dynamic]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
 }
 
 /// What ingest counted, for the bake report.

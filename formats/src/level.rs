@@ -49,6 +49,36 @@ pub struct Instance {
     /// [`Level::layer_names`] (never 0: an object no rule puts in a layer
     /// is in the default one).
     pub layers: u32,
+    /// What the object is beside a collider: its motion ([`MOTION`] bits:
+    /// 0 static, [`KINEMATIC`] or [`DYNAMIC`]) and whether it is a
+    /// trigger volume ([`TRIGGER`]). Static non-trigger objects (0) are
+    /// the top-level tree's; the others follow them, outside it.
+    pub flags: u32,
+}
+
+/// [`Instance::flags`]: the motion bits.
+pub const MOTION: u32 = 0b11;
+/// [`Instance::flags`] motion: moved by the game (doors, lifts, platforms).
+pub const KINEMATIC: u32 = 1;
+/// [`Instance::flags`] motion: moved by a simulation (props).
+pub const DYNAMIC: u32 = 2;
+/// [`Instance::flags`]: a trigger volume, which queries see only when
+/// they ask for triggers.
+pub const TRIGGER: u32 = 0b100;
+
+impl ArchivedInstance {
+    /// The motion bits of [`Instance::flags`] (0 static, [`KINEMATIC`],
+    /// [`DYNAMIC`]).
+    #[inline]
+    pub fn motion(&self) -> u32 {
+        self.flags.to_native() & MOTION
+    }
+
+    /// Whether the object is a trigger volume.
+    #[inline]
+    pub fn is_trigger(&self) -> bool {
+        self.flags.to_native() & TRIGGER != 0
+    }
 }
 
 /// Most affine placements a level may hold (their index is an f32 integer).
@@ -360,12 +390,13 @@ pub fn name_runs<'a>(
     (runs, rules)
 }
 
-/// The top-level tree: the instances' world boxes in the 4-wide quantised
-/// form of a mesh's box tree. Its leaves are the instances, leaf `k`
-/// instance `k` (the baker stores instances in the tree's leaf order); a
-/// level of one instance has [`crate::tri_mesh::LEAF_BIT`] (leaf 0) for a
-/// root and no nodes; an empty level has no nodes and a root that is never
-/// read.
+/// The top-level tree: the static instances' world boxes in the 4-wide
+/// quantised form of a mesh's box tree. Its leaves are the first
+/// [`TopTree::leaves`] instances, leaf `k` instance `k` (the baker stores
+/// static instances in the tree's leaf order, then the movers and
+/// triggers, which a runtime world keeps in a tree of its own); a tree of
+/// one leaf has [`crate::tri_mesh::LEAF_BIT`] (leaf 0) for a root and no
+/// nodes; a tree of none has no nodes and a root that is never read.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq, Default)]
 pub struct TopTree {
     /// Lower corner of the box around every instance.
@@ -376,11 +407,13 @@ pub struct TopTree {
     pub root: u32,
     /// Inner nodes in breadth-first order.
     pub nodes: Vec<crate::tri_mesh::BoxNode>,
+    /// How many instances (the first ones) the tree holds.
+    pub leaves: u32,
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<Instance>() == 40);
-    assert!(std::mem::size_of::<ArchivedInstance>() == 40);
+    assert!(std::mem::size_of::<Instance>() == 44);
+    assert!(std::mem::size_of::<ArchivedInstance>() == 44);
     assert!(std::mem::align_of::<ArchivedInstance>() == 4);
     // the enum is as large as its largest inline variant (a polytope); the
     // meshes sit behind a relative pointer
@@ -401,6 +434,7 @@ mod tests {
         rules: Vec<String>,
     ) -> Level {
         let one = instances.len() == 1;
+        let leaves = instances.len() as u32;
         Level {
             shapes: vec![Shape::Sphere(crate::primitive::Sphere { radius: 1.0 })],
             instances,
@@ -413,6 +447,7 @@ mod tests {
                 max: [10.0; 3],
                 root: if one { crate::tri_mesh::LEAF_BIT } else { 0 },
                 nodes: vec![],
+                leaves,
             },
         }
     }
@@ -424,6 +459,7 @@ mod tests {
             shape: 0,
             source,
             layers: 1,
+            flags: 0,
         }
     }
 

@@ -25,6 +25,7 @@ pub struct Filter<'a> {
     skip: &'a [ObjectId],
     keep: Option<&'a (dyn Fn(ObjectId) -> bool + Sync)>,
     layers: u32,
+    triggers: bool,
 }
 
 impl Default for Filter<'_> {
@@ -39,12 +40,13 @@ impl std::fmt::Debug for Filter<'_> {
             .field("skip", &self.skip)
             .field("keep", &self.keep.map(|_| "predicate"))
             .field("layers", &format_args!("{:#x}", self.layers))
+            .field("triggers", &self.triggers)
             .finish()
     }
 }
 
 impl<'a> Filter<'a> {
-    /// Every object.
+    /// Every object but trigger volumes (see [`Filter::triggers`]).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
@@ -57,6 +59,7 @@ impl<'a> Filter<'a> {
         skip: &[],
         keep: None,
         layers: u32::MAX,
+        triggers: false,
     };
 
     /// Every object but these.
@@ -112,6 +115,27 @@ impl<'a> Filter<'a> {
             keep: Some(keep),
             ..self
         }
+    }
+
+    /// Also (with `true`) the trigger volumes of a [`crate::World`]: no
+    /// query sees them unless it asks. A trigger counts as any object for
+    /// layers, skips and predicates.
+    ///
+    /// ```
+    /// use kiln_runtime::Filter;
+    /// assert!(!Filter::ALL.sees_triggers() && Filter::ALL.triggers(true).sees_triggers());
+    /// ```
+    pub fn triggers(self, yes: bool) -> Filter<'a> {
+        Filter {
+            triggers: yes,
+            ..self
+        }
+    }
+
+    /// Whether the filter lets trigger volumes through.
+    #[inline]
+    pub fn sees_triggers(&self) -> bool {
+        self.triggers
     }
 
     /// Whether a query sees `object`, whose layers are `layers`

@@ -314,6 +314,39 @@ impl Level {
             .map_or(0, |m| m.layers.to_native())
     }
 
+    /// How `object` moves (static if it is not one of this level's).
+    /// Movers are not in the level's own tree: a [`crate::World`] made of
+    /// the level places them and the game moves them.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::Motion;
+    /// assert_eq!(level.object_motion(level.find_object("wall").unwrap()), Motion::Static);
+    /// ```
+    pub fn object_motion(&self, object: ObjectId) -> crate::object::Motion {
+        self.instance(object)
+            .map_or(crate::object::Motion::Static, |i| {
+                crate::object::Motion::of_bits(i.motion())
+            })
+    }
+
+    /// Whether `object` is a trigger volume (which queries see only when
+    /// they ask, through a [`crate::World`]).
+    pub fn is_trigger(&self, object: ObjectId) -> bool {
+        self.instance(object).is_some_and(|i| i.is_trigger())
+    }
+
+    /// The objects outside the level's own tree — movers and triggers —
+    /// which a [`crate::World`] made of the level places.
+    pub fn movers_and_triggers(&self) -> impl Iterator<Item = ObjectId> + use<> {
+        let a = self.archive();
+        (a.top.leaves.to_native()..a.instances.len() as u32).map(ObjectId::level)
+    }
+
+    fn instance(&self, object: ObjectId) -> Option<&kiln_formats::level::ArchivedInstance> {
+        self.archive().instances.get(object.level_index()? as usize)
+    }
+
     /// How many objects the level has: their numbers
     /// ([`ObjectId::index`]) run from 0 to this, exclusive.
     ///
@@ -326,8 +359,9 @@ impl Level {
         self.archive().instances.len() as u32
     }
 
-    /// The world box around every object (min, max corners), or `None`
-    /// for a level with no objects.
+    /// The world box around every static object (min, max corners), or
+    /// `None` for a level with none (movers and triggers, which a
+    /// [`crate::World`] places, are not in it).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
@@ -336,7 +370,7 @@ impl Level {
     /// ```
     pub fn bounds(&self) -> Option<(glam::Vec3, glam::Vec3)> {
         let a = self.archive();
-        if a.instances.is_empty() {
+        if a.top.leaves.to_native() == 0 {
             return None;
         }
         let v = |a: &[rkyv::rend::f32_le; 3]| glam::Vec3::from(a.map(|x| x.to_native()));

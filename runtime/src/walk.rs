@@ -206,14 +206,14 @@ pub(crate) trait Tree {
 }
 
 /// The top-level tree of `level`: the 4-wide quantised box form of a
-/// mesh's tree, its leaves one instance each.
+/// mesh's tree, its leaves one static instance each.
 #[inline]
 pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
     let t = &level.top;
     BoxTree::new(
         t.nodes.as_slice(),
         &[],
-        (!level.instances.is_empty()).then(|| {
+        (t.leaves.to_native() > 0).then(|| {
             (
                 t.root.to_native(),
                 Aabb {

@@ -45,6 +45,9 @@ pub struct Body<'a> {
     pub layers: u32,
     /// Its name ([`World::object_name`]).
     pub name: &'a str,
+    /// Whether it is a trigger volume, which queries see only when they
+    /// ask ([`Filter::triggers`]).
+    pub trigger: bool,
 }
 
 impl<'a> Body<'a> {
@@ -55,6 +58,7 @@ impl<'a> Body<'a> {
             pose,
             layers: 1,
             name: "",
+            trigger: false,
         }
     }
 
@@ -66,6 +70,7 @@ impl<'a> Body<'a> {
             pose,
             layers: 1,
             name: "",
+            trigger: false,
         }
     }
 
@@ -80,6 +85,14 @@ impl<'a> Body<'a> {
     /// The same body named `name`.
     pub fn named(self, name: &'a str) -> Body<'a> {
         Body { name, ..self }
+    }
+
+    /// The same body as a trigger volume.
+    pub fn trigger(self) -> Body<'a> {
+        Body {
+            trigger: true,
+            ..self
+        }
     }
 }
 
@@ -111,14 +124,47 @@ impl<'a> Body<'a> {
 pub struct World {
     level: Arc<Level>,
     bodies: Bodies,
+    /// (trigger, body) pairs in contact at the last step.
+    inside: Vec<(ObjectId, ObjectId)>,
+    /// What changed at the last step.
+    events: Vec<TriggerEvent>,
+}
+
+/// A body that entered or left a trigger volume between two steps
+/// ([`World::trigger_events`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerEvent {
+    /// The trigger volume.
+    pub trigger: ObjectId,
+    /// The body (a body the game inserted, or one of the level's movers).
+    pub body: ObjectId,
+    /// Whether it entered (else it left, or was removed).
+    pub entered: bool,
 }
 
 impl World {
-    /// A world of `level` and no bodies yet.
+    /// A world of `level`: its static objects, and its movers and
+    /// triggers placed where they were baked.
     pub fn new(level: impl Into<Arc<Level>>) -> World {
-        World {
+        let mut world = World {
             level: level.into(),
             bodies: Bodies::default(),
+            inside: Vec::new(),
+            events: Vec::new(),
+        };
+        world.place_level(&std::collections::HashMap::new());
+        world
+    }
+
+    /// Adds the level's movers and triggers, each at the pose `poses`
+    /// gives its name, else where it was baked.
+    fn place_level(&mut self, poses: &std::collections::HashMap<String, Pose>) {
+        let level = self.level.clone();
+        for object in level.movers_and_triggers() {
+            let pose = poses.get(level.object_name(object).as_ref()).copied();
+            // a verified archive's object: nothing to refuse
+            let placed = self.bodies.insert_level(&level, object, pose);
+            debug_assert!(placed.is_ok(), "{placed:?}");
         }
     }
 
@@ -127,9 +173,21 @@ impl World {
         &self.level
     }
 
-    /// Replaces the level (a hot reload): the bodies stay as they are.
+    /// Replaces the level (a hot reload): the bodies the game inserted
+    /// stay as they are, and the new level's movers and triggers take the
+    /// poses the old level's had under the same names (new ones start
+    /// where they were baked).
     pub fn set_level(&mut self, level: impl Into<Arc<Level>>) {
+        let old = self.level.clone();
+        let mut poses = std::collections::HashMap::new();
+        for object in old.movers_and_triggers() {
+            if let Some(p) = self.pose(object) {
+                poses.insert(old.object_name(object).into_owned(), p);
+            }
+            let _ = self.bodies.remove(object);
+        }
         self.level = level.into();
+        self.place_level(&poses);
     }
 
     #[inline]
@@ -148,59 +206,137 @@ impl World {
     /// no valid collider (a non-positive or non-finite size, a hull of
     /// more than 256 faces); a copy of an object its level does not have.
     pub fn insert(&mut self, body: Body) -> Result<ObjectId, WorldError> {
-        self.bodies
-            .insert(&body.collider, body.pose, body.layers, body.name.to_owned())
+        self.bodies.insert(
+            &body.collider,
+            body.pose,
+            body.layers,
+            body.name.to_owned(),
+            body.trigger,
+        )
     }
 
-    /// Moves body `id` to `pose` (a teleport: nothing is swept on the way).
+    /// Moves body or mover `id` to `pose` (a teleport: nothing is swept
+    /// on the way). A mover's pose is its baked placement's rotation and
+    /// translation ([`World::pose`] gives it before the first move), so a
+    /// door turns about its own origin.
     ///
     /// # Errors
-    /// An id no body of this world has ([`WorldError::Static`] for the
-    /// level's own objects), or a bad pose.
+    /// The level's static objects ([`WorldError::Static`]), an id no body
+    /// of this world has, or a bad pose.
     pub fn set_pose(&mut self, id: ObjectId, pose: Pose) -> Result<(), WorldError> {
-        if id
-            .level_index()
-            .is_some_and(|i| i < self.level.object_count())
-        {
+        if self.is_static(id) {
             return Err(WorldError::Static(id));
         }
         self.bodies.set_pose(id, pose)
     }
 
-    /// Takes body `id` out of the world.
+    /// Takes body `id` out of the world (the level's own objects, movers
+    /// included, stay).
     ///
     /// # Errors
-    /// An id no body of this world has.
+    /// An id no body of this world has, or one of the level's objects.
     pub fn remove(&mut self, id: ObjectId) -> Result<(), WorldError> {
-        if id
-            .level_index()
-            .is_some_and(|i| i < self.level.object_count())
-        {
+        if !id.is_body() && id.index() < self.level.object_count() {
             return Err(WorldError::Static(id));
         }
         self.bodies.remove(id).map(|_| ())
     }
 
+    /// Whether `id` is one of the level's objects that never move.
+    fn is_static(&self, id: ObjectId) -> bool {
+        !id.is_body() && id.index() < self.level.object_count() && self.bodies.get(id).is_none()
+    }
+
     /// The housekeeping of a sync point, once per frame after the moves:
-    /// re-inserts a few of the dynamic tree's leaves so it stays near the
-    /// quality of a fresh build under endless motion (a hundredth of the
-    /// bodies, at least 8).
+    /// finds which bodies entered and left each trigger volume since the
+    /// last step ([`World::trigger_events`]), and re-inserts a few of the
+    /// dynamic tree's leaves so it stays near the quality of a fresh build
+    /// under endless motion (a hundredth of the bodies, at least 8).
+    ///
+    /// A body is in a trigger when it touches the trigger's collider:
+    /// exactly for bodies made of spheres, capsules, boxes and hulls and
+    /// for copies of baked primitives and polytopes; a copy of a triangle
+    /// mesh or concave solid counts by the hull of its box's corners.
     pub fn step(&mut self) {
         let budget = (self.bodies.len() / 100).max(8);
         self.bodies.optimize(budget);
+        let mut now = Vec::with_capacity(self.inside.len());
+        self.bodies.trigger_pairs(&mut now);
+        self.events.clear();
+        let (mut i, mut j) = (0, 0);
+        while i < self.inside.len() || j < now.len() {
+            let (old, new) = (self.inside.get(i), now.get(j));
+            let event = match (old, new) {
+                (Some(a), Some(b)) if a == b => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                (Some(a), Some(b)) if a < b => {
+                    i += 1;
+                    (*a, false)
+                }
+                (Some(a), None) => {
+                    i += 1;
+                    (*a, false)
+                }
+                (_, Some(b)) => {
+                    j += 1;
+                    (*b, true)
+                }
+                (None, None) => break,
+            };
+            self.events.push(TriggerEvent {
+                trigger: event.0.0,
+                body: event.0.1,
+                entered: event.1,
+            });
+        }
+        self.inside = now;
     }
 
-    /// Where body `id` is (`None` if it is not one of this world's bodies).
+    /// The bodies that entered and left each trigger volume at the last
+    /// [`World::step`], by trigger, then body.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Body, Pose, QueryShape, TriggerEvent, Vec3, World};
+    /// let mut world = World::new(level);
+    /// let zone = world.insert(Body::shape(QueryShape::Box { half: Vec3::splat(1.0) }, Pose::at(Vec3::new(5.0, 1.0, 5.0))).trigger())?;
+    /// let ball = world.insert(Body::shape(QueryShape::Sphere { radius: 0.25 }, Pose::at(Vec3::new(8.0, 1.0, 5.0))))?;
+    /// world.step();
+    /// assert!(world.trigger_events().is_empty());
+    /// world.set_pose(ball, Pose::at(Vec3::new(6.1, 1.0, 5.0)))?; // 0.15 m into the zone
+    /// world.step();
+    /// assert_eq!(world.trigger_events(), [TriggerEvent { trigger: zone, body: ball, entered: true }]);
+    /// world.remove(ball)?;
+    /// world.step();
+    /// assert_eq!(world.trigger_events(), [TriggerEvent { trigger: zone, body: ball, entered: false }]);
+    /// # Ok::<(), kiln_runtime::WorldError>(())
+    /// ```
+    pub fn trigger_events(&self) -> &[TriggerEvent] {
+        &self.events
+    }
+
+    /// Every (trigger, body) pair in contact at the last [`World::step`],
+    /// sorted: what the trigger events so far add up to.
+    pub fn trigger_contacts(&self) -> &[(ObjectId, ObjectId)] {
+        &self.inside
+    }
+
+    /// Where body or mover `id` is (`None` for a static object or an id
+    /// not in the world).
     pub fn pose(&self, id: ObjectId) -> Option<Pose> {
         self.bodies.get(id).map(|b| b.pose)
     }
 
-    /// How many bodies the world holds.
+    /// How many bodies the world holds, the level's movers and triggers
+    /// included.
     pub fn body_count(&self) -> usize {
         self.bodies.len()
     }
 
-    /// Every body's id.
+    /// Every body's id, the level's movers and triggers included.
     pub fn bodies(&self) -> impl Iterator<Item = ObjectId> + '_ {
         self.bodies.iter().map(|b| b.id)
     }

@@ -53,10 +53,14 @@ fn khr_physics_colliders_replace_the_render_meshes() {
             "Ground trimesh: glTF physics: KHR_physics_rigid_bodies: triangles of node 7's mesh 2",
             "Pill capsule: glTF physics: KHR_implicit_shapes 2: capsule r 0.25, segment 1 (fit error 0.0000 m)",
             "RockCollider polytope: glTF physics: KHR_physics_rigid_bodies: convex hull of node 5's mesh 3",
+            // a trigger volume: baked, seen by no query that does not ask
+            "Zone box: glTF physics: KHR_implicit_shapes 0: box 1 × 2 × 3 (fit error 0.0000 m)",
         ]
     );
+    let zone = level.find_object("Zone").unwrap();
+    assert!(level.is_trigger(zone));
     assert!(
-        warnings.iter().any(|w| w.contains("trigger")),
+        !warnings.iter().any(|w| w.contains("trigger")),
         "{warnings:?}"
     );
     assert!(
@@ -99,7 +103,7 @@ fn khr_physics_colliders_replace_the_render_meshes() {
     let mut all = BakeSettings::default();
     all.render_meshes = true;
     let (_, seen, _) = objects(&fixture("khr_physics.gltf"), &all);
-    assert_eq!(seen.len(), 6 + 3, "{seen:?}");
+    assert_eq!(seen.len(), 7 + 3, "{seen:?}");
     assert_eq!(
         seen.iter().filter(|s| s.starts_with("Crate ")).count(),
         1,
@@ -251,7 +255,10 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     assert_eq!(in_layer(&level, "props"), ["Ball"]);
     assert_eq!(in_layer(&level, "pickups"), ["Ball"]);
     assert_eq!(in_layer(&level, "crates"), ["Crate"]);
-    assert_eq!(in_layer(&level, "default"), ["Can", "Pill", "RockCollider"]);
+    assert_eq!(
+        in_layer(&level, "default"),
+        ["Can", "Pill", "RockCollider", "Zone"]
+    );
     // a project rule's layer replaces what the file says
     let mut ruled = BakeSettings::default();
     ruled.rules = vec![
@@ -259,12 +266,16 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
             pattern: "Crate".into(),
             collider: None,
             layer: Some("props".into()),
+            motion: None,
+            trigger: None,
             settings: Overrides::default(),
         },
         Rule {
             pattern: "Pill".into(),
             collider: None,
             layer: Some("pills".into()),
+            motion: None,
+            trigger: None,
             settings: Overrides::default(),
         },
     ];

@@ -11,6 +11,7 @@ mod draco;
 mod export;
 mod ingest;
 mod levels;
+mod movers;
 mod query_shapes;
 mod rays;
 mod regressions;

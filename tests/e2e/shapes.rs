@@ -366,6 +366,8 @@ fn project_rules_set_settings_per_object() {
             pattern: "Sphere".into(),
             collider: None,
             layer: None,
+            motion: None,
+            trigger: None,
             settings: Overrides {
                 convex_tolerance: Some(VolumeFraction::new(0.001).unwrap()),
                 ..Overrides::default()

@@ -36,6 +36,8 @@ struct Churn {
     world: World,
     sources: Vec<Arc<Level>>,
     models: HashMap<ObjectId, Model>,
+    /// Trigger volumes (boxes that stay put), with their oracle view.
+    triggers: HashMap<ObjectId, Query>,
     rng: Rng,
 }
 
@@ -133,6 +135,14 @@ impl Churn {
     fn oracle(&self) -> Vec<Object> {
         let mut objs = judge::objects(self.world.level());
         for id in self.world.bodies() {
+            if let Some(t) = self.triggers.get(&id) {
+                // no query here asks for triggers: the oracle sees none
+                let mut o = judge::body_object(&t.shape(), &t.pose);
+                o.pieces.clear();
+                o.flat.clear();
+                objs.push(o);
+                continue;
+            }
             let m = &self.models[&id];
             objs.push(match &m.made {
                 Made::Shape(kind) => judge::body_object(&Query::shape_of(kind), &m.pose),
@@ -156,8 +166,25 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
         world: World::new(level.clone()),
         sources: vec![prefab, level],
         models: HashMap::new(),
+        triggers: HashMap::new(),
         rng: Rng::new(4848),
     };
+    // four trigger volumes over the course, turned
+    for k in 0..4 {
+        let pose = Pose::new(
+            Quat::from_rotation_y(0.4 * k as f32),
+            Vec3::new(3.0 + 5.0 * k as f32, 1.0, 8.0),
+        );
+        let half = Vec3::new(2.0, 1.5, 3.0);
+        let id = c
+            .world
+            .insert(Body::shape(kiln_runtime::QueryShape::Box { half }, pose).trigger())
+            .unwrap();
+        c.triggers.insert(id, Query::new(Kind::Box(half), pose));
+    }
+    // what the trigger events add up to, step after step
+    let mut inside: std::collections::BTreeSet<(ObjectId, ObjectId)> = Default::default();
+    let (mut in_trigger, mut judged) = (0, 0);
     let mut stats = Stats::default();
     let (mut rays, mut points, mut ray_hits) = (0, 0, 0);
     for batch in 0..100 {
@@ -165,7 +192,59 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
             c.step();
         }
         c.world.step();
-        assert_eq!(c.world.body_count(), c.models.len());
+        assert_eq!(c.world.body_count(), c.models.len() + c.triggers.len());
+        for e in c.world.trigger_events() {
+            let pair = (e.trigger, e.body);
+            assert!(
+                if e.entered {
+                    inside.insert(pair)
+                } else {
+                    inside.remove(&pair)
+                },
+                "{e:?} repeats what the events said before"
+            );
+        }
+        let contacts = c.world.trigger_contacts();
+        assert!(inside.iter().copied().eq(contacts.iter().copied()));
+        in_trigger += contacts.len();
+        // each body against each trigger: exact for shapes and copies of
+        // convex colliders; a copy of a mesh or concave solid stands in by
+        // its box's hull, so only a clear contact must be reported
+        for (&t, tq) in &c.triggers {
+            for (&id, m) in &c.models {
+                let (obj, exact) = match &m.made {
+                    Made::Shape(kind) => {
+                        (judge::body_object(&Query::shape_of(kind), &m.pose), true)
+                    }
+                    Made::Copy(s, o) => {
+                        let obj = judge::copy_object(&c.sources[*s], *o, &m.pose);
+                        let exact = matches!(obj.kind, "box" | "sphere" | "capsule" | "polytope");
+                        (obj, exact)
+                    }
+                };
+                let gap = obj
+                    .pieces
+                    .iter()
+                    .map(|pc| {
+                        kiln_tests::convex::distance(&pc.core, &tq.core) - pc.radius - tq.radius
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                let reported = contacts.binary_search(&(t, id)).is_ok();
+                if gap < -judge::TOL {
+                    assert!(
+                        reported,
+                        "batch {batch}: {id} is {gap:.2e} m into trigger {t}, not reported"
+                    );
+                    judged += 1;
+                } else if gap > judge::TOL && exact {
+                    assert!(
+                        !reported,
+                        "batch {batch}: {id} is {gap:.2e} m clear of trigger {t}, reported"
+                    );
+                    judged += 1;
+                }
+            }
+        }
         let objs = c.oracle();
         let mut rng = Rng::new(batch as u64);
         for i in 0..40 {
@@ -209,9 +288,12 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
         }
     }
     judge::report("world churn", &stats);
-    eprintln!("world churn: {points} points, {rays} rays ({ray_hits} hits)");
+    eprintln!(
+        "world churn: {points} points, {rays} rays ({ray_hits} hits); {in_trigger} body-trigger contacts over the steps, {judged} pairs judged"
+    );
     // the checks met bodies, not only the level: most casts and rays hit
     assert!(stats.touching > 1000 && stats.hits > 1000 && ray_hits > 2000);
+    assert!(in_trigger > 100 && judged > 10_000, "{in_trigger} {judged}");
 }
 
 /// Bodies have names and layers, filters see them as they see the level's
@@ -280,4 +362,74 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
         level.raycast(&down, &Filter::ALL).unwrap().object,
         floor.object
     );
+}
+
+/// Many threads query one world between steps (it is `Sync`; moves take
+/// `&mut`, so they wait for the sync point): every thread's answers, and
+/// the batched forms on the rayon pool, are the answers of one thread.
+#[test]
+fn many_threads_query_one_world_and_agree_with_one() {
+    let level = sample("walk_course.gltf");
+    let mut world = World::new(level);
+    let mut rng = Rng::new(5);
+    for _ in 0..200 {
+        let at = Vec3::new(
+            rng.range(0.0, 20.0),
+            rng.range(0.0, 3.0),
+            rng.range(0.0, 20.0),
+        );
+        let q = Query::random(rng.below(4), rng.range(0.3, 1.5), at, &mut rng);
+        // a flat box is no collider
+        let _ = world.insert(Body::shape(q.shape(), q.pose));
+    }
+    world.step();
+    let rays: Vec<Ray> = (0..4000)
+        .map(|_| {
+            let o = Vec3::new(
+                rng.range(-2.0, 22.0),
+                rng.range(0.0, 6.0),
+                rng.range(-2.0, 22.0),
+            );
+            Ray::new(o, rng.unit(), 30.0)
+        })
+        .collect();
+    let one: Vec<_> = rays
+        .iter()
+        .map(|r| world.raycast(r, &Filter::ALL))
+        .collect();
+    assert!(
+        one.iter()
+            .filter(|h| h.is_some_and(|h| h.object.is_body()))
+            .count()
+            > 100
+    );
+    let world = &world;
+    let parts: Vec<Vec<_>> = std::thread::scope(|s| {
+        let handles: Vec<_> = rays
+            .chunks(1000)
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|r| world.raycast(r, &Filter::ALL))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(parts.concat(), one);
+    let mut batched = vec![None; rays.len()];
+    world.raycast_batch(&rays, &Filter::ALL, &mut batched);
+    assert_eq!(batched, one);
+    let ball = kiln_runtime::QueryShape::Sphere { radius: 0.4 };
+    let queries: Vec<_> = rays.iter().map(|r| (ball, Pose::at(r.origin))).collect();
+    let mut yes = vec![false; queries.len()];
+    world.intersects_batch(&queries, &Filter::ALL, &mut yes);
+    let alone: Vec<bool> = queries
+        .iter()
+        .map(|(s, p)| world.intersects(s, p, &Filter::ALL))
+        .collect();
+    assert_eq!(yes, alone);
+    assert!(yes.iter().any(|&y| y) && yes.iter().any(|&y| !y));
 }

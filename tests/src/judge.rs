@@ -159,14 +159,23 @@ pub fn leaf_flags(m: &kiln_formats::tri_mesh::ArchivedTriMesh) -> Vec<bool> {
 
 /// Every object of `level`, in world space and f64, straight from the
 /// archive (local f32 geometry under the stored f32 placement, as the
-/// runtime reads it).
+/// runtime reads it); movers and triggers, which no query of a level
+/// sees, have no pieces.
 pub fn objects(level: &Level) -> Vec<Object> {
     let a = level.archive();
     a.instances
         .iter()
         .map(|inst| {
             let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
-            placed_object(&a.shapes[inst.shape.to_native() as usize], &m)
+            let mut obj = placed_object(&a.shapes[inst.shape.to_native() as usize], &m);
+            if inst.flags.to_native() != 0 {
+                // a mover or trigger: no query of the level sees it (a
+                // world's oracle puts it where the world has it)
+                obj.pieces.clear();
+                obj.flat.clear();
+                obj.solid = None;
+            }
+            obj
         })
         .collect()
 }
@@ -912,7 +921,9 @@ pub fn check_cast(
 /// A random point on a random piece of a random object, and that object's
 /// size.
 pub fn near_surface(objs: &[Object], rng: &mut Rng) -> (DVec3, f64) {
-    let obj = &objs[rng.below(objs.len())];
+    // objects a query sees (movers and triggers of a level have no pieces)
+    let seen: Vec<&Object> = objs.iter().filter(|o| !o.pieces.is_empty()).collect();
+    let obj = seen[rng.below(seen.len())];
     let p = &obj.pieces[rng.below(obj.pieces.len())];
     let v = p.core.vertices();
     let mut w: Vec<f64> = v.iter().map(|_| f64::from(rng.f()) + 1e-3).collect();

@@ -91,7 +91,8 @@ async function load() {
   clear(colliders); clear(renders);
   state.meshes = [];
   for (const o of level.objects) {
-    const mat = new THREE.MeshLambertMaterial({ color: KIND_COLOURS[o.kind] || 0xffffff, transparent: true, opacity: 0.6, flatShading: true, side: THREE.DoubleSide, depthWrite: false });
+    // triggers are ghosts; movers are drawn as they were baked
+    const mat = new THREE.MeshLambertMaterial({ color: KIND_COLOURS[o.kind] || 0xffffff, transparent: true, opacity: o.trigger ? 0.2 : 0.6, wireframe: !!o.trigger, flatShading: true, side: THREE.DoubleSide, depthWrite: false });
     const mesh = new THREE.Mesh(geometry(buf, o.geometry), mat);
     mesh.userData = { object: o.index, kind: o.kind };
     mesh.renderOrder = 1;
@@ -165,7 +166,9 @@ function list(level) {
   for (const o of level.objects) {
     const tr = document.createElement('tr');
     tr.dataset.index = o.index;
-    for (const v of [o.name, KIND_LABELS[o.kind] || o.kind, level.source ? '…' : '-', o.triangles, o.bytes]) {
+    const role = [o.motion && o.motion !== 'static' ? o.motion : '', o.trigger ? 'trigger' : ''].filter(Boolean).join(' ');
+    const name = role ? o.name + ' (' + role + ')' : o.name;
+    for (const v of [name, KIND_LABELS[o.kind] || o.kind, level.source ? '…' : '-', o.triangles, o.bytes]) {
       const td = document.createElement('td'); td.textContent = v; tr.append(td);
     }
     tr.title = o.rule;

@@ -83,6 +83,9 @@ pub struct Placed {
     pub name: String,
     /// The classification rule that chose the shape.
     pub rule: String,
+    /// The archive's instance flags (`kiln_formats::level::Instance::flags`):
+    /// 0 for a static object, else its motion and trigger bits.
+    pub flags: u32,
 }
 
 /// Shapes, their placements in top-tree leaf order, and the top tree.
@@ -90,10 +93,13 @@ pub struct Placed {
 pub struct BuiltLevel {
     /// Unique shapes.
     pub shapes: Vec<BuiltShape>,
-    /// Placements, in top-tree leaf order (empty shapes left out).
+    /// Placements: the static ones in top-tree leaf order, then the
+    /// movers and triggers in scene order (empty shapes left out).
     pub placed: Vec<Placed>,
-    /// Binary tree over `placed`'s world boxes.
+    /// Binary tree over the static placements' world boxes.
     pub top: Vec<BinNode>,
+    /// How many placements (the first) the top tree holds.
+    pub in_top: usize,
     /// The concave colliders made, with their measured fidelity.
     pub colliders: Vec<ColliderReport>,
 }
@@ -130,6 +136,7 @@ pub fn build_level(
     welded: &[WeldedMesh],
     choices: &[Choice],
     prepared: Prepared,
+    flags: &[u32],
 ) -> BuiltLevel {
     let Prepared { shapes, shape_of } = prepared;
     // (mesh, deviation) of each shape, for the collider reports
@@ -159,6 +166,7 @@ pub fn build_level(
                 similarity,
                 name: inst.name.clone(),
                 rule,
+                flags: flags[i],
             }
         })
         .collect();
@@ -182,12 +190,20 @@ pub fn build_level(
         .collect();
     let mut shapes: Vec<BuiltShape> = built.into_iter().map(|b| b.shape).collect();
     seams::join(&mut shapes, &placed);
-    let (order, top) = top::build(&placed, &shapes);
-    let placed = order.iter().map(|&i| placed[i].clone()).collect();
+    // the static objects under the top tree, the others after them
+    let (fixed, loose): (Vec<Placed>, Vec<Placed>) = placed.into_iter().partition(|p| p.flags == 0);
+    let (order, top) = top::build(&fixed, &shapes);
+    let in_top = fixed.len();
+    let placed = order
+        .iter()
+        .map(|&i| fixed[i].clone())
+        .chain(loose)
+        .collect();
     BuiltLevel {
         shapes,
         placed,
         top,
+        in_top,
         colliders,
     }
 }

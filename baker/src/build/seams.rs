@@ -30,10 +30,12 @@ struct Border {
 }
 
 /// Marks seams between meshes placed once as flat edges on both sides.
+/// Only static objects take part: a mover's or trigger's mesh (which may
+/// be anywhere at run time) counts as placed more than once.
 pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
     let mut uses = vec![0usize; shapes.len()];
     for p in placed {
-        uses[p.shape] += 1;
+        uses[p.shape] += if p.flags == 0 { 1 } else { 2 };
     }
     // the meshes that take part: a triangle mesh placed once, with border
     // edges, and its placement

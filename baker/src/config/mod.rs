@@ -175,6 +175,11 @@ pub struct Rule {
     /// The collision layer the matched objects go in (instead of any the
     /// file gives them).
     pub layer: Option<String>,
+    /// How the matched objects move (instead of what the file says).
+    pub motion: Option<crate::scene::Motion>,
+    /// Whether the matched objects are trigger volumes (instead of what
+    /// the file says).
+    pub trigger: Option<bool>,
     /// The object's settings.
     pub settings: Overrides,
 }
@@ -276,6 +281,8 @@ impl Rule {
             pattern: pattern.into(),
             collider: Some(collider),
             layer: None,
+            motion: None,
+            trigger: None,
             settings: Overrides::default(),
         }
     }
@@ -291,8 +298,12 @@ impl Rule {
     pub fn describe(&self) -> String {
         let kind = self.collider.map(|c| format!("collider = {}", c.as_str()));
         let layer = self.layer.as_ref().map(|l| format!("layer = {l:?}"));
+        let motion = self.motion.map(|m| format!("motion = {:?}", m.name()));
+        let trigger = self.trigger.map(|t| format!("trigger = {t}"));
         kind.into_iter()
             .chain(layer)
+            .chain(motion)
+            .chain(trigger)
             .chain(self.settings.describe())
             .collect::<Vec<_>>()
             .join(", ")
@@ -337,6 +348,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// [[rules]]                  # the first rule that matches an object is its rule
 /// match = "Rock*"
 /// collider = "convex"        # optional: absent, the other rules choose
+/// motion = "kinematic"       # optional: static, kinematic or dynamic (a mover)
+/// trigger = true             # optional: a trigger volume
 /// max_planes = 32            # optional per-object settings: any [settings]
 ///                            # key but render_meshes
 ///
@@ -392,6 +405,10 @@ struct Keys {
     collider: Option<ColliderName>,
     #[serde(default)]
     layer: Option<String>,
+    #[serde(default)]
+    motion: Option<String>,
+    #[serde(default)]
+    trigger: Option<bool>,
     #[serde(default)]
     render_meshes: Option<bool>,
     #[serde(default, deserialize_with = "tree_kind")]
@@ -494,9 +511,14 @@ impl ProjectConfig {
         let read = |t: &toml::Spanned<Keys>| t.get_ref().overrides();
         if let Some(t) = &file.settings {
             let keys = t.get_ref();
-            if keys.pattern.is_some() || keys.collider.is_some() || keys.layer.is_some() {
+            if keys.pattern.is_some()
+                || keys.collider.is_some()
+                || keys.layer.is_some()
+                || keys.motion.is_some()
+                || keys.trigger.is_some()
+            {
                 return Err(err(format!(
-                    "line {}: [settings]: match, collider and layer belong in a [[rules]] entry",
+                    "line {}: [settings]: match, collider, layer, motion and trigger belong in a [[rules]] entry",
                     line(t)
                 )));
             }
@@ -520,12 +542,26 @@ impl ProjectConfig {
                 )));
             }
             let settings = read(t);
-            if keys.collider.is_none() && keys.layer.is_none() && settings.is_empty() {
+            if keys.collider.is_none()
+                && keys.layer.is_none()
+                && keys.motion.is_none()
+                && keys.trigger.is_none()
+                && settings.is_empty()
+            {
                 return Err(err(format!(
-                    "line {}: {what} sets nothing: give collider, layer, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
+                    "line {}: {what} sets nothing: give collider, layer, motion, trigger, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
                     line(t)
                 )));
             }
+            let motion = match &keys.motion {
+                None => None,
+                Some(m) => Some(crate::scene::Motion::parse(m).ok_or_else(|| {
+                    err(format!(
+                        "line {}: {what}: motion {m:?} is not static, kinematic or dynamic",
+                        line(t)
+                    ))
+                })?),
+            };
             if let Some(l) = &keys.layer
                 && (l.is_empty() || l == kiln_formats::level::DEFAULT_LAYER)
             {
@@ -538,6 +574,8 @@ impl ProjectConfig {
                 pattern,
                 collider: keys.collider,
                 layer: keys.layer.clone(),
+                motion,
+                trigger: keys.trigger,
                 settings,
             });
         }
@@ -669,7 +707,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("line 1") && e.contains("layer belong in a [[rules]]"),
+            e.contains("line 1") && e.contains("trigger belong in a [[rules]]"),
+            "{e}"
+        );
+        // movers and triggers by rule
+        let c = ProjectConfig::parse(
+            "[[rules]]\nmatch = \"Lift*\"\nmotion = \"kinematic\"\n\n[[rules]]\nmatch = \"Zone*\"\ntrigger = true\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.rules[0].motion, Some(crate::scene::Motion::Kinematic));
+        assert_eq!((c.rules[1].trigger, c.rules[1].motion), (Some(true), None));
+        assert_eq!(c.rules[0].describe(), "motion = \"kinematic\"");
+        let e = ProjectConfig::parse("[[rules]]\nmatch = \"a\"\nmotion = \"flying\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("motion \"flying\" is not static, kinematic or dynamic"),
             "{e}"
         );
         let e = ProjectConfig::parse("[[rules]]\nmatch = \"a\"\nlayer = \"default\"\n", p)

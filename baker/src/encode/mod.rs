@@ -33,9 +33,15 @@ pub fn level(
     layer_names: Vec<String>,
     layers: &[u32],
 ) -> (Level, Vec<ColliderReport>) {
-    // instances in the top tree's leaf order (leaf k is instance k)
+    // static instances in the top tree's leaf order (leaf k is instance
+    // k), then the movers and triggers
     let (top, order) = top_tree(&built.top);
-    let placed: Vec<&crate::build::Placed> = order.iter().map(|&i| &built.placed[i]).collect();
+    debug_assert_eq!(order.len(), built.in_top);
+    let placed: Vec<&crate::build::Placed> = order
+        .iter()
+        .map(|&i| &built.placed[i])
+        .chain(&built.placed[built.in_top..])
+        .collect();
     debug_assert_eq!(placed.len(), built.placed.len());
     let mut affines = Vec::new();
     let instances = placed
@@ -54,6 +60,7 @@ pub fn level(
                 shape: p.shape as u32,
                 source: p.source as u32,
                 layers: layers[p.source],
+                flags: p.flags,
             }
         })
         .collect();
@@ -132,7 +139,7 @@ fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
     let (min, max) = nodes
         .first()
         .map_or(([0.0; 3], [0.0; 3]), |n| (n.min, n.max));
-    let order = tree
+    let order: Vec<usize> = tree
         .leaves
         .iter()
         .map(|&d| leaf_range(d).0 as usize)
@@ -142,6 +149,7 @@ fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
         max,
         root: tree.root,
         nodes: tree.nodes,
+        leaves: order.len() as u32,
     };
     (top, order)
 }

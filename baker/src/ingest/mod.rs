@@ -22,7 +22,7 @@ mod meshopt;
 pub mod physics;
 
 use crate::kind::ColliderKind;
-use crate::scene::{Authored, Scene, SceneInstance, SceneMesh};
+use crate::scene::{Authored, Motion, Scene, SceneInstance, SceneMesh};
 use glam::{DAffine3, DMat4, DQuat, DVec3};
 use gltf::json::{self, mesh::Mode, mesh::Semantic, validation::Checked};
 use std::path::{Path, PathBuf};
@@ -175,8 +175,8 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     // carry colliders (resolved after the walk: `geometry.node` may name a
     // node visited later)
     let mut worlds: Vec<Option<DAffine3>> = vec![None; root.nodes.len()];
-    let mut colliders: Vec<(usize, physics::NodeCollider)> = Vec::new();
-    let mut triggers = 0usize;
+    let mut colliders: Vec<NodeShape> = Vec::new();
+    let mut unread_triggers = 0usize;
 
     // which nodes start the walk
     let roots: Vec<usize> = match root.scene.map(|s| s.value()).or(if root.scenes.is_empty() {
@@ -205,12 +205,14 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
 
     // walk the hierarchy depth-first, in document order
     let mut visited = vec![false; root.nodes.len()];
-    let mut stack: Vec<(usize, DAffine3, usize)> = roots
+    // (node, parent's world transform, depth, the motion of the body the
+    // node is in)
+    let mut stack: Vec<(usize, DAffine3, usize, Motion)> = roots
         .iter()
         .rev()
-        .map(|&n| (n, DAffine3::IDENTITY, 0))
+        .map(|&n| (n, DAffine3::IDENTITY, 0, Motion::Static))
         .collect();
-    while let Some((ni, parent, depth)) = stack.pop() {
+    while let Some((ni, parent, depth, inherited)) = stack.pop() {
         let node = root
             .nodes
             .get(ni)
@@ -227,13 +229,24 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         }
         let world = parent * local_transform(node, ni)?;
         worlds[ni] = Some(world);
-        let (collider, trigger) = physics::node_collider(node)
+        let body = physics::node_body(node)
             .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: {e}")))?;
-        triggers += usize::from(trigger);
-        let beside_collider = collider.is_some();
-        if let Some(c) = collider {
-            colliders.push((ni, c));
+        unread_triggers += usize::from(body.unread_trigger);
+        let motion = body.motion.unwrap_or(inherited);
+        let beside_collider = body.collider.is_some() || body.trigger.is_some();
+        for (shape, trigger) in [(body.collider, false), (body.trigger, true)] {
+            if let Some(c) = shape {
+                colliders.push(NodeShape {
+                    node: ni,
+                    collider: c,
+                    motion,
+                    trigger,
+                });
+            }
         }
+        // a mesh node's own extras say how its object moves
+        let (own_motion, own_trigger) = extras_role(node)
+            .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: extras: {e}")))?;
         if let Some(mi) = node.mesh.map(|m| m.value()) {
             let scene_mesh = scene_mesh_of(
                 doc,
@@ -298,6 +311,8 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     layers: layers.clone(),
                     physics: None,
                     beside_collider,
+                    motion: own_motion.unwrap_or(motion),
+                    trigger: own_trigger,
                 });
             }
             if singular > 0 {
@@ -307,7 +322,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             }
         }
         for c in node.children.iter().flatten().rev() {
-            stack.push((c.value(), world, depth + 1));
+            stack.push((c.value(), world, depth + 1, motion));
         }
     }
     add_colliders(
@@ -319,9 +334,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         &mut scene,
         &mut mesh_map,
     )?;
-    if triggers > 0 {
+    if unread_triggers > 0 {
         scene.warnings.push(format!(
-            "{triggers} physics trigger volume(s) are not colliders and are not baked"
+            "{unread_triggers} compound physics trigger(s) made of other nodes (`trigger.nodes`) are not baked"
         ));
     }
     scene.notes.extend(doc.notes.iter().cloned());
@@ -348,6 +363,39 @@ fn extras_str(node: &json::Node, key: &str) -> Option<String> {
 /// The node's `extras` as JSON, if it has some that parse.
 fn extras(node: &json::Node) -> Option<serde_json::Value> {
     serde_json::from_str(node.extras.as_ref()?.get()).ok()
+}
+
+/// The node's `extras.motion` (`"static"`, `"kinematic"` or
+/// `"dynamic"`) and `extras.trigger` (`true` or `false`); any other value
+/// of either is an error.
+fn extras_role(node: &json::Node) -> Result<(Option<Motion>, bool), String> {
+    let Some(x) = extras(node) else {
+        return Ok((None, false));
+    };
+    let motion = match x.get("motion") {
+        None => None,
+        Some(serde_json::Value::String(m)) => Some(
+            Motion::parse(m)
+                .ok_or_else(|| format!("motion {m:?} is not static, kinematic or dynamic"))?,
+        ),
+        Some(v) => return Err(format!("motion {v} is not a string")),
+    };
+    let trigger = match x.get("trigger") {
+        None => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(v) => return Err(format!("trigger {v} is not true or false")),
+    };
+    Ok((motion, trigger))
+}
+
+/// A collider or trigger a node's physics extension authors, with the
+/// motion of the body it belongs to.
+#[derive(Clone, Copy)]
+struct NodeShape {
+    node: usize,
+    collider: physics::NodeCollider,
+    motion: Motion,
+    trigger: bool,
 }
 
 /// The node's `extras.layer`: a name, or a list of names (anything else
@@ -440,7 +488,7 @@ fn add_colliders(
     doc: &document::Document,
     views: &accessor::Views,
     catalog: &physics::Catalog,
-    colliders: &[(usize, physics::NodeCollider)],
+    colliders: &[NodeShape],
     worlds: &[Option<DAffine3>],
     scene: &mut Scene,
     mesh_map: &mut MeshCache,
@@ -450,7 +498,13 @@ fn add_colliders(
     // one proxy mesh per implicit shape, however many nodes use it
     let mut proxies: std::collections::HashMap<(&'static str, usize), (usize, Authored)> =
         Default::default();
-    for &(ni, c) in colliders {
+    for &NodeShape {
+        node: ni,
+        collider: c,
+        motion,
+        trigger,
+    } in colliders
+    {
         let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: {e}"));
         let node = &root.nodes[ni];
         scene
@@ -542,6 +596,8 @@ fn add_colliders(
             layers,
             physics: Some(authored),
             beside_collider: false,
+            motion,
+            trigger,
         });
     }
     Ok(())

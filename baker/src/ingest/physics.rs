@@ -19,11 +19,15 @@
 //!   reported in the rule).
 //! - `geometry.node` places the referenced node's mesh where that node is
 //!   drawn (its own world transform).
-//! - Triggers are not colliders and are not baked (a warning counts them);
-//!   planes and other shape types are skipped with a warning.
+//! - A trigger is baked as a trigger volume from its geometry; a KHR
+//!   compound trigger of other nodes (`trigger.nodes`) is skipped with a
+//!   warning. Planes and other shape types are skipped with a warning.
+//! - A body's `motion` (KHR: present, kinematic if `isKinematic`; OMI:
+//!   `motion.type`) applies to the colliders and triggers of its node and
+//!   of the nodes below it, down to the next body that says otherwise.
 
 use crate::kind::ColliderKind;
-use crate::scene::SceneMesh;
+use crate::scene::{Motion, SceneMesh};
 use glam::DVec3;
 use gltf::json;
 use serde_json::Value;
@@ -142,61 +146,120 @@ impl Catalog {
     }
 }
 
-/// The physics extension a node carries a collider in, and whether it is
-/// a trigger (not baked). An unreadable collider object is an error.
-pub(super) fn node_collider(node: &json::Node) -> Result<(Option<NodeCollider>, bool), String> {
+/// What a node's physics extension says about it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct NodeBody {
+    /// Its collider.
+    pub collider: Option<NodeCollider>,
+    /// Its trigger volume.
+    pub trigger: Option<NodeCollider>,
+    /// A trigger this baker does not read (a KHR compound of other
+    /// nodes' triggers, `trigger.nodes`).
+    pub unread_trigger: bool,
+    /// Its body's motion, where the node has one (it applies to the
+    /// colliders of the node and its descendants).
+    pub motion: Option<Motion>,
+}
+
+/// The physics extension a node carries a collider, a trigger or a
+/// body's motion in. An unreadable collider or trigger is an error.
+pub(super) fn node_body(node: &json::Node) -> Result<NodeBody, String> {
     let Some(ext) = node.extensions.as_ref() else {
-        return Ok((None, false));
+        return Ok(NodeBody::default());
     };
     if let Some(body) = ext.others.get("OMI_physics_body") {
-        let trigger = body.get("trigger").is_some();
-        return match body.get("collider") {
-            None => Ok((None, trigger)),
-            Some(c) => Ok((
-                Some(NodeCollider::Shape(ShapeRef {
-                    khr: false,
-                    index: index(c, "shape", "OMI_physics_body")?,
-                    convex: false,
-                })),
-                trigger,
-            )),
-        };
-    }
-    if let Some(body) = ext.others.get("KHR_physics_rigid_bodies") {
-        let trigger = body.get("trigger").is_some();
-        let Some(c) = body.get("collider") else {
-            return Ok((None, trigger));
-        };
-        let what = "KHR_physics_rigid_bodies collider";
-        let found = match c.get("geometry") {
-            Some(g) => {
-                let convex = g
-                    .get("convexHull")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if g.get("node").is_some() {
-                    NodeCollider::Node {
-                        node: index(g, "node", what)?,
-                        convex,
-                    }
-                } else {
-                    NodeCollider::Shape(ShapeRef {
-                        khr: true,
-                        index: index(g, "shape", what)?,
-                        convex,
-                    })
-                }
-            }
-            // the draft before `geometry`: `collider.shape`
-            None => NodeCollider::Shape(ShapeRef {
-                khr: true,
-                index: index(c, "shape", what)?,
+        let shape = |v: &Value, what: &str| -> Result<NodeCollider, String> {
+            Ok(NodeCollider::Shape(ShapeRef {
+                khr: false,
+                index: index(v, "shape", what)?,
                 convex: false,
+            }))
+        };
+        let motion = match body.get("motion") {
+            None => None,
+            Some(m) => Some(match m.get("type").and_then(Value::as_str) {
+                Some("static") => Motion::Static,
+                Some("kinematic") => Motion::Kinematic,
+                // "rigid" is the draft's name for a simulated body
+                Some("dynamic" | "rigid") => Motion::Dynamic,
+                other => {
+                    return Err(format!(
+                        "OMI_physics_body motion type {other:?} is not static, kinematic or dynamic"
+                    ));
+                }
             }),
         };
-        return Ok((Some(found), trigger));
+        return Ok(NodeBody {
+            collider: body
+                .get("collider")
+                .map(|c| shape(c, "OMI_physics_body collider"))
+                .transpose()?,
+            trigger: body
+                .get("trigger")
+                .map(|c| shape(c, "OMI_physics_body trigger"))
+                .transpose()?,
+            unread_trigger: false,
+            motion,
+        });
     }
-    Ok((None, false))
+    if let Some(body) = ext.others.get("KHR_physics_rigid_bodies") {
+        let motion = body.get("motion").map(|m| {
+            if m.get("isKinematic").and_then(Value::as_bool) == Some(true) {
+                Motion::Kinematic
+            } else {
+                Motion::Dynamic
+            }
+        });
+        let collider = body
+            .get("collider")
+            .map(|c| khr_geometry(c, "KHR_physics_rigid_bodies collider"))
+            .transpose()?;
+        let (trigger, unread_trigger) = match body.get("trigger") {
+            None => (None, false),
+            Some(t) if t.get("geometry").is_some() => (
+                Some(khr_geometry(t, "KHR_physics_rigid_bodies trigger")?),
+                false,
+            ),
+            Some(_) => (None, true),
+        };
+        return Ok(NodeBody {
+            collider,
+            trigger,
+            unread_trigger,
+            motion,
+        });
+    }
+    Ok(NodeBody::default())
+}
+
+/// A KHR collider's or trigger's geometry: a document shape or another
+/// node's mesh (`geometry`), or the draft's `shape` before `geometry`.
+fn khr_geometry(c: &Value, what: &str) -> Result<NodeCollider, String> {
+    Ok(match c.get("geometry") {
+        Some(g) => {
+            let convex = g
+                .get("convexHull")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if g.get("node").is_some() {
+                NodeCollider::Node {
+                    node: index(g, "node", what)?,
+                    convex,
+                }
+            } else {
+                NodeCollider::Shape(ShapeRef {
+                    khr: true,
+                    index: index(g, "shape", what)?,
+                    convex,
+                })
+            }
+        }
+        None => NodeCollider::Shape(ShapeRef {
+            khr: true,
+            index: index(c, "shape", what)?,
+            convex: false,
+        }),
+    })
 }
 
 /// The collision systems of a node's `KHR_physics_rigid_bodies`

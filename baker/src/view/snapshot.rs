@@ -1,6 +1,6 @@
 //! What the viewer serves for one generation of the archive: the level's
-//! JSON description (objects with kind, rule, layers, triangles, bytes and
-//! bounds) and one binary buffer of world-space geometry (each collider as
+//! JSON description (objects with kind, rule, layers, motion, trigger,
+//! triangles, bytes and bounds) and one binary buffer of world-space geometry (each collider as
 //! the exporter tessellates it, then the source's render meshes) that the
 //! JSON points into.
 
@@ -80,6 +80,8 @@ impl Snapshot {
                     "kind": row.kind,
                     "rule": row.rule,
                     "layers": row.layers,
+                    "motion": row.motion,
+                    "trigger": row.trigger,
                     "triangles": c.triangles.len(),
                     "bytes": row.shape_bytes,
                     "bounds": row.bounds,

@@ -221,6 +221,15 @@ pub enum VerifyError {
     /// The collision layer tables are malformed.
     #[error("collision layers: {0}")]
     Layers(String),
+    /// An instance's flags are unknown, or the static instances are not
+    /// the top-level tree's and the movers and triggers after them.
+    #[error("instance {instance}: {problem}")]
+    Flags {
+        /// Instance index.
+        instance: usize,
+        /// What is wrong.
+        problem: String,
+    },
     /// The top-level tree is malformed.
     #[error("top-level tree: {0}")]
     TopTree(TreeError),
@@ -284,8 +293,34 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
         return Err(VerifyError::AffineNotFinite { affine: k });
     }
     let shapes = level.shapes.len();
+    let in_top = level.top.leaves.to_native() as usize;
+    if in_top > level.instances.len() {
+        return Err(VerifyError::TopTree(TreeError::Coverage {
+            covered: in_top,
+            prims: level.instances.len(),
+        }));
+    }
     for (i, inst) in level.instances.iter().enumerate() {
         verify_instance(i, inst, shapes, level.affines.len())?;
+        let flags = inst.flags.to_native();
+        let problem = if flags & !(crate::level::MOTION | crate::level::TRIGGER) != 0
+            || flags & crate::level::MOTION == crate::level::MOTION
+        {
+            Some(format!("unknown flags {flags:#x}"))
+        } else if (i < in_top) != (flags == 0) {
+            Some(format!(
+                "flags {flags:#x} {} the top-level tree's {in_top} static objects",
+                if i < in_top { "inside" } else { "after" }
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(VerifyError::Flags {
+                instance: i,
+                problem,
+            });
+        }
         let mask = inst.layers.to_native();
         if mask == 0 || mask & !allowed != 0 {
             return Err(VerifyError::Layers(format!(
@@ -312,7 +347,7 @@ pub type BoxCorners = ([f32; 3], [f32; 3]);
 pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorners>), TreeError> {
     verify_top(level)?;
     let top = &level.top;
-    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); level.instances.len()];
+    let mut boxes = vec![([0.0f32; 3], [0.0f32; 3]); top.leaves.to_native() as usize];
     if boxes.is_empty() {
         return Ok((
             TreeStats {
@@ -347,7 +382,10 @@ pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorner
 /// [`crate::level::TopTree`]).
 pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     let top = &level.top;
-    let (inner, leaves) = (top.nodes.len(), level.instances.len());
+    let (inner, leaves) = (
+        top.nodes.len(),
+        (top.leaves.to_native() as usize).min(level.instances.len()),
+    );
     if !tri_mesh::node_count(inner, leaves)? {
         return Ok(());
     }

@@ -40,7 +40,9 @@ pub enum WorldError {
     #[error("{0} is not in the world")]
     Unknown(ObjectId),
     /// The object is part of the level's static geometry: it cannot move.
-    #[error("{0} is static: only movers and bodies move")]
+    #[error(
+        "{0} is part of the level: its static objects never move, and none of its objects is removed"
+    )]
     Static(ObjectId),
     /// A pose with a non-finite number or a zero rotation.
     #[error("pose {0:?} is not finite with a non-zero rotation")]
@@ -79,6 +81,53 @@ pub(crate) struct BodyState {
     pub rows: Rows,
     pub layers: u32,
     pub name: String,
+    /// A trigger volume (seen only by queries that ask for triggers).
+    pub trigger: bool,
+    /// The body as a convex query shape in its own frame, for trigger
+    /// tests (made on first use).
+    probe: std::sync::OnceLock<Probe>,
+}
+
+/// A body as a query shape: its shape and where it sits in the body's
+/// frame. Exact for spheres, capsules, boxes and polytopes (their
+/// vertices' hull); for a triangle mesh or a concave solid, the hull of
+/// its local box's corners (a conservative stand-in, documented on
+/// `World::step`).
+#[derive(Clone, Debug)]
+pub(crate) struct Probe {
+    shape: ProbeShape,
+    /// Rotation and translation of the shape in the body's frame.
+    frame: (DQuat, DVec3),
+}
+
+#[derive(Clone, Debug)]
+enum ProbeShape {
+    Sphere(f32),
+    Capsule(f32, f32),
+    Box(glam::Vec3),
+    Hull(Arc<crate::shape::ConvexHull>),
+}
+
+impl Probe {
+    /// The query shape and its pose for a body at `pose`.
+    pub fn placed(&self, pose: &Pose) -> (QueryShape<'_>, Pose) {
+        let shape = match &self.shape {
+            ProbeShape::Sphere(r) => QueryShape::Sphere { radius: *r },
+            ProbeShape::Capsule(h, r) => QueryShape::Capsule {
+                half_height: *h,
+                radius: *r,
+            },
+            ProbeShape::Box(half) => QueryShape::Box { half: *half },
+            ProbeShape::Hull(h) => QueryShape::Hull(h),
+        };
+        let q = pose.rotation.as_dquat().normalize();
+        let (fq, ft) = self.frame;
+        let at = Pose::new(
+            (q * fq).as_quat(),
+            (q * ft + pose.translation.as_dvec3()).as_vec3(),
+        );
+        (shape, at)
+    }
 }
 
 /// The identity as a 3×4 row-major matrix.
@@ -92,23 +141,7 @@ impl BodyState {
         layers: u32,
         name: String,
     ) -> Result<BodyState, WorldError> {
-        let (source, base, similar) = match *collider {
-            BodyCollider::Shape(shape) => (Source::Own(own_shape(&shape)?), ID, true),
-            BodyCollider::Copy { from, object } => {
-                let level = from.archive();
-                let inst = object
-                    .level_index()
-                    .and_then(|i| level.instances.get(i as usize))
-                    .ok_or(WorldError::NotInLevel(object))?;
-                let rows = level.rows(inst);
-                let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
-                (
-                    Source::Level(from.clone(), inst.shape.to_native()),
-                    rows.world_from_local.map(f64::from),
-                    similar,
-                )
-            }
-        };
+        let (source, base, similar) = collider_source(collider)?;
         let mut body = BodyState {
             id,
             source,
@@ -122,9 +155,47 @@ impl BodyState {
             },
             layers,
             name,
+            trigger: false,
+            probe: std::sync::OnceLock::new(),
         };
         body.local_box = body.collider().0.local_box();
         Ok(body)
+    }
+
+    /// A level's own mover or trigger `object` as a body, and the pose it
+    /// was baked at: the rigid part of its placement (rotation and
+    /// translation; scale, shear or mirroring stay in the collider's
+    /// placement in the body's frame), so a new pose turns and moves it
+    /// about its own origin.
+    pub fn of_level(level: &Arc<Level>, object: ObjectId) -> Result<(BodyState, Pose), WorldError> {
+        let a = level.archive();
+        let inst = object
+            .level_index()
+            .and_then(|i| a.instances.get(i as usize))
+            .ok_or(WorldError::NotInLevel(object))?;
+        let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
+        let (q, t) = rigid_part(&m);
+        let inv = q.conjugate();
+        let mut base = compose(inv, -(inv * t), &m);
+        // exact where it can be: an unscaled, unturned placement's base is
+        // the identity
+        if base.iter().zip(&ID).all(|(a, b)| (a - b).abs() < 1e-12) {
+            base = ID;
+        }
+        let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
+        let mut body = BodyState::new(
+            object,
+            &BodyCollider::Copy {
+                from: level,
+                object,
+            },
+            inst.layers.to_native(),
+            String::new(),
+        )?;
+        body.base = base;
+        body.similar = similar;
+        body.trigger = inst.is_trigger();
+        Ok((body, Pose::new(q.as_quat(), t.as_vec3())))
     }
 
     /// The body's collider.
@@ -139,6 +210,83 @@ impl BodyState {
             Source::Own(bytes) => unsafe { rkyv::access_unchecked::<ArchivedShape>(bytes) },
             Source::Level(level, s) => &level.archive().shapes[*s as usize],
         })
+    }
+
+    /// The body as a query shape in its own frame (see [`Probe`]).
+    pub fn probe(&self) -> &Probe {
+        self.probe.get_or_init(|| self.make_probe())
+    }
+
+    fn make_probe(&self) -> Probe {
+        let b = &self.base;
+        let f = |x: &rkyv::rend::f32_le| x.to_native();
+        // a primitive (always placed by a similarity): scaled, in the
+        // base's rigid frame
+        let scale = DVec3::new(b[0], b[4], b[8]).length() as f32;
+        let (q, t) = rigid_part(b);
+        let primitive = match self.collider().0 {
+            ArchivedShape::Sphere(s) => Some(ProbeShape::Sphere(f(&s.radius) * scale)),
+            ArchivedShape::Capsule(c) => Some(ProbeShape::Capsule(
+                f(&c.half_height) * scale,
+                f(&c.radius) * scale,
+            )),
+            ArchivedShape::Cuboid(c) => Some(ProbeShape::Box(
+                glam::Vec3::from(c.half_extents.map(|x| x.to_native())) * scale,
+            )),
+            _ => None,
+        };
+        if let Some(shape) = primitive {
+            return Probe {
+                shape,
+                frame: (q, t),
+            };
+        }
+        // the hull of the polytope's vertices, or of the box's corners,
+        // placed in the body's frame
+        let points: Vec<glam::Vec3> = match self.collider().0 {
+            ArchivedShape::Polytope(p)
+                if p.vertices.len() <= crate::shape::ConvexHull::MAX_POINTS =>
+            {
+                p.vertices
+                    .iter()
+                    .map(|v| {
+                        apply(b, DVec3::from(v.map(|x| f64::from(x.to_native()))), 1.0).as_vec3()
+                    })
+                    .collect()
+            }
+            _ => {
+                let (lo, hi) = self.local_box;
+                (0..8)
+                    .map(|k| {
+                        let c = DVec3::new(
+                            f64::from(if k & 1 == 0 { lo[0] } else { hi[0] }),
+                            f64::from(if k & 2 == 0 { lo[1] } else { hi[1] }),
+                            f64::from(if k & 4 == 0 { lo[2] } else { hi[2] }),
+                        );
+                        apply(b, c, 1.0).as_vec3()
+                    })
+                    .collect()
+            }
+        };
+        let shape = match crate::shape::ConvexHull::new(&points) {
+            Ok(h) => ProbeShape::Hull(Arc::new(h)),
+            // flat: the box around the points
+            Err(_) => {
+                let (mut lo, mut hi) = (glam::Vec3::INFINITY, glam::Vec3::NEG_INFINITY);
+                for p in &points {
+                    lo = lo.min(*p);
+                    hi = hi.max(*p);
+                }
+                return Probe {
+                    shape: ProbeShape::Box((hi - lo) * 0.5),
+                    frame: (DQuat::IDENTITY, ((lo + hi) * 0.5).as_dvec3()),
+                };
+            }
+        };
+        Probe {
+            shape,
+            frame: (DQuat::IDENTITY, DVec3::ZERO),
+        }
     }
 
     /// Where the body is, for the colliders' tests.
@@ -175,11 +323,45 @@ impl BodyState {
     }
 }
 
+/// Where a body's collider lives, its placement in the body's frame, and
+/// whether that is a similarity.
+fn collider_source(collider: &BodyCollider) -> Result<(Source, [f64; 12], bool), WorldError> {
+    Ok(match *collider {
+        BodyCollider::Shape(shape) => (Source::Own(own_shape(&shape)?), ID, true),
+        BodyCollider::Copy { from, object } => {
+            let level = from.archive();
+            let inst = object
+                .level_index()
+                .and_then(|i| level.instances.get(i as usize))
+                .ok_or(WorldError::NotInLevel(object))?;
+            let rows = level.rows(inst);
+            let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
+            (
+                Source::Level(from.clone(), inst.shape.to_native()),
+                rows.world_from_local.map(f64::from),
+                similar,
+            )
+        }
+    })
+}
+
 /// Whether `pose` can place a body.
 pub(crate) fn valid_pose(pose: &Pose) -> bool {
     pose.translation.is_finite()
         && pose.rotation.is_finite()
         && pose.rotation.length_squared() > 1e-12
+}
+
+/// The rigid part of a 3×4 placement: the rotation of its columns made
+/// orthonormal (Gram–Schmidt from the first; a mirroring placement keeps
+/// its mirror in what is left) and its translation.
+fn rigid_part(m: &[f64; 12]) -> (DQuat, DVec3) {
+    let col = |c: usize| DVec3::new(m[c], m[4 + c], m[8 + c]);
+    let x = col(0).normalize_or(DVec3::X);
+    let y = (col(1) - x * x.dot(col(1))).normalize_or(x.any_orthonormal_vector());
+    let z = x.cross(y);
+    let q = DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).normalize();
+    (q, col(3))
 }
 
 /// `(q, t) ∘ base` as a 3×4 row-major f64 matrix.

@@ -37,6 +37,9 @@ pub(crate) struct Bodies {
     free: Vec<u32>,
     tree: DynamicTree,
     count: usize,
+    /// The slot of each of the level's movers and triggers, by object
+    /// number.
+    level_slots: std::collections::HashMap<u32, u32>,
 }
 
 impl Default for Bodies {
@@ -46,6 +49,7 @@ impl Default for Bodies {
             free: Vec::new(),
             tree: DynamicTree::new(MARGIN),
             count: 0,
+            level_slots: Default::default(),
         }
     }
 }
@@ -59,14 +63,23 @@ impl Bodies {
     /// The body `id` names, if it is here.
     #[inline]
     pub fn get(&self, id: ObjectId) -> Option<&BodyState> {
-        if !id.is_body() {
-            return None;
-        }
-        let s = self.slots.get(id.index() as usize)?;
+        self.slot_of(id)
+            .and_then(|k| self.slots[k as usize].body.as_ref())
+            .map(|(b, _)| b)
+    }
+
+    /// The slot holding `id`, if it is here.
+    #[inline]
+    fn slot_of(&self, id: ObjectId) -> Option<u32> {
+        let k = match id.level_index() {
+            Some(i) => *self.level_slots.get(&i)?,
+            None => id.index(),
+        };
+        let s = self.slots.get(k as usize)?;
         s.body
             .as_ref()
-            .filter(|_| s.generation == id.generation())
-            .map(|(b, _)| b)
+            .is_some_and(|(b, _)| b.id == id)
+            .then_some(k)
     }
 
     /// Every body, in slot order.
@@ -83,6 +96,7 @@ impl Bodies {
         pose: Pose,
         layers: u32,
         name: String,
+        trigger: bool,
     ) -> Result<ObjectId, WorldError> {
         if !valid_pose(&pose) {
             return Err(WorldError::BadPose(pose));
@@ -94,6 +108,34 @@ impl Bodies {
             .map_or(1, |s| s.generation.wrapping_add(1).max(1));
         let id = ObjectId::body(slot, generation);
         let mut body = BodyState::new(id, collider, layers, name)?;
+        body.trigger = trigger;
+        self.fill(slot, generation, body, pose);
+        Ok(id)
+    }
+
+    /// Adds a level's own mover or trigger at the pose it was baked at
+    /// (or `pose`, if given), under its level id.
+    pub fn insert_level(
+        &mut self,
+        level: &std::sync::Arc<crate::level::Level>,
+        object: ObjectId,
+        pose: Option<Pose>,
+    ) -> Result<(), WorldError> {
+        let (body, baked) = BodyState::of_level(level, object)?;
+        let pose = pose.filter(valid_pose).unwrap_or(baked);
+        if self.get(object).is_some() {
+            // a second insert of the same object replaces the first
+            self.remove(object)?;
+        }
+        let slot = self.free.last().copied().unwrap_or(self.slots.len() as u32);
+        let generation = self.slots.get(slot as usize).map_or(1, |s| s.generation);
+        self.level_slots.insert(object.index(), slot);
+        self.fill(slot, generation, body, pose);
+        Ok(())
+    }
+
+    /// Puts `body` at `pose` into `slot` (the last free one, or a new one).
+    fn fill(&mut self, slot: u32, generation: u32, mut body: BodyState, pose: Pose) {
         let b = body.place(pose);
         let proxy = self.tree.insert(b, slot);
         let filled = Slot {
@@ -107,7 +149,6 @@ impl Bodies {
             self.slots.push(filled);
         }
         self.count += 1;
-        Ok(id)
     }
 
     /// Moves body `id` to `pose`.
@@ -115,8 +156,8 @@ impl Bodies {
         if !valid_pose(&pose) {
             return Err(WorldError::BadPose(pose));
         }
-        self.get(id).ok_or(WorldError::Unknown(id))?;
-        let Some((body, proxy)) = self.slots[id.index() as usize].body.as_mut() else {
+        let k = self.slot_of(id).ok_or(WorldError::Unknown(id))?;
+        let Some((body, proxy)) = self.slots[k as usize].body.as_mut() else {
             return Err(WorldError::Unknown(id));
         };
         let b = body.place(pose);
@@ -126,15 +167,43 @@ impl Bodies {
 
     /// Takes body `id` out.
     pub fn remove(&mut self, id: ObjectId) -> Result<BodyState, WorldError> {
-        self.get(id).ok_or(WorldError::Unknown(id))?;
-        let slot = &mut self.slots[id.index() as usize];
-        let Some((body, proxy)) = slot.body.take() else {
+        let k = self.slot_of(id).ok_or(WorldError::Unknown(id))?;
+        let Some((body, proxy)) = self.slots[k as usize].body.take() else {
             return Err(WorldError::Unknown(id));
         };
+        if let Some(i) = id.level_index() {
+            self.level_slots.remove(&i);
+        }
         self.tree.remove(proxy);
-        self.free.push(id.index());
+        self.free.push(k);
         self.count -= 1;
         Ok(body)
+    }
+
+    /// Every (trigger, body) pair where a body that is not a trigger
+    /// touches a trigger volume, sorted: the trigger's collider against
+    /// the body as a query shape ([`body::Probe`]).
+    pub fn trigger_pairs(&self, out: &mut Vec<(ObjectId, ObjectId)>) {
+        out.clear();
+        for s in &self.slots {
+            let Some((t, proxy)) = &s.body else { continue };
+            if !t.trigger {
+                continue;
+            }
+            let place = t.at().placement();
+            self.tree.query(&self.tree.fat_box(*proxy), |slot| {
+                if let Some(b) = self.slot(slot).filter(|b| !b.trigger) {
+                    let (shape, pose) = b.probe().placed(&b.pose);
+                    if let Some(posed) = crate::shape::Posed::new(&shape, &pose)
+                        && t.collider().shape_touches(&place, &posed)
+                    {
+                        out.push((t.id, b.id));
+                    }
+                }
+                false
+            });
+        }
+        out.sort_unstable();
     }
 
     /// Re-inserts up to `budget` of the tree's leaves (see
@@ -171,7 +240,7 @@ impl Bodies {
             let Some(b) = self.slot(slot) else {
                 return false;
             };
-            if !filter.accepts(b.id, b.layers) {
+            if (b.trigger && !filter.sees_triggers()) || !filter.accepts(b.id, b.layers) {
                 return false;
             }
             visit(b.id, b.collider(), &b.at().placement())
@@ -206,7 +275,9 @@ impl Bodies {
                 let Some(b) = self.bodies.slot(slot) else {
                     return false;
                 };
-                if !self.filter.accepts(b.id, b.layers) {
+                if (b.trigger && !self.filter.sees_triggers())
+                    || !self.filter.accepts(b.id, b.layers)
+                {
                     return false;
                 }
                 self.v.object(b.id, b.collider(), b.at())
