@@ -690,22 +690,48 @@ impl DynamicTree {
             return false;
         }
         let (lo, hi) = (Vec3A::from(region.lo), Vec3A::from(region.hi));
-        let mut stack = Stack::new(self.root);
-        while let Some(i) = stack.pop() {
-            let n = &self.nodes[i as usize];
-            if !(n.lo.cmple(hi).all() && n.hi.cmpge(lo).all()) {
-                continue;
-            }
+        let nodes = &self.nodes;
+        let meets = |i: u32| {
+            let n = &nodes[i as usize];
+            n.lo.cmple(hi).all() && n.hi.cmpge(lo).all()
+        };
+        if !meets(self.root) {
+            return false;
+        }
+        // children are tested before they are entered: a node on the
+        // stack is known to meet the region
+        let mut stack = Stack::new(NULL);
+        stack.pop();
+        let mut i = self.root;
+        loop {
+            let n = &nodes[i as usize];
             if n.is_leaf() {
                 if hit(n.right) {
                     return true;
                 }
-                continue;
+            } else {
+                match (meets(n.left), meets(n.right)) {
+                    (true, true) => {
+                        stack.push(n.right);
+                        i = n.left;
+                        continue;
+                    }
+                    (true, false) => {
+                        i = n.left;
+                        continue;
+                    }
+                    (false, true) => {
+                        i = n.right;
+                        continue;
+                    }
+                    (false, false) => {}
+                }
             }
-            stack.push(n.right);
-            stack.push(n.left);
+            match stack.pop() {
+                Some(j) => i = j,
+                None => return false,
+            }
         }
-        false
     }
 
     /// Walks the leaves whose fat boxes, grown by `grow` per axis, the ray
