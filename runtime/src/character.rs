@@ -31,9 +31,62 @@
 
 use crate::filter::Filter;
 use crate::object::ObjectId;
-use crate::query::{CastOptions, ShapeCast};
+use crate::query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
 use crate::shape::{Pose, QueryShape};
-use crate::{Level, Quat, Vec3};
+use crate::{Level, Quat, Vec3, World};
+
+/// What a character moves through: a [`Level`], or a [`World`] and the
+/// bodies that move in it. The three questions the controller asks.
+pub trait Space {
+    /// [`Level::cast`].
+    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
+    /// [`Level::raycast`].
+    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit>;
+    /// [`Level::overlap_into`].
+    fn overlap_into(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    );
+}
+
+impl Space for Level {
+    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+        Level::cast(self, cast, filter)
+    }
+    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+        Level::raycast(self, ray, filter)
+    }
+    fn overlap_into(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
+        Level::overlap_into(self, shape, pose, filter, out)
+    }
+}
+
+impl Space for World {
+    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+        World::cast(self, cast, filter)
+    }
+    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+        World::raycast(self, ray, filter)
+    }
+    fn overlap_into(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
+        World::overlap_into(self, shape, pose, filter, out)
+    }
+}
 
 /// How a character moves; [`CharacterSettings::default`] suits a
 /// human-sized capsule in metres.
@@ -259,22 +312,22 @@ impl Character<'_> {
     /// the motion leaves.
     fn cast(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         at: Vec3,
         motion: Vec3,
         filter: &Filter,
-    ) -> Option<crate::ShapeHit> {
+    ) -> Option<ShapeHit> {
         self.cast_with(level, at, motion, filter, true)
     }
 
     fn cast_with(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         at: Vec3,
         motion: Vec3,
         filter: &Filter,
         ignore_leaving: bool,
-    ) -> Option<crate::ShapeHit> {
+    ) -> Option<ShapeHit> {
         let options = CastOptions { ignore_leaving };
         level.cast(
             &ShapeCast::new(self.shape, self.pose(at), motion, 1.0).with(options),
@@ -292,10 +345,16 @@ impl Character<'_> {
     /// contact point gives the face there (a capsule resting on a step's
     /// edge stands on the step's top, not on the edge's rounded normal);
     /// the contact normal where the ray finds nothing.
-    fn surface_normal(&self, level: &Level, point: Vec3, normal: Vec3, filter: &Filter) -> Vec3 {
+    fn surface_normal(
+        &self,
+        level: &(impl Space + ?Sized),
+        point: Vec3,
+        normal: Vec3,
+        filter: &Filter,
+    ) -> Vec3 {
         let up = self.up();
         let reach = self.reach();
-        let ray = crate::Ray::new(point + up * reach, -up, reach * 2.0);
+        let ray = Ray::new(point + up * reach, -up, reach * 2.0);
         match level.raycast(&ray, filter) {
             Some(h) if h.front_face && h.normal.dot(up) > 0.0 => h.normal,
             _ => normal,
@@ -332,7 +391,7 @@ impl Character<'_> {
     /// ```
     pub fn move_and_slide(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         position: Vec3,
         motion: Vec3,
         filter: &Filter,
@@ -372,11 +431,67 @@ impl Character<'_> {
         }
     }
 
+    /// Where the ground carried a character that stood on it at
+    /// `position` (its `ground` after the last move) in the world's last
+    /// frame ([`World::frame_motion`]), and how it turned the character
+    /// about the up axis (for the game's facing; the collision shape does
+    /// not turn). Call it after [`World::step`] and before
+    /// [`Character::move_and_slide`]: a lift carries the character up and
+    /// down with it, a turning platform round with it; off the ground, or
+    /// on ground that did not move, it stays.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::character::{Character, Ground};
+    /// use kiln_runtime::{Body, Filter, Pose, QueryShape, Vec3, World};
+    /// let mut world = World::new(level);
+    /// // a 4 × 0.5 × 4 m lift whose top is at y = 0.5, over the floor at x = 12, z = 5
+    /// let mut lift = Pose::at(Vec3::new(12.0, 0.25, 5.0));
+    /// let id = world.insert(Body::shape(QueryShape::Box { half: Vec3::new(2.0, 0.25, 2.0) }, lift))?;
+    /// let player = Character::capsule(0.3, 0.6);
+    /// let mut at = Vec3::new(12.0, 1.4, 5.0);
+    /// let mut ground = Ground::InAir;
+    /// for _ in 0..120 {
+    ///     lift.translation.y += 0.02; // up 2.4 m in two seconds
+    ///     world.set_pose(id, lift)?;
+    ///     world.step();
+    ///     (at, _) = player.ride(&world, at, &ground);
+    ///     let m = player.move_and_slide(&world, at, Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
+    ///     (at, ground) = (m.position, m.ground);
+    /// }
+    /// // standing on the lift's top, 2.4 m higher: not sunk, not left behind
+    /// assert!((at.y - (lift.translation.y + 0.25 + 0.9)).abs() < 1e-3, "{at}");
+    /// # Ok::<(), kiln_runtime::WorldError>(())
+    /// ```
+    pub fn ride(&self, world: &World, position: Vec3, ground: &Ground) -> (Vec3, Quat) {
+        let Ground::OnGround(support) = ground else {
+            return (position, Quat::IDENTITY);
+        };
+        let Some((before, after)) = world.frame_motion(support.object) else {
+            return (position, Quat::IDENTITY);
+        };
+        let turn = (after.rotation * before.rotation.inverse()).normalize();
+        let carried = after.translation + turn * (position - before.translation);
+        if !carried.is_finite() {
+            return (position, Quat::IDENTITY);
+        }
+        // the turn's twist about the up axis (swing–twist decomposition)
+        let up = self.up();
+        let along = up * Vec3::new(turn.x, turn.y, turn.z).dot(up);
+        let twist = glam::Vec4::new(along.x, along.y, along.z, turn.w);
+        let yaw = if twist.length_squared() > 1e-12 {
+            Quat::from_vec4(twist.normalize())
+        } else {
+            Quat::IDENTITY
+        };
+        (carried, yaw)
+    }
+
     /// Pushes the character out of anything it is inside deeper than the
     /// skin, deepest contact first, a few rounds.
     fn push_out(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         mut at: Vec3,
         filter: &Filter,
         hits: &mut Vec<CharacterHit>,
@@ -402,7 +517,7 @@ impl Character<'_> {
     }
 
     /// What the character at `at` stands on: a short cast down.
-    fn ground(&self, level: &Level, at: Vec3, filter: &Filter) -> Ground {
+    fn ground(&self, level: &(impl Space + ?Sized), at: Vec3, filter: &Filter) -> Ground {
         let up = self.up();
         let reach = self.settings.skin.max(1e-3);
         let Some(h) = self.cast_with(level, at, -up * reach, filter, false) else {
@@ -469,7 +584,7 @@ impl Character<'_> {
     /// standing on ground at `foot`.
     fn slide(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         mut at: Vec3,
         motion: Vec3,
         foot: Option<Vec3>,
@@ -523,7 +638,7 @@ impl Character<'_> {
     /// it.
     fn step(
         &self,
-        level: &Level,
+        level: &(impl Space + ?Sized),
         at: Vec3,
         foot: Vec3,
         horizontal: Vec3,
@@ -556,7 +671,7 @@ impl Character<'_> {
         // the tread: walkable ground continues beyond the first contact
         let reach = self.reach();
         let tread_top = land.point + horizontal.normalize() * s.min_step_tread + up * reach;
-        let tread = level.raycast(&crate::Ray::new(tread_top, -up, reach * 2.0), filter);
+        let tread = level.raycast(&Ray::new(tread_top, -up, reach * 2.0), filter);
         if !tread.is_some_and(|t| self.walkable(t.normal)) {
             return None;
         }

@@ -248,8 +248,10 @@ impl World {
     }
 
     /// The housekeeping of a sync point, once per frame after the moves:
-    /// finds which bodies entered and left each trigger volume since the
-    /// last step ([`World::trigger_events`]), and re-inserts a few of the
+    /// records how each body moved since the last step
+    /// ([`World::frame_motion`]), finds which bodies entered and left each
+    /// trigger volume since the last step ([`World::trigger_events`]), and
+    /// re-inserts a few of the
     /// dynamic tree's leaves so it stays near the quality of a fresh build
     /// under endless motion (a hundredth of the bodies, at least 8).
     ///
@@ -258,6 +260,7 @@ impl World {
     /// for copies of baked primitives and polytopes; a copy of a triangle
     /// mesh or concave solid counts by the hull of its box's corners.
     pub fn step(&mut self) {
+        self.bodies.close_frame();
         let budget = (self.bodies.len() / 100).max(8);
         self.bodies.optimize(budget);
         let mut now = Vec::with_capacity(self.inside.len());
@@ -316,6 +319,28 @@ impl World {
     /// ```
     pub fn trigger_events(&self) -> &[TriggerEvent] {
         &self.events
+    }
+
+    /// How body or mover `id` moved in the last frame: its pose at the
+    /// step before the last and at the last ([`World::step`]); `None` if
+    /// it did not move between them. A character standing on it is carried
+    /// by `after ∘ before⁻¹` ([`crate::character::Character::ride`]).
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::{Body, Pose, QueryShape, Vec3, World};
+    /// let mut world = World::new(level);
+    /// let raft = world.insert(Body::shape(QueryShape::Box { half: Vec3::ONE }, Pose::at(Vec3::ZERO)))?;
+    /// world.step();
+    /// world.set_pose(raft, Pose::at(Vec3::X))?;
+    /// world.step();
+    /// assert_eq!(world.frame_motion(raft), Some((Pose::at(Vec3::ZERO), Pose::at(Vec3::X))));
+    /// world.step(); // a frame without a move
+    /// assert_eq!(world.frame_motion(raft), None);
+    /// # Ok::<(), kiln_runtime::WorldError>(())
+    /// ```
+    pub fn frame_motion(&self, id: ObjectId) -> Option<(Pose, Pose)> {
+        self.bodies.get(id).and_then(|b| b.moved)
     }
 
     /// Every (trigger, body) pair in contact at the last [`World::step`],

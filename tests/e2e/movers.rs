@@ -284,3 +284,171 @@ fn moved_movers_answer_every_query_like_brute_force() {
         stats.hits
     );
 }
+
+/// The character on things that move: the baked lift, a turning
+/// platform, the baked door, and the lift's edge.
+mod riding {
+    use super::*;
+    use kiln_runtime::character::{Character, Ground};
+    use kiln_runtime::{Body, QueryShape};
+
+    const FALL: Vec3 = Vec3::new(0.0, -0.1, 0.0);
+
+    /// One frame: the world steps, the ground carries the player, the
+    /// player moves.
+    fn frame(
+        world: &mut World,
+        player: &Character,
+        at: &mut Vec3,
+        ground: &mut Ground,
+        walk: Vec3,
+    ) -> Quat {
+        world.step();
+        let (carried, turn) = player.ride(world, *at, ground);
+        let m = player.move_and_slide(world, carried, walk + FALL, &Filter::ALL);
+        (*at, *ground) = (m.position, m.ground);
+        turn
+    }
+
+    #[test]
+    fn a_lift_carries_the_character_up_and_down_without_sinking_or_leaving() {
+        let (level, _) = bake("movers.gltf", &BakeSettings::default());
+        let mut world = World::new(level.clone());
+        let lift = level.find_object("Lift").unwrap();
+        let player = Character::capsule(0.3, 0.6);
+        // standing on the lift's top (y = 1.25)
+        let (mut at, mut ground) = (Vec3::new(0.0, 2.2, 0.0), Ground::InAir);
+        frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+        let mut worst = (0.0f32, 0.0f32);
+        for f in 0..240 {
+            // up 3 m and down again, fastest in the middle (up to 4 cm a frame)
+            let y = 1.0 + 1.5 * (1.0 - (f as f32 / 240.0 * std::f32::consts::TAU).cos());
+            world
+                .set_pose(lift, Pose::at(Vec3::new(0.0, y, 0.0)))
+                .unwrap();
+            frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+            let Ground::OnGround(g) = ground else {
+                panic!("frame {f}: off the lift at {at}: {ground:?}");
+            };
+            assert_eq!(g.object, lift, "frame {f}");
+            let above = at.y - (y + 0.25 + 0.9);
+            worst = (worst.0.min(above), worst.1.max(above));
+            assert!(
+                at.x.abs() < 1e-3 && at.z.abs() < 1e-3,
+                "frame {f}: drifted to {at}"
+            );
+        }
+        // never sunk into it, never left behind by more than the skin
+        assert!(worst.0 > -1e-3 && worst.1 < 0.011, "{worst:?}");
+    }
+
+    #[test]
+    fn a_turning_platform_carries_the_character_round_with_it() {
+        let (level, _) = bake("movers.gltf", &BakeSettings::default());
+        let mut world = World::new(level);
+        let centre = Vec3::new(0.0, 3.0, -20.0);
+        let disc = world
+            .insert(Body::shape(
+                QueryShape::Box {
+                    half: Vec3::new(3.0, 0.25, 3.0),
+                },
+                Pose::at(centre),
+            ))
+            .unwrap();
+        let player = Character::capsule(0.3, 0.6);
+        let start = centre + Vec3::new(2.0, 0.25 + 0.9, 0.0);
+        let (mut at, mut ground) = (start, Ground::InAir);
+        frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+        let mut turned = Quat::IDENTITY;
+        for f in 1..=60 {
+            let angle = std::f32::consts::FRAC_PI_2 * f as f32 / 60.0;
+            world
+                .set_pose(disc, Pose::new(Quat::from_rotation_y(angle), centre))
+                .unwrap();
+            turned = frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO) * turned;
+            assert!(
+                matches!(ground, Ground::OnGround(g) if g.object == disc),
+                "frame {f}"
+            );
+        }
+        // a quarter turn about y takes +x to -z
+        let want = centre + Vec3::new(0.0, 0.25 + 0.9, -2.0);
+        assert!((at - want).length() < 2e-3, "{at} against {want}");
+        let (axis, angle) = turned.to_axis_angle();
+        assert!(
+            (angle - std::f32::consts::FRAC_PI_2).abs() < 1e-3 && axis.y > 0.99,
+            "{axis} {angle}"
+        );
+    }
+
+    #[test]
+    fn a_door_that_swings_into_the_character_pushes_it_and_never_leaves_it_inside() {
+        let (level, _) = bake("movers.gltf", &BakeSettings::default());
+        let mut world = World::new(level.clone());
+        let door = level.find_object("Door").unwrap();
+        let player = Character::capsule(0.3, 0.6);
+        // beside the door's far end (the door: 1 m along x at z = 3, hinged at its centre)
+        let (mut at, mut ground) = (Vec3::new(0.3, 0.9, 3.5), Ground::InAir);
+        frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+        let mut moved = 0.0f32;
+        for f in 1..=45 {
+            let angle = std::f32::consts::FRAC_PI_2 * f as f32 / 45.0;
+            world
+                .set_pose(
+                    door,
+                    Pose::new(Quat::from_rotation_y(-angle), Vec3::new(0.0, 1.0, 3.0)),
+                )
+                .unwrap();
+            let before = at;
+            frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+            moved += (at - before).length();
+            let deepest = world
+                .overlap(&player.shape, &Pose::at(at), &Filter::ALL)
+                .iter()
+                .filter(|o| o.object == door)
+                .map(|o| o.depth)
+                .fold(0.0f32, f32::max);
+            // pushed out before the frame ends: no deeper than the skin and
+            // the door's turn within one frame
+            assert!(
+                deepest <= player.settings.skin + 1e-3,
+                "frame {f}: {deepest} m inside the door at {at}"
+            );
+        }
+        assert!(
+            moved > 0.1,
+            "the door never reached the character ({moved} m)"
+        );
+    }
+
+    #[test]
+    fn walking_off_a_lift_falls_to_the_floor() {
+        let (level, _) = bake("movers.gltf", &BakeSettings::default());
+        let mut world = World::new(level.clone());
+        let (lift, floor) = (
+            level.find_object("Lift").unwrap(),
+            level.find_object("Floor").unwrap(),
+        );
+        let player = Character::capsule(0.3, 0.6);
+        let (mut at, mut ground) = (Vec3::new(0.0, 2.2, 0.0), Ground::InAir);
+        frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
+        assert!(matches!(ground, Ground::OnGround(g) if g.object == lift));
+        // 4 m towards -x, where nothing stands in the way (the zone there
+        // is a trigger), still over the 10 m floor
+        for _ in 0..80 {
+            frame(
+                &mut world,
+                &player,
+                &mut at,
+                &mut ground,
+                Vec3::new(-0.05, 0.0, 0.0),
+            );
+        }
+        assert!(at.x < -3.9, "{at}");
+        assert!(
+            matches!(ground, Ground::OnGround(g) if g.object == floor),
+            "{ground:?} at {at}"
+        );
+        assert!((at.y - 0.9).abs() < 1e-3, "{at}");
+    }
+}

@@ -86,6 +86,11 @@ pub(crate) struct BodyState {
     /// The body as a convex query shape in its own frame, for trigger
     /// tests (made on first use).
     probe: std::sync::OnceLock<Probe>,
+    /// Its pose at the last step, while it has moved since.
+    pub before: Option<Pose>,
+    /// How it moved between the two last steps: its poses at the one
+    /// before and at the last.
+    pub moved: Option<(Pose, Pose)>,
 }
 
 /// A body as a query shape: its shape and where it sits in the body's
@@ -157,6 +162,8 @@ impl BodyState {
             name,
             trigger: false,
             probe: std::sync::OnceLock::new(),
+            before: None,
+            moved: None,
         };
         body.local_box = body.collider().0.local_box();
         Ok(body)

@@ -40,6 +40,10 @@ pub(crate) struct Bodies {
     /// The slot of each of the level's movers and triggers, by object
     /// number.
     level_slots: std::collections::HashMap<u32, u32>,
+    /// Bodies moved since the last step.
+    dirty: Vec<ObjectId>,
+    /// Bodies that moved between the two last steps.
+    last_moved: Vec<ObjectId>,
 }
 
 impl Default for Bodies {
@@ -50,6 +54,8 @@ impl Default for Bodies {
             tree: DynamicTree::new(MARGIN),
             count: 0,
             level_slots: Default::default(),
+            dirty: Vec::new(),
+            last_moved: Vec::new(),
         }
     }
 }
@@ -160,6 +166,10 @@ impl Bodies {
         let Some((body, proxy)) = self.slots[k as usize].body.as_mut() else {
             return Err(WorldError::Unknown(id));
         };
+        if body.before.is_none() {
+            body.before = Some(body.pose);
+            self.dirty.push(id);
+        }
         let b = body.place(pose);
         self.tree.set_box(*proxy, b);
         Ok(())
@@ -204,6 +214,28 @@ impl Bodies {
             });
         }
         out.sort_unstable();
+    }
+
+    /// Closes a frame: what moved since the last step becomes the
+    /// frame's motion ([`body::BodyState::moved`]), and what moved the
+    /// frame before has none now.
+    pub fn close_frame(&mut self) {
+        for id in std::mem::take(&mut self.last_moved) {
+            if let Some(k) = self.slot_of(id)
+                && let Some((b, _)) = self.slots[k as usize].body.as_mut()
+            {
+                b.moved = None;
+            }
+        }
+        for id in std::mem::take(&mut self.dirty) {
+            if let Some(k) = self.slot_of(id)
+                && let Some((b, _)) = self.slots[k as usize].body.as_mut()
+                && let Some(before) = b.before.take()
+            {
+                b.moved = Some((before, b.pose));
+                self.last_moved.push(id);
+            }
+        }
     }
 
     /// Re-inserts up to `budget` of the tree's leaves (see
