@@ -11,6 +11,11 @@ controller (the `walk` example and tests/e2e/character.rs). Y is up, metres.
   - lane z = 14: a 60 degree ramp (too steep) from x = 4;
   - a wall 3 m high along x = 16.
 
+It also writes samples/moving_course.gltf: the same course and three
+movers (node extras `{"motion": "kinematic"}`) for the `walk` example's
+ride: a lift (2 x 0.2 x 2 m) at x = 12, z = 17; a turntable (3 x 0.2 x 3 m)
+at x = 12, z = 7; a sliding door (0.2 x 2 x 2 m) across z = 10 at x = 14.5.
+
 Re-run after editing: python3 samples/make_walk_course.py"""
 import base64, json, math, os, struct
 
@@ -34,6 +39,11 @@ def tile(n=10, size=10.0):
 
 
 def main():
+    write("walk_course.gltf", course(False))
+    write("moving_course.gltf", course(True))
+
+
+def course(movers):
     meshes = [("cube", CUBE_P, CUBE_T), ("tile", *tile())]
     nodes = []
 
@@ -57,10 +67,21 @@ def main():
         cy = math.sin(a) * length / 2 - math.cos(a) * thick / 2
         box(name, [cx, cy, z], [length / 2, thick / 2, 1], a)
     box("wall", [16.25, 1.5, 10], [0.25, 1.5, 10])
+    if movers:
+        box("lift", [12, 0.1, 17], [1, 0.1, 1])
+        box("turntable", [12, 0.1, 7], [1.5, 0.1, 1.5])
+        box("door", [14.5, 1.0, 10], [0.1, 1.0, 1.0])
+        for n in nodes[-3:]:
+            n["extras"] = {"motion": "kinematic"}
 
+    return meshes, nodes
+
+
+def write(name, course):
+    meshes, nodes = course
     blob = b""
     accessors, views, gmeshes = [], [], []
-    for name, p, t in meshes:
+    for mname, p, t in meshes:
         pos = b"".join(struct.pack("<3f", *v) for v in p)
         idx = b"".join(struct.pack("<3I", *tri) for tri in t)
         for data, target in ((pos, 34962), (idx, 34963)):
@@ -70,7 +91,7 @@ def main():
         hi = [max(v[k] for v in p) for k in range(3)]
         accessors.append({"bufferView": len(views) - 2, "componentType": 5126, "count": len(p), "type": "VEC3", "min": lo, "max": hi})
         accessors.append({"bufferView": len(views) - 1, "componentType": 5125, "count": 3 * len(t), "type": "SCALAR"})
-        gmeshes.append({"name": name, "primitives": [{"attributes": {"POSITION": len(accessors) - 2}, "indices": len(accessors) - 1}]})
+        gmeshes.append({"name": mname, "primitives": [{"attributes": {"POSITION": len(accessors) - 2}, "indices": len(accessors) - 1}]})
     doc = {
         "asset": {"version": "2.0", "generator": "kiln samples/make_walk_course.py"},
         "scene": 0,
@@ -81,7 +102,7 @@ def main():
         "bufferViews": views,
         "buffers": [{"byteLength": len(blob), "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode()}],
     }
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "walk_course.gltf")
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     print("wrote", out)

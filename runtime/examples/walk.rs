@@ -11,9 +11,19 @@
 //! wall and along it, then up the 20° ramp. Other levels: pass waypoints
 //! as `x,z` pairs after the archive (`-- level.kiln 0,0 10,0 10,10`); the
 //! character starts 2 m above the first.
+//!
+//! On the bundled moving course, whose lift, turntable and door move, the
+//! character rides instead: onto the lift, up 2 m and down again, onto
+//! the turning table and round with it, then against the sliding door
+//! until it opens and through.
+//!
+//! ```text
+//! cargo run --release -p kiln-baker -- bake samples/moving_course.gltf -o target/moving.kiln
+//! cargo run --release -p kiln-runtime --example walk -- target/moving.kiln
+//! ```
 
 use kiln_runtime::character::{Character, Ground};
-use kiln_runtime::{Filter, Level, Vec3};
+use kiln_runtime::{Filter, Level, Pose, Quat, Vec3, World};
 
 /// Frames per second.
 const HZ: f32 = 60.0;
@@ -39,6 +49,15 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if let (Some(lift), Some(table), Some(door)) = (
+        level.find_object("lift"),
+        level.find_object("turntable"),
+        level.find_object("door"),
+    ) && args.len() == 1
+    {
+        ride(World::new(level), [lift, table, door]);
+        return;
+    }
     let mut waypoints: Vec<(f32, f32)> = Vec::new();
     for a in &args[1..] {
         let parsed = a
@@ -132,4 +151,134 @@ fn main() {
             if arrived { "arrived" } else { "blocked" }
         );
     }
+}
+
+/// The moving course's tour: the world animates its three movers by the
+/// clock, the character walks a script of legs and rides what is under it.
+fn ride(mut world: World, [lift, table, door]: [kiln_runtime::ObjectId; 3]) {
+    let player = Character::capsule(0.3, 0.6);
+    let baked = |id| world.pose(id).expect("a mover");
+    let (lift0, table0, door0) = (baked(lift), baked(table), baked(door));
+    // (where to walk, seconds to stand there after arriving)
+    let legs = [
+        ((12.0, 17.0), 6.5),
+        ((12.0, 9.0), 0.0),
+        ((13.0, 7.0), 3.0),
+        ((13.0, 10.0), 0.0),
+        ((15.5, 10.0), 0.0),
+    ];
+    let mut at = Vec3::new(12.0, 1.0, 14.5);
+    let mut ground = Ground::InAir;
+    let mut fall_speed = 0.0f32;
+    let mut frame = 0usize;
+    let (mut lift_low, mut lift_high) = (f32::INFINITY, f32::NEG_INFINITY);
+    let mut turned = 0.0f32;
+    let mut door_blocked = 0usize;
+    println!("{:>6} {:>26}  ground", "time", "position");
+    for (leg, &((x, z), stay)) in legs.iter().enumerate() {
+        let mut arrived_at = None;
+        for _ in 0..MAX_FRAMES {
+            let t = frame as f32 / HZ;
+            // the movers by the clock: the lift up 2 m and down over 6 s
+            // from t = 1 s; the table turning at 0.6 rad/s; the door
+            // sliding open (2.2 m along +z) from t = 16 s
+            let rise = if (1.0..=7.0).contains(&t) {
+                1.0 - (std::f32::consts::TAU * (t - 1.0) / 6.0).cos()
+            } else {
+                0.0
+            };
+            let moves = [
+                (
+                    lift,
+                    Pose::new(lift0.rotation, lift0.translation + Vec3::Y * rise),
+                ),
+                (
+                    table,
+                    Pose::new(
+                        Quat::from_rotation_y(0.6 * t) * table0.rotation,
+                        table0.translation,
+                    ),
+                ),
+                (
+                    door,
+                    Pose::new(
+                        door0.rotation,
+                        door0.translation + Vec3::Z * (2.2 * (t - 16.0).clamp(0.0, 1.0)),
+                    ),
+                ),
+            ];
+            for (id, pose) in moves {
+                world.set_pose(id, pose).expect("movers move");
+            }
+            world.step();
+            let (carried, turn) = player.ride(&world, at, &ground);
+            if let Ground::OnGround(g) = ground
+                && g.object == table
+            {
+                turned += turn.to_axis_angle().1 * turn.to_axis_angle().0.y.signum();
+            }
+            let to = Vec3::new(x - carried.x, 0.0, z - carried.z);
+            let dist = to.length();
+            let walk = if arrived_at.is_some() || dist < 0.02 {
+                Vec3::ZERO
+            } else {
+                to / dist * (SPEED / HZ).min(dist)
+            };
+            fall_speed += GRAVITY / HZ;
+            let m = player.move_and_slide(
+                &world,
+                carried,
+                walk + Vec3::NEG_Y * (fall_speed / HZ),
+                &Filter::ALL,
+            );
+            if walk != Vec3::ZERO && (m.position - carried).length() < walk.length() * 0.1 {
+                door_blocked += usize::from(m.hits.iter().any(|h| h.object == door));
+            }
+            (at, ground) = (m.position, m.ground);
+            let on = match ground {
+                Ground::OnGround(g) => {
+                    fall_speed = 0.0;
+                    if g.object == lift {
+                        lift_low = lift_low.min(at.y);
+                        lift_high = lift_high.max(at.y);
+                    }
+                    format!("on {}", world.object_name(g.object))
+                }
+                Ground::OnSteepGround(g) => format!("sliding on {}", world.object_name(g.object)),
+                Ground::InAir => "in the air".into(),
+            };
+            frame += 1;
+            if frame.is_multiple_of(30) {
+                println!(
+                    "{:>5.1}s {:>26}  {on}",
+                    frame as f32 / HZ,
+                    format!("{at:.3}")
+                );
+            }
+            if arrived_at.is_none() && Vec3::new(x - at.x, 0.0, z - at.z).length() < 0.05 {
+                arrived_at = Some(frame);
+            }
+            if arrived_at.is_some_and(|f| (frame - f) as f32 >= stay * HZ) {
+                break;
+            }
+        }
+        println!(
+            "-- leg {} to ({x}, {z}): {}",
+            leg + 1,
+            if arrived_at.is_some() {
+                "arrived"
+            } else {
+                "blocked"
+            }
+        );
+    }
+    println!("rode the lift from y = {lift_low:.3} to y = {lift_high:.3} and back");
+    println!(
+        "turned with the turntable by {:.0} degrees",
+        turned.to_degrees()
+    );
+    println!(
+        "held by the closed door for {:.1} s, then through",
+        door_blocked as f32 / HZ
+    );
 }

@@ -516,11 +516,13 @@ impl Character<'_> {
         at
     }
 
-    /// What the character at `at` stands on: a short cast down.
+    /// What the character at `at` stands on: a short cast down that
+    /// ignores what it moves along or away from, so a wall or a door
+    /// pressing on the character's side is not taken for its ground.
     fn ground(&self, level: &(impl Space + ?Sized), at: Vec3, filter: &Filter) -> Ground {
         let up = self.up();
         let reach = self.settings.skin.max(1e-3);
-        let Some(h) = self.cast_with(level, at, -up * reach, filter, false) else {
+        let Some(h) = self.cast_with(level, at, -up * reach, filter, true) else {
             return Ground::InAir;
         };
         if h.normal.dot(up) <= 0.0 {

@@ -402,6 +402,11 @@ mod riding {
             let before = at;
             frame(&mut world, &player, &mut at, &mut ground, Vec3::ZERO);
             moved += (at - before).length();
+            // pressed by the door, it still stands on the floor
+            assert!(
+                matches!(ground, Ground::OnGround(g) if g.normal.y > 0.99),
+                "frame {f}: {ground:?}"
+            );
             let deepest = world
                 .overlap(&player.shape, &Pose::at(at), &Filter::ALL)
                 .iter()

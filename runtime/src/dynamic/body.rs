@@ -197,7 +197,7 @@ impl BodyState {
                 object,
             },
             inst.layers.to_native(),
-            String::new(),
+            level.object_name(object).into_owned(),
         )?;
         body.base = base;
         body.similar = similar;
