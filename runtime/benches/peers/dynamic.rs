@@ -386,8 +386,68 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
     );
 }
 
-/// The dynamic-tree rows: 10k and 100k bodies (1k and 10k with `--quick`).
+/// A character riding the moving course's lift up and down, with 1,000
+/// bodies about: each update is the frame's lift move, the world's step,
+/// the ride and the move (Kiln alone: no peer row).
+fn character_on_a_lift(quick: bool, rows: &mut Vec<Row>) {
+    use kiln_runtime::character::{Character, Ground};
+    use kiln_runtime::{Body, Filter, Level, Pose, QueryShape, World};
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/moving_course.gltf");
+    let baked = kiln_baker::bake_file(&path, &Default::default()).expect("the moving course bakes");
+    let mut world = World::new(Level::from_bytes(&baked.bytes).expect("it opens"));
+    let lift = world.level().find_object("lift").expect("a lift");
+    let lift0 = world.pose(lift).expect("a mover");
+    let mut rng = Rng(3);
+    for _ in 0..1000 {
+        let at = Vec3::new(
+            rng.range(0.0, 20.0),
+            rng.range(0.5, 4.0),
+            rng.range(0.0, 20.0),
+        );
+        let _ = world.insert(Body::shape(
+            QueryShape::Sphere { radius: 0.2 },
+            Pose::at(at),
+        ));
+    }
+    let player = Character::capsule(0.3, 0.6);
+    let frames = if quick { 600 } else { 6000 };
+    let mut at = Vec3::new(12.0, 1.1, 17.0);
+    let mut ground = Ground::InAir;
+    let mut on_lift = 0usize;
+    let t0 = Instant::now();
+    for f in 0..frames {
+        let rise = 1.0 - (std::f32::consts::TAU * f as f32 / 360.0).cos();
+        world
+            .set_pose(
+                lift,
+                Pose::new(lift0.rotation, lift0.translation + Vec3::Y * rise),
+            )
+            .expect("the lift moves");
+        world.step();
+        let (carried, _) = player.ride(&world, at, &ground);
+        let m = player.move_and_slide(&world, carried, Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
+        (at, ground) = (m.position, m.ground);
+        on_lift += usize::from(matches!(ground, Ground::OnGround(g) if g.object == lift));
+    }
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "moving course: {frames} character updates on a lift (move, step, ride, move_and_slide) with 1,000 bodies about, {on_lift} of them on the lift: {:.2} µs an update",
+        s / frames as f64 * 1e6
+    );
+    rows.push(Row {
+        mesh: "moving course".into(),
+        query: "character on a lift updates/s".into(),
+        kiln: frames as f64 / s,
+        parry: f64::NAN,
+        unit: "/s",
+    });
+}
+
+/// The dynamic-tree rows: 10k and 100k bodies (1k and 10k with `--quick`),
+/// and a character riding a lift.
 pub fn dynamic_rows(quick: bool, rows: &mut Vec<Row>) {
+    character_on_a_lift(quick, rows);
     for n in if quick {
         [1_000, 10_000]
     } else {
