@@ -433,3 +433,131 @@ fn many_threads_query_one_world_and_agree_with_one() {
     assert_eq!(yes, alone);
     assert!(yes.iter().any(|&y| y) && yes.iter().any(|&y| !y));
 }
+
+/// Worlds on the shared real levels (nobody here made them; truck town
+/// authors its colliders with OMI bodies): bodies of every shape kind
+/// and copies of each level's own objects, moved about, every query kind
+/// judged against brute force over the level and the bodies.
+#[test]
+fn worlds_on_shared_levels_answer_like_brute_force() {
+    let Some(dir) = kiln_tests::levels_dir() else {
+        eprintln!("SKIPPED: no shared levels (../shared/levels)");
+        return;
+    };
+    let mut total = Stats::default();
+    for (k, file) in [
+        "many-cubes.gltf",
+        "khr_Duck.glb",
+        "bevy_terrain.glb",
+        "godot_truck_town.gltf",
+        "sauer_pandora.glb",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let baked = bake_file(&dir.join(file), &Default::default()).unwrap();
+        let level = Arc::new(Level::from_bytes(&baked.bytes).unwrap());
+        let mut world = World::new(level.clone());
+        let mut rng = Rng::new(900 + k as u64);
+        // the level's movers where they were baked; its triggers unseen
+        let mut base = judge::objects(&level);
+        for o in level.movers_and_triggers() {
+            if !level.is_trigger(o) {
+                base[o.index() as usize] = judge::copy_object(&level, o, &Pose::IDENTITY);
+            }
+        }
+        let statics = judge::objects(&level);
+        let mut models: HashMap<ObjectId, Model> = HashMap::new();
+        let mut stats = Stats::default();
+        for round in 0..4 {
+            // new bodies near the level's surfaces, and every body moved
+            for _ in 0..12 {
+                let (p, size) = judge::near_surface(&statics, &mut rng);
+                let s = (size as f32 * rng.range(0.1, 0.5)).clamp(0.05, 5.0);
+                let at = (p + rng.unit().as_dvec3() * f64::from(s)).as_vec3();
+                let pose = Pose::new(Quat::from_axis_angle(rng.unit(), rng.range(0.0, 6.0)), at);
+                let made = if rng.below(3) == 0 {
+                    let n = level.object_count();
+                    Made::Copy(0, level.object(rng.below(n as usize) as u32).unwrap())
+                } else {
+                    Made::Shape(Query::random(rng.below(4), s, at, &mut rng).kind)
+                };
+                let id = match &made {
+                    Made::Shape(kind) => world.insert(Body::shape(Query::shape_of(kind), pose)),
+                    Made::Copy(_, o) => world.insert(Body::copy(&level, *o, pose)),
+                };
+                if let Ok(id) = id {
+                    models.insert(id, Model { made, pose });
+                }
+            }
+            for (id, m) in models.iter_mut() {
+                m.pose = Pose::new(
+                    m.pose.rotation,
+                    m.pose.translation + rng.unit() * rng.range(0.0, 1.0),
+                );
+                world.set_pose(*id, m.pose).unwrap();
+            }
+            world.step();
+            let mut objs: Vec<Object> = base.iter().map(clone_object).collect();
+            for id in world.bodies() {
+                objs.push(match models.get(&id) {
+                    Some(m) => match &m.made {
+                        Made::Shape(kind) => judge::body_object(&Query::shape_of(kind), &m.pose),
+                        Made::Copy(_, o) => judge::copy_object(&level, *o, &m.pose),
+                    },
+                    // one of the level's movers or triggers: addressed by
+                    // its level number, nothing here
+                    None => Object {
+                        kind: "none",
+                        pieces: Vec::new(),
+                        solid: None,
+                        flat: Vec::new(),
+                    },
+                });
+            }
+            for i in 0..30 {
+                let tag = format!("{file} round {round} query {i}");
+                let (p, size) = judge::near_surface(&objs, &mut rng);
+                let s = ((size * f64::from(rng.range(0.05, 0.5))) as f32).min(5.0);
+                let at =
+                    (p + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
+                        .as_vec3();
+                let q = Query::random(i % 4, s, at, &mut rng);
+                judge::check_overlap(&world, &objs, &q, &mut stats, &tag);
+                let (target, _) = judge::near_surface(&objs, &mut rng);
+                let motion = (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2;
+                if motion.length() > 1e-3 {
+                    judge::check_cast(&world, &objs, &q, motion, 1.5, &mut stats, &tag);
+                }
+                judge::check_point(&world, &objs, at, &tag);
+                let from = at + rng.unit() * s * 4.0;
+                judge::check_ray(
+                    &world,
+                    &objs,
+                    &Ray::new(from, target.as_vec3() - from, 1.5),
+                    &tag,
+                );
+            }
+        }
+        judge::report(&format!("world on {file}"), &stats);
+        total.add(&stats);
+    }
+    assert!(
+        total.touching > 200 && total.hits > 200,
+        "too few contacts to mean anything"
+    );
+}
+
+/// A copy of an oracle object (the judge's objects are not `Clone`).
+fn clone_object(o: &Object) -> Object {
+    Object {
+        kind: o.kind,
+        pieces: o
+            .pieces
+            .iter()
+            .map(|p| judge::Piece::new(p.core.clone(), p.radius))
+            .collect(),
+        solid: o.solid.clone(),
+        flat: o.flat.clone(),
+    }
+}
