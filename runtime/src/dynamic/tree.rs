@@ -701,7 +701,7 @@ impl DynamicTree {
         // children are tested before they are entered: a node on the
         // stack is known to meet the region
         let mut stack = Stack::new(NULL);
-        stack.pop();
+        let _ = stack.pop();
         let mut i = self.root;
         loop {
             let n = &nodes[i as usize];
@@ -863,9 +863,11 @@ impl DynamicTree {
 }
 
 /// A walk's stack: 64 entries in place (a balanced tree of 2⁶⁴ leaves),
-/// spilling to the heap only for a degenerate tree deeper than that.
+/// never initialised as a whole (clearing 64 entries per ray cost more
+/// than a short walk), spilling to the heap only for a degenerate tree
+/// deeper than that.
 struct Stack<T: Copy> {
-    slots: [T; 64],
+    slots: [std::mem::MaybeUninit<T>; 64],
     len: usize,
     spill: Vec<T>,
 }
@@ -873,16 +875,18 @@ struct Stack<T: Copy> {
 impl<T: Copy> Stack<T> {
     #[inline]
     fn new(first: T) -> Self {
-        Stack {
-            slots: [first; 64],
-            len: 1,
+        let mut s = Stack {
+            slots: [const { std::mem::MaybeUninit::uninit() }; 64],
+            len: 0,
             spill: Vec::new(),
-        }
+        };
+        s.push(first);
+        s
     }
     #[inline]
     fn push(&mut self, e: T) {
         if self.len < self.slots.len() {
-            self.slots[self.len] = e;
+            self.slots[self.len] = std::mem::MaybeUninit::new(e);
             self.len += 1;
         } else {
             self.spill.push(e);
@@ -894,7 +898,11 @@ impl<T: Copy> Stack<T> {
             return Some(e);
         }
         self.len = self.len.checked_sub(1)?;
-        Some(self.slots[self.len])
+        // SAFETY: slots `0..len` were each written by `push` (which
+        // raises `len` only after writing), and `pop` only lowers `len`,
+        // so slot `len` (after the decrement) holds a value `push` wrote;
+        // `T: Copy`, so reading it out cannot drop anything twice.
+        Some(unsafe { self.slots[self.len].assume_init() })
     }
 }
 
