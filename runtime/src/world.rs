@@ -255,6 +255,10 @@ impl World {
     /// dynamic tree's leaves so it stays near the quality of a fresh build
     /// under endless motion (a hundredth of the bodies, at least 8).
     ///
+    /// A character (or any query shape) that should set off triggers is
+    /// a body: insert its shape, `set_pose` it every frame, and skip it
+    /// in its own queries (`Filter::skip`).
+    ///
     /// A body is in a trigger when it touches the trigger's collider:
     /// exactly for bodies made of spheres, capsules, boxes and hulls and
     /// for copies of baked primitives and polytopes; a copy of a triangle

@@ -426,6 +426,40 @@ mod riding {
         );
     }
 
+    /// A character that should set off triggers is a body the game moves
+    /// each frame (and skips in its own moves): walking through the
+    /// baked zone reports it entering and leaving.
+    #[test]
+    fn a_character_body_sets_off_triggers() {
+        let (level, _) = bake("movers.gltf", &BakeSettings::default());
+        let zone = level.find_object("Zone").unwrap();
+        let mut world = World::new(level);
+        let player = Character::capsule(0.3, 0.6);
+        let mut at = Vec3::new(-3.0, 0.9, 4.5);
+        let me = world
+            .insert(Body::shape(player.shape, Pose::at(at)).named("player"))
+            .unwrap();
+        let own = [me];
+        let mut ground = Ground::InAir;
+        let mut events = Vec::new();
+        // along x = -3 from z = 4.5 to z = -4.5: through the 4 m zone there
+        for _ in 0..240 {
+            world.set_pose(me, Pose::at(at)).unwrap();
+            world.step();
+            events.extend(world.trigger_events().iter().copied());
+            let walk = Vec3::new(-3.0 - at.x, 0.0, -4.5 - at.z).clamp_length_max(0.05);
+            let m = player.move_and_slide(&world, at, walk + FALL, &Filter::skip(&own));
+            (at, ground) = (m.position, m.ground);
+        }
+        assert!(matches!(ground, Ground::OnGround(_)) && at.z < -4.4, "{at}");
+        let mine: Vec<bool> = events
+            .iter()
+            .filter(|e| e.body == me && e.trigger == zone)
+            .map(|e| e.entered)
+            .collect();
+        assert_eq!(mine, [true, false], "{events:?}");
+    }
+
     #[test]
     fn walking_off_a_lift_falls_to_the_floor() {
         let (level, _) = bake("movers.gltf", &BakeSettings::default());
