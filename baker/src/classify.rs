@@ -595,8 +595,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
 /// project rule that matches the object (or its mesh) and says so
 /// decides, else as the file says.
 pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
-    use crate::scene::Motion;
-    use kiln_formats::level::{DYNAMIC, KINEMATIC, TRIGGER};
+    use kiln_formats::level::TRIGGER;
     scene
         .instances
         .iter()
@@ -610,12 +609,7 @@ pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
             };
             let motion = matching().find_map(|r| r.motion).unwrap_or(inst.motion);
             let trigger = matching().find_map(|r| r.trigger).unwrap_or(inst.trigger);
-            let m = match motion {
-                Motion::Static => 0,
-                Motion::Kinematic => KINEMATIC,
-                Motion::Dynamic => DYNAMIC,
-            };
-            m | if trigger { TRIGGER } else { 0 }
+            motion.bits() | if trigger { TRIGGER } else { 0 }
         })
         .collect()
 }

@@ -429,9 +429,9 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
             json!({"collider": collider})
         };
         match inst.motion() {
-            kiln_formats::level::KINEMATIC => body["motion"] = json!({"isKinematic": true}),
-            kiln_formats::level::DYNAMIC => body["motion"] = json!({}),
-            _ => {}
+            kiln_formats::level::Motion::Kinematic => body["motion"] = json!({"isKinematic": true}),
+            kiln_formats::level::Motion::Dynamic => body["motion"] = json!({}),
+            kiln_formats::level::Motion::Static => {}
         }
         node["extensions"] = json!({"KHR_physics_rigid_bodies": body});
         // the preview: one mesh per shape where nodes place it (instances

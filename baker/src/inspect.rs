@@ -220,11 +220,7 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     .filter(|&(k, _)| inst.layers.to_native() & (1 << k) != 0)
                     .map(|(_, n)| n.to_string())
                     .collect(),
-                motion: match inst.motion() {
-                    kiln_formats::level::KINEMATIC => "kinematic",
-                    kiln_formats::level::DYNAMIC => "dynamic",
-                    _ => "static",
-                },
+                motion: inst.motion().name(),
                 trigger: inst.is_trigger(),
                 triangles: tris,
                 depth,

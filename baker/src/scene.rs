@@ -135,37 +135,7 @@ pub struct SceneInstance {
     pub trigger: bool,
 }
 
-/// How an object moves: static objects are the level's fixed geometry;
-/// movers (kinematic or dynamic) are baked with their collider and first
-/// placement and moved by the game at run time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Motion {
-    /// Never moves.
-    #[default]
-    Static,
-    /// Moved by the game (doors, lifts, platforms).
-    Kinematic,
-    /// Moved by a simulation.
-    Dynamic,
-}
-
-impl Motion {
-    /// The name files and reports use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Motion::Static => "static",
-            Motion::Kinematic => "kinematic",
-            Motion::Dynamic => "dynamic",
-        }
-    }
-
-    /// The motion a name gives (`static`, `kinematic`, `dynamic`).
-    pub fn parse(name: &str) -> Option<Motion> {
-        [Motion::Static, Motion::Kinematic, Motion::Dynamic]
-            .into_iter()
-            .find(|m| m.name() == name)
-    }
-}
+pub use kiln_formats::level::Motion;
 
 /// What ingest counted, for the bake report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

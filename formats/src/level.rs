@@ -66,12 +66,57 @@ pub const DYNAMIC: u32 = 2;
 /// they ask for triggers.
 pub const TRIGGER: u32 = 0b100;
 
+/// How an object moves: static objects are a level's fixed geometry;
+/// movers (kinematic or dynamic) are stored with their collider and first
+/// placement and moved at run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Motion {
+    /// Never moves.
+    #[default]
+    Static,
+    /// Moved by the game (doors, lifts, platforms).
+    Kinematic,
+    /// Moved by a simulation.
+    Dynamic,
+}
+
+impl Motion {
+    /// The name files and reports use: `static`, `kinematic`, `dynamic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Motion::Static => "static",
+            Motion::Kinematic => "kinematic",
+            Motion::Dynamic => "dynamic",
+        }
+    }
+
+    /// The motion a name gives.
+    pub fn parse(name: &str) -> Option<Motion> {
+        [Motion::Static, Motion::Kinematic, Motion::Dynamic]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+
+    /// Its motion bits in [`Instance::flags`].
+    pub fn bits(self) -> u32 {
+        match self {
+            Motion::Static => 0,
+            Motion::Kinematic => KINEMATIC,
+            Motion::Dynamic => DYNAMIC,
+        }
+    }
+}
+
 impl ArchivedInstance {
-    /// The motion bits of [`Instance::flags`] (0 static, [`KINEMATIC`],
-    /// [`DYNAMIC`]).
+    /// The motion [`Instance::flags`] gives (a verified archive's bits
+    /// are one of the three).
     #[inline]
-    pub fn motion(&self) -> u32 {
-        self.flags.to_native() & MOTION
+    pub fn motion(&self) -> Motion {
+        match self.flags.to_native() & MOTION {
+            KINEMATIC => Motion::Kinematic,
+            DYNAMIC => Motion::Dynamic,
+            _ => Motion::Static,
+        }
     }
 
     /// Whether the object is a trigger volume.

@@ -118,24 +118,10 @@ fn main() {
                 &Filter::ALL,
             );
             at = step.position;
-            let ground = match step.ground {
-                Ground::InAir => "in the air".to_string(),
-                Ground::OnGround(g) => {
-                    fall_speed = 0.0;
-                    format!(
-                        "on {} (normal {:.2})",
-                        level.object_name(g.object),
-                        g.normal
-                    )
-                }
-                Ground::OnSteepGround(g) => {
-                    format!(
-                        "sliding on {} (normal {:.2})",
-                        level.object_name(g.object),
-                        g.normal
-                    )
-                }
-            };
+            if matches!(step.ground, Ground::OnGround(_)) {
+                fall_speed = 0.0;
+            }
+            let ground = describe(&step.ground, |o| level.object_name(o).into_owned());
             frame += 1;
             if frame.is_multiple_of(6) {
                 println!(
@@ -235,18 +221,14 @@ fn ride(mut world: World, [lift, table, door]: [kiln_runtime::ObjectId; 3]) {
                 door_blocked += usize::from(m.hits.iter().any(|h| h.object == door));
             }
             (at, ground) = (m.position, m.ground);
-            let on = match ground {
-                Ground::OnGround(g) => {
-                    fall_speed = 0.0;
-                    if g.object == lift {
-                        lift_low = lift_low.min(at.y);
-                        lift_high = lift_high.max(at.y);
-                    }
-                    format!("on {}", world.object_name(g.object))
+            if let Ground::OnGround(g) = ground {
+                fall_speed = 0.0;
+                if g.object == lift {
+                    lift_low = lift_low.min(at.y);
+                    lift_high = lift_high.max(at.y);
                 }
-                Ground::OnSteepGround(g) => format!("sliding on {}", world.object_name(g.object)),
-                Ground::InAir => "in the air".into(),
-            };
+            }
+            let on = describe(&ground, |o| world.object_name(o).into_owned());
             frame += 1;
             if frame.is_multiple_of(30) {
                 println!(
@@ -281,4 +263,16 @@ fn ride(mut world: World, [lift, table, door]: [kiln_runtime::ObjectId; 3]) {
         "held by the closed door for {:.1} s, then through",
         door_blocked as f32 / HZ
     );
+}
+
+/// The ground state in words: what the character stands or slides on,
+/// named by `name`, with the surface's normal.
+fn describe(ground: &Ground, name: impl Fn(kiln_runtime::ObjectId) -> String) -> String {
+    match ground {
+        Ground::InAir => "in the air".to_string(),
+        Ground::OnGround(g) => format!("on {} (normal {:.2})", name(g.object), g.normal),
+        Ground::OnSteepGround(g) => {
+            format!("sliding on {} (normal {:.2})", name(g.object), g.normal)
+        }
+    }
 }

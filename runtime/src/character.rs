@@ -52,41 +52,31 @@ pub trait Space {
     );
 }
 
-impl Space for Level {
-    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-        Level::cast(self, cast, filter)
-    }
-    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-        Level::raycast(self, ray, filter)
-    }
-    fn overlap_into(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        filter: &Filter,
-        out: &mut Vec<ShapeOverlap>,
-    ) {
-        Level::overlap_into(self, shape, pose, filter, out)
-    }
+/// [`Space`] for a type whose own methods of the same names answer.
+macro_rules! space_by_methods {
+    ($t:ty) => {
+        impl Space for $t {
+            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+                <$t>::cast(self, cast, filter)
+            }
+            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+                <$t>::raycast(self, ray, filter)
+            }
+            fn overlap_into(
+                &self,
+                shape: &QueryShape,
+                pose: &Pose,
+                filter: &Filter,
+                out: &mut Vec<ShapeOverlap>,
+            ) {
+                <$t>::overlap_into(self, shape, pose, filter, out)
+            }
+        }
+    };
 }
 
-impl Space for World {
-    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-        World::cast(self, cast, filter)
-    }
-    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-        World::raycast(self, ray, filter)
-    }
-    fn overlap_into(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        filter: &Filter,
-        out: &mut Vec<ShapeOverlap>,
-    ) {
-        World::overlap_into(self, shape, pose, filter, out)
-    }
-}
+space_by_methods!(Level);
+space_by_methods!(World);
 
 /// How a character moves; [`CharacterSettings::default`] suits a
 /// human-sized capsule in metres.

@@ -323,11 +323,9 @@ impl Level {
     /// use kiln_runtime::Motion;
     /// assert_eq!(level.object_motion(level.find_object("wall").unwrap()), Motion::Static);
     /// ```
-    pub fn object_motion(&self, object: ObjectId) -> crate::object::Motion {
+    pub fn object_motion(&self, object: ObjectId) -> kiln_formats::level::Motion {
         self.instance(object)
-            .map_or(crate::object::Motion::Static, |i| {
-                crate::object::Motion::of_bits(i.motion())
-            })
+            .map_or(kiln_formats::level::Motion::Static, |i| i.motion())
     }
 
     /// Whether `object` is a trigger volume (which queries see only when

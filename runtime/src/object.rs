@@ -83,28 +83,3 @@ impl std::fmt::Display for ObjectId {
         }
     }
 }
-
-/// How an object moves: a level's static objects never do; its movers
-/// (kinematic or dynamic, as the file or the project's rules say) and a
-/// world's bodies move at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Motion {
-    /// Part of the fixed level.
-    #[default]
-    Static,
-    /// Moved by the game (doors, lifts, platforms).
-    Kinematic,
-    /// Moved by a simulation.
-    Dynamic,
-}
-
-impl Motion {
-    /// The motion of archive flags' motion bits.
-    pub(crate) fn of_bits(bits: u32) -> Motion {
-        match bits {
-            kiln_formats::level::KINEMATIC => Motion::Kinematic,
-            kiln_formats::level::DYNAMIC => Motion::Dynamic,
-            _ => Motion::Static,
-        }
-    }
-}

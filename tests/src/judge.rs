@@ -50,55 +50,48 @@ pub trait Answers {
     fn slot(&self, id: ObjectId) -> usize;
 }
 
-impl Answers for Level {
-    fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
-        Level::overlap(self, shape, pose, &Filter::ALL)
-    }
-    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
-        Level::intersects(self, shape, pose, &Filter::ALL)
-    }
-    fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
-        Level::cast(self, cast, &Filter::ALL)
-    }
-    fn contains_point(&self, p: Vec3) -> Vec<ObjectId> {
-        Level::contains_point(self, p, &Filter::ALL)
-    }
-    fn raycast(&self, ray: &Ray) -> Option<RayHit> {
-        Level::raycast(self, ray, &Filter::ALL)
-    }
-    fn slot(&self, id: ObjectId) -> usize {
-        assert!(!id.is_body(), "a level answered with a body");
-        id.index() as usize
-    }
+/// [`Answers`] for a type whose own query methods answer, its objects
+/// placed in the oracle's list by `$slot`.
+macro_rules! answers_by_methods {
+    ($t:ty, $slot:expr) => {
+        impl Answers for $t {
+            fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
+                <$t>::overlap(self, shape, pose, &Filter::ALL)
+            }
+            fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
+                <$t>::intersects(self, shape, pose, &Filter::ALL)
+            }
+            fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
+                <$t>::cast(self, cast, &Filter::ALL)
+            }
+            fn contains_point(&self, p: Vec3) -> Vec<ObjectId> {
+                <$t>::contains_point(self, p, &Filter::ALL)
+            }
+            fn raycast(&self, ray: &Ray) -> Option<RayHit> {
+                <$t>::raycast(self, ray, &Filter::ALL)
+            }
+            fn slot(&self, id: ObjectId) -> usize {
+                $slot(self, id)
+            }
+        }
+    };
 }
 
-impl Answers for World {
-    fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
-        World::overlap(self, shape, pose, &Filter::ALL)
+answers_by_methods!(Level, |_: &Level, id: ObjectId| {
+    assert!(!id.is_body(), "a level answered with a body");
+    id.index() as usize
+});
+
+answers_by_methods!(World, |w: &World, id: ObjectId| {
+    if !id.is_body() {
+        return id.index() as usize;
     }
-    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
-        World::intersects(self, shape, pose, &Filter::ALL)
-    }
-    fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
-        World::cast(self, cast, &Filter::ALL)
-    }
-    fn contains_point(&self, p: Vec3) -> Vec<ObjectId> {
-        World::contains_point(self, p, &Filter::ALL)
-    }
-    fn raycast(&self, ray: &Ray) -> Option<RayHit> {
-        World::raycast(self, ray, &Filter::ALL)
-    }
-    fn slot(&self, id: ObjectId) -> usize {
-        if !id.is_body() {
-            return id.index() as usize;
-        }
-        let k = self
-            .bodies()
-            .position(|b| b == id)
-            .unwrap_or_else(|| panic!("{id} answered but not in the world"));
-        self.level().object_count() as usize + k
-    }
-}
+    let k = w
+        .bodies()
+        .position(|b| b == id)
+        .unwrap_or_else(|| panic!("{id} answered but not in the world"));
+    w.level().object_count() as usize + k
+});
 
 /// Required agreement in metres: depths, times of impact (as distance
 /// along the motion), contact points (plus the f32 rounding of their
@@ -259,19 +252,13 @@ fn placed_object(shape: &ArchivedShape, m: &[f64; 12]) -> Object {
             )],
             None,
         ),
-        ArchivedShape::TriMesh(_) => (
+        // a concave solid's surface also gives its winding number
+        ArchivedShape::TriMesh(_) | ArchivedShape::Bsp(_) => (
             world
                 .iter()
                 .map(|t| Piece::new(Core::Triangle(*t), 0.0))
                 .collect(),
-            None,
-        ),
-        ArchivedShape::Bsp(_) => (
-            world
-                .iter()
-                .map(|t| Piece::new(Core::Triangle(*t), 0.0))
-                .collect(),
-            Some(world),
+            matches!(shape, ArchivedShape::Bsp(_)).then_some(world),
         ),
     };
     // in the order `shape_mesh` lists the triangles
