@@ -393,12 +393,6 @@ impl World {
             .find_object(name)
             .or_else(|| self.bodies.iter().find(|b| b.name == name).map(|b| b.id))
     }
-
-    /// The dynamic tree's surface-area cost (see
-    /// [`crate::DynamicTree::sah_cost`]), to watch its quality.
-    pub fn tree_cost(&self) -> f64 {
-        self.bodies.tree().sah_cost()
-    }
 }
 
 /// The questions, each as [`Level`] asks it, over the level and the bodies.

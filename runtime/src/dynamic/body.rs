@@ -383,6 +383,38 @@ fn compose(q: DQuat, t: DVec3, base: &[f64; 12]) -> [f64; 12] {
     ]
 }
 
+/// A query hull as a baked polytope, or why not: more faces than a
+/// polytope may have.
+fn hull_polytope(
+    hull: &crate::shape::ConvexHull,
+) -> Result<kiln_formats::polytope::Polytope, String> {
+    use kiln_formats::polytope::{MAX_PLANES, Polytope};
+    let points: Vec<DVec3> = hull.vertices().map(|v| v.as_dvec3()).collect();
+    let h = crate::geom::hull::hull(&points).ok_or("the hull is flat")?;
+    if h.faces.len() > MAX_PLANES {
+        return Err(format!(
+            "a hull of {} faces (a body's hull may have {MAX_PLANES})",
+            h.faces.len()
+        ));
+    }
+    let vertices: Vec<[f32; 3]> = h.vertices.iter().map(|v| v.as_vec3().to_array()).collect();
+    // offsets against the f32 vertices, so every vertex is on or behind
+    // every plane
+    let planes: Vec<([f64; 3], f64)> = h
+        .faces
+        .iter()
+        .map(|(_, n, _)| {
+            let d = vertices
+                .iter()
+                .map(|v| n.dot(DVec3::from(v.map(f64::from))))
+                .fold(f64::NEG_INFINITY, f64::max);
+            (n.to_array(), d)
+        })
+        .collect();
+    let loops: Vec<Vec<u32>> = h.faces.into_iter().map(|(lp, _, _)| lp).collect();
+    Ok(Polytope::from_faces(&planes, vertices, &loops))
+}
+
 /// A query shape archived as a collider, checked as an archive's shapes
 /// are.
 fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldError> {
@@ -399,7 +431,7 @@ fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldErro
         QueryShape::Box { half } => Shape::Cuboid(Cuboid {
             half_extents: half.to_array(),
         }),
-        QueryShape::Hull(h) => Shape::Polytope(h.polytope().map_err(WorldError::BadShape)?),
+        QueryShape::Hull(h) => Shape::Polytope(hull_polytope(h).map_err(WorldError::BadShape)?),
     };
     let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&built)
         .map_err(|e| WorldError::BadShape(e.to_string()))?;

@@ -244,11 +244,6 @@ impl Bodies {
         self.tree.optimize(budget)
     }
 
-    /// The tree itself (for measuring it).
-    pub fn tree(&self) -> &DynamicTree {
-        &self.tree
-    }
-
     /// The body in `slot` (a payload of the tree: always filled).
     #[inline]
     fn slot(&self, slot: u32) -> Option<&BodyState> {

@@ -120,35 +120,6 @@ impl ConvexHull {
         })
     }
 
-    /// The hull as a baked polytope (a world's body made of it), or why
-    /// not: more faces than a polytope may have.
-    pub(crate) fn polytope(&self) -> Result<kiln_formats::polytope::Polytope, String> {
-        use kiln_formats::polytope::{MAX_PLANES, Polytope};
-        let h = crate::geom::hull::hull(&self.points).ok_or("the hull is flat")?;
-        if h.faces.len() > MAX_PLANES {
-            return Err(format!(
-                "a hull of {} faces (a body's hull may have {MAX_PLANES})",
-                h.faces.len()
-            ));
-        }
-        let vertices: Vec<[f32; 3]> = h.vertices.iter().map(|v| v.as_vec3().to_array()).collect();
-        // offsets against the f32 vertices, so every vertex is on or
-        // behind every plane
-        let planes: Vec<([f64; 3], f64)> = h
-            .faces
-            .iter()
-            .map(|(_, n, _)| {
-                let d = vertices
-                    .iter()
-                    .map(|v| n.dot(DVec3::from(v.map(f64::from))))
-                    .fold(f64::NEG_INFINITY, f64::max);
-                (n.to_array(), d)
-            })
-            .collect();
-        let loops: Vec<Vec<u32>> = h.faces.into_iter().map(|(lp, _, _)| lp).collect();
-        Ok(Polytope::from_faces(&planes, vertices, &loops))
-    }
-
     /// The hull's vertices (a subset of the points it was made from).
     ///
     /// ```
