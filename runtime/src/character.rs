@@ -36,7 +36,24 @@ use crate::shape::{Pose, QueryShape};
 use crate::{Level, Quat, Vec3, World};
 
 /// What a character moves through: a [`Level`], or a [`World`] and the
-/// bodies that move in it. The three questions the controller asks.
+/// bodies that move in it (or a reference or `Arc` of either). The three
+/// questions the controller asks.
+///
+/// ```
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::character::Character;
+/// use kiln_runtime::{Filter, Vec3, World};
+/// use std::sync::Arc;
+/// let player = Character::capsule(0.3, 0.6);
+/// let (at, fall) = (Vec3::new(12.0, 1.0, 5.0), Vec3::new(0.0, -0.2, 0.0));
+/// let shared = Arc::new(level);
+/// let world = World::new(shared.clone());
+/// let by_ref: &kiln_runtime::Level = &shared;
+/// let a = player.move_and_slide(&shared, at, fall, &Filter::ALL).position; // an Arc<Level>
+/// let b = player.move_and_slide(&by_ref, at, fall, &Filter::ALL).position; // a &&Level
+/// let c = player.move_and_slide(&world, at, fall, &Filter::ALL).position; // a World
+/// assert!(a == b && b == c && (a.y - 0.9).abs() < 1e-3);
+/// ```
 pub trait Space {
     /// [`Level::cast`].
     fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
@@ -77,6 +94,33 @@ macro_rules! space_by_methods {
 
 space_by_methods!(Level);
 space_by_methods!(World);
+
+/// [`Space`] through a reference or an `Arc` (a `LevelHandle`'s level), as
+/// `&Level` coerced before the controller took a `World` too.
+macro_rules! space_through {
+    ($($w:tt)*) => {
+        impl<T: Space + ?Sized> Space for $($w)* {
+            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+                (**self).cast(cast, filter)
+            }
+            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+                (**self).raycast(ray, filter)
+            }
+            fn overlap_into(
+                &self,
+                shape: &QueryShape,
+                pose: &Pose,
+                filter: &Filter,
+                out: &mut Vec<ShapeOverlap>,
+            ) {
+                (**self).overlap_into(shape, pose, filter, out)
+            }
+        }
+    };
+}
+
+space_through!(&T);
+space_through!(std::sync::Arc<T>);
 
 /// How a character moves; [`CharacterSettings::default`] suits a
 /// human-sized capsule in metres.
