@@ -891,11 +891,7 @@ pub fn check_cast(
                 objs[hi].kind
             );
             let p = h.point.as_dvec3();
-            let near = objs[hi]
-                .pieces
-                .iter()
-                .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
-                .fold(f64::INFINITY, f64::min);
+            let near = surface_gap(&objs[hi], p);
             assert!(
                 near <= point_tol(p),
                 "{what}: hit point {p} is {near:.3e} m off object {hi}"
@@ -967,6 +963,14 @@ pub fn report(what: &str, s: &Stats) {
     );
 }
 
+/// How far `p` lies from `obj`'s surface (its nearest piece's).
+pub fn surface_gap(obj: &Object, p: DVec3) -> f64 {
+    obj.pieces
+        .iter()
+        .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// Per object, whether the oracle puts `p` inside it: `Some(false)` for
 /// triangle meshes (no inside), `None` within [`TOL`] of a solid's
 /// surface (either answer is right there).
@@ -977,11 +981,7 @@ pub fn point_answers(objs: &[Object], p: Vec3) -> Vec<Option<bool>> {
             if obj.kind == "trimesh" {
                 return Some(false);
             }
-            let near = obj
-                .pieces
-                .iter()
-                .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
-                .fold(f64::INFINITY, f64::min);
+            let near = surface_gap(obj, p);
             if near <= point_tol(p) {
                 return None;
             }
@@ -1107,11 +1107,7 @@ pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, wh
         h.normal.dot(ray.dir) <= 1e-6,
         "{what}: the normal faces away"
     );
-    let near = obj
-        .pieces
-        .iter()
-        .map(|pc| (convex::surface_distance(p, &pc.core) - pc.radius).abs())
-        .fold(f64::INFINITY, f64::min);
+    let near = surface_gap(obj, p);
     assert!(
         near <= point_tol(p),
         "{what}: hit point {p} is {near:.3e} m off {} object {i}",
