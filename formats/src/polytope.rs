@@ -51,16 +51,28 @@ pub struct Polytope {
 }
 
 impl Polytope {
-    /// A polytope from its faces: each face's unit outward normal and
-    /// offset (`n · x ≤ d` inside, in f64), the vertices, and each face's
-    /// loop (counter-clockwise seen from outside). Normals are rounded to
-    /// f32 and offsets rounded up, so no vertex ends up outside a plane;
-    /// the edges' twins and the box are derived.
+    /// A polytope from its faces: each face's unit outward normal (f64),
+    /// the vertices, and each face's loop (counter-clockwise seen from
+    /// outside). Each offset is the largest `n · v` over the f32 vertices,
+    /// rounded up, and each normal rounded to f32, so no vertex ends up
+    /// outside a plane; the edges' twins and the box are derived.
     pub fn from_faces(
-        planes: &[([f64; 3], f64)],
+        normals: &[[f64; 3]],
         vertices: Vec<[f32; 3]>,
         faces: &[Vec<u32>],
     ) -> Polytope {
+        let planes: Vec<[f32; 4]> = normals
+            .iter()
+            .map(|n| {
+                let d = vertices
+                    .iter()
+                    .map(|v| {
+                        n[0] * f64::from(v[0]) + n[1] * f64::from(v[1]) + n[2] * f64::from(v[2])
+                    })
+                    .fold(f64::NEG_INFINITY, f64::max);
+                [n[0] as f32, n[1] as f32, n[2] as f32, round_up(d)]
+            })
+            .collect();
         let mut face_starts = vec![0u32];
         let mut face_vertices = Vec::new();
         for f in faces {
@@ -87,10 +99,7 @@ impl Polytope {
             }
         }
         Polytope {
-            planes: planes
-                .iter()
-                .map(|(n, d)| [n[0] as f32, n[1] as f32, n[2] as f32, round_up(*d)])
-                .collect(),
+            planes,
             vertices,
             face_starts,
             face_vertices,

@@ -126,8 +126,10 @@ fn bsp(b: BuiltBsp) -> Bsp {
 
 /// A built polytope in archive form: f32 planes, loops flattened.
 fn polytope(p: &BuiltPolytope) -> Polytope {
-    let planes: Vec<([f64; 3], f64)> = p.planes.iter().map(|(n, d)| (n.to_array(), *d)).collect();
-    Polytope::from_faces(&planes, p.vertices.clone(), &p.faces)
+    // the offsets are recomputed from the same f32 vertices, as the
+    // builder computed them
+    let normals: Vec<[f64; 3]> = p.planes.iter().map(|(n, _)| n.to_array()).collect();
+    Polytope::from_faces(&normals, p.vertices.clone(), &p.faces)
 }
 
 /// The top-level tree in the 4-wide quantised form of a mesh's box tree,

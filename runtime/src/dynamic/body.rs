@@ -398,21 +398,9 @@ fn hull_polytope(
         ));
     }
     let vertices: Vec<[f32; 3]> = h.vertices.iter().map(|v| v.as_vec3().to_array()).collect();
-    // offsets against the f32 vertices, so every vertex is on or behind
-    // every plane
-    let planes: Vec<([f64; 3], f64)> = h
-        .faces
-        .iter()
-        .map(|(_, n, _)| {
-            let d = vertices
-                .iter()
-                .map(|v| n.dot(DVec3::from(v.map(f64::from))))
-                .fold(f64::NEG_INFINITY, f64::max);
-            (n.to_array(), d)
-        })
-        .collect();
+    let normals: Vec<[f64; 3]> = h.faces.iter().map(|(_, n, _)| n.to_array()).collect();
     let loops: Vec<Vec<u32>> = h.faces.into_iter().map(|(lp, _, _)| lp).collect();
-    Ok(Polytope::from_faces(&planes, vertices, &loops))
+    Ok(Polytope::from_faces(&normals, vertices, &loops))
 }
 
 /// A query shape archived as a collider, checked as an archive's shapes
