@@ -36,6 +36,28 @@ impl ObjectId {
         ObjectId(((generation as u64) << 32) | slot as u64)
     }
 
+    /// The id as one 64-bit number, to keep in a foreign table or hand
+    /// across a C boundary; [`ObjectId::from_bits`] turns it back.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// use kiln_runtime::ObjectId;
+    /// let wall = level.find_object("wall").unwrap();
+    /// assert_eq!(ObjectId::from_bits(wall.to_bits()), wall);
+    /// ```
+    #[inline]
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// The id [`ObjectId::to_bits`] gave. Any number is an id; one that
+    /// names no object is answered as such (no name, no layers,
+    /// [`crate::WorldError::Unknown`] when moved or removed).
+    #[inline]
+    pub const fn from_bits(bits: u64) -> ObjectId {
+        ObjectId(bits)
+    }
+
     /// The object's number: among its level's objects for a level's
     /// object, its slot among the world's bodies for a body a
     /// [`crate::World`] was given (slots are reused; the id as a whole is

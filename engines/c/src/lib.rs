@@ -1,0 +1,1577 @@
+//! # Kiln's C API
+//!
+//! `libkiln` (a shared and a static library) gives C and C++ engines what
+//! `kiln-runtime` gives Rust: a level opened from a baked archive
+//! ([`KilnLevel`]), a world of bodies beside it ([`KilnWorld`]) answering
+//! every query, and the character controller. `include/kiln.h` is
+//! generated from this file by cbindgen.
+//!
+//! ## Conventions
+//! - Every function that can fail returns a [`KilnStatus`];
+//!   [`kiln_last_error`] says why the last failing call on the calling
+//!   thread failed. Answers are written through out-pointers.
+//! - Handles ([`KilnLevel`], [`KilnWorld`], [`KilnHull`]) are made by
+//!   `kiln_*_open`/`_new` and given back by their `_free`; nothing else
+//!   the API hands out is the caller's to free. Variable-length answers
+//!   are written into the caller's arrays (`out`, `cap`, `count`: at most
+//!   `cap` written, `*count` set to how many there are, and
+//!   [`KilnStatus::BufferTooSmall`] when that is more than `cap`).
+//! - Null pointers are refused with [`KilnStatus::NullArgument`] (an
+//!   array of length 0 may be null); malformed queries (a non-finite
+//!   number, a zero direction, an unknown shape kind) with
+//!   [`KilnStatus::InvalidArgument`]. No panic crosses the boundary: one
+//!   would be caught and returned as [`KilnStatus::Panic`].
+//! - Threads: functions taking a `const KilnWorld*` (every query) may run
+//!   on any number of threads at once; those taking a `KilnWorld*`
+//!   (inserting, moving, removing, stepping) need the world to
+//!   themselves, as in Rust.
+//!
+//! ## Safety contract
+//! Every pointer passed is null or valid for its type (arrays: for the
+//! length passed with them) for the duration of the call, and handles are
+//! ones this API made and has not freed. The API checks for null; it
+//! cannot check the rest, as no C API can.
+
+#![allow(clippy::missing_safety_doc)] // one contract for all, stated above
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
+use std::fmt::Display;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use kiln_runtime::character::{Character, CharacterSettings, Ground, Support};
+use kiln_runtime::{
+    Body, CastOptions, ConvexHull, Filter, Level, ObjectId, OpenError, Pose, Quat, QueryShape, Ray,
+    ShapeCast, Vec3, World, WorldError,
+};
+
+// ---------------------------------------------------------------- status
+
+/// What a call came to.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KilnStatus {
+    /// Done.
+    Ok = 0,
+    /// A pointer that must not be null was null.
+    NullArgument = 1,
+    /// A malformed argument: a non-finite number, a zero direction or
+    /// rotation, a negative size, an unknown shape kind, a name that is
+    /// not UTF-8, a hull that is flat or has too many points.
+    InvalidArgument = 2,
+    /// An archive file could not be read.
+    Io = 3,
+    /// Bytes that are not a valid Kiln archive (truncated, corrupt, of
+    /// another format version).
+    BadArchive = 4,
+    /// No object, body or layer of that name or id.
+    NotFound = 5,
+    /// The object is part of the level's static geometry: it cannot be
+    /// moved or removed.
+    StaticObject = 6,
+    /// The answer has more items than the array passed can hold: the
+    /// first `cap` were written and `*count` says how many there are.
+    BufferTooSmall = 7,
+    /// A bug inside Kiln, caught before it reached the caller.
+    Panic = 8,
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// A failed call: its status and what to tell the caller.
+struct Fail(KilnStatus, String);
+
+impl Fail {
+    fn new(status: KilnStatus, why: impl Display) -> Fail {
+        Fail(status, why.to_string())
+    }
+    fn invalid(why: impl Display) -> Fail {
+        Fail::new(KilnStatus::InvalidArgument, why)
+    }
+}
+
+impl From<WorldError> for Fail {
+    fn from(e: WorldError) -> Fail {
+        let status = match e {
+            WorldError::Unknown(_) | WorldError::NotInLevel(_) => KilnStatus::NotFound,
+            WorldError::Static(_) => KilnStatus::StaticObject,
+            WorldError::BadPose(_) | WorldError::BadShape(_) => KilnStatus::InvalidArgument,
+        };
+        Fail::new(status, e)
+    }
+}
+
+impl From<OpenError> for Fail {
+    fn from(e: OpenError) -> Fail {
+        let status = match e {
+            OpenError::Io { .. } => KilnStatus::Io,
+            OpenError::Invalid { .. } => KilnStatus::BadArchive,
+        };
+        Fail::new(status, e)
+    }
+}
+
+/// Runs one call: records the failure's message, catches panics.
+fn run(name: &str, f: impl FnOnce() -> Result<(), Fail>) -> KilnStatus {
+    let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Fail::new(
+            KilnStatus::Panic,
+            format!("internal error: {what}"),
+        ))
+    });
+    match outcome {
+        Ok(()) => KilnStatus::Ok,
+        Err(Fail(status, why)) => {
+            let text = format!("{name}: {why}").replace('\0', " ");
+            LAST_ERROR.with(|e| *e.borrow_mut() = CString::new(text).unwrap_or_default());
+            status
+        }
+    }
+}
+
+/// Why the last failing call on this thread failed ("" if none has): the
+/// function's name and the cause, e.g. `kiln_level_open: level.kiln: No
+/// such file or directory`. The text stays valid until the next failing
+/// call on this thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// The library's version, e.g. "0.1.0" (static text).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+// ------------------------------------------------- pointers from the caller
+
+/// `p` as a reference, or a null-argument failure naming `what`.
+///
+/// # Safety
+/// `p` is null or valid for reads of a `T` for `'a`.
+unsafe fn read<'a, T>(p: *const T, what: &str) -> Result<&'a T, Fail> {
+    // SAFETY: null is checked; the rest is the caller's contract.
+    unsafe { p.as_ref() }
+        .ok_or_else(|| Fail::new(KilnStatus::NullArgument, format!("{what} is null")))
+}
+
+/// `p` as a mutable reference, or a null-argument failure naming `what`.
+///
+/// # Safety
+/// `p` is null or valid for reads and writes of a `T` for `'a`, and not
+/// aliased.
+unsafe fn write<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, Fail> {
+    // SAFETY: null is checked; the rest is the caller's contract.
+    unsafe { p.as_mut() }
+        .ok_or_else(|| Fail::new(KilnStatus::NullArgument, format!("{what} is null")))
+}
+
+/// `len` values at `p` (which may be null when `len` is 0).
+///
+/// # Safety
+/// `p` is null or valid for reads of `len` `T`s for `'a`.
+unsafe fn array<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T], Fail> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Fail::new(
+            KilnStatus::NullArgument,
+            format!("{what} is null but its length is {len}"),
+        ));
+    }
+    // SAFETY: non-null, and valid for `len` values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// `len` writable values at `p` (which may be null when `len` is 0).
+///
+/// # Safety
+/// `p` is null or valid for writes of `len` `T`s for `'a`, and not
+/// aliased.
+unsafe fn array_mut<'a, T>(p: *mut T, len: usize, what: &str) -> Result<&'a mut [T], Fail> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(Fail::new(
+            KilnStatus::NullArgument,
+            format!("{what} is null but its length is {len}"),
+        ));
+    }
+    // SAFETY: non-null, and valid for `len` values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+}
+
+/// A NUL-terminated UTF-8 string.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string valid for `'a`.
+unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, Fail> {
+    if p.is_null() {
+        return Err(Fail::new(
+            KilnStatus::NullArgument,
+            format!("{what} is null"),
+        ));
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|e| Fail::invalid(format!("{what} is not UTF-8: {e}")))
+}
+
+/// Writes a variable-length answer into the caller's array.
+fn fill<T: Copy>(items: &[T], out: &mut [T], count: &mut usize) -> Result<(), Fail> {
+    *count = items.len();
+    let n = items.len().min(out.len());
+    out[..n].copy_from_slice(&items[..n]);
+    if items.len() > out.len() {
+        return Err(Fail::new(
+            KilnStatus::BufferTooSmall,
+            format!("{} items, room for {}", items.len(), out.len()),
+        ));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------ value types
+
+/// A vector (metres, or a direction).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KilnVec3 {
+    /// x
+    pub x: f32,
+    /// y
+    pub y: f32,
+    /// z
+    pub z: f32,
+}
+
+impl From<KilnVec3> for Vec3 {
+    fn from(v: KilnVec3) -> Vec3 {
+        Vec3::new(v.x, v.y, v.z)
+    }
+}
+
+impl From<Vec3> for KilnVec3 {
+    fn from(v: Vec3) -> KilnVec3 {
+        KilnVec3 {
+            x: v.x,
+            y: v.y,
+            z: v.z,
+        }
+    }
+}
+
+/// A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KilnQuat {
+    /// x
+    pub x: f32,
+    /// y
+    pub y: f32,
+    /// z
+    pub z: f32,
+    /// w (1 for no rotation)
+    pub w: f32,
+}
+
+impl From<Quat> for KilnQuat {
+    fn from(q: Quat) -> KilnQuat {
+        KilnQuat {
+            x: q.x,
+            y: q.y,
+            z: q.z,
+            w: q.w,
+        }
+    }
+}
+
+/// A rigid placement: the rotation, then the translation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KilnPose {
+    /// Rotation (normalised by the API; not zero).
+    pub rotation: KilnQuat,
+    /// Translation.
+    pub translation: KilnVec3,
+}
+
+impl From<Pose> for KilnPose {
+    fn from(p: Pose) -> KilnPose {
+        KilnPose {
+            rotation: p.rotation.into(),
+            translation: p.translation.into(),
+        }
+    }
+}
+
+fn vec3(v: KilnVec3, what: &str) -> Result<Vec3, Fail> {
+    let v = Vec3::from(v);
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(Fail::invalid(format!("{what} {v} is not finite")))
+    }
+}
+
+fn quat(q: KilnQuat, what: &str) -> Result<Quat, Fail> {
+    let q = Quat::from_xyzw(q.x, q.y, q.z, q.w);
+    let len = q.length();
+    if q.is_finite() && len > 1e-6 && len.is_finite() {
+        Ok(q / len)
+    } else {
+        Err(Fail::invalid(format!(
+            "{what} {q} is not a finite non-zero quaternion"
+        )))
+    }
+}
+
+fn pose(p: KilnPose, what: &str) -> Result<Pose, Fail> {
+    Ok(Pose::new(
+        quat(p.rotation, what)?,
+        vec3(p.translation, what)?,
+    ))
+}
+
+/// An object of a level or a body of a world, as every answer names it
+/// (0 is a level's first object; ids of bodies are never reused).
+pub type KilnObjectId = u64;
+
+/// `KilnRayHit::feature` and friends when no feature is named.
+pub const KILN_NO_FEATURE: u32 = u32::MAX;
+
+/// The `kind` of a [`KilnShape`]: a sphere (`radius`).
+pub const KILN_SHAPE_SPHERE: u32 = 0;
+/// The `kind` of a [`KilnShape`]: an upright capsule (`half_height`, `radius`).
+pub const KILN_SHAPE_CAPSULE: u32 = 1;
+/// The `kind` of a [`KilnShape`]: a box (`half` extents).
+pub const KILN_SHAPE_BOX: u32 = 2;
+/// The `kind` of a [`KilnShape`]: a convex hull (`hull`).
+pub const KILN_SHAPE_HULL: u32 = 3;
+
+/// A convex hull of points, made by [`kiln_hull_new`] (opaque).
+pub struct KilnHull(ConvexHull);
+
+/// A convex shape to query with, in its own frame (a [`KilnPose`] places
+/// it). Make one with `kiln_shape_sphere`, `_capsule`, `_box` or `_hull`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnShape {
+    /// `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_BOX` or `_HULL`.
+    pub kind: u32,
+    /// Radius of a sphere or capsule (≥ 0).
+    pub radius: f32,
+    /// Half the distance between a capsule's cap centres, along its +Y
+    /// axis (≥ 0).
+    pub half_height: f32,
+    /// Half extents of a box (each ≥ 0).
+    pub half: KilnVec3,
+    /// The hull of a hull shape (not freed while a query uses it; a body
+    /// keeps its own copy).
+    pub hull: *const KilnHull,
+}
+
+fn size(x: f32, what: &str) -> Result<f32, Fail> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(Fail::invalid(format!(
+            "{what} {x} is not a finite size ≥ 0"
+        )))
+    }
+}
+
+/// The runtime's shape for `s`.
+///
+/// # Safety
+/// `s.hull` is null or a live hull made by [`kiln_hull_new`].
+unsafe fn shape<'a>(s: &KilnShape) -> Result<QueryShape<'a>, Fail> {
+    Ok(match s.kind {
+        KILN_SHAPE_SPHERE => QueryShape::Sphere {
+            radius: size(s.radius, "sphere radius")?,
+        },
+        KILN_SHAPE_CAPSULE => QueryShape::Capsule {
+            half_height: size(s.half_height, "capsule half height")?,
+            radius: size(s.radius, "capsule radius")?,
+        },
+        KILN_SHAPE_BOX => {
+            let h = s.half;
+            for (x, what) in [
+                (h.x, "box half x"),
+                (h.y, "box half y"),
+                (h.z, "box half z"),
+            ] {
+                size(x, what)?;
+            }
+            QueryShape::Box { half: h.into() }
+        }
+        KILN_SHAPE_HULL => {
+            // SAFETY: the caller's contract: null or a live hull.
+            let hull = unsafe { read(s.hull, "shape.hull") }?;
+            QueryShape::Hull(&hull.0)
+        }
+        k => {
+            return Err(Fail::invalid(format!(
+                "shape kind {k} is none of KILN_SHAPE_*"
+            )));
+        }
+    })
+}
+
+/// A sphere of `radius`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_shape_sphere(radius: f32) -> KilnShape {
+    KilnShape {
+        kind: KILN_SHAPE_SPHERE,
+        radius,
+        half_height: 0.0,
+        half: KilnVec3::default(),
+        hull: std::ptr::null(),
+    }
+}
+
+/// An upright capsule: cap centres `half_height` above and below its
+/// origin, grown by `radius`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_shape_capsule(half_height: f32, radius: f32) -> KilnShape {
+    KilnShape {
+        kind: KILN_SHAPE_CAPSULE,
+        radius,
+        half_height,
+        half: KilnVec3::default(),
+        hull: std::ptr::null(),
+    }
+}
+
+/// A box of half extents `half`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_shape_box(half: KilnVec3) -> KilnShape {
+    KilnShape {
+        kind: KILN_SHAPE_BOX,
+        radius: 0.0,
+        half_height: 0.0,
+        half,
+        hull: std::ptr::null(),
+    }
+}
+
+/// A convex hull shape (the hull must outlive the queries that use it).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_shape_hull(hull: *const KilnHull) -> KilnShape {
+    KilnShape {
+        kind: KILN_SHAPE_HULL,
+        radius: 0.0,
+        half_height: 0.0,
+        half: KilnVec3::default(),
+        hull,
+    }
+}
+
+/// The convex hull of `count` points (at least four, not all on a plane;
+/// at most 256). Free it with [`kiln_hull_free`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_hull_new(
+    points: *const KilnVec3,
+    count: usize,
+    out: *mut *mut KilnHull,
+) -> KilnStatus {
+    run("kiln_hull_new", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (points, out) = unsafe { (array(points, count, "points")?, write(out, "out")?) };
+        let points: Vec<Vec3> = points.iter().map(|&p| p.into()).collect();
+        let hull = ConvexHull::new(&points).map_err(Fail::invalid)?;
+        *out = Box::into_raw(Box::new(KilnHull(hull)));
+        Ok(())
+    })
+}
+
+/// Frees a hull (null is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_hull_free(hull: *mut KilnHull) {
+    if !hull.is_null() {
+        // SAFETY: made by `kiln_hull_new` (Box::into_raw) and not yet freed.
+        drop(unsafe { Box::from_raw(hull) });
+    }
+}
+
+/// Which objects a query sees. Pass null for every object but triggers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnFilter {
+    /// Objects in none of these layers are skipped (`0xFFFFFFFF`: all).
+    pub layers: u32,
+    /// Non-zero: trigger volumes are seen too.
+    pub triggers: u32,
+    /// Objects to skip (`skip_count` of them; may be null when 0).
+    pub skip: *const KilnObjectId,
+    /// How many ids `skip` holds.
+    pub skip_count: usize,
+}
+
+/// A filter that sees every object but triggers.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_filter_all() -> KilnFilter {
+    KilnFilter {
+        layers: u32::MAX,
+        triggers: 0,
+        skip: std::ptr::null(),
+        skip_count: 0,
+    }
+}
+
+/// The ids a filter skips, in the runtime's type.
+struct Skips(Vec<ObjectId>);
+
+/// Reads a filter (null for every object but triggers).
+///
+/// # Safety
+/// `f` is null or a valid filter whose `skip` holds `skip_count` ids.
+unsafe fn skips(f: *const KilnFilter) -> Result<(Skips, u32, bool), Fail> {
+    // SAFETY: the caller's contract.
+    let Some(f) = (unsafe { f.as_ref() }) else {
+        return Ok((Skips(Vec::new()), u32::MAX, false));
+    };
+    // SAFETY: the caller's contract.
+    let skip = unsafe { array(f.skip, f.skip_count, "filter.skip") }?;
+    Ok((
+        Skips(skip.iter().map(|&b| ObjectId::from_bits(b)).collect()),
+        f.layers,
+        f.triggers != 0,
+    ))
+}
+
+fn filter<'a>((skip, layers, triggers): &'a (Skips, u32, bool)) -> Filter<'a> {
+    Filter::skip(&skip.0).layers(*layers).triggers(*triggers)
+}
+
+// ----------------------------------------------------------------- level
+
+/// A baked level, opened from an archive (opaque). A world made of it
+/// keeps it alive: free the handle whenever the caller is done with it.
+pub struct KilnLevel(Arc<Level>);
+
+/// Opens the archive at `path` (memory-mapped, validated once).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_open(
+    path: *const c_char,
+    out: *mut *mut KilnLevel,
+) -> KilnStatus {
+    run("kiln_level_open", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
+        *out = Box::into_raw(Box::new(KilnLevel(Arc::new(Level::open(path)?))));
+        Ok(())
+    })
+}
+
+/// Opens an archive held in memory (`len` bytes, copied).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_from_bytes(
+    bytes: *const u8,
+    len: usize,
+    out: *mut *mut KilnLevel,
+) -> KilnStatus {
+    run("kiln_level_from_bytes", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (bytes, out) = unsafe { (array(bytes, len, "bytes")?, write(out, "out")?) };
+        *out = Box::into_raw(Box::new(KilnLevel(Arc::new(Level::from_bytes(bytes)?))));
+        Ok(())
+    })
+}
+
+/// Frees a level handle (null is ignored). Worlds made of it keep the
+/// level itself.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_free(level: *mut KilnLevel) {
+    if !level.is_null() {
+        // SAFETY: made by `kiln_level_open`/`_from_bytes` and not yet freed.
+        drop(unsafe { Box::from_raw(level) });
+    }
+}
+
+/// How many objects the level has (0 for null); their ids are 0 to this.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_count(level: *const KilnLevel) -> u32 {
+    // SAFETY: the API's contract (module docs).
+    unsafe { level.as_ref() }.map_or(0, |l| l.0.object_count())
+}
+
+/// The mask bit of the level's layer called `name` (for `KilnFilter::layers`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_layer(
+    level: *const KilnLevel,
+    name: *const c_char,
+    out: *mut u32,
+) -> KilnStatus {
+    run("kiln_level_layer", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (level, name, out) = unsafe {
+            (
+                read(level, "level")?,
+                text(name, "name")?,
+                write(out, "out")?,
+            )
+        };
+        *out = level
+            .0
+            .layer(name)
+            .ok_or_else(|| Fail::new(KilnStatus::NotFound, format!("no layer {name:?}")))?;
+        Ok(())
+    })
+}
+
+// ----------------------------------------------------------------- world
+
+/// A level and the bodies that move beside it (opaque): the level's movers
+/// and triggers where they were baked, and what the caller inserts.
+pub struct KilnWorld(World);
+
+/// A world of `level` (which the world keeps; the handle may be freed).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_new(
+    level: *const KilnLevel,
+    out: *mut *mut KilnWorld,
+) -> KilnStatus {
+    run("kiln_world_new", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (level, out) = unsafe { (read(level, "level")?, write(out, "out")?) };
+        *out = Box::into_raw(Box::new(KilnWorld(World::new(level.0.clone()))));
+        Ok(())
+    })
+}
+
+/// Frees a world (null is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_free(world: *mut KilnWorld) {
+    if !world.is_null() {
+        // SAFETY: made by `kiln_world_new` and not yet freed.
+        drop(unsafe { Box::from_raw(world) });
+    }
+}
+
+/// Replaces the world's level (a re-baked archive): inserted bodies stay,
+/// movers keep their poses by name.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_set_level(
+    world: *mut KilnWorld,
+    level: *const KilnLevel,
+) -> KilnStatus {
+    run("kiln_world_set_level", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, level) = unsafe { (write(world, "world")?, read(level, "level")?) };
+        world.0.set_level(level.0.clone());
+        Ok(())
+    })
+}
+
+/// How many bodies the world holds, the level's movers and triggers
+/// included (0 for null).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_body_count(world: *const KilnWorld) -> usize {
+    // SAFETY: the API's contract (module docs).
+    unsafe { world.as_ref() }.map_or(0, |w| w.0.body_count())
+}
+
+/// Whether `id` names an object of the world's level or one of its bodies.
+fn known(world: &World, id: ObjectId) -> Result<(), Fail> {
+    let level_object = !id.is_body() && id.index() < world.level().object_count();
+    if level_object || world.pose(id).is_some() {
+        Ok(())
+    } else {
+        Err(Fail::new(
+            KilnStatus::NotFound,
+            format!("{id} is not in the world"),
+        ))
+    }
+}
+
+/// The id of the level's first object called `name`, else the first body
+/// so named.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_find_object(
+    world: *const KilnWorld,
+    name: *const c_char,
+    out: *mut KilnObjectId,
+) -> KilnStatus {
+    run("kiln_world_find_object", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, name, out) = unsafe {
+            (
+                read(world, "world")?,
+                text(name, "name")?,
+                write(out, "out")?,
+            )
+        };
+        let id = world
+            .0
+            .find_object(name)
+            .ok_or_else(|| Fail::new(KilnStatus::NotFound, format!("no object {name:?}")))?;
+        *out = id.to_bits();
+        Ok(())
+    })
+}
+
+/// The name of object or body `id`, NUL-terminated, into `buf` (`cap`
+/// bytes); `*len` is its length without the NUL. Too long for `buf`: as
+/// much as fits is written, NUL-terminated, with `KILN_STATUS_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_object_name(
+    world: *const KilnWorld,
+    id: KilnObjectId,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> KilnStatus {
+    run("kiln_world_object_name", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, buf, len) = unsafe {
+            (
+                read(world, "world")?,
+                array_mut(buf.cast::<u8>(), cap, "buf")?,
+                write(len, "len")?,
+            )
+        };
+        let id = ObjectId::from_bits(id);
+        known(&world.0, id)?;
+        let name = world.0.object_name(id);
+        *len = name.len();
+        let Some(room) = cap.checked_sub(1) else {
+            return Err(Fail::new(
+                KilnStatus::BufferTooSmall,
+                format!("{} bytes and a NUL, room for 0", name.len()),
+            ));
+        };
+        let n = name.len().min(room);
+        buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+        buf[n] = 0;
+        if n < name.len() {
+            return Err(Fail::new(
+                KilnStatus::BufferTooSmall,
+                format!("{} bytes and a NUL, room for {cap}", name.len()),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// The layer mask of object or body `id` (0 if the world has none such).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_object_layers(
+    world: *const KilnWorld,
+    id: KilnObjectId,
+) -> u32 {
+    // SAFETY: the API's contract (module docs).
+    unsafe { world.as_ref() }.map_or(0, |w| w.0.object_layers(ObjectId::from_bits(id)))
+}
+
+/// The name and flags of a body being inserted.
+///
+/// # Safety
+/// `name` is null or a NUL-terminated string.
+unsafe fn body_name<'a>(name: *const c_char) -> Result<&'a str, Fail> {
+    if name.is_null() {
+        Ok("")
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { text(name, "name") }
+    }
+}
+
+/// Inserts a body made of `shape` (a hull is copied) at `pose`, in
+/// `layers`, called `name` (may be null), a trigger volume if `trigger`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_insert_shape(
+    world: *mut KilnWorld,
+    shape: *const KilnShape,
+    at: KilnPose,
+    layers: u32,
+    name: *const c_char,
+    trigger: bool,
+    out: *mut KilnObjectId,
+) -> KilnStatus {
+    run("kiln_world_insert_shape", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, shape, name, out) = unsafe {
+            let shape = read(shape, "shape")?;
+            (
+                write(world, "world")?,
+                self::shape(shape)?,
+                body_name(name)?,
+                write(out, "out")?,
+            )
+        };
+        let mut body = Body::shape(shape, pose(at, "pose")?)
+            .layers(layers)
+            .named(name);
+        if trigger {
+            body = body.trigger();
+        }
+        *out = world.0.insert(body)?.to_bits();
+        Ok(())
+    })
+}
+
+/// Inserts a copy of object `object` of `from` (any level: a prefab
+/// archive) at `pose`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_insert_copy(
+    world: *mut KilnWorld,
+    from: *const KilnLevel,
+    object: KilnObjectId,
+    at: KilnPose,
+    layers: u32,
+    name: *const c_char,
+    trigger: bool,
+    out: *mut KilnObjectId,
+) -> KilnStatus {
+    run("kiln_world_insert_copy", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, from, name, out) = unsafe {
+            (
+                write(world, "world")?,
+                read(from, "from")?,
+                body_name(name)?,
+                write(out, "out")?,
+            )
+        };
+        let mut body = Body::copy(&from.0, ObjectId::from_bits(object), pose(at, "pose")?)
+            .layers(layers)
+            .named(name);
+        if trigger {
+            body = body.trigger();
+        }
+        *out = world.0.insert(body)?.to_bits();
+        Ok(())
+    })
+}
+
+/// Moves body or mover `id` to `pose` (a teleport).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_set_pose(
+    world: *mut KilnWorld,
+    id: KilnObjectId,
+    at: KilnPose,
+) -> KilnStatus {
+    run("kiln_world_set_pose", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let world = unsafe { write(world, "world") }?;
+        world
+            .0
+            .set_pose(ObjectId::from_bits(id), pose(at, "pose")?)?;
+        Ok(())
+    })
+}
+
+/// Where body or mover `id` is.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_get_pose(
+    world: *const KilnWorld,
+    id: KilnObjectId,
+    out: *mut KilnPose,
+) -> KilnStatus {
+    run("kiln_world_get_pose", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, out) = unsafe { (read(world, "world")?, write(out, "out")?) };
+        let id = ObjectId::from_bits(id);
+        *out = world
+            .0
+            .pose(id)
+            .ok_or_else(|| {
+                Fail::new(
+                    KilnStatus::NotFound,
+                    format!("{id} is no body or mover of the world"),
+                )
+            })?
+            .into();
+        Ok(())
+    })
+}
+
+/// Takes body `id` out of the world.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_remove(world: *mut KilnWorld, id: KilnObjectId) -> KilnStatus {
+    run("kiln_world_remove", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let world = unsafe { write(world, "world") }?;
+        world.0.remove(ObjectId::from_bits(id))?;
+        Ok(())
+    })
+}
+
+/// The sync point, once a frame after the moves: records each body's
+/// motion (for riding) and finds trigger enters and leaves.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_step(world: *mut KilnWorld) -> KilnStatus {
+    run("kiln_world_step", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let world = unsafe { write(world, "world") }?;
+        world.0.step();
+        Ok(())
+    })
+}
+
+/// A body entering or leaving a trigger volume.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnTriggerEvent {
+    /// The trigger.
+    pub trigger: KilnObjectId,
+    /// The body.
+    pub body: KilnObjectId,
+    /// True for entering, false for leaving.
+    pub entered: bool,
+}
+
+/// The trigger events of the last step.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_trigger_events(
+    world: *const KilnWorld,
+    out: *mut KilnTriggerEvent,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    run("kiln_world_trigger_events", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, out, count) = unsafe {
+            (
+                read(world, "world")?,
+                array_mut(out, cap, "out")?,
+                write(count, "count")?,
+            )
+        };
+        let events: Vec<KilnTriggerEvent> = world
+            .0
+            .trigger_events()
+            .iter()
+            .map(|e| KilnTriggerEvent {
+                trigger: e.trigger.to_bits(),
+                body: e.body.to_bits(),
+                entered: e.entered,
+            })
+            .collect();
+        fill(&events, out, count)
+    })
+}
+
+// --------------------------------------------------------------- queries
+
+/// A ray: `origin + t·dir` for `t` in `[0, max_t]` (`dir` need not be
+/// unit length; `t` is in its units).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnRay {
+    /// Start.
+    pub origin: KilnVec3,
+    /// Direction (not zero).
+    pub dir: KilnVec3,
+    /// Farthest `t` (≥ 0; may be infinite).
+    pub max_t: f32,
+}
+
+fn ray(r: KilnRay) -> Result<Ray, Fail> {
+    let ray = Ray::new(r.origin.into(), r.dir.into(), r.max_t);
+    if ray.is_valid() {
+        Ok(ray)
+    } else {
+        Err(Fail::invalid(format!(
+            "ray {ray:?}: finite origin and direction, non-zero direction, max_t ≥ 0"
+        )))
+    }
+}
+
+/// The closest hit of a ray.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnRayHit {
+    /// Whether the ray hit anything (the rest is zero if not).
+    pub hit: bool,
+    /// Whether it hit a front face (false for a ray starting in a solid).
+    pub front_face: bool,
+    /// Ray parameter of the hit.
+    pub t: f32,
+    /// The hit point.
+    pub point: KilnVec3,
+    /// Unit surface normal, facing the ray's origin.
+    pub normal: KilnVec3,
+    /// The object hit.
+    pub object: KilnObjectId,
+    /// The triangle or face hit, `KILN_NO_FEATURE` if none.
+    pub feature: u32,
+}
+
+const NO_RAY_HIT: KilnRayHit = KilnRayHit {
+    hit: false,
+    front_face: false,
+    t: 0.0,
+    point: KilnVec3 {
+        x: 0.0,
+        y: 0.0,
+        z: 0.0,
+    },
+    normal: KilnVec3 {
+        x: 0.0,
+        y: 0.0,
+        z: 0.0,
+    },
+    object: 0,
+    feature: KILN_NO_FEATURE,
+};
+
+fn ray_hit(h: Option<kiln_runtime::RayHit>) -> KilnRayHit {
+    h.map_or(NO_RAY_HIT, |h| KilnRayHit {
+        hit: true,
+        front_face: h.front_face,
+        t: h.t,
+        point: h.point.into(),
+        normal: h.normal.into(),
+        object: h.object.to_bits(),
+        feature: h.feature.unwrap_or(KILN_NO_FEATURE),
+    })
+}
+
+/// The closest hit of `ray` among the objects `filter` sees (null: all
+/// but triggers).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_raycast(
+    world: *const KilnWorld,
+    r: KilnRay,
+    f: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    run("kiln_world_raycast", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
+        *out = ray_hit(world.0.raycast(&ray(r)?, &filter(&f)));
+        Ok(())
+    })
+}
+
+/// Whether `ray` hits anything `filter` sees.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_raycast_any(
+    world: *const KilnWorld,
+    r: KilnRay,
+    f: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run("kiln_world_raycast_any", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
+        *out = world.0.raycast_any(&ray(r)?, &filter(&f));
+        Ok(())
+    })
+}
+
+/// `count` rays at once, on Kiln's thread pool: `out[i]` answers `rays[i]`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_raycast_batch(
+    world: *const KilnWorld,
+    rays: *const KilnRay,
+    count: usize,
+    f: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    run("kiln_world_raycast_batch", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, rays, f, out) = unsafe {
+            (
+                read(world, "world")?,
+                array(rays, count, "rays")?,
+                skips(f)?,
+                array_mut(out, count, "out")?,
+            )
+        };
+        let rays = rays
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| ray(r).map_err(|Fail(s, why)| Fail(s, format!("rays[{i}]: {why}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut hits = vec![None; rays.len()];
+        world.0.raycast_batch(&rays, &filter(&f), &mut hits);
+        for (o, h) in out.iter_mut().zip(hits) {
+            *o = ray_hit(h);
+        }
+        Ok(())
+    })
+}
+
+/// What a shape touches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnOverlap {
+    /// The object touched.
+    pub object: KilnObjectId,
+    /// The deepest contact's point, on the object's surface.
+    pub point: KilnVec3,
+    /// Unit normal from the object towards the shape.
+    pub normal: KilnVec3,
+    /// How far the shape must move along `normal` to clear the contact.
+    pub depth: f32,
+    /// The triangle or face touched, `KILN_NO_FEATURE` if none.
+    pub feature: u32,
+}
+
+/// Every object `shape` at `pose` touches, with the deepest contact of
+/// each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_overlap(
+    world: *const KilnWorld,
+    shape: *const KilnShape,
+    at: KilnPose,
+    f: *const KilnFilter,
+    out: *mut KilnOverlap,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    run("kiln_world_overlap", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, shape, f, out, count) = unsafe {
+            let s = self::shape(read(shape, "shape")?)?;
+            (
+                read(world, "world")?,
+                s,
+                skips(f)?,
+                array_mut(out, cap, "out")?,
+                write(count, "count")?,
+            )
+        };
+        let found: Vec<KilnOverlap> = world
+            .0
+            .overlap(&shape, &pose(at, "pose")?, &filter(&f))
+            .into_iter()
+            .map(|o| KilnOverlap {
+                object: o.object.to_bits(),
+                point: o.point.into(),
+                normal: o.normal.into(),
+                depth: o.depth,
+                feature: o.feature.unwrap_or(KILN_NO_FEATURE),
+            })
+            .collect();
+        fill(&found, out, count)
+    })
+}
+
+/// Whether `shape` at `pose` touches anything `filter` sees.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_intersects(
+    world: *const KilnWorld,
+    shape: *const KilnShape,
+    at: KilnPose,
+    f: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run("kiln_world_intersects", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, shape, f, out) = unsafe {
+            let s = self::shape(read(shape, "shape")?)?;
+            (read(world, "world")?, s, skips(f)?, write(out, "out")?)
+        };
+        *out = world.0.intersects(&shape, &pose(at, "pose")?, &filter(&f));
+        Ok(())
+    })
+}
+
+/// Where a moving shape first touches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnShapeHit {
+    /// Whether it touched anything (the rest is zero if not).
+    pub hit: bool,
+    /// How far along the motion it first touches (0 to `max_t`).
+    pub t: f32,
+    /// The contact point.
+    pub point: KilnVec3,
+    /// Unit normal from the object towards the shape.
+    pub normal: KilnVec3,
+    /// The object touched.
+    pub object: KilnObjectId,
+    /// The triangle or face touched, `KILN_NO_FEATURE` if none.
+    pub feature: u32,
+}
+
+/// Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`;
+/// with `ignore_leaving`, contacts present at the start that the motion
+/// leaves are skipped (so a shape resting on a floor can slide).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_cast(
+    world: *const KilnWorld,
+    shape: *const KilnShape,
+    at: KilnPose,
+    motion: KilnVec3,
+    max_t: f32,
+    ignore_leaving: bool,
+    f: *const KilnFilter,
+    out: *mut KilnShapeHit,
+) -> KilnStatus {
+    run("kiln_world_cast", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, shape, f, out) = unsafe {
+            let s = self::shape(read(shape, "shape")?)?;
+            (read(world, "world")?, s, skips(f)?, write(out, "out")?)
+        };
+        let motion = vec3(motion, "motion")?;
+        if max_t.is_nan() || max_t < 0.0 {
+            return Err(Fail::invalid(format!("max_t {max_t} is not ≥ 0")));
+        }
+        let cast = ShapeCast::new(shape, pose(at, "pose")?, motion, max_t)
+            .with(CastOptions { ignore_leaving });
+        *out = world.0.cast(&cast, &filter(&f)).map_or(
+            KilnShapeHit {
+                hit: false,
+                t: 0.0,
+                point: KilnVec3::default(),
+                normal: KilnVec3::default(),
+                object: 0,
+                feature: KILN_NO_FEATURE,
+            },
+            |h| KilnShapeHit {
+                hit: true,
+                t: h.t,
+                point: h.point.into(),
+                normal: h.normal.into(),
+                object: h.object.to_bits(),
+                feature: h.feature.unwrap_or(KILN_NO_FEATURE),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// The solids (boxes, spheres, capsules, polytopes, concave solids) that
+/// contain `point`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_contains_point(
+    world: *const KilnWorld,
+    point: KilnVec3,
+    f: *const KilnFilter,
+    out: *mut KilnObjectId,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    run("kiln_world_contains_point", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, f, out, count) = unsafe {
+            (
+                read(world, "world")?,
+                skips(f)?,
+                array_mut(out, cap, "out")?,
+                write(count, "count")?,
+            )
+        };
+        let ids: Vec<u64> = world
+            .0
+            .contains_point(vec3(point, "point")?, &filter(&f))
+            .iter()
+            .map(|o| o.to_bits())
+            .collect();
+        fill(&ids, out, count)
+    })
+}
+
+/// Whether any solid `filter` sees contains `point`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_point_in_solid(
+    world: *const KilnWorld,
+    point: KilnVec3,
+    f: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run("kiln_world_point_in_solid", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
+        *out = world.0.point_in_solid(vec3(point, "point")?, &filter(&f));
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------- character
+
+/// How a character moves (see `kiln_character_settings_default`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnCharacterSettings {
+    /// The up direction (unit length).
+    pub up: KilnVec3,
+    /// How deep it may be inside geometry before it is pushed out (m).
+    pub skin: f32,
+    /// The steepest ground it stands on, in radians from horizontal.
+    pub max_slope: f32,
+    /// The highest step it walks up (m).
+    pub step_height: f32,
+    /// How deep a step's top must be to be stepped onto (m).
+    pub min_step_tread: f32,
+    /// How far down it follows the ground after leaving it (m).
+    pub snap_distance: f32,
+    /// Most slides per move.
+    pub max_iterations: u32,
+}
+
+impl From<CharacterSettings> for KilnCharacterSettings {
+    fn from(s: CharacterSettings) -> Self {
+        KilnCharacterSettings {
+            up: s.up.into(),
+            skin: s.skin,
+            max_slope: s.max_slope,
+            step_height: s.step_height,
+            min_step_tread: s.min_step_tread,
+            snap_distance: s.snap_distance,
+            max_iterations: s.max_iterations,
+        }
+    }
+}
+
+/// A character: a convex shape, its fixed rotation and its settings.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnCharacter {
+    /// The shape, centred on the character's position.
+    pub shape: KilnShape,
+    /// The shape's rotation.
+    pub rotation: KilnQuat,
+    /// How it moves.
+    pub settings: KilnCharacterSettings,
+}
+
+/// An upright capsule character with default settings (0.3 m radius and
+/// 0.6 m half height make one 1.8 m tall).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_character_capsule(radius: f32, half_height: f32) -> KilnCharacter {
+    KilnCharacter {
+        shape: kiln_shape_capsule(half_height, radius),
+        rotation: Quat::IDENTITY.into(),
+        settings: CharacterSettings::default().into(),
+    }
+}
+
+/// The default character settings (up +Y, 1 cm skin, 50° slopes, 0.3 m
+/// steps).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_character_settings_default() -> KilnCharacterSettings {
+    CharacterSettings::default().into()
+}
+
+/// The runtime's character for `c`.
+///
+/// # Safety
+/// `c.shape.hull` is null or a live hull.
+unsafe fn character<'a>(c: &KilnCharacter) -> Result<Character<'a>, Fail> {
+    let s = &c.settings;
+    let up = vec3(s.up, "settings.up")?;
+    if (up.length() - 1.0).abs() >= 1e-3 {
+        return Err(Fail::invalid(format!(
+            "settings.up {up} is not unit length"
+        )));
+    }
+    for (x, what) in [
+        (s.skin, "settings.skin"),
+        (s.max_slope, "settings.max_slope"),
+        (s.step_height, "settings.step_height"),
+        (s.min_step_tread, "settings.min_step_tread"),
+        (s.snap_distance, "settings.snap_distance"),
+    ] {
+        size(x, what)?;
+    }
+    Ok(Character {
+        // SAFETY: the caller's contract.
+        shape: unsafe { shape(&c.shape) }?,
+        rotation: quat(c.rotation, "rotation")?,
+        settings: CharacterSettings {
+            up,
+            skin: s.skin,
+            max_slope: s.max_slope,
+            step_height: s.step_height,
+            min_step_tread: s.min_step_tread,
+            snap_distance: s.snap_distance,
+            max_iterations: s.max_iterations,
+        },
+    })
+}
+
+/// `KilnGround::state`: nothing below (falling or jumping).
+pub const KILN_GROUND_IN_AIR: u32 = 0;
+/// `KilnGround::state`: on walkable ground.
+pub const KILN_GROUND_ON_GROUND: u32 = 1;
+/// `KilnGround::state`: on ground too steep to stand on.
+pub const KILN_GROUND_ON_STEEP_GROUND: u32 = 2;
+
+/// What a character stands on.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnGround {
+    /// `KILN_GROUND_IN_AIR`, `_ON_GROUND` or `_ON_STEEP_GROUND`.
+    pub state: u32,
+    /// Contact point on the ground (zero in the air).
+    pub point: KilnVec3,
+    /// The ground's unit normal there.
+    pub normal: KilnVec3,
+    /// The ground object.
+    pub object: KilnObjectId,
+}
+
+impl From<Ground> for KilnGround {
+    fn from(g: Ground) -> KilnGround {
+        let (state, s) = match g {
+            Ground::InAir => {
+                return KilnGround {
+                    state: KILN_GROUND_IN_AIR,
+                    point: KilnVec3::default(),
+                    normal: KilnVec3::default(),
+                    object: 0,
+                };
+            }
+            Ground::OnGround(s) => (KILN_GROUND_ON_GROUND, s),
+            Ground::OnSteepGround(s) => (KILN_GROUND_ON_STEEP_GROUND, s),
+        };
+        KilnGround {
+            state,
+            point: s.point.into(),
+            normal: s.normal.into(),
+            object: s.object.to_bits(),
+        }
+    }
+}
+
+fn ground(g: &KilnGround) -> Result<Ground, Fail> {
+    let support = || -> Result<Support, Fail> {
+        Ok(Support {
+            point: vec3(g.point, "ground.point")?,
+            normal: vec3(g.normal, "ground.normal")?,
+            object: ObjectId::from_bits(g.object),
+        })
+    };
+    Ok(match g.state {
+        KILN_GROUND_IN_AIR => Ground::InAir,
+        KILN_GROUND_ON_GROUND => Ground::OnGround(support()?),
+        KILN_GROUND_ON_STEEP_GROUND => Ground::OnSteepGround(support()?),
+        k => {
+            return Err(Fail::invalid(format!(
+                "ground state {k} is none of KILN_GROUND_*"
+            )));
+        }
+    })
+}
+
+/// A contact met while moving.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnCharacterHit {
+    /// Contact point on the object.
+    pub point: KilnVec3,
+    /// Unit normal from the object towards the character.
+    pub normal: KilnVec3,
+    /// The object touched.
+    pub object: KilnObjectId,
+}
+
+/// The outcome of a move.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnMove {
+    /// Where the character ended up.
+    pub position: KilnVec3,
+    /// What it stands on there.
+    pub ground: KilnGround,
+    /// How many contacts stopped or turned it (the first `hits_cap` are
+    /// in `hits`).
+    pub hit_count: usize,
+}
+
+/// Moves `character` from `position` by `motion` (one frame's worth,
+/// gravity included), sliding along what it meets, stepping up steps and
+/// following the ground down; `out` says where it ended and what it
+/// stands on, and the contacts go to `hits` (`hits_cap` of them; may be
+/// null when 0; more than fit is not an error here).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_character_move(
+    world: *const KilnWorld,
+    c: *const KilnCharacter,
+    position: KilnVec3,
+    motion: KilnVec3,
+    f: *const KilnFilter,
+    out: *mut KilnMove,
+    hits: *mut KilnCharacterHit,
+    hits_cap: usize,
+) -> KilnStatus {
+    run("kiln_character_move", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, c, f, out, hits) = unsafe {
+            let c = character(read(c, "character")?)?;
+            (
+                read(world, "world")?,
+                c,
+                skips(f)?,
+                write(out, "out")?,
+                array_mut(hits, hits_cap, "hits")?,
+            )
+        };
+        let m = c.move_and_slide(
+            &world.0,
+            vec3(position, "position")?,
+            vec3(motion, "motion")?,
+            &filter(&f),
+        );
+        for (o, h) in hits.iter_mut().zip(&m.hits) {
+            *o = KilnCharacterHit {
+                point: h.point.into(),
+                normal: h.normal.into(),
+                object: h.object.to_bits(),
+            };
+        }
+        *out = KilnMove {
+            position: m.position.into(),
+            ground: m.ground.into(),
+            hit_count: m.hits.len(),
+        };
+        Ok(())
+    })
+}
+
+/// Carries a character at `position` standing on `ground` (the last
+/// move's) by its ground's motion in the last frame (a lift, a
+/// turntable); `out_position` is where that takes it and `out_turn` the
+/// turn about up it should add to its heading. Call after
+/// `kiln_world_step` and before the frame's move.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_character_ride(
+    world: *const KilnWorld,
+    c: *const KilnCharacter,
+    position: KilnVec3,
+    ground: *const KilnGround,
+    out_position: *mut KilnVec3,
+    out_turn: *mut KilnQuat,
+) -> KilnStatus {
+    run("kiln_character_ride", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (world, c, g, out_position, out_turn) = unsafe {
+            let c = character(read(c, "character")?)?;
+            (
+                read(world, "world")?,
+                c,
+                read(ground, "ground")?,
+                write(out_position, "out_position")?,
+                write(out_turn, "out_turn")?,
+            )
+        };
+        let (p, turn) = c.ride(&world.0, vec3(position, "position")?, &self::ground(g)?);
+        *out_position = p.into();
+        *out_turn = turn.into();
+        Ok(())
+    })
+}

@@ -1,0 +1,406 @@
+/* The C API as a C engine meets it: every query kind on a baked level,
+ * bodies inserted, moved and removed, triggers, a character that walks and
+ * rides a lift, and hostile input (null pointers, wrong sizes, malformed
+ * queries, a truncated archive). Run by engines/c/tests/c_program.rs,
+ * plain against libkiln.so and under AddressSanitizer against libkiln.a.
+ *
+ * usage: kiln_test <moving_course.kiln> */
+
+#include "kiln.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n",         \
+              __FILE__, __LINE__, #cond, kiln_last_error());               \
+      failures++;                                                          \
+    }                                                                      \
+  } while (0)
+
+#define EXPECT(status, call) CHECK((call) == (status))
+#define OK(call) EXPECT(KILN_STATUS_OK, call)
+
+static KilnVec3 v3(float x, float y, float z) {
+  KilnVec3 v = {x, y, z};
+  return v;
+}
+
+static KilnPose at(float x, float y, float z) {
+  KilnPose p = {{0, 0, 0, 1}, {x, y, z}};
+  return p;
+}
+
+static KilnRay ray(KilnVec3 origin, KilnVec3 dir, float max_t) {
+  KilnRay r = {origin, dir, max_t};
+  return r;
+}
+
+static int near(float a, float b, float tol) { return fabsf(a - b) <= tol; }
+
+static unsigned char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *bytes = malloc((size_t)n);
+  if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+    free(bytes);
+    bytes = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return bytes;
+}
+
+static void queries(KilnWorld *world) {
+  /* a ray straight down onto the floor */
+  KilnRayHit hit;
+  OK(kiln_world_raycast(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && near(hit.t, 10, 1e-4f) && near(hit.point.y, 0, 1e-4f));
+  CHECK(near(hit.normal.y, 1, 1e-5f) && hit.front_face);
+  char name[64];
+  size_t len = 0;
+  OK(kiln_world_object_name(world, hit.object, name, sizeof name, &len));
+  CHECK(strncmp(name, "floor", 5) == 0 && strlen(name) == len);
+  printf("ray down from (12, 10, 5): hit %s at y = %.4f, t = %.4f\n", name, hit.point.y, hit.t);
+
+  /* the same ray skipping the floor, and seeing no layer: nothing */
+  KilnFilter skip_floor = kiln_filter_all();
+  skip_floor.skip = &hit.object;
+  skip_floor.skip_count = 1;
+  KilnRayHit below;
+  OK(kiln_world_raycast(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), &skip_floor, &below));
+  CHECK(!below.hit || below.object != hit.object);
+  KilnFilter no_layer = kiln_filter_all();
+  no_layer.layers = 0;
+  OK(kiln_world_raycast(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), &no_layer, &below));
+  CHECK(!below.hit);
+  bool any = false;
+  OK(kiln_world_raycast_any(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), NULL, &any));
+  CHECK(any);
+  OK(kiln_world_raycast_any(world, ray(v3(12, 10, 5), v3(0, 1, 0), 100), NULL, &any));
+  CHECK(!any);
+
+  /* a batch: down, up, and sideways into the wall at x = 16 */
+  KilnRay rays[3] = {ray(v3(12, 10, 5), v3(0, -1, 0), 100), ray(v3(12, 10, 5), v3(0, 1, 0), 100),
+                     ray(v3(15, 1, 12), v3(1, 0, 0), 100)};
+  KilnRayHit hits[3];
+  OK(kiln_world_raycast_batch(world, rays, 3, NULL, hits));
+  CHECK(hits[0].hit && hits[0].object == hit.object && near(hits[0].t, hit.t, 0));
+  CHECK(!hits[1].hit && hits[1].feature == KILN_NO_FEATURE);
+  CHECK(hits[2].hit && near(hits[2].point.x, 16, 1e-4f) && near(hits[2].normal.x, -1, 1e-5f));
+  KilnObjectId wall = 0;
+  OK(kiln_world_find_object(world, "wall", &wall));
+  CHECK(hits[2].object == wall);
+
+  /* a ball resting on the floor touches it; lifted by 1 m it touches nothing */
+  KilnShape ball = kiln_shape_sphere(0.5f);
+  bool touches = false;
+  OK(kiln_world_intersects(world, &ball, at(12, 0.45f, 5), NULL, &touches));
+  CHECK(touches);
+  OK(kiln_world_intersects(world, &ball, at(12, 1.5f, 5), NULL, &touches));
+  CHECK(!touches);
+  KilnOverlap overlaps[8];
+  size_t count = 0;
+  OK(kiln_world_overlap(world, &ball, at(12, 0.45f, 5), NULL, overlaps, 8, &count));
+  CHECK(count >= 1 && near(overlaps[0].depth, 0.05f, 1e-4f) && near(overlaps[0].normal.y, 1, 1e-4f));
+  printf("ball at y = 0.45: %zu overlap(s), depth %.4f\n", count, count ? overlaps[0].depth : 0.0f);
+
+  /* a box dropped from y = 2 lands on the floor after 1.5 m */
+  KilnShape crate = kiln_shape_box(v3(0.5f, 0.5f, 0.5f));
+  KilnShapeHit landed;
+  OK(kiln_world_cast(world, &crate, at(12, 2, 4), v3(0, -1, 0), 10, false, NULL, &landed));
+  CHECK(landed.hit && near(landed.t, 1.5f, 1e-4f) && near(landed.normal.y, 1, 1e-4f));
+  printf("box dropped from y = 2: lands after %.4f m\n", landed.t);
+
+  /* a hull (a tetrahedron) swept along the floor sideways into the wall */
+  KilnVec3 corners[4] = {v3(0, 0, 0), v3(0.5f, 0, 0), v3(0, 0.5f, 0), v3(0, 0, 0.5f)};
+  KilnHull *wedge = NULL;
+  OK(kiln_hull_new(corners, 4, &wedge));
+  KilnShape wedge_shape = kiln_shape_hull(wedge);
+  OK(kiln_world_cast(world, &wedge_shape, at(14, 1, 12), v3(1, 0, 0), 10, true, NULL, &landed));
+  CHECK(landed.hit && landed.object == wall && near(landed.t, 1.5f, 1e-4f));
+  kiln_hull_free(wedge);
+
+  /* the point inside the top stair's box */
+  KilnObjectId inside[4];
+  OK(kiln_world_contains_point(world, v3(7.5f, 0.5f, 2), NULL, inside, 4, &count));
+  KilnObjectId stair_top = 0;
+  OK(kiln_world_find_object(world, "stair_top", &stair_top));
+  CHECK(count == 1 && inside[0] == stair_top);
+  bool solid = false;
+  OK(kiln_world_point_in_solid(world, v3(7.5f, 0.5f, 2), NULL, &solid));
+  CHECK(solid);
+  OK(kiln_world_point_in_solid(world, v3(7.5f, 3, 2), NULL, &solid));
+  CHECK(!solid);
+}
+
+static void bodies(KilnWorld *world, KilnLevel *level) {
+  size_t before = kiln_world_body_count(world);
+  KilnShape crate = kiln_shape_box(v3(0.5f, 0.5f, 0.5f));
+  KilnObjectId id = 0;
+  OK(kiln_world_insert_shape(world, &crate, at(2, 3, 16), 1, "crate", false, &id));
+  CHECK(kiln_world_body_count(world) == before + 1);
+  KilnRayHit hit;
+  OK(kiln_world_raycast(world, ray(v3(2, 10, 16), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object == id && near(hit.point.y, 3.5f, 1e-4f));
+
+  /* moved: the query follows */
+  OK(kiln_world_set_pose(world, id, at(2, 5, 16)));
+  OK(kiln_world_raycast(world, ray(v3(2, 10, 16), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object == id && near(hit.point.y, 5.5f, 1e-4f));
+  KilnPose pose;
+  OK(kiln_world_get_pose(world, id, &pose));
+  CHECK(near(pose.translation.y, 5, 0));
+  printf("crate moved to y = 5: ray hits its top at y = %.4f\n", hit.point.y);
+
+  /* a copy of the level's top stair beside it (a prefab) */
+  KilnObjectId stair_top = 0, copy = 0;
+  OK(kiln_world_find_object(world, "stair_top", &stair_top));
+  OK(kiln_world_insert_copy(world, level, stair_top, at(0, 0, 16), 1, NULL, false, &copy));
+  OK(kiln_world_raycast(world, ray(v3(7.5f, 10, 18), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object == copy && near(hit.point.y, 1, 1e-4f));
+  OK(kiln_world_remove(world, copy));
+
+  /* removed: gone from queries, and its id names nothing any more */
+  OK(kiln_world_remove(world, id));
+  OK(kiln_world_raycast(world, ray(v3(2, 10, 16), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object != id && near(hit.point.y, 0, 1e-4f));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_remove(world, id));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_set_pose(world, id, at(0, 0, 0)));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_get_pose(world, id, &pose));
+  KilnObjectId wall = 0;
+  OK(kiln_world_find_object(world, "wall", &wall));
+  EXPECT(KILN_STATUS_STATIC_OBJECT, kiln_world_set_pose(world, wall, at(0, 0, 0)));
+  EXPECT(KILN_STATUS_STATIC_OBJECT, kiln_world_remove(world, wall));
+  CHECK(kiln_world_body_count(world) == before);
+
+  /* a trigger: seen only by filters that ask, and it reports a ball entering and leaving */
+  KilnShape zone = kiln_shape_box(v3(1, 1, 1));
+  KilnObjectId trigger = 0, ball = 0;
+  OK(kiln_world_insert_shape(world, &zone, at(3, 1, 15), 1, "zone", true, &trigger));
+  KilnShape ball_shape = kiln_shape_sphere(0.3f);
+  OK(kiln_world_insert_shape(world, &ball_shape, at(3, 5, 15), 1, "ball", false, &ball));
+  OK(kiln_world_raycast(world, ray(v3(3.5f, 10, 14.5f), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object != trigger);
+  KilnFilter with_triggers = kiln_filter_all();
+  with_triggers.triggers = 1;
+  OK(kiln_world_raycast(world, ray(v3(3.5f, 10, 14.5f), v3(0, -1, 0), 100), &with_triggers, &hit));
+  CHECK(hit.hit && hit.object == trigger && near(hit.point.y, 2, 1e-4f));
+  KilnTriggerEvent events[4];
+  size_t count = 99;
+  OK(kiln_world_step(world));
+  OK(kiln_world_trigger_events(world, events, 4, &count));
+  CHECK(count == 0);
+  OK(kiln_world_set_pose(world, ball, at(3, 1, 15)));
+  OK(kiln_world_step(world));
+  OK(kiln_world_trigger_events(world, events, 4, &count));
+  CHECK(count == 1 && events[0].trigger == trigger && events[0].body == ball && events[0].entered);
+  OK(kiln_world_set_pose(world, ball, at(3, 5, 15)));
+  OK(kiln_world_step(world));
+  OK(kiln_world_trigger_events(world, events, 4, &count));
+  CHECK(count == 1 && events[0].body == ball && !events[0].entered);
+  printf("ball entered and left the trigger: %s\n", failures ? "no" : "yes");
+  OK(kiln_world_remove(world, ball));
+  OK(kiln_world_remove(world, trigger));
+}
+
+static void character(KilnWorld *world) {
+  /* up the stairs at z = 2: five 0.2 m steps onto a 1 m platform */
+  KilnCharacter player = kiln_character_capsule(0.3f, 0.6f);
+  KilnVec3 p = v3(2, 0.9f, 2);
+  KilnMove m;
+  KilnCharacterHit hits[8];
+  for (int i = 0; i < 110; i++) {
+    OK(kiln_character_move(world, &player, p, v3(0.05f, -0.1f, 0), NULL, &m, hits, 8));
+    p = m.position;
+  }
+  CHECK(near(p.y, 1.9f, 0.01f) && m.ground.state == KILN_GROUND_ON_GROUND);
+  printf("walked up the stairs to (%.2f, %.3f, %.2f)\n", p.x, p.y, p.z);
+
+  /* onto the lift at (12, 17) and up 1 m with it */
+  KilnObjectId lift = 0;
+  OK(kiln_world_find_object(world, "lift", &lift));
+  KilnPose lift_pose;
+  OK(kiln_world_get_pose(world, lift, &lift_pose));
+  float start = lift_pose.translation.y;
+  p = v3(12, 1.5f, 17);
+  for (int i = 0; i < 30; i++) {
+    OK(kiln_character_move(world, &player, p, v3(0, -0.1f, 0), NULL, &m, NULL, 0));
+    p = m.position;
+  }
+  CHECK(m.ground.state == KILN_GROUND_ON_GROUND && m.ground.object == lift);
+  float stood = p.y;
+  for (int i = 0; i < 50; i++) {
+    lift_pose.translation.y += 0.02f;
+    OK(kiln_world_set_pose(world, lift, lift_pose));
+    OK(kiln_world_step(world));
+    KilnQuat turn;
+    OK(kiln_character_ride(world, &player, p, &m.ground, &p, &turn));
+    OK(kiln_character_move(world, &player, p, v3(0, -0.1f, 0), NULL, &m, NULL, 0));
+    p = m.position;
+  }
+  CHECK(near(p.y - stood, lift_pose.translation.y - start, 2e-3f));
+  CHECK(m.ground.state == KILN_GROUND_ON_GROUND && m.ground.object == lift);
+  printf("rode the lift from y = %.3f to y = %.3f\n", stood, p.y);
+}
+
+static void hostile(KilnWorld *world, const char *archive) {
+  KilnRayHit hit;
+  KilnShape ball = kiln_shape_sphere(0.5f);
+  KilnVec3 zero = v3(0, 0, 0);
+  bool yes;
+  size_t count;
+  KilnObjectId id;
+
+  /* null pointers where they may not be */
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(NULL, ray(zero, v3(0, -1, 0), 1), NULL, &hit));
+  CHECK(strstr(kiln_last_error(), "kiln_world_raycast") && strstr(kiln_last_error(), "world is null"));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), 1), NULL, NULL));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_intersects(world, NULL, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_overlap(world, &ball, at(0, 0, 0), NULL, NULL, 0, NULL));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_find_object(world, NULL, &id));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_level_open(NULL, NULL));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_new(NULL, NULL));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_step(NULL));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_character_move(world, NULL, zero, zero, NULL, NULL, NULL, 0));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_hull_new(NULL, 4, NULL));
+  KilnShape no_hull = kiln_shape_hull(NULL);
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_intersects(world, &no_hull, at(0, 0, 0), NULL, &yes));
+  KilnFilter bad_skip = kiln_filter_all();
+  bad_skip.skip_count = 3; /* and skip left null */
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), 1), &bad_skip, &hit));
+  CHECK(kiln_world_body_count(NULL) == 0 && kiln_level_object_count(NULL) == 0);
+  CHECK(kiln_world_object_layers(NULL, 0) == 0);
+  kiln_world_free(NULL);
+  kiln_level_free(NULL);
+  kiln_hull_free(NULL);
+
+  /* wrong sizes: arrays too small, or null with a length */
+  KilnOverlap one;
+  EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_world_overlap(world, &ball, at(12, 0.45f, 5), NULL, NULL, 0, &count));
+  CHECK(count >= 1);
+  size_t needed = count;
+  EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_world_overlap(world, &ball, at(12, 0.45f, 5), NULL, &one, 0, &count));
+  CHECK(count == needed);
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_overlap(world, &ball, at(12, 0.45f, 5), NULL, NULL, 5, &count));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast_batch(world, NULL, 2, NULL, &hit));
+  OK(kiln_world_raycast_batch(world, NULL, 0, NULL, NULL));
+  char small[4] = "xyz";
+  size_t len = 0;
+  KilnObjectId wall = 0;
+  OK(kiln_world_find_object(world, "wall", &wall));
+  EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_world_object_name(world, wall, small, sizeof small, &len));
+  CHECK(len == 4 && strcmp(small, "wal") == 0);
+  EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_world_object_name(world, wall, NULL, 0, &len));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_object_name(world, 0xdeadbeefULL << 32, small, sizeof small, &len));
+  KilnVec3 three[3] = {zero, v3(1, 0, 0), v3(0, 1, 0)};
+  KilnHull *flat = NULL;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_hull_new(three, 3, &flat));
+  CHECK(flat == NULL);
+
+  /* malformed queries */
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast(world, ray(zero, zero, 1), NULL, &hit));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast(world, ray(v3(NAN, 0, 0), v3(0, -1, 0), 1), NULL, &hit));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), -1), NULL, &hit));
+  KilnShape weird = ball;
+  weird.kind = 99;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &weird, at(0, 0, 0), NULL, &yes));
+  CHECK(strstr(kiln_last_error(), "shape kind 99"));
+  KilnShape negative = kiln_shape_sphere(-1);
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &negative, at(0, 0, 0), NULL, &yes));
+  KilnShape nan_box = kiln_shape_box(v3(1, NAN, 1));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap(world, &nan_box, at(0, 0, 0), NULL, NULL, 0, &count));
+  KilnPose zero_turn = {{0, 0, 0, 0}, {0, 0, 0}};
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &ball, zero_turn, NULL, &yes));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_insert_shape(world, &ball, zero_turn, 1, NULL, false, &id));
+  KilnShapeHit shape_hit;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_cast(world, &ball, at(0, 5, 0), v3(0, -1, 0), NAN, false, NULL, &shape_hit));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_contains_point(world, v3(INFINITY, 0, 0), NULL, NULL, 0, &count));
+  const char not_utf8[] = {(char)0xff, (char)0xfe, 0};
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_find_object(world, not_utf8, &id));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_find_object(world, "no such thing", &id));
+  KilnCharacter sideways = kiln_character_capsule(0.3f, 0.6f);
+  sideways.settings.up = v3(0, 2, 0);
+  KilnMove m;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_character_move(world, &sideways, v3(2, 1, 2), zero, NULL, &m, NULL, 0));
+  KilnGround lost = {7, {0, 0, 0}, {0, 1, 0}, 0};
+  KilnCharacter player = kiln_character_capsule(0.3f, 0.6f);
+  KilnVec3 p;
+  KilnQuat turn;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_character_ride(world, &player, zero, &lost, &p, &turn));
+
+  /* archives: missing, empty, truncated, corrupted */
+  KilnLevel *level = NULL;
+  EXPECT(KILN_STATUS_IO, kiln_level_open("no/such/level.kiln", &level));
+  CHECK(level == NULL && strstr(kiln_last_error(), "no/such/level.kiln"));
+  EXPECT(KILN_STATUS_BAD_ARCHIVE, kiln_level_from_bytes(NULL, 0, &level));
+  size_t n = 0;
+  unsigned char *bytes = read_file(archive, &n);
+  CHECK(bytes != NULL && n > 64);
+  if (bytes) {
+    EXPECT(KILN_STATUS_BAD_ARCHIVE, kiln_level_from_bytes(bytes, n / 2, &level));
+    printf("truncated archive: %s\n", kiln_last_error());
+    EXPECT(KILN_STATUS_BAD_ARCHIVE, kiln_level_from_bytes(bytes, 17, &level));
+    bytes[n / 3] ^= 0x5a;
+    bytes[n / 3 + 1] ^= 0xa5;
+    EXPECT(KILN_STATUS_BAD_ARCHIVE, kiln_level_from_bytes(bytes, n, &level));
+    CHECK(level == NULL);
+    free(bytes);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s <moving_course.kiln>\n", argv[0]);
+    return 2;
+  }
+  printf("kiln %s\n", kiln_version());
+  KilnLevel *level = NULL;
+  OK(kiln_level_open(argv[1], &level));
+  if (!level) return 1;
+  CHECK(kiln_level_object_count(level) > 10);
+  uint32_t layer = 0;
+  OK(kiln_level_layer(level, "default", &layer));
+  CHECK(layer == 1);
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_layer(level, "walkable", &layer));
+  KilnWorld *world = NULL;
+  OK(kiln_world_new(level, &world));
+  if (!world) return 1;
+
+  queries(world);
+  bodies(world, level);
+  character(world);
+  hostile(world, argv[1]);
+
+  /* the world keeps its level after the handle is freed; a reload keeps bodies */
+  kiln_level_free(level);
+  KilnRayHit hit;
+  OK(kiln_world_raycast(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit);
+  KilnLevel *again = NULL;
+  OK(kiln_level_open(argv[1], &again));
+  KilnShape ball = kiln_shape_sphere(0.5f);
+  KilnObjectId kept = 0;
+  OK(kiln_world_insert_shape(world, &ball, at(1, 8, 1), 1, "kept", false, &kept));
+  OK(kiln_world_set_level(world, again));
+  OK(kiln_world_raycast(world, ray(v3(1, 10, 1), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && hit.object == kept);
+  kiln_level_free(again);
+  kiln_world_free(world);
+
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("all checks passed\n");
+  return 0;
+}

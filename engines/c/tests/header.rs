@@ -1,0 +1,38 @@
+//! `include/kiln.h` is what cbindgen makes of `src/lib.rs` today: a header
+//! that lags the library would hand C callers the wrong functions or
+//! layouts. Regenerate with `KILN_BLESS=1 cargo test --release -p kiln-c
+//! --test header`.
+
+use std::path::Path;
+
+#[test]
+fn committed_header_is_current() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut fresh = Vec::new();
+    cbindgen::Builder::new()
+        .with_src(dir.join("src/lib.rs"))
+        .with_config(config)
+        .generate()
+        .expect("cbindgen reads src/lib.rs")
+        .write(&mut fresh);
+    let path = dir.join("include/kiln.h");
+    if std::env::var_os("KILN_BLESS").is_some() {
+        std::fs::write(&path, &fresh).expect("write include/kiln.h");
+        eprintln!("wrote {}", path.display());
+        return;
+    }
+    let committed = std::fs::read(&path).unwrap_or_default();
+    if committed != fresh {
+        let (old, new) = (
+            String::from_utf8_lossy(&committed),
+            String::from_utf8_lossy(&fresh),
+        );
+        let first = old.lines().zip(new.lines()).position(|(a, b)| a != b);
+        panic!(
+            "include/kiln.h is stale (first difference at line {}); regenerate it with \
+             `KILN_BLESS=1 cargo test --release -p kiln-c --test header` and commit it",
+            first.map_or(old.lines().count().min(new.lines().count()) + 1, |i| i + 1)
+        );
+    }
+}
