@@ -1,0 +1,91 @@
+//! `.kiln` archives as Bevy assets.
+
+use std::sync::Arc;
+
+use bevy::asset::io::Reader;
+use bevy::asset::{Asset, AssetLoader, LoadContext};
+use bevy::reflect::TypePath;
+use kiln_runtime::Level;
+
+/// A baked level: an archive opened and validated once, shared by every
+/// world and query that uses it.
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct KilnArchive {
+    /// The level.
+    pub level: Arc<Level>,
+}
+
+/// Loads `.kiln` archives (and the archives Bevy's processor made of
+/// glTF sources with [`crate::KilnBake`]).
+#[derive(Default, TypePath)]
+pub struct KilnArchiveLoader;
+
+/// Why an archive did not load.
+#[derive(Debug, thiserror::Error)]
+pub enum KilnLoadError {
+    /// The asset could not be read.
+    #[error("{path}: {error}")]
+    Io {
+        /// The asset path.
+        path: String,
+        /// The reader's error.
+        error: std::io::Error,
+    },
+    /// The bytes are not a valid archive.
+    #[error("{path}: {error}")]
+    Invalid {
+        /// The asset path.
+        path: String,
+        /// What is wrong.
+        error: kiln_runtime::ArchiveError,
+    },
+    /// A glTF file given to the archive loader: it must be baked first.
+    #[error(
+        "{path} is a glTF file, not a Kiln archive: bake it with `baker bake`, or run Bevy's asset processor (AssetMode::Processed with kiln-bevy's `bake` feature) on a `*.kiln.glb`/`*.kiln.gltf` source"
+    )]
+    NotBaked {
+        /// The asset path.
+        path: String,
+    },
+}
+
+impl AssetLoader for KilnArchiveLoader {
+    type Asset = KilnArchive;
+    type Settings = ();
+    type Error = KilnLoadError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<KilnArchive, KilnLoadError> {
+        let path = load_context.path().to_string();
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|error| KilnLoadError::Io {
+                path: path.clone(),
+                error,
+            })?;
+        if bytes.starts_with(b"glTF") || bytes.trim_ascii_start().starts_with(b"{") {
+            return Err(KilnLoadError::NotBaked { path });
+        }
+        match Level::from_bytes(&bytes) {
+            Ok(level) => Ok(KilnArchive {
+                level: Arc::new(level),
+            }),
+            Err(kiln_runtime::OpenError::Invalid { error, .. }) => {
+                Err(KilnLoadError::Invalid { path, error })
+            }
+            Err(kiln_runtime::OpenError::Io { error, .. }) => {
+                Err(KilnLoadError::Io { path, error })
+            }
+        }
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["kiln"]
+    }
+}

@@ -1,0 +1,117 @@
+//! # kiln-bevy: Kiln in Bevy
+//!
+//! Collision baked offline, answered in the ECS.
+//!
+//! - **Assets.** `.kiln` archives load as [`KilnArchive`] assets, hot
+//!   reloaded when `baker watch` (or anything) replaces the file (feature
+//!   `hot_reload`); a broken archive is reported as a [`KilnLevelFailed`]
+//!   message and the last good level stays. With Bevy's asset processor
+//!   (`AssetMode::Processed`, feature `bake`), `*.kiln.glb` and
+//!   `*.kiln.gltf` sources — or any glTF whose `.meta` names the
+//!   [`KilnBake`] processor — are baked into archives at processing time,
+//!   with the bake settings in the `.meta` file ([`KilnBakeSettings`]), so
+//!   a shipped game loads archives and never bakes.
+//! - **The level.** An entity with a [`KilnLevel`] (a handle to an
+//!   archive) makes the level the world's. Its movers and triggers appear
+//!   as child entities named as in the source ([`KilnMover`],
+//!   [`KilnTrigger`]): move a mover by its `Transform`.
+//! - **Bodies.** An entity with a [`KilnBody`] and a `Transform` is a body
+//!   of the world, kept at its `GlobalTransform` every frame; spawning and
+//!   despawning it inserts and removes it.
+//! - **Queries.** The [`KilnQuery`] system parameter asks the world's
+//!   questions — rays, overlaps, yes/no tests, casts, points — with a
+//!   [`KilnFilter`] by layer, entity and trigger, and names what it met by
+//!   entity.
+//! - **Triggers.** Bodies entering and leaving trigger volumes arrive as
+//!   [`KilnTriggerEvent`] messages.
+//! - **Characters.** A [`KilnCharacter`] is moved by `move_and_slide` in
+//!   `FixedUpdate`, riding what moves under it.
+//!
+//! The world is brought up to date once a frame in `PostUpdate`, after
+//! transforms propagate ([`KilnSystems::Sync`]): bodies moved in `Update`
+//! are where they were moved to for queries from the next frame on.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use kiln_bevy::{KilnFilter, KilnLevel, KilnPlugin, KilnQuery};
+//!
+//! fn main() {
+//!     App::new()
+//!         .add_plugins((DefaultPlugins, KilnPlugin))
+//!         .add_systems(Startup, |mut commands: Commands, assets: Res<AssetServer>| {
+//!             commands.spawn(KilnLevel(assets.load("walk_course.kiln")));
+//!         })
+//!         .add_systems(Update, |kiln: KilnQuery| {
+//!             let down = (Vec3::new(12.0, 10.0, 5.0), Dir3::NEG_Y, 100.0);
+//!             if let Some(hit) = kiln.raycast(down.0, down.1, down.2, &KilnFilter::default()) {
+//!                 println!("ground at {} on {}", hit.point, kiln.name(hit.object));
+//!             }
+//!         })
+//!         .run();
+//! }
+//! ```
+
+mod asset;
+#[cfg(feature = "bake")]
+mod bake;
+mod body;
+mod character;
+mod convert;
+mod query;
+mod world;
+
+pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
+#[cfg(feature = "bake")]
+pub use bake::{KilnBake, KilnBakeError, KilnBakeSettings, MeshTree};
+pub use body::{KilnBody, KilnBodyCollider, KilnBodyRejected, KilnShape};
+pub use character::KilnCharacter;
+pub use kiln_runtime;
+pub use query::{KilnCastHit, KilnFilter, KilnOverlap, KilnQuery, KilnRayHit};
+pub use world::{
+    KilnLevel, KilnLevelFailed, KilnMover, KilnSystems, KilnTrigger, KilnTriggerEvent, KilnWorld,
+};
+
+use bevy::app::{App, FixedUpdate, Plugin, PostUpdate};
+use bevy::asset::AssetApp;
+use bevy::ecs::schedule::IntoScheduleConfigs;
+use bevy::transform::TransformSystems;
+
+/// Adds Kiln: the archive asset and its loader, the bake processor
+/// (feature `bake`), the [`KilnWorld`] and the systems that keep it in
+/// step with the ECS, and characters in `FixedUpdate`. Needs Bevy's
+/// `AssetPlugin` and `TransformPlugin` (both in `DefaultPlugins`).
+#[derive(Default)]
+pub struct KilnPlugin;
+
+impl Plugin for KilnPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_asset::<KilnArchive>()
+            .register_asset_loader(KilnArchiveLoader)
+            .init_resource::<KilnWorld>()
+            .add_message::<KilnTriggerEvent>()
+            .add_message::<KilnLevelFailed>()
+            .add_message::<KilnBodyRejected>()
+            .init_resource::<body::Pending>()
+            .configure_sets(
+                PostUpdate,
+                KilnSystems::Sync.after(TransformSystems::Propagate),
+            )
+            .add_systems(
+                PostUpdate,
+                (
+                    world::sync_level,
+                    world::sync_movers,
+                    body::sync_bodies,
+                    world::step,
+                )
+                    .chain()
+                    .in_set(KilnSystems::Sync),
+            )
+            .add_systems(
+                FixedUpdate,
+                character::move_characters.in_set(KilnSystems::Characters),
+            );
+        #[cfg(feature = "bake")]
+        bake::register(app);
+    }
+}

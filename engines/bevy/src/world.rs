@@ -1,0 +1,295 @@
+//! The world the ECS keeps in step: the level an entity names, its movers
+//! and triggers as entities, and the sync point once a frame.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bevy::asset::{AssetEvent, AssetId, AssetLoadFailedEvent, Assets, Handle};
+use bevy::ecs::prelude::*;
+use bevy::transform::components::{GlobalTransform, Transform};
+use kiln_runtime::{Level, ObjectId, World};
+
+use crate::asset::KilnArchive;
+use crate::convert::{pose_of, quat_out, vec_out};
+
+/// The level of the world: spawn one entity with this component (its
+/// `Transform` must stay the identity: a level is baked in world space).
+/// Its movers and triggers are spawned as its children. Replacing the
+/// handle, or the archive behind it changing on disk, reloads the level;
+/// bodies stay. With more than one such entity the first is the level.
+#[derive(Component, Clone, Debug)]
+#[require(Transform)]
+pub struct KilnLevel(pub Handle<KilnArchive>);
+
+/// A baked mover (kinematic or dynamic in the source) as an entity, named
+/// as in the source: set its `Transform` and the world moves it. The
+/// transform is the mover's pose: its baked placement's rotation and
+/// translation (the scale stays baked in).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+#[require(Transform)]
+pub struct KilnMover {
+    /// Its object in the level.
+    pub object: ObjectId,
+}
+
+/// A baked trigger volume as an entity (with a [`KilnMover`] when it
+/// moves too).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KilnTrigger {
+    /// Its object in the level.
+    pub object: ObjectId,
+}
+
+/// A body entering (`entered`) or leaving a trigger volume at the last
+/// sync point.
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KilnTriggerEvent {
+    /// The trigger's entity.
+    pub trigger: Entity,
+    /// The body's entity.
+    pub body: Entity,
+    /// True when it entered, false when it left.
+    pub entered: bool,
+}
+
+/// An archive that failed to load or reload. The world keeps the last
+/// good level.
+#[derive(Message, Clone, Debug)]
+pub struct KilnLevelFailed {
+    /// The asset path.
+    pub path: String,
+    /// Why.
+    pub error: String,
+}
+
+/// The systems Kiln adds.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KilnSystems {
+    /// `PostUpdate`, after transform propagation: the level, bodies and
+    /// movers brought up to date, then the world's step (trigger events).
+    Sync,
+    /// `FixedUpdate`: characters move.
+    Characters,
+}
+
+/// The Kiln world: the level and every body, and which entity each of
+/// their objects is. Queries go through [`crate::KilnQuery`]; the runtime's
+/// [`World`] is here for anything it offers beyond.
+#[derive(Resource, Default)]
+pub struct KilnWorld {
+    world: Option<World>,
+    level: Option<(Entity, AssetId<KilnArchive>)>,
+    entities: HashMap<ObjectId, Entity>,
+    objects: HashMap<Entity, ObjectId>,
+    steps: u64,
+}
+
+impl KilnWorld {
+    /// The runtime's world (`None` until the level has loaded).
+    pub fn world(&self) -> Option<&World> {
+        self.world.as_ref()
+    }
+
+    /// The level (`None` until it has loaded).
+    pub fn level(&self) -> Option<&Arc<Level>> {
+        self.world.as_ref().map(|w| w.level())
+    }
+
+    /// The entity of an object: a body's or mover's own, the level
+    /// entity for the level's static objects.
+    pub fn entity(&self, object: ObjectId) -> Option<Entity> {
+        self.own_entity(object)
+            .or_else(|| self.level_entity().filter(|_| !object.is_body()))
+    }
+
+    /// The level entity (`None` until the level has loaded).
+    pub fn level_entity(&self) -> Option<Entity> {
+        self.world.as_ref().and(self.level).map(|(e, _)| e)
+    }
+
+    /// The entity of a body, mover or trigger (not the level entity).
+    pub(crate) fn own_entity(&self, object: ObjectId) -> Option<Entity> {
+        self.entities.get(&object).copied()
+    }
+
+    /// The object of a body's or mover's entity.
+    pub fn object(&self, entity: Entity) -> Option<ObjectId> {
+        self.objects.get(&entity).copied()
+    }
+
+    /// How many sync points the world has passed (characters ride once per
+    /// step).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    pub(crate) fn world_mut(&mut self) -> Option<&mut World> {
+        self.world.as_mut()
+    }
+
+    pub(crate) fn map(&mut self, object: ObjectId, entity: Entity) {
+        self.entities.insert(object, entity);
+        self.objects.insert(entity, object);
+    }
+
+    pub(crate) fn unmap(&mut self, entity: Entity) -> Option<ObjectId> {
+        let object = self.objects.remove(&entity)?;
+        self.entities.remove(&object);
+        Some(object)
+    }
+}
+
+/// Brings the level up to date: the first load, a new handle, a reload
+/// of the archive; reports archives that failed.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)] // a system: its parameters are what it touches
+pub(crate) fn sync_level(
+    mut commands: Commands,
+    mut kiln: ResMut<KilnWorld>,
+    levels: Query<(Entity, &KilnLevel)>,
+    archives: Res<Assets<KilnArchive>>,
+    mut changed: MessageReader<AssetEvent<KilnArchive>>,
+    mut failed: MessageReader<AssetLoadFailedEvent<KilnArchive>>,
+    mut failures: MessageWriter<KilnLevelFailed>,
+    mut spawned: Query<
+        (
+            Entity,
+            &Name,
+            Option<&mut KilnMover>,
+            Option<&mut KilnTrigger>,
+        ),
+        Or<(With<KilnMover>, With<KilnTrigger>)>,
+    >,
+) {
+    for f in failed.read() {
+        failures.write(KilnLevelFailed {
+            path: f.path.to_string(),
+            error: f.error.to_string(),
+        });
+    }
+    let modified: Vec<AssetId<KilnArchive>> = changed
+        .read()
+        .filter_map(|e| match e {
+            AssetEvent::Modified { id } | AssetEvent::LoadedWithDependencies { id } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    let Some((entity, wanted)) = levels.iter().next() else {
+        if kiln.world.take().is_some() {
+            // the level entity is gone (its mover children with it)
+            let stale: Vec<Entity> = kiln.objects.keys().copied().collect();
+            for e in stale {
+                if spawned.contains(e) {
+                    kiln.unmap(e);
+                }
+            }
+            kiln.level = None;
+        }
+        return;
+    };
+    let id = wanted.0.id();
+    let current = kiln.level.map(|(_, id)| id);
+    if current == Some(id) && !modified.contains(&id) {
+        return;
+    }
+    let Some(archive) = archives.get(id) else {
+        return; // still loading (or failed: the last good level stays)
+    };
+    let level = archive.level.clone();
+    let first = kiln.world.is_none();
+    match kiln.world.as_mut() {
+        Some(world) => world.set_level(level.clone()),
+        None => kiln.world = Some(World::new(level.clone())),
+    }
+    kiln.level = Some((entity, id));
+    if !first || current.is_some() {
+        // a reload: re-find each mover entity's object by name
+        for (e, name, mover, trigger) in spawned.iter_mut() {
+            match level
+                .find_object(name.as_str())
+                .filter(|&o| level.movers_and_triggers().any(|m| m == o))
+            {
+                Some(o) => {
+                    kiln.unmap(e);
+                    if let Some(mut m) = mover {
+                        m.object = o;
+                    }
+                    if let Some(mut t) = trigger {
+                        t.object = o;
+                    }
+                    kiln.map(o, e);
+                }
+                None => {
+                    kiln.unmap(e);
+                    commands.entity(e).despawn();
+                }
+            }
+        }
+    }
+    spawn_movers(&mut commands, &mut kiln, entity, &level);
+}
+
+/// Spawns an entity for each mover and trigger of `level` that has none.
+fn spawn_movers(
+    commands: &mut Commands,
+    kiln: &mut KilnWorld,
+    level_entity: Entity,
+    level: &Level,
+) {
+    let Some(world) = kiln.world.as_ref() else {
+        return;
+    };
+    let mut spawned = Vec::new();
+    for object in level.movers_and_triggers() {
+        if kiln.entities.contains_key(&object) {
+            continue;
+        }
+        let pose = world.pose(object).unwrap_or(kiln_runtime::Pose::IDENTITY);
+        let transform = Transform::from_translation(vec_out(pose.translation))
+            .with_rotation(quat_out(pose.rotation));
+        let name = Name::new(level.object_name(object).into_owned());
+        let mut e = commands.spawn((name, transform, ChildOf(level_entity)));
+        if level.object_motion(object) != kiln_runtime::Motion::Static {
+            e.insert(KilnMover { object });
+        }
+        if level.is_trigger(object) {
+            e.insert(KilnTrigger { object });
+        }
+        spawned.push((object, e.id()));
+    }
+    for (object, e) in spawned {
+        kiln.map(object, e);
+    }
+}
+
+/// Moves the movers whose transforms changed.
+pub(crate) fn sync_movers(
+    mut kiln: ResMut<KilnWorld>,
+    movers: Query<(&KilnMover, &GlobalTransform), Changed<GlobalTransform>>,
+) {
+    let Some(world) = kiln.world_mut() else {
+        return;
+    };
+    for (mover, t) in &movers {
+        // an id the reload dropped is not an error to report each frame
+        let _ = world.set_pose(mover.object, pose_of(t));
+    }
+}
+
+/// The sync point: the world's step, and its trigger events as messages.
+pub(crate) fn step(mut kiln: ResMut<KilnWorld>, mut events: MessageWriter<KilnTriggerEvent>) {
+    let Some(world) = kiln.world.as_mut() else {
+        return;
+    };
+    world.step();
+    let happened: Vec<_> = world.trigger_events().to_vec();
+    kiln.steps += 1;
+    for e in happened {
+        if let (Some(trigger), Some(body)) = (kiln.entity(e.trigger), kiln.entity(e.body)) {
+            events.write(KilnTriggerEvent {
+                trigger,
+                body,
+                entered: e.entered,
+            });
+        }
+    }
+}

@@ -1,0 +1,606 @@
+//! The plugin in a headless Bevy app (no window, no GPU): an archive
+//! loaded as an asset and asked from systems, bodies following their
+//! transforms, baked movers and triggers as entities, trigger messages, a
+//! character riding a lift in `FixedUpdate`, glTF processed into archives
+//! with settings from `.meta` files, and an archive reloaded while the app
+//! runs (a broken one reported, the last good level kept).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bevy::asset::AssetPlugin;
+use bevy::asset::processor::{AssetProcessor, FileTransactionLogFactory};
+use bevy::ecs::system::RunSystemOnce;
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use kiln_bevy::{
+    KilnBody, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed, KilnMover, KilnPlugin,
+    KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger, KilnTriggerEvent, KilnWorld,
+};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh folder of assets for one test.
+fn assets(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kiln-bevy-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    dir
+}
+
+/// `source` (relative to the repository) baked as an archive's bytes.
+fn bake(source: &str) -> Vec<u8> {
+    kiln_baker::bake_file(&root().join(source), &Default::default())
+        .expect("the source bakes")
+        .bytes
+}
+
+/// Replaces `path` at once, as the baker does (write aside, rename).
+fn replace(path: &Path, bytes: &[u8]) {
+    let aside = path.with_extension("part");
+    std::fs::write(&aside, bytes).unwrap();
+    std::fs::rename(&aside, path).unwrap();
+}
+
+/// The messages Kiln wrote, collected as they come.
+#[derive(Resource, Default)]
+struct Seen {
+    triggers: Vec<KilnTriggerEvent>,
+    failures: Vec<KilnLevelFailed>,
+}
+
+fn collect(
+    mut seen: ResMut<Seen>,
+    mut t: MessageReader<KilnTriggerEvent>,
+    mut f: MessageReader<KilnLevelFailed>,
+) {
+    seen.triggers.extend(t.read().copied());
+    seen.failures.extend(f.read().cloned());
+}
+
+/// A headless app over `dir/assets`, time advancing 1/60 s an update.
+fn app(dir: &Path, mode: AssetMode, watch: bool) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: dir.join("assets").display().to_string(),
+            processed_file_path: dir.join("imported").display().to_string(),
+            mode,
+            watch_for_changes_override: Some(watch),
+            ..default()
+        },
+        TransformPlugin,
+        KilnPlugin,
+    ))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+        1.0 / 60.0,
+    )))
+    .insert_resource(Time::<Fixed>::from_hz(60.0))
+    .init_resource::<Seen>()
+    .add_systems(PostUpdate, collect.after(KilnSystems::Sync));
+    app
+}
+
+/// Updates `app` until `done` says so (at most 30 s).
+fn until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        app.update();
+        if done(app) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("{what}: not within 30 s");
+}
+
+fn ready(app: &mut App) -> bool {
+    app.world().resource::<KilnWorld>().world().is_some()
+}
+
+/// Asks `query` of the world from a system.
+fn ask<R: 'static>(app: &mut App, query: impl Fn(KilnQuery) -> R + Send + Sync + 'static) -> R {
+    app.world_mut()
+        .run_system_once(move |q: KilnQuery| query(q))
+        .expect("the system runs")
+}
+
+fn down_at(x: f32, z: f32) -> impl Fn(KilnQuery) -> Option<KilnRayHit> {
+    move |q| {
+        q.raycast(
+            Vec3::new(x, 10.0, z),
+            Dir3::NEG_Y,
+            100.0,
+            &KilnFilter::default(),
+        )
+    }
+}
+
+fn level_with(dir: &Path, file: &str, source: &str) -> (App, Entity) {
+    std::fs::write(dir.join("assets").join(file), bake(source)).unwrap();
+    let mut app = app(dir, AssetMode::Unprocessed, false);
+    let handle = app.world().resource::<AssetServer>().load(file.to_string());
+    let level = app.world_mut().spawn(KilnLevel(handle)).id();
+    until(&mut app, "the level loads", ready);
+    (app, level)
+}
+
+#[test]
+fn an_archive_answers_a_system() {
+    let dir = assets("raycast");
+    let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    let hit = ask(&mut app, down_at(12.0, 5.0)).expect("the floor is there");
+    assert!(
+        hit.point.y.abs() < 1e-4 && (hit.normal - Vec3::Y).length() < 1e-5,
+        "{hit:?}"
+    );
+    assert_eq!(hit.entity, level, "a static object is the level entity's");
+    let name = ask(&mut app, move |q| q.name(hit.object).into_owned());
+    assert!(name.starts_with("floor"), "{name}");
+    // every kind of question, asked from a system
+    let ball = KilnShape::from(Sphere::new(0.5));
+    let b = ball.clone();
+    let (touching, resting) = ask(&mut app, move |q| {
+        (
+            q.intersects(
+                &b,
+                Vec3::new(12.0, 0.45, 5.0),
+                Quat::IDENTITY,
+                &KilnFilter::default(),
+            ),
+            q.overlap(
+                &b,
+                Vec3::new(12.0, 0.45, 5.0),
+                Quat::IDENTITY,
+                &KilnFilter::default(),
+            ),
+        )
+    });
+    assert!(
+        touching && resting.len() == 1 && (resting[0].depth - 0.05).abs() < 1e-4,
+        "{resting:?}"
+    );
+    let b = ball.clone();
+    let landed = ask(&mut app, move |q| {
+        q.cast(
+            &b,
+            Vec3::new(12.0, 2.0, 5.0),
+            Quat::IDENTITY,
+            Vec3::new(0.0, -10.0, 0.0),
+            &KilnFilter::default(),
+        )
+    })
+    .expect("it lands");
+    assert!(
+        (landed.distance - 0.15).abs() < 1e-4,
+        "1.5 m of 10: {landed:?}"
+    );
+    let (inside, solid, wall_any) = ask(&mut app, |q| {
+        (
+            q.contains_point(Vec3::new(7.5, 0.5, 2.0), &KilnFilter::default()),
+            q.point_in_solid(Vec3::new(7.5, 3.0, 2.0), &KilnFilter::default()),
+            q.raycast_any(
+                Vec3::new(15.0, 1.0, 12.0),
+                Dir3::X,
+                100.0,
+                &KilnFilter::default(),
+            ),
+        )
+    });
+    assert_eq!(inside.len(), 1);
+    assert!(!solid && wall_any);
+    let top = ask(&mut app, move |q| q.name(inside[0].1).into_owned());
+    assert_eq!(top, "stair_top");
+    // filters: no layer sees nothing; skipping the level entity skips its objects
+    assert!(
+        ask(&mut app, |q| q.raycast(
+            Vec3::new(12.0, 10.0, 5.0),
+            Dir3::NEG_Y,
+            100.0,
+            &KilnFilter::default().layers(0)
+        ))
+        .is_none()
+    );
+    assert!(
+        ask(&mut app, move |q| {
+            q.raycast(
+                Vec3::new(12.0, 10.0, 5.0),
+                Dir3::NEG_Y,
+                100.0,
+                &KilnFilter::default().exclude([level]),
+            )
+        })
+        .is_none()
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn bodies_follow_their_transforms() {
+    let dir = assets("bodies");
+    let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Cuboid::new(1.0, 1.0, 1.0)),
+            Transform::from_xyz(2.0, 3.0, 16.0),
+            Name::new("crate"),
+        ))
+        .id();
+    app.update();
+    let hit = ask(&mut app, down_at(2.0, 16.0)).unwrap();
+    assert_eq!(hit.entity, crate_);
+    assert!((hit.point.y - 3.5).abs() < 1e-4, "{hit:?}");
+    assert_eq!(
+        ask(&mut app, move |q| q.name(hit.object).into_owned()),
+        "crate"
+    );
+    // moved by its transform: the queries follow
+    app.world_mut()
+        .entity_mut(crate_)
+        .get_mut::<Transform>()
+        .unwrap()
+        .translation
+        .y = 5.0;
+    app.update();
+    let hit = ask(&mut app, down_at(2.0, 16.0)).unwrap();
+    assert!(
+        hit.entity == crate_ && (hit.point.y - 5.5).abs() < 1e-4,
+        "{hit:?}"
+    );
+    app.world_mut()
+        .entity_mut(crate_)
+        .get_mut::<Transform>()
+        .unwrap()
+        .rotation = Quat::from_rotation_z(0.5);
+    app.update();
+    let hit = ask(&mut app, down_at(2.0, 16.0)).unwrap();
+    // turned 0.5 rad about z: the ray meets the tilted top 0.5 / cos 0.5 above the centre
+    assert!(
+        (hit.point.y - (5.0 + 0.5 / 0.5f32.cos())).abs() < 1e-4,
+        "{hit:?}"
+    );
+    assert!(
+        (hit.normal - Vec3::new(-0.5f32.sin(), 0.5f32.cos(), 0.0)).length() < 1e-5,
+        "{hit:?}"
+    );
+    // skipped by entity, the floor below
+    let hit = ask(&mut app, move |q| {
+        q.raycast(
+            Vec3::new(2.0, 10.0, 16.0),
+            Dir3::NEG_Y,
+            100.0,
+            &KilnFilter::default().exclude([crate_]),
+        )
+    })
+    .unwrap();
+    assert_eq!(hit.entity, level);
+    // despawned: gone
+    app.world_mut().despawn(crate_);
+    app.update();
+    let hit = ask(&mut app, down_at(2.0, 16.0)).unwrap();
+    assert!(hit.entity == level && hit.point.y.abs() < 1e-4);
+    assert_eq!(
+        app.world()
+            .resource::<KilnWorld>()
+            .world()
+            .unwrap()
+            .body_count(),
+        0
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn movers_and_triggers_are_entities_and_triggers_report() {
+    let dir = assets("movers");
+    let (mut app, _) = level_with(&dir, "movers.kiln", "tests/fixtures/colliders/movers.gltf");
+    app.update(); // the mover entities spawned at the sync point are there
+    let mut named = app.world_mut().query::<(
+        Entity,
+        &Name,
+        Option<&KilnMover>,
+        Option<&KilnTrigger>,
+        &Transform,
+    )>();
+    let found: Vec<(Entity, String, bool, bool, Vec3)> = named
+        .iter(app.world())
+        .map(|(e, n, m, t, tr)| (e, n.to_string(), m.is_some(), t.is_some(), tr.translation))
+        .collect();
+    let by = |name: &str| {
+        found
+            .iter()
+            .find(|f| f.1 == name)
+            .unwrap_or_else(|| panic!("no entity {name}: {found:?}"))
+            .clone()
+    };
+    let (lift, _, lift_moves, _, lift_at) = by("Lift");
+    let (zone, _, _, zone_triggers, zone_at) = by("Zone");
+    assert!(lift_moves && zone_triggers);
+    assert!(by("Door").2 && by("CrateBall").2 && by("Pickup").3);
+    // the lift, moved by its transform
+    let top = ask(&mut app, down_at(lift_at.x, lift_at.z)).unwrap();
+    assert_eq!(top.entity, lift);
+    app.world_mut()
+        .entity_mut(lift)
+        .get_mut::<Transform>()
+        .unwrap()
+        .translation
+        .y += 2.0;
+    app.update();
+    let raised = ask(&mut app, down_at(lift_at.x, lift_at.z)).unwrap();
+    assert!(
+        raised.entity == lift && (raised.point.y - top.point.y - 2.0).abs() < 1e-4,
+        "{top:?} {raised:?}"
+    );
+    // a ball into the baked trigger zone and out again
+    let ball = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Sphere::new(0.25)),
+            Transform::from_translation(zone_at + Vec3::Y * 20.0),
+        ))
+        .id();
+    app.update();
+    app.world_mut()
+        .entity_mut(ball)
+        .get_mut::<Transform>()
+        .unwrap()
+        .translation = zone_at;
+    app.update();
+    app.world_mut()
+        .entity_mut(ball)
+        .get_mut::<Transform>()
+        .unwrap()
+        .translation = zone_at + Vec3::Y * 20.0;
+    app.update();
+    // (the baked crate ball sits in the zone from the start: its event came first)
+    let seen: Vec<_> = app
+        .world()
+        .resource::<Seen>()
+        .triggers
+        .iter()
+        .filter(|e| e.body == ball)
+        .copied()
+        .collect();
+    assert_eq!(
+        seen.as_slice(),
+        [
+            KilnTriggerEvent {
+                trigger: zone,
+                body: ball,
+                entered: true
+            },
+            KilnTriggerEvent {
+                trigger: zone,
+                body: ball,
+                entered: false
+            }
+        ],
+        "{seen:?}"
+    );
+    // triggers are seen by filters that ask for them
+    let through = ask(&mut app, move |q| {
+        q.raycast(
+            zone_at + Vec3::Y * 10.0,
+            Dir3::NEG_Y,
+            100.0,
+            &KilnFilter::default().triggers(),
+        )
+    });
+    assert_eq!(through.map(|h| h.entity), Some(zone));
+    let past = ask(&mut app, move |q| {
+        q.raycast(
+            zone_at + Vec3::Y * 10.0,
+            Dir3::NEG_Y,
+            100.0,
+            &KilnFilter::default(),
+        )
+    });
+    assert_ne!(past.map(|h| h.entity), Some(zone));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_character_walks_onto_a_lift_and_rides_it() {
+    let dir = assets("character");
+    let (mut app, _) = level_with(&dir, "moving.kiln", "samples/moving_course.gltf");
+    app.update();
+    let mut movers = app.world_mut().query::<(Entity, &Name, &KilnMover)>();
+    let lift = movers
+        .iter(app.world())
+        .find(|(_, n, _)| n.as_str() == "lift")
+        .map(|(e, ..)| e)
+        .expect("a lift entity");
+    // standing on the floor at (12, 14), walking +z onto the lift (2 x 2 m at z = 17)
+    let player = app
+        .world_mut()
+        .spawn((
+            KilnCharacter::capsule(0.3, 0.6),
+            Transform::from_xyz(12.0, 1.0, 14.0),
+        ))
+        .id();
+    until(&mut app, "the character lands", |app| {
+        app.world().get::<KilnCharacter>(player).unwrap().grounded()
+    });
+    app.world_mut()
+        .get_mut::<KilnCharacter>(player)
+        .unwrap()
+        .walk = Vec3::new(0.0, 0.0, 2.0);
+    let on_lift = |app: &mut App| {
+        let c = app.world().get::<KilnCharacter>(player).unwrap();
+        let kiln = app.world().resource::<KilnWorld>();
+        c.ground_object().and_then(|o| kiln.entity(o)) == Some(lift)
+    };
+    until(&mut app, "the character walks onto the lift", on_lift);
+    for _ in 0..30 {
+        app.update(); // to the lift's middle
+    }
+    app.world_mut()
+        .get_mut::<KilnCharacter>(player)
+        .unwrap()
+        .walk = Vec3::ZERO;
+    for _ in 0..10 {
+        app.update();
+    }
+    let before = app.world().get::<Transform>(player).unwrap().translation;
+    assert!(on_lift(&mut app));
+    // the lift goes up 1.5 m over 75 frames, moved by its transform
+    for _ in 0..75 {
+        app.world_mut()
+            .get_mut::<Transform>(lift)
+            .unwrap()
+            .translation
+            .y += 0.02;
+        app.update();
+    }
+    for _ in 0..3 {
+        app.update();
+    }
+    let after = app.world().get::<Transform>(player).unwrap().translation;
+    assert!(on_lift(&mut app), "still on the lift");
+    assert!(
+        (after.y - before.y - 1.5).abs() < 0.02,
+        "rode from {before} to {after}"
+    );
+    assert!(
+        (after.x - before.x).abs() < 1e-3 && (after.z - before.z).abs() < 1e-3,
+        "{before} {after}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn gltf_is_processed_into_archives_with_meta_settings() {
+    let dir = assets("process");
+    let a = dir.join("assets");
+    std::fs::copy(
+        root().join("samples/shape_collection.glb"),
+        a.join("shapes.kiln.glb"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("samples/moving_course.gltf"),
+        a.join("course.kiln.gltf"),
+    )
+    .unwrap();
+    // the course baked with every object a triangle mesh in sphere trees
+    std::fs::write(
+        a.join("course.kiln.gltf.meta"),
+        r#"(
+    meta_format_version: "1.0",
+    asset: Process(
+        processor: "kiln_bevy::bake::KilnBake",
+        settings: (classify: false, mesh_tree: Sphere),
+    ),
+)"#,
+    )
+    .unwrap();
+    let mut app = app(&dir, AssetMode::Processed, false);
+    // the processor's log beside the test's folders, not in the crate
+    let log = FileTransactionLogFactory {
+        file_path: dir.join("processor.log"),
+    };
+    app.world()
+        .resource::<AssetProcessor>()
+        .data()
+        .set_log_factory(Box::new(log))
+        .unwrap();
+    let server = app.world().resource::<AssetServer>().clone();
+    let shapes: Handle<kiln_bevy::KilnArchive> = server.load("shapes.kiln.glb");
+    let course: Handle<kiln_bevy::KilnArchive> = server.load("course.kiln.gltf");
+    until(&mut app, "both process and load", |app| {
+        let archives = app.world().resource::<Assets<kiln_bevy::KilnArchive>>();
+        archives.get(&shapes).is_some() && archives.get(&course).is_some()
+    });
+    // byte for byte what the baker makes of the same sources and settings
+    let processed =
+        |name: &str| std::fs::read(dir.join("imported").join(name)).expect("the processed archive");
+    let body = kiln_formats::HEADER_LEN;
+    assert_eq!(
+        processed("shapes.kiln.glb")[body..],
+        bake("samples/shape_collection.glb")[body..]
+    );
+    let mut settings = kiln_baker::BakeSettings::default().all_meshes();
+    settings.mesh_tree = kiln_formats::tri_mesh::TreeKind::Sphere;
+    let expected = kiln_baker::bake_file(&root().join("samples/moving_course.gltf"), &settings)
+        .unwrap()
+        .bytes;
+    let got = processed("course.kiln.gltf");
+    assert_eq!(got[body..], expected[body..], "the course's archive body");
+    let archives = app.world().resource::<Assets<kiln_bevy::KilnArchive>>();
+    let course = &archives.get(&course).unwrap().level;
+    assert_eq!(course.object_count(), 17);
+    assert!(course.find_object("lift").is_some());
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_replaced_archive_reaches_the_running_app_and_a_broken_one_is_refused() {
+    let dir = assets("reload");
+    let path = dir.join("assets/level.kiln");
+    std::fs::write(&path, bake("samples/walk_course.gltf")).unwrap();
+    let mut app = app(&dir, AssetMode::Unprocessed, true);
+    let handle = app.world().resource::<AssetServer>().load("level.kiln");
+    app.world_mut().spawn(KilnLevel(handle));
+    until(&mut app, "the level loads", ready);
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Cuboid::new(1.0, 1.0, 1.0)),
+            Transform::from_xyz(2.0, 3.0, 16.0),
+        ))
+        .id();
+    app.update();
+    assert!(ask(&mut app, |q| q
+        .world()
+        .level()
+        .unwrap()
+        .find_object("lift")
+        .is_none()));
+    // the moving course replaces it on disk, as `baker watch` would
+    std::thread::sleep(Duration::from_millis(50));
+    replace(&path, &bake("samples/moving_course.gltf"));
+    until(&mut app, "the new level arrives", |app| {
+        app.world()
+            .resource::<KilnWorld>()
+            .level()
+            .is_some_and(|l| l.find_object("lift").is_some())
+    });
+    app.update();
+    let mut movers = app.world_mut().query::<(&Name, &KilnMover)>();
+    assert!(
+        movers.iter(app.world()).any(|(n, _)| n.as_str() == "lift"),
+        "the lift's entity"
+    );
+    let hit = ask(&mut app, down_at(2.0, 16.0)).unwrap();
+    assert_eq!(hit.entity, crate_, "bodies stay across a reload");
+    // a broken archive: reported, and the level stays
+    let good = std::fs::read(&path).unwrap();
+    replace(&path, &good[..good.len() / 2]);
+    until(&mut app, "the failure is reported", |app| {
+        !app.world().resource::<Seen>().failures.is_empty()
+    });
+    let failure = app.world().resource::<Seen>().failures[0].clone();
+    assert!(
+        failure.path.contains("level.kiln") && failure.error.contains("truncated"),
+        "{failure:?}"
+    );
+    for _ in 0..10 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .resource::<KilnWorld>()
+            .level()
+            .unwrap()
+            .find_object("lift")
+            .is_some()
+    );
+    let floor = ask(&mut app, down_at(12.0, 5.0)).unwrap();
+    assert!(floor.point.y.abs() < 1e-4);
+    std::fs::remove_dir_all(dir).ok();
+}
