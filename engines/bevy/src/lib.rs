@@ -26,6 +26,8 @@
 //!   [`KilnTriggerEvent`] messages.
 //! - **Characters.** A [`KilnCharacter`] is moved by `move_and_slide` in
 //!   `FixedUpdate`, riding what moves under it.
+//! - **Gizmos** (feature `gizmos`): collider wireframes coloured by kind,
+//!   as `baker view` colours them (`KilnGizmos`).
 //!
 //! The world is brought up to date once a frame in `PostUpdate`, after
 //! transforms propagate ([`KilnSystems::Sync`]): bodies moved in `Update`
@@ -57,6 +59,8 @@ mod bake;
 mod body;
 mod character;
 mod convert;
+#[cfg(feature = "gizmos")]
+mod gizmos;
 mod query;
 mod world;
 
@@ -65,6 +69,8 @@ pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
 pub use bake::{KilnBake, KilnBakeError, KilnBakeSettings, MeshTree};
 pub use body::{KilnBody, KilnBodyCollider, KilnBodyRejected, KilnShape};
 pub use character::KilnCharacter;
+#[cfg(feature = "gizmos")]
+pub use gizmos::{KilnGizmos, kind_colour};
 pub use kiln_runtime;
 pub use query::{KilnCastHit, KilnFilter, KilnOverlap, KilnQuery, KilnRayHit};
 pub use world::{
@@ -78,8 +84,9 @@ use bevy::transform::TransformSystems;
 
 /// Adds Kiln: the archive asset and its loader, the bake processor
 /// (feature `bake`), the [`KilnWorld`] and the systems that keep it in
-/// step with the ECS, and characters in `FixedUpdate`. Needs Bevy's
-/// `AssetPlugin` and `TransformPlugin` (both in `DefaultPlugins`).
+/// step with the ECS, characters in `FixedUpdate`, and collider gizmos
+/// (feature `gizmos`). Needs Bevy's `AssetPlugin` and `TransformPlugin`
+/// (both in `DefaultPlugins`; gizmos also need its `GizmoPlugin`).
 #[derive(Default)]
 pub struct KilnPlugin;
 
@@ -113,5 +120,7 @@ impl Plugin for KilnPlugin {
             );
         #[cfg(feature = "bake")]
         bake::register(app);
+        #[cfg(feature = "gizmos")]
+        gizmos::register(app);
     }
 }

@@ -134,4 +134,24 @@ impl ConvexHull {
     pub fn vertices(&self) -> impl Iterator<Item = Vec3> + '_ {
         self.points.iter().map(|p| p.as_vec3())
     }
+
+    /// The hull's edges, each as its two end vertices (to draw it).
+    ///
+    /// ```
+    /// use kiln_runtime::{ConvexHull, Vec3};
+    /// let corners: Vec<Vec3> = (0..8).map(|i| Vec3::new((i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32)).collect();
+    /// let cube = ConvexHull::new(&corners)?;
+    /// // a cube has twelve edges, each one unit long
+    /// assert_eq!(cube.edges().count(), 12);
+    /// assert!(cube.edges().all(|(a, b)| (a.distance(b) - 1.0).abs() < 1e-6));
+    /// # Ok::<(), kiln_runtime::HullError>(())
+    /// ```
+    pub fn edges(&self) -> impl Iterator<Item = (Vec3, Vec3)> + '_ {
+        self.edge_faces.iter().map(|&(a, b, _, _)| {
+            (
+                self.points[a as usize].as_vec3(),
+                self.points[b as usize].as_vec3(),
+            )
+        })
+    }
 }
