@@ -164,7 +164,7 @@ pub struct KilnBodyRejected {
 
 /// Entities whose bodies wait for the world or for the archive they copy.
 #[derive(Resource, Default)]
-pub(crate) struct Pending(Vec<Entity>);
+pub(crate) struct Pending(pub(crate) Vec<Entity>);
 
 /// Inserts, replaces, moves and removes bodies as their entities changed.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)] // a system: its parameters are what it touches

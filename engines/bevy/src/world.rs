@@ -10,6 +10,7 @@ use bevy::transform::components::{GlobalTransform, Transform};
 use kiln_runtime::{Level, ObjectId, World};
 
 use crate::asset::KilnArchive;
+use crate::body::Pending;
 use crate::convert::{pose_of, quat_out, vec_out};
 
 /// The level of the world: spawn one entity with this component (its
@@ -150,6 +151,7 @@ pub(crate) fn sync_level(
     mut changed: MessageReader<AssetEvent<KilnArchive>>,
     mut failed: MessageReader<AssetLoadFailedEvent<KilnArchive>>,
     mut failures: MessageWriter<KilnLevelFailed>,
+    mut pending: ResMut<Pending>,
     mut spawned: Query<
         (
             Entity,
@@ -175,11 +177,13 @@ pub(crate) fn sync_level(
         .collect();
     let Some((entity, wanted)) = levels.iter().next() else {
         if kiln.world.take().is_some() {
-            // the level entity is gone (its mover children with it)
-            let stale: Vec<Entity> = kiln.objects.keys().copied().collect();
-            for e in stale {
-                if spawned.contains(e) {
-                    kiln.unmap(e);
+            // the level entity is gone (its mover children with it): the
+            // bodies wait for the next level
+            let mapped: Vec<Entity> = kiln.objects.keys().copied().collect();
+            for e in mapped {
+                kiln.unmap(e);
+                if !spawned.contains(e) {
+                    pending.0.push(e);
                 }
             }
             kiln.level = None;
@@ -201,7 +205,7 @@ pub(crate) fn sync_level(
         None => kiln.world = Some(World::new(level.clone())),
     }
     kiln.level = Some((entity, id));
-    if !first || current.is_some() {
+    if !first {
         // a reload: re-find each mover entity's object by name
         for (e, name, mover, trigger) in spawned.iter_mut() {
             match level

@@ -1,7 +1,6 @@
 //! Collider gizmos (feature `gizmos`; CI runs `cargo test --release -p
 //! kiln-bevy --features gizmos --test gizmos`): the level's colliders and
 //! the bodies drawn in their kinds' colours, movers where they are now.
-#![cfg(feature = "gizmos")]
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -604,3 +604,42 @@ fn a_replaced_archive_reaches_the_running_app_and_a_broken_one_is_refused() {
     assert!(floor.point.y.abs() < 1e-4);
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn bodies_outlive_their_level_and_join_the_next() {
+    let dir = assets("next_level");
+    let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    std::fs::write(
+        dir.join("assets/moving.kiln"),
+        bake("samples/moving_course.gltf"),
+    )
+    .unwrap();
+    let ball = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Sphere::new(0.5)),
+            Transform::from_xyz(1.0, 3.0, 1.0),
+        ))
+        .id();
+    app.update();
+    assert_eq!(
+        ask(&mut app, down_at(1.0, 1.0)).map(|h| h.entity),
+        Some(ball)
+    );
+    // the level despawned: no world, no answers
+    app.world_mut().despawn(level);
+    app.update();
+    assert!(ask(&mut app, down_at(1.0, 1.0)).is_none());
+    // a new level: the ball is in it, and its lift has an entity
+    let handle = app.world().resource::<AssetServer>().load("moving.kiln");
+    app.world_mut().spawn(KilnLevel(handle));
+    until(&mut app, "the next level loads", ready);
+    app.update();
+    assert_eq!(
+        ask(&mut app, down_at(1.0, 1.0)).map(|h| h.entity),
+        Some(ball)
+    );
+    let mut movers = app.world_mut().query::<(&Name, &KilnMover)>();
+    assert!(movers.iter(app.world()).any(|(n, _)| n.as_str() == "lift"));
+    std::fs::remove_dir_all(dir).ok();
+}

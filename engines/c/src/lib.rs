@@ -229,6 +229,22 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, Fail> {
         .map_err(|e| Fail::invalid(format!("{what} is not UTF-8: {e}")))
 }
 
+/// Hands `value` to the caller as a handle (its `_free` takes it back).
+fn handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// Takes back a handle [`handle`] made; null is ignored.
+///
+/// # Safety
+/// `p` is null or a handle of this type not yet freed.
+unsafe fn release<T>(p: *mut T) {
+    if !p.is_null() {
+        // SAFETY: made by `handle` (Box::into_raw) and not yet freed.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
 /// Writes a variable-length answer into the caller's array.
 fn fill<T: Copy>(items: &[T], out: &mut [T], count: &mut usize) -> Result<(), Fail> {
     *count = items.len();
@@ -492,7 +508,7 @@ pub unsafe extern "C" fn kiln_hull_new(
         let (points, out) = unsafe { (array(points, count, "points")?, write(out, "out")?) };
         let points: Vec<Vec3> = points.iter().map(|&p| p.into()).collect();
         let hull = ConvexHull::new(&points).map_err(Fail::invalid)?;
-        *out = Box::into_raw(Box::new(KilnHull(hull)));
+        *out = handle(KilnHull(hull));
         Ok(())
     })
 }
@@ -500,10 +516,8 @@ pub unsafe extern "C" fn kiln_hull_new(
 /// Frees a hull (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_hull_free(hull: *mut KilnHull) {
-    if !hull.is_null() {
-        // SAFETY: made by `kiln_hull_new` (Box::into_raw) and not yet freed.
-        drop(unsafe { Box::from_raw(hull) });
-    }
+    // SAFETY: the API's contract: null, or made by `kiln_hull_new` and not yet freed.
+    unsafe { release(hull) }
 }
 
 /// Which objects a query sees. Pass null for every object but triggers.
@@ -571,7 +585,7 @@ pub unsafe extern "C" fn kiln_level_open(
     run("kiln_level_open", || {
         // SAFETY: the API's contract (module docs); null is checked.
         let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
-        *out = Box::into_raw(Box::new(KilnLevel(Arc::new(Level::open(path)?))));
+        *out = handle(KilnLevel(Arc::new(Level::open(path)?)));
         Ok(())
     })
 }
@@ -586,7 +600,7 @@ pub unsafe extern "C" fn kiln_level_from_bytes(
     run("kiln_level_from_bytes", || {
         // SAFETY: the API's contract (module docs); null is checked.
         let (bytes, out) = unsafe { (array(bytes, len, "bytes")?, write(out, "out")?) };
-        *out = Box::into_raw(Box::new(KilnLevel(Arc::new(Level::from_bytes(bytes)?))));
+        *out = handle(KilnLevel(Arc::new(Level::from_bytes(bytes)?)));
         Ok(())
     })
 }
@@ -595,10 +609,8 @@ pub unsafe extern "C" fn kiln_level_from_bytes(
 /// level itself.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_level_free(level: *mut KilnLevel) {
-    if !level.is_null() {
-        // SAFETY: made by `kiln_level_open`/`_from_bytes` and not yet freed.
-        drop(unsafe { Box::from_raw(level) });
-    }
+    // SAFETY: the API's contract: null, or made by `kiln_level_open`/`_from_bytes` and not yet freed.
+    unsafe { release(level) }
 }
 
 /// How many objects the level has (0 for null); their ids are 0 to this.
@@ -647,7 +659,7 @@ pub unsafe extern "C" fn kiln_world_new(
     run("kiln_world_new", || {
         // SAFETY: the API's contract (module docs); null is checked.
         let (level, out) = unsafe { (read(level, "level")?, write(out, "out")?) };
-        *out = Box::into_raw(Box::new(KilnWorld(World::new(level.0.clone()))));
+        *out = handle(KilnWorld(World::new(level.0.clone())));
         Ok(())
     })
 }
@@ -655,10 +667,8 @@ pub unsafe extern "C" fn kiln_world_new(
 /// Frees a world (null is ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_world_free(world: *mut KilnWorld) {
-    if !world.is_null() {
-        // SAFETY: made by `kiln_world_new` and not yet freed.
-        drop(unsafe { Box::from_raw(world) });
-    }
+    // SAFETY: the API's contract: null, or made by `kiln_world_new` and not yet freed.
+    unsafe { release(world) }
 }
 
 /// Replaces the world's level (a re-baked archive): inserted bodies stay,
