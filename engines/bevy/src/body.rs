@@ -109,7 +109,7 @@ pub enum KilnBodyCollider {
 pub struct KilnBody {
     /// What it is made of.
     pub collider: KilnBodyCollider,
-    /// Its layers (a mask; default all of the first layer, bit 0).
+    /// Its layers (a mask; default 1: the level's first layer, "default").
     pub layers: u32,
     /// A trigger volume: seen only by filters that ask, reporting the
     /// bodies that enter and leave it.
@@ -254,7 +254,7 @@ pub(crate) fn sync_bodies(
             && let Some(object) = kiln.object(e)
             && let Some(world) = kiln.world_mut()
         {
-            // the body is ours and the pose is finite: nothing to refuse
+            // a transform that is not finite is refused: the body stays put
             let _ = world.set_pose(object, pose_of(at));
         }
     }
