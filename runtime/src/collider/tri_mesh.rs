@@ -14,7 +14,7 @@ use crate::geom::ray_box::SlabRay;
 use crate::geom::ray_triangle::WatertightRay;
 use crate::geom::sphere_triangle;
 use crate::instance::{Placement, local_radius};
-use crate::shape::Posed;
+use crate::shape::{Core, Posed};
 use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
 use kiln_formats::tri_mesh::{ArchivedTriMesh, leaf_triangle};
@@ -607,6 +607,9 @@ struct MeshCast<'a, 'b> {
     t_cull: f32,
     limit: f64,
     best: Option<(f64, Touch, u32)>,
+    /// Skip triangles [`overlap_bound`] puts shallower than a contact at
+    /// the start (off only to test that skipping changes no answer).
+    bounded: bool,
 }
 
 impl RayVisitor for MeshCast<'_, '_> {
@@ -620,6 +623,17 @@ impl RayVisitor for MeshCast<'_, '_> {
             let tri = Triangle(world_triangle(self.place, self.mesh, slot));
             let flat = flat_mask(self.mesh, slot);
             let (core, radius) = (&self.posed.core, self.posed.radius);
+            // once a contact at the start is found, a triangle can only do
+            // better by a deeper one (a cast's depth is the contact's own:
+            // `flatten` keeps it): skip those a cheap bound puts shallower,
+            // with no distance search and no expanding polytope for them
+            if self.bounded
+                && let Some((0.0, best, _)) = self.best
+                && overlap_bound(&tri.0, core, radius)
+                    .is_some_and(|(ub, tol)| ub < best.depth - tol)
+            {
+                continue;
+            }
             let Some((t, hit)) = convex_contact::cast(
                 core,
                 radius,
@@ -648,6 +662,53 @@ impl RayVisitor for MeshCast<'_, '_> {
     }
 }
 
+/// An upper bound of how deep the shape `q` grown by `rq` can be in the
+/// triangle, with the rounding it is good to (`None` for a degenerate
+/// triangle): the least overlap of the two along a few axes, each a way
+/// to separate them, so no less than the least. For a box the axes are the
+/// separating axes of a box and a triangle (Gottschalk, Lin and Manocha,
+/// "OBBTree", SIGGRAPH 1996: the triangle's normal, the box's three axes
+/// and the nine crossings of their edges), and the bound is the depth
+/// itself; for other shapes, the triangle's normal alone (a hull's face
+/// normals as well cost more than the polytopes they saved: hull casts on
+/// the quick terrain 0.87 → 0.75 of parry3d's rate).
+fn overlap_bound(tri: &[DVec3; 3], q: &Core, rq: f64) -> Option<(f64, f64)> {
+    let edges = [tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]];
+    let n = edges[0].cross(tri[2] - tri[0]).try_normalize()?;
+    let mut bound = f64::INFINITY;
+    let mut along = |u: DVec3| {
+        let (lo, hi) = match q {
+            Core::Box(b) => {
+                let c = b.center.dot(u);
+                let r = (0..3)
+                    .map(|k| b.axes[k].dot(u).abs() * b.half[k])
+                    .sum::<f64>();
+                (c - r, c + r)
+            }
+            _ => (q.support(-u).dot(u), q.support(u).dot(u)),
+        };
+        let t = tri.map(|p| p.dot(u));
+        let (tlo, thi) = (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
+        bound = bound.min((thi - lo).min(hi - tlo) + rq);
+    };
+    along(n);
+    let mut scale = 1.0 + tri[0].abs().max_element() + rq;
+    if let Core::Box(b) = q {
+        for a in b.axes {
+            along(a);
+            for e in edges {
+                if let Some(u) = a.cross(e).try_normalize() {
+                    along(u);
+                }
+            }
+        }
+        scale += b.center.abs().max_element() + b.half.max_element();
+    } else {
+        scale += q.any_point().abs().max_element();
+    }
+    Some((bound, 1e-9 * scale))
+}
+
 /// The first contact of the moving query shape with the mesh's triangles.
 pub(crate) fn shape_cast(
     place: &Placement,
@@ -656,6 +717,19 @@ pub(crate) fn shape_cast(
     motion: DVec3,
     limit: f64,
     leave: Option<DVec3>,
+) -> Option<(f64, Touch, u32)> {
+    cast_walk(place, mesh, posed, motion, limit, leave, true)
+}
+
+/// [`shape_cast`], with or without skipping triangles by their bound.
+fn cast_walk(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    posed: &Posed,
+    motion: DVec3,
+    limit: f64,
+    leave: Option<DVec3>,
+    bounded: bool,
 ) -> Option<(f64, Touch, u32)> {
     let (c, h) = posed.bounds();
     let (lo, hi) = local_box(place, c, h);
@@ -674,6 +748,7 @@ pub(crate) fn shape_cast(
         t_cull: next_up_limit(limit),
         limit,
         best: None,
+        bounded,
     };
     TreeRef::of(mesh).walk_ray(
         &SlabRay::new(lc, lm),
@@ -828,5 +903,74 @@ mod tests {
         }
         // most poses touch, and most of those meet several triangles
         assert!(touched > 3000 && many > 2500, "{touched} {many}");
+    }
+
+    /// Skipping triangles by their depth bound changes no cast's answer,
+    /// bit for bit: casts that start touching, sinking into and hovering
+    /// over flat ground, creases and bumps, for hulls, boxes and capsules,
+    /// sliding or not, under an identity and a turned, scaled placement.
+    #[test]
+    fn bounded_mesh_cast_answers_as_testing_every_triangle() {
+        let turned = DAffine3::from_scale_rotation_translation(
+            DVec3::splat(1.3),
+            DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
+            DVec3::new(40.0, -3.0, 7.0),
+        );
+        let level = placed_copies(ground(), &[DAffine3::IDENTITY, turned], "mesh");
+        let mut rng = Rng(0x5eed_b0a2_d000_0002);
+        let pts: Vec<Vec3> = (0..12)
+            .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
+            .collect();
+        let hull = ConvexHull::new(&pts).expect("a solid hull");
+        let shapes = [
+            QueryShape::Hull(&hull),
+            QueryShape::Box {
+                half: Vec3::new(0.5, 0.2, 0.3),
+            },
+            QueryShape::Capsule {
+                half_height: 0.4,
+                radius: 0.2,
+            },
+        ];
+        let (mut at_start, mut later) = (0, 0);
+        for i in 0..6000 {
+            let ii = (i % 2) as u32;
+            let (shape, place) = placed(level.archive(), ii);
+            let Family::Mesh(mesh) = shape.family() else {
+                panic!("the ground is a mesh");
+            };
+            let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);
+            let rotation = if i % 3 == 0 {
+                Quat::IDENTITY
+            } else {
+                Quat::from_axis_angle(
+                    rng.unit().as_vec3(),
+                    (rng.f() * std::f64::consts::TAU) as f32,
+                )
+            };
+            let (at, mut motion) = (local, rng.unit() * 2.0);
+            motion.y = -motion.y.abs();
+            let (at, motion) = if ii == 0 {
+                (at, motion)
+            } else {
+                (
+                    turned.transform_point3(at),
+                    turned.transform_vector3(motion),
+                )
+            };
+            let pose = Pose::new(rotation, at.as_vec3());
+            let posed = Posed::new(&shapes[i % 3], &pose).expect("a valid pose");
+            let leave = (i % 4 == 0).then_some(motion);
+            let got = cast_walk(&place, mesh, &posed, motion, 1.0, leave, true);
+            let want = cast_walk(&place, mesh, &posed, motion, 1.0, leave, false);
+            assert_eq!(got, want, "case {i}");
+            match got {
+                Some((0.0, ..)) => at_start += 1,
+                Some(_) => later += 1,
+                None => {}
+            }
+        }
+        // many casts start in contact, many meet the ground on the way
+        assert!(at_start > 2500 && later > 600, "{at_start} {later}");
     }
 }
