@@ -669,9 +669,12 @@ impl RayVisitor for MeshCast<'_, '_> {
 /// separating axes of a box and a triangle (Gottschalk, Lin and Manocha,
 /// "OBBTree", SIGGRAPH 1996: the triangle's normal, the box's three axes
 /// and the nine crossings of their edges), and the bound is the depth
-/// itself; for other shapes, the triangle's normal alone (a hull's face
-/// normals as well cost more than the polytopes they saved: hull casts on
-/// the quick terrain 0.87 → 0.75 of parry3d's rate).
+/// itself; for other shapes, the triangle's normal alone. (Unlike
+/// [`depth_bound`], which must also bound an overlap's flat-region depth,
+/// the clearance on the centre's side, a cast's depth is the contact's own,
+/// so either side's clearance bounds it.) A hull's face normals as axes
+/// cost more than the polytopes they saved (hull casts on the quick
+/// terrain 0.87 → 0.75 of parry3d's rate).
 fn overlap_bound(tri: &[DVec3; 3], q: &Core, rq: f64) -> Option<(f64, f64)> {
     let edges = [tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]];
     let n = edges[0].cross(tri[2] - tri[0]).try_normalize()?;
