@@ -106,19 +106,46 @@ pub(crate) struct Hull<'a>(pub &'a [DVec3]);
 
 impl Support for Hull<'_> {
     fn support(&self, d: DVec3) -> DVec3 {
-        let mut best = self.0[0];
-        let mut bd = best.dot(d);
-        for &p in &self.0[1..] {
-            let pd = p.dot(d);
-            if pd > bd {
-                (best, bd) = (p, pd);
-            }
-        }
-        best
+        self.0[first_farthest(self.0.len(), |i| self.0[i].dot(d))]
     }
     fn any_point(&self) -> DVec3 {
         self.0[0]
     }
+}
+
+/// The first of `0..n` whose `along` is largest (0 when none is larger
+/// than −∞, as for a NaN direction): a support point's index. Four
+/// running maxima over interleaved indices, merged at the end, so the
+/// compares do not wait on one another — a query hull's support is the
+/// most called function of its casts on meshes (hull casts on the quick
+/// terrain 0.87 → 0.98 of parry3d's rate). A baked polytope's support
+/// (decoding quantised vertices) measured mixed this way: yes/no +10%,
+/// overlaps and casts −3%; it keeps its plain loop.
+#[inline]
+pub(crate) fn first_farthest(n: usize, along: impl Fn(usize) -> f64) -> usize {
+    let mut best = [(f64::NEG_INFINITY, usize::MAX); 4];
+    let whole = n - n % 4;
+    for base in (0..whole).step_by(4) {
+        for (k, b) in best.iter_mut().enumerate() {
+            let x = along(base + k);
+            if x > b.0 {
+                *b = (x, base + k);
+            }
+        }
+    }
+    for (k, i) in (whole..n).enumerate() {
+        let x = along(i);
+        if x > best[k].0 {
+            best[k] = (x, i);
+        }
+    }
+    let (mut bx, mut bi) = best[0];
+    for &(x, i) in &best[1..] {
+        if x > bx || (x == bx && i < bi) {
+            (bx, bi) = (x, i);
+        }
+    }
+    if bi == usize::MAX { 0 } else { bi }
 }
 
 /// The result of a distance query.
