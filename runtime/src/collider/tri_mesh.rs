@@ -607,7 +607,7 @@ struct MeshCast<'a, 'b> {
     t_cull: f32,
     limit: f64,
     best: Option<(f64, Touch, u32)>,
-    /// Skip triangles [`overlap_bound`] puts shallower than a contact at
+    /// Skip triangles [`shallower`] shows less deep than a contact at
     /// the start (off only to test that skipping changes no answer).
     bounded: bool,
 }
@@ -629,8 +629,7 @@ impl RayVisitor for MeshCast<'_, '_> {
             // with no distance search and no expanding polytope for them
             if self.bounded
                 && let Some((0.0, best, _)) = self.best
-                && overlap_bound(&tri.0, core, radius)
-                    .is_some_and(|(ub, tol)| ub < best.depth - tol)
+                && shallower(&tri.0, core, radius, self.centre, best.depth)
             {
                 continue;
             }
@@ -662,24 +661,36 @@ impl RayVisitor for MeshCast<'_, '_> {
     }
 }
 
-/// An upper bound of how deep the shape `q` grown by `rq` can be in the
-/// triangle, with the rounding it is good to (`None` for a degenerate
-/// triangle): the least overlap of the two along a few axes, each a way
-/// to separate them, so no less than the least. For a box the axes are the
-/// separating axes of a box and a triangle (Gottschalk, Lin and Manocha,
-/// "OBBTree", SIGGRAPH 1996: the triangle's normal, the box's three axes
-/// and the nine crossings of their edges), and the bound is the depth
-/// itself; for other shapes, the triangle's normal alone. (Unlike
-/// [`depth_bound`], which must also bound an overlap's flat-region depth,
-/// the clearance on the centre's side, a cast's depth is the contact's own,
-/// so either side's clearance bounds it.) A hull's face normals as axes
-/// cost more than the polytopes they saved (hull casts on the quick
-/// terrain 0.87 → 0.75 of parry3d's rate).
-fn overlap_bound(tri: &[DVec3; 3], q: &Core, rq: f64) -> Option<(f64, f64)> {
+/// Whether the shape `q` grown by `rq` (centred near `centre`) is less
+/// deep than `depth` in the triangle, by more than rounding, as some
+/// separating axis shows: the
+/// overlap of the two along any axis is a way to separate them, so no less
+/// than the depth. For a box the axes are those of a box and a triangle
+/// (Gottschalk, Lin and Manocha, "OBBTree", SIGGRAPH 1996: the triangle's
+/// normal, the box's three axes and the nine crossings of their edges),
+/// whose least overlap is the depth itself; for other shapes, the
+/// triangle's normal alone. The axes go unnormalised (an overlap `o` along
+/// `u` is `o / |u|` along the unit axis, compared squared) and the search
+/// stops at the first that shows it. (Unlike [`depth_bound`], which must
+/// also bound an overlap's flat-region depth, the clearance on the
+/// centre's side, a cast's depth is the contact's own, so either side's
+/// clearance bounds it.) A hull's face normals as axes cost more than the
+/// polytopes they saved (hull casts on the quick terrain 0.87 → 0.75 of
+/// parry3d's rate).
+fn shallower(tri: &[DVec3; 3], q: &Core, rq: f64, centre: DVec3, depth: f64) -> bool {
     let edges = [tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]];
-    let n = edges[0].cross(tri[2] - tri[0]).try_normalize()?;
-    let mut bound = f64::INFINITY;
-    let mut along = |u: DVec3| {
+    let mut scale = 1.0 + tri[0].abs().max_element() + centre.abs().max_element() + rq;
+    if let Core::Box(b) = q {
+        scale += b.half.max_element();
+    }
+    // the overlap along the unit axis must fall below `limit`, and the
+    // radius adds to every overlap
+    let limit = depth - 1e-9 * scale - rq;
+    let shows = |u: DVec3| {
+        let u2 = u.length_squared();
+        if !(u2 > 0.0 && u2.is_finite()) {
+            return false;
+        }
         let (lo, hi) = match q {
             Core::Box(b) => {
                 let c = b.center.dot(u);
@@ -692,24 +703,34 @@ fn overlap_bound(tri: &[DVec3; 3], q: &Core, rq: f64) -> Option<(f64, f64)> {
         };
         let t = tri.map(|p| p.dot(u));
         let (tlo, thi) = (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
-        bound = bound.min((thi - lo).min(hi - tlo) + rq);
+        // o / |u| < limit, without the root
+        let o = (thi - lo).min(hi - tlo);
+        if limit > 0.0 {
+            o < 0.0 || o * o < limit * limit * u2
+        } else {
+            o < 0.0 && o * o > limit * limit * u2
+        }
     };
-    along(n);
-    let mut scale = 1.0 + tri[0].abs().max_element() + rq;
+    if shows(edges[0].cross(tri[2] - tri[0])) {
+        return true;
+    }
     if let Core::Box(b) = q {
         for a in b.axes {
-            along(a);
+            if shows(a) {
+                return true;
+            }
+        }
+        for a in b.axes {
             for e in edges {
-                if let Some(u) = a.cross(e).try_normalize() {
-                    along(u);
+                // a crossing too short to trust its rounding shows nothing
+                let u = a.cross(e);
+                if u.length_squared() > 1e-12 * e.length_squared() && shows(u) {
+                    return true;
                 }
             }
         }
-        scale += b.center.abs().max_element() + b.half.max_element();
-    } else {
-        scale += q.any_point().abs().max_element();
     }
-    Some((bound, 1e-9 * scale))
+    false
 }
 
 /// The first contact of the moving query shape with the mesh's triangles.
