@@ -674,9 +674,9 @@ impl RayVisitor for MeshCast<'_, '_> {
 /// stops at the first that shows it. (Unlike [`depth_bound`], which must
 /// also bound an overlap's flat-region depth, the clearance on the
 /// centre's side, a cast's depth is the contact's own, so either side's
-/// clearance bounds it.) A hull's face normals as axes cost more than the
-/// polytopes they saved (hull casts on the quick terrain 0.87 → 0.75 of
-/// parry3d's rate).
+/// clearance bounds it.) A hull's face normals as further axes cost more
+/// than the polytopes they saved (hull casts on the quick terrain 0.87 →
+/// 0.75 of parry3d's rate; with this early stop, 0.96 → 0.88).
 fn shallower(tri: &[DVec3; 3], q: &Core, rq: f64, centre: DVec3, depth: f64) -> bool {
     let edges = [tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]];
     let mut scale = 1.0 + tri[0].abs().max_element() + centre.abs().max_element() + rq;
