@@ -858,21 +858,22 @@ mod tests {
         SceneMesh::new("ground", pos, &kiln_tests::grid_triangles(n))
     }
 
-    /// The bounded search gives exactly the answer of testing every
-    /// triangle in walk order — the same contact, bit for bit, and the
-    /// same triangle among equally deep ones — for hulls, boxes and
-    /// capsules resting on, sinking into and hovering over flat ground,
-    /// creases and bumps, under an identity and a turned, scaled
-    /// placement.
-    #[test]
-    fn bounded_mesh_touch_answers_as_testing_every_triangle() {
+    /// Runs `case` on 6,000 query shapes (a hull, a box and a capsule in
+    /// turn) over `ground()` under an identity and a turned, scaled
+    /// placement (`turned`, for the cases on it): flat poses (axis-aligned
+    /// boxes on the flat half tie exactly) and random ones, from 0.6 m
+    /// below the ground to above it.
+    fn over_the_ground(
+        seed: u64,
+        mut case: impl FnMut(usize, &Placement, &ArchivedTriMesh, &Posed, &mut Rng, Option<&DAffine3>),
+    ) {
         let turned = DAffine3::from_scale_rotation_translation(
             DVec3::splat(1.3),
             DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
             DVec3::new(40.0, -3.0, 7.0),
         );
         let level = placed_copies(ground(), &[DAffine3::IDENTITY, turned], "mesh");
-        let mut rng = Rng(0x5eed_b0a2_d000_0001);
+        let mut rng = Rng(seed);
         let pts: Vec<Vec3> = (0..12)
             .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
             .collect();
@@ -887,15 +888,12 @@ mod tests {
                 radius: 0.2,
             },
         ];
-        let (mut touched, mut many) = (0, 0);
         for i in 0..6000 {
             let ii = (i % 2) as u32;
             let (shape, place) = placed(level.archive(), ii);
             let Family::Mesh(mesh) = shape.family() else {
                 panic!("the ground is a mesh");
             };
-            // flat poses (axis-aligned boxes on the flat half tie exactly)
-            // and random ones, from 0.6 m below the ground to above it
             let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);
             let rotation = if i % 3 == 0 {
                 Quat::IDENTITY
@@ -905,26 +903,37 @@ mod tests {
                     (rng.f() * std::f64::consts::TAU) as f32,
                 )
             };
-            let at = if ii == 0 {
-                local
-            } else {
-                turned.transform_point3(local)
-            };
+            let on_turned = (ii == 1).then_some(&turned);
+            let at = on_turned.map_or(local, |m| m.transform_point3(local));
             let pose = Pose::new(rotation, at.as_vec3());
             let posed = Posed::new(&shapes[i % 3], &pose).expect("a valid pose");
-            let got = shape_touch(&place, mesh, &posed);
-            let want = every_triangle(&place, mesh, &posed);
+            case(i, &place, mesh, &posed, &mut rng, on_turned);
+        }
+    }
+
+    /// The bounded search gives exactly the answer of testing every
+    /// triangle in walk order — the same contact, bit for bit, and the
+    /// same triangle among equally deep ones — for hulls, boxes and
+    /// capsules resting on, sinking into and hovering over flat ground,
+    /// creases and bumps, under an identity and a turned, scaled
+    /// placement.
+    #[test]
+    fn bounded_mesh_touch_answers_as_testing_every_triangle() {
+        let (mut touched, mut many) = (0, 0);
+        over_the_ground(0x5eed_b0a2_d000_0001, |i, place, mesh, posed, _, _| {
+            let got = shape_touch(place, mesh, posed);
+            let want = every_triangle(place, mesh, posed);
             assert_eq!(got, want, "case {i}");
             touched += usize::from(got.is_some());
             let (c, h) = posed.bounds();
-            let (lo, hi) = local_box(&place, c, h);
+            let (lo, hi) = local_box(place, c, h);
             let mut n = 0;
             TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
                 n += leaf_span(mesh, leaf).1;
                 false
             });
             many += usize::from(got.is_some() && n > 2);
-        }
+        });
         // most poses touch, and most of those meet several triangles
         assert!(touched > 3000 && many > 2500, "{touched} {many}");
     }
@@ -935,65 +944,24 @@ mod tests {
     /// sliding or not, under an identity and a turned, scaled placement.
     #[test]
     fn bounded_mesh_cast_answers_as_testing_every_triangle() {
-        let turned = DAffine3::from_scale_rotation_translation(
-            DVec3::splat(1.3),
-            DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.1).normalize(), 0.7),
-            DVec3::new(40.0, -3.0, 7.0),
-        );
-        let level = placed_copies(ground(), &[DAffine3::IDENTITY, turned], "mesh");
-        let mut rng = Rng(0x5eed_b0a2_d000_0002);
-        let pts: Vec<Vec3> = (0..12)
-            .map(|_| (rng.unit() * DVec3::new(0.6, 0.4, 0.5)).as_vec3())
-            .collect();
-        let hull = ConvexHull::new(&pts).expect("a solid hull");
-        let shapes = [
-            QueryShape::Hull(&hull),
-            QueryShape::Box {
-                half: Vec3::new(0.5, 0.2, 0.3),
-            },
-            QueryShape::Capsule {
-                half_height: 0.4,
-                radius: 0.2,
-            },
-        ];
         let (mut at_start, mut later) = (0, 0);
-        for i in 0..6000 {
-            let ii = (i % 2) as u32;
-            let (shape, place) = placed(level.archive(), ii);
-            let Family::Mesh(mesh) = shape.family() else {
-                panic!("the ground is a mesh");
-            };
-            let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);
-            let rotation = if i % 3 == 0 {
-                Quat::IDENTITY
-            } else {
-                Quat::from_axis_angle(
-                    rng.unit().as_vec3(),
-                    (rng.f() * std::f64::consts::TAU) as f32,
-                )
-            };
-            let (at, mut motion) = (local, rng.unit() * 2.0);
-            motion.y = -motion.y.abs();
-            let (at, motion) = if ii == 0 {
-                (at, motion)
-            } else {
-                (
-                    turned.transform_point3(at),
-                    turned.transform_vector3(motion),
-                )
-            };
-            let pose = Pose::new(rotation, at.as_vec3());
-            let posed = Posed::new(&shapes[i % 3], &pose).expect("a valid pose");
-            let leave = (i % 4 == 0).then_some(motion);
-            let got = cast_walk(&place, mesh, &posed, motion, 1.0, leave, true);
-            let want = cast_walk(&place, mesh, &posed, motion, 1.0, leave, false);
-            assert_eq!(got, want, "case {i}");
-            match got {
-                Some((0.0, ..)) => at_start += 1,
-                Some(_) => later += 1,
-                None => {}
-            }
-        }
+        over_the_ground(
+            0x5eed_b0a2_d000_0002,
+            |i, place, mesh, posed, rng, turned| {
+                let mut motion = rng.unit() * 2.0;
+                motion.y = -motion.y.abs();
+                let motion = turned.map_or(motion, |m| m.transform_vector3(motion));
+                let leave = (i % 4 == 0).then_some(motion);
+                let got = cast_walk(place, mesh, posed, motion, 1.0, leave, true);
+                let want = cast_walk(place, mesh, posed, motion, 1.0, leave, false);
+                assert_eq!(got, want, "case {i}");
+                match got {
+                    Some((0.0, ..)) => at_start += 1,
+                    Some(_) => later += 1,
+                    None => {}
+                }
+            },
+        );
         // many casts start in contact, many meet the ground on the way
         assert!(at_start > 2500 && later > 600, "{at_start} {later}");
     }
