@@ -28,8 +28,8 @@ use bevy::asset::io::Writer;
 use bevy::asset::processor::{Process, ProcessContext, ProcessError};
 use bevy::asset::{AssetApp, AsyncWriteExt};
 use bevy::reflect::TypePath;
-use kiln_baker::BakeSettings;
 use kiln_baker::config::{FaceBudget, MaxPlanes, Metres, VolumeFraction};
+use kiln_baker::{BakeSettings, IngestErrorKind};
 use kiln_formats::tri_mesh::TreeKind;
 use serde::{Deserialize, Serialize};
 
@@ -141,6 +141,10 @@ pub enum KilnBakeError {
 #[derive(Default, TypePath)]
 pub struct KilnBake;
 
+/// Where a source's buffers in other files would be looked for: nowhere
+/// (the processor is given the source's bytes alone).
+const NOWHERE: &str = "<beside the source: not read by the Bevy processor>";
+
 /// Bakes `bytes` (the source at `path`) into archive bytes.
 pub(crate) fn bake_bytes(
     bytes: Vec<u8>,
@@ -155,9 +159,9 @@ pub(crate) fn bake_bytes(
         })?;
     // Buffers in other files would resolve here, which holds none: the
     // processor sees the source alone.
-    let nowhere = Path::new("<beside the source: not read by the Bevy processor>");
-    let ingested = kiln_baker::ingest::load_bytes(bytes, nowhere, Path::new(path)).map_err(|error| {
-        let hint = if error.to_string().contains("cannot read") {
+    let ingested = kiln_baker::ingest::load_bytes(bytes, Path::new(NOWHERE), Path::new(path)).map_err(|error| {
+        let outside = matches!(&error.kind, IngestErrorKind::Buffer { problem, .. } if problem.contains(NOWHERE));
+        let hint = if outside {
             " (the Bevy processor reads the source file alone: pack the level as a .glb, or embed its buffers)"
         } else {
             ""
@@ -204,4 +208,54 @@ pub(crate) fn register(app: &mut App) {
     app.register_asset_processor(KilnBake)
         .set_default_asset_processor::<KilnBake>("kiln.glb")
         .set_default_asset_processor::<KilnBake>("kiln.gltf");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A glTF whose buffer is another file is refused with what to do.
+    #[test]
+    fn a_source_with_buffers_in_other_files_says_to_pack_it() {
+        let gltf =
+            br#"{"asset":{"version":"2.0"},"buffers":[{"uri":"level.bin","byteLength":12}]}"#;
+        let e = bake_bytes(
+            gltf.to_vec(),
+            "levels/a.kiln.gltf",
+            &KilnBakeSettings::default(),
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("levels/a.kiln.gltf") && text.contains("level.bin"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("pack the level as a .glb, or embed its buffers)"),
+            "{text}"
+        );
+        // a malformed source gets no such hint
+        let e = bake_bytes(
+            b"{not json".to_vec(),
+            "b.kiln.gltf",
+            &KilnBakeSettings::default(),
+        )
+        .unwrap_err();
+        assert!(!e.to_string().contains("pack the level"), "{e}");
+    }
+
+    /// Settings out of range in a `.meta` name the source and the value.
+    #[test]
+    fn settings_out_of_range_are_refused_by_name() {
+        let bad = KilnBakeSettings {
+            max_faces: 2,
+            ..Default::default()
+        };
+        let e = bake_bytes(Vec::new(), "c.kiln.glb", &bad).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("c.kiln.glb: bake settings:") && text.contains('2'),
+            "{text}"
+        );
+    }
 }

@@ -112,8 +112,8 @@ pub(crate) fn move_characters(
         let walk = vec_in(c.walk);
         let along = walk - up * walk.dot(up);
         let motion = (along + up * c.vertical_speed) * dt;
-        let own: Vec<ObjectId> = kiln.object(entity).into_iter().collect();
-        let filter = Filter::skip(&own).layers(c.layers);
+        let own = kiln.object(entity);
+        let filter = Filter::skip(own.as_slice()).layers(c.layers);
         let m = character.move_and_slide(world, at, motion, &filter);
         // a ceiling or the ground stops vertical speed
         let moved_up = (m.position - at).dot(up);

@@ -206,6 +206,17 @@ pub(crate) fn sync_level(
     }
     kiln.level = Some((entity, id));
     if !first {
+        // mover and trigger entities despawned since (with a level entity
+        // replaced in the same frame) name nothing now
+        let gone: Vec<Entity> = kiln
+            .objects
+            .iter()
+            .filter(|&(&e, o)| !o.is_body() && !spawned.contains(e))
+            .map(|(&e, _)| e)
+            .collect();
+        for e in gone {
+            kiln.unmap(e);
+        }
         // a reload: re-find each mover entity's object by name
         for (e, name, mover, trigger) in spawned.iter_mut() {
             match level
@@ -251,7 +262,15 @@ fn spawn_movers(
         let transform = Transform::from_translation(vec_out(pose.translation))
             .with_rotation(quat_out(pose.rotation));
         let name = Name::new(level.object_name(object).into_owned());
-        let mut e = commands.spawn((name, transform, ChildOf(level_entity)));
+        // with its global transform already where it is: the movers'
+        // sync later in this frame, before transforms propagate again,
+        // must not take a default one for a move to the origin
+        let mut e = commands.spawn((
+            name,
+            transform,
+            GlobalTransform::from(transform),
+            ChildOf(level_entity),
+        ));
         if level.object_motion(object) != kiln_runtime::Motion::Static {
             e.insert(KilnMover { object });
         }

@@ -643,3 +643,39 @@ fn bodies_outlive_their_level_and_join_the_next() {
     assert!(movers.iter(app.world()).any(|(n, _)| n.as_str() == "lift"));
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn a_level_replaced_in_one_frame_brings_its_own_movers() {
+    let dir = assets("replaced");
+    let (mut app, level) = level_with(&dir, "moving.kiln", "samples/moving_course.gltf");
+    app.update();
+    // the same course under another name: the same object numbers
+    std::fs::write(
+        dir.join("assets/moving_again.kiln"),
+        bake("samples/moving_course.gltf"),
+    )
+    .unwrap();
+    let handle = app
+        .world()
+        .resource::<AssetServer>()
+        .load("moving_again.kiln");
+    app.world_mut().despawn(level);
+    let next = app.world_mut().spawn(KilnLevel(handle)).id();
+    let lift_of = move |app: &mut App| {
+        let mut movers = app.world_mut().query::<(Entity, &Name, &ChildOf)>();
+        movers
+            .iter(app.world())
+            .find(|(_, n, parent)| n.as_str() == "lift" && parent.parent() == next)
+            .map(|(e, ..)| e)
+    };
+    until(&mut app, "the new level's lift", |app| {
+        lift_of(app).is_some()
+    });
+    // its lift answers by its own entity, where it was baked, in the
+    // frame its entity appears
+    let lift = lift_of(&mut app);
+    let hit = ask(&mut app, down_at(12.0, 17.0)).unwrap();
+    assert_eq!(Some(hit.entity), lift);
+    assert!((hit.point.y - 0.2).abs() < 1e-4, "{hit:?}");
+    std::fs::remove_dir_all(dir).ok();
+}
