@@ -308,6 +308,17 @@ impl ArchivedLevel {
         crate::placement::similarity_rows(q, t)
     }
 
+    /// The world-from-local matrix of [`ArchivedLevel::rows`] alone, the
+    /// same f32 values.
+    #[inline]
+    pub fn world_from_local(&self, inst: &ArchivedInstance) -> [f32; 12] {
+        let q = inst.rotation.map(|v| v.to_native());
+        if q == [0.0; 4] {
+            return self.rows(inst).world_from_local;
+        }
+        crate::placement::similarity_world(q, inst.translation.map(|v| v.to_native()))
+    }
+
     /// The local-from-world matrix of [`ArchivedLevel::rows`] alone (what
     /// a ray needs), the same f32 values.
     #[inline]

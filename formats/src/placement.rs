@@ -71,6 +71,16 @@ pub fn similarity_rows(q: [f32; 4], t: [f32; 3]) -> Rows {
     }
 }
 
+/// The world-from-local matrix of [`similarity_rows`] alone (what a
+/// convex collider's exact tests need), the same f32 values.
+#[inline]
+pub fn similarity_world(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
+    if let Some(r) = translation_rows(q, t) {
+        return r.world_from_local;
+    }
+    similarity_world64(q, t).map(|v| v as f32)
+}
+
 /// The local-from-world matrix of [`similarity_rows`] alone (what a ray
 /// needs), the same f32 values.
 #[inline]
@@ -315,6 +325,10 @@ mod tests {
                     };
                     stored += 1;
                     let r = similarity_rows(q, tt);
+                    // each matrix alone is the pair's, bit for bit
+                    let bits = |m: [f32; 12]| m.map(f32::to_bits);
+                    assert_eq!(bits(similarity_world(q, tt)), bits(r.world_from_local));
+                    assert_eq!(bits(similarity_local(q, tt)), bits(r.local_from_world));
                     for k in [0, 1, 2, 4, 5, 6, 8, 9, 10] {
                         let d = (f64::from(r.world_from_local[k]) - m[k]).abs();
                         assert!(

@@ -42,16 +42,63 @@ pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
 /// The identity as a 3×4 row-major matrix.
 const ID: [f64; 12] = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
 
+/// World-from-local in f64 alone (`None` for the identity): all a convex
+/// piece (a box, a polytope, a sphere's centre, a capsule's segment) is
+/// placed by, without [`Placement`]'s f32 inverse.
+#[derive(Clone, Copy)]
+pub(crate) struct Frame(Option<[f64; 12]>);
+
+impl Frame {
+    /// The frame of an f32 world-from-local matrix.
+    #[inline]
+    pub fn of(world_from_local: &Rows) -> Frame {
+        let m: [f64; 12] = world_from_local.map(f64::from);
+        Frame((m != ID).then_some(m))
+    }
+
+    /// World-from-local in f64.
+    #[inline]
+    pub fn world_matrix(&self) -> [f64; 12] {
+        self.0.unwrap_or(ID)
+    }
+
+    /// Local-from-world in f64 (the exact inverse of [`Self::world_matrix`]
+    /// up to f64 rounding), computed on each call.
+    #[inline]
+    pub fn local_matrix(&self) -> [f64; 12] {
+        invert(&self.world_matrix())
+    }
+
+    /// A local point in world space, f64 (the identity costs nothing).
+    #[inline]
+    pub fn world_point64(&self, p: DVec3) -> DVec3 {
+        self.0.as_ref().map_or(p, |m| apply(m, p, 1.0))
+    }
+
+    /// A local vector in world space, f64.
+    #[inline]
+    pub fn world_vector64(&self, d: DVec3) -> DVec3 {
+        self.0.as_ref().map_or(d, |m| apply(m, d, 0.0))
+    }
+
+    /// World length of a unit local length along the first axis (the
+    /// scale of a similarity placement).
+    #[inline]
+    pub fn world_scale(&self) -> f64 {
+        self.world_vector64(DVec3::X).length()
+    }
+}
+
 /// An instance prepared for exact world-space tests.
 pub(crate) struct Placement {
     /// The instance's placement as f32 matrices.
     pub rows: kiln_formats::placement::Rows,
-    /// World-from-local in f64, or `None` for the identity.
-    world: Option<[f64; 12]>,
+    /// World-from-local in f64.
+    frame: Frame,
     /// The scale of `local_from_world` if it is a similarity (computed on
     /// first use: point and ray queries on most shapes never ask).
     similarity: std::cell::OnceCell<Option<f32>>,
-    /// Local-from-world in f64: the inverse of the f64 `world`, so points
+    /// Local-from-world in f64: the inverse of the f64 `frame`, so points
     /// taken to local space and back agree to f64 rounding (computed on
     /// first use).
     local: std::cell::OnceCell<[f64; 12]>,
@@ -77,16 +124,15 @@ impl Placement {
     /// bound rests on).
     #[inline]
     pub fn from_rows(rows: kiln_formats::placement::Rows, similarity: bool) -> Self {
-        let m: [f64; 12] = rows.world_from_local.map(f64::from);
-        let world = (m != ID).then_some(m);
+        let frame = Frame::of(&rows.world_from_local);
         Placement {
             rows,
             // the identity needs no test (most instances of flattened levels)
-            similarity: match world {
+            similarity: match frame.0 {
                 None => std::cell::OnceCell::from(Some(1.0)),
                 Some(_) => std::cell::OnceCell::new(),
             },
-            world,
+            frame,
             local: std::cell::OnceCell::new(),
             stored_similarity: similarity,
         }
@@ -132,7 +178,7 @@ impl Placement {
     /// overlapped by 0.2 mm.
     #[inline]
     pub fn local_point_cull(&self, p: Vec3) -> (Vec3, f32) {
-        if self.world.is_none() {
+        if self.frame.0.is_none() {
             return (p, 0.0);
         }
         if let Some((lp, err)) = self.local_point_bounded(p) {
@@ -146,14 +192,14 @@ impl Placement {
     /// World-from-local in f64.
     #[inline]
     pub fn world_matrix(&self) -> [f64; 12] {
-        self.world.unwrap_or(ID)
+        self.frame.world_matrix()
     }
 
     /// Local-from-world in f64 (the exact inverse of [`Self::world_matrix`]
     /// up to f64 rounding).
     #[inline]
     pub fn local_matrix(&self) -> [f64; 12] {
-        *self.local.get_or_init(|| invert(&self.world_matrix()))
+        *self.local.get_or_init(|| self.frame.local_matrix())
     }
 
     /// A world point in local space, f64.
@@ -171,20 +217,20 @@ impl Placement {
     /// A local point in world space, f64 (the identity costs nothing).
     #[inline]
     pub fn world_point64(&self, p: DVec3) -> DVec3 {
-        self.world.as_ref().map_or(p, |m| apply(m, p, 1.0))
+        self.frame.world_point64(p)
     }
 
     /// A local vector in world space, f64.
     #[inline]
     pub fn world_vector64(&self, d: DVec3) -> DVec3 {
-        self.world.as_ref().map_or(d, |m| apply(m, d, 0.0))
+        self.frame.world_vector64(d)
     }
 
     /// World length of a unit local length along the first axis (the
     /// scale of a similarity placement).
     #[inline]
     pub fn world_scale(&self) -> f64 {
-        self.world_vector64(DVec3::X).length()
+        self.frame.world_scale()
     }
 
     /// A world vector in local space (f32, for culling).

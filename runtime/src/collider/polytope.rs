@@ -16,7 +16,7 @@ use super::{ColliderContact, LocalRayHit, keep};
 use crate::geom::gjk::Support;
 use crate::geom::sat::{Edge, Face, Polyhedral};
 use crate::geom::sphere_triangle::Contact;
-use crate::instance::{Placement, apply};
+use crate::instance::{Frame, Placement, apply};
 use glam::{DVec3, Vec3};
 use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 
@@ -274,7 +274,7 @@ thread_local! {
 
 impl<'a> PlacedPolytope<'a> {
     /// `p` under `place`.
-    pub(crate) fn new(p: LocalPolytope<'a>, place: &Placement) -> PlacedPolytope<'a> {
+    pub(crate) fn new(p: LocalPolytope<'a>, place: &Frame) -> PlacedPolytope<'a> {
         PlacedPolytope {
             p: p.0,
             world: place.world_matrix(),
@@ -440,7 +440,7 @@ impl Polyhedral for PlacedPolytope<'_> {
 mod tests {
     use super::*;
     use crate::collider::testing::placed_copies;
-    use crate::collider::{Piece, placed};
+    use crate::collider::{At, Piece, placed};
     use glam::{DAffine3, DQuat};
     use kiln_baker::SceneMesh;
     use kiln_geometry::rng::Rng;
@@ -555,8 +555,10 @@ mod tests {
                 &[transform],
                 "convex",
             );
-            let (shape, place) = placed(level.archive(), 0);
-            let Some((Piece::Polytope(p), _)) = shape.piece(&place) else {
+            let a = level.archive();
+            let shape = placed(a, 0).0;
+            let Some((Piece::Polytope(p), _)) = shape.piece(&At::Instance(a, &a.instances[0]))
+            else {
                 panic!("placement {i}: the rock is a polytope");
             };
             let (mut alone, mut faces, mut edges) = (Vec::new(), Vec::new(), Vec::new());

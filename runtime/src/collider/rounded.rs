@@ -6,7 +6,7 @@
 use super::{ColliderContact, LocalRayHit, keep};
 use crate::geom::contact_point::{from_segment, on_segment};
 use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
-use crate::instance::Placement;
+use crate::instance::Frame;
 use glam::{DVec3, Vec3};
 
 /// A sphere or capsule: the points within `radius` of the segment from
@@ -21,7 +21,7 @@ pub(crate) struct Rounded {
 
 impl Rounded {
     /// The segment's ends in world space.
-    fn ends(&self, place: &Placement) -> (DVec3, DVec3) {
+    fn ends(&self, place: &Frame) -> (DVec3, DVec3) {
         let h = DVec3::new(0.0, self.half, 0.0);
         (place.world_point64(-h), place.world_point64(h))
     }
@@ -65,14 +65,14 @@ impl Rounded {
     }
 
     /// Whether the world point `p` is inside.
-    pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
+    pub fn contains(&self, place: &Frame, p: Vec3) -> bool {
         let (a, b) = self.ends(place);
         let p = p.as_dvec3();
         (p - on_segment(a, b, p)).length() <= self.radius * place.world_scale()
     }
 
     /// Closest surface point to `c` if within `r` (or `c` inside).
-    pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ColliderContact> {
+    pub fn closest(&self, place: &Frame, c: Vec3, r: f32) -> Option<ColliderContact> {
         let (a, b) = self.ends(place);
         let rad = self.radius * place.world_scale();
         let c = c.as_dvec3();
@@ -87,12 +87,7 @@ impl Rounded {
     }
 
     /// First contact of the sweep at a time `≤ limit`.
-    pub fn sweep(
-        &self,
-        place: &Placement,
-        s: &crate::collider::Sweep,
-        limit: f64,
-    ) -> Option<Contact> {
+    pub fn sweep(&self, place: &Frame, s: &crate::collider::Sweep, limit: f64) -> Option<Contact> {
         let (a, b) = self.ends(place);
         let rad = self.radius * place.world_scale();
         let (c, d, r) = (s.center.as_dvec3(), s.dir.as_dvec3(), f64::from(s.radius));

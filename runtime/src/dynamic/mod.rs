@@ -6,10 +6,10 @@
 pub(crate) mod body;
 pub(crate) mod tree;
 
+use crate::collider::At;
 use crate::collider::{ColliderRef, ObjectVisitor};
 use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
-use crate::instance::Placement;
 use crate::object::ObjectId;
 use crate::shape::Pose;
 use crate::walk::RayVisitor;
@@ -200,12 +200,12 @@ impl Bodies {
             if !t.trigger {
                 continue;
             }
-            let place = t.at().placement();
+            let place = t.at();
             self.tree.query(&self.tree.fat_box(*proxy), |slot| {
                 if let Some(b) = self.slot(slot).filter(|b| !b.trigger) {
                     let (shape, pose) = b.probe().placed(&b.pose);
                     if let Some(posed) = crate::shape::Posed::new(&shape, &pose)
-                        && t.collider().shape_touches(&place, &posed)
+                        && t.collider().shape_touches(place, &posed)
                     {
                         out.push((t.id, b.id));
                     }
@@ -258,7 +258,7 @@ impl Bodies {
         lo: Vec3,
         hi: Vec3,
         filter: &Filter,
-        mut visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
+        mut visit: impl FnMut(ObjectId, ColliderRef, At) -> bool,
     ) -> bool {
         if self.count == 0 {
             return false;
@@ -270,7 +270,7 @@ impl Bodies {
             if (b.trigger && !filter.sees_triggers()) || !filter.accepts(b.id, b.layers) {
                 return false;
             }
-            visit(b.id, b.collider(), &b.at().placement())
+            visit(b.id, b.collider(), b.at())
         })
     }
 

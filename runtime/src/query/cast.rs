@@ -227,9 +227,8 @@ impl ObjectVisitor for CastTop<'_> {
     }
 
     fn object(&mut self, id: ObjectId, s: ColliderRef<'_>, at: At<'_>) -> bool {
-        let place = at.placement();
         if let Some((t, hit, feature)) = s.shape_cast(
-            &place,
+            at,
             &self.posed,
             self.motion,
             self.limit,

@@ -12,11 +12,10 @@ pub use cast::{CastOptions, ShapeCast, ShapeHit};
 pub use overlap::ShapeOverlap;
 pub use raycast::{Ray, RayHit};
 
-use crate::collider::{At, ColliderRef, ObjectVisitor, placed};
+use crate::collider::{At, ColliderRef, ObjectVisitor};
 use crate::dynamic::Bodies;
 use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
-use crate::instance::Placement;
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::walk::{Grow, RayVisitor, top_tree, walk_box, walk_ray};
@@ -46,7 +45,7 @@ impl<'a> Scope<'a> {
     }
 
     /// Calls `visit` with every object `filter` accepts whose box meets
-    /// `lo..=hi` (its id, collider and placement), until it answers
+    /// `lo..=hi` (its id, collider and where it is placed), until it answers
     /// `true`: the walk every overlap, yes/no and point query shares.
     #[inline]
     pub(crate) fn near(
@@ -54,7 +53,7 @@ impl<'a> Scope<'a> {
         lo: Vec3,
         hi: Vec3,
         filter: &Filter,
-        mut visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
+        mut visit: impl FnMut(ObjectId, ColliderRef, At) -> bool,
     ) {
         let level = self.level.archive();
         let mut stopped = false;
@@ -62,8 +61,9 @@ impl<'a> Scope<'a> {
             if !filter.sees(level, ii) {
                 return false;
             }
-            let (shape, place) = placed(level, ii);
-            stopped = visit(ObjectId::level(ii), shape, &place);
+            let inst = &level.instances[ii as usize];
+            let shape = ColliderRef(&level.shapes[inst.shape.to_native() as usize]);
+            stopped = visit(ObjectId::level(ii), shape, At::Instance(level, inst));
             stopped
         });
         if !stopped && let Some(b) = self.bodies {
@@ -107,7 +107,7 @@ fn near_bodies(
     lo: Vec3,
     hi: Vec3,
     filter: &Filter,
-    visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
+    visit: impl FnMut(ObjectId, ColliderRef, At) -> bool,
 ) {
     b.near(lo, hi, filter, visit);
 }

@@ -25,10 +25,10 @@
 //! ```
 
 use super::Scope;
+use crate::collider::At;
 use crate::collider::ColliderRef;
 use crate::filter::Filter;
 use crate::geom::convex_contact::Touch;
-use crate::instance::Placement;
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::shape::{Pose, Posed, QueryShape};
@@ -235,8 +235,8 @@ impl Scope<'_> {
         // by reference: taken out of the `Option`, the query shape was copied
         // (136 bytes for a box, a memcpy per query)
         if let Some(posed) = &Posed::new(shape, pose) {
-            self.near_shape(posed, filter, |id, s, place| {
-                if let Some((t, feature)) = s.shape_touch(place, posed) {
+            self.near_shape(posed, filter, |id, s, at| {
+                if let Some((t, feature)) = s.shape_touch(at, posed) {
                     out.push(overlap(id, t, feature));
                 }
                 false
@@ -254,8 +254,8 @@ impl Scope<'_> {
             return false;
         };
         let mut found = false;
-        self.near_shape(posed, filter, |_, s, place| {
-            found = s.shape_touches(place, posed);
+        self.near_shape(posed, filter, |_, s, at| {
+            found = s.shape_touches(at, posed);
             found
         });
         found
@@ -268,7 +268,7 @@ impl Scope<'_> {
         &self,
         posed: &Posed,
         filter: &Filter,
-        visit: impl FnMut(ObjectId, ColliderRef, &Placement) -> bool,
+        visit: impl FnMut(ObjectId, ColliderRef, At) -> bool,
     ) {
         let (c, h) = posed.bounds();
         let (lo, hi) = cull_box(c, h);

@@ -108,8 +108,8 @@ impl Scope<'_> {
         if !p.is_finite() {
             return;
         }
-        self.near(p, p, filter, |id, shape, place| {
-            if shape.contains(place, p) {
+        self.near(p, p, filter, |id, shape, at| {
+            if shape.contains(at, p) {
                 out.push(id);
             }
             false
@@ -123,8 +123,8 @@ impl Scope<'_> {
             return false;
         }
         let mut found = false;
-        self.near(p, p, filter, |_, shape, place| {
-            found = shape.contains(place, p);
+        self.near(p, p, filter, |_, shape, at| {
+            found = shape.contains(at, p);
             found
         });
         found

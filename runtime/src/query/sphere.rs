@@ -38,8 +38,8 @@ impl Scope<'_> {
             return;
         }
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
-        self.near(center - ext, center + ext, filter, |id, shape, place| {
-            if let Some(b) = shape.closest(place, center, radius) {
+        self.near(center - ext, center + ext, filter, |id, shape, at| {
+            if let Some(b) = shape.closest(at, center, radius) {
                 out.push(ShapeOverlap {
                     object: id,
                     point: b.contact.point.as_vec3(),
@@ -59,8 +59,8 @@ impl Scope<'_> {
         }
         let ext = Vec3::splat(radius * (1.0 + 1e-5) + 1e-6);
         let mut found = false;
-        self.near(center - ext, center + ext, filter, |_, shape, place| {
-            found = shape.touches(place, center, radius);
+        self.near(center - ext, center + ext, filter, |_, shape, at| {
+            found = shape.touches(at, center, radius);
             found
         });
         found
@@ -125,8 +125,7 @@ impl ObjectVisitor for SweepTop {
     }
 
     fn object(&mut self, id: ObjectId, shape: ColliderRef<'_>, at: At<'_>) -> bool {
-        let place = at.placement();
-        if let Some((hit, feature)) = shape.sweep(&place, &self.sweep, self.best_t, self.t_max)
+        if let Some((hit, feature)) = shape.sweep(at, &self.sweep, self.best_t, self.t_max)
             && (self.best.is_none() || hit.t < self.best_t)
         {
             self.best_t = hit.t;
