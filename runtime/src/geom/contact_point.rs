@@ -597,11 +597,101 @@ pub(crate) fn settle(
     {
         return None;
     }
+    // a box reaching into a ball (the ball's centre may be in it): in
+    // closed form, without building either body
+    if rq == 0.0
+        && let (Some(b), Some((a, e))) = (q.as_box(), c.ends())
+        && a == e
+        && let Some(x) = ball_surface_in_box(&b, a, rc, contact.1, tol)
+    {
+        return Some(x);
+    }
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => settle_in(q, rq, c, rc, contact, tol, &mut scratch),
         // not reached (settling never settles another contact), but safe
         Err(_) => settle_in(q, rq, c, rc, contact, tol, &mut Scratch::default()),
     })
+}
+
+/// The point of the sphere of centre `p` and radius `r` that lies in the
+/// box `b` (to `tol`) farthest along `n`, where the sphere's own farthest
+/// point along `n` is outside the box: then it lies on the rim where the
+/// sphere leaves the box — on a face's circle, at the circle's point
+/// farthest along `n` where that is in the face, or where an edge pierces
+/// the sphere. Those candidates are all the extremes a linear function
+/// has on the sphere's surface within the box. `None`: none found (the
+/// box wholly in the ball, or a flat box), for the general path.
+fn ball_surface_in_box(b: &OrientedBox, p: DVec3, r: f64, n: DVec3, tol: f64) -> Option<DVec3> {
+    let h = b.half;
+    if h.min_element() <= 0.0 {
+        return None;
+    }
+    let ax = b.axes;
+    let d = p - b.center;
+    // the centre and the normal in the box's frame
+    let (c, m) = (
+        DVec3::new(d.dot(ax[0]), d.dot(ax[1]), d.dot(ax[2])),
+        DVec3::new(n.dot(ax[0]), n.dot(ax[1]), n.dot(ax[2])),
+    );
+    let inside = |x: DVec3, skip: usize| (0..3).all(|j| j == skip || x[j].abs() <= h[j] + tol);
+    // the sphere's own farthest point, where the box holds it
+    if inside(c + m * r, 3) {
+        return Some(p + n * r);
+    }
+    let mut best: Option<(f64, DVec3)> = None;
+    let mut offer = |x: DVec3| {
+        let along = x.dot(m);
+        if best.is_none_or(|(b, _)| along > b) {
+            best = Some((along, x));
+        }
+    };
+    for k in 0..3 {
+        let (i, j) = ((k + 1) % 3, (k + 2) % 3);
+        for side in [-1.0, 1.0] {
+            // face k on this side: the circle where the sphere cuts it
+            let gap = side * h[k] - c[k];
+            if gap.abs() <= r {
+                let rho = (r * r - gap * gap).max(0.0).sqrt();
+                let mut centre = c;
+                centre[k] = side * h[k];
+                let mut t = m;
+                t[k] = 0.0;
+                let dirs = match t.try_normalize() {
+                    Some(u) => [u, u, u, u],
+                    // the normal square to the face: every point of the
+                    // circle as far along it; any one in the face will do
+                    None => {
+                        let (ei, ej) = (DVec3::AXES[i], DVec3::AXES[j]);
+                        [ei, -ei, ej, -ej]
+                    }
+                };
+                if let Some(x) = dirs
+                    .iter()
+                    .map(|&u| centre + u * rho)
+                    .find(|&x| inside(x, k))
+                {
+                    offer(x);
+                }
+            }
+            // the four edges along axis k: where each pierces the sphere
+            for sj in [-1.0, 1.0] {
+                let (yi, yj) = (side * h[i], sj * h[j]);
+                let d2 = (c[i] - yi).powi(2) + (c[j] - yj).powi(2);
+                if d2 <= r * r {
+                    let w = (r * r - d2).sqrt();
+                    for along in [c[k] - w, c[k] + w] {
+                        if along.abs() <= h[k] + tol {
+                            let mut x = DVec3::ZERO;
+                            (x[i], x[j], x[k]) = (yi, yj, along);
+                            offer(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (_, x) = best?;
+    Some(b.center + ax[0] * x.x + ax[1] * x.y + ax[2] * x.z)
 }
 
 /// Whether `f` holds at every corner of `q` (the ends of a segment, a
@@ -802,6 +892,58 @@ fn crossing(cb: &Body, rc: f64, from: DVec3, to: DVec3, tol: f64) -> DVec3 {
 mod tests {
     use super::*;
     use crate::geom::gjk::{Point, Segment, Triangle};
+
+    /// The closed form of a ball's surface in a box against a dense sampling
+    /// of the sphere: its point is on the sphere and in the box, and no
+    /// sampled point of the sphere in the box lies farther along the
+    /// normal.
+    #[test]
+    fn a_balls_surface_in_a_box_is_its_farthest_point_there() {
+        let mut rng = kiln_geometry::rng::Rng(0x5eed_ba11_b0c5_0001);
+        let (mut found, mut cases) = (0, 0);
+        for _ in 0..400 {
+            let b = OrientedBox {
+                center: rng.unit() * rng.f() * 2.0,
+                axes: rng.rotation(),
+                half: DVec3::new(rng.f(), rng.f(), rng.f()) * 1.5 + 0.05,
+            };
+            let p = b.center + rng.unit() * rng.f() * 2.5;
+            let r = 0.1 + rng.f() * 2.0;
+            let n = rng.unit();
+            let tol = 1e-9;
+            if b.holds_point(p + n * r, 0.0, tol) == Some(true) {
+                continue;
+            }
+            cases += 1;
+            // the sphere sampled on a fine grid of directions
+            let mut sampled: Option<f64> = None;
+            let steps = 160;
+            for a in 0..steps {
+                let z = -1.0 + 2.0 * (a as f64 + 0.5) / steps as f64;
+                let ring = (1.0 - z * z).sqrt();
+                for k in 0..2 * steps {
+                    let phi = std::f64::consts::PI * k as f64 / steps as f64;
+                    let x = p + DVec3::new(ring * phi.cos(), ring * phi.sin(), z) * r;
+                    if b.holds_point(x, 0.0, tol) == Some(true) {
+                        sampled = Some(sampled.map_or(x.dot(n), |s: f64| s.max(x.dot(n))));
+                    }
+                }
+            }
+            let got = ball_surface_in_box(&b, p, r, n, tol);
+            let Some(x) = got else {
+                assert!(sampled.is_none(), "no point found, one sampled");
+                continue;
+            };
+            found += 1;
+            assert!(((x - p).length() - r).abs() <= 1e-9, "off the sphere");
+            assert_eq!(b.holds_point(x, 0.0, 1e-9), Some(true), "outside the box");
+            // a point of the set as high as any sampled one is its highest
+            if let Some(s) = sampled {
+                assert!(x.dot(n) >= s - 1e-12, "{} below a sampled {s}", x.dot(n));
+            }
+        }
+        assert!(cases > 200 && found > 150, "{found} of {cases}");
+    }
 
     fn surface_point_in(
         q: &impl Polyhedral,
