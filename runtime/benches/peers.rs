@@ -20,6 +20,8 @@
 //! mkfifo /tmp/ctl && PERF_CTL_FIFO=/tmp/ctl perf record -D -1 --control fifo:/tmp/ctl -- \
 //!     target/release/deps/peers-* --meshes --profile "sauer_pandora aabb rays/s"
 //!     # perf enabled when the row starts: the profile holds that row alone
+//! cargo bench -p kiln-runtime --bench peers -- --quick --meshes --profile "city 15k aabb build ms (1 thread)"
+//!     # one mesh's bake (ingest to validated bytes) over and over; with --peer, parry3d's build
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -456,6 +458,24 @@ fn run(
     // pool's start-up (60-150 µs a pool, measured: under 0.5% of
     // sauer_pandora's build, but not the build's)
     let pools = [pool(1), pool(2)];
+    // `--profile "MESH build ms (1 thread)"` (or 2 threads): that bake alone
+    for (slot, threads) in [1, 2].into_iter().enumerate() {
+        let label = format!("{name} build ms ({threads} thread{})", ["", "s"][slot]);
+        if profiled().is_some_and(|w| *w == label) {
+            if std::env::args().any(|a| a == "--peer") {
+                soak(&format!("{label} (peer)"), 1, &mut || {
+                    let verts: Vec<parry3d::math::Vector> = pos
+                        .iter()
+                        .map(|p| parry3d::math::Vector::new(p[0], p[1], p[2]))
+                        .collect();
+                    std::hint::black_box(TriMesh::new(verts, tris.clone()).expect("a mesh"));
+                });
+            }
+            soak(&label, 1, &mut || {
+                std::hint::black_box(pools[slot].install(|| bake_scene(&scene, &settings)));
+            });
+        }
+    }
     for _ in 0..BUILD_ROUNDS {
         for (slot, threads) in [1, 2].into_iter().enumerate() {
             debug_assert_eq!(pools[slot].current_num_threads(), threads);
