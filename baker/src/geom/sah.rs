@@ -171,7 +171,7 @@ fn build(work: &mut [Prim]) -> Vec<BinNode> {
     let bounds = Bounds::of(work);
     // the other buffer binned splits partition into (see `build_rec`)
     let mut spare = work.to_vec();
-    build_rec(work, &mut spare, false, &mut nodes, 0, 0, 1, bounds);
+    build_rec(work, &mut spare, false, &mut nodes, 0, 0, 1, bounds, None);
     // SAFETY: `build_rec` writes `nodes[0]` and hands the rest on as two
     // slices that tile it, each exactly as long as its subtree (it asserts
     // `2k - 1` nodes for `k` primitives, and a leaf's slice is its one
@@ -185,7 +185,9 @@ fn build(work: &mut [Prim]) -> Vec<BinNode> {
 /// a binned split partitions from one buffer into the other (without
 /// branches: the tree does not depend on the order within a side), and
 /// the children go on from there. `spare_is_work` says whether `spare` is
-/// the caller's `work`, where each leaf's primitive must end.
+/// the caller's `work`, where each leaf's primitive must end. `orders`:
+/// for a small node whose parent was small too, its primitives' order on
+/// each axis, handed down (see [`small_split`]).
 #[allow(clippy::too_many_arguments)]
 fn build_rec(
     prims: &mut [Prim],
@@ -196,6 +198,7 @@ fn build_rec(
     first_prim: u32,
     depth: usize,
     b: Bounds,
+    orders: Option<Orders>,
 ) {
     // what `build`'s proof that every node is written rests on
     assert_eq!(nodes.len(), 2 * prims.len() - 1);
@@ -213,10 +216,15 @@ fn build_rec(
         return;
     }
     // a binned split moves the primitives into `spare`
+    let mut halves = (None, None);
     let (split, moved) = if depth >= SAH_DEPTH {
         (None, false)
     } else if prims.len() <= SMALL {
-        (small_split(prims), false)
+        let split = small_split(prims, orders).map(|(s, l, r)| {
+            halves = (l, r);
+            s
+        });
+        (split, false)
     } else {
         let s = sah_split(prims, spare, &b);
         let moved = s.is_some();
@@ -255,6 +263,7 @@ fn build_rec(
             first_prim,
             depth + 1,
             left,
+            halves.0,
         )
     };
     let mut build_right = || {
@@ -267,6 +276,7 @@ fn build_rec(
             right_first,
             depth + 1,
             right,
+            halves.1,
         )
     };
     if parallel {
@@ -547,9 +557,26 @@ fn merge_bins(bins: &mut Bins, other: &Bins) {
     }
 }
 
-/// Exact SAH for a small node: for each axis, sort by centroid and sweep
-/// every split position. `None` only if the node has fewer than two prims.
-fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
+/// A small node's primitives in order of centroid on each axis (ties by
+/// id): indices into the node's slice.
+type Orders = [[u8; SMALL]; 3];
+
+/// The split of a small node and the orders of its two halves.
+type SmallSplit = (
+    (usize, usize, Bounds, Bounds),
+    Option<Orders>,
+    Option<Orders>,
+);
+
+/// Exact SAH for a small node: for each axis, the primitives in order of
+/// centroid, and a sweep over every split position. `None` only if the
+/// node has fewer than two prims. A node's orders are sorted once, where
+/// the walk down first meets a small node; each half's come from its
+/// parent's, kept in order (a half of a sorted list is sorted), so the
+/// nodes below never sort again (sorting at every small node had been a
+/// tenth of a bake). The halves' orders are `None` where a half is a
+/// single primitive or a pair.
+fn small_split(prims: &mut [Prim], orders: Option<Orders>) -> Option<SmallSplit> {
     let n = prims.len();
     if n == 2 {
         // one way to split two, in the order the sweep below would give
@@ -559,40 +586,21 @@ fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
         if key(&prims[1]) < key(&prims[0]) {
             prims.swap(0, 1);
         }
-        return Some((1, 0, Bounds::of(&prims[..1]), Bounds::of(&prims[1..])));
+        let split = (1, 0, Bounds::of(&prims[..1]), Bounds::of(&prims[1..]));
+        return Some((split, None, None));
     }
-    // per axis, the order of the prims by centroid (ties by id), as small
-    // indices sorted on integer keys that order as (`total_cmp`, id) do:
-    // sorting 64-byte prims four times per node dominated the build once,
-    // comparing floats through the prims later
-    let mut keys = [[0u64; SMALL]; 3];
+    let orders = orders.unwrap_or_else(|| sorted_orders(prims));
     let mut boxes = [Bin::EMPTY; SMALL];
     for (i, p) in prims.iter().enumerate() {
-        let c2 = p.c2();
-        for (k, key) in keys.iter_mut().enumerate() {
-            key[i] = u64::from(total_order_key(c2[k])) << 32 | u64::from(p.id());
-        }
         boxes[i] = Bin {
             min: p.min(),
             max: p.max(),
             count: 1,
         };
     }
-    let mut best: Option<(f32, usize, usize, [u8; SMALL])> = None;
+    let mut best: Option<(f32, usize, usize)> = None;
     let mut right_cost = [0.0f32; SMALL];
-    for (k, key) in keys.iter().enumerate() {
-        let mut order = [0u8; SMALL];
-        for (i, o) in order.iter_mut().enumerate().take(n) {
-            *o = i as u8;
-        }
-        // insertion sort: n ≤ 12
-        for i in 1..n {
-            let mut j = i;
-            while j > 0 && key[order[j - 1] as usize] > key[order[j] as usize] {
-                order.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+    for (k, order) in orders.iter().enumerate() {
         let mut acc = Bin::EMPTY;
         for s in (1..n).rev() {
             acc.merge(&boxes[order[s] as usize]);
@@ -603,18 +611,71 @@ fn small_split(prims: &mut [Prim]) -> Option<(usize, usize, Bounds, Bounds)> {
             left.merge(&boxes[order[s - 1] as usize]);
             let cost = left.half_area() * blocks(left.count) + right_cost[s];
             if best.as_ref().is_none_or(|b| cost < b.0) {
-                best = Some((cost, k, s, order));
+                best = Some((cost, k, s));
             }
         }
     }
-    let (_, axis, mid, order) = best?;
+    let (_, axis, mid) = best?;
+    let order = &orders[axis];
     let mut sorted = [prims[0]; SMALL];
-    for (dst, &i) in sorted.iter_mut().zip(&order[..n]) {
-        *dst = prims[i as usize];
+    // where each primitive goes: its rank on the split axis
+    let mut rank = [0u8; SMALL];
+    for (r, &i) in order[..n].iter().enumerate() {
+        sorted[r] = prims[i as usize];
+        rank[i as usize] = r as u8;
     }
     prims.copy_from_slice(&sorted[..n]);
+    // both halves' orders: the parent's, in the new places, split by side
+    // without a branch (which side a primitive falls on is a coin toss)
+    let (mut left, mut right) = ([[0u8; SMALL]; 3], [[0u8; SMALL]; 3]);
+    for ((l, r), parent) in left.iter_mut().zip(right.iter_mut()).zip(&orders) {
+        let (mut jl, mut jr) = (0, 0);
+        for &i in &parent[..n] {
+            let at = rank[i as usize];
+            let right_side = usize::from(at as usize >= mid);
+            // written to both, kept by one: the other's count stays
+            l[jl.min(SMALL - 1)] = at;
+            r[jr.min(SMALL - 1)] = at.wrapping_sub(mid as u8);
+            jl += 1 - right_side;
+            jr += right_side;
+        }
+    }
+    let keep = |o: [[u8; SMALL]; 3], len: usize| (len > 2).then_some(o);
     let (l, r) = prims.split_at(mid);
-    Some((mid, axis, Bounds::of(l), Bounds::of(r)))
+    Some((
+        (mid, axis, Bounds::of(l), Bounds::of(r)),
+        keep(left, mid),
+        keep(right, n - mid),
+    ))
+}
+
+/// The primitives' order on each axis by centroid, ties by id: insertion
+/// sorts of small indices on integer keys that order as (`total_cmp`, id)
+/// do (sorting 64-byte prims four times per node dominated the build
+/// once, comparing floats through the prims later).
+fn sorted_orders(prims: &[Prim]) -> Orders {
+    let n = prims.len();
+    let mut keys = [[0u64; SMALL]; 3];
+    for (i, p) in prims.iter().enumerate() {
+        let c2 = p.c2();
+        for (k, key) in keys.iter_mut().enumerate() {
+            key[i] = u64::from(total_order_key(c2[k])) << 32 | u64::from(p.id());
+        }
+    }
+    let mut orders = [[0u8; SMALL]; 3];
+    for (order, key) in orders.iter_mut().zip(&keys) {
+        for (i, o) in order.iter_mut().enumerate().take(n) {
+            *o = i as u8;
+        }
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && key[order[j - 1] as usize] > key[order[j] as usize] {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    }
+    orders
 }
 
 /// An integer that orders as `f32::total_cmp` orders the floats.
@@ -767,6 +828,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The orders a small node hands its halves are the ones sorting the
+    /// halves afresh gives (ties included: coarse coordinates make many).
+    #[test]
+    fn a_small_nodes_halves_inherit_their_sorted_orders() {
+        let mut halves = 0;
+        for seed in 0..300 {
+            let n = 3 + seed as usize % (SMALL - 2);
+            let mut work: Vec<Prim> = prims(n, seed)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (lo, hi))| Prim::new(lo.map(f32::floor), hi.map(f32::floor), i as u32))
+                .collect();
+            let Some(((mid, ..), left, right)) = small_split(&mut work, None) else {
+                panic!("seed {seed}: {n} prims split");
+            };
+            for (half, order) in [(&work[..mid], left), (&work[mid..], right)] {
+                assert_eq!(order.is_some(), half.len() > 2, "seed {seed}");
+                if let Some(order) = order {
+                    halves += 1;
+                    let fresh = sorted_orders(half);
+                    for k in 0..3 {
+                        assert_eq!(
+                            order[k][..half.len()],
+                            fresh[k][..half.len()],
+                            "seed {seed}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(halves > 300, "{halves}");
     }
 
     #[test]
