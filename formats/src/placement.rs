@@ -81,6 +81,27 @@ pub fn similarity_world(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
     similarity_world64(q, t).map(|v| v as f32)
 }
 
+/// The first two columns of [`similarity_world`] (the same f32 values):
+/// the first's length is the similarity's scale as its world matrix gives
+/// it, the second is where the local y axis goes. All a sphere or a
+/// capsule (along y) needs besides its centre `t`.
+#[inline]
+pub fn similarity_first_columns(q: [f32; 4]) -> [[f32; 3]; 2] {
+    let [x, y, z, w] = q.map(f64::from);
+    [
+        [
+            (w * w + x * x - y * y - z * z) as f32,
+            (2.0 * (x * y + w * z)) as f32,
+            (2.0 * (x * z - w * y)) as f32,
+        ],
+        [
+            (2.0 * (x * y - w * z)) as f32,
+            (w * w - x * x + y * y - z * z) as f32,
+            (2.0 * (y * z + w * x)) as f32,
+        ],
+    ]
+}
+
 /// The local-from-world matrix of [`similarity_rows`] alone (what a ray
 /// needs), the same f32 values.
 #[inline]
@@ -328,6 +349,9 @@ mod tests {
                     // each matrix alone is the pair's, bit for bit
                     let bits = |m: [f32; 12]| m.map(f32::to_bits);
                     assert_eq!(bits(similarity_world(q, tt)), bits(r.world_from_local));
+                    let columns = similarity_first_columns(q).map(|c| c.map(f32::to_bits));
+                    let w = r.world_from_local.map(f32::to_bits);
+                    assert_eq!(columns, [[w[0], w[4], w[8]], [w[1], w[5], w[9]]]);
                     assert_eq!(bits(similarity_local(q, tt)), bits(r.local_from_world));
                     for k in [0, 1, 2, 4, 5, 6, 8, 9, 10] {
                         let d = (f64::from(r.world_from_local[k]) - m[k]).abs();

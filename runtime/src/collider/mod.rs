@@ -219,7 +219,7 @@ impl<'a> ColliderRef<'a> {
         match self.family() {
             Family::Mesh(m) => tri_mesh::closest(&at.placement(), m, center, radius),
             Family::Convex(c) => c.closest(&at.placement(), center, radius),
-            Family::Rounded(r) => r.closest(&at.frame(), center, radius),
+            Family::Rounded(r) => Rounded::closest(&r.placed(&at), center, radius),
             Family::Bsp(b) => b.closest(&at.placement(), center, radius),
         }
     }
@@ -232,7 +232,7 @@ impl<'a> ColliderRef<'a> {
                 tri_mesh::touches(&at.placement(), m, center.as_dvec3(), f64::from(radius))
             }
             Family::Convex(c) => c.touches(&at.placement(), center, radius),
-            Family::Rounded(r) => r.closest(&at.frame(), center, radius).is_some(),
+            Family::Rounded(r) => Rounded::closest(&r.placed(&at), center, radius).is_some(),
             Family::Bsp(b) => b.touches(&at.placement(), center, radius),
         }
     }
@@ -254,7 +254,7 @@ impl<'a> ColliderRef<'a> {
             Family::Convex(c) => c
                 .sweep(&at.placement(), s, limit)
                 .map(|(c, f)| (c, Some(f))),
-            Family::Rounded(r) => r.sweep(&at.frame(), s, limit).map(|c| (c, None)),
+            Family::Rounded(r) => Rounded::sweep(&r.placed(&at), s, limit).map(|c| (c, None)),
             Family::Bsp(b) => b.sweep(&at.placement(), s, limit, t_cull),
         }
     }
@@ -266,7 +266,7 @@ impl<'a> ColliderRef<'a> {
         match self.family() {
             Family::Mesh(_) => false,
             Family::Convex(c) => c.contains(&at.placement(), p),
-            Family::Rounded(r) => r.contains(&at.frame(), p),
+            Family::Rounded(r) => Rounded::contains(&r.placed(&at), p),
             Family::Bsp(b) => b.contains(&at.placement(), p),
         }
     }
@@ -321,10 +321,22 @@ impl<'a> ColliderRef<'a> {
     /// for meshes and concave solids), placed by its frame alone: the f32
     /// inverse a [`Placement`] computes beside it was a fifth of a box's
     /// yes/no test on a field of spheres.
+    // always: called, its 200-byte answer was returned through memory (a
+    // copy per candidate object)
+    #[inline(always)]
     fn piece(&self, at: &At) -> Option<(Piece<'a>, f64)> {
         let family = self.family();
         if matches!(family, Family::Mesh(_) | Family::Bsp(_)) {
             return None;
+        }
+        if let Family::Rounded(r) = &family {
+            let w = r.placed(at);
+            let core = if r.half == 0.0 {
+                Piece::Point(Point(w.a))
+            } else {
+                Piece::Segment(Segment(w.a, w.b))
+            };
+            return Some((core, w.radius));
         }
         let place = &at.frame();
         let s = place.world_scale();
@@ -344,16 +356,7 @@ impl<'a> ColliderRef<'a> {
                     0.0,
                 )
             }
-            Family::Rounded(r) => {
-                let h = DVec3::new(0.0, r.half, 0.0);
-                let (a, b) = (place.world_point64(-h), place.world_point64(h));
-                let core = if r.half == 0.0 {
-                    Piece::Point(Point(a))
-                } else {
-                    Piece::Segment(Segment(a, b))
-                };
-                (core, r.radius * s)
-            }
+            Family::Rounded(_) => return None,
         })
     }
 
