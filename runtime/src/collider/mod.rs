@@ -204,6 +204,24 @@ impl<'a> ColliderRef<'a> {
         }
     }
 
+    /// For a sphere or capsule, its answer to the world ray `o + t·d`,
+    /// `t ≤ t_max`, found in world space with a world normal
+    /// ([`Rounded::raycast_world`]); `None` for the other families, which
+    /// answer in local space.
+    #[inline]
+    pub fn raycast_world(
+        self,
+        at: &At,
+        o: Vec3,
+        d: Vec3,
+        t_max: f32,
+    ) -> Option<Option<LocalRayHit>> {
+        match self.family() {
+            Family::Rounded(r) => Some(Rounded::raycast_world(&r.placed(at), o, d, t_max)),
+            _ => None,
+        }
+    }
+
     /// The shape's triangle mesh, if it is one.
     #[inline]
     pub fn tri_mesh(self) -> Option<&'a kiln_formats::tri_mesh::ArchivedTriMesh> {

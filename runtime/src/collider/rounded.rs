@@ -98,6 +98,33 @@ impl Rounded {
         })
     }
 
+    /// The ray `o + t·d`, `t ≤ t_max`, against the shape placed in world
+    /// space: [`Rounded::raycast`]'s answer (the same `t`, to rounding,
+    /// as the map between the spaces is affine) without the inverse
+    /// placement a local ray needs, its normal in world space.
+    pub fn raycast_world(w: &Placed, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
+        let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
+        if (o64 - on_segment(w.a, w.b, o64)).length() <= w.radius {
+            return Some(LocalRayHit {
+                t: 0.0,
+                normal: -d,
+                feature: None,
+                inside: true,
+            });
+        }
+        let t = Self::enter(w.a, w.b, w.radius, o64, d64)?;
+        if t > f64::from(t_max) {
+            return None;
+        }
+        let p = o64 + d64 * t;
+        Some(LocalRayHit {
+            t: t as f32,
+            normal: (p - on_segment(w.a, w.b, p)).as_vec3(),
+            feature: None,
+            inside: false,
+        })
+    }
+
     /// Whether the world point `p` is inside the shape as placed.
     pub fn contains(w: &Placed, p: Vec3) -> bool {
         let p = p.as_dvec3();

@@ -18,7 +18,7 @@
 //! ([`INTERLEAVE_BYTES`]).
 
 use super::Scope;
-use super::raycast::{Ray, RayFound, TopSearch};
+use super::raycast::{Leaf, Ray, RayFound, TopSearch, WORLD_ROWS};
 use crate::collider::tri_mesh::MeshSearch;
 use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
@@ -120,7 +120,16 @@ impl<'a> Lane<'a> {
             // the instance's answer as `TopSearch::leaf` gives it, except
             // that a mesh is walked over the next turns, after which the
             // top-level walk goes on (the mesh's hit may shrink the range)
-            if let Some((shape, lo, ld, local)) = self.search.local(inst) {
+            if let Some(found) = self.search.local(inst) {
+                let (shape, lo, ld, local) = match found {
+                    Leaf::Local(shape, lo, ld, local) => (shape, lo, ld, local),
+                    Leaf::World(h) => {
+                        if self.search.offer(h, ObjectId::level(inst), &WORLD_ROWS) {
+                            return false;
+                        }
+                        return self.settle_top(top);
+                    }
+                };
                 let h = match shape.tri_mesh() {
                     Some(mesh) => {
                         if self.start_mesh(inst, mesh, lo, ld, local) {

@@ -102,6 +102,9 @@ pub struct RayHit {
     pub feature: Option<u32>,
 }
 
+/// The rows an answer found in world space goes through: the identity.
+pub(super) const WORLD_ROWS: Rows = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+
 /// What a ray search found: the shape's answer in its local space, the
 /// instance, and the instance's local-from-world rows it was found
 /// through, which the world normal needs again (not computing a turned
@@ -111,6 +114,15 @@ pub(super) struct RayFound {
     pub(super) hit: LocalRayHit,
     pub(super) object: ObjectId,
     pub(super) local_from_world: Rows,
+}
+
+/// An instance leaf as a ray search takes it.
+pub(super) enum Leaf<'a> {
+    /// Its shape and the ray in its local space, with the rows it took.
+    Local(ColliderRef<'a>, Vec3, Vec3, Rows),
+    /// A sphere's or capsule's answer, found in world space (its normal
+    /// goes through [`WORLD_ROWS`]).
+    World(Option<LocalRayHit>),
 }
 
 /// Hit search over the top-level tree: each instance leaf asks its shape
@@ -126,18 +138,23 @@ pub(super) struct TopSearch<'a> {
 
 impl<'a> TopSearch<'a> {
     /// Instance `inst`'s shape and the ray in its local space, if the
-    /// filter accepts the instance and the ray is not degenerate there.
+    /// filter accepts the instance and the ray is not degenerate there;
+    /// a sphere or capsule answers at once, in world space.
     #[inline]
-    pub(super) fn local(&self, inst: u32) -> Option<(ColliderRef<'a>, Vec3, Vec3, Rows)> {
+    pub(super) fn local(&self, inst: u32) -> Option<Leaf<'a>> {
         if !self.filter.sees(self.level, inst) {
             return None;
         }
         let level = self.level;
         let instance = &level.instances[inst as usize];
         let shape = ColliderRef(&level.shapes[instance.shape.to_native() as usize]);
+        let at = At::Instance(level, instance);
+        if let Some(h) = shape.raycast_world(&at, self.ray.origin, self.ray.dir, self.t_max) {
+            return Some(Leaf::World(h));
+        }
         let local = level.local_from_world(instance);
         let (lo, ld) = local_ray(&local, self.ray.origin, self.ray.dir)?;
-        Some((shape, lo, ld, local))
+        Some(Leaf::Local(shape, lo, ld, local))
     }
 
     /// Keeps `object`'s answer `h` (found through its rows `local`) if it
@@ -166,6 +183,9 @@ impl ObjectVisitor for TopSearch<'_> {
     }
     #[inline]
     fn object(&mut self, id: ObjectId, shape: ColliderRef<'_>, at: At<'_>) -> bool {
+        if let Some(h) = shape.raycast_world(&at, self.ray.origin, self.ray.dir, self.t_max) {
+            return self.offer(h, id, &WORLD_ROWS);
+        }
         let local = at.local_from_world();
         let Some((lo, ld)) = local_ray(&local, self.ray.origin, self.ray.dir) else {
             return false;
