@@ -500,6 +500,23 @@ pub(crate) mod testing {
     use glam::DAffine3;
     use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 
+    /// The identity, then placements turned at random, scaled from 10⁻³
+    /// to 900 and moved up to 10⁵ away (21 in all): where f32 rounding of
+    /// a placement is largest against the shape.
+    pub(crate) fn turned_placements(rng: &mut kiln_geometry::rng::Rng) -> Vec<DAffine3> {
+        let mut transforms = vec![DAffine3::IDENTITY];
+        for scale in [1e-3, 0.37, 1.0, 13.7, 900.0] {
+            for far in [0.0, 30.0, 1e4, 1e5] {
+                transforms.push(DAffine3::from_scale_rotation_translation(
+                    glam::DVec3::splat(scale),
+                    glam::DQuat::from_axis_angle(rng.unit(), rng.f() * 6.2),
+                    rng.unit() * far,
+                ));
+            }
+        }
+        transforms
+    }
+
     /// A level of `mesh` placed once under each of `transforms`, baked as
     /// `collider`; instance `i` is placement `i`.
     pub(crate) fn placed_copies(mesh: SceneMesh, transforms: &[DAffine3], collider: &str) -> Level {

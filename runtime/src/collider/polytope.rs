@@ -475,9 +475,9 @@ impl Polyhedral for PlacedPolytope<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collider::testing::placed_copies;
+    use crate::collider::testing::{placed_copies, turned_placements};
     use crate::collider::{At, Piece, placed};
-    use glam::{DAffine3, DQuat};
+    use glam::DAffine3;
     use kiln_baker::SceneMesh;
     use kiln_geometry::rng::Rng;
 
@@ -492,16 +492,7 @@ mod tests {
         // any closed mesh: the collider is the box fitted around it
         let (knot, tris) = kiln_tests::torus_knot(24, 8, false);
         let mut rng = Rng(0xb0c5_0f32_0000_0001);
-        let mut transforms = vec![DAffine3::IDENTITY];
-        for scale in [1e-3, 0.37, 1.0, 13.7, 900.0] {
-            for far in [0.0, 30.0, 1e4, 1e5] {
-                transforms.push(DAffine3::from_scale_rotation_translation(
-                    DVec3::splat(scale),
-                    DQuat::from_axis_angle(rng.unit(), rng.f() * 6.2),
-                    rng.unit() * far,
-                ));
-            }
-        }
+        let transforms = turned_placements(&mut rng);
         let level = placed_copies(SceneMesh::new("knot", knot, &tris), &transforms, "box");
         let (mut inside, mut undecided) = (0, 0);
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
@@ -555,16 +546,7 @@ mod tests {
     fn box_balls_decided_in_f32_answer_as_in_f64() {
         let (knot, tris) = kiln_tests::torus_knot(24, 8, false);
         let mut rng = Rng(0xba11_0f32_0000_0001);
-        let mut transforms = vec![DAffine3::IDENTITY];
-        for scale in [1e-3, 0.37, 1.0, 13.7, 900.0] {
-            for far in [0.0, 30.0, 1e4, 1e5] {
-                transforms.push(DAffine3::from_scale_rotation_translation(
-                    DVec3::splat(scale),
-                    DQuat::from_axis_angle(rng.unit(), rng.f() * 6.2),
-                    rng.unit() * far,
-                ));
-            }
-        }
+        let transforms = turned_placements(&mut rng);
         let level = placed_copies(SceneMesh::new("knot", knot, &tris), &transforms, "box");
         let (mut touching, mut undecided, mut all) = (0, 0, 0);
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.05, 0.3];

@@ -173,8 +173,7 @@ impl Rounded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collider::testing::placed_copies;
-    use glam::{DAffine3, DQuat};
+    use crate::collider::testing::{placed_copies, turned_placements};
     use kiln_baker::SceneMesh;
     use kiln_geometry::rng::Rng;
 
@@ -186,16 +185,7 @@ mod tests {
     fn placed_from_the_instance_as_from_the_frame() {
         let (knot, tris) = kiln_tests::torus_knot(24, 8, false);
         let mut rng = Rng(0x5afe_ba11_0000_0001);
-        let mut transforms = vec![DAffine3::IDENTITY];
-        for scale in [1e-3, 0.37, 1.0, 13.7, 900.0] {
-            for far in [0.0, 30.0, 1e4, 1e5] {
-                transforms.push(DAffine3::from_scale_rotation_translation(
-                    DVec3::splat(scale),
-                    DQuat::from_axis_angle(rng.unit(), rng.f() * 6.2),
-                    rng.unit() * far,
-                ));
-            }
-        }
+        let transforms = turned_placements(&mut rng);
         let mut read = 0;
         for kind in ["sphere", "capsule"] {
             let level = placed_copies(
