@@ -345,27 +345,23 @@ impl<'a> ColliderRef<'a> {
     // copy per candidate object)
     #[inline(always)]
     fn piece(&self, at: &At) -> Option<(Piece<'a>, f64)> {
-        let family = self.family();
-        if matches!(family, Family::Mesh(_) | Family::Bsp(_)) {
-            return None;
-        }
-        if let Family::Rounded(r) = &family {
-            let w = r.placed(at);
-            let core = if r.half == 0.0 {
-                Piece::Point(Point(w.a))
-            } else {
-                Piece::Segment(Segment(w.a, w.b))
-            };
-            return Some((core, w.radius));
-        }
-        let place = &at.frame();
-        let s = place.world_scale();
-        Some(match family {
+        Some(match self.family() {
             Family::Mesh(_) | Family::Bsp(_) => return None,
+            Family::Rounded(r) => {
+                let w = r.placed(at);
+                let core = if r.half == 0.0 {
+                    Piece::Point(Point(w.a))
+                } else {
+                    Piece::Segment(Segment(w.a, w.b))
+                };
+                (core, w.radius)
+            }
             Family::Convex(polytope::Convex::Polytope(p)) => {
-                (Piece::Polytope(PlacedPolytope::new(p, place)), 0.0)
+                (Piece::Polytope(PlacedPolytope::new(p, &at.frame())), 0.0)
             }
             Family::Convex(polytope::Convex::Box(b)) => {
+                let place = at.frame();
+                let s = place.world_scale();
                 let axis = |d: DVec3| place.world_vector64(d) / s;
                 (
                     Piece::Box(OrientedBox {
@@ -376,7 +372,6 @@ impl<'a> ColliderRef<'a> {
                     0.0,
                 )
             }
-            Family::Rounded(_) => return None,
         })
     }
 
