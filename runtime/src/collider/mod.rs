@@ -206,7 +206,7 @@ impl<'a> ColliderRef<'a> {
 
     /// For a sphere or capsule, its answer to the world ray `o + t·d`,
     /// `t ≤ t_max`, found in world space with a world normal
-    /// ([`Rounded::raycast_world`]); `None` for the other families, which
+    /// ([`Rounded::raycast_placed`]); `None` for the other families, which
     /// answer in local space.
     #[inline]
     pub fn raycast_world(
@@ -217,7 +217,7 @@ impl<'a> ColliderRef<'a> {
         t_max: f32,
     ) -> Option<Option<LocalRayHit>> {
         match self.family() {
-            Family::Rounded(r) => Some(Rounded::raycast_world(&r.placed(at), o, d, t_max)),
+            Family::Rounded(r) => Some(Rounded::raycast_placed(&r.placed(at), o, d, t_max)),
             _ => None,
         }
     }

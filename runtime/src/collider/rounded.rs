@@ -1,8 +1,8 @@
 //! Spheres and capsules: the points within a radius of a segment, in
 //! closed form (a sphere is a capsule whose segment is a point). They
-//! are only ever placed by similarities (verification enforces it), so a
-//! ray runs in local space, and the other queries on the shape placed in
-//! world space ([`Placed`]): its ends placed and its radius scaled.
+//! are only ever placed by similarities (verification enforces it), so
+//! every query, rays included, runs on the shape placed in world space
+//! ([`Placed`]: its ends placed and its radius scaled).
 
 use super::{At, ColliderContact, LocalRayHit, keep};
 use crate::geom::contact_point::{from_segment, on_segment};
@@ -73,36 +73,23 @@ impl Rounded {
             .min_by(f64::total_cmp)
     }
 
-    /// Ray in local space.
+    /// Ray in local space: [`Rounded::raycast_placed`] on the shape where
+    /// it lies in its own frame.
     pub fn raycast(&self, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
-        let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
         let h = DVec3::new(0.0, self.half, 0.0);
-        if (o64 - on_segment(-h, h, o64)).length() <= self.radius {
-            return Some(LocalRayHit {
-                t: 0.0,
-                normal: -d,
-                feature: None,
-                inside: true,
-            });
-        }
-        let t = Self::enter(-h, h, self.radius, o64, d64)?;
-        if t > f64::from(t_max) {
-            return None;
-        }
-        let p = o64 + d64 * t;
-        Some(LocalRayHit {
-            t: t as f32,
-            normal: (p - on_segment(-h, h, p)).as_vec3(),
-            feature: None,
-            inside: false,
-        })
+        let local = Placed {
+            a: -h,
+            b: h,
+            radius: self.radius,
+        };
+        Self::raycast_placed(&local, o, d, t_max)
     }
 
-    /// The ray `o + t·d`, `t ≤ t_max`, against the shape placed in world
-    /// space: [`Rounded::raycast`]'s answer (the same `t`, to rounding,
-    /// as the map between the spaces is affine) without the inverse
-    /// placement a local ray needs, its normal in world space.
-    pub fn raycast_world(w: &Placed, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
+    /// The ray `o + t·d`, `t ≤ t_max`, against the shape as placed, in the
+    /// space it is placed in: with a world ray, the local ray's answer
+    /// (the same `t`, to rounding, as the map between the spaces is
+    /// affine) without the inverse placement, its normal in world space.
+    pub fn raycast_placed(w: &Placed, o: Vec3, d: Vec3, t_max: f32) -> Option<LocalRayHit> {
         let (o64, d64) = (o.as_dvec3(), d.as_dvec3());
         if (o64 - on_segment(w.a, w.b, o64)).length() <= w.radius {
             return Some(LocalRayHit {
