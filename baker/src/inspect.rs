@@ -127,6 +127,9 @@ pub struct InspectReport {
     pub top_depth: usize,
     /// SAH cost of the top-level tree.
     pub top_sah_cost: f64,
+    /// The top-level tree's node form: `"float"` or `"quantised"`
+    /// (`kiln_formats::level::TopNodes`).
+    pub top_nodes_form: &'static str,
     /// World bounds (min, max), if the level is not empty.
     pub bounds: Option<[[f32; 3]; 2]>,
     /// Collision layer names (bit order; the first is the default layer).
@@ -184,8 +187,7 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         shape_bytes.push(s.payload() - before);
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
-    s.top_nodes =
-        a.top.nodes.len() * std::mem::size_of::<kiln_formats::tri_mesh::ArchivedBoxNode>();
+    s.top_nodes = a.top.nodes.node_bytes();
     s.instances += a.affines.len() * std::mem::size_of::<kiln_formats::level::ArchivedAffine>();
     s.names += a.names.iter().map(|n| n.name.len()).sum::<usize>();
     s.names += a.rules.iter().map(|n| n.len()).sum::<usize>();
@@ -260,6 +262,10 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         },
         top_depth: top.depth,
         top_sah_cost: top.sah_cost,
+        top_nodes_form: match a.top.nodes {
+            kiln_formats::level::ArchivedTopNodes::Floats(_) => "float",
+            kiln_formats::level::ArchivedTopNodes::Boxes(_) => "quantised",
+        },
         bounds: (!a.instances.is_empty()).then(|| {
             [
                 a.top.min.map(|v| v.to_native()),
@@ -308,8 +314,8 @@ pub fn to_text(r: &InspectReport) -> String {
     );
     let _ = writeln!(
         s,
-        "mesh trees: max depth {}, SAH cost {:.2} (triangle-weighted) | top tree: depth {}, SAH cost {:.2}",
-        r.max_mesh_depth, r.mesh_sah_cost, r.top_depth, r.top_sah_cost
+        "mesh trees: max depth {}, SAH cost {:.2} (triangle-weighted) | top tree: {} nodes, depth {}, SAH cost {:.2}",
+        r.max_mesh_depth, r.mesh_sah_cost, r.top_nodes_form, r.top_depth, r.top_sah_cost
     );
     if let Some(b) = r.bounds {
         let _ = writeln!(s, "bounds: {:?} .. {:?}", b[0], b[1]);

@@ -89,6 +89,8 @@ fn bake_inspect_query_export_round_trip() {
     let inspect: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
     assert_eq!(inspect["instances"], 7);
     assert_eq!(inspect["world_triangles"], 3542);
+    // seven objects: a top-level tree small enough for float nodes
+    assert_eq!(inspect["top_nodes_form"], "float");
 
     // a probe straight down onto the scene's middle, a bad line, a miss
     let lines = query(&out, b"{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,-1,0],\"max_t\":100}}\nnot json\n{\"ray\":{\"origin\":[0,10,0],\"dir\":[0,1,0]}}\n{\"sphere\":{\"center\":[0,0.5,0],\"radius\":1}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":0.5,\"dir\":[0,-1,0],\"max_t\":20}}\n{\"sweep\":{\"center\":[0,10,0],\"radius\":-1,\"dir\":[0,-1,0]}}\n");

@@ -17,10 +17,10 @@
 
 use crate::geom::ray_box::SlabRay;
 use glam::{Vec3, Vec3A, Vec4};
-use kiln_formats::level::{ArchivedLevel, MAX_DEPTH};
+use kiln_formats::level::{ArchivedLevel, ArchivedTopNodes, MAX_DEPTH};
 use kiln_formats::tri_mesh::{
-    ArchivedBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, BOX_STEPS, LEAF_BIT,
-    Links, WIDTH,
+    ArchivedBoxNode, ArchivedFloatBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
+    BOX_STEPS, LEAF_BIT, Links, WIDTH,
 };
 use std::mem::MaybeUninit;
 
@@ -205,24 +205,163 @@ pub(crate) trait Tree {
     fn prefetch_ref(&self, _r: u32) {}
 }
 
-/// The top-level tree of `level`: the 4-wide quantised box form of a
-/// mesh's tree, its leaves one static instance each.
+/// A level's top-level tree, in the form its archive stores
+/// ([`kiln_formats::level::TopNodes`]). A walk matches once and runs the
+/// walker for that form.
+pub(crate) enum TopTree<'a> {
+    /// Float nodes (a tree small enough to stay in cache).
+    Floats(FloatTree<'a>),
+    /// Quantised nodes.
+    Boxes(BoxTree<'a>),
+}
+
+/// The top-level tree of `level`: 4-wide box nodes, float or quantised,
+/// its leaves one static instance each.
 #[inline]
-pub(crate) fn top_tree(level: &ArchivedLevel) -> BoxTree<'_> {
+pub(crate) fn top_tree(level: &ArchivedLevel) -> TopTree<'_> {
     let t = &level.top;
-    BoxTree::new(
-        t.nodes.as_slice(),
-        &[],
-        (t.leaves.to_native() > 0).then(|| {
-            (
-                t.root.to_native(),
-                Aabb {
-                    min: vec3a(&t.min),
-                    max: vec3a(&t.max),
-                },
-            )
+    let root = t.leaves.to_native() > 0;
+    match &t.nodes {
+        ArchivedTopNodes::Floats(n) => TopTree::Floats(FloatTree {
+            nodes: n.as_slice(),
+            root: root.then(|| t.root.to_native()),
+            ahead: std::mem::size_of_val(n.as_slice()) > PREFETCH_FROM_BYTES,
         }),
-    )
+        ArchivedTopNodes::Boxes(n) => TopTree::Boxes(BoxTree::new(
+            n.as_slice(),
+            &[],
+            root.then(|| {
+                (
+                    t.root.to_native(),
+                    Aabb {
+                        min: vec3a(&t.min),
+                        max: vec3a(&t.max),
+                    },
+                )
+            }),
+        )),
+    }
+}
+
+/// What a walk of a float tree carries from a node to its children:
+/// nothing, as float nodes hold their children's boxes whole. The root
+/// passes every test (its children are the first volumes tested).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unframed;
+
+impl Volume for Unframed {
+    #[inline(always)]
+    fn ray_entry(&self, _ray: &SlabRay, _grow: &Grow, _t_max: f32) -> Option<f32> {
+        Some(0.0)
+    }
+    #[inline(always)]
+    fn touches_box(&self, _lo: Vec3A, _hi: Vec3A) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn dist2(&self, _c: Vec3A) -> f32 {
+        0.0
+    }
+}
+
+/// A box tree of float nodes (the top-level tree of a level of up to a few
+/// thousand objects).
+pub(crate) struct FloatTree<'a> {
+    nodes: &'a [ArchivedFloatBoxNode],
+    root: Option<u32>,
+    /// Whether walks ask for children's lines ahead (as [`BoxTree`]'s).
+    ahead: bool,
+}
+
+impl FloatTree<'_> {
+    /// Node `node`'s four boxes, one SIMD lane per child, and its links.
+    #[inline(always)]
+    fn boxes(&self, node: u32) -> ([Vec4; 3], [Vec4; 3], Links) {
+        let n = &self.nodes[node as usize];
+        // written out: array `map`s here were not inlined (6% of a
+        // sphere yes/no test on the 300 spheres)
+        #[inline(always)]
+        fn v(a: &[rkyv::rend::f32_le; WIDTH]) -> Vec4 {
+            Vec4::new(
+                a[0].to_native(),
+                a[1].to_native(),
+                a[2].to_native(),
+                a[3].to_native(),
+            )
+        }
+        (
+            [v(&n.lo[0]), v(&n.lo[1]), v(&n.lo[2])],
+            [v(&n.hi[0]), v(&n.hi[1]), v(&n.hi[2])],
+            n.links(),
+        )
+    }
+
+    /// Writes the children in `mask` (with keys `t`) to `out`, in slot
+    /// order, asking memory for them.
+    #[inline(always)]
+    fn found(
+        &self,
+        links: &Links,
+        mask: glam::BVec4A,
+        t: Vec4,
+        out: &mut Found<Unframed>,
+    ) -> usize {
+        let mut bits = mask.bitmask() & ((1 << links.used) - 1);
+        let t = <[f32; 4]>::from(t);
+        let mut n = 0;
+        while bits != 0 {
+            let c = bits.trailing_zeros() as usize & (WIDTH - 1);
+            bits &= bits - 1;
+            // `n` counts the set bits before this one, so it is below 4
+            out[n & (WIDTH - 1)] = (links.child(c), t[c], Unframed);
+            n += 1;
+        }
+        for &(c, _, _) in &out[..n] {
+            self.prefetch_ref(c);
+        }
+        n
+    }
+}
+
+impl Tree for FloatTree<'_> {
+    type Vol = Unframed;
+    #[inline]
+    fn root(&self) -> Option<(u32, Unframed)> {
+        self.root.map(|r| (r, Unframed))
+    }
+    #[inline(always)]
+    fn prefetch_ref(&self, r: u32) {
+        if self.ahead && r & LEAF_BIT == 0 {
+            prefetch(self.nodes.get(r as usize));
+        }
+    }
+    #[inline(always)]
+    fn ray_children(
+        &self,
+        node: u32,
+        _vol: &Unframed,
+        ray: &SlabRay,
+        grow: &Grow,
+        t_max: f32,
+        out: &mut Found<Unframed>,
+    ) -> usize {
+        let (lo, hi, links) = self.boxes(node);
+        let (near, far) = slab4_grown(&lo, &hi, ray, grow, t_max);
+        let hit = near.cmple(far * crate::geom::ray_box::EXIT_SCALE);
+        self.found(&links, hit, near, out)
+    }
+    #[inline(always)]
+    fn children_in(
+        &self,
+        node: u32,
+        _vol: &Unframed,
+        region: &Region,
+        out: &mut Found<Unframed>,
+    ) -> usize {
+        let (lo, hi, links) = self.boxes(node);
+        let (hit, key) = region4(&lo, &hi, region);
+        self.found(&links, hit, key, out)
+    }
 }
 
 /// A mesh's box tree.
@@ -476,16 +615,7 @@ impl Tree for BoxTree<'_> {
         out: &mut Found<Aabb>,
     ) -> usize {
         let b = self.decode(node, vol);
-        // the slab test of `SlabRay::hit_a`, four boxes at once
-        let mut near = Vec4::ZERO;
-        let mut far = Vec4::splat(t_max);
-        let (g, o, inv) = (grow.ext, ray.origin, ray.inv_dir);
-        let gx = Vec4::splat(g.x);
-        let gy = Vec4::splat(g.y);
-        let gz = Vec4::splat(g.z);
-        slab4(&mut near, &mut far, b.lo[0] - gx, b.hi[0] + gx, o.x, inv.x);
-        slab4(&mut near, &mut far, b.lo[1] - gy, b.hi[1] + gy, o.y, inv.y);
-        slab4(&mut near, &mut far, b.lo[2] - gz, b.hi[2] + gz, o.z, inv.z);
+        let (near, far) = slab4_grown(&b.lo, &b.hi, ray, grow, t_max);
         let hit = near.cmple(far * crate::geom::ray_box::EXIT_SCALE);
         let n = b.gather(hit, near, out);
         self.prefetch_found(&out[..n]);
@@ -494,35 +624,64 @@ impl Tree for BoxTree<'_> {
     #[inline(always)]
     fn children_in(&self, node: u32, vol: &Aabb, region: &Region, out: &mut Found<Aabb>) -> usize {
         let b = self.decode(node, vol);
-        let hit = match *region {
-            Region::Ball { c, r } => {
-                // squared distance from the centre to each box
-                let d = |l: Vec4, h: Vec4, c: f32| {
-                    let c = Vec4::splat(c);
-                    (l - c).max(c - h).max(Vec4::ZERO)
-                };
-                let (dx, dy, dz) = (
-                    d(b.lo[0], b.hi[0], c.x),
-                    d(b.lo[1], b.hi[1], c.y),
-                    d(b.lo[2], b.hi[2], c.z),
-                );
-                let d2 = dx * dx + dy * dy + dz * dz;
-                let n = b.gather(d2.cmple(Vec4::splat(r * r)), d2, out);
-                self.prefetch_found(&out[..n]);
-                return n;
-            }
-            Region::Box { lo, hi } => {
-                let o = |l: Vec4, h: Vec4, a: f32, b: f32| {
-                    l.cmple(Vec4::splat(b)) & h.cmpge(Vec4::splat(a))
-                };
-                o(b.lo[0], b.hi[0], lo.x, hi.x)
-                    & o(b.lo[1], b.hi[1], lo.y, hi.y)
-                    & o(b.lo[2], b.hi[2], lo.z, hi.z)
-            }
-        };
-        let n = b.gather(hit, Vec4::ZERO, out);
+        let (hit, key) = region4(&b.lo, &b.hi, region);
+        let n = b.gather(hit, key, out);
         self.prefetch_found(&out[..n]);
         n
+    }
+}
+
+/// The slab test of `SlabRay::hit_a` on four boxes at once (one lane
+/// each), every box grown by `grow`: each lane's entry and exit
+/// distances within `[0, t_max]`.
+#[inline(always)]
+fn slab4_grown(
+    lo: &[Vec4; 3],
+    hi: &[Vec4; 3],
+    ray: &SlabRay,
+    grow: &Grow,
+    t_max: f32,
+) -> (Vec4, Vec4) {
+    let mut near = Vec4::ZERO;
+    let mut far = Vec4::splat(t_max);
+    let (g, o, inv) = (grow.ext, ray.origin, ray.inv_dir);
+    let gx = Vec4::splat(g.x);
+    let gy = Vec4::splat(g.y);
+    let gz = Vec4::splat(g.z);
+    slab4(&mut near, &mut far, lo[0] - gx, hi[0] + gx, o.x, inv.x);
+    slab4(&mut near, &mut far, lo[1] - gy, hi[1] + gy, o.y, inv.y);
+    slab4(&mut near, &mut far, lo[2] - gz, hi[2] + gz, o.z, inv.z);
+    (near, far)
+}
+
+/// Which of four boxes (one lane each) may touch `region`, and each one's
+/// key: the squared distance from a ball region's centre, zero for a box
+/// region.
+#[inline(always)]
+fn region4(lo: &[Vec4; 3], hi: &[Vec4; 3], region: &Region) -> (glam::BVec4A, Vec4) {
+    match *region {
+        Region::Ball { c, r } => {
+            // squared distance from the centre to each box
+            let d = |l: Vec4, h: Vec4, c: f32| {
+                let c = Vec4::splat(c);
+                (l - c).max(c - h).max(Vec4::ZERO)
+            };
+            let (dx, dy, dz) = (
+                d(lo[0], hi[0], c.x),
+                d(lo[1], hi[1], c.y),
+                d(lo[2], hi[2], c.z),
+            );
+            let d2 = dx * dx + dy * dy + dz * dz;
+            (d2.cmple(Vec4::splat(r * r)), d2)
+        }
+        Region::Box { lo: a, hi: b } => {
+            let o = |l: Vec4, h: Vec4, a: f32, b: f32| {
+                l.cmple(Vec4::splat(b)) & h.cmpge(Vec4::splat(a))
+            };
+            let hit =
+                o(lo[0], hi[0], a.x, b.x) & o(lo[1], hi[1], a.y, b.y) & o(lo[2], hi[2], a.z, b.z);
+            (hit, Vec4::ZERO)
+        }
     }
 }
 

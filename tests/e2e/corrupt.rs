@@ -7,6 +7,7 @@
 
 use glam::Vec3;
 use kiln_baker::{BakeSettings, Scene, bake_file, bake_scene, scene::SceneMesh};
+use kiln_formats::level::ArchivedTopNodes;
 use kiln_formats::tri_mesh::ArchivedMeshTree;
 use kiln_formats::{HEADER_LEN, header::body_hash};
 use kiln_runtime::Level;
@@ -165,12 +166,19 @@ fn hostile_tree_links_are_rejected_not_followed() {
             _ => None,
         })
         .expect("a mesh with inner nodes");
-    let top = level
-        .top
-        .nodes
+    // a level of a few objects keeps its top-level tree in float nodes
+    let ArchivedTopNodes::Floats(top) = &level.top.nodes else {
+        panic!("a small level's top-level tree has float nodes")
+    };
+    let top = top
         .first()
         .expect("several objects: a top-level inner node");
     let at = |r: &rkyv::rend::u32_le| r as *const _ as usize - base;
+    // a float node's child box with a NaN corner, and with its lower
+    // corner above its upper one
+    let x_lo = &top.lo[0][0];
+    let x_at = x_lo as *const _ as usize - base;
+    let above = (top.hi[0][0].to_native() + 1.0).to_le_bytes();
     // the first inner child set to the node itself, its leaf bits kept
     let own = |r: &rkyv::rend::u32_le| (r.to_native() & 0xf).to_le_bytes();
     // one used slot, where a node has two to four
@@ -193,6 +201,12 @@ fn hostile_tree_links_are_rejected_not_followed() {
                 one_slot,
                 "top-level tree: node 0: fewer than two child slots used",
             ),
+            (
+                x_at,
+                f32::NAN.to_le_bytes(),
+                "top-level tree: node 0: box [NaN,",
+            ),
+            (x_at, above, "top-level tree: node 0: box"),
         ],
     );
 }

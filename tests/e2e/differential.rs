@@ -62,6 +62,80 @@ fn random_scenes_answer_every_query_as_the_oracle() {
     assert!(total.inside > queries / 100, "{}", total.inside);
 }
 
+/// A level of 5,000 objects on a grid, over the baker's float-node limit
+/// for the top-level tree (`kiln_baker::encode::FLOAT_TOP_LEAVES`), so its
+/// tree is quantised, and one of 900, whose tree is float: every query
+/// kind judged by the oracle against both forms, and rays against every
+/// object's own answer.
+#[test]
+fn both_forms_of_the_top_level_tree_answer_as_the_oracle() {
+    use kiln_formats::level::ArchivedTopNodes;
+    for (count, quantised) in [(5_000, true), (900, false)] {
+        let mut dice = Dice::seeded(count as u64);
+        let scene = kiln_tests::scenes::grid_scene(&mut dice, count, 3.0);
+        let level = kiln_runtime::Level::from_bytes(
+            &kiln_baker::bake_scene(&scene, &kiln_baker::BakeSettings::default()).bytes,
+        )
+        .expect("the baker's own archive opens");
+        let nodes = &level.archive().top.nodes;
+        assert_eq!(
+            matches!(nodes, ArchivedTopNodes::Boxes(_)),
+            quantised,
+            "{count} objects: {} top-level nodes",
+            nodes.len()
+        );
+        let s = kiln_tests::scenes::judge_level(&level, &mut dice, 400, &format!("grid {count}"));
+        kiln_tests::judge::report(&format!("grid of {count}"), &s);
+        assert!(
+            s.touching > 100 && s.hits > 40,
+            "{} touching, {} hits",
+            s.touching,
+            s.hits
+        );
+        // rays: the level's answer against the nearest of every object's
+        // own, along rays over the grid, so that each walks the tree far
+        let mut rng = kiln_tests::Rng::new(count as u64);
+        let side = (count as f32).sqrt().ceil() * 3.0;
+        let (mut hits, mut n) = (0, 0);
+        for _ in 0..200 {
+            let o = glam::Vec3::new(
+                rng.range(-5.0, side + 5.0),
+                rng.range(0.5, 3.0),
+                rng.range(-5.0, side + 5.0),
+            );
+            let d = (glam::Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-0.4, 0.05),
+                rng.range(-1.0, 1.0),
+            ))
+            .normalize_or(glam::Vec3::X);
+            let ray = kiln_runtime::Ray::new(o, d, side);
+            let got = level.raycast(&ray, &kiln_runtime::Filter::ALL);
+            // each object alone (a filter that keeps it), the nearest
+            let want = level
+                .objects()
+                .filter_map(|id| {
+                    let only = move |o| o == id;
+                    level.raycast(&ray, &kiln_runtime::Filter::ALL.keep(&only))
+                })
+                .min_by(|a, b| a.t.total_cmp(&b.t));
+            match (&got, &want) {
+                (Some(g), Some(w)) => {
+                    hits += 1;
+                    assert!(
+                        (g.t - w.t).abs() <= 1e-5 * w.t.max(1.0),
+                        "ray {n}: {g:?} against {want:?}"
+                    );
+                }
+                (None, None) => {}
+                _ => panic!("ray {n}: {got:?} against {want:?}"),
+            }
+            n += 1;
+        }
+        assert!(hits > 50, "{hits} of {n} rays hit");
+    }
+}
+
 /// Generator seeds beyond the default run that once found a wrong answer,
 /// judged again:
 /// - 18149: a capsule hanging 0.9 mm past the border of a flat floor 3 km

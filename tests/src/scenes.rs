@@ -273,6 +273,40 @@ fn query(objs: &[Object], dice: &mut Dice, k: usize) -> Query {
     Query::random(k % 4, s, at, &mut rng)
 }
 
+/// A scene of `count` objects, each of a random mesh, collider kind and
+/// placement class, one to a cell of a square grid `spacing` apart on
+/// the ground: a level large enough for a top-level tree of quantised
+/// nodes (`kiln_formats::level::TopNodes`).
+pub fn grid_scene(dice: &mut Dice, count: usize, spacing: f32) -> Scene {
+    let meshes = meshes();
+    let side = (count as f64).sqrt().ceil() as usize;
+    let instances = (0..count)
+        .map(|i| {
+            let mesh = dice.below(meshes.len());
+            let kinds = colliders(&meshes[mesh].name);
+            let collider = kinds[dice.below(kinds.len())];
+            let at = DVec3::new(
+                ((i % side) as f32 * spacing + dice.range(-0.3, 0.3)) as f64,
+                f64::from(dice.range(-0.5, 0.5)),
+                ((i / side) as f32 * spacing + dice.range(-0.3, 0.3)) as f64,
+            );
+            let class = dice.below(PLACEMENTS.len());
+            SceneInstance {
+                name: format!("o{i}"),
+                mesh,
+                transform: placement(class, at, dice),
+                extras_collider: Some(collider.into()),
+                ..SceneInstance::default()
+            }
+        })
+        .collect();
+    Scene {
+        meshes,
+        instances,
+        ..Scene::default()
+    }
+}
+
 /// Bakes the scene `dice` makes and judges `queries` random queries of
 /// every shape against it — overlaps, yes/no tests, casts and points —
 /// panicking on the first wrong answer (with `what` and the case).
@@ -280,15 +314,23 @@ pub fn judge_scene(dice: &mut Dice, queries: usize, what: &str) -> Stats {
     let scene = scene(dice);
     let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes)
         .expect("the baker's own archive opens");
-    let objs = judge::objects(&level);
+    judge_level(&level, dice, queries, what)
+}
+
+/// Judges `queries` random queries of every shape (overlaps, yes/no
+/// tests, casts and points) against `level`, each near one of its
+/// objects, panicking on the first wrong answer (with `what` and the
+/// case).
+pub fn judge_level(level: &Level, dice: &mut Dice, queries: usize, what: &str) -> Stats {
+    let objs = judge::objects(level);
     let mut stats = Stats::default();
     for i in 0..queries {
         let q = query(&objs, dice, i);
         let tag = format!("{what} {} {i}", q.name());
-        judge::check_overlap(&level, &objs, &q, &mut stats, &tag);
+        judge::check_overlap(level, &objs, &q, &mut stats, &tag);
         let motion = dice.unit() * dice.range(0.05, 3.0);
-        judge::check_cast(&level, &objs, &q, motion, 1.0, &mut stats, &tag);
-        judge::check_point(&level, &objs, q.pose.translation, &tag);
+        judge::check_cast(level, &objs, &q, motion, 1.0, &mut stats, &tag);
+        judge::check_point(level, &objs, q.pose.translation, &tag);
     }
     stats
 }

@@ -17,7 +17,7 @@ use crate::geom::sah::BinNode;
 use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Affine, Instance, Level, Shape, TopTree, name_runs};
+use kiln_formats::level::{Affine, Instance, Level, Shape, TopNodes, TopTree, name_runs};
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -132,25 +132,35 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
     Polytope::from_faces(&normals, p.vertices.clone(), &p.faces)
 }
 
-/// The top-level tree in the 4-wide quantised form of a mesh's box tree,
-/// and its leaf order: leaf `k` holds the placement `order[k]` (its
-/// builder leaves hold `leaf_data(placement, 1)`), so instance `k` must
-/// be that placement.
+/// Top-level trees of at most this many instances are stored with float
+/// nodes, larger ones quantised (see [`TopNodes`] for the measurements
+/// behind the choice): about 1,400 nodes, 140 KiB, which stays in a
+/// core's second-level cache.
+pub const FLOAT_TOP_LEAVES: usize = 4096;
+
+/// The top-level tree in the 4-wide form of a mesh's box tree (float
+/// nodes up to [`FLOAT_TOP_LEAVES`] instances, quantised above), and its
+/// leaf order: leaf `k` holds the placement `order[k]` (its builder
+/// leaves hold `leaf_data(placement, 1)`), so instance `k` must be that
+/// placement.
 fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
-    let tree = quantize::encode_boxes(nodes);
+    // a binary tree of n leaves has 2n - 1 nodes
+    let (root, leaves, nodes_out) = if nodes.len() <= 2 * FLOAT_TOP_LEAVES {
+        let t = quantize::encode_float_boxes(nodes);
+        (t.root, t.leaves, TopNodes::Floats(t.nodes))
+    } else {
+        let t = quantize::encode_boxes(nodes);
+        (t.root, t.leaves, TopNodes::Boxes(t.nodes))
+    };
     let (min, max) = nodes
         .first()
         .map_or(([0.0; 3], [0.0; 3]), |n| (n.min, n.max));
-    let order: Vec<usize> = tree
-        .leaves
-        .iter()
-        .map(|&d| leaf_range(d).0 as usize)
-        .collect();
+    let order: Vec<usize> = leaves.iter().map(|&d| leaf_range(d).0 as usize).collect();
     let top = TopTree {
         min,
         max,
-        root: tree.root,
-        nodes: tree.nodes,
+        root,
+        nodes: nodes_out,
         leaves: order.len() as u32,
     };
     (top, order)

@@ -14,7 +14,8 @@
 use crate::geom::sah::BinNode as Node;
 use glam::{DVec3, Vec4};
 use kiln_formats::tri_mesh::{
-    BoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, SphereFrame, SphereNode, WIDTH, box_step,
+    BoxNode, FloatBoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, SphereFrame, SphereNode, WIDTH,
+    box_step,
 };
 use kiln_formats::vertices::dequantize;
 use rayon::prelude::*;
@@ -287,6 +288,37 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
         }
     }
     debug_assert_eq!(out.len(), wide.len());
+    Encoded {
+        root: layout.root,
+        nodes: out,
+        leaves: layout.leaves,
+    }
+}
+
+/// Box tree in archive form with plain f32 child boxes
+/// ([`FloatBoxNode`]): the same collapse and layout as [`encode_boxes`],
+/// each child's box its exact one (nothing to round).
+pub fn encode_float_boxes(nodes: &[Node]) -> Encoded<FloatBoxNode> {
+    let wide = collapse(nodes);
+    let layout = layout(&wide, nodes);
+    let out = wide
+        .iter()
+        .zip(&layout.links)
+        .map(|(w, &links)| {
+            let mut n = FloatBoxNode {
+                lo: [[0.0; WIDTH]; 3],
+                hi: [[0.0; WIDTH]; 3],
+                links,
+            };
+            for (c, &b) in w.children[..w.len].iter().enumerate() {
+                for k in 0..3 {
+                    n.lo[k][c] = nodes[b].min[k];
+                    n.hi[k][c] = nodes[b].max[k];
+                }
+            }
+            n
+        })
+        .collect();
     Encoded {
         root: layout.root,
         nodes: out,

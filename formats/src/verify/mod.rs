@@ -17,7 +17,9 @@ pub use bsp::verify_bsp;
 pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere};
 pub use tri_mesh::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
-use crate::level::{ArchivedInstance, ArchivedLevel, ArchivedShape, MAX_DEPTH, similarity_scale};
+use crate::level::{
+    ArchivedInstance, ArchivedLevel, ArchivedShape, ArchivedTopNodes, MAX_DEPTH, similarity_scale,
+};
 use thiserror::Error;
 
 /// A broken tree invariant.
@@ -361,25 +363,36 @@ pub fn top_tree_stats(level: &ArchivedLevel) -> Result<(TreeStats, Vec<BoxCorner
         top.min.map(|v| v.to_native()),
         top.max.map(|v| v.to_native()),
     );
-    let mut stats = tri_mesh::stats_walk(
-        top.root.to_native(),
-        root,
-        |i| top.nodes[i].links(),
-        |i, c, vol| tri_mesh::box_child(&top.nodes[i], c, vol),
-        |leaf, vol| {
-            if let tri_mesh::Vol::Box(lo, hi) = vol {
-                boxes[leaf as usize] = (lo, hi);
-            }
-            vol.area()
-        },
-    );
+    let leaf = |leaf: u32, vol: tri_mesh::Vol| {
+        if let tri_mesh::Vol::Box(lo, hi) = vol {
+            boxes[leaf as usize] = (lo, hi);
+        }
+        vol.area()
+    };
+    let r = top.root.to_native();
+    let mut stats = match &top.nodes {
+        ArchivedTopNodes::Floats(n) => tri_mesh::stats_walk(
+            r,
+            root,
+            |i| n[i].links(),
+            |i, c, _| tri_mesh::float_child(&n[i], c),
+            leaf,
+        ),
+        ArchivedTopNodes::Boxes(n) => tri_mesh::stats_walk(
+            r,
+            root,
+            |i| n[i].links(),
+            |i, c, vol| tri_mesh::box_child(&n[i], c, vol),
+            leaf,
+        ),
+    };
     stats.nodes = top.nodes.len();
     Ok((stats, boxes))
 }
 
 /// Checks the top-level tree: a finite, ordered root box, and a 4-wide box
 /// tree whose leaves are the instances, one each, in order (see
-/// [`crate::level::TopTree`]).
+/// [`crate::level::TopTree`]); float nodes' used boxes finite and ordered.
 pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     let top = &level.top;
     let (inner, leaves) = (
@@ -401,11 +414,15 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     }) {
         return Err(TreeError::Bounds { node: 0, min, max });
     }
-    tri_mesh::check_links(
-        top.root.to_native(),
-        leaves,
-        &tri_mesh::BoxNodes(top.nodes.as_slice()),
-    )
+    let root = top.root.to_native();
+    match &top.nodes {
+        ArchivedTopNodes::Floats(n) => {
+            tri_mesh::check_links(root, leaves, &tri_mesh::FloatNodes(n.as_slice()))
+        }
+        ArchivedTopNodes::Boxes(n) => {
+            tri_mesh::check_links(root, leaves, &tri_mesh::BoxNodes(n.as_slice()))
+        }
+    }
 }
 
 /// Largest scale and translation a similarity placement may have (2⁴⁰),

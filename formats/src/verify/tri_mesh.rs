@@ -4,8 +4,9 @@
 use super::{TreeError, TreeStats, VerifyError};
 use crate::level::MAX_DEPTH;
 use crate::tri_mesh::{
-    ArchivedBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh, LEAF_BIT,
-    LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi, decode_lo,
+    ArchivedBoxNode, ArchivedFloatBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode,
+    ArchivedTriMesh, LEAF_BIT, LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi,
+    decode_lo,
 };
 use crate::vertices::{Axis, dequantize, layout_of};
 use rayon::prelude::*;
@@ -59,8 +60,32 @@ pub(super) trait Wide: Sync {
 /// Box nodes: a mesh's tree or the top-level tree.
 pub(super) struct BoxNodes<'a>(pub &'a [ArchivedBoxNode]);
 
+/// The top-level tree's float nodes.
+pub(super) struct FloatNodes<'a>(pub &'a [ArchivedFloatBoxNode]);
+
 /// A mesh's sphere nodes.
 struct SphereNodes<'a>(&'a [ArchivedSphereNode]);
+
+impl Wide for FloatNodes<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<Links, TreeError> {
+        let n = &self.0[i];
+        let links = slots(n.links(), i)?;
+        for c in 0..links.used as usize {
+            let Vol::Box(min, max) = float_child(n, c) else {
+                unreachable!("a float node's child is a box")
+            };
+            if !(0..3).all(|k| min[k].is_finite() && max[k].is_finite() && min[k] <= max[k]) {
+                return Err(TreeError::Bounds { node: i, min, max });
+            }
+        }
+        Ok(links)
+    }
+}
 
 impl Wide for BoxNodes<'_> {
     #[inline(always)]
@@ -298,6 +323,14 @@ pub(super) fn box_child(n: &ArchivedBoxNode, c: usize, vol: Vol) -> Vol {
     Vol::Box(
         std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c])),
         std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c])),
+    )
+}
+
+/// Child `c`'s box of float node `n`.
+pub(super) fn float_child(n: &ArchivedFloatBoxNode, c: usize) -> Vol {
+    Vol::Box(
+        std::array::from_fn(|k| n.lo[k][c].to_native()),
+        std::array::from_fn(|k| n.hi[k][c].to_native()),
     )
 }
 

@@ -26,8 +26,8 @@ use crate::instance::Rows;
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::walk::{
-    Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, Tree, TreeRef, ray_root,
-    top_tree,
+    Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, TopTree, Tree, TreeRef,
+    ray_root, top_tree,
 };
 use kiln_formats::tri_mesh::{LEAF_BIT, WIDTH};
 
@@ -61,36 +61,38 @@ struct MeshLane<'a> {
     primed: bool,
 }
 
-/// A lane's stacks between walks, kept so that each ray reuses them.
-struct Spare {
-    top: Waiting<Aabb>,
+/// A lane's stacks between walks, kept so that each ray reuses them
+/// (`V`: what the top-level tree's walk carries).
+struct Spare<V> {
+    top: Waiting<V>,
     boxes: Waiting<Aabb>,
     balls: Waiting<Ball>,
 }
 
-/// One ray in flight.
-struct Lane<'a> {
+/// One ray in flight (`V`: what the top-level tree's walk carries).
+struct Lane<'a, V: Copy> {
     /// Its index in the batch.
     index: usize,
     /// The ray in slab form, for the top-level tree.
     ray: SlabRay,
     search: TopSearch<'a>,
-    top: Option<Ordered<Aabb, Waiting<Aabb>>>,
+    top: Option<Ordered<V, Waiting<V>>>,
     mesh: Option<MeshLane<'a>>,
-    spare: Spare,
+    spare: Spare<V>,
 }
 
 /// Scratch space for one step's children.
-struct Scratch {
+struct Scratch<V> {
+    top: Found<V>,
     boxes: Found<Aabb>,
     balls: Found<Ball>,
 }
 
-impl<'a> Lane<'a> {
+impl<'a, V: Copy> Lane<'a, V> {
     /// Advances the ray by one node, leaf or shape. Returns `false` once
     /// its answer is in `search.hit`.
     #[inline(always)]
-    fn step(&mut self, top: &BoxTree<'a>, scratch: &mut Scratch) -> bool {
+    fn step<T: Tree<Vol = V>>(&mut self, top: &T, scratch: &mut Scratch<V>) -> bool {
         if let Some(m) = &mut self.mesh {
             if m.step(scratch) {
                 return true;
@@ -113,7 +115,7 @@ impl<'a> Lane<'a> {
             return false;
         };
         let (ray, t_max) = (&self.ray, self.search.t_max);
-        let leaf = walk.step(top, &mut scratch.boxes, |t, node, vol, found| {
+        let leaf = walk.step(top, &mut scratch.top, |t, node, vol, found| {
             t.ray_children(node, vol, ray, &Grow::NONE, t_max, found)
         });
         if let Some(inst) = leaf {
@@ -150,7 +152,7 @@ impl<'a> Lane<'a> {
     /// After a top-level step: the next node to enter, asked for from
     /// memory now; `false` when the top-level walk is over.
     #[inline(always)]
-    fn settle_top(&mut self, top: &BoxTree<'a>) -> bool {
+    fn settle_top<T: Tree<Vol = V>>(&mut self, top: &T) -> bool {
         let t_max = self.search.t_max;
         self.top
             .as_mut()
@@ -196,7 +198,7 @@ impl<'a> Lane<'a> {
 
     /// Takes ray `index` into the lane; `false` (with the lane idle) when
     /// the ray misses the level's box, so its answer is already known: none.
-    fn start(&mut self, top: &BoxTree<'a>, index: usize, ray: &Ray) -> bool {
+    fn start<T: Tree<Vol = V>>(&mut self, top: &T, index: usize, ray: &Ray) -> bool {
         if let Some(w) = self.top.take() {
             recycle(w, &mut self.spare.top);
         }
@@ -235,7 +237,7 @@ fn recycle<V: Copy>(walk: Ordered<V, Waiting<V>>, spare: &mut Waiting<V>) {
 impl MeshLane<'_> {
     /// One turn of the mesh's walk; `false` once it is over.
     #[inline(always)]
-    fn step(&mut self, scratch: &mut Scratch) -> bool {
+    fn step<V>(&mut self, scratch: &mut Scratch<V>) -> bool {
         let (ray, search, primed) = (&self.ray, &mut self.search, &mut self.primed);
         match &mut self.walk {
             MeshWalk::Boxes(t, w) => step_mesh(t, w, ray, search, primed, &mut scratch.boxes),
@@ -312,8 +314,23 @@ impl Level {
             }
             return;
         }
+        match top_tree(self.archive()) {
+            TopTree::Floats(t) => self.interleave(&t, rays, filter, any, answer),
+            TopTree::Boxes(t) => self.interleave(&t, rays, filter, any, answer),
+        }
+    }
+
+    /// [`Level::search_many`]'s rays side by side, with `top` the level's
+    /// top-level tree.
+    fn interleave<T: Tree>(
+        &self,
+        top: &T,
+        rays: &[Ray],
+        filter: &Filter,
+        any: bool,
+        mut answer: impl FnMut(usize, Option<RayFound>),
+    ) {
         let level = self.archive();
-        let top = top_tree(level);
         let new_lane = || Lane {
             index: 0,
             ray: SlabRay::new(glam::Vec3::ZERO, glam::Vec3::X),
@@ -333,17 +350,23 @@ impl Level {
                 balls: Vec::new(),
             },
         };
-        let mut lanes: Vec<Lane> = (0..LANES.min(rays.len())).map(|_| new_lane()).collect();
+        let mut lanes: Vec<Lane<T::Vol>> = (0..LANES.min(rays.len())).map(|_| new_lane()).collect();
+        let Some((_, root_vol)) = top.root() else {
+            // an empty level: no ray meets anything
+            (0..rays.len()).for_each(|i| answer(i, None));
+            return;
+        };
         let mut scratch = Scratch {
+            top: [(0, 0.0, root_vol); WIDTH],
             boxes: [(0, 0.0, Aabb::EMPTY); WIDTH],
             balls: [(0, 0.0, Ball::EMPTY); WIDTH],
         };
         let mut next = 0;
         // the next ray that needs a walk, into `lane`; rays answered
         // without one (invalid, or missing the level) are answered here
-        fn feed<'a>(
-            lane: &mut Lane<'a>,
-            top: &BoxTree<'a>,
+        fn feed<'a, T: Tree>(
+            lane: &mut Lane<'a, T::Vol>,
+            top: &T,
             rays: &[Ray],
             next: &mut usize,
             answer: &mut impl FnMut(usize, Option<RayFound>),
@@ -361,16 +384,16 @@ impl Level {
         let mut active = 0;
         let mut live = [false; LANES];
         for (k, lane) in lanes.iter_mut().enumerate() {
-            live[k] = feed(lane, &top, rays, &mut next, &mut answer);
+            live[k] = feed(lane, top, rays, &mut next, &mut answer);
             active += usize::from(live[k]);
         }
         while active > 0 {
             for (k, lane) in lanes.iter_mut().enumerate() {
-                if !live[k] || lane.step(&top, &mut scratch) {
+                if !live[k] || lane.step(top, &mut scratch) {
                     continue;
                 }
                 answer(lane.index, lane.search.hit.take());
-                if !feed(lane, &top, rays, &mut next, &mut answer) {
+                if !feed(lane, top, rays, &mut next, &mut answer) {
                     live[k] = false;
                     active -= 1;
                 }
