@@ -583,6 +583,19 @@ pub(crate) fn settle(
     contact: (DVec3, DVec3, f64),
     tol: f64,
 ) -> Option<DVec3> {
+    // a box reaching into a ball (the ball's centre may be in it): the
+    // three cases below in closed form, in the box's frame, without
+    // building either body
+    if rq == 0.0
+        && let (Some(b), Some((a, e))) = (q.as_box(), c.ends())
+        && a == e
+    {
+        match box_in_ball(&b, a, rc, contact, tol) {
+            InBall::Point(x) => return Some(x),
+            InBall::Wholly => return None,
+            InBall::Open => {}
+        }
+    }
     // the witness, the collider's farthest point along the normal, where
     // it lies in the shape, told without building the bodies where the
     // shape is a sphere, a capsule or a box (the common cases)
@@ -597,15 +610,6 @@ pub(crate) fn settle(
     {
         return None;
     }
-    // a box reaching into a ball (the ball's centre may be in it): in
-    // closed form, without building either body
-    if rq == 0.0
-        && let (Some(b), Some((a, e))) = (q.as_box(), c.ends())
-        && a == e
-        && let Some(x) = ball_surface_in_box(&b, a, rc, contact.1, tol)
-    {
-        return Some(x);
-    }
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => settle_in(q, rq, c, rc, contact, tol, &mut scratch),
         // not reached (settling never settles another contact), but safe
@@ -613,26 +617,75 @@ pub(crate) fn settle(
     })
 }
 
+/// What [`box_in_ball`] found.
+#[derive(Debug, PartialEq)]
+enum InBall {
+    /// The contact point.
+    Point(DVec3),
+    /// The box lies wholly inside the ball: no point of the ball's
+    /// surface in it.
+    Wholly,
+    /// Nothing found in closed form (a flat box): the general path.
+    Open,
+}
+
+/// [`settle`] for a box `b` reaching into the ball of centre `p` and
+/// radius `r`, with the contact `(witness, normal, depth)`, in the box's
+/// frame: the witness where the box holds it; else [`InBall::Wholly`]
+/// where every corner is inside the ball (the farthest corner from the
+/// centre is the one on the far side on every axis); else the ball's
+/// surface point in the box farthest along the normal
+/// ([`ball_surface_in_box`]). The same three cases, in the same order,
+/// as `settle`'s general tests (`holds_point`, the corners one by one),
+/// which took a third of a box overlap on a field of balls.
+fn box_in_ball(
+    b: &OrientedBox,
+    p: DVec3,
+    r: f64,
+    (witness, n, _): (DVec3, DVec3, f64),
+    tol: f64,
+) -> InBall {
+    let h = b.half;
+    if h.min_element() <= 0.0 {
+        return InBall::Open;
+    }
+    let ax = b.axes;
+    let (d, w) = (p - b.center, witness - b.center);
+    // the centre, the witness and the normal in the box's frame
+    let local = |v: DVec3| DVec3::new(v.dot(ax[0]), v.dot(ax[1]), v.dot(ax[2]));
+    let (c, m) = (local(d), local(n));
+    if local(w).abs().cmple(h + tol).all() {
+        return InBall::Point(witness);
+    }
+    let far = c.abs() + h;
+    if far.length() < r {
+        return InBall::Wholly;
+    }
+    ball_surface_in_box(b, p, r, (c, m, n), tol).map_or(InBall::Open, InBall::Point)
+}
+
 /// The point of the sphere of centre `p` and radius `r` that lies in the
-/// box `b` (to `tol`) farthest along `n`, where the sphere's own farthest
-/// point along `n` is outside the box: then it lies on the rim where the
-/// sphere leaves the box — on a face's circle, at the circle's point
-/// farthest along `n` where that is in the face, or where an edge pierces
+/// box `b` (to `tol`) farthest along the normal `m` (the centre `c` and
+/// the normal in the box's frame), where the sphere's own farthest point
+/// along it is outside the box (`n`: the normal in world space): then it
+/// lies on the rim where the sphere
+/// leaves the box — on a face's circle, at the circle's point farthest
+/// along the normal where that is in the face, or where an edge pierces
 /// the sphere. Those candidates are all the extremes a linear function
 /// has on the sphere's surface within the box. `None`: none found (the
 /// box wholly in the ball, or a flat box), for the general path.
-fn ball_surface_in_box(b: &OrientedBox, p: DVec3, r: f64, n: DVec3, tol: f64) -> Option<DVec3> {
+fn ball_surface_in_box(
+    b: &OrientedBox,
+    p: DVec3,
+    r: f64,
+    (c, m, n): (DVec3, DVec3, DVec3),
+    tol: f64,
+) -> Option<DVec3> {
     let h = b.half;
     if h.min_element() <= 0.0 {
         return None;
     }
     let ax = b.axes;
-    let d = p - b.center;
-    // the centre and the normal in the box's frame
-    let (c, m) = (
-        DVec3::new(d.dot(ax[0]), d.dot(ax[1]), d.dot(ax[2])),
-        DVec3::new(n.dot(ax[0]), n.dot(ax[1]), n.dot(ax[2])),
-    );
     let inside = |x: DVec3, skip: usize| (0..3).all(|j| j == skip || x[j].abs() <= h[j] + tol);
     // the sphere's own farthest point, where the box holds it
     if inside(c + m * r, 3) {
@@ -929,7 +982,9 @@ mod tests {
                     }
                 }
             }
-            let got = ball_surface_in_box(&b, p, r, n, tol);
+            let d = p - b.center;
+            let local = |v: DVec3| DVec3::new(v.dot(b.axes[0]), v.dot(b.axes[1]), v.dot(b.axes[2]));
+            let got = ball_surface_in_box(&b, p, r, (local(d), local(n), n), tol);
             let Some(x) = got else {
                 assert!(sampled.is_none(), "no point found, one sampled");
                 continue;
@@ -943,6 +998,48 @@ mod tests {
             }
         }
         assert!(cases > 200 && found > 150, "{found} of {cases}");
+    }
+
+    #[test]
+    fn a_box_in_a_ball_is_settled_as_the_general_tests_settle_it() {
+        // the closed form against settle's general tests in their order:
+        // the witness in the box, every corner in the ball, the surface
+        let mut rng = kiln_geometry::rng::Rng(0x5eed_ba11_b0c5_0002);
+        let mut seen = [0; 3];
+        for _ in 0..20_000 {
+            let b = OrientedBox {
+                center: rng.unit() * rng.f() * 2.0,
+                axes: rng.rotation(),
+                half: DVec3::new(rng.f(), rng.f(), rng.f()) * 1.5 + 0.05,
+            };
+            let p = b.center + rng.unit() * rng.f() * 2.5;
+            let r = 0.1 + rng.f() * 3.0;
+            let n = rng.unit();
+            let (witness, tol) = (p + n * r, 1e-9);
+            let d = p - b.center;
+            let local = |v: DVec3| DVec3::new(v.dot(b.axes[0]), v.dot(b.axes[1]), v.dot(b.axes[2]));
+            let want = if b.holds_point(witness, 0.0, tol) == Some(true) {
+                InBall::Point(witness)
+            } else if quickly_all_corners(&b, |x| (x - p).length() < r) == Some(true) {
+                InBall::Wholly
+            } else {
+                ball_surface_in_box(&b, p, r, (local(d), local(n), n), tol)
+                    .map_or(InBall::Open, InBall::Point)
+            };
+            let got = box_in_ball(&b, p, r, (witness, n, 0.0), tol);
+            match (&got, &want) {
+                (InBall::Point(x), InBall::Point(y)) => {
+                    assert!((*x - *y).length() <= 1e-12, "{x} against {y}");
+                    seen[0] += 1;
+                }
+                _ => {
+                    assert_eq!(got, want, "{b:?} {p} {r} {n}");
+                    seen[if got == InBall::Wholly { 1 } else { 2 }] += 1;
+                }
+            }
+        }
+        // points and wholly inside both met many times
+        assert!(seen[0] > 5_000 && seen[1] > 500, "{seen:?}");
     }
 
     fn surface_point_in(
