@@ -610,11 +610,55 @@ pub(crate) fn settle(
     {
         return None;
     }
+    // a ball reaching through a capsule, across its side: in closed form
+    if let (Some((a, b)), Some((p, e))) = (q.ends(), c.ends())
+        && p == e
+        && let Some(x) = ball_through_capsule(a, b, rq, p, rc, contact.1)
+    {
+        return Some(x);
+    }
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => settle_in(q, rq, c, rc, contact, tol, &mut scratch),
         // not reached (settling never settles another contact), but safe
         Err(_) => settle_in(q, rq, c, rc, contact, tol, &mut Scratch::default()),
     })
+}
+
+/// The point of the ball of centre `p` and radius `r` on its surface,
+/// inside the capsule `a`–`b` grown by `rq`, farthest along `n` — where
+/// `n` runs from the centre square across the capsule's axis, towards the
+/// axis point `y` closest to the centre, and the ball reaches past the
+/// capsule's far side (`r` beyond `|p − y| + rq`). No point of the capsule
+/// lies farther along `n` than its far side's line `y + n·rq + s·axis`;
+/// the ball's surface meets that line at `s = ±√(r² − (|p − y| + rq)²)`,
+/// and a meeting within the segment is the answer. `None` (the general
+/// path): the centre beside an end, `n` not square to the axis, or both
+/// meetings past the ends.
+fn ball_through_capsule(a: DVec3, b: DVec3, rq: f64, p: DVec3, r: f64, n: DVec3) -> Option<DVec3> {
+    let e = b - a;
+    let len = e.length();
+    if len == 0.0 || !len.is_finite() {
+        return None;
+    }
+    let u = e / len;
+    let t = (p - a).dot(u);
+    if t <= 0.0 || t >= len || n.dot(u).abs() > 1e-9 {
+        return None;
+    }
+    let y = a + u * t;
+    // the centre's distance from the axis, along n
+    let d = (y - p).dot(n);
+    let s2 = r * r - (d + rq) * (d + rq);
+    if d < 0.0 || s2 < 0.0 {
+        return None;
+    }
+    let s = s2.sqrt();
+    // the meeting nearer the segment's middle, if within it
+    let toward = if t < 0.5 * len { 1.0 } else { -1.0 };
+    [t + toward * s, t - toward * s]
+        .into_iter()
+        .find(|&k| (0.0..=len).contains(&k))
+        .map(|k| p + n * (d + rq) + u * (k - t))
 }
 
 /// What [`box_in_ball`] found.
@@ -1040,6 +1084,61 @@ mod tests {
         }
         // points and wholly inside both met many times
         assert!(seen[0] > 5_000 && seen[1] > 500, "{seen:?}");
+    }
+
+    #[test]
+    fn a_ball_through_a_capsule_meets_its_far_side_as_the_general_path_finds() {
+        // balls reaching past a capsule's far side, their centres beside
+        // the axis: the closed form's point is on the sphere, in the
+        // capsule and as far along the normal as the general path's
+        let mut rng = kiln_geometry::rng::Rng(0x5eed_ca75_0001);
+        let (mut closed, mut cases) = (0, 0);
+        for _ in 0..3_000 {
+            let a = rng.unit() * rng.f() * 3.0;
+            let b = a + rng.unit() * (0.05 + rng.f() * 3.0);
+            let rq = 0.02 + rng.f() * 0.6;
+            let t = rng.f();
+            let y = a + (b - a) * t;
+            let across = (b - a).cross(rng.unit()).normalize();
+            let d = rng.f() * 1.5;
+            let p = y + across * d;
+            let rc = d + rq + rng.f() * 2.0;
+            let n = -across;
+            let (q, c) = (Segment(a, b), Point(p));
+            let Some(x) = ball_through_capsule(a, b, rq, p, rc, n) else {
+                continue;
+            };
+            closed += 1;
+            assert!(((x - p).length() - rc).abs() <= 1e-9, "off the sphere");
+            assert!(
+                (x - on_segment(a, b, x)).length() <= rq + 1e-9,
+                "outside the capsule"
+            );
+            if let Some(g) = surface_point_in(&q, rq, &c, rc, n, 1e-9) {
+                cases += 1;
+                assert!(
+                    x.dot(n) >= g.dot(n) - 1e-9,
+                    "{} below the general {}",
+                    x.dot(n),
+                    g.dot(n)
+                );
+            }
+        }
+        assert!(
+            closed > 600 && cases > 500,
+            "{closed} closed, {cases} compared"
+        );
+        // the centre beside an end, or the normal along the axis: the
+        // general path's
+        let (a, b) = (DVec3::ZERO, DVec3::X);
+        assert_eq!(
+            ball_through_capsule(a, b, 0.1, DVec3::new(-0.5, 0.2, 0.0), 2.0, DVec3::NEG_Y),
+            None
+        );
+        assert_eq!(
+            ball_through_capsule(a, b, 0.1, DVec3::new(0.5, 0.2, 0.0), 2.0, DVec3::X),
+            None
+        );
     }
 
     fn surface_point_in(
