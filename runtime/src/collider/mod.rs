@@ -381,9 +381,17 @@ impl<'a> ColliderRef<'a> {
         if let Some((piece, rc)) = self.piece(&at) {
             let (q, r) = (&posed.core, posed.radius);
             let t = match &piece {
-                Piece::Point(p) => convex_contact::point_touch(&q.closed(), r, p.0, rc)
-                    .unwrap_or_else(|| convex_contact::touch(q, r, p, rc))
-                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                Piece::Point(p) => match q.closed() {
+                    convex_contact::CoreRef::Box(b)
+                        if r == 0.0
+                            && let Some(t) = convex_contact::box_ball_contact(b, p.0, rc) =>
+                    {
+                        t
+                    }
+                    closed => convex_contact::point_touch(&closed, r, p.0, rc)
+                        .unwrap_or_else(|| convex_contact::touch(q, r, p, rc))
+                        .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                },
                 Piece::Segment(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
                 Piece::Box(p) => convex_contact::touch(q, r, p, rc)

@@ -663,7 +663,7 @@ fn ball_through_capsule(a: DVec3, b: DVec3, rq: f64, p: DVec3, r: f64, n: DVec3)
 
 /// What [`box_in_ball`] found.
 #[derive(Debug, PartialEq)]
-enum InBall {
+pub(crate) enum InBall {
     /// The contact point.
     Point(DVec3),
     /// The box lies wholly inside the ball: no point of the ball's
@@ -686,6 +686,21 @@ fn box_in_ball(
     b: &OrientedBox,
     p: DVec3,
     r: f64,
+    contact: (DVec3, DVec3, f64),
+    tol: f64,
+) -> InBall {
+    let d = p - b.center;
+    let c = DVec3::new(d.dot(b.axes[0]), d.dot(b.axes[1]), d.dot(b.axes[2]));
+    box_in_ball_from(b, p, c, r, contact, tol)
+}
+
+/// [`box_in_ball`] with the centre's box coordinates `c` already found
+/// (`(p − centre) · axis`, as a box's closest point finds them).
+pub(crate) fn box_in_ball_from(
+    b: &OrientedBox,
+    p: DVec3,
+    c: DVec3,
+    r: f64,
     (witness, n, _): (DVec3, DVec3, f64),
     tol: f64,
 ) -> InBall {
@@ -694,10 +709,10 @@ fn box_in_ball(
         return InBall::Open;
     }
     let ax = b.axes;
-    let (d, w) = (p - b.center, witness - b.center);
-    // the centre, the witness and the normal in the box's frame
+    let w = witness - b.center;
+    // the witness and the normal in the box's frame
     let local = |v: DVec3| DVec3::new(v.dot(ax[0]), v.dot(ax[1]), v.dot(ax[2]));
-    let (c, m) = (local(d), local(n));
+    let m = local(n);
     if local(w).abs().cmple(h + tol).all() {
         return InBall::Point(witness);
     }

@@ -131,6 +131,41 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
     ))
 }
 
+/// [`point_touch`] and then [`settle`] for a box with no radius against
+/// a ball (centre `p`, radius `rc`) whose centre lies outside the box: the
+/// same contact and the same settled point, bit for bit, with the centre's
+/// box coordinates found once for both (the commonest pair of a box
+/// overlap on a field of balls). `None`: the centre in the box, or on its
+/// surface to the last bit (the general calls answer).
+pub(crate) fn box_ball_contact(b: &OrientedBox, p: DVec3, rc: f64) -> Option<Option<Touch>> {
+    let (on_q, local) = box_closest(b, p);
+    if local.abs().cmple(b.half).all() {
+        return None;
+    }
+    let distance = (on_q - p).length();
+    if distance == 0.0 {
+        return None;
+    }
+    let separation = Separation {
+        distance,
+        on_a: on_q,
+        on_b: p,
+    };
+    let Some(t) = apart(separation, 0.0, rc) else {
+        return Some(None);
+    };
+    // `settled_point`'s tolerance: `scale` of the box and the centre
+    let tol = 1e-9 * b.center.abs().max(p.abs()).max_element().max(1.0);
+    let contact = (t.point, t.normal, t.depth);
+    Some(Some(
+        match contact_point::box_in_ball_from(b, p, local, rc, contact, tol) {
+            contact_point::InBall::Point(point) => Touch { point, ..t },
+            contact_point::InBall::Wholly => t,
+            contact_point::InBall::Open => settle(b, 0.0, &Point(p), rc, t),
+        },
+    ))
+}
+
 /// The contact of the segment `a`–`b` grown by `rq` with the point `p`
 /// grown by `rc`, if they touch: out across the axis where `p` is beside
 /// it, or on it ([`from_segment`]).
@@ -457,6 +492,34 @@ mod tests {
     use crate::geom::epa;
     use crate::geom::gjk::{OrientedBox, Triangle};
     use kiln_geometry::rng::Rng;
+
+    /// A box against a ball in one pass answers as the general calls do,
+    /// bit for bit: the contact, the settled point, and no contact.
+    #[test]
+    fn a_box_against_a_ball_in_one_pass_is_the_general_calls_bit_for_bit() {
+        let mut r = Rng(0xb0c5_ba11_5eed_0003);
+        let mut seen = [0; 3];
+        for i in 0..20_000 {
+            let b = OrientedBox {
+                center: r.unit() * r.f() * 4.0,
+                axes: r.rotation(),
+                half: DVec3::new(r.f(), r.f(), r.f()) * 1.5 + 0.05,
+            };
+            let p = b.center + r.unit() * r.f() * 3.0;
+            let rc = 0.05 + r.f() * 2.5;
+            let Some(got) = box_ball_contact(&b, p, rc) else {
+                seen[2] += 1;
+                continue;
+            };
+            let want = point_touch(&CoreRef::Box(&b), 0.0, p, rc)
+                .expect("a closed form for a box")
+                .map(|t| settle(&b, 0.0, &Point(p), rc, t));
+            assert_eq!(got, want, "case {i}: {b:?} {p} {rc}");
+            seen[usize::from(got.is_some())] += 1;
+        }
+        // apart, touching and the centre inside (left to the general calls)
+        assert!(seen.iter().all(|&n| n > 1_000), "{seen:?}");
+    }
 
     /// The closed-form box–triangle answers (yes/no and contact) agree
     /// with the general path: GJK apart, separating axes inside.
