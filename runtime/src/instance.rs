@@ -290,7 +290,11 @@ pub(crate) fn determinant(m: &[f64; 12]) -> f64 {
         + m[2] * (m[4] * m[9] - m[5] * m[8])
 }
 
-/// The inverse of an invertible 3×4 affine map, in f64.
+/// The inverse of an invertible 3×4 affine map, in f64. Inlined: out of
+/// line, it cost a point query on 300 hulls 12% and a sphere overlap on
+/// 300 boxes 9% (its callers lost the inlining when the box–ball contact
+/// grew a caller of its own).
+#[inline]
 pub(crate) fn invert(m: &[f64; 12]) -> [f64; 12] {
     let a = glam::DMat3::from_cols(
         DVec3::new(m[0], m[4], m[8]),
