@@ -227,18 +227,27 @@ fn colliders(mesh: &str) -> &'static [&'static str] {
 
 /// A scene of one to four objects near the origin.
 pub fn scene(dice: &mut Dice) -> Scene {
-    let meshes = meshes();
     let count = 1 + dice.below(4);
+    scene_of(dice, count, |dice, _| {
+        DVec3::new(
+            f64::from(dice.range(-1.2, 1.2)),
+            f64::from(dice.range(-0.5, 0.5)),
+            f64::from(dice.range(-1.2, 1.2)),
+        )
+    })
+}
+
+/// A scene of `count` objects, object `i` of a random mesh, collider kind
+/// and placement class, placed about `at(dice, i)` (drawn in this order,
+/// which the seeds and fuzz inputs that once found wrong answers replay).
+fn scene_of(dice: &mut Dice, count: usize, at: impl Fn(&mut Dice, usize) -> DVec3) -> Scene {
+    let meshes = meshes();
     let instances = (0..count)
         .map(|i| {
             let mesh = dice.below(meshes.len());
             let kinds = colliders(&meshes[mesh].name);
             let collider = kinds[dice.below(kinds.len())];
-            let at = DVec3::new(
-                f64::from(dice.range(-1.2, 1.2)),
-                f64::from(dice.range(-0.5, 0.5)),
-                f64::from(dice.range(-1.2, 1.2)),
-            );
+            let at = at(dice, i);
             let class = dice.below(PLACEMENTS.len());
             SceneInstance {
                 name: format!("o{i}"),
@@ -278,33 +287,14 @@ fn query(objs: &[Object], dice: &mut Dice, k: usize) -> Query {
 /// the ground: a level large enough for a top-level tree of quantised
 /// nodes (`kiln_formats::level::TopNodes`).
 pub fn grid_scene(dice: &mut Dice, count: usize, spacing: f32) -> Scene {
-    let meshes = meshes();
     let side = (count as f64).sqrt().ceil() as usize;
-    let instances = (0..count)
-        .map(|i| {
-            let mesh = dice.below(meshes.len());
-            let kinds = colliders(&meshes[mesh].name);
-            let collider = kinds[dice.below(kinds.len())];
-            let at = DVec3::new(
-                ((i % side) as f32 * spacing + dice.range(-0.3, 0.3)) as f64,
-                f64::from(dice.range(-0.5, 0.5)),
-                ((i / side) as f32 * spacing + dice.range(-0.3, 0.3)) as f64,
-            );
-            let class = dice.below(PLACEMENTS.len());
-            SceneInstance {
-                name: format!("o{i}"),
-                mesh,
-                transform: placement(class, at, dice),
-                extras_collider: Some(collider.into()),
-                ..SceneInstance::default()
-            }
-        })
-        .collect();
-    Scene {
-        meshes,
-        instances,
-        ..Scene::default()
-    }
+    scene_of(dice, count, |dice, i| {
+        DVec3::new(
+            f64::from((i % side) as f32 * spacing + dice.range(-0.3, 0.3)),
+            f64::from(dice.range(-0.5, 0.5)),
+            f64::from((i / side) as f32 * spacing + dice.range(-0.3, 0.3)),
+        )
+    })
 }
 
 /// Bakes the scene `dice` makes and judges `queries` random queries of
