@@ -1,9 +1,12 @@
-//! The tree walkers, written once over the [`Tree`] trait: the top-level
-//! tree (float boxes, binary skip-count array) and mesh trees (up to four
-//! children's quantised boxes or spheres in every inner node, decoded on
-//! the fly; box children are decoded and tested four at a time, one SIMD
-//! lane each). A walk carries each node's decoded [`Volume`], because box
-//! children are quantised against their parent's box.
+//! The tree walkers, written once over the [`Tree`] trait: mesh trees (up
+//! to four children's quantised boxes or spheres in every inner node,
+//! decoded on the fly; box children are decoded and tested four at a
+//! time, one SIMD lane each) and the top-level tree (the same 4-wide form,
+//! its children's boxes as plain floats for a level of up to a few
+//! thousand objects, [`FloatTree`], else quantised as a mesh's,
+//! [`TopTree`]). A walk carries each node's decoded [`Volume`], because
+//! box children are quantised against their parent's box; a float tree's
+//! walk carries nothing ([`Unframed`]).
 //!
 //! - [`walk_ray`]: front to back, with a visitor for leaves that shrinks the
 //!   ray's range as it finds hits (closest hit) or stops the walk (any hit).
