@@ -58,7 +58,8 @@ impl SlabRay {
         self.hit_a(min.into(), max.into(), t_max)
     }
 
-    /// [`SlabRay::hit`] for SIMD vectors.
+    /// Entry distance if the ray meets the box `min..=max` within `[0,
+    /// t_max]`.
     #[inline]
     pub fn hit_a(&self, min: Vec3A, max: Vec3A, t_max: f32) -> Option<f32> {
         let t0 = (min - self.origin) * self.inv_dir;
