@@ -374,7 +374,7 @@ pub fn continues_at(edge: [glam::DVec3; 2], wt: glam::DVec3, wu: glam::DVec3) ->
     a.dot(b) <= -FLAT_EDGE_ANGLE.cos() * lengths
 }
 
-/// A leaf before layout: its quad (see [`TriMesh`]), the welded
+/// A leaf before layout: its quad (see [`kiln_formats::tri_mesh::TriMesh`]), the welded
 /// triangle indices behind it, and each triangle's rotation in it (leaf
 /// corner `i` is the triangle's corner `i + r`).
 struct Pair {

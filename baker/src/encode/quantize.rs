@@ -351,8 +351,9 @@ type Kids = [([f32; 3], [f32; 3], bool); WIDTH];
 /// One wide node's codes against its decoded box `(pmin, pmax)` (links
 /// left blank) from its `len` children, and its inner children's decoded
 /// boxes. One axis at a time, the four slots side by side: the same float
-/// operations as [`code_lo`] / [`code_hi`] per lane (so the same codes; a
-/// test holds the two to each other), about a third of the time.
+/// operations per lane as the scalar `code_lo` / `code_hi` its tests keep
+/// (so the same codes; a test holds the two to each other), about a third
+/// of the time.
 fn encode_box_node(kids: &Kids, len: usize, (pmin, pmax): Decoded) -> (BoxNode, Inner) {
     let mut node = BLANK;
     let mut lo_box = [Vec4::ZERO; 3];
