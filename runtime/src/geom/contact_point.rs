@@ -1014,11 +1014,7 @@ mod tests {
         let mut rng = kiln_geometry::rng::Rng(0x5eed_ba11_b0c5_0001);
         let (mut found, mut cases) = (0, 0);
         for _ in 0..400 {
-            let b = OrientedBox {
-                center: rng.unit() * rng.f() * 2.0,
-                axes: rng.rotation(),
-                half: DVec3::new(rng.f(), rng.f(), rng.f()) * 1.5 + 0.05,
-            };
+            let b = OrientedBox::random(&mut rng, 2.0);
             let p = b.center + rng.unit() * rng.f() * 2.5;
             let r = 0.1 + rng.f() * 2.0;
             let n = rng.unit();
@@ -1066,11 +1062,7 @@ mod tests {
         let mut rng = kiln_geometry::rng::Rng(0x5eed_ba11_b0c5_0002);
         let mut seen = [0; 3];
         for _ in 0..20_000 {
-            let b = OrientedBox {
-                center: rng.unit() * rng.f() * 2.0,
-                axes: rng.rotation(),
-                half: DVec3::new(rng.f(), rng.f(), rng.f()) * 1.5 + 0.05,
-            };
+            let b = OrientedBox::random(&mut rng, 2.0);
             let p = b.center + rng.unit() * rng.f() * 2.5;
             let r = 0.1 + rng.f() * 3.0;
             let n = rng.unit();

@@ -154,8 +154,7 @@ pub(crate) fn box_ball_contact(b: &OrientedBox, p: DVec3, rc: f64) -> Option<Opt
     let Some(t) = apart(separation, 0.0, rc) else {
         return Some(None);
     };
-    // `settled_point`'s tolerance: `scale` of the box and the centre
-    let tol = 1e-9 * b.center.abs().max(p.abs()).max_element().max(1.0);
+    let tol = settle_tol(b, &Point(p));
     let contact = (t.point, t.normal, t.depth);
     Some(Some(
         match contact_point::box_in_ball_from(b, p, local, rc, contact, tol) {
@@ -309,8 +308,14 @@ pub(crate) fn settled_point(
     rc: f64,
     t: Touch,
 ) -> Option<DVec3> {
-    let tol = 1e-9 * scale(q, c);
-    contact_point::settle(q, rq, c, rc, (t.point, t.normal, t.depth), tol)
+    contact_point::settle(q, rq, c, rc, (t.point, t.normal, t.depth), settle_tol(q, c))
+}
+
+/// The tolerance a contact point is settled to: a billionth of the
+/// coordinates' size.
+#[inline]
+fn settle_tol(q: &impl Support, c: &impl Support) -> f64 {
+    1e-9 * scale(q, c)
 }
 
 /// Whether a displacement `d` (the whole motion) does not close in on a
@@ -500,11 +505,7 @@ mod tests {
         let mut r = Rng(0xb0c5_ba11_5eed_0003);
         let mut seen = [0; 3];
         for i in 0..20_000 {
-            let b = OrientedBox {
-                center: r.unit() * r.f() * 4.0,
-                axes: r.rotation(),
-                half: DVec3::new(r.f(), r.f(), r.f()) * 1.5 + 0.05,
-            };
+            let b = OrientedBox::random(&mut r, 4.0);
             let p = b.center + r.unit() * r.f() * 3.0;
             let rc = 0.05 + r.f() * 2.5;
             let Some(got) = box_ball_contact(&b, p, rc) else {

@@ -100,6 +100,19 @@ impl Support for OrientedBox {
     }
 }
 
+#[cfg(test)]
+impl OrientedBox {
+    /// A box for tests: turned at random, centred up to `reach` from the
+    /// origin, half extents 0.05 to 1.55.
+    pub(crate) fn random(rng: &mut kiln_geometry::rng::Rng, reach: f64) -> OrientedBox {
+        OrientedBox {
+            center: rng.unit() * rng.f() * reach,
+            axes: rng.rotation(),
+            half: DVec3::new(rng.f(), rng.f(), rng.f()) * 1.5 + 0.05,
+        }
+    }
+}
+
 /// The convex hull of a point set.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hull<'a>(pub &'a [DVec3]);
