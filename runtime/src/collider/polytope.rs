@@ -449,15 +449,18 @@ impl Polyhedral for PlacedPolytope<'_> {
         if !self.push_faces(faces) {
             return false;
         }
-        let done = WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut world) => self.push_edges(&mut world, &faces[f0..], edges),
-            // not reached (nothing builds features while building them)
-            Err(_) => self.push_edges(&mut Vec::new(), &faces[f0..], edges),
-        });
+        let done = self.solid_edges(&faces[f0..], edges);
         if !done {
             faces.truncate(f0);
         }
         done
+    }
+    fn solid_edges(&self, faces: &[Face], edges: &mut Vec<Edge>) -> bool {
+        WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut world) => self.push_edges(&mut world, faces, edges),
+            // not reached (nothing builds features while building them)
+            Err(_) => self.push_edges(&mut Vec::new(), faces, edges),
+        })
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         for k in 0..self.p.planes.len() {

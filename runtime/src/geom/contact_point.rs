@@ -166,6 +166,37 @@ impl<'a> Body<'a> {
         Some(Kind::Poly { solid, lo, hi }.body(buf))
     }
 
+    /// The piece `s` with its edges, where `buf` holds the faces alone of
+    /// a solid that [`Body::of`] built: its edges added to them where the
+    /// piece can ([`Polyhedral::solid_edges`]), else built whole again.
+    /// The same body as `Body::of(s, buf, true)`.
+    fn with_edges(s: &impl Polyhedral, buf: &'a mut Buffers) -> Option<Body<'a>> {
+        buf.edges.clear();
+        if !s.solid_edges(&buf.faces, &mut buf.edges) {
+            return Body::of(s, buf, true);
+        }
+        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for e in &buf.edges {
+            lo = lo.min(e.p.min(e.q));
+            hi = hi.max(e.p.max(e.q));
+        }
+        let buf: &'a Buffers = buf;
+        Some(
+            Kind::Poly {
+                solid: true,
+                lo,
+                hi,
+            }
+            .body(buf),
+        )
+    }
+
+    /// Whether the body is a solid's faces alone, built without its
+    /// edges.
+    fn faces_alone(&self) -> bool {
+        matches!(self, Body::Poly(p) if p.solid && p.edges.is_empty())
+    }
+
     /// Whether `x` lies in the body grown by `r` (to `tol`).
     fn holds(&self, r: f64, x: DVec3, tol: f64) -> bool {
         match self {
@@ -228,22 +259,82 @@ fn clip(a: DVec3, b: DVec3, hs: &[Half], tol: f64) -> Option<(f64, f64)> {
     let d = b - a;
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
     for h in hs {
-        let room = h.room(a, tol);
-        let rate = h.m.dot(d);
-        if rate == 0.0 {
-            if room < 0.0 {
-                return None;
-            }
-        } else if rate > 0.0 {
-            t1 = t1.min(room / rate);
-        } else {
-            t0 = t0.max(room / rate);
-        }
-        if t0 > t1 {
+        if !cut(&mut t0, &mut t1, h.room(a, tol), h.m.dot(d)) {
             return None;
         }
     }
     Some((t0, t1))
+}
+
+/// Narrows the part `[t0, t1]` of a segment to one half-space, where
+/// `room` is how far inside it the segment's start lies and `rate` how
+/// fast the segment leaves it (both scaled alike); `false` where nothing
+/// is left. A bound moves to `room / rate`, worked out only where it can
+/// move: a quotient clear of the bound by a millionth of a millionth is
+/// told by one product, far beyond either's rounding (most half-spaces
+/// leave a segment's part as it is, and the division was most of the
+/// clipper's time).
+#[inline(always)]
+fn cut(t0: &mut f64, t1: &mut f64, room: f64, rate: f64) -> bool {
+    if rate == 0.0 {
+        if room < 0.0 {
+            return false;
+        }
+    } else if rate > 0.0 {
+        // `room / rate > t1`, with `t1 ≥ 0`: the upper bound stays
+        let stays = room > *t1 * rate * (1.0 + 1e-12);
+        if !stays {
+            *t1 = t1.min(room / rate);
+        }
+    } else {
+        // `room / rate < t0`, with `t0 ≥ 0`: the lower bound stays
+        let stays = room > *t0 * rate * (1.0 - 1e-12);
+        if !stays {
+            *t0 = t0.max(room / rate);
+        }
+    }
+    // (`min` and `max` pass over a NaN quotient: the bounds stay numbers)
+    *t0 <= *t1
+}
+
+/// Calls `f` with each end of the part of the segment `a`–`b` in `c`
+/// (clipped to its half-spaces grown by `tol`) that lies on its surface.
+///
+/// An end of the segment itself, left unclipped, lies on a solid's
+/// surface where it is within `tol` of a face plane; the clipping works
+/// out how far below every plane each end lies on the way, so an end
+/// clear of them all by twice that (far beyond the rounding of either
+/// way of working it out) is passed over without testing each face
+/// again — most ends of a shape's edges inside the collider are.
+fn ends_on_surface(a: DVec3, b: DVec3, c: &Poly, tol: f64, mut f: impl FnMut(DVec3)) {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    let (mut clear_a, mut clear_b) = (f64::INFINITY, f64::INFINITY);
+    for h in c.hs {
+        let room = h.room(a, tol);
+        let rate = h.m.dot(d);
+        let clear = room - tol * h.len;
+        clear_a = clear_a.min(clear);
+        clear_b = clear_b.min(clear - rate);
+        if !cut(&mut t0, &mut t1, room, rate) {
+            return;
+        }
+    }
+    for t in [t0, t1] {
+        // `lerp` gives `a` itself at 0 and `b` itself at 1
+        let clear = match t {
+            0.0 => clear_a,
+            1.0 => clear_b,
+            _ => f64::NEG_INFINITY,
+        };
+        if c.solid && tol > 0.0 && clear > 2.0 * tol {
+            continue;
+        }
+        let x = a.lerp(b, t);
+        if on_surface(x, c, tol) {
+            f(x);
+        }
+    }
 }
 
 /// Whether `x` lies within `tol` of a face of the solid `faces` (which it
@@ -430,16 +521,11 @@ fn deepest(
             }
             // the shape's edges in the collider, where they meet its surface
             for e in q.edges {
-                if near(e, best)
-                    && let Some((t0, t1)) = clip(e.p, e.q, c.hs, tol)
-                {
-                    for t in [t0, t1] {
-                        let x = e.p.lerp(e.q, t);
-                        if on_surface(x, c, tol) {
-                            best = best.max(x.dot(n));
-                            far.offer(x);
-                        }
-                    }
+                if near(e, best) {
+                    ends_on_surface(e.p, e.q, c, tol, |x| {
+                        best = best.max(x.dot(n));
+                        far.offer(x);
+                    });
                 }
             }
             // the farthest, averaged where they tie: a point of their face
@@ -451,14 +537,7 @@ fn deepest(
         }
         (Body::Line(a, b), Body::Poly(c)) => {
             // the shape's core where it meets the collider's surface
-            if let Some((t0, t1)) = clip(*a, *b, c.hs, tol) {
-                for t in [t0, t1] {
-                    let x = a.lerp(*b, t);
-                    if on_surface(x, c, tol) {
-                        far.offer(x);
-                    }
-                }
-            }
+            ends_on_surface(*a, *b, c, tol, |x| far.offer(x));
             if !far.found() && c.solid {
                 // the core wholly inside: the surface point nearest it,
                 // the projection of an end onto the nearest face plane,
@@ -858,14 +937,22 @@ fn settle_in(
             Body::of(q, qbuf, edges)?
         }
     };
-    // against a point or a segment, a solid collider's faces are enough
-    let cb = Body::of(c, cbuf, !matches!(qb, Body::Line(..)))?;
+    // a solid collider's faces first, where it lists them alone: they
+    // tell a shape wholly inside, and against a point or a segment they
+    // are enough. (Where its edges then fail to build, the answer — no
+    // point — keeps the witness, as the witness kept here does.)
+    let cb = Body::of(c, cbuf, false)?;
     if qb.holds(rq, witness, tol) {
         return Some(witness);
     }
-    if wholly_inside(q, &qb, rq, &cb, rc) {
+    if wholly_inside(q, &qb, rq, &cb, rc, normal) {
         return None;
     }
+    let cb = if cb.faces_alone() && !matches!(qb, Body::Line(..)) {
+        Body::with_edges(c, cbuf)?
+    } else {
+        cb
+    };
     if let Some(p) = deepest(&qb, rq, &cb, rc, normal, tol, found) {
         return Some(p);
     }
@@ -926,7 +1013,20 @@ fn settle_in(
 /// its extreme points (a core's ends grown by the radius, a
 /// polyhedron's vertices) are; in a solid polyhedron, its support along
 /// each face normal is inside that face. A flat collider holds nothing.
-fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) -> bool {
+///
+/// `toward` is any direction; the shape's support along it is tried
+/// first. Every answer below is "no" when that one point of the shape is
+/// out, so trying it first changes none; along the contact normal (out of
+/// the collider, where the shape came from) it is out of all but shapes
+/// that are in, and a hull's many points need not be tried one by one.
+fn wholly_inside(
+    q: &impl Polyhedral,
+    qb: &Body,
+    rq: f64,
+    cb: &Body,
+    rc: f64,
+    toward: DVec3,
+) -> bool {
     match cb {
         Body::Line(a, b) => {
             let inside = |x: DVec3| (x - on_segment(*a, *b, x)).length() + rq < rc;
@@ -946,6 +1046,14 @@ fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) ->
             }
             let inside = |out: f64| out <= 0.0 && out + rq < rc;
             let point_inside = |x: DVec3| p.faces.iter().all(|f| inside(f.n.dot(x) - f.h));
+            if let Body::Poly(qp) = qb
+                && boxed_inside(qp.lo, qp.hi, p.faces, rq, rc)
+            {
+                return true;
+            }
+            if !point_inside(q.support(toward)) {
+                return false;
+            }
             // a shape that lists its corners: each corner in turn, until
             // one is out (a support along a face normal is a corner)
             if let Some(all) = quickly_all_corners(q, point_inside) {
@@ -963,6 +1071,29 @@ fn wholly_inside(q: &impl Polyhedral, qb: &Body, rq: f64, cb: &Body, rc: f64) ->
                     .all(|f| inside(q.support(f.n).dot(f.n) - f.h))
         }
     }
+}
+
+/// Whether every point of the box `lo`–`hi` grown by `rq` lies inside
+/// the solid `faces` off its surface and within `rc` of them, as
+/// [`wholly_inside`] asks of a shape's corners — a proof with one test
+/// a face, where the corners take one a face each: a point of the box is
+/// at most `n · m + |n| · e` along a face normal `n`, for the box's middle
+/// `m` and half extent `e`. Allowed a slack far above the rounding of
+/// either way of working it out, so that where this says inside, every
+/// corner's own test says so too; `false` for an empty box (a body built
+/// without its edges).
+fn boxed_inside(lo: DVec3, hi: DVec3, faces: &[Face], rq: f64, rc: f64) -> bool {
+    if !lo.cmple(hi).all() || !(hi - lo).is_finite() {
+        return false;
+    }
+    let (m, e) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+    faces.iter().all(|f| {
+        let a = f.n.abs();
+        let reach = a.dot(e);
+        let slack = 1e-12 * (a.dot(m.abs()) + reach + f.h.abs());
+        let out = f.n.dot(m) + reach - f.h + slack;
+        out <= 0.0 && out + rq < rc
+    })
 }
 
 /// Where the segment from `from` (in `cb` grown by `rc`) to `to` (outside
@@ -1004,6 +1135,161 @@ fn crossing(cb: &Body, rc: f64, from: DVec3, to: DVec3, tol: f64) -> DVec3 {
 mod tests {
     use super::*;
     use crate::geom::gjk::{Point, Segment, Triangle};
+
+    /// The clipper as it was written first: a division for every
+    /// half-space.
+    fn clip_dividing(a: DVec3, b: DVec3, hs: &[Half], tol: f64) -> Option<(f64, f64)> {
+        let d = b - a;
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for h in hs {
+            let (room, rate) = (h.room(a, tol), h.m.dot(d));
+            if rate == 0.0 {
+                if room < 0.0 {
+                    return None;
+                }
+            } else if rate > 0.0 {
+                t1 = t1.min(room / rate);
+            } else {
+                t0 = t0.max(room / rate);
+            }
+            if t0 > t1 {
+                return None;
+            }
+        }
+        Some((t0, t1))
+    }
+
+    /// A segment near a box: its ends on a face, an edge or a corner,
+    /// just in or out of it (by 0 to 10⁻⁶ of its size), anywhere in it, or
+    /// anywhere near; sometimes square to a face, so that a half-space
+    /// leaves it alone.
+    fn segment_near(rng: &mut kiln_geometry::rng::Rng, c: &OrientedBox) -> (DVec3, DVec3) {
+        let steps = [0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-6];
+        let end = |rng: &mut kiln_geometry::rng::Rng| {
+            let mut u = rng.v(1.0);
+            match rng.f() {
+                f if f < 0.5 => {
+                    for k in 0..=((f * 6.0) as usize) {
+                        let side = if rng.f() < 0.5 { -1.0 } else { 1.0 };
+                        let step = steps[(rng.f() * 6.0) as usize];
+                        u[k] = side * (1.0 + if rng.f() < 0.5 { -step } else { step });
+                    }
+                }
+                f if f < 0.8 => u *= 0.9,
+                _ => u *= 2.0,
+            }
+            c.center
+                + (0..3)
+                    .map(|k| c.axes[k] * (c.half[k] * u[k]))
+                    .sum::<DVec3>()
+        };
+        let a = end(rng);
+        let b = if rng.f() < 0.2 {
+            // along a box axis: square to four faces
+            a + c.axes[(rng.f() * 3.0) as usize] * (rng.f() * 2.0 - 1.0)
+        } else {
+            end(rng)
+        };
+        (a, b)
+    }
+
+    /// Narrowing a bound only where it can move clips every segment
+    /// exactly as dividing at every half-space did, bit for bit, on
+    /// 40,000 segments ending on, just in and just out of the faces,
+    /// edges and corners of turned boxes; and the ends that
+    /// [`ends_on_surface`] passes over without testing them are the ones
+    /// the surface test refuses, so it offers what the clipped ends on the
+    /// surface are. Ends passed over, ends offered and segments missing
+    /// all occur.
+    #[test]
+    fn clipping_without_dividing_and_passing_over_clear_ends_change_nothing() {
+        let mut rng = kiln_geometry::rng::Rng(0xc11b_0000_0000_0001);
+        let (mut offered, mut missed, mut passed_over) = (0, 0, 0);
+        for case in 0..40_000 {
+            let c = OrientedBox::random(&mut rng, 100.0);
+            let mut buf = Buffers::default();
+            let Some(Body::Poly(p)) = Body::of(&c, &mut buf, false) else {
+                panic!("case {case}: a box is a solid");
+            };
+            let (a, b) = segment_near(&mut rng, &c);
+            let tol = 1e-9 * (c.center.abs().max_element() + c.half.max_element());
+            let plain = clip_dividing(a, b, p.hs, tol);
+            let clipped = clip(a, b, p.hs, tol);
+            assert_eq!(
+                plain.map(|(t0, t1)| (t0.to_bits(), t1.to_bits())),
+                clipped.map(|(t0, t1)| (t0.to_bits(), t1.to_bits())),
+                "case {case}"
+            );
+            let mut expected = Vec::new();
+            if let Some((t0, t1)) = plain {
+                for t in [t0, t1] {
+                    let x = a.lerp(b, t);
+                    if on_surface(x, &p, tol) {
+                        expected.push(x);
+                    } else if t == 0.0 || t == 1.0 {
+                        passed_over += 1;
+                    }
+                }
+            } else {
+                missed += 1;
+            }
+            let mut got = Vec::new();
+            ends_on_surface(a, b, &p, tol, |x| got.push(x));
+            assert_eq!(got, expected, "case {case}");
+            offered += got.len();
+        }
+        assert!(
+            offered > 10_000 && missed > 1_000 && passed_over > 10_000,
+            "{offered} offered, {missed} missed, {passed_over} passed over"
+        );
+    }
+
+    /// The one-test-a-face proof that a box lies inside a solid never
+    /// says so where a corner's own test does not, on 40,000 boxes (as
+    /// a shape's bounding box) in and around turned boxes, some touching
+    /// a face from inside; and it proves most of those wholly inside.
+    #[test]
+    fn a_bounding_box_proved_inside_has_every_corner_inside() {
+        let mut rng = kiln_geometry::rng::Rng(0xb0ed_0000_0000_0001);
+        let (mut proved, mut inside) = (0, 0);
+        for case in 0..40_000 {
+            let c = OrientedBox::random(&mut rng, 100.0);
+            let mut buf = Buffers::default();
+            let Some(Body::Poly(p)) = Body::of(&c, &mut buf, false) else {
+                panic!("case {case}: a box is a solid");
+            };
+            // a few points near the box; their bounding box is the shape's
+            let n = 1 + (rng.f() * 6.0) as usize;
+            let pts: Vec<DVec3> = (0..n)
+                .map(|_| {
+                    let x = segment_near(&mut rng, &c).0;
+                    if rng.f() < 0.8 {
+                        c.center + (x - c.center) * 0.6
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let lo = pts.iter().fold(DVec3::INFINITY, |m, &x| m.min(x));
+            let hi = pts.iter().fold(DVec3::NEG_INFINITY, |m, &x| m.max(x));
+            let corners_in = (0..8).all(|i| {
+                let bit = |k: usize| if i & (1 << k) == 0 { lo[k] } else { hi[k] };
+                let x = DVec3::new(bit(0), bit(1), bit(2));
+                p.faces.iter().all(|f| f.n.dot(x) - f.h < 0.0)
+            });
+            let points_in = pts
+                .iter()
+                .all(|&x| p.faces.iter().all(|f| f.n.dot(x) - f.h < 0.0));
+            let says = boxed_inside(lo, hi, p.faces, 0.0, 0.0);
+            assert!(!says || (corners_in && points_in), "case {case}");
+            proved += usize::from(says);
+            inside += usize::from(points_in);
+        }
+        assert!(
+            proved > 5_000 && inside > proved + 2_000 && inside < 35_000,
+            "{proved} proved of {inside} inside"
+        );
+    }
 
     /// The closed form of a ball's surface in a box against a dense sampling
     /// of the sphere: its point is on the sphere and in the box, and no
@@ -1362,8 +1648,10 @@ mod tests {
             let pa = deepest(&qb, r, &ca, 0.0, n, 1e-9, &mut f2);
             assert_eq!(pw, pa, "case {case}");
             found += usize::from(pw.is_some());
-            let held = wholly_inside(&s, &qb, r, &cw, 0.0);
-            assert_eq!(held, wholly_inside(&s, &qb, r, &ca, 0.0), "case {case}");
+            let held = wholly_inside(&s, &qb, r, &cw, 0.0, n);
+            assert_eq!(held, wholly_inside(&s, &qb, r, &ca, 0.0, n), "case {case}");
+            // the support tried first changes no answer, whichever way
+            assert_eq!(held, wholly_inside(&s, &qb, r, &cw, 0.0, -n), "case {case}");
             inside += usize::from(held);
             let (from, to) = (c.center, c.center + n * 4.0);
             assert_eq!(

@@ -60,6 +60,14 @@ pub(crate) trait Polyhedral: Support {
     fn solid_faces(&self, _faces: &mut Vec<Face>) -> bool {
         false
     }
+    /// Appends every edge of a solid whose faces
+    /// [`Polyhedral::solid_faces`] listed (`faces`, as it listed them) and
+    /// answers `true`: what [`Polyhedral::features`] would have built,
+    /// without building the faces again. `false` (appending nothing) where
+    /// the shape cannot, and [`Polyhedral::features`] is asked instead.
+    fn solid_edges(&self, _faces: &[Face], _edges: &mut Vec<Edge>) -> bool {
+        false
+    }
     /// Whether the shape is a solid — more faces than a flat shape's two
     /// — known without building its features: chooses the way to the
     /// depth ([`expanding_first`]).
@@ -227,9 +235,9 @@ impl Polyhedral for OrientedBox {
         true
     }
     fn features(&self, faces: &mut Vec<Face>, edges: &mut Vec<Edge>) -> bool {
-        if !self.solid_faces(faces) {
-            return false;
-        }
+        self.solid_faces(faces) && self.solid_edges(faces, edges)
+    }
+    fn solid_edges(&self, _faces: &[Face], edges: &mut Vec<Edge>) -> bool {
         let c = self.center;
         // the four edges along axis i lie between faces ±j and ±k
         for i in 0..3 {
