@@ -937,6 +937,15 @@ fn settle_in(
             Body::of(q, qbuf, edges)?
         }
     };
+    // a shape whose bounding box the collider proves inside it without
+    // placing its faces: wholly inside (below, by its corners)
+    if rq == 0.0
+        && rc == 0.0
+        && let Body::Poly(qp) = &qb
+        && c.holds_box(qp.lo, qp.hi)
+    {
+        return None;
+    }
     // a solid collider's faces first, where it lists them alone: they
     // tell a shape wholly inside, and against a point or a segment they
     // are enough. (Where its edges then fail to build, the answer — no

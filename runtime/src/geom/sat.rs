@@ -68,6 +68,14 @@ pub(crate) trait Polyhedral: Support {
     fn solid_edges(&self, _faces: &[Face], _edges: &mut Vec<Edge>) -> bool {
         false
     }
+    /// Whether every point of the box `lo`–`hi` lies inside the solid off
+    /// its surface — by its own face planes in world space, as
+    /// `contact_point`'s wholly-inside test asks of a shape's corners —
+    /// where the shape can prove it without placing its faces; `false`
+    /// where it cannot, or the proof fails.
+    fn holds_box(&self, _lo: DVec3, _hi: DVec3) -> bool {
+        false
+    }
     /// Whether the shape is a solid — more faces than a flat shape's two
     /// — known without building its features: chooses the way to the
     /// depth ([`expanding_first`]).
