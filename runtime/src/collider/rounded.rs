@@ -38,12 +38,27 @@ impl Rounded {
     /// box's yes/no test on a field of balls).
     #[inline(always)]
     pub fn placed(&self, at: &At) -> Placed {
+        // (arrays converted by hand: `map`'s closures here were left out of
+        // line in some builds, a tenth of a box's yes/no test on a field
+        // of balls)
         if let At::Instance(_, inst) = at {
-            let q = inst.rotation.map(|v| v.to_native());
+            let r = &inst.rotation;
+            let q = [
+                r[0].to_native(),
+                r[1].to_native(),
+                r[2].to_native(),
+                r[3].to_native(),
+            ];
             if q != [0.0; 4] {
-                let t = DVec3::from(inst.translation.map(|v| f64::from(v.to_native())));
-                let [x, y] = kiln_formats::placement::similarity_first_columns(q)
-                    .map(|c| DVec3::from(c.map(f64::from)));
+                let t = &inst.translation;
+                let t = DVec3::new(
+                    f64::from(t[0].to_native()),
+                    f64::from(t[1].to_native()),
+                    f64::from(t[2].to_native()),
+                );
+                let wide = |c: [f32; 3]| DVec3::new(c[0].into(), c[1].into(), c[2].into());
+                let [x, y] = kiln_formats::placement::similarity_first_columns(q);
+                let (x, y) = (wide(x), wide(y));
                 return Placed {
                     a: y * -self.half + t,
                     b: y * self.half + t,
