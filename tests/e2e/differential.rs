@@ -170,3 +170,14 @@ fn fuzz_regressions_answer_as_the_oracle() {
     }
     assert!(n >= 1, "no regression inputs in {}", dir.display());
 }
+
+/// The answer digest (`examples/answer_digest.rs`, the check that a change
+/// moves no answer) is the same when the same queries are asked again —
+/// every per-thread buffer and cached query body leaves no trace in the
+/// next answers — and tells two seeds' queries apart.
+#[test]
+fn the_answer_digest_is_repeatable_and_tells_seeds_apart() {
+    let a = kiln_tests::scenes::answer_digest(7, 12, 60);
+    assert_eq!(a, kiln_tests::scenes::answer_digest(7, 12, 60));
+    assert_ne!(a, kiln_tests::scenes::answer_digest(8, 12, 60));
+}

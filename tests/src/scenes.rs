@@ -324,3 +324,50 @@ pub fn judge_level(level: &Level, dice: &mut Dice, queries: usize, what: &str) -
     }
     stats
 }
+
+/// A digest of every answer — overlaps, yes/no tests and casts — to
+/// `queries` random queries of every shape on each of `scenes` random
+/// scenes drawn from `seed` (as [`judge_scene`] draws them): the check that
+/// a change to the queries "changes no answer", bit for bit, run before
+/// and after it (`cargo run --release -p kiln-tests --example
+/// answer_digest`). FNV-1a over the answers' debug text, which prints
+/// every float's shortest exact form.
+pub fn answer_digest(seed: u64, scenes: usize, queries: usize) -> u64 {
+    let mut digest = Fnv::default();
+    let mut dice = Dice::seeded(seed);
+    let filter = kiln_runtime::Filter::default();
+    for _ in 0..scenes {
+        let scene = scene(&mut dice);
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes)
+            .expect("the baker's own archive opens");
+        let objs = judge::objects(&level);
+        for i in 0..queries {
+            let q = query(&objs, &mut dice, i);
+            let (shape, pose) = (q.shape(), q.pose);
+            digest.add(&format!("{:?}", level.overlap(&shape, &pose, &filter)));
+            digest.add(&format!("{:?}", level.intersects(&shape, &pose, &filter)));
+            let motion = dice.unit() * dice.range(0.05, 3.0);
+            let cast = kiln_runtime::ShapeCast::new(shape, pose, motion, 1.0);
+            digest.add(&format!("{:?}", level.cast(&cast, &filter)));
+        }
+    }
+    digest.0
+}
+
+/// The 64-bit FNV-1a hash (Fowler, Noll and Vo), the same on every
+/// toolchain (unlike the standard library's hasher).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn add(&mut self, text: &str) {
+        for &b in text.as_bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
