@@ -63,10 +63,15 @@ pub fn place(
         .map(|((&q, &s), &flat)| Leaf::new(q, flat, delta(s).unwrap_or(0)))
         .collect();
     let mut corner_a: Vec<u32> = quads.par_iter().map(|q| q[0]).collect();
-    for (l, leaf) in leaves.iter_mut().enumerate() {
-        if leaf.is_some() {
-            continue;
-        }
+    // the few leaves to copy found on the pool, then copied in leaf order
+    // (a pass over every leaf on one thread had been most of this step)
+    let copied: Vec<usize> = leaves
+        .par_iter()
+        .enumerate()
+        .filter(|(_, leaf)| leaf.is_none())
+        .map(|(l, _)| l)
+        .collect();
+    for l in copied {
         let q = quads[l];
         let at = vertices.len() as u32;
         let pair = q[3] != q[2];
@@ -75,10 +80,10 @@ pub fn place(
         vertices.extend(copies);
         let d = if pair { at + 3 } else { at + 2 };
         corner_a[l] = at;
-        *leaf = Leaf::new([at, at + 1, at + 2, d], flat[l], delta(ids[l]).unwrap_or(0));
+        leaves[l] = Leaf::new([at, at + 1, at + 2, d], flat[l], delta(ids[l]).unwrap_or(0));
     }
     let mut leaves: Vec<Leaf> = leaves
-        .into_iter()
+        .into_par_iter()
         .map(|l| l.expect("consecutive corners"))
         .collect();
     // each run's windows, in blocks of runs on the pool, joined in order

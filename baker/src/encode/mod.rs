@@ -100,15 +100,35 @@ fn shape(s: BuiltShape) -> Shape {
 
 /// The corners of the box around `vertices`.
 pub(crate) fn bounds(vertices: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
-    let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    for v in vertices {
-        for k in 0..3 {
-            min[k] = min[k].min(v[k]);
-            max[k] = max[k].max(v[k]);
+    let of = |vertices: &[[f32; 3]]| {
+        let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for v in vertices {
+            for k in 0..3 {
+                min[k] = min[k].min(v[k]);
+                max[k] = max[k].max(v[k]);
+            }
         }
+        (min, max)
+    };
+    // chunks on the pool for a large mesh: the least and greatest of each
+    // axis do not depend on how the list is cut (a NaN is skipped either way)
+    if vertices.len() < BOUNDS_GRAIN {
+        return of(vertices);
     }
-    (min, max)
+    let join = |(a, b): ([f32; 3], [f32; 3]), (c, d): ([f32; 3], [f32; 3])| {
+        (
+            [0, 1, 2].map(|k| a[k].min(c[k])),
+            [0, 1, 2].map(|k| b[k].max(d[k])),
+        )
+    };
+    vertices
+        .par_chunks(BOUNDS_GRAIN)
+        .map(of)
+        .reduce(|| of(&[]), join)
 }
+
+/// Vertices a task takes when [`bounds`] runs on the pool.
+const BOUNDS_GRAIN: usize = 1 << 16;
 
 /// A built BSP tree in archive form.
 fn bsp(b: BuiltBsp) -> Bsp {
