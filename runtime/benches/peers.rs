@@ -122,14 +122,21 @@ fn soak(label: &str, n: usize, f: &mut dyn FnMut()) -> ! {
             .expect("PERF_CTL_FIFO names perf's control fifo");
     }
     let t0 = Instant::now();
-    let mut runs = 0;
+    let mut times = Vec::new();
     while t0.elapsed().as_secs_f64() < 5.0 {
+        let t = Instant::now();
         f();
-        runs += 1;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    let runs = times.len();
+    times.sort_by(f64::total_cmp);
+    // a build's row is its best of a few; the median run says more than
+    // the rate where a run takes a large part of the five seconds
     eprintln!(
-        "  profiled {label}: {runs} runs of {n} queries in 5 s ({:.0}/s)",
-        (runs * n) as f64 / t0.elapsed().as_secs_f64()
+        "  profiled {label}: {runs} runs of {n} queries in 5 s ({:.0}/s; a run {:.2} ms best, {:.2} median)",
+        (runs * n) as f64 / t0.elapsed().as_secs_f64(),
+        times[0],
+        times[runs / 2],
     );
     std::process::exit(0)
 }
