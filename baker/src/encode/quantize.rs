@@ -57,32 +57,10 @@ fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
         return wide;
     }
     let penalty = area(0) * share;
-    // cost[i][j - 1]: subtree i in at most j slots of its parent (j ≤ 3: a
-    // child shares its parent's four slots with its sibling), in f32 to
-    // keep the table small (12 bytes a binary node); pick[i][j - 1]: 0 for
-    // a wide node of its own, else the slots its left child takes
-    let mut cost = vec![[0.0f32; SHARED]; nodes.len()];
-    let mut pick = vec![[0u8; SHARED]; nodes.len()];
-    // children have larger indices than their parent
-    for i in (0..nodes.len()).rev() {
-        if is_leaf(nodes, i) {
-            continue;
-        }
-        let (l, r) = (i + 1, nodes[i + 1].end as usize);
-        let own = (area(i) + penalty) as f32 + best_split(&cost, l, r, WIDTH).0;
-        let mut c = [own; SHARED];
-        let mut p = [0u8; SHARED];
-        for j in 2..=SHARED {
-            let (s, k) = best_split(&cost, l, r, j);
-            if s < c[j - 1] {
-                (c[j - 1], p[j - 1]) = (s, k as u8);
-            }
-        }
-        (cost[i], pick[i]) = (c, p);
-    }
+    let pick = picks(nodes, penalty);
     // the slots subtree `i` takes when given `j`, in left-to-right order,
     // written at `w.children[w.len..]`
-    fn slots(i: usize, j: usize, nodes: &[Node], pick: &[[u8; SHARED]], w: &mut Wide) {
+    fn slots(i: usize, j: usize, nodes: &[Node], pick: &[Pick], w: &mut Wide) {
         let leaf = is_leaf(nodes, i);
         let k = if leaf { 0 } else { usize::from(pick[i][j - 1]) };
         if k == 0 {
@@ -101,7 +79,7 @@ fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
     // wide node `b`: its own two children spread over its slots
     let make = |b: usize| {
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
-        let best = best_split(&cost, l, r, WIDTH).1;
+        let best = usize::from(pick[b][WIDTH - 1]);
         let mut w = Wide {
             node: b as u32,
             children: [0; WIDTH],
@@ -144,11 +122,78 @@ fn half_area(n: &Node) -> f64 {
     d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
 }
 
-/// The cheapest way to spread the sibling subtrees `l` and `r` over `j`
-/// slots: its cost and the slots `l` takes (the first on ties).
-fn best_split(cost: &[[f32; WIDTH - 1]], l: usize, r: usize, j: usize) -> (f32, usize) {
+/// How binary subtree `i` is best collapsed: `pick[j - 1]` for `j` ≤ 3
+/// (a child shares its parent's four slots with its sibling) is 0 for a
+/// wide node of its own, else the slots its left child takes when the
+/// subtree has `j` slots of its parent; `pick[3]` the slots its left child
+/// takes when `i` is a wide node.
+type Pick = [u8; WIDTH];
+
+/// Every binary node's [`Pick`] under a node penalty `penalty`, by
+/// dynamic programming over the subtrees' costs (Ylitie, Karras and Laine
+/// 2017).
+///
+/// Children come after their parent in the depth-first array, and a
+/// subtree's rows are its own stretch of it, so the two halves of a large
+/// subtree are filled on the pool: the result is the same at any thread
+/// count (each row is a function of its children's). The costs go from a
+/// child to its parent by value, never stored: the table is the picks
+/// alone, 4 bytes a node (on one thread in reverse order, with the costs
+/// stored, it had been 15 ms of the 2.1M terrain's bake at any number of
+/// threads).
+fn picks(nodes: &[Node], penalty: f64) -> Vec<Pick> {
+    let mut pick = vec![[0u8; WIDTH]; nodes.len()];
+    if !nodes.is_empty() {
+        fill_picks(nodes, 0, &mut pick, penalty);
+    }
+    pick
+}
+
+/// Subtrees with more nodes than this have their halves' picks filled on
+/// the pool.
+const PICK_GRAIN: usize = 1 << 15;
+
+/// Fills the picks of subtree `i`, `pick` being its rows (`i..end`), and
+/// returns its costs in at most 1, 2 and 3 slots of its parent (f32, the
+/// sums in the same order as ever, so the same picks).
+fn fill_picks(nodes: &[Node], i: usize, pick: &mut [Pick], penalty: f64) -> [f32; SHARED] {
+    if is_leaf(nodes, i) {
+        return [0.0; SHARED];
+    }
+    let (l, r) = (i + 1, nodes[i + 1].end as usize);
+    let parallel = pick.len() > PICK_GRAIN;
+    let (row, rest) = pick.split_first_mut().expect("a subtree's own row");
+    let (left, right) = rest.split_at_mut(r - l);
+    let (cl, cr) = if parallel {
+        rayon::join(
+            || fill_picks(nodes, l, left, penalty),
+            || fill_picks(nodes, r, right, penalty),
+        )
+    } else {
+        (
+            fill_picks(nodes, l, left, penalty),
+            fill_picks(nodes, r, right, penalty),
+        )
+    };
+    let (best, split) = best_split(&cl, &cr, WIDTH);
+    let own = (half_area(&nodes[i]) + penalty) as f32 + best;
+    let mut c = [own; SHARED];
+    *row = [0, 0, 0, split as u8];
+    for j in 2..=SHARED {
+        let (s, k) = best_split(&cl, &cr, j);
+        if s < c[j - 1] {
+            (c[j - 1], row[j - 1]) = (s, k as u8);
+        }
+    }
+    c
+}
+
+/// The cheapest way to spread two sibling subtrees, of costs `l` and `r`,
+/// over `j` slots: its cost and the slots the left takes (the first on
+/// ties).
+fn best_split(l: &[f32; SHARED], r: &[f32; SHARED], j: usize) -> (f32, usize) {
     (1..j)
-        .map(|k| (cost[l][k - 1] + cost[r][j - k - 1], k))
+        .map(|k| (l[k - 1] + r[j - k - 1], k))
         .fold((f32::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b })
 }
 
