@@ -413,12 +413,15 @@ impl Pair {
 /// The greedy pass takes the triangles in order: each one not yet taken
 /// takes the free neighbour whose quad has the least box (the lowest index
 /// on ties). A triangle's choice depends only on which of its neighbours
-/// after it are already taken, so a large mesh is paired in blocks on the
-/// pool, each as if nothing before it took any of its triangles, and then,
-/// block by block in order, checked: a block that an earlier one reached
-/// into is paired again on one thread from its start until its choices
-/// and the first pass's agree on everything still ahead
-/// ([`Chooser::repair_block`]). The pairs are those of the one pass over
+/// after it are already taken, so on more than one thread a large mesh is
+/// paired a wave of blocks at a time (one a thread), each as if nothing
+/// before it took any of its triangles, and then, block by block in
+/// order, checked: a block that an earlier one reached into, or that
+/// looked at a triangle an earlier one took, is paired again on one thread
+/// from its start until its choices and the first pass's agree on
+/// everything still ahead ([`Chooser::repair_block`]). Once a repair
+/// redoes half its block, the rest of the mesh is paired in order, a block
+/// at a time; on one thread, in one pass. The pairs are those of the one pass over
 /// the whole mesh (the tests hold the two to each other); on one thread
 /// that pass had been 29 ms of the 2.1M terrain's bake on two.
 fn pair_triangles(
@@ -470,11 +473,11 @@ fn pair_in_blocks(
             } else {
                 vec![chooser.true_pass(blocks[k].clone(), &taken)]
             };
-            // first passes, to be checked (the flag may drop within the wave)
-            let first = speculate;
-            for (k, pass) in wave.clone().zip(&mut passes) {
-                let block = blocks[k].clone();
-                if first && (reached[k] || pass.looked.iter().any(|&o| taken[o as usize])) {
+            // guesses, to be checked (the flag may drop within the wave)
+            let guessed = speculate;
+            for (b, pass) in wave.clone().zip(&mut passes) {
+                let block = blocks[b].clone();
+                if guessed && (reached[b] || pass.looked.iter().any(|&o| taken[o as usize])) {
                     let redone = chooser.repair_block(block.clone(), &taken, pass) - block.start;
                     speculate = 2 * redone < block.len();
                 }
@@ -528,6 +531,18 @@ struct Pass {
     took: Vec<u32>,
     /// The triangles past the block it looked at, free or not.
     looked: Vec<u32>,
+}
+
+impl Pass {
+    /// A pass about to start on `block`, its triangles taken from outside
+    /// where `taken` says.
+    fn starting(block: std::ops::Range<usize>, taken: impl Fn(usize) -> bool) -> Pass {
+        Pass {
+            choices: block.map(|t| if taken(t) { TAKEN } else { 0 }).collect(),
+            took: Vec::new(),
+            looked: Vec::new(),
+        }
+    }
 }
 
 /// What the greedy pairing chooses from.
@@ -626,11 +641,7 @@ impl Chooser<'_> {
     /// The greedy pass over `block` alone, as if no earlier block took
     /// any triangle.
     fn first_pass(&self, block: std::ops::Range<usize>) -> Pass {
-        let mut pass = Pass {
-            choices: vec![0; block.len()],
-            took: Vec::new(),
-            looked: Vec::new(),
-        };
+        let mut pass = Pass::starting(block.clone(), |_| false);
         self.pass(block, |_| false, &mut pass, None);
         pass
     }
@@ -672,25 +683,14 @@ impl Chooser<'_> {
         for &o in looked.iter().filter(|&&o| taken[o as usize]) {
             differ.mark(o);
         }
-        pass.choices = block
-            .clone()
-            .map(|t| if taken[t] { TAKEN } else { 0 })
-            .collect();
-        pass.took.clear();
+        *pass = Pass::starting(block.clone(), |t| taken[t]);
         self.pass(block, |o| taken[o], pass, Some(differ))
     }
 
     /// The greedy pass over `block` where earlier blocks took the
     /// triangles `taken` says: its share of the one pass over the mesh.
     fn true_pass(&self, block: std::ops::Range<usize>, taken: &[bool]) -> Pass {
-        let mut pass = Pass {
-            choices: block
-                .clone()
-                .map(|t| if taken[t] { TAKEN } else { 0 })
-                .collect(),
-            took: Vec::new(),
-            looked: Vec::new(),
-        };
+        let mut pass = Pass::starting(block.clone(), |t| taken[t]);
         self.pass(block, |o| taken[o], &mut pass, None);
         pass
     }
