@@ -133,7 +133,8 @@ struct SettingsArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Bounding volumes of every triangle mesh's tree (terrain, level
-    /// geometry): aabb or sphere [default: aabb].
+    /// geometry): aabb or sphere [default: aabb]. Sphere trees measured
+    /// slower for every query kind (rays 5 to 9 times slower: BENCHMARKS.md).
     #[arg(long, value_name = "KIND", value_parser = parse_tree)]
     mesh_tree: Option<TreeKind>,
     /// Automatic classification: a closed mesh within this fraction of
