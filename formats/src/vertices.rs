@@ -321,8 +321,8 @@ impl ArchivedVertices {
         // A verified layout is the one of its mix of grid and f32 axes
         // (`layout_of`), so the mix names its record size and offsets:
         // one bounds check a vertex and no branch an axis. On
-        // sauer_pandora's rays the general decoder was most of a leaf's
-        // instructions.
+        // sauer_pandora's rays a leaf's corners (decoded, then sheared)
+        // took 88 instructions each through the general decoder.
         let grid = u8::from(self.axes[0].on_grid())
             | u8::from(self.axes[1].on_grid()) << 1
             | u8::from(self.axes[2].on_grid()) << 2;
