@@ -368,6 +368,15 @@ mod tests {
         got
     }
 
+    /// The grids `(origin, step)` offered for the axes whose bit is set
+    /// in `mask`.
+    fn grids_for(mask: u8, grids: [(f32, f32); 3]) -> [Option<Axis>; 3] {
+        std::array::from_fn(|k| {
+            let (origin, step) = grids[k];
+            (mask >> k & 1 != 0).then_some(Axis { origin, step })
+        })
+    }
+
     fn bits(p: &[[f32; 3]]) -> Vec<[u32; 3]> {
         p.iter().map(|v| v.map(f32::to_bits)).collect()
     }
@@ -385,28 +394,13 @@ mod tests {
                 ]
             })
             .collect();
-        let grids = [
-            Axis {
-                origin: -3.0,
-                step: 0.25,
-            },
-            Axis {
-                origin: -40.0,
-                step: 0.001,
-            },
-            Axis {
-                origin: 1000.0,
-                step: 1.0,
-            },
-        ];
-        for mask in 0..8u32 {
-            let pick: [Option<Axis>; 3] =
-                std::array::from_fn(|k| (mask >> k & 1 != 0).then_some(grids[k]));
-            let v = Vertices::pack(&points, pick);
+        let grids = [(-3.0, 0.25), (-40.0, 0.001), (1000.0, 1.0)];
+        for mask in 0..8u8 {
+            let v = Vertices::pack(&points, grids_for(mask, grids));
             // y's values are not on its grid: always f32
             assert!(!v.axes[1].on_grid());
             let gridded = u32::from(v.axes[0].on_grid()) + u32::from(v.axes[2].on_grid());
-            assert_eq!(gridded, (mask & 1) + (mask >> 2 & 1), "{mask}");
+            assert_eq!(gridded, u32::from((mask & 1) + (mask >> 2 & 1)), "{mask}");
             assert_eq!(v.stride(), 12 - 2 * gridded as usize);
             assert_eq!(v.data.len(), points.len() * v.stride());
             assert_eq!(bits(&v.iter().collect::<Vec<_>>()), bits(&points));
@@ -428,24 +422,9 @@ mod tests {
                 ]
             })
             .collect();
-        let grids = [
-            Axis {
-                origin: -3.0,
-                step: 0.5,
-            },
-            Axis {
-                origin: 7.0,
-                step: 0.125,
-            },
-            Axis {
-                origin: 1000.0,
-                step: 2.0,
-            },
-        ];
+        let grids = [(-3.0, 0.5), (7.0, 0.125), (1000.0, 2.0)];
         for mask in 0..8u8 {
-            let pick: [Option<Axis>; 3] =
-                std::array::from_fn(|k| (mask >> k & 1 != 0).then_some(grids[k]));
-            let v = Vertices::pack(&points, pick);
+            let v = Vertices::pack(&points, grids_for(mask, grids));
             let on: [bool; 3] = std::array::from_fn(|k| v.axes[k].on_grid());
             assert_eq!(on, std::array::from_fn(|k| mask >> k & 1 != 0), "{mask}");
             assert_eq!(layout_for_grid(mask), layout_of(&v.axes), "{mask}");
