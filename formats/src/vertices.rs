@@ -92,7 +92,7 @@ impl ArchivedAxis {
     /// Whether this axis is stored on its grid ([`Axis::on_grid`]).
     #[inline(always)]
     pub fn on_grid(&self) -> bool {
-        self.step.to_native() != 0.0
+        self.get().on_grid()
     }
 
     /// The native axis.
@@ -108,18 +108,13 @@ impl ArchivedAxis {
 /// Byte offset of each axis in a record, then the record's size: f32 axes
 /// first, then grid axes, each in axis order.
 pub fn layout_of(axes: &[Axis; 3]) -> [u8; 4] {
-    let mut layout = [0u8; 4];
-    let mut at = 0u8;
-    for grid in [false, true] {
-        for (k, a) in axes.iter().enumerate() {
-            if a.on_grid() == grid {
-                layout[k] = at;
-                at += if grid { 2 } else { 4 };
-            }
-        }
-    }
-    layout[3] = at;
-    layout
+    layout_for_grid(grid_mask(axes.map(|a| a.on_grid())))
+}
+
+/// Bit `k` set where axis `k` is on its grid.
+#[inline(always)]
+fn grid_mask(on: [bool; 3]) -> u8 {
+    u8::from(on[0]) | u8::from(on[1]) << 1 | u8::from(on[2]) << 2
 }
 
 /// Decodes one record (one bounds check per axis, one load each).
@@ -138,8 +133,9 @@ fn decode(axes: [Axis; 3], layout: [u8; 4], rec: &[u8]) -> [f32; 3] {
     [coord(0), coord(1), coord(2)]
 }
 
-/// [`layout_of`] for the axes whose bit is set in `grid` on the grid (a
-/// constant for each of the eight mixes).
+/// [`layout_of`] for the axes whose bit is set in `grid` on the grid: f32
+/// axes first, then grid axes, each in axis order (a constant for each of
+/// the eight mixes, so readers can name one at compile time).
 pub const fn layout_for_grid(grid: u8) -> [u8; 4] {
     let mut layout = [0u8; 4];
     let mut at = 0u8;
@@ -323,9 +319,8 @@ impl ArchivedVertices {
         // one bounds check a vertex and no branch an axis. On
         // sauer_pandora's rays a leaf's corners (decoded, then sheared)
         // took 88 instructions each through the general decoder.
-        let grid = u8::from(self.axes[0].on_grid())
-            | u8::from(self.axes[1].on_grid()) << 1
-            | u8::from(self.axes[2].on_grid()) << 2;
+        let a = &self.axes;
+        let grid = grid_mask([a[0].on_grid(), a[1].on_grid(), a[2].on_grid()]);
         macro_rules! fixed {
             ($($g:literal)*) => {
                 match grid {
@@ -409,8 +404,8 @@ mod tests {
     }
 
     /// The archive's reader decodes each of the eight mixes of grid and
-    /// f32 axes through its own fixed layout (and `layout_for_grid` is
-    /// `layout_of` for that mix), bit for bit, every vertex of a list.
+    /// f32 axes through its own fixed layout (each mix's layout the one
+    /// the module documents), bit for bit, every vertex of a list.
     #[test]
     fn the_reader_decodes_every_mix_through_its_fixed_layout() {
         let points: Vec<[f32; 3]> = (0..300u32)
@@ -427,7 +422,19 @@ mod tests {
             let v = Vertices::pack(&points, grids_for(mask, grids));
             let on: [bool; 3] = std::array::from_fn(|k| v.axes[k].on_grid());
             assert_eq!(on, std::array::from_fn(|k| mask >> k & 1 != 0), "{mask}");
-            assert_eq!(layout_for_grid(mask), layout_of(&v.axes), "{mask}");
+            // the module's layout: f32 axes first, then grid axes, each in
+            // axis order
+            let want: [[u8; 4]; 8] = [
+                [0, 4, 8, 12],
+                [8, 0, 4, 10],
+                [0, 8, 4, 10],
+                [4, 6, 0, 8],
+                [0, 4, 8, 10],
+                [4, 0, 6, 8],
+                [0, 4, 6, 8],
+                [0, 2, 4, 6],
+            ];
+            assert_eq!(v.layout, want[usize::from(mask)], "{mask}");
             // every vertex through `get` (the fixed layouts), the last
             // one included
             assert_eq!(bits(&round_trip(&v)), bits(&points), "{mask}");
