@@ -22,7 +22,7 @@
 //! thread has warmed up.
 
 use super::gjk::OrientedBox;
-use super::sat::{Edge, Face, Polyhedral};
+use super::sat::{Edge, Face, Near, Polyhedral};
 use glam::DVec3;
 use std::cell::RefCell;
 
@@ -88,7 +88,12 @@ struct Buffers {
 /// what the body is, its features aside.
 #[derive(Clone, Copy)]
 enum Kind {
-    Poly { solid: bool, lo: DVec3, hi: DVec3 },
+    Poly {
+        solid: bool,
+        lo: DVec3,
+        hi: DVec3,
+        along: Option<(f64, f64)>,
+    },
     Line(DVec3, DVec3),
 }
 
@@ -99,6 +104,7 @@ impl Kind {
                 solid: p.solid,
                 lo: p.lo,
                 hi: p.hi,
+                along: p.along,
             },
             Body::Line(a, b) => Kind::Line(*a, *b),
         }
@@ -108,13 +114,19 @@ impl Kind {
     /// the one place a [`Poly`] is put together).
     fn body(self, buf: &Buffers) -> Body<'_> {
         match self {
-            Kind::Poly { solid, lo, hi } => Body::Poly(Poly {
+            Kind::Poly {
+                solid,
+                lo,
+                hi,
+                along,
+            } => Body::Poly(Poly {
                 faces: &buf.faces,
                 edges: &buf.edges,
                 hs: &buf.hs,
                 solid,
                 lo,
                 hi,
+                along,
             }),
             Kind::Line(a, b) => Body::Line(a, b),
         }
@@ -133,6 +145,10 @@ struct Poly<'a> {
     /// The corners of its bounding box.
     lo: DVec3,
     hi: DVec3,
+    /// Where only its edges near a shape were built
+    /// ([`Body::with_edges_near`]): the lowest and highest levels of all
+    /// of them along the normal they were built for.
+    along: Option<(f64, f64)>,
 }
 
 /// A convex piece as the clipper sees it.
@@ -161,6 +177,7 @@ impl<'a> Body<'a> {
                     solid: true,
                     lo,
                     hi,
+                    along: None,
                 }
                 .body(buf),
             );
@@ -187,29 +204,54 @@ impl<'a> Body<'a> {
             hi = hi.max(e.p.max(e.q));
         }
         let buf: &'a Buffers = buf;
-        Some(Kind::Poly { solid, lo, hi }.body(buf))
+        Some(
+            Kind::Poly {
+                solid,
+                lo,
+                hi,
+                along: None,
+            }
+            .body(buf),
+        )
     }
 
     /// The piece `s` with its edges, where `buf` holds the faces alone of
-    /// a solid that [`Body::of`] built: its edges added to them where the
-    /// piece can ([`Polyhedral::solid_edges`]), else built whole again.
-    /// The same body as `Body::of(s, buf, true)`.
-    fn with_edges(s: &impl Polyhedral, buf: &'a mut Buffers) -> Option<Body<'a>> {
+    /// a solid that [`Body::of`] built, for [`deepest`] against the
+    /// polyhedron `q` along `n`: its edges added to them where the piece
+    /// can ([`Polyhedral::solid_edges_kept`]), else built whole again.
+    /// Only the edges that can reach into `q`'s bounding box and its slab
+    /// along `n` (to `tol`) are built — the edges `deepest` would pass
+    /// over for lying outside either are not — with the bounding box and
+    /// the levels along `n` of all of them, which `deepest` asks for.
+    /// What `deepest` finds is the same as with every edge.
+    fn with_edges_near(
+        s: &impl Polyhedral,
+        buf: &'a mut Buffers,
+        q: &Poly,
+        n: DVec3,
+        tol: f64,
+    ) -> Option<Body<'a>> {
         buf.edges.clear();
-        if !s.solid_edges(&buf.faces, &mut buf.edges) {
+        let (q_low, q_high) = levels(q.edges, n);
+        // `deepest`'s test of an edge, less what every edge of `s` passes
+        // (lying within the collider's own box and levels)
+        let keep = Near {
+            n,
+            low: q_low - tol,
+            high: q_high + tol,
+            lo: q.lo - tol,
+            hi: q.hi + tol,
+        };
+        let Some(reach) = s.solid_edges_kept(&buf.faces, &mut buf.edges, &keep) else {
             return Body::of(s, buf, true);
-        }
-        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-        for e in &buf.edges {
-            lo = lo.min(e.p.min(e.q));
-            hi = hi.max(e.p.max(e.q));
-        }
+        };
         let buf: &'a Buffers = buf;
         Some(
             Kind::Poly {
                 solid: true,
-                lo,
-                hi,
+                lo: reach.lo,
+                hi: reach.hi,
+                along: Some((reach.low, reach.high)),
             }
             .body(buf),
         )
@@ -539,7 +581,7 @@ fn deepest(
             // candidate found less the tie tolerance adds none that counts
             let (bottom, top) = {
                 let (q_low, q_high) = levels(q.edges, n);
-                let (c_low, c_high) = levels(c.edges, n);
+                let (c_low, c_high) = c.along.unwrap_or_else(|| levels(c.edges, n));
                 (q_low.max(c_low) - tol, q_high.min(c_high) + tol)
             };
             let mut best = f64::NEG_INFINITY;
@@ -1019,10 +1061,9 @@ fn settle_in(
     if wholly_inside(q, &qb, rq, &cb, rc, normal) {
         return None;
     }
-    let cb = if cb.faces_alone() && !matches!(qb, Body::Line(..)) {
-        Body::with_edges(c, cbuf)?
-    } else {
-        cb
+    let cb = match &qb {
+        Body::Poly(qp) if cb.faces_alone() => Body::with_edges_near(c, cbuf, qp, normal, tol)?,
+        _ => cb,
     };
     if let Some(p) = deepest(&qb, rq, &cb, rc, normal, tol, work) {
         return Some(p);

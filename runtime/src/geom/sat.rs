@@ -24,6 +24,60 @@ pub(crate) struct Face {
     pub h: f64,
 }
 
+/// Where a polyhedron's edges reach: the bounding box of their ends, and
+/// their lowest and highest levels along a direction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Extent {
+    pub lo: DVec3,
+    pub hi: DVec3,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Extent {
+    /// Nothing yet.
+    pub const EMPTY: Extent = Extent {
+        lo: DVec3::INFINITY,
+        hi: DVec3::NEG_INFINITY,
+        low: f64::INFINITY,
+        high: f64::NEG_INFINITY,
+    };
+
+    /// Adds the edge `p`–`q`, its levels along `n`.
+    #[inline]
+    pub fn add(&mut self, p: DVec3, q: DVec3, n: DVec3) {
+        self.lo = self.lo.min(p.min(q));
+        self.hi = self.hi.max(p.max(q));
+        let (a, b) = (p.dot(n), q.dot(n));
+        self.low = self.low.min(a.min(b));
+        self.high = self.high.max(a.max(b));
+    }
+}
+
+/// Which edges to build ([`Polyhedral::solid_edges_kept`]): those whose
+/// levels along `n` reach into `low`–`high` and whose bounding box
+/// meets `lo`–`hi`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Near {
+    pub n: DVec3,
+    pub low: f64,
+    pub high: f64,
+    pub lo: DVec3,
+    pub hi: DVec3,
+}
+
+impl Near {
+    /// Whether the edge `p`–`q` is kept.
+    #[inline]
+    pub fn keeps(&self, p: DVec3, q: DVec3) -> bool {
+        let (a, b) = (p.dot(self.n), q.dot(self.n));
+        a.min(b) <= self.high
+            && a.max(b) >= self.low
+            && p.min(q).cmple(self.hi).all()
+            && p.max(q).cmpge(self.lo).all()
+    }
+}
+
 /// An edge of a polyhedron from `p` to `q` with the unit outward normals
 /// of the faces either side (its arc on the Gauss map runs from `n1` to
 /// `n2`) and a direction `out` inside that arc: for a solid, `n1 + n2`;
@@ -67,6 +121,36 @@ pub(crate) trait Polyhedral: Support {
     /// the shape cannot, and [`Polyhedral::features`] is asked instead.
     fn solid_edges(&self, _faces: &[Face], _edges: &mut Vec<Edge>) -> bool {
         false
+    }
+    /// [`Polyhedral::solid_edges`], appending only the edges `keep`
+    /// keeps (in the order `solid_edges` lists them), and answering where
+    /// all of them reach, their levels along `keep.n` ([`Extent`]);
+    /// `None` (appending nothing) where `solid_edges` answers `false`. A
+    /// shape with many edges, few of them near a contact, keeps the rest
+    /// from being built at all.
+    fn solid_edges_kept(
+        &self,
+        faces: &[Face],
+        edges: &mut Vec<Edge>,
+        keep: &Near,
+    ) -> Option<Extent> {
+        let e0 = edges.len();
+        if !self.solid_edges(faces, edges) {
+            return None;
+        }
+        let mut reach = Extent::EMPTY;
+        for e in &edges[e0..] {
+            reach.add(e.p, e.q, keep.n);
+        }
+        let mut k = e0;
+        for i in e0..edges.len() {
+            if keep.keeps(edges[i].p, edges[i].q) {
+                edges[k] = edges[i];
+                k += 1;
+            }
+        }
+        edges.truncate(k);
+        Some(reach)
     }
     /// Whether every point of the box `lo`–`hi` lies inside the solid off
     /// its surface — by its own face planes in world space, as
