@@ -220,13 +220,31 @@ pub fn rows(
         let mut buf = Vec::new();
         // `--profile "TARGET SHAPE QUERY"` (e.g. "sauer_pandora box
         // overlaps"): Kiln's side of that row alone for five seconds, its
-        // rate, then exit (for `perf record`)
+        // rate, then exit (for `perf record`); with `--peer`, parry3d's
+        // side of it, the same calls as the row's
         let wanted = |q: &str| {
             super::profiled()
                 .and_then(|w| w.strip_suffix(&format!(" {label} {q}")).map(str::to_string))
                 .is_some_and(|target| !target.is_empty() && name.starts_with(&target))
         };
+        let peer = std::env::args().any(|a| a == "--peer");
         let soak = |f: &mut dyn FnMut()| super::soak(name, n, f);
+        let peer_cast = |p: &Pose, m: Vec3, max_t: f32| {
+            let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(max_t);
+            let zero = parry3d::math::Vector::ZERO;
+            let (pose, motion) = (parry_pose(p), pv(m));
+            parry3d::query::cast_shapes(&pose, motion, &*ps.0, &identity, zero, target, opts)
+                .unwrap()
+                .map(|h| h.time_of_impact)
+        };
+        if wanted("overlaps") && peer {
+            soak(&mut || {
+                for p in poses {
+                    let c = parry3d::query::contact(&parry_pose(p), &*ps.0, &identity, target, 0.0);
+                    std::hint::black_box(c.unwrap());
+                }
+            });
+        }
         if wanted("overlaps") {
             soak(&mut || {
                 poses
@@ -234,11 +252,31 @@ pub fn rows(
                     .for_each(|p| level.overlap_into(&ks, p, &Filter::ALL, &mut buf))
             });
         }
+        if wanted("yes/no") && peer {
+            soak(&mut || {
+                for p in poses {
+                    let t = parry3d::query::intersection_test(
+                        &parry_pose(p),
+                        &*ps.0,
+                        &identity,
+                        target,
+                    );
+                    std::hint::black_box(t.unwrap());
+                }
+            });
+        }
         if wanted("yes/no") {
             soak(&mut || {
                 poses
                     .iter()
                     .for_each(|p| _ = level.intersects(&ks, p, &Filter::ALL))
+            });
+        }
+        if wanted("casts") && peer {
+            soak(&mut || {
+                for (p, &(m, max_t)) in poses.iter().zip(motions) {
+                    std::hint::black_box(peer_cast(p, m, max_t));
+                }
             });
         }
         if wanted("casts") {
@@ -339,21 +377,12 @@ pub fn rows(
             },
             || {
                 pt.clear();
-                pt.extend(poses.iter().zip(motions).map(|(p, &(m, max_t))| {
-                    let opts = parry3d::query::ShapeCastOptions::with_max_time_of_impact(max_t);
-                    let zero = parry3d::math::Vector::ZERO;
-                    parry3d::query::cast_shapes(
-                        &parry_pose(p),
-                        pv(m),
-                        &*ps.0,
-                        &identity,
-                        zero,
-                        target,
-                        opts,
-                    )
-                    .unwrap()
-                    .map(|h| h.time_of_impact)
-                }));
+                pt.extend(
+                    poses
+                        .iter()
+                        .zip(motions)
+                        .map(|(p, &(m, max_t))| peer_cast(p, m, max_t)),
+                );
                 pt.iter().flatten().count()
             },
         );
