@@ -308,6 +308,15 @@ thread_local! {
     static WORLD_VERTICES: std::cell::RefCell<Vec<DVec3>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// `f` with the thread's buffer for a placed polytope's world vertices.
+fn with_world<R>(f: impl FnOnce(&mut Vec<DVec3>) -> R) -> R {
+    WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut world) => f(&mut world),
+        // not reached (nothing builds features while building them)
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 impl<'a> PlacedPolytope<'a> {
     /// `p` under `place`.
     pub(crate) fn new(p: LocalPolytope<'a>, place: &Frame) -> PlacedPolytope<'a> {
@@ -531,11 +540,7 @@ impl Polyhedral for PlacedPolytope<'_> {
         done
     }
     fn solid_edges(&self, faces: &[Face], edges: &mut Vec<Edge>) -> bool {
-        WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut world) => self.push_edges(&mut world, faces, edges),
-            // not reached (nothing builds features while building them)
-            Err(_) => self.push_edges(&mut Vec::new(), faces, edges),
-        })
+        with_world(|world| self.push_edges(world, faces, edges))
     }
     fn solid_edges_kept(
         &self,
@@ -543,11 +548,7 @@ impl Polyhedral for PlacedPolytope<'_> {
         edges: &mut Vec<Edge>,
         keep: &Near,
     ) -> Option<Extent> {
-        WORLD_VERTICES.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut world) => self.push_edges_kept(&mut world, faces, edges, Some(keep)),
-            // not reached (nothing builds features while building them)
-            Err(_) => self.push_edges_kept(&mut Vec::new(), faces, edges, Some(keep)),
-        })
+        with_world(|world| self.push_edges_kept(world, faces, edges, Some(keep)))
     }
     fn edge_directions(&self, f: &mut dyn FnMut(DVec3)) {
         for k in 0..self.p.planes.len() {
