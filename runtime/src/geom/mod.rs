@@ -10,6 +10,7 @@ pub(crate) mod contact_point;
 pub(crate) mod convex_contact;
 pub(crate) mod epa;
 pub(crate) mod gjk;
+pub(crate) mod least_move;
 pub(crate) mod ray_box;
 pub(crate) mod ray_triangle;
 pub(crate) mod sat;
