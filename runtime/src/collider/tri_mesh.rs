@@ -470,6 +470,18 @@ pub(crate) fn shape_touch(
     mesh: &ArchivedTriMesh,
     posed: &Posed,
 ) -> Option<(Touch, u32)> {
+    shape_touch_own(place, mesh, posed).map(|(t, f, _)| (t, f))
+}
+
+/// [`shape_touch`], and whether its depth is the deepest triangle's own
+/// (the flat-edge rule did not raise it to clear a flat region's plane):
+/// then no way out of the whole surface is shorter, since freeing the
+/// shape frees it from that triangle too.
+pub(crate) fn shape_touch_own(
+    place: &Placement,
+    mesh: &ArchivedTriMesh,
+    posed: &Posed,
+) -> Option<(Touch, u32, bool)> {
     CANDIDATES.with(|cell| match cell.try_borrow_mut() {
         Ok(mut c) => shape_touch_in(place, mesh, posed, &mut c),
         // a nested call (none today) finds the scratch taken: it uses its own
@@ -477,13 +489,13 @@ pub(crate) fn shape_touch(
     })
 }
 
-/// [`shape_touch`] with `cands` as its scratch.
+/// [`shape_touch_own`] with `cands` as its scratch.
 fn shape_touch_in(
     place: &Placement,
     mesh: &ArchivedTriMesh,
     posed: &Posed,
     cands: &mut Vec<Candidate>,
-) -> Option<(Touch, u32)> {
+) -> Option<(Touch, u32, bool)> {
     let (c, h) = posed.bounds();
     let (lo, hi) = local_box(place, c, h);
     let centre = posed.centre();
@@ -507,7 +519,7 @@ fn shape_touch_in(
     let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
     // highest bound first; equal bounds in walk order
     cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
-    let mut best: Option<(Touch, u32, u32, [DVec3; 3])> = None;
+    let mut best: Option<(Touch, u32, u32, [DVec3; 3], bool)> = None;
     for cand in cands.iter() {
         // no contact is deeper than its bound, and every depth is ≥ 0
         let floor = best.map_or(0.0, |(b, ..)| b.depth);
@@ -516,19 +528,27 @@ fn shape_touch_in(
         }
         let tri = Triangle(cand.tri);
         let flat = flat_mask(mesh, cand.slot);
-        if let Some(t) = convex_contact::touch(core, radius, &tri, 0.0)
-            .map(|t| flat_region(t, &tri.0, flat, core, radius, centre, cands))
-            && best.is_none_or(|(b, _, order, _)| {
+        if let Some((t, own)) = convex_contact::touch(core, radius, &tri, 0.0)
+            .map(|t| (flat_region(t, &tri.0, flat, core, radius, centre, cands), t))
+            && best.is_none_or(|(b, _, order, ..)| {
                 t.depth > b.depth || (t.depth == b.depth && cand.order < order)
             })
         {
-            best = Some((t, slot_source(mesh, cand.slot), cand.order, cand.tri));
+            let raised = t.depth > own.depth;
+            best = Some((
+                t,
+                slot_source(mesh, cand.slot),
+                cand.order,
+                cand.tri,
+                !raised,
+            ));
         }
     }
-    best.map(|(t, source, _, tri)| {
+    best.map(|(t, source, _, tri, own)| {
         (
             convex_contact::settle(core, radius, &Triangle(tri), 0.0, t),
             source,
+            own,
         )
     })
 }
@@ -564,14 +584,9 @@ fn flat_region(
     let edge_eps = 1e-9 * size;
     // the triangles of the face's plane among those near the shape
     let coplanar = |c: &&Candidate| c.tri.iter().all(|x| (*x - p0).dot(n).abs() <= eps);
-    let mut over = true;
-    core.for_each_vertex(&mut |v| {
-        let h = (v - p0).dot(n);
-        if !over || h - radius >= 0.0 {
-            return;
-        }
-        let p = v - n * h;
-        over = cands.iter().filter(coplanar).any(|c| {
+    // whether a point of the plane lies over a triangle of the region
+    let over_region = |p: DVec3| {
+        cands.iter().filter(coplanar).any(|c| {
             let [a, b, cc] = c.tri;
             let m = (b - a).cross(cc - a);
             let m2 = m.length_squared();
@@ -579,7 +594,26 @@ fn flat_region(
                 && [(a, b), (b, cc), (cc, a)].iter().all(|&(x, y)| {
                     (y - x).cross(p - x).dot(m) >= -edge_eps * m2.sqrt() * (y - x).length()
                 })
-        });
+        })
+    };
+    let mut over = true;
+    core.for_each_vertex(&mut |v| {
+        let h = (v - p0).dot(n);
+        if !over || h - radius >= 0.0 {
+            return;
+        }
+        over = over_region(v - n * h);
+    });
+    // and where the core itself passes through the plane (a capsule whose
+    // segment crosses it past the region's border is not over the region,
+    // though its end that reaches through is)
+    core.for_each_edge(&mut |a, b| {
+        let (ha, hb) = ((a - p0).dot(n), (b - p0).dot(n));
+        if !over || (ha < 0.0) == (hb < 0.0) || ha == hb {
+            return;
+        }
+        let x = a + (b - a) * (ha / (ha - hb));
+        over = over_region(x - n * (x - p0).dot(n));
     });
     if over {
         // the point under the shape's deepest corner, on the plane
@@ -964,5 +998,49 @@ mod tests {
         );
         // many casts start in contact, many meet the ground on the way
         assert!(at_start > 2500 && later > 600, "{at_start} {later}");
+    }
+
+    /// A capsule whose end reaches through a 1 m floor of two triangles
+    /// while its segment crosses the floor's plane past the border is not
+    /// over the floor: it gets the exact contact at the border edge (0.5435
+    /// deep), not the 0.9 that clearing the plane downwards would take.
+    #[test]
+    fn a_capsule_crossing_the_plane_past_a_floors_border_is_not_over_it() {
+        let floor = SceneMesh::new(
+            "floor",
+            vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 0.0, 1.0],
+                [0.0, 0.0, 1.0],
+            ],
+            &[[0, 2, 1], [0, 3, 2]],
+        );
+        let level = placed_copies(floor, &[DAffine3::IDENTITY], "mesh");
+        let (a, b) = (DVec3::new(0.8, 0.3, 0.2), DVec3::new(2.0, -1.0, 0.2));
+        let capsule = QueryShape::Capsule {
+            half_height: ((b - a).length() * 0.5) as f32,
+            radius: 0.6,
+        };
+        let pose = Pose::new(
+            DQuat::from_rotation_arc(DVec3::Y, (b - a).normalize()).as_quat(),
+            ((a + b) * 0.5).as_vec3(),
+        );
+        // the segment's point nearest the border edge (x = 1, y = 0)
+        let d = b - a;
+        let s = ((1.0 - a.x) * d.x - a.y * d.y) / (d.x * d.x + d.y * d.y);
+        let off = DVec3::new(a.x + d.x * s - 1.0, a.y + d.y * s, 0.0);
+        let got = level.overlap(&capsule, &pose, &crate::Filter::ALL);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let o = &got[0];
+        assert!(
+            (f64::from(o.depth) - (0.6 - off.length())).abs() < 1e-4,
+            "{o:?}"
+        );
+        assert!((0.6 - off.length() - 0.5435).abs() < 1e-4);
+        assert!(
+            o.normal.as_dvec3().abs_diff_eq(off.normalize(), 1e-4),
+            "{o:?}"
+        );
     }
 }

@@ -156,6 +156,37 @@ impl Core<'_> {
             Core::Hull(h) => h.world.iter().for_each(|&p| f(p)),
         }
     }
+
+    /// Calls `f` with the ends of each edge of the core: a capsule's
+    /// segment, a box's twelve edges, a hull's edges (a sphere has none).
+    pub(crate) fn for_each_edge(&self, f: &mut dyn FnMut(DVec3, DVec3)) {
+        match self {
+            Core::Point(_) => {}
+            Core::Segment(s) => f(s.0, s.1),
+            Core::Box(b) => {
+                let corner = |k: usize| {
+                    let s = |bit: usize| if k & bit == 0 { -1.0 } else { 1.0 };
+                    b.center
+                        + b.axes[0] * (b.half.x * s(1))
+                        + b.axes[1] * (b.half.y * s(2))
+                        + b.axes[2] * (b.half.z * s(4))
+                };
+                // corners k and k with one bit set more differ along one axis
+                for k in 0..8 {
+                    for bit in [1, 2, 4] {
+                        if k & bit == 0 {
+                            f(corner(k), corner(k | bit));
+                        }
+                    }
+                }
+            }
+            Core::Hull(h) => {
+                for &(p, q, ..) in &h.hull.edge_faces {
+                    f(h.world[p as usize], h.world[q as usize]);
+                }
+            }
+        }
+    }
 }
 
 impl Support for Core<'_> {
