@@ -340,7 +340,12 @@ fn l_prism() -> SceneMesh {
 /// Whether `core` grown by `r` is free of the closed surface `tris`:
 /// it overlaps no triangle and its first vertex is outside.
 fn free_of(core: &kiln_tests::convex::Core, r: f64, tris: &[[DVec3; 3]]) -> bool {
-    tris.iter().all(|t| oracle_depth(core, r, *t) <= 1e-7)
+    free_within(core, r, tris, 1e-7)
+}
+
+/// [`free_of`], overlapping no triangle by more than `slack`.
+fn free_within(core: &kiln_tests::convex::Core, r: f64, tris: &[[DVec3; 3]], slack: f64) -> bool {
+    tris.iter().all(|t| oracle_depth(core, r, *t) <= slack)
         && kiln_tests::convex::winding_number(tris, core.vertices()[0]) < 0.5
 }
 
@@ -409,8 +414,12 @@ fn shapes_inside_concave_solids_pushed_further_in() {
             let (n, depth) = (o.normal.as_dvec3(), f64::from(o.depth));
             assert!(depth > 0.0, "{what}: {o:?}");
             // moved by the depth it is free; a little less, it is not
+            // (the oracle's triangles and the runtime's differ by the f32
+            // rounding of far world coordinates: a shape moved out of a
+            // corner clears a wall nearly along it by less than that)
+            let slack = 1e-7 + f64::from(at.abs().max_element()) * 2.0 * f64::from(f32::EPSILON);
             assert!(
-                free_of(&core.moved(n * (depth + 1e-4)), radius, &tris),
+                free_within(&core.moved(n * (depth + 1e-4)), radius, &tris, slack),
                 "{what}: moving by {depth} along {n} does not free it"
             );
             assert!(

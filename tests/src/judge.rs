@@ -15,7 +15,11 @@
 //!   region's plane, freeing the shape from every triangle in it;
 //! - a concave solid's depth frees the shape from the solid, no shorter
 //!   move along the normal does, and it is no less than the deepest
-//!   triangle's;
+//!   triangle's; where it is more, a search over directions
+//!   ([`least_translation`]) looks for a shorter translation that frees
+//!   it, and the point of a sphere or capsule is checked to be where the
+//!   moved-out shape touches (both counted in [`Stats`], not yet asserted:
+//!   the runtime does not reach the least translation everywhere yet);
 //! - its point lies on the object's surface (and, for a shape not wholly
 //!   inside, within the depth of the shape);
 //! - a cast's first time of impact, as a distance along the motion, is
@@ -473,6 +477,17 @@ pub struct Stats {
     pub casts: usize,
     /// Casts that hit.
     pub hits: usize,
+    /// Contacts with a concave solid deeper than their deepest triangle,
+    /// whose least translation was searched over directions.
+    pub searched: usize,
+    /// Of those, the answers the search found a shorter way out for.
+    pub longer: usize,
+    /// The worst ratio of such an answer's depth to the way out found.
+    pub worst_longer: f64,
+    /// Sphere and capsule contacts with a concave solid whose point is not
+    /// where the moved-out shape touches, though such a point lies in the
+    /// shape.
+    pub off_last_touch: usize,
     /// Worst depth error (m) of a contact, against the rule that fits it
     /// best: the deepest piece's depth, or on a flat region the depth
     /// that clears the region's plane.
@@ -489,6 +504,10 @@ impl Stats {
         self.touching += o.touching;
         self.inside += o.inside;
         self.flat += o.flat;
+        self.searched += o.searched;
+        self.longer += o.longer;
+        self.worst_longer = self.worst_longer.max(o.worst_longer);
+        self.off_last_touch += o.off_last_touch;
         self.casts += o.casts;
         self.hits += o.hits;
         self.worst_depth = self.worst_depth.max(o.worst_depth);
@@ -618,6 +637,43 @@ pub fn check_overlap(
                         "{what}: {} object {i}: {depth} along {n} is more than it takes",
                         obj.kind
                     );
+                    // no direction frees it by less: where the depth is the
+                    // deepest triangle's it is least already (freeing the
+                    // shape frees it from that triangle); else searched
+                    let size = {
+                        let (lo, hi) = q.core.bounds();
+                        (hi - lo).length() * 0.5 + q.radius
+                    };
+                    let slack = TOL * size.max(1.0) + point_tol(p);
+                    // (counted, not yet asserted: the runtime falls back to
+                    // the least move along one direction where too many
+                    // obstacle surfaces lie within reach)
+                    if depth > deepest + slack {
+                        stats.searched += 1;
+                        let least = least_translation(obj, q, depth);
+                        if depth > least + slack {
+                            stats.longer += 1;
+                            stats.worst_longer = stats.worst_longer.max(depth / least.max(TOL));
+                        }
+                    }
+                    // the point is where the shape moved out by the depth
+                    // touches the surface, where one such lies in the shape
+                    // (checked for spheres and capsules, whose touching
+                    // points are single)
+                    let moved = q.core.moved(n * depth);
+                    let on_moved = convex::distance(&Core::Point(p), &moved) - q.radius
+                        <= slack + 10.0 * point_tol(p);
+                    if !on_moved && matches!(q.core, Core::Point(_) | Core::Segment(..)) {
+                        let missed = obj.pieces.iter().any(|pc| {
+                            let Core::Triangle(t) = pc.core else {
+                                return false;
+                            };
+                            witness(&moved, q.radius, t, slack).is_some_and(|w| {
+                                convex::distance(&Core::Point(w), &q.core) - q.radius <= -slack
+                            })
+                        });
+                        stats.off_last_touch += usize::from(missed);
+                    }
                     let near = obj
                         .pieces
                         .iter()
@@ -636,6 +692,19 @@ pub fn check_overlap(
                         obj.kind
                     );
                     continue;
+                }
+                // against a triangle mesh no depth exceeds the radius
+                // unless the core itself touches the mesh: a flat region's
+                // depth is never made up past its border
+                if obj.kind == "trimesh" && depth > q.radius + TOL + point_tol(p) {
+                    assert!(
+                        obj.pieces
+                            .iter()
+                            .any(|pc| convex::distance(&q.core, &pc.core) <= TOL),
+                        "{what}: {} object {i}: depth {depth} exceeds the radius {} though the core touches no triangle",
+                        obj.kind,
+                        q.radius
+                    );
                 }
                 // exact: the deepest over the pieces, the move clearing a
                 // deepest one, the point on it and in or on the shape; on a
@@ -958,8 +1027,19 @@ pub fn random_queries(level: &Level, n: usize, seed: u64, what: &str) -> Stats {
 /// Prints what a run of checks saw, named `what`.
 pub fn report(what: &str, s: &Stats) {
     eprintln!(
-        "{what}: {} overlaps ({} touching, {} wholly inside, {} on flat edges), {} casts ({} hits); worst depth error {:.2e} m, worst time-of-impact error {:.2e} m",
-        s.overlaps, s.touching, s.inside, s.flat, s.casts, s.hits, s.worst_depth, s.worst_toi
+        "{what}: {} overlaps ({} touching, {} wholly inside, {} on flat edges), {} casts ({} hits); worst depth error {:.2e} m, worst time-of-impact error {:.2e} m; concave solids: {} least translations searched, {} longer than one found (worst {:.2}x), {} points off the last touch",
+        s.overlaps,
+        s.touching,
+        s.inside,
+        s.flat,
+        s.casts,
+        s.hits,
+        s.worst_depth,
+        s.worst_toi,
+        s.searched,
+        s.longer,
+        s.worst_longer,
+        s.off_last_touch
     );
 }
 
@@ -1120,4 +1200,142 @@ pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, wh
         "{what}: feature on a {}",
         obj.kind
     );
+}
+
+/// Whether the query `q` moved by `v` is free of the concave solid `obj`:
+/// its first vertex outside (winding number) and no piece within its
+/// radius; only the pieces within `reach` of the query are looked at.
+fn free_of_solid(obj: &Object, q: &Query, near: &[usize], v: DVec3) -> bool {
+    let Some(surface) = &obj.solid else {
+        return true;
+    };
+    let moved = q.core.moved(v);
+    near.iter().all(|&k| {
+        let pc = &obj.pieces[k];
+        let d = convex::distance(&moved, &pc.core);
+        let r = q.radius + pc.radius;
+        if d > 0.0 {
+            d >= r - 1e-7
+        } else {
+            r + convex::penetration(&moved, &pc.core).0 <= 1e-7
+        }
+    }) && convex::winding_number(surface, moved.vertices()[0]) < 0.5
+}
+
+/// The least translation found that frees `q` from the concave solid
+/// `obj`, searching no farther than `cap`: directions spread over the
+/// sphere (a Fibonacci lattice), the best few refined by a pattern search
+/// on the sphere; along each direction the first free sample of a scan,
+/// then bisection. Independent of the runtime's method (which solves for
+/// the meeting points of obstacle surfaces); it may miss a narrow way out
+/// and so only ever judges an answer too long, never too short.
+pub fn least_translation(obj: &Object, q: &Query, cap: f64) -> f64 {
+    let (lo, hi) = q.bounds();
+    let near: Vec<usize> = (0..obj.pieces.len())
+        .filter(|&k| {
+            let pc = &obj.pieces[k];
+            boxes_meet(lo, hi, pc.lo, pc.hi, cap + TOL)
+        })
+        .collect();
+    let exit = |u: DVec3, cap: f64| -> Option<f64> {
+        let steps = 12;
+        let mut prev = 0.0;
+        for k in 0..=steps {
+            let s = cap * f64::from(k) / f64::from(steps);
+            if free_of_solid(obj, q, &near, u * s) {
+                if k == 0 {
+                    return Some(0.0);
+                }
+                let (mut a, mut b) = (prev, s);
+                for _ in 0..16 {
+                    let m = (a + b) * 0.5;
+                    if free_of_solid(obj, q, &near, u * m) {
+                        b = m;
+                    } else {
+                        a = m;
+                    }
+                }
+                return Some(b);
+            }
+            prev = s;
+        }
+        None
+    };
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    let count = 32;
+    let mut tried: Vec<(f64, DVec3)> = (0..count)
+        .filter_map(|k| {
+            let y = 1.0 - 2.0 * (f64::from(k) + 0.5) / f64::from(count);
+            let rr = (1.0 - y * y).sqrt();
+            let a = golden * f64::from(k);
+            let u = DVec3::new(rr * a.cos(), y, rr * a.sin());
+            exit(u, cap).map(|s| (s, u))
+        })
+        .collect();
+    tried.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut best = cap;
+    for &(s0, u0) in tried.iter().take(2) {
+        let (mut s, mut u) = (s0, u0);
+        let mut step = 0.25;
+        while step > 2e-3 {
+            let t1 = u.any_orthonormal_vector();
+            let t2 = u.cross(t1);
+            let better = [t1, -t1, t2, -t2]
+                .iter()
+                .filter_map(|&t| {
+                    let w = (u + t * step).normalize();
+                    exit(w, s * 1.05 + 1e-9).map(|x| (x, w))
+                })
+                .filter(|&(x, _)| x < s)
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            match better {
+                Some((x, w)) => (s, u) = (x, w),
+                None => step *= 0.5,
+            }
+        }
+        best = best.min(s);
+    }
+    best
+}
+
+/// Where core `q` grown by `r` touches triangle `t` (within `tol`): the
+/// triangle's point nearest it, for a point or a segment core (a ternary
+/// search along the segment: the distance is convex along it).
+fn witness(q: &Core, r: f64, t: [DVec3; 3], tol: f64) -> Option<DVec3> {
+    let nearest_on = |x: DVec3| {
+        // the nearest point of the triangle: on the plane inside, else on
+        // the nearest edge
+        let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize();
+        let pr = x - n * (x - t[0]).dot(n);
+        if (0..3).all(|k| (t[(k + 1) % 3] - t[k]).cross(pr - t[k]).dot(n) >= 0.0) {
+            return pr;
+        }
+        (0..3)
+            .map(|k| {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                let ab = b - a;
+                a + ab * ((x - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+            })
+            .min_by(|a, b| (*a - x).length().total_cmp(&(*b - x).length()))
+            .expect("three edges")
+    };
+    let x = match *q {
+        Core::Point(c) => c,
+        Core::Segment(a, b) => {
+            let f = |s: f64| crate::dist_point_triangle(a + (b - a) * s, t);
+            let (mut lo, mut hi) = (0.0f64, 1.0f64);
+            for _ in 0..50 {
+                let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+                if f(m1) <= f(m2) {
+                    hi = m2;
+                } else {
+                    lo = m1;
+                }
+            }
+            a + (b - a) * ((lo + hi) * 0.5)
+        }
+        _ => return None,
+    };
+    let w = nearest_on(x);
+    ((w - x).length() <= r + tol).then_some(w)
 }

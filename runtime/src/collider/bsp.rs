@@ -17,11 +17,14 @@
 
 use super::{ColliderContact, LocalRayHit, tri_mesh};
 use crate::geom::convex_contact::{self, Touch};
-use crate::geom::gjk::{Moved, Support, Triangle};
+use crate::geom::gjk::{self, Moved, Point, Support, Triangle};
+use crate::geom::least_move::{self, Least, Surface};
 use crate::geom::ray_box::SlabRay;
+use crate::geom::sat::{self, Polyhedral};
 use crate::geom::sphere_triangle;
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::Placement;
+use crate::shape::Core;
 use crate::shape::Posed;
 use crate::walk::vec3a;
 use crate::walk::{Grow, RayVisitor, TreeRef};
@@ -103,27 +106,33 @@ impl<'a> BspView<'a> {
         if self.frees_sphere(place, c, r, h.contact.normal, f64::from(r) - h.distance) {
             return Some(h);
         }
-        // the way out along the closest point's normal (for a sphere the
-        // deepest triangle's normal and the direction from the nearest
-        // surface point are that one, so `convex_contact::shape_touch`'s two
-        // candidates are one); the point stays the closest surface point,
-        // which lies in the sphere, and the feature its triangle
-        let (t, _) = exit_along(place, self, &point_posed(c, r), h.contact.normal).unwrap_or((
-            crate::geom::convex_contact::Touch {
+        // the least translation out, improving on the way out along the
+        // closest point's normal (for a sphere the deepest triangle's
+        // normal and the direction from the nearest surface point are
+        // that one)
+        let posed = point_posed(c, r);
+        let upper = exit_along(place, self, &posed, h.contact.normal).unwrap_or((
+            Touch {
                 point: h.contact.point,
                 normal: h.contact.normal,
                 depth: f64::from(r) - h.distance,
             },
             h.feature,
         ));
+        let (t, feature) = surface_point(
+            place,
+            self,
+            &posed,
+            least_way_out(place, self, &posed, upper, f64::from(r) - h.distance),
+        );
         Some(ColliderContact {
             contact: Contact {
                 t: 0.0,
-                point: h.contact.point,
+                point: t.point,
                 normal: t.normal,
             },
             distance: f64::from(r) - t.depth,
-            feature: h.feature,
+            feature,
             inside: false,
         })
     }
@@ -165,18 +174,24 @@ impl<'a> BspView<'a> {
                     inside: true,
                 });
             }
-            // `convex_contact::shape_inside`'s way, along the same direction, with
-            // the nearest surface point where the sphere reaches it
-            if let Some((t, feature)) = exit_along(place, self, &point_posed(c, r), n) {
-                let reaches = near.distance <= f64::from(r);
+            // the least translation out, improving on the way out along
+            // the same direction
+            let posed = point_posed(c, r);
+            if let Some(upper) = exit_along(place, self, &posed, n) {
+                let (t, feature) = surface_point(
+                    place,
+                    self,
+                    &posed,
+                    least_way_out(place, self, &posed, upper, f64::from(r) + near.distance),
+                );
                 return Some(ColliderContact {
                     contact: Contact {
                         t: 0.0,
-                        point: if reaches { near.contact.point } else { t.point },
+                        point: t.point,
                         normal: t.normal,
                     },
                     distance: t.depth - f64::from(r),
-                    feature: if reaches { near.feature } else { feature },
+                    feature,
                     inside: true,
                 });
             }
@@ -248,28 +263,45 @@ pub(crate) fn shape_touch(
     solid_way_out(place, b, posed).map(|tf| surface_point(place, b, posed, tf))
 }
 
-/// [`shape_touch`] with the point where the moved shape last touches.
+/// [`shape_touch`] before its point is chosen: the least translation out.
 fn solid_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touch, Option<u32>)> {
     if let Some(inside) = inside_way_out(place, b, posed) {
         return Some(inside);
     }
-    let (t, f) = tri_mesh::shape_touch(place, &b.0.surface, posed)?;
-    if frees(place, b, posed, t.normal, t.depth) {
+    let (t, f, own) = tri_mesh::shape_touch_own(place, &b.0.surface, posed)?;
+    let frees_it = frees(place, b, posed, t.normal, t.depth);
+    if frees_it && own {
+        // the deepest triangle's own way out frees the shape from the
+        // solid: no translation is shorter
         return Some((t, Some(f)));
     }
+    // a free translation to improve on: this one, or the least move along
+    // the deepest contact's normal or outwards from the surface point
+    // nearest the centre, whichever is shortest
+    let mut best = frees_it.then_some((t, Some(f)));
+    let mut offer = |other: Option<(Touch, Option<u32>)>| {
+        if let Some(o) = other
+            && best.is_none_or(|(x, _)| o.0.depth < x.depth)
+        {
+            best = Some(o);
+        }
+    };
+    offer(exit_along(place, b, posed, t.normal));
     let c = posed.centre();
-    let mut best = exit_along(place, b, posed, t.normal);
     if let Some(near) = tri_mesh::closest(place, &b.0.surface, c.as_vec3(), f32::MAX)
         && near.distance > 0.0
     {
-        let out = (c - near.contact.point) / near.distance;
-        if let Some(other) = exit_along(place, b, posed, out)
-            && best.is_none_or(|(x, _)| other.0.depth < x.depth)
-        {
-            best = Some(other);
-        }
+        offer(exit_along(
+            place,
+            b,
+            posed,
+            (c - near.contact.point) / near.distance,
+        ));
     }
-    best.or(Some((t, Some(f))))
+    Some(match best {
+        Some(upper) => least_way_out(place, b, posed, upper, if own { t.depth } else { 0.0 }),
+        None => (t, Some(f)),
+    })
 }
 
 /// Whether the query shape moved by `depth` (and a hair) along `n` is free of
@@ -321,16 +353,25 @@ pub(crate) fn shape_inside(
 }
 
 /// A contact `t` with a concave solid, named `feature`, with its point
-/// moved to the surface point in the shape farthest along its normal,
-/// over the surface triangles the shape touches ([`convex_contact::settle`]
-/// on each), and the feature to that point's triangle; as it is where the
-/// shape touches none (wholly inside).
+/// where the README's rule puts it: the surface point that the shape,
+/// moved out by the depth along the normal, last touches, where that lies
+/// in or on the shape as posed; else the surface point in the shape
+/// farthest along the normal, over the surface triangles the shape
+/// touches ([`convex_contact::settle`] on each); for a shape that touches
+/// none (wholly inside), where it leaves. The feature is that point's
+/// triangle.
 fn surface_point(
     place: &Placement,
     b: &BspView,
     posed: &Posed,
     (t, feature): (Touch, Option<u32>),
 ) -> (Touch, Option<u32>) {
+    let last = last_touch(place, b, posed, t.normal * t.depth);
+    if let Some((p, f, into)) = last
+        && into <= 1e-7 * posed_size(posed)
+    {
+        return (Touch { point: p, ..t }, Some(f));
+    }
     let (c, h) = posed.bounds();
     let (lo, hi) = tri_mesh::local_box(place, c, h);
     let mesh = &b.0.surface;
@@ -357,7 +398,322 @@ fn surface_point(
         }
         false
     });
-    best.map_or((t, feature), |(point, f)| (Touch { point, ..t }, Some(f)))
+    match (best, last) {
+        (Some((point, f)), _) => (Touch { point, ..t }, Some(f)),
+        (None, Some((point, f, _))) => (Touch { point, ..t }, Some(f)),
+        (None, None) => (t, feature),
+    }
+}
+
+/// The size of a posed shape's coordinates, for tolerances.
+fn posed_size(posed: &Posed) -> f64 {
+    let (c, h) = posed.bounds();
+    c.abs().max_element() + h.max_element() + 1.0
+}
+
+/// The surface point that the query shape moved by `v` touches, on the
+/// triangle nearest the shape as posed: (point, source triangle, how far
+/// the point lies outside the shape as posed). `None` where the moved
+/// shape touches no triangle.
+fn last_touch(
+    place: &Placement,
+    b: &BspView,
+    posed: &Posed,
+    v: DVec3,
+) -> Option<(DVec3, u32, f64)> {
+    let (c, h) = posed.bounds();
+    let eps = 1e-7 * (posed_size(posed) + v.length());
+    let (lo, hi) = tri_mesh::local_box(place, c + v, h + eps);
+    let mesh = &b.0.surface;
+    let (core, radius) = (&posed.core, posed.radius);
+    let moved = Moved(core, v);
+    let mut best: Option<(DVec3, u32, f64)> = None;
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = tri_mesh::leaf_span(mesh, leaf);
+        for slot in first << 1..(first << 1) + count {
+            let tri = Triangle(tri_mesh::world_triangle(place, mesh, slot));
+            let p = match gjk::distance(&moved, &tri) {
+                Some(s) if s.distance <= radius + eps => s.on_b,
+                Some(_) => continue,
+                // overlapping by a rounding hair
+                None => match convex_contact::touch(&moved, radius, &tri, 0.0) {
+                    Some(t) => t.point,
+                    None => continue,
+                },
+            };
+            let into = gjk::distance(core, &Point(p)).map_or(0.0, |s| s.distance) - radius;
+            if best.is_none_or(|(_, _, x)| into < x) {
+                best = Some((p, tri_mesh::slot_source(mesh, slot), into));
+            }
+        }
+        false
+    });
+    best
+}
+
+/// The least translation out of the concave solid, given a free one,
+/// `upper` (a depth along its normal), and a depth no way out is shorter
+/// than, `lower` (0 where none is known): [`least_move`] over the
+/// obstacles of the surface triangles the shape can meet, each candidate
+/// checked free by the exact tests (it touches no triangle, and its centre
+/// is outside). The point is then where the moved shape touches the
+/// surface, and the feature that triangle.
+///
+/// The search deepens: a translation shorter than `b` meets only the
+/// triangles within `b` of the shape, and lies only on surfaces nearer
+/// than `b`, so a search bounded by `b` that finds one has found the
+/// least; one that finds none doubles `b`, up to `upper`. A ball in a
+/// corner a few centimetres deep so looks at the few triangles of the
+/// corner, not at every wall it could slide along.
+fn least_way_out(
+    place: &Placement,
+    b: &BspView,
+    posed: &Posed,
+    upper: (Touch, Option<u32>),
+    lower: f64,
+) -> (Touch, Option<u32>) {
+    let reach = upper.0.depth;
+    let size = posed_size(posed) + reach;
+    // a candidate must beat the known way out by more than rounding
+    let most = reach - 1e-9 * size;
+    if most.is_nan() || most <= 0.0 {
+        return upper;
+    }
+    let (_, h) = posed.bounds();
+    let mut bound = (2.0 * lower).max(0.1 * h.max_element()).min(most);
+    loop {
+        let v = match least_within(place, b, posed, bound, size) {
+            Least::Found(v) => v,
+            Least::TooMany => return upper,
+            Least::NoneNearer if bound >= most => return upper,
+            Least::NoneNearer => {
+                bound = (bound * 2.0).min(most);
+                continue;
+            }
+        };
+        let depth = v.length();
+        let (point, feature) = match last_touch(place, b, posed, v) {
+            Some((p, f, _)) => (p, Some(f)),
+            None => (upper.0.point, upper.1),
+        };
+        return (
+            Touch {
+                point,
+                normal: v / depth,
+                depth,
+            },
+            feature,
+        );
+    }
+}
+
+/// The least free translation shorter than `bound`, if one is: see
+/// [`least_way_out`].
+fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size: f64) -> Least {
+    let (c, h) = posed.bounds();
+    let (lo, hi) = tri_mesh::local_box(place, c, h + bound);
+    let mesh = &b.0.surface;
+    let mirrored = crate::instance::determinant(&place.world_matrix()) < 0.0;
+    let mut tris: Vec<([DVec3; 3], u8)> = Vec::new();
+    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+        let (first, count) = tri_mesh::leaf_span(mesh, leaf);
+        for slot in first << 1..(first << 1) + count {
+            let mut v = tri_mesh::world_triangle(place, mesh, slot);
+            let mut flat = tri_mesh::flat_mask(mesh, slot);
+            if mirrored {
+                // outward is the winding's normal, which a mirror turns:
+                // wind it back (edge 0 becomes the old edge 2, and 2 0)
+                v.swap(1, 2);
+                flat = (flat & 2) | (flat >> 2 & 1) | (flat << 2 & 4);
+            }
+            tris.push((v, flat));
+        }
+        false
+    });
+    let (core, radius) = (&posed.core, posed.radius);
+    // a box's or hull's faces and edges with their Gauss arcs, once
+    let (mut faces, mut edges) = (Vec::new(), Vec::new());
+    let polyhedral =
+        matches!(core, Core::Box(_) | Core::Hull(_)) && core.features(&mut faces, &mut edges);
+    let gauss = polyhedral.then_some((&faces[..], &edges[..]));
+    let mut surfaces = Vec::new();
+    for (v, flat) in &tris {
+        obstacle(core, radius, gauss, v, *flat, &mut surfaces);
+    }
+    // free to a hair: a candidate lies on the surfaces it was found on, to
+    // the solver's rounding
+    let eps = 1e-11 * size;
+    let centre = posed.centre();
+    let free = |v: DVec3| {
+        if b.contains_local(place.local_point64(centre + v)) {
+            return false;
+        }
+        match core {
+            Core::Point(p) => tris.iter().all(|(t, _)| {
+                (sphere_triangle::closest_point(p.0 + v, t[0], t[1], t[2]) - (p.0 + v)).length()
+                    >= radius - eps
+            }),
+            _ => {
+                let moved = Moved(core, v);
+                tris.iter().all(|(t, _)| {
+                    convex_contact::touch(&moved, radius, &Triangle(*t), 0.0)
+                        .is_none_or(|x| x.depth <= eps)
+                })
+            }
+        }
+    };
+    least_move::least_move(&mut surfaces, bound, size, free)
+}
+
+/// The surfaces that bound one surface triangle's obstacle in the space of
+/// the query shape's translations (see [`least_move`]'s module): the
+/// translations `v` where the core moved by `v`, grown by `radius`,
+/// touches the triangle `t` (wound outwards). A rounded core (a point or
+/// a segment) meets the triangle grown by the reflected core — planes
+/// through its faces that face out of the solid, offset by the radius,
+/// tubes about its edges and balls about its corners; a box or hull
+/// (`radius` 0) meets it along the separating-axis planes: the
+/// triangle's outward normal, the core's face normals and the cross
+/// products of their edges (every facet of the obstacle is among them).
+/// The inward face is left out: a shape touching it from behind is inside
+/// the solid, never free; so are the tubes and planes of a flat edge (bit
+/// `k` of `flat`: edge `k` joins coplanar triangles), which lie within the
+/// neighbour's obstacle.
+fn obstacle(
+    core: &Core,
+    radius: f64,
+    gauss: Option<(&[sat::Face], &[sat::Edge])>,
+    t: &[DVec3; 3],
+    flat: u8,
+    out: &mut Vec<Surface>,
+) {
+    let n = (t[1] - t[0]).cross(t[2] - t[0]);
+    let l2 = n.length_squared();
+    if l2.is_nan() || l2 <= 0.0 {
+        return;
+    }
+    let n = n.normalize();
+    // the obstacle's support along u: how far the shape must move along u
+    // to clear the triangle's plane across u (the core reflected)
+    let plane = |u: DVec3, out: &mut Vec<Surface>| {
+        let u = u.normalize_or_zero();
+        if u == DVec3::ZERO {
+            return;
+        }
+        let top = t.iter().map(|x| x.dot(u)).fold(f64::NEG_INFINITY, f64::max);
+        let h = top - core.support(-u).dot(u) + radius;
+        out.push(Surface::Plane { n: u, h });
+    };
+    plane(n, out);
+    let all = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
+    let real = |k: usize| flat & (1 << k) == 0;
+    let edges: Vec<DVec3> = (0..3).filter(|&k| real(k)).map(|k| all[k]).collect();
+    let ring = [(0, 1), (1, 2), (2, 0)];
+    match core {
+        Core::Point(p) => {
+            let q = t.map(|x| x - p.0);
+            let e: Vec<(usize, usize)> = (0..3).filter(|&k| real(k)).map(|k| ring[k]).collect();
+            rounded(&q, &e, radius, out);
+        }
+        Core::Segment(s) => {
+            let d = s.1 - s.0;
+            for &e in &edges {
+                let u = e.cross(d);
+                plane(u, out);
+                plane(-u, out);
+            }
+            let q = [
+                t[0] - s.0,
+                t[1] - s.0,
+                t[2] - s.0,
+                t[0] - s.1,
+                t[1] - s.1,
+                t[2] - s.1,
+            ];
+            let mut e: Vec<(usize, usize)> = vec![(0, 3), (1, 4), (2, 5)];
+            for k in (0..3).filter(|&k| real(k)) {
+                let (i, j) = ring[k];
+                e.push((i, j));
+                e.push((i + 3, j + 3));
+            }
+            rounded(&q, &e, radius, out);
+        }
+        _ => match gauss {
+            // the facets of the triangle grown by the reflected core: the
+            // core's faces turned round, and the cross products of an edge
+            // of each whose Gauss arcs cross (the triangle's edge's arc
+            // runs from its normal to its back through the edge's outward
+            // normal in its plane; the core's edge's, turned round,
+            // between its faces' normals)
+            Some((faces, core_edges)) => {
+                for f in faces {
+                    plane(-f.n, out);
+                }
+                for k in (0..3).filter(|&k| real(k)) {
+                    let outward = all[k].cross(n);
+                    for ce in core_edges {
+                        let u = all[k].cross(ce.q - ce.p);
+                        let u = if u.dot(outward) < 0.0 { -u } else { u };
+                        if on_arc(-u, ce.n1, ce.n2) {
+                            plane(u, out);
+                        }
+                    }
+                }
+            }
+            // no features (a degenerate core): every separating axis
+            None => {
+                core.face_normals(&mut |m| {
+                    plane(m, out);
+                    plane(-m, out);
+                });
+                core.edge_directions(&mut |d| {
+                    for &e in &edges {
+                        let u = e.cross(d);
+                        plane(u, out);
+                        plane(-u, out);
+                    }
+                });
+            }
+        },
+    }
+}
+
+/// Whether the direction `u` lies on the short arc of the unit sphere
+/// between the normals `a` and `b` (it is `α a + β b`, `α, β ≥ 0`, to
+/// rounding); `u` is taken to lie in their plane.
+fn on_arc(u: DVec3, a: DVec3, b: DVec3) -> bool {
+    let (aa, ab, bb) = (a.dot(a), a.dot(b), b.dot(b));
+    let det = aa * bb - ab * ab;
+    if det.is_nan() || det <= 1e-12 * aa * bb {
+        // parallel faces: the arc is a point (or a half circle, where
+        // they face apart): keep the axis
+        return true;
+    }
+    let (ua, ub) = (u.dot(a), u.dot(b));
+    let alpha = (ua * bb - ub * ab) / det;
+    let beta = (ub * aa - ua * ab) / det;
+    let tol = -1e-9 * u.length() * (aa.max(bb)).sqrt();
+    alpha >= tol && beta >= tol
+}
+
+/// The tubes about a rounded obstacle's edges (pairs of corners of `q`)
+/// and the balls about its corners.
+fn rounded(q: &[DVec3], edges: &[(usize, usize)], radius: f64, out: &mut Vec<Surface>) {
+    for &(i, j) in edges {
+        // one orientation of each edge, so that a shared edge is one tube
+        let (a, b) = if q[i].to_array() < q[j].to_array() {
+            (q[i], q[j])
+        } else {
+            (q[j], q[i])
+        };
+        let u = (b - a).normalize_or_zero();
+        if u != DVec3::ZERO {
+            out.push(Surface::Tube { a, u, r: radius });
+        }
+    }
+    for &c in q {
+        out.push(Surface::Ball { c, r: radius });
+    }
 }
 
 /// [`shape_inside`] with the point where the moved shape last touches.
@@ -374,7 +730,10 @@ fn inside_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touc
     } else {
         near.contact.normal
     };
-    exit_along(place, b, posed, n).or(Some((
+    if let Some(upper) = exit_along(place, b, posed, n) {
+        return Some(least_way_out(place, b, posed, upper, 0.0));
+    }
+    Some((
         // no way out was found along n (rounding at a degenerate
         // surface): the nearest point's tangent plane, as before
         Touch {
@@ -383,7 +742,7 @@ fn inside_way_out(place: &Placement, b: &BspView, posed: &Posed) -> Option<(Touc
             depth: ((near.contact.point - posed.core.support(-n)).dot(n) + posed.radius).max(0.0),
         },
         near.feature,
-    )))
+    ))
 }
 
 /// A surface triangle on the way out ([`exit_along`]), with bounds of
@@ -801,5 +1160,321 @@ mod tests {
             checked += 1;
         }
         assert!(found > checked / 4, "{found} of {checked} met the knot");
+    }
+
+    /// A watertight mesh of the union of unit cubes `cells` (integer
+    /// corners) scaled by `size`: the faces between a filled cell and an
+    /// empty one, wound outwards.
+    fn voxels(cells: &[[i32; 3]], size: f32) -> SceneMesh {
+        use std::collections::{BTreeSet, HashMap};
+        let filled: BTreeSet<[i32; 3]> = cells.iter().copied().collect();
+        let mut index: HashMap<[i32; 3], u32> = HashMap::new();
+        let mut pos: Vec<[f32; 3]> = Vec::new();
+        let mut tris: Vec<[u32; 3]> = Vec::new();
+        let mut at = |p: [i32; 3], pos: &mut Vec<[f32; 3]>| {
+            *index.entry(p).or_insert_with(|| {
+                pos.push(p.map(|x| x as f32 * size));
+                (pos.len() - 1) as u32
+            })
+        };
+        for &c in &filled {
+            for axis in 0..3 {
+                for side in [-1, 1] {
+                    let mut nb = c;
+                    nb[axis] += side;
+                    if filled.contains(&nb) {
+                        continue;
+                    }
+                    // the face's corners, counter-clockwise seen from outside
+                    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+                    let mut base = c;
+                    if side > 0 {
+                        base[axis] += 1;
+                    }
+                    let corner = |du: i32, dv: i32| {
+                        let mut p = base;
+                        p[u] += du;
+                        p[v] += dv;
+                        p
+                    };
+                    let mut q = [corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)];
+                    if side < 0 {
+                        q.reverse();
+                    }
+                    let q = q.map(|p| at(p, &mut pos));
+                    tris.push([q[0], q[1], q[2]]);
+                    tris.push([q[0], q[2], q[3]]);
+                }
+            }
+        }
+        SceneMesh::new("voxels", pos, &tris)
+    }
+
+    /// The cells of `lo..hi` (per axis) where `solid` holds.
+    fn cells(lo: [i32; 3], hi: [i32; 3], solid: impl Fn([i32; 3]) -> bool) -> Vec<[i32; 3]> {
+        let mut out = Vec::new();
+        for i in lo[0]..hi[0] {
+            for j in lo[1]..hi[1] {
+                for k in lo[2]..hi[2] {
+                    if solid([i, j, k]) {
+                        out.push([i, j, k]);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The placements the known answers are checked under: the identity,
+    /// and a mirror turned and moved (rigid, so the least translation maps
+    /// with it).
+    fn rigid_placements() -> [DAffine3; 2] {
+        let turn = DQuat::from_axis_angle(DVec3::new(0.2, 1.0, 0.4).normalize(), 0.8);
+        let mirror = DAffine3::from_mat3(glam::DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0)));
+        [
+            DAffine3::IDENTITY,
+            DAffine3::from_rotation_translation(turn, DVec3::new(30.0, -4.0, 12.0)) * mirror,
+        ]
+    }
+
+    /// Checks the one overlap of `shape` at `pose` (given in the solid's
+    /// own frame) under every placement: depth `|v|`, normal along `v`,
+    /// and the point (in the solid's frame) is where the moved-out shape
+    /// touches the surface, as `touches` tells.
+    fn check_way_out(
+        mesh: &SceneMesh,
+        shape: &QueryShape,
+        rotation: DQuat,
+        at: DVec3,
+        v: DVec3,
+        touches: impl Fn(DVec3) -> bool,
+    ) {
+        let places = rigid_placements();
+        let level = placed_copies(mesh.clone(), &places, "bsp");
+        for (i, m) in places.iter().enumerate() {
+            let (_, turn, _) = m.to_scale_rotation_translation();
+            // a capsule placed is the capsule about the placed axis; a
+            // box is its own mirror image, turned as the placement turns
+            let rotation = match shape {
+                QueryShape::Capsule { .. } => DQuat::from_rotation_arc(
+                    DVec3::Y,
+                    m.transform_vector3(rotation * DVec3::Y).normalize(),
+                ),
+                _ => turn * rotation,
+            };
+            let pose = Pose::new(rotation.as_quat(), m.transform_point3(at).as_vec3());
+            let got: Vec<_> = level
+                .overlap(shape, &pose, &crate::Filter::ALL)
+                .into_iter()
+                .filter(|o| o.object.index() == i as u32)
+                .collect();
+            assert_eq!(got.len(), 1, "placement {i}: {got:?}");
+            let o = &got[0];
+            let want = m.transform_vector3(v);
+            assert!(
+                (f64::from(o.depth) - want.length()).abs() < 1e-4,
+                "placement {i}: depth {} for {}",
+                o.depth,
+                want.length()
+            );
+            assert!(
+                o.normal.as_dvec3().abs_diff_eq(want.normalize(), 1e-4),
+                "placement {i}: normal {} for {}",
+                o.normal,
+                want.normalize()
+            );
+            let p = m.inverse().transform_point3(o.point.as_dvec3());
+            assert!(
+                touches(p),
+                "placement {i}: point {p} not where the moved shape touches"
+            );
+        }
+    }
+
+    /// A test that a point is one of `points`.
+    fn one_of(points: &[DVec3]) -> impl Fn(DVec3) -> bool + '_ {
+        |p| points.iter().any(|t| (*t - p).length() < 1e-4)
+    }
+
+    /// A ball in the inside corner of two thick walls (an L-shaped solid),
+    /// 0.08 deep in one and 0.06 in the other, goes out diagonally by 0.1,
+    /// not along one wall and out through the far end of the other; in
+    /// the corner of three walls, by the three depths at once.
+    #[test]
+    fn a_ball_in_a_corner_is_freed_by_the_least_translation() {
+        let two = voxels(
+            &cells([-1, -1, -2], [3, 3, 2], |c| c[0] < 0 || c[1] < 0),
+            1.0,
+        );
+        let ball = QueryShape::Sphere { radius: 0.5 };
+        let at = DVec3::new(0.42, 0.44, 0.0);
+        check_way_out(
+            &two,
+            &ball,
+            DQuat::IDENTITY,
+            at,
+            DVec3::new(0.08, 0.06, 0.0),
+            one_of(&[DVec3::new(0.0, 0.5, 0.0), DVec3::new(0.5, 0.0, 0.0)]),
+        );
+        let three = voxels(
+            &cells([-1, -1, -1], [3, 3, 3], |c| c.iter().any(|&x| x < 0)),
+            1.0,
+        );
+        check_way_out(
+            &three,
+            &ball,
+            DQuat::IDENTITY,
+            DVec3::new(0.42, 0.44, 0.45),
+            DVec3::new(0.08, 0.06, 0.05),
+            one_of(&[
+                DVec3::new(0.0, 0.5, 0.5),
+                DVec3::new(0.5, 0.0, 0.5),
+                DVec3::new(0.5, 0.5, 0.0),
+            ]),
+        );
+    }
+
+    /// A capsule lying in the crease of two walls, tilted so that its ends
+    /// sit at different depths, and a box in the same corner: each is
+    /// freed by the least translation out of both walls at once.
+    #[test]
+    fn a_capsule_and_a_box_in_a_crease_are_freed_by_the_least_translation() {
+        let two = voxels(
+            &cells([-1, -1, -2], [3, 3, 2], |c| c[0] < 0 || c[1] < 0),
+            1.0,
+        );
+        // ends (0.40, 0.44, -0.5) and (0.45, 0.46, 0.5): the lower end
+        // decides both walls' depths, 0.1 and 0.06
+        let (a, b) = (DVec3::new(0.40, 0.44, -0.5), DVec3::new(0.45, 0.46, 0.5));
+        let axis = (b - a).normalize();
+        let capsule = QueryShape::Capsule {
+            half_height: ((b - a).length() * 0.5) as f32,
+            radius: 0.5,
+        };
+        let v = DVec3::new(0.1, 0.06, 0.0);
+        let end = a + v;
+        check_way_out(
+            &two,
+            &capsule,
+            DQuat::from_rotation_arc(DVec3::Y, axis),
+            (a + b) * 0.5,
+            v,
+            one_of(&[DVec3::new(0.0, end.y, end.z), DVec3::new(end.x, 0.0, end.z)]),
+        );
+        let cube = QueryShape::Box {
+            half: Vec3::splat(0.5),
+        };
+        // the moved box (x and y in [0, 1], z in [-0.5, 0.5]) lies with a
+        // face on each wall
+        let on_face = |p: DVec3, a: usize| {
+            let (u, w) = ((a + 1) % 3, (a + 2) % 3);
+            let within = |k: usize, lo: f64, hi: f64| p[k] >= lo - 1e-4 && p[k] <= hi + 1e-4;
+            p[a].abs() < 1e-4
+                && [u, w].iter().all(|&k| {
+                    if k == 2 {
+                        within(k, -0.5, 0.5)
+                    } else {
+                        within(k, 0.0, 1.0)
+                    }
+                })
+        };
+        check_way_out(
+            &two,
+            &cube,
+            DQuat::IDENTITY,
+            DVec3::new(0.42, 0.44, 0.0),
+            DVec3::new(0.08, 0.06, 0.0),
+            |p| on_face(p, 0) || on_face(p, 1),
+        );
+    }
+
+    /// A ball pressed into a slot narrower than itself rests on both
+    /// lips: from (0.05, 0.1) over a slot 0.6 wide it goes to (0, 0.4),
+    /// where it touches both lip edges (two tubes meet).
+    #[test]
+    fn a_ball_in_a_narrow_slot_rests_on_both_lips() {
+        // cells of 0.3: the slot is x in [-0.3, 0.3] above y = -0.9
+        let slot = voxels(
+            &cells([-7, -4, -4], [7, 0, 4], |c| {
+                c[0] < -1 || c[0] >= 1 || c[1] < -3
+            }),
+            0.3,
+        );
+        let ball = QueryShape::Sphere { radius: 0.5 };
+        check_way_out(
+            &slot,
+            &ball,
+            DQuat::IDENTITY,
+            DVec3::new(0.05, 0.1, 0.0),
+            DVec3::new(-0.05, 0.3, 0.0),
+            one_of(&[DVec3::new(0.3, 0.0, 0.0), DVec3::new(-0.3, 0.0, 0.0)]),
+        );
+    }
+
+    /// The planes of a triangle's obstacle for a box or hull, kept where
+    /// the Gauss arcs of their edges cross, bound the same region as every
+    /// separating axis does: the facets are all there.
+    #[test]
+    fn obstacle_facets_from_gauss_arcs_bound_what_every_axis_bounds() {
+        let mut rng = Rng(0x0b57_ac1e_0000_0001);
+        let pts: Vec<Vec3> = (0..12)
+            .map(|_| (rng.unit() * DVec3::new(0.6, 0.3, 0.45)).as_vec3())
+            .collect();
+        let hull = ConvexHull::new(&pts).expect("a solid hull");
+        let (mut inside, mut outside) = (0, 0);
+        for case in 0..400 {
+            let shapes = [
+                QueryShape::Box {
+                    half: Vec3::new(0.5, 0.2, 0.35),
+                },
+                QueryShape::Hull(&hull),
+            ];
+            let rotation = Quat::from_axis_angle(rng.unit().as_vec3(), (rng.f() * 6.2) as f32);
+            let at = rng.unit() * 0.3;
+            let posed = Posed::new(&shapes[case % 2], &Pose::new(rotation, at.as_vec3()))
+                .expect("a valid pose");
+            let t = [rng.unit(), rng.unit(), rng.unit()];
+            let n = (t[1] - t[0]).cross(t[2] - t[0]);
+            if n.length() < 0.1 {
+                continue;
+            }
+            let (mut faces, mut edges) = (Vec::new(), Vec::new());
+            assert!(posed.core.features(&mut faces, &mut edges));
+            let (mut arcs, mut every) = (Vec::new(), Vec::new());
+            obstacle(&posed.core, 0.0, Some((&faces, &edges)), &t, 0, &mut arcs);
+            obstacle(&posed.core, 0.0, None, &t, 0, &mut every);
+            // both with the triangle's back face, which neither keeps
+            let n = n.normalize();
+            let back = Surface::Plane {
+                n: -n,
+                h: t.iter().map(|x| -n.dot(*x)).fold(f64::MIN, f64::max)
+                    + posed.core.support(n).dot(n),
+            };
+            arcs.push(back);
+            every.push(back);
+            assert!(arcs.len() < every.len(), "case {case}");
+            let within = |set: &[Surface], v: DVec3| {
+                set.iter()
+                    .map(|s| match *s {
+                        Surface::Plane { n, h } => n.dot(v) - h,
+                        _ => unreachable!("planes only"),
+                    })
+                    .fold(f64::MIN, f64::max)
+            };
+            for _ in 0..200 {
+                let v = rng.unit() * (rng.f() * 3.0);
+                let (a, e) = (within(&arcs, v), within(&every, v));
+                if e.abs() < 1e-9 || a.abs() < 1e-9 {
+                    continue;
+                }
+                assert_eq!(a < 0.0, e < 0.0, "case {case}: {v} ({a} vs {e})");
+                if e < 0.0 {
+                    inside += 1;
+                } else {
+                    outside += 1;
+                }
+            }
+        }
+        assert!(inside > 1000 && outside > 1000, "{inside} {outside}");
     }
 }
