@@ -452,19 +452,15 @@ fn last_touch(
 }
 
 /// The least translation out of the concave solid, given a free one,
-/// `upper` (a depth along its normal), and a depth no way out is shorter
-/// than, `lower` (0 where none is known): [`least_move`] over the
-/// obstacles of the surface triangles the shape can meet, each candidate
-/// checked free by the exact tests (it touches no triangle, and its centre
-/// is outside). The point is then where the moved shape touches the
-/// surface, and the feature that triangle.
-///
-/// The search deepens: a translation shorter than `b` meets only the
-/// triangles within `b` of the shape, and lies only on surfaces nearer
-/// than `b`, so a search bounded by `b` that finds one has found the
-/// least; one that finds none doubles `b`, up to `upper`. A ball in a
-/// corner a few centimetres deep so looks at the few triangles of the
-/// corner, not at every wall it could slide along.
+/// `upper` (a depth along its normal): [`least_move`] over the obstacles
+/// of the surface triangles the shape can meet on a shorter move, each
+/// candidate checked free by the exact tests (it touches no triangle, and
+/// its centre is outside). The obstacle surfaces are weighed nearest first
+/// and none beyond the answer is: a ball in a corner a few centimetres
+/// deep weighs the corner's walls, not every wall it could slide along.
+/// `lower` is a depth no way out is shorter than (0 where none is known).
+/// The point is then where the moved shape touches the surface, and the
+/// feature that triangle.
 fn least_way_out(
     place: &Placement,
     b: &BspView,
@@ -479,32 +475,31 @@ fn least_way_out(
     if most.is_nan() || most <= 0.0 {
         return upper;
     }
+    // deepening from twice the known least depth: a translation shorter
+    // than the bound meets only the triangles within it, so a search that
+    // finds one has found the least; one that finds none doubles it
     let (_, h) = posed.bounds();
     let mut bound = (2.0 * lower).max(0.1 * h.max_element()).min(most);
-    loop {
-        let v = match least_within(place, b, posed, bound, size) {
-            Least::Found(v) => v,
-            Least::TooMany => return upper,
-            Least::NoneNearer if bound >= most => return upper,
-            Least::NoneNearer => {
-                bound = (bound * 2.0).min(most);
-                continue;
-            }
-        };
-        let depth = v.length();
-        let (point, feature) = match last_touch(place, b, posed, v) {
-            Some((p, f, _)) => (p, Some(f)),
-            None => (upper.0.point, upper.1),
-        };
-        return (
-            Touch {
-                point,
-                normal: v / depth,
-                depth,
-            },
-            feature,
-        );
-    }
+    let v = loop {
+        match least_within(place, b, posed, bound, size) {
+            Least::Found(v) => break v,
+            Least::NoneNearer if bound < most => bound = (bound * 2.0).min(most),
+            _ => return upper,
+        }
+    };
+    let depth = v.length();
+    let (point, feature) = match last_touch(place, b, posed, v) {
+        Some((p, f, _)) => (p, Some(f)),
+        None => (upper.0.point, upper.1),
+    };
+    (
+        Touch {
+            point,
+            normal: v / depth,
+            depth,
+        },
+        feature,
+    )
 }
 
 /// The least free translation shorter than `bound`, if one is: see
@@ -609,11 +604,15 @@ fn obstacle(
     let real = |k: usize| flat & (1 << k) == 0;
     let edges: Vec<DVec3> = (0..3).filter(|&k| real(k)).map(|k| all[k]).collect();
     let ring = [(0, 1), (1, 2), (2, 0)];
+    // a corner bounds the obstacle only where a real edge meets it (one
+    // inside a flat region is covered by its neighbours; a real corner
+    // has a real edge, and the triangle of that edge gives its ball)
+    let corner = |k: usize| real(k) || real((k + 2) % 3);
     match core {
         Core::Point(p) => {
             let q = t.map(|x| x - p.0);
             let e: Vec<(usize, usize)> = (0..3).filter(|&k| real(k)).map(|k| ring[k]).collect();
-            rounded(&q, &e, radius, out);
+            rounded(&q, &e, corner, radius, out);
         }
         Core::Segment(s) => {
             let d = s.1 - s.0;
@@ -630,13 +629,14 @@ fn obstacle(
                 t[1] - s.1,
                 t[2] - s.1,
             ];
-            let mut e: Vec<(usize, usize)> = vec![(0, 3), (1, 4), (2, 5)];
+            let mut e: Vec<(usize, usize)> =
+                (0..3).filter(|&k| corner(k)).map(|k| (k, k + 3)).collect();
             for k in (0..3).filter(|&k| real(k)) {
                 let (i, j) = ring[k];
                 e.push((i, j));
                 e.push((i + 3, j + 3));
             }
-            rounded(&q, &e, radius, out);
+            rounded(&q, &e, |k| corner(k % 3), radius, out);
         }
         _ => match gauss {
             // the facets of the triangle grown by the reflected core: the
@@ -697,8 +697,14 @@ fn on_arc(u: DVec3, a: DVec3, b: DVec3) -> bool {
 }
 
 /// The tubes about a rounded obstacle's edges (pairs of corners of `q`)
-/// and the balls about its corners.
-fn rounded(q: &[DVec3], edges: &[(usize, usize)], radius: f64, out: &mut Vec<Surface>) {
+/// and the balls about its corners that `corner` keeps.
+fn rounded(
+    q: &[DVec3],
+    edges: &[(usize, usize)],
+    corner: impl Fn(usize) -> bool,
+    radius: f64,
+    out: &mut Vec<Surface>,
+) {
     for &(i, j) in edges {
         // one orientation of each edge, so that a shared edge is one tube
         let (a, b) = if q[i].to_array() < q[j].to_array() {
@@ -711,8 +717,10 @@ fn rounded(q: &[DVec3], edges: &[(usize, usize)], radius: f64, out: &mut Vec<Sur
             out.push(Surface::Tube { a, u, r: radius });
         }
     }
-    for &c in q {
-        out.push(Surface::Ball { c, r: radius });
+    for (k, &c) in q.iter().enumerate() {
+        if corner(k) {
+            out.push(Surface::Ball { c, r: radius });
+        }
     }
 }
 

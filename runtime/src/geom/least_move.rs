@@ -140,6 +140,12 @@ pub(crate) fn least_move(
     mut free: impl FnMut(DVec3) -> bool,
 ) -> Least {
     surfaces.retain(|s| s.reach() < bound && s.reach().is_finite());
+    // a tessellated curve offers more tubes and balls than a query
+    // should weigh: tell so before solving for any (a tube is given by
+    // the two triangles of its edge, a ball by a corner's triangles)
+    if surfaces.iter().filter(|s| !s.is_plane()).count() > 4 * MOST_CURVED {
+        return Least::TooMany;
+    }
     surfaces.sort_by(|a, b| a.reach().total_cmp(&b.reach()));
     let tol = 1e-13 * scale;
     // one surface given twice (coplanar triangles, an edge two triangles
@@ -200,12 +206,16 @@ pub(crate) fn least_move(
                 push(x, &[a, &c], &mut heap);
             }
             // two planes: their line's nearest point bounds anything on
-            // both (parallel ones share nothing); curved ones, their reach
-            row.push(if a.is_plane() && c.is_plane() {
-                found.first().map_or(f64::INFINITY, |x| x.length())
-            } else {
-                a.reach().max(c.reach())
-            });
+            // both (parallel ones share nothing); curved ones, the least
+            // critical point found on their curve (its minimum wherever
+            // the starts reach it), or nothing where none was found
+            row.push(
+                found
+                    .iter()
+                    .map(|x| x.length())
+                    .fold(f64::INFINITY, f64::min)
+                    .max(a.reach().max(c.reach())),
+            );
         }
         for i in 0..k {
             if row[i] >= bound {
@@ -286,7 +296,7 @@ pub(crate) const MOST_SURFACES: usize = 64;
 
 /// The most tubes and balls among them: a triple with a curved surface
 /// costs a Newton solve, a hundred times a triple of planes.
-pub(crate) const MOST_CURVED: usize = 24;
+pub(crate) const MOST_CURVED: usize = 16;
 
 /// Whether two surfaces are one, to `tol`.
 fn same(a: &Surface, b: &Surface, tol: f64) -> bool {
