@@ -593,7 +593,7 @@ pub fn check_overlap(
                 );
                 let p = o.point.as_dvec3();
                 let depth = f64::from(o.depth);
-                if let Some(surface) = &obj.solid {
+                if obj.solid.is_some() {
                     // a concave solid: the least move along the normal that
                     // frees the shape from the solid, never less than the
                     // deepest triangle's depth (freeing the shape frees it
@@ -609,19 +609,8 @@ pub fn check_overlap(
                         "{what}: {} object {i} depth {depth} < the deepest triangle's {deepest}",
                         obj.kind
                     );
-                    let free = |s: f64| {
-                        let moved = q.core.moved(n * s);
-                        convex::winding_number(surface, moved.vertices()[0]) < 0.5
-                            && obj.pieces.iter().all(|pc| {
-                                let d = convex::distance(&moved, &pc.core);
-                                let r = q.radius + pc.radius;
-                                if d > 0.0 {
-                                    d >= r - 1e-7
-                                } else {
-                                    r + convex::penetration(&moved, &pc.core).0 <= 1e-7
-                                }
-                            })
-                    };
+                    let every: Vec<usize> = (0..obj.pieces.len()).collect();
+                    let free = |s: f64| free_of_solid(obj, q, &every, n * s);
                     // freed somewhere within the rounding of the reported
                     // f32 values past `depth`: a sphere pushed into a
                     // narrow slot of a concave solid is free only over a
@@ -1203,8 +1192,8 @@ pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, wh
 }
 
 /// Whether the query `q` moved by `v` is free of the concave solid `obj`:
-/// its first vertex outside (winding number) and no piece within its
-/// radius; only the pieces within `reach` of the query are looked at.
+/// its first vertex outside (winding number) and none of the pieces
+/// `near` (indices; those it can reach) within its radius.
 fn free_of_solid(obj: &Object, q: &Query, near: &[usize], v: DVec3) -> bool {
     let Some(surface) = &obj.solid else {
         return true;
