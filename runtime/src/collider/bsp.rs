@@ -15,12 +15,12 @@
 //! Verification guarantees children come after their parents, so the
 //! descent ends, and the surface is a valid triangle mesh.
 
-use super::{ColliderContact, LocalRayHit, tri_mesh};
+use super::{ColliderContact, LocalRayHit, obstacles, tri_mesh};
 use crate::geom::convex_contact::{self, Touch};
 use crate::geom::gjk::{self, Moved, Point, Support, Triangle};
-use crate::geom::least_move::{self, Least, Surface};
+use crate::geom::least_move::{self, Least};
 use crate::geom::ray_box::SlabRay;
-use crate::geom::sat::{self, Polyhedral};
+use crate::geom::sat::Polyhedral;
 use crate::geom::sphere_triangle;
 use crate::geom::sphere_triangle::Contact;
 use crate::instance::Placement;
@@ -532,9 +532,8 @@ fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size:
         matches!(core, Core::Box(_) | Core::Hull(_)) && core.features(&mut faces, &mut edges);
     let gauss = polyhedral.then_some((&faces[..], &edges[..]));
     let mut surfaces = Vec::new();
-    for (v, flat) in &tris {
-        obstacle(core, radius, gauss, v, *flat, &mut surfaces);
-    }
+    let local = obstacles::Local::new(&tris, size);
+    obstacles::patches(&local, core, radius, gauss, &mut surfaces);
     // free to a hair: a candidate lies on the surfaces it was found on, to
     // the solver's rounding
     let eps = 1e-11 * size;
@@ -557,171 +556,7 @@ fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size:
             }
         }
     };
-    least_move::least_move(&mut surfaces, bound, size, free)
-}
-
-/// The surfaces that bound one surface triangle's obstacle in the space of
-/// the query shape's translations (see [`least_move`]'s module): the
-/// translations `v` where the core moved by `v`, grown by `radius`,
-/// touches the triangle `t` (wound outwards). A rounded core (a point or
-/// a segment) meets the triangle grown by the reflected core — planes
-/// through its faces that face out of the solid, offset by the radius,
-/// tubes about its edges and balls about its corners; a box or hull
-/// (`radius` 0) meets it along the separating-axis planes: the
-/// triangle's outward normal, the core's face normals and the cross
-/// products of their edges (every facet of the obstacle is among them).
-/// The inward face is left out: a shape touching it from behind is inside
-/// the solid, never free; so are the tubes and planes of a flat edge (bit
-/// `k` of `flat`: edge `k` joins coplanar triangles), which lie within the
-/// neighbour's obstacle.
-fn obstacle(
-    core: &Core,
-    radius: f64,
-    gauss: Option<(&[sat::Face], &[sat::Edge])>,
-    t: &[DVec3; 3],
-    flat: u8,
-    out: &mut Vec<Surface>,
-) {
-    let n = (t[1] - t[0]).cross(t[2] - t[0]);
-    let l2 = n.length_squared();
-    if l2.is_nan() || l2 <= 0.0 {
-        return;
-    }
-    let n = n.normalize();
-    // the obstacle's support along u: how far the shape must move along u
-    // to clear the triangle's plane across u (the core reflected)
-    let plane = |u: DVec3, out: &mut Vec<Surface>| {
-        let u = u.normalize_or_zero();
-        if u == DVec3::ZERO {
-            return;
-        }
-        let top = t.iter().map(|x| x.dot(u)).fold(f64::NEG_INFINITY, f64::max);
-        let h = top - core.support(-u).dot(u) + radius;
-        out.push(Surface::Plane { n: u, h });
-    };
-    plane(n, out);
-    let all = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
-    let real = |k: usize| flat & (1 << k) == 0;
-    let edges: Vec<DVec3> = (0..3).filter(|&k| real(k)).map(|k| all[k]).collect();
-    let ring = [(0, 1), (1, 2), (2, 0)];
-    // a corner bounds the obstacle only where a real edge meets it (one
-    // inside a flat region is covered by its neighbours; a real corner
-    // has a real edge, and the triangle of that edge gives its ball)
-    let corner = |k: usize| real(k) || real((k + 2) % 3);
-    match core {
-        Core::Point(p) => {
-            let q = t.map(|x| x - p.0);
-            let e: Vec<(usize, usize)> = (0..3).filter(|&k| real(k)).map(|k| ring[k]).collect();
-            rounded(&q, &e, corner, radius, out);
-        }
-        Core::Segment(s) => {
-            let d = s.1 - s.0;
-            for &e in &edges {
-                let u = e.cross(d);
-                plane(u, out);
-                plane(-u, out);
-            }
-            let q = [
-                t[0] - s.0,
-                t[1] - s.0,
-                t[2] - s.0,
-                t[0] - s.1,
-                t[1] - s.1,
-                t[2] - s.1,
-            ];
-            let mut e: Vec<(usize, usize)> =
-                (0..3).filter(|&k| corner(k)).map(|k| (k, k + 3)).collect();
-            for k in (0..3).filter(|&k| real(k)) {
-                let (i, j) = ring[k];
-                e.push((i, j));
-                e.push((i + 3, j + 3));
-            }
-            rounded(&q, &e, |k| corner(k % 3), radius, out);
-        }
-        _ => match gauss {
-            // the facets of the triangle grown by the reflected core: the
-            // core's faces turned round, and the cross products of an edge
-            // of each whose Gauss arcs cross (the triangle's edge's arc
-            // runs from its normal to its back through the edge's outward
-            // normal in its plane; the core's edge's, turned round,
-            // between its faces' normals)
-            Some((faces, core_edges)) => {
-                for f in faces {
-                    plane(-f.n, out);
-                }
-                for k in (0..3).filter(|&k| real(k)) {
-                    let outward = all[k].cross(n);
-                    for ce in core_edges {
-                        let u = all[k].cross(ce.q - ce.p);
-                        let u = if u.dot(outward) < 0.0 { -u } else { u };
-                        if on_arc(-u, ce.n1, ce.n2) {
-                            plane(u, out);
-                        }
-                    }
-                }
-            }
-            // no features (a degenerate core): every separating axis
-            None => {
-                core.face_normals(&mut |m| {
-                    plane(m, out);
-                    plane(-m, out);
-                });
-                core.edge_directions(&mut |d| {
-                    for &e in &edges {
-                        let u = e.cross(d);
-                        plane(u, out);
-                        plane(-u, out);
-                    }
-                });
-            }
-        },
-    }
-}
-
-/// Whether the direction `u` lies on the short arc of the unit sphere
-/// between the normals `a` and `b` (it is `α a + β b`, `α, β ≥ 0`, to
-/// rounding); `u` is taken to lie in their plane.
-fn on_arc(u: DVec3, a: DVec3, b: DVec3) -> bool {
-    let (aa, ab, bb) = (a.dot(a), a.dot(b), b.dot(b));
-    let det = aa * bb - ab * ab;
-    if det.is_nan() || det <= 1e-12 * aa * bb {
-        // parallel faces: the arc is a point (or a half circle, where
-        // they face apart): keep the axis
-        return true;
-    }
-    let (ua, ub) = (u.dot(a), u.dot(b));
-    let alpha = (ua * bb - ub * ab) / det;
-    let beta = (ub * aa - ua * ab) / det;
-    let tol = -1e-9 * u.length() * (aa.max(bb)).sqrt();
-    alpha >= tol && beta >= tol
-}
-
-/// The tubes about a rounded obstacle's edges (pairs of corners of `q`)
-/// and the balls about its corners that `corner` keeps.
-fn rounded(
-    q: &[DVec3],
-    edges: &[(usize, usize)],
-    corner: impl Fn(usize) -> bool,
-    radius: f64,
-    out: &mut Vec<Surface>,
-) {
-    for &(i, j) in edges {
-        // one orientation of each edge, so that a shared edge is one tube
-        let (a, b) = if q[i].to_array() < q[j].to_array() {
-            (q[i], q[j])
-        } else {
-            (q[j], q[i])
-        };
-        let u = (b - a).normalize_or_zero();
-        if u != DVec3::ZERO {
-            out.push(Surface::Tube { a, u, r: radius });
-        }
-    }
-    for (k, &c) in q.iter().enumerate() {
-        if corner(k) {
-            out.push(Surface::Ball { c, r: radius });
-        }
-    }
+    least_move::least_move(&surfaces, bound, size, free)
 }
 
 /// [`shape_inside`] with the point where the moved shape last touches.
@@ -1417,72 +1252,5 @@ mod tests {
             DVec3::new(-0.05, 0.3, 0.0),
             one_of(&[DVec3::new(0.3, 0.0, 0.0), DVec3::new(-0.3, 0.0, 0.0)]),
         );
-    }
-
-    /// The planes of a triangle's obstacle for a box or hull, kept where
-    /// the Gauss arcs of their edges cross, bound the same region as every
-    /// separating axis does: the facets are all there.
-    #[test]
-    fn obstacle_facets_from_gauss_arcs_bound_what_every_axis_bounds() {
-        let mut rng = Rng(0x0b57_ac1e_0000_0001);
-        let pts: Vec<Vec3> = (0..12)
-            .map(|_| (rng.unit() * DVec3::new(0.6, 0.3, 0.45)).as_vec3())
-            .collect();
-        let hull = ConvexHull::new(&pts).expect("a solid hull");
-        let (mut inside, mut outside) = (0, 0);
-        for case in 0..400 {
-            let shapes = [
-                QueryShape::Box {
-                    half: Vec3::new(0.5, 0.2, 0.35),
-                },
-                QueryShape::Hull(&hull),
-            ];
-            let rotation = Quat::from_axis_angle(rng.unit().as_vec3(), (rng.f() * 6.2) as f32);
-            let at = rng.unit() * 0.3;
-            let posed = Posed::new(&shapes[case % 2], &Pose::new(rotation, at.as_vec3()))
-                .expect("a valid pose");
-            let t = [rng.unit(), rng.unit(), rng.unit()];
-            let n = (t[1] - t[0]).cross(t[2] - t[0]);
-            if n.length() < 0.1 {
-                continue;
-            }
-            let (mut faces, mut edges) = (Vec::new(), Vec::new());
-            assert!(posed.core.features(&mut faces, &mut edges));
-            let (mut arcs, mut every) = (Vec::new(), Vec::new());
-            obstacle(&posed.core, 0.0, Some((&faces, &edges)), &t, 0, &mut arcs);
-            obstacle(&posed.core, 0.0, None, &t, 0, &mut every);
-            // both with the triangle's back face, which neither keeps
-            let n = n.normalize();
-            let back = Surface::Plane {
-                n: -n,
-                h: t.iter().map(|x| -n.dot(*x)).fold(f64::MIN, f64::max)
-                    + posed.core.support(n).dot(n),
-            };
-            arcs.push(back);
-            every.push(back);
-            assert!(arcs.len() < every.len(), "case {case}");
-            let within = |set: &[Surface], v: DVec3| {
-                set.iter()
-                    .map(|s| match *s {
-                        Surface::Plane { n, h } => n.dot(v) - h,
-                        _ => unreachable!("planes only"),
-                    })
-                    .fold(f64::MIN, f64::max)
-            };
-            for _ in 0..200 {
-                let v = rng.unit() * (rng.f() * 3.0);
-                let (a, e) = (within(&arcs, v), within(&every, v));
-                if e.abs() < 1e-9 || a.abs() < 1e-9 {
-                    continue;
-                }
-                assert_eq!(a < 0.0, e < 0.0, "case {case}: {v} ({a} vs {e})");
-                if e < 0.0 {
-                    inside += 1;
-                } else {
-                    outside += 1;
-                }
-            }
-        }
-        assert!(inside > 1000 && outside > 1000, "{inside} {outside}");
     }
 }

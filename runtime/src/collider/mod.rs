@@ -22,6 +22,7 @@
 
 pub(crate) mod bsp;
 pub(crate) mod convex;
+pub(crate) mod obstacles;
 pub(crate) mod polytope;
 pub(crate) mod rounded;
 pub(crate) mod tri_mesh;
