@@ -156,9 +156,14 @@ impl Patch {
         x.cmpge(self.lo - tol).all() && x.cmple(self.hi + tol).all()
     }
 
-    /// Whether the two boxes meet, to `tol`.
-    fn meets(&self, o: &Patch, tol: f64) -> bool {
-        self.lo.cmple(o.hi + tol).all() && o.lo.cmple(self.hi + tol).all()
+    /// How near the origin a point in both boxes (grown by `tol`) can
+    /// be: infinite where they do not meet.
+    fn common_reach(&self, o: &Patch, tol: f64) -> f64 {
+        let (lo, hi) = (self.lo.max(o.lo) - tol, self.hi.min(o.hi) + tol);
+        if lo.cmpgt(hi).any() {
+            return f64::INFINITY;
+        }
+        lo.max(-hi).max(DVec3::ZERO).length()
     }
 
     /// Whether this box holds the other's, to `tol`.
@@ -276,7 +281,8 @@ pub(crate) fn least_move(
         }
         let mut row = vec![f64::INFINITY; k];
         for (i, a) in s[..k].iter().enumerate() {
-            if !a.meets(&c, pad) || same(&a.s, &c.s, 1e-9 * scale) {
+            let common = a.common_reach(&c, pad);
+            if common >= bound || same(&a.s, &c.s, 1e-9 * scale) {
                 continue;
             }
             work += cost(&[&a.s, &c.s]);
@@ -292,7 +298,8 @@ pub(crate) fn least_move(
                 .iter()
                 .map(|x| x.length())
                 .fold(f64::INFINITY, f64::min)
-                .max(a.reach().max(c.reach()));
+                .max(a.reach().max(c.reach()))
+                .max(common);
         }
         for i in 0..k {
             if row[i] >= bound {
@@ -300,7 +307,7 @@ pub(crate) fn least_move(
             }
             for j in i + 1..k {
                 let least = row[i].max(row[j]).max(pair[j][i]);
-                if least >= bound || !s[i].meets(&s[j], pad) {
+                if least >= bound || s[i].common_reach(&s[j], pad) >= bound {
                     continue;
                 }
                 waiting += 1;
@@ -428,6 +435,11 @@ fn meet(s: &[&Surface], tol: f64) -> Vec<DVec3> {
     if s.iter().all(|x| x.is_plane()) {
         return planes_meet(s).into_iter().collect();
     }
+    if let [a, b] = s
+        && let Some(points) = degenerate(a, b, tol)
+    {
+        return points;
+    }
     let mut starts: Vec<DVec3> = Vec::new();
     let sampled = if s.len() == 2 {
         curve(s[0], s[1]).map(|runs| {
@@ -451,9 +463,7 @@ fn meet(s: &[&Surface], tol: f64) -> Vec<DVec3> {
     }
     let mut found: Vec<DVec3> = Vec::with_capacity(2);
     for start in starts {
-        let Some(x) =
-            newton(s, start, tol).or_else(|| alternate(s, start).and_then(|x| newton(s, x, tol)))
-        else {
+        let Some(x) = newton(s, start, tol) else {
             continue;
         };
         if !found.iter().any(|y| (*y - x).length() <= 1e3 * tol) {
@@ -463,8 +473,110 @@ fn meet(s: &[&Surface], tol: f64) -> Vec<DVec3> {
     found
 }
 
+/// The least points of a meeting that Newton's method cannot take (its
+/// equations are singular there), in closed form: a tube along a plane
+/// meets it in up to two lines along its axis (one where it touches); a
+/// ball centred on a tube's axis meets it in up to two circles about the
+/// axis (one where they touch); two tubes along one direction meet in
+/// up to two lines. `None` where `a` and `b` are none of these.
+fn degenerate(a: &Surface, b: &Surface, tol: f64) -> Option<Vec<DVec3>> {
+    let (tube, other) = match (a, b) {
+        (Surface::Tube { .. }, _) => (a, b),
+        (_, Surface::Tube { .. }) => (b, a),
+        _ => return None,
+    };
+    let Surface::Tube { a: a0, u, r } = *tube else {
+        unreachable!("a tube")
+    };
+    // the nearest point to the origin of the line through x along u
+    let nearest = |x: DVec3| x - u * x.dot(u);
+    // the points (in the plane across u through a0, as offsets from a0)
+    // at distance r from a0 and at distance `r2` from `c2` (in that plane)
+    let circles = |c2: DVec3, r2: f64| -> Vec<DVec3> {
+        let l = c2.length();
+        if l <= 0.0 {
+            return Vec::new();
+        }
+        let x = (l * l + r * r - r2 * r2) / (2.0 * l);
+        let h2 = r * r - x * x;
+        if h2 < -1e-9 * r * r {
+            return Vec::new();
+        }
+        let k = c2 / l;
+        let side = u.cross(k);
+        let h = h2.max(0.0).sqrt();
+        if h <= 1e-9 * r {
+            vec![k * x]
+        } else {
+            vec![k * x + side * h, k * x - side * h]
+        }
+    };
+    match *other {
+        Surface::Plane { n, h } if n.dot(u).abs() <= 1e-9 => {
+            // the lines of the tube at height d over the axis, across n
+            let k = (n - u * n.dot(u)).normalize_or_zero();
+            let d = h - n.dot(a0);
+            let h2 = r * r - d * d;
+            if k == DVec3::ZERO || h2 < -1e-9 * r * r {
+                return Some(Vec::new());
+            }
+            let side = u.cross(k) * h2.max(0.0).sqrt();
+            let mut out = vec![nearest(a0 + k * d + side)];
+            if side.length() > 1e-9 * r {
+                out.push(nearest(a0 + k * d - side));
+            }
+            Some(out)
+        }
+        Surface::Tube { a, u: v, r: s } if u.cross(v).length() <= 1e-9 => {
+            let c2 = off_axis(a - a0, u);
+            Some(
+                circles(c2, s)
+                    .into_iter()
+                    .map(|w| nearest(a0 + w))
+                    .collect(),
+            )
+        }
+        Surface::Ball { c, r: big } if off_axis(c - a0, u).length() <= 1e3 * tol => {
+            let along2 = big * big - r * r;
+            if along2 < -1e-9 * big * big {
+                return Some(Vec::new());
+            }
+            let along = along2.max(0.0).sqrt();
+            let centre = a0 + u * (c - a0).dot(u);
+            let mut out = Vec::new();
+            for m in if along <= 1e-9 * big {
+                vec![centre]
+            } else {
+                vec![centre + u * along, centre - u * along]
+            } {
+                // the circle's point nearest the origin
+                let w = off_axis(-m, u).normalize_or_zero();
+                let w = if w == DVec3::ZERO {
+                    u.any_orthonormal_vector()
+                } else {
+                    w
+                };
+                out.push(m + w * r);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
 /// How many points [`curve`] samples a curve at.
 const SAMPLES: usize = 48;
+
+/// The cosines and sines of [`SAMPLES`] angles evenly round the circle.
+fn angles() -> &'static [(f64, f64); SAMPLES] {
+    static ANGLES: std::sync::OnceLock<[(f64, f64); SAMPLES]> = std::sync::OnceLock::new();
+    ANGLES.get_or_init(|| {
+        std::array::from_fn(|k| {
+            let t = std::f64::consts::TAU * k as f64 / SAMPLES as f64;
+            (t.cos(), t.sin())
+        })
+    })
+}
 
 /// Points along the curve where surfaces `a` and `b` meet, in runs of
 /// consecutive points (a run that goes all the way round is closed, its
@@ -486,9 +598,8 @@ fn curve(a: &Surface, b: &Surface) -> Option<Vec<Run>> {
     // for each angle, the line a0 + r·w(θ) + s·u meets `other` at the
     // roots s of a quadratic A s² + B s + C (or a linear B s + C)
     let mut branches = [Vec::with_capacity(SAMPLES), Vec::with_capacity(SAMPLES)];
-    for k in 0..SAMPLES {
-        let t = std::f64::consts::TAU * k as f64 / SAMPLES as f64;
-        let q = a0 + (e1 * t.cos() + e2 * t.sin()) * r;
+    for &(cos, sin) in angles() {
+        let q = a0 + (e1 * cos + e2 * sin) * r;
         let (qa, qb, qc) = match *other {
             Surface::Plane { n, h } => (0.0, n.dot(u), n.dot(q) - h),
             Surface::Ball { c, r } => {
@@ -587,11 +698,9 @@ fn circle(a: &Surface, b: &Surface) -> Option<(DVec3, f64, DVec3)> {
 /// Points round the circle about `c` of radius `rho` and axis `k`.
 fn ring(c: DVec3, rho: f64, k: DVec3) -> Run {
     let (e1, e2) = k.any_orthonormal_pair();
-    let points = (0..SAMPLES)
-        .map(|i| {
-            let t = std::f64::consts::TAU * i as f64 / SAMPLES as f64;
-            c + (e1 * t.cos() + e2 * t.sin()) * rho
-        })
+    let points = angles()
+        .iter()
+        .map(|&(cos, sin)| c + (e1 * cos + e2 * sin) * rho)
         .collect();
     (points, true)
 }
@@ -646,19 +755,14 @@ fn crossings(s: &[&Surface], starts: &mut Vec<DVec3>) -> Option<()> {
         starts.extend(roots.iter().flatten().map(|&t| base + d * t));
         return Some(());
     }
-    // the pair to follow: one with a tube, else two with a ball
-    let order = [(0, 1, 2), (0, 2, 1), (1, 2, 0)];
-    let (i, j, k) = order
+    // the pair to follow: one with a tube, else two with a ball, the
+    // first that parametrises
+    let mut order = [(0, 1, 2), (0, 2, 1), (1, 2, 0)];
+    order.sort_by_key(|&(i, j, _)| std::cmp::Reverse(curve_kind(s[i], s[j])));
+    let (k, runs) = order
         .iter()
-        .copied()
-        .find(|&(i, j, _)| curve_kind(s[i], s[j]) == 2)
-        .or_else(|| {
-            order
-                .iter()
-                .copied()
-                .find(|&(i, j, _)| curve_kind(s[i], s[j]) == 1)
-        })?;
-    let runs = curve(s[i], s[j])?;
+        .filter(|&&(i, j, _)| curve_kind(s[i], s[j]) > 0)
+        .find_map(|&(i, j, k)| curve(s[i], s[j]).map(|r| (k, r)))?;
     for (points, closed) in &runs {
         let n = points.len();
         let ends = if *closed { n } else { n.saturating_sub(1) };
@@ -747,7 +851,7 @@ fn newton(s: &[&Surface], mut x: DVec3, tol: f64) -> Option<DVec3> {
             lambda[..k].copy_from_slice(&l[..k]);
         }
     }
-    for _ in 0..25 {
+    for _ in 0..12 {
         let g: [DVec3; 3] =
             std::array::from_fn(|i| s.get(i).map_or(DVec3::ZERO, |a| a.gradient(x)));
         let mut grad_l = x;
