@@ -205,11 +205,12 @@ pub(crate) fn least_move(
     let pad = 1e-9 * scale;
     // patches weighed so far
     let mut s: Vec<Patch> = Vec::new();
-    // pair[k][i], i < k: no point on both i and k is nearer
+    // pair[k][i], i < k: no point on both i and k is nearer (NaN while
+    // the pair waits to be solved)
     let mut pair: Vec<Vec<f64>> = Vec::new();
-    // candidates not yet asked and triples not yet solved, nearest first
-    // (a triple by the least its points can be: most triples lie beyond
-    // the answer and are never solved)
+    // candidates not yet asked, pairs and triples not yet solved, nearest
+    // first (a pair or triple by the least its points can be: most lie
+    // beyond the answer and are never solved)
     let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::new();
     let push = |x: DVec3, on: &[&Patch], heap: &mut BinaryHeap<Reverse<Candidate>>| {
         let l = x.length();
@@ -263,6 +264,48 @@ pub(crate) fn least_move(
                         push(x, &on, &mut heap);
                     }
                 }
+                Waiting::Pair(i, k, common) => {
+                    let (i, k) = (i as usize, k as usize);
+                    let (a, c) = (&s[i], &s[k]);
+                    work += cost(&[&a.s, &c.s]);
+                    let found = meet(&[&a.s, &c.s], tol);
+                    for &x in &found {
+                        push(x, &[a, c], &mut heap);
+                    }
+                    // two planes: their line's nearest point bounds
+                    // anything on both (parallel ones share nothing);
+                    // curved ones, the least critical point found on their
+                    // curve (its minimum wherever the samples find it), or
+                    // nothing where none was found
+                    let least = found
+                        .iter()
+                        .map(|x| x.length())
+                        .fold(f64::INFINITY, f64::min)
+                        .max(a.reach().max(c.reach()))
+                        .max(common);
+                    pair[k][i] = least;
+                    if least >= bound {
+                        continue;
+                    }
+                    // each triple once, when the last of its pairs is
+                    // solved
+                    let get = |x: usize, y: usize| {
+                        if x < y { pair[y][x] } else { pair[x][y] }
+                    };
+                    for j in (0..s.len()).filter(|&j| j != i && j != k) {
+                        let (r1, r2) = (get(i, j), get(j, k));
+                        if r1.is_nan() || r2.is_nan() || r1 >= bound || r2 >= bound {
+                            continue;
+                        }
+                        let mut t = [i as u32, j as u32, k as u32];
+                        t.sort_unstable();
+                        waiting += 1;
+                        heap.push(Reverse(Candidate(
+                            least.max(r1).max(r2),
+                            Waiting::Triple(t[0], t[1], t[2]),
+                        )));
+                    }
+                }
             }
         }
         let Some((_, c)) = added else {
@@ -271,9 +314,8 @@ pub(crate) fn least_move(
         if s.len() == MOST_SURFACES || work > MOST_WORK || waiting > MOST_WAITING {
             return Least::TooMany;
         }
-        // the new patch alone, with each earlier one it meets, and with
-        // each earlier pair of those that meet and can come nearer than
-        // the bound
+        // the new patch alone now, and with each earlier one it meets
+        // when the queue reaches them
         let k = s.len();
         s.push(c);
         if let Some(x) = c.s.project(DVec3::ZERO) {
@@ -285,37 +327,12 @@ pub(crate) fn least_move(
             if common >= bound || same(&a.s, &c.s, 1e-9 * scale) {
                 continue;
             }
-            work += cost(&[&a.s, &c.s]);
-            let found = meet(&[&a.s, &c.s], tol);
-            for &x in &found {
-                push(x, &[a, &c], &mut heap);
-            }
-            // two planes: their line's nearest point bounds anything on
-            // both (parallel ones share nothing); curved ones, the least
-            // critical point found on their curve (its minimum wherever
-            // the samples find it), or nothing where none was found
-            row[i] = found
-                .iter()
-                .map(|x| x.length())
-                .fold(f64::INFINITY, f64::min)
-                .max(a.reach().max(c.reach()))
-                .max(common);
-        }
-        for i in 0..k {
-            if row[i] >= bound {
-                continue;
-            }
-            for j in i + 1..k {
-                let least = row[i].max(row[j]).max(pair[j][i]);
-                if least >= bound || s[i].common_reach(&s[j], pad) >= bound {
-                    continue;
-                }
-                waiting += 1;
-                heap.push(Reverse(Candidate(
-                    least,
-                    Waiting::Triple(i as u32, j as u32, k as u32),
-                )));
-            }
+            row[i] = f64::NAN;
+            let least = common.max(a.reach()).max(c.reach());
+            heap.push(Reverse(Candidate(
+                least,
+                Waiting::Pair(i as u32, k as u32, common),
+            )));
         }
         pair.push(row);
     }
@@ -355,6 +372,9 @@ enum Waiting {
     Point(DVec3),
     /// Three weighed patches, by index.
     Triple(u32, u32, u32),
+    /// Two weighed patches, by index, and how near a point in both their
+    /// boxes can be.
+    Pair(u32, u32, f64),
 }
 
 impl Eq for Candidate {}
