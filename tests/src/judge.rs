@@ -433,7 +433,7 @@ pub fn contact(obj: &Object, core: &Core, radius: f64, lo: DVec3, hi: DVec3) -> 
     let inside = obj
         .solid
         .as_ref()
-        .is_some_and(|s| convex::winding_number(s, core.vertices()[0]) > 0.5);
+        .is_some_and(|s| convex::winding_number(s, inner_point(core)) > 0.5);
     Contact {
         gap,
         depths,
@@ -827,7 +827,7 @@ pub fn first_contact(
         if obj
             .solid
             .as_ref()
-            .is_some_and(|s| convex::winding_number(s, q.core.vertices()[0]) > 0.5)
+            .is_some_and(|s| convex::winding_number(s, inner_point(&q.core)) > 0.5)
         {
             best = Some((0.0, i));
         }
@@ -1191,8 +1191,16 @@ pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, wh
     );
 }
 
+/// A point inside the convex core `c`: the mean of its corners (never one
+/// of them, which may lie on a surface it touches, where the winding
+/// number is either side's).
+fn inner_point(c: &Core) -> DVec3 {
+    let v = c.vertices();
+    v.iter().sum::<DVec3>() / v.len().max(1) as f64
+}
+
 /// Whether the query `q` moved by `v` is free of the concave solid `obj`:
-/// its first vertex outside (winding number) and none of the pieces
+/// a point inside it outside (winding number) and none of the pieces
 /// `near` (indices; those it can reach) within its radius.
 fn free_of_solid(obj: &Object, q: &Query, near: &[usize], v: DVec3) -> bool {
     let Some(surface) = &obj.solid else {
@@ -1208,7 +1216,7 @@ fn free_of_solid(obj: &Object, q: &Query, near: &[usize], v: DVec3) -> bool {
         } else {
             r + convex::penetration(&moved, &pc.core).0 <= 1e-7
         }
-    }) && convex::winding_number(surface, moved.vertices()[0]) < 0.5
+    }) && convex::winding_number(surface, inner_point(&moved)) < 0.5
 }
 
 /// The least translation found that frees `q` from the concave solid

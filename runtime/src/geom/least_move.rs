@@ -462,10 +462,8 @@ fn meet(s: &[&Surface], tol: f64) -> Vec<DVec3> {
     }
     let mut starts: Vec<DVec3> = Vec::new();
     let sampled = if s.len() == 2 {
-        curve(s[0], s[1]).map(|runs| {
-            for run in &runs {
-                least_along(run, &mut starts);
-            }
+        curve(s[0], s[1]).map(|c| {
+            c.runs(&mut |at, n, closed| least_along(at, n, closed, &mut starts));
         })
     } else {
         crossings(s, &mut starts)
@@ -605,11 +603,11 @@ fn angles() -> &'static [(f64, f64); SAMPLES] {
 /// axis, the other surface solved along the line of the tube through
 /// that angle (one point on a plane, up to two on a ball or another
 /// tube: two branches); a ball's curve with a plane or a ball is a circle.
-fn curve(a: &Surface, b: &Surface) -> Option<Vec<Run>> {
+fn curve(a: &Surface, b: &Surface) -> Option<Curve> {
     let (tube, other) = match (a, b) {
         (Surface::Tube { .. }, _) => (a, b),
         (_, Surface::Tube { .. }) => (b, a),
-        _ => return circle(a, b).map(|(c, rho, k)| vec![ring(c, rho, k)]),
+        _ => return circle(a, b).map(|(c, rho, k)| ring(c, rho, k)),
     };
     let Surface::Tube { a: a0, u, r } = *tube else {
         unreachable!("a tube")
@@ -617,8 +615,11 @@ fn curve(a: &Surface, b: &Surface) -> Option<Vec<Run>> {
     let (e1, e2) = u.any_orthonormal_pair();
     // for each angle, the line a0 + r·w(θ) + s·u meets `other` at the
     // roots s of a quadratic A s² + B s + C (or a linear B s + C)
-    let mut branches = [Vec::with_capacity(SAMPLES), Vec::with_capacity(SAMPLES)];
-    for &(cos, sin) in angles() {
+    let mut out = Curve {
+        points: [[None; SAMPLES]; 2],
+        branches: 2,
+    };
+    for (k, &(cos, sin)) in angles().iter().enumerate() {
         let q = a0 + (e1 * cos + e2 * sin) * r;
         let (qa, qb, qc) = match *other {
             Surface::Plane { n, h } => (0.0, n.dot(u), n.dot(q) - h),
@@ -632,15 +633,60 @@ fn curve(a: &Surface, b: &Surface) -> Option<Vec<Run>> {
             }
         };
         let roots = quadratic(qa, qb, qc)?;
-        for (b, s) in branches.iter_mut().zip(roots) {
-            b.push(s.map(|s| q + u * s));
+        for (b, s) in roots.iter().enumerate() {
+            out.points[b][k] = s.map(|s| q + u * s);
         }
     }
-    Some(branches.iter().flat_map(|b| runs(b)).collect())
+    Some(out)
 }
 
-/// A run of points along a curve, and whether it closes on itself.
-type Run = (Vec<DVec3>, bool);
+/// A run's point by its index in the run.
+type RunAt<'a> = dyn Fn(usize) -> DVec3 + 'a;
+
+/// Points sampled along a curve, on one or two branches, at the angles of
+/// [`angles`] (`None` where the branch is not there).
+struct Curve {
+    points: [[Option<DVec3>; SAMPLES]; 2],
+    branches: usize,
+}
+
+impl Curve {
+    /// Calls `f` with each run of consecutive points (a point by its
+    /// index in the run), its length, and whether it closes on itself
+    /// (its last point next to its first).
+    fn runs(&self, f: &mut dyn FnMut(&RunAt, usize, bool)) {
+        for points in &self.points[..self.branches] {
+            // start after a gap, so that a run across the wrap is whole
+            let Some(gap) = points.iter().position(Option::is_none) else {
+                f(&|i| points[i].unwrap_or_default(), SAMPLES, true);
+                continue;
+            };
+            let mut start = None;
+            for k in 1..=SAMPLES {
+                let at = (gap + k) % SAMPLES;
+                match (points[at], start) {
+                    (Some(_), None) => start = Some(k),
+                    (None, Some(s)) => {
+                        f(
+                            &|i| points[(gap + s + i) % SAMPLES].unwrap_or_default(),
+                            k - s,
+                            false,
+                        );
+                        start = None;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(s) = start {
+                f(
+                    &|i| points[(gap + s + i) % SAMPLES].unwrap_or_default(),
+                    SAMPLES + 1 - s,
+                    false,
+                );
+            }
+        }
+    }
+}
 
 /// The roots of `a s² + b s + c` (or of `b s + c` where `a` is 0), least
 /// first, each `None` where there is none; `None` where the line the
@@ -659,32 +705,6 @@ fn quadratic(a: f64, b: f64, c: f64) -> Option<[Option<f64>; 2]> {
     }
     let root = disc.sqrt();
     Some([Some((-b - root) / (2.0 * a)), Some((-b + root) / (2.0 * a))])
-}
-
-/// The runs of consecutive points among `points` (`None` where the curve
-/// is not there); one closed run where all are.
-fn runs(points: &[Option<DVec3>]) -> Vec<Run> {
-    if points.iter().all(Option::is_some) {
-        return vec![(points.iter().flatten().copied().collect(), true)];
-    }
-    // start after a gap, so that a run across the wrap is whole
-    let n = points.len();
-    let Some(gap) = points.iter().position(Option::is_none) else {
-        return Vec::new();
-    };
-    let mut out: Vec<Run> = Vec::new();
-    let mut run = Vec::new();
-    for k in 1..=n {
-        match points[(gap + k) % n] {
-            Some(p) => run.push(p),
-            None if !run.is_empty() => out.push((std::mem::take(&mut run), false)),
-            None => {}
-        }
-    }
-    if !run.is_empty() {
-        out.push((run, false));
-    }
-    out
 }
 
 /// The circle where a ball meets a plane or another ball: its centre,
@@ -716,33 +736,36 @@ fn circle(a: &Surface, b: &Surface) -> Option<(DVec3, f64, DVec3)> {
 }
 
 /// Points round the circle about `c` of radius `rho` and axis `k`.
-fn ring(c: DVec3, rho: f64, k: DVec3) -> Run {
+fn ring(c: DVec3, rho: f64, k: DVec3) -> Curve {
     let (e1, e2) = k.any_orthonormal_pair();
-    let points = angles()
-        .iter()
-        .map(|&(cos, sin)| c + (e1 * cos + e2 * sin) * rho)
-        .collect();
-    (points, true)
+    let mut out = Curve {
+        points: [[None; SAMPLES]; 2],
+        branches: 1,
+    };
+    for (p, &(cos, sin)) in out.points[0].iter_mut().zip(angles()) {
+        *p = Some(c + (e1 * cos + e2 * sin) * rho);
+    }
+    out
 }
 
-/// Adds to `starts` each point of `run` no farther from the origin than
-/// its neighbours (a closed run wraps round).
-fn least_along((points, closed): &Run, starts: &mut Vec<DVec3>) {
-    let n = points.len();
+/// Adds to `starts` each point of a run (`at`, `n` points, `closed`) no
+/// farther from the origin than its neighbours (a closed run wraps
+/// round).
+fn least_along(at: &RunAt, n: usize, closed: bool, starts: &mut Vec<DVec3>) {
     for k in 0..n {
-        let l = points[k].length();
+        let l = at(k).length();
         let before = if k > 0 {
-            Some(points[k - 1])
+            Some(at(k - 1))
         } else {
-            closed.then(|| points[n - 1])
+            closed.then(|| at(n - 1))
         };
         let after = if k + 1 < n {
-            Some(points[k + 1])
+            Some(at(k + 1))
         } else {
-            closed.then(|| points[0])
+            closed.then(|| at(0))
         };
         if before.is_none_or(|p| l <= p.length()) && after.is_none_or(|p| l <= p.length()) {
-            starts.push(points[k]);
+            starts.push(at(k));
         }
     }
 }
@@ -779,22 +802,21 @@ fn crossings(s: &[&Surface], starts: &mut Vec<DVec3>) -> Option<()> {
     // first that parametrises
     let mut order = [(0, 1, 2), (0, 2, 1), (1, 2, 0)];
     order.sort_by_key(|&(i, j, _)| std::cmp::Reverse(curve_kind(s[i], s[j])));
-    let (k, runs) = order
+    let (k, curve) = order
         .iter()
         .filter(|&&(i, j, _)| curve_kind(s[i], s[j]) > 0)
-        .find_map(|&(i, j, k)| curve(s[i], s[j]).map(|r| (k, r)))?;
-    for (points, closed) in &runs {
-        let n = points.len();
-        let ends = if *closed { n } else { n.saturating_sub(1) };
+        .find_map(|&(i, j, k)| curve(s[i], s[j]).map(|c| (k, c)))?;
+    curve.runs(&mut |at, n, closed| {
+        let ends = if closed { n } else { n.saturating_sub(1) };
         for m in 0..ends {
-            let (x, y) = (points[m], points[(m + 1) % n]);
+            let (x, y) = (at(m), at((m + 1) % n));
             let (fx, fy) = (s[k].value(x), s[k].value(y));
             if fx == 0.0 || (fx < 0.0) != (fy < 0.0) {
                 let t = if fx == fy { 0.0 } else { fx / (fx - fy) };
                 starts.push(x + (y - x) * t.clamp(0.0, 1.0));
             }
         }
-    }
+    });
     Some(())
 }
 
@@ -917,9 +939,12 @@ fn newton(s: &[&Surface], mut x: DVec3, tol: f64) -> Option<DVec3> {
 /// right-hand side) by Gaussian elimination with partial pivoting; `None`
 /// where it is singular.
 fn solve<const R: usize, const C: usize>(m: &mut [[f64; C]; R], n: usize) -> Option<[f64; R]> {
-    let big = (0..n)
-        .flat_map(|r| (0..n).map(move |c| (r, c)))
-        .fold(0.0f64, |b, (r, c)| b.max(m[r][c].abs()));
+    let mut big = 0.0f64;
+    for row in m.iter().take(n) {
+        for x in &row[..n] {
+            big = big.max(x.abs());
+        }
+    }
     if big == 0.0 || !big.is_finite() {
         return None;
     }
