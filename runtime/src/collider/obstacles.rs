@@ -156,6 +156,26 @@ impl Local {
         }
     }
 
+    /// Calls `f` with the ends of each edge the solid allows a contact
+    /// at (neither flat nor concave), once however many triangles give
+    /// it, and its normals.
+    fn for_each_edge(&self, f: &mut dyn FnMut(DVec3, DVec3, &Normals)) {
+        for (t, (ids, ..)) in self.tris.iter().enumerate() {
+            for k in 0..3 {
+                let (a, b) = (ids[k], ids[(k + 1) % 3]);
+                // from the triangle with the lesser corner first, or the
+                // only one
+                if a > b && self.across(a, b).is_some() {
+                    continue;
+                }
+                let normals = self.edge_normals(t as u32, k);
+                if normals != Normals::None {
+                    f(self.corners[a as usize], self.corners[b as usize], &normals);
+                }
+            }
+        }
+    }
+
     /// What the solid allows at corner `c`, for a rounded shape: the cone
     /// of its faces' normals where every edge at it is convex or flat and
     /// one is convex; none where one is concave or all are flat; any where
@@ -363,29 +383,18 @@ pub(crate) fn patches(
             // an edge with the core's edges whose Gauss arcs cross the
             // edge's, once per edge (from the triangle with the lesser
             // corner first, or the only one)
-            for (t, (ids, ..)) in local.tris.iter().enumerate() {
-                for k in 0..3 {
-                    let (a, b) = (ids[k], ids[(k + 1) % 3]);
-                    if a > b && local.across(a, b).is_some() {
-                        continue;
-                    }
-                    let normals = local.edge_normals(t as u32, k);
-                    if normals == Normals::None {
-                        // flat: within the neighbour's obstacle; concave:
-                        // an edge across it cuts a face beside it
-                        continue;
-                    }
-                    let (pa, pb) = (corner(a), corner(b));
-                    for ce in core_edges {
-                        let u = (pb - pa).cross(ce.q - ce.p);
-                        for u in [u, -u] {
-                            if allows(&normals, u) && on_arc(-u, ce.n1, ce.n2) {
-                                plane(u, &[pa, pb], out);
-                            }
+            // (flat edges lie within the neighbour's obstacle; an edge
+            // across a concave one cuts a face beside it)
+            local.for_each_edge(&mut |pa, pb, normals| {
+                for ce in core_edges {
+                    let u = (pb - pa).cross(ce.q - ce.p);
+                    for u in [u, -u] {
+                        if allows(normals, u) && on_arc(-u, ce.n1, ce.n2) {
+                            plane(u, &[pa, pb], out);
                         }
                     }
                 }
-            }
+            });
         }
         None => {
             // no features (a degenerate core): every separating axis,
@@ -451,30 +460,19 @@ fn rounded_patches(
             hi: a.max(b) + nhi + pad,
         });
     };
-    for (t, (ids, ..)) in local.tris.iter().enumerate() {
-        for k in 0..3 {
-            let (a, b) = (ids[k], ids[(k + 1) % 3]);
-            if a > b && local.across(a, b).is_some() {
-                continue;
-            }
-            let normals = local.edge_normals(t as u32, k);
-            if normals == Normals::None {
-                continue;
-            }
-            let (pa, pb) = (corner(a), corner(b));
-            for &c in verts {
-                tube(pa - c, pb - c, &normals, out);
-            }
-            if let [s0, s1] = verts {
-                let u = (pb - pa).cross(*s1 - *s0);
-                for u in [u, -u] {
-                    if allows(&normals, u) {
-                        plane(u, &[pa, pb], out);
-                    }
+    local.for_each_edge(&mut |pa, pb, normals| {
+        for &c in verts {
+            tube(pa - c, pb - c, normals, out);
+        }
+        if let [s0, s1] = verts {
+            let u = (pb - pa).cross(*s1 - *s0);
+            for u in [u, -u] {
+                if allows(normals, u) {
+                    plane(u, &[pa, pb], out);
                 }
             }
         }
-    }
+    });
     for c in 0..local.corners.len() as u32 {
         let normals = local.corner_normals(c);
         if normals == Normals::None {
