@@ -17,3 +17,4 @@
 pub mod hull;
 pub mod rng;
 pub mod sphere_triangle;
+pub mod voxels;

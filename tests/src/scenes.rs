@@ -126,59 +126,22 @@ fn placement(k: usize, at: DVec3, dice: &mut Dice) -> DAffine3 {
 }
 
 /// A closed mesh of the union of unit cells (integer corners, scaled by
-/// `size`, centred on the origin): each cell face that no other cell
-/// shares, as two triangles wound outwards.
+/// `size`, centred on the origin).
 fn voxels(name: &str, cells: &[[i32; 3]], size: f32) -> SceneMesh {
-    let (lo, hi) = cells
+    let (corners, tris) = kiln_geometry::voxels::surface(cells);
+    let (lo, hi) = corners
         .iter()
         .fold(([i32::MAX; 3], [i32::MIN; 3]), |(l, h), c| {
             (
                 std::array::from_fn(|i| l[i].min(c[i])),
-                std::array::from_fn(|i| h[i].max(c[i] + 1)),
+                std::array::from_fn(|i| h[i].max(c[i])),
             )
         });
     let centre: [f32; 3] = std::array::from_fn(|i| (lo[i] + hi[i]) as f32 * 0.5);
-    let mut pos: Vec<[f32; 3]> = Vec::new();
-    let mut tris = Vec::new();
-    let corner = |p: [i32; 3], pos: &mut Vec<[f32; 3]>| -> u32 {
-        let q: [f32; 3] = std::array::from_fn(|i| (p[i] as f32 - centre[i]) * size);
-        pos.iter().position(|x| *x == q).unwrap_or_else(|| {
-            pos.push(q);
-            pos.len() - 1
-        }) as u32
-    };
-    for c in cells {
-        for axis in 0..3 {
-            for dir in [-1, 1] {
-                let mut n = *c;
-                n[axis] += dir;
-                if cells.contains(&n) {
-                    continue;
-                }
-                // the face's corners, counter-clockwise seen from outside
-                let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-                let mut base = *c;
-                if dir > 0 {
-                    base[axis] += 1;
-                }
-                let at = |du: i32, dv: i32| {
-                    let mut p = base;
-                    p[u] += du;
-                    p[v] += dv;
-                    p
-                };
-                let quad = [at(0, 0), at(1, 0), at(1, 1), at(0, 1)];
-                let ids = quad.map(|p| corner(p, &mut pos));
-                if dir > 0 {
-                    tris.push([ids[0], ids[1], ids[2]]);
-                    tris.push([ids[0], ids[2], ids[3]]);
-                } else {
-                    tris.push([ids[0], ids[2], ids[1]]);
-                    tris.push([ids[0], ids[3], ids[2]]);
-                }
-            }
-        }
-    }
+    let pos = corners
+        .iter()
+        .map(|p| std::array::from_fn(|i| (p[i] as f32 - centre[i]) * size))
+        .collect();
     SceneMesh::new(name, pos, &tris)
 }
 

@@ -1009,47 +1009,8 @@ mod tests {
     /// corners) scaled by `size`: the faces between a filled cell and an
     /// empty one, wound outwards.
     fn voxels(cells: &[[i32; 3]], size: f32) -> SceneMesh {
-        use std::collections::{BTreeSet, HashMap};
-        let filled: BTreeSet<[i32; 3]> = cells.iter().copied().collect();
-        let mut index: HashMap<[i32; 3], u32> = HashMap::new();
-        let mut pos: Vec<[f32; 3]> = Vec::new();
-        let mut tris: Vec<[u32; 3]> = Vec::new();
-        let mut at = |p: [i32; 3], pos: &mut Vec<[f32; 3]>| {
-            *index.entry(p).or_insert_with(|| {
-                pos.push(p.map(|x| x as f32 * size));
-                (pos.len() - 1) as u32
-            })
-        };
-        for &c in &filled {
-            for axis in 0..3 {
-                for side in [-1, 1] {
-                    let mut nb = c;
-                    nb[axis] += side;
-                    if filled.contains(&nb) {
-                        continue;
-                    }
-                    // the face's corners, counter-clockwise seen from outside
-                    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-                    let mut base = c;
-                    if side > 0 {
-                        base[axis] += 1;
-                    }
-                    let corner = |du: i32, dv: i32| {
-                        let mut p = base;
-                        p[u] += du;
-                        p[v] += dv;
-                        p
-                    };
-                    let mut q = [corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)];
-                    if side < 0 {
-                        q.reverse();
-                    }
-                    let q = q.map(|p| at(p, &mut pos));
-                    tris.push([q[0], q[1], q[2]]);
-                    tris.push([q[0], q[2], q[3]]);
-                }
-            }
-        }
+        let (corners, tris) = kiln_geometry::voxels::surface(cells);
+        let pos = corners.iter().map(|p| p.map(|x| x as f32 * size)).collect();
         SceneMesh::new("voxels", pos, &tris)
     }
 

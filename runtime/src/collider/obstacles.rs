@@ -277,7 +277,7 @@ fn cap_box(ns: &[DVec3]) -> (DVec3, DVec3) {
 /// Whether the direction `u` lies on the short arc of the unit sphere
 /// between the normals `a` and `b` (it is `α a + β b`, `α, β ≥ 0`, to
 /// rounding); `u` is taken to lie in their plane.
-pub(crate) fn on_arc(u: DVec3, a: DVec3, b: DVec3) -> bool {
+fn on_arc(u: DVec3, a: DVec3, b: DVec3) -> bool {
     let (aa, ab, bb) = (a.dot(a), a.dot(b), b.dot(b));
     let det = aa * bb - ab * ab;
     if det.is_nan() || det <= 1e-12 * aa * bb {
