@@ -535,26 +535,32 @@ fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size:
     let local = obstacles::Local::new(&tris, size);
     obstacles::patches(&local, core, radius, gauss, &mut surfaces);
     // free to a hair: a candidate lies on the surfaces it was found on, to
-    // the solver's rounding
-    let eps = 1e-11 * size;
+    // the solver's rounding, and where many surfaces meet nearly in one
+    // point (a great ball pushed into a ring of edges) the points of their
+    // triples lie apart by more than that rounding
+    let eps = 1e-9 * size;
     let centre = posed.centre();
+    // the triangle that blocked the last candidate is asked first: the
+    // candidates near one another are mostly blocked by the same one
+    let mut blocker = 0;
     let free = |v: DVec3| {
-        if b.contains_local(place.local_point64(centre + v)) {
+        let moved = Moved(core, v);
+        let blocks = |t: &[DVec3; 3]| match core {
+            Core::Point(p) => {
+                (sphere_triangle::closest_point(p.0 + v, t[0], t[1], t[2]) - (p.0 + v)).length()
+                    < radius - eps
+            }
+            _ => convex_contact::touch(&moved, radius, &Triangle(*t), 0.0)
+                .is_some_and(|x| x.depth > eps),
+        };
+        if tris.get(blocker).is_some_and(|(t, _)| blocks(t)) {
             return false;
         }
-        match core {
-            Core::Point(p) => tris.iter().all(|(t, _)| {
-                (sphere_triangle::closest_point(p.0 + v, t[0], t[1], t[2]) - (p.0 + v)).length()
-                    >= radius - eps
-            }),
-            _ => {
-                let moved = Moved(core, v);
-                tris.iter().all(|(t, _)| {
-                    convex_contact::touch(&moved, radius, &Triangle(*t), 0.0)
-                        .is_none_or(|x| x.depth <= eps)
-                })
-            }
+        if let Some(k) = tris.iter().position(|(t, _)| blocks(t)) {
+            blocker = k;
+            return false;
         }
+        !b.contains_local(place.local_point64(centre + v))
     };
     least_move::least_move(&surfaces, bound, size, free)
 }
@@ -1188,8 +1194,26 @@ mod tests {
             DQuat::IDENTITY,
             DVec3::new(0.42, 0.44, 0.0),
             DVec3::new(0.08, 0.06, 0.0),
-            |p| on_face(p, 0) || on_face(p, 1),
+            // and lies in the box as posed (the README's rule)
+            |p| {
+                let posed = (p - DVec3::new(0.42, 0.44, 0.0)).abs().max_element() <= 0.5 + 1e-4;
+                posed && (on_face(p, 0) || on_face(p, 1))
+            },
         );
+        // deeper in one wall than the other, either way round
+        for (x, y) in [(0.42, 0.40), (0.45, 0.30), (0.30, 0.45), (0.35, 0.48)] {
+            check_way_out(
+                &two,
+                &cube,
+                DQuat::IDENTITY,
+                DVec3::new(x, y, 0.0),
+                DVec3::new(0.5 - x, 0.5 - y, 0.0),
+                |p| {
+                    let posed = (p - DVec3::new(x, y, 0.0)).abs().max_element() <= 0.5 + 1e-4;
+                    posed && (on_face(p, 0) || on_face(p, 1))
+                },
+            );
+        }
     }
 
     /// A ball pressed into a slot narrower than itself rests on both

@@ -249,6 +249,9 @@ pub(crate) fn least_move(
             heap.pop();
             match what {
                 Waiting::Point(x) => {
+                    // asking costs a test of the caller's triangles (most
+                    // often one: the caller asks the last blocker first)
+                    work += ASK;
                     if free(x) {
                         return Least::Found(x);
                     }
@@ -272,17 +275,27 @@ pub(crate) fn least_move(
                     for &x in &found {
                         push(x, &[a, c], &mut heap);
                     }
-                    // two planes: their line's nearest point bounds
-                    // anything on both (parallel ones share nothing);
-                    // curved ones, the least critical point found on their
-                    // curve (its minimum wherever the samples find it), or
-                    // nothing where none was found
-                    let least = found
-                        .iter()
-                        .map(|x| x.length())
-                        .fold(f64::INFINITY, f64::min)
-                        .max(a.reach().max(c.reach()))
-                        .max(common);
+                    // how near a point on both can be: the bound for
+                    // the triples with them
+                    let least = match (a.s, c.s, found.first()) {
+                        // two planes: the nearest point of the part of
+                        // their line in both boxes
+                        (Surface::Plane { n, .. }, Surface::Plane { n: m, .. }, Some(&x)) => {
+                            let d = n.cross(m).normalize();
+                            let (lo, hi) = (a.lo.max(c.lo) - pad, a.hi.min(c.hi) + pad);
+                            line_in_box(x, d, lo, hi).map_or(f64::INFINITY, |(t0, t1)| {
+                                (x + d * t0.max(0.0).min(t1)).length()
+                            })
+                        }
+                        (Surface::Plane { .. }, Surface::Plane { .. }, None) => f64::INFINITY,
+                        // a curve's least point may fall between the samples
+                        // that seek it (two great tubes nearly along one
+                        // another): no nearer than either patch, and no
+                        // more is known
+                        _ => 0.0,
+                    }
+                    .max(a.reach().max(c.reach()))
+                    .max(common);
                     pair[k][i] = least;
                     if least >= bound {
                         continue;
@@ -295,6 +308,16 @@ pub(crate) fn least_move(
                     for j in (0..s.len()).filter(|&j| j != i && j != k) {
                         let (r1, r2) = (get(i, j), get(j, k));
                         if r1.is_nan() || r2.is_nan() || r1 >= bound || r2 >= bound {
+                            continue;
+                        }
+                        let b = &s[j];
+                        if a.s.is_plane() && b.s.is_plane() && c.s.is_plane() {
+                            // three planes: their point now (as cheap as
+                            // queueing them)
+                            work += 1;
+                            if let Some(x) = planes_meet(&[&a.s, &b.s, &c.s]) {
+                                push(x, &[a, b, c], &mut heap);
+                            }
                             continue;
                         }
                         let mut t = [i as u32, j as u32, k as u32];
@@ -336,6 +359,24 @@ pub(crate) fn least_move(
         }
         pair.push(row);
     }
+}
+
+/// The interval of `t` where `x + d t` lies in the box from `lo` to
+/// `hi`; `None` where the line misses it.
+fn line_in_box(x: DVec3, d: DVec3, lo: DVec3, hi: DVec3) -> Option<(f64, f64)> {
+    let (mut t0, mut t1) = (f64::NEG_INFINITY, f64::INFINITY);
+    for i in 0..3 {
+        if d[i].abs() <= 1e-300 {
+            if x[i] < lo[i] || x[i] > hi[i] {
+                return None;
+            }
+            continue;
+        }
+        let (a, b) = ((lo[i] - x[i]) / d[i], (hi[i] - x[i]) / d[i]);
+        t0 = t0.max(a.min(b));
+        t1 = t1.min(a.max(b));
+    }
+    (t0 <= t1).then_some((t0, t1))
 }
 
 /// What solving where `s` meet costs, in solves of planes: a curved
@@ -425,9 +466,14 @@ pub(crate) const MOST_SURFACES: usize = 1024;
 /// each).
 pub(crate) const MOST_WAITING: usize = 1_000_000;
 
-/// The most work [`least_move`] does on meetings, in solves of planes
-/// (a meeting with a curved surface costs a hundred): some milliseconds.
+/// The most work [`least_move`] does on meetings and candidates, in
+/// solves of planes (a meeting with a curved surface costs a hundred,
+/// asking the caller [`ASK`]): some milliseconds.
 pub(crate) const MOST_WORK: usize = 4_000_000;
+
+/// What asking the caller whether a candidate is free costs, in solves of
+/// planes.
+const ASK: usize = 4;
 
 /// Whether two surfaces are one, to `tol`.
 fn same(a: &Surface, b: &Surface, tol: f64) -> bool {
