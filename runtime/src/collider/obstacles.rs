@@ -33,7 +33,7 @@ use crate::geom::least_move::{Patch, Surface};
 use crate::geom::sat::{self, Polyhedral};
 use crate::shape::Core;
 use glam::DVec3;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The surface triangles near a shape, joined: their corners once each.
 pub(crate) struct Local {
@@ -43,7 +43,10 @@ pub(crate) struct Local {
     /// triangle).
     tris: Vec<([u32; 3], DVec3, u8)>,
     /// For each directed edge, the triangle and edge slot it is in.
-    edges: HashMap<(u32, u32), (u32, u8)>,
+    edges: FxHashMap<(u32, u32), (u32, u8)>,
+    /// What the solid allows at each triangle's edges ([`Local::class`]),
+    /// once each.
+    classes: Vec<[Normals; 3]>,
     /// Directed edges given twice (a mesh that is not a manifold there).
     twice: Vec<(u32, u32)>,
     /// For each corner, the triangles at it.
@@ -74,12 +77,13 @@ impl Local {
     /// Joins `tris` (corners wound outwards, with their flat-edge bits).
     /// Triangles with no area are left out: they bound nothing.
     pub(crate) fn new(tris: &[([DVec3; 3], u8)], scale: f64) -> Local {
-        let mut index: HashMap<[u64; 3], u32> = HashMap::new();
+        let mut index: FxHashMap<[u64; 3], u32> = FxHashMap::default();
         let mut corners = Vec::new();
         let mut local = Local {
             corners: Vec::new(),
             tris: Vec::new(),
-            edges: HashMap::new(),
+            edges: FxHashMap::default(),
+            classes: Vec::new(),
             twice: Vec::new(),
             around: Vec::new(),
             scale,
@@ -115,7 +119,15 @@ impl Local {
             local.tris.push((ids, n / l, *flat));
         }
         local.corners = corners;
+        local.classes = (0..local.tris.len() as u32)
+            .map(|t| std::array::from_fn(|k| local.class(t, k)))
+            .collect();
         local
+    }
+
+    /// What the solid allows at edge `k` of triangle `t`.
+    fn edge_normals(&self, t: u32, k: usize) -> &Normals {
+        &self.classes[t as usize][k]
     }
 
     /// The triangle across the edge from `a` to `b` (the one holding the
@@ -127,10 +139,9 @@ impl Local {
         self.edges.get(&(b, a)).map(|&(t, _)| t)
     }
 
-    /// What the solid allows at edge `k` of triangle `t`, for a rounded
-    /// shape (`rounded`) or a polyhedral one (which meets flat and
-    /// concave edges too, at their ends).
-    fn edge_normals(&self, t: u32, k: usize) -> Normals {
+    /// What the solid allows at edge `k` of triangle `t`: none at a flat or
+    /// concave edge, the arc between its faces' normals at a convex one.
+    fn class(&self, t: u32, k: usize) -> Normals {
         let (ids, n, flat) = &self.tris[t as usize];
         if flat & (1 << k) != 0 {
             return Normals::None;
@@ -169,8 +180,8 @@ impl Local {
                     continue;
                 }
                 let normals = self.edge_normals(t as u32, k);
-                if normals != Normals::None {
-                    f(self.corners[a as usize], self.corners[b as usize], &normals);
+                if *normals != Normals::None {
+                    f(self.corners[a as usize], self.corners[b as usize], normals);
                 }
             }
         }
