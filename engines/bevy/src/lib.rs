@@ -123,4 +123,16 @@ impl Plugin for KilnPlugin {
         #[cfg(feature = "gizmos")]
         gizmos::register(app);
     }
+
+    /// Refuses an app without `TransformPlugin` (`MinimalPlugins` lacks
+    /// it): bodies, movers and triggers follow `GlobalTransform`, which
+    /// would never move, and nothing would say why.
+    fn finish(&self, app: &mut App) {
+        assert!(
+            app.is_plugin_added::<bevy::transform::TransformPlugin>(),
+            "KilnPlugin needs Bevy's TransformPlugin: bodies, movers and triggers follow \
+             GlobalTransform, which only it updates. DefaultPlugins has it; with \
+             MinimalPlugins, add TransformPlugin (and AssetPlugin)."
+        );
+    }
 }

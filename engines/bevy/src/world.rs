@@ -135,7 +135,10 @@ impl KilnWorld {
 
     pub(crate) fn unmap(&mut self, entity: Entity) -> Option<ObjectId> {
         let object = self.objects.remove(&entity)?;
-        self.entities.remove(&object);
+        // the object may have been given to another entity since
+        if self.entities.get(&object) == Some(&entity) {
+            self.entities.remove(&object);
+        }
         Some(object)
     }
 }
@@ -217,27 +220,46 @@ pub(crate) fn sync_level(
         for e in gone {
             kiln.unmap(e);
         }
-        // a reload: re-find each mover entity's object by name
+        // a reload: re-find each mover and trigger entity's object by
+        // name, all unmapped first (an object's new id may be the old id
+        // of one being dropped), one entity an object (the first found)
+        let mut kept: Vec<(ObjectId, Entity)> = Vec::new();
         for (e, name, mover, trigger) in spawned.iter_mut() {
-            match level
+            kiln.unmap(e);
+            let found = level
                 .find_object(name.as_str())
                 .filter(|&o| level.movers_and_triggers().any(|m| m == o))
-            {
-                Some(o) => {
-                    kiln.unmap(e);
-                    if let Some(mut m) = mover {
-                        m.object = o;
-                    }
-                    if let Some(mut t) = trigger {
-                        t.object = o;
-                    }
-                    kiln.map(o, e);
+                .filter(|&o| kept.iter().all(|&(k, _)| k != o));
+            let Some(o) = found else {
+                commands.entity(e).despawn();
+                continue;
+            };
+            // what the object is now: a mover, a trigger, or both
+            let moves = level.object_motion(o) != kiln_runtime::Motion::Static;
+            match (mover, moves) {
+                (Some(mut m), true) => m.object = o,
+                (None, true) => {
+                    commands.entity(e).insert(KilnMover { object: o });
                 }
-                None => {
-                    kiln.unmap(e);
-                    commands.entity(e).despawn();
+                (Some(_), false) => {
+                    commands.entity(e).remove::<KilnMover>();
                 }
+                (None, false) => {}
             }
+            match (trigger, level.is_trigger(o)) {
+                (Some(mut t), true) => t.object = o,
+                (None, true) => {
+                    commands.entity(e).insert(KilnTrigger { object: o });
+                }
+                (Some(_), false) => {
+                    commands.entity(e).remove::<KilnTrigger>();
+                }
+                (None, false) => {}
+            }
+            kept.push((o, e));
+        }
+        for (o, e) in kept {
+            kiln.map(o, e);
         }
     }
     spawn_movers(&mut commands, &mut kiln, entity, &level);

@@ -14,8 +14,9 @@ use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use kiln_bevy::{
-    KilnBody, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed, KilnMover, KilnPlugin,
-    KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger, KilnTriggerEvent, KilnWorld,
+    KilnArchive, KilnBody, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed, KilnMover,
+    KilnPlugin, KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger, KilnTriggerEvent,
+    KilnWorld,
 };
 
 fn root() -> PathBuf {
@@ -678,4 +679,171 @@ fn a_level_replaced_in_one_frame_brings_its_own_movers() {
     assert_eq!(Some(hit.entity), lift);
     assert!((hit.point.y - 0.2).abs() < 1e-4, "{hit:?}");
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// An edit of a glTF's JSON.
+type Edit = dyn Fn(&mut serde_json::Value);
+
+/// `tests/fixtures/colliders/movers.gltf` with `edit` applied to its JSON,
+/// baked as an archive's bytes.
+fn bake_edited(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let source = root().join("tests/fixtures/colliders/movers.gltf");
+    let mut gltf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(source).unwrap()).unwrap();
+    edit(&mut gltf);
+    let path = dir.join(format!("{name}.gltf"));
+    std::fs::write(&path, serde_json::to_vec(&gltf).unwrap()).unwrap();
+    kiln_baker::bake_file(&path, &Default::default())
+        .expect("the edited source bakes")
+        .bytes
+}
+
+/// Every mover and trigger of the current level has exactly one entity,
+/// named as its object, mapped both ways, with the components of what it
+/// is now; no other entity claims to be one.
+fn one_entity_per_mover_and_trigger(app: &mut App, what: &str) {
+    let mut q = app
+        .world_mut()
+        .query::<(Entity, &Name, Option<&KilnMover>, Option<&KilnTrigger>)>();
+    let found: Vec<(Entity, String, Option<KilnMover>, Option<KilnTrigger>)> = q
+        .iter(app.world())
+        .filter(|(_, _, m, t)| m.is_some() || t.is_some())
+        .map(|(e, n, m, t)| (e, n.to_string(), m.copied(), t.copied()))
+        .collect();
+    let kiln = app.world().resource::<KilnWorld>();
+    let level = kiln.level().expect("a level").clone();
+    let objects: Vec<_> = level.movers_and_triggers().collect();
+    assert_eq!(
+        found.len(),
+        objects.len(),
+        "{what}: entities {found:?} for {} movers and triggers",
+        objects.len()
+    );
+    for o in objects {
+        let name = level.object_name(o).into_owned();
+        let mine: Vec<_> = found.iter().filter(|f| f.1 == name).collect();
+        assert_eq!(mine.len(), 1, "{what}: {name}: {mine:?}");
+        let (e, _, mover, trigger) = mine[0];
+        assert_eq!(kiln.entity(o), Some(*e), "{what}: {name}'s entity");
+        assert_eq!(kiln.object(*e), Some(o), "{what}: {name}'s object");
+        let moves = level.object_motion(o) != kiln_bevy::kiln_runtime::Motion::Static;
+        assert_eq!(
+            mover.map(|m| m.object),
+            moves.then_some(o),
+            "{what}: {name}"
+        );
+        assert_eq!(
+            trigger.map(|t| t.object),
+            level.is_trigger(o).then_some(o),
+            "{what}: {name}"
+        );
+    }
+}
+
+#[test]
+fn every_reload_edit_leaves_one_entity_per_mover_and_trigger() {
+    let dir = assets("edits");
+    std::fs::write(
+        dir.join("assets/edit0.kiln"),
+        bake("tests/fixtures/colliders/movers.gltf"),
+    )
+    .unwrap();
+    let mut app = app(&dir, AssetMode::Unprocessed, false);
+    let handle = app.world().resource::<AssetServer>().load("edit0.kiln");
+    let level = app.world_mut().spawn(KilnLevel(handle)).id();
+    until(&mut app, "the level loads", ready);
+    app.update();
+    one_entity_per_mover_and_trigger(&mut app, "first load");
+    let node = |g: &serde_json::Value, name: &str| {
+        g["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|n| n["name"] == name)
+            .unwrap()
+    };
+    let scene = |g: &mut serde_json::Value| -> Vec<serde_json::Value> {
+        g["scenes"][0]["nodes"].as_array().unwrap().clone()
+    };
+    let edits: Vec<(&str, Box<Edit>)> = vec![
+        (
+            // a trigger deleted and a static wall added before the movers:
+            // the movers after it take new numbers, one the deleted
+            // trigger's
+            "delete a trigger, add a wall",
+            Box::new(move |g| {
+                let zone = node(g, "Zone");
+                let wall = g["nodes"].as_array().unwrap().len();
+                g["nodes"].as_array_mut().unwrap().push(serde_json::json!({
+                    "name": "Wall", "mesh": 2, "translation": [20, 0, 0],
+                    "extensions": {"KHR_physics_rigid_bodies":
+                        {"collider": {"geometry": {"node": wall}}}}
+                }));
+                let mut nodes = scene(g);
+                nodes.retain(|n| n.as_u64() != Some(zone as u64));
+                nodes.insert(0, wall.into());
+                g["scenes"][0]["nodes"] = nodes.into();
+            }),
+        ),
+        (
+            "rename a mover",
+            Box::new(move |g| {
+                let door = node(g, "Door");
+                g["nodes"][door]["name"] = "Gate".into();
+            }),
+        ),
+        (
+            "reverse the order",
+            Box::new(move |g| {
+                let mut nodes = scene(g);
+                nodes.reverse();
+                g["scenes"][0]["nodes"] = nodes.into();
+            }),
+        ),
+        (
+            // a trigger that becomes a mover and a mover that becomes a
+            // trigger, keeping their names
+            "swap what two are",
+            Box::new(move |g| {
+                let (zone, door) = (node(g, "Zone"), node(g, "Door"));
+                let z = g["nodes"][zone]["extensions"].clone();
+                g["nodes"][zone]["extensions"] = g["nodes"][door]["extensions"].clone();
+                g["nodes"][door]["extensions"] = z;
+            }),
+        ),
+        ("back to the first", Box::new(|_| {})),
+    ];
+    for (k, (what, edit)) in edits.iter().enumerate() {
+        let file = format!("edit{}.kiln", k + 1);
+        std::fs::write(
+            dir.join("assets").join(&file),
+            bake_edited(&dir, &format!("edit{}", k + 1), edit),
+        )
+        .unwrap();
+        let handle = app.world().resource::<AssetServer>().load(file);
+        let id = handle.id();
+        app.world_mut().entity_mut(level).insert(KilnLevel(handle));
+        until(&mut app, what, |app| {
+            let archives = app.world().resource::<Assets<KilnArchive>>();
+            let current = app.world().resource::<KilnWorld>().level().cloned();
+            archives
+                .get(id)
+                .zip(current)
+                .is_some_and(|(a, l)| std::sync::Arc::ptr_eq(&a.level, &l))
+        });
+        // despawns and spawns land at the next sync point
+        app.update();
+        one_entity_per_mover_and_trigger(&mut app, what);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// `MinimalPlugins` has no `TransformPlugin`: without it bodies and movers
+/// would never move, so the plugin says so at start-up.
+#[test]
+#[should_panic(expected = "KilnPlugin needs Bevy's TransformPlugin")]
+fn an_app_without_transforms_is_refused_with_a_reason() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default(), KilnPlugin));
+    app.finish();
 }
