@@ -273,8 +273,8 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     if let Some(r) = obj.get("ray") {
         let origin = vec3(&r["origin"], "ray.origin")?;
         let dir = vec3(&r["dir"], "ray.dir")?;
-        if dir == Vec3::ZERO {
-            return Err("ray.dir must not be zero".into());
+        if !kiln_runtime::is_direction(dir) {
+            return Err("ray.dir must be finite and not zero (|dir| above 1.1e-19)".into());
         }
         let max_t = max_t(r, "ray.max_t")?;
         let hit = level
@@ -312,8 +312,8 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
     }
     if let Some(q) = obj.get("sweep") {
         let dir = vec3(&q["dir"], "sweep.dir")?;
-        if dir == Vec3::ZERO {
-            return Err("sweep.dir must not be zero".into());
+        if !kiln_runtime::is_direction(dir) {
+            return Err("sweep.dir must be finite and not zero (|dir| above 1.1e-19)".into());
         }
         let max_t = max_t(q, "sweep.max_t")?;
         if let Some(sh) = q.get("shape") {
@@ -588,6 +588,15 @@ mod tests {
             (
                 r#"{"sweep":{"shape":{"box":{"center":[0,0,0],"half":"big"}},"dir":[0,1,0]}}"#,
                 "sweep.shape.box.half must be",
+            ),
+            // one rule for directions: too short to have one in f32
+            (
+                r#"{"ray":{"origin":[0,5,0],"dir":[0,-1e-38,0]}}"#,
+                "ray.dir must be finite and not zero",
+            ),
+            (
+                r#"{"sweep":{"center":[0,5,0],"radius":0.2,"dir":[0,-1e-38,0]}}"#,
+                "sweep.dir must be finite and not zero",
             ),
         ] {
             let got = ask(&l, line);

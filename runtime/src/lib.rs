@@ -90,6 +90,6 @@ pub use kiln_formats::ArchiveError;
 pub use kiln_formats::level::Motion;
 pub use level::{Level, OpenError};
 pub use object::ObjectId;
-pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
+pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap, is_direction};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
 pub use world::{Body, TriggerEvent, World};

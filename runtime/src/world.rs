@@ -63,7 +63,8 @@ impl<'a> Body<'a> {
     }
 
     /// A copy of `object` of the archive `from` (a prefab), whose origin
-    /// is put at `pose`; named as the object is.
+    /// is put at `pose`; named as the object is, unless [`Body::named`]
+    /// names it.
     pub fn copy(from: &'a Arc<Level>, object: ObjectId, pose: Pose) -> Body<'a> {
         Body {
             collider: BodyCollider::Copy { from, object },
@@ -206,13 +207,15 @@ impl World {
     /// no valid collider (a non-positive or non-finite size, a hull of
     /// more than 256 faces); a copy of an object its level does not have.
     pub fn insert(&mut self, body: Body) -> Result<ObjectId, WorldError> {
-        self.bodies.insert(
-            &body.collider,
-            body.pose,
-            body.layers,
-            body.name.to_owned(),
-            body.trigger,
-        )
+        // a copy not named otherwise is named as the object it copies
+        let name = match body.collider {
+            BodyCollider::Copy { from, object } if body.name.is_empty() => {
+                from.object_name(object).into_owned()
+            }
+            _ => body.name.to_owned(),
+        };
+        self.bodies
+            .insert(&body.collider, body.pose, body.layers, name, body.trigger)
     }
 
     /// Moves body or mover `id` to `pose` (a teleport: nothing is swept

@@ -348,6 +348,30 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
             .unwrap_err(),
         WorldError::NotInLevel(id)
     );
+    // a copy is named as the object it copies, unless named otherwise
+    let first = prefab.object(0).unwrap();
+    assert!(!prefab.object_name(first).is_empty());
+    let copy = world
+        .insert(Body::copy(
+            &prefab,
+            first,
+            Pose::new(Quat::IDENTITY, Vec3::new(50.0, 0.0, 0.0)),
+        ))
+        .unwrap();
+    assert_eq!(world.object_name(copy), prefab.object_name(first));
+    let named = world
+        .insert(
+            Body::copy(
+                &prefab,
+                first,
+                Pose::new(Quat::IDENTITY, Vec3::new(60.0, 0.0, 0.0)),
+            )
+            .named("mine"),
+        )
+        .unwrap();
+    assert_eq!(world.object_name(named), "mine");
+    world.remove(copy).unwrap();
+    world.remove(named).unwrap();
     // layers and skips filter bodies as they filter the level's objects
     let down = Ray::new(Vec3::new(5.0, 5.0, 5.0), Vec3::NEG_Y, 10.0);
     assert_eq!(world.raycast(&down, &Filter::ALL).unwrap().object, id);

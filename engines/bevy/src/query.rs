@@ -236,7 +236,10 @@ impl KilnQuery<'_> {
 
     /// Where `shape`, moved from there along `motion` (all of it), first
     /// touches. Contacts at the start that the motion leaves are skipped,
-    /// so a shape resting on a floor can slide along it.
+    /// so a shape resting on a floor can slide along it. A zero motion (or
+    /// one too short to have a direction: [`kiln_runtime::is_direction`])
+    /// answers `None`, as everywhere: ask `overlap` of a shape standing
+    /// still.
     pub fn cast(
         &self,
         shape: &KilnShape,

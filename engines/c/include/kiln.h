@@ -303,8 +303,16 @@ void kiln_hull_free(KilnHull *hull);
 // A filter that sees every object but triggers.
 KilnFilter kiln_filter_all(void);
 
-// Opens the archive at `path` (memory-mapped, validated once).
+// Opens the archive at `path` (memory-mapped, validated once). The file
+// must not be rewritten in place while the level (or a world made of it)
+// is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
+// file and the process dies of SIGBUS. Replace it by rename (as `baker`
+// does), or open files that may change in place with [`kiln_level_read`].
 KilnStatus kiln_level_open(const char *path, KilnLevel **out);
+
+// Reads the archive at `path` into memory and validates it: no mapping,
+// so the file may change in any way afterwards (the hot-reload path).
+KilnStatus kiln_level_read(const char *path, KilnLevel **out);
 
 // Opens an archive held in memory (`len` bytes, copied).
 KilnStatus kiln_level_from_bytes(const uint8_t *bytes, size_t len, KilnLevel **out);

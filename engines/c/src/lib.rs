@@ -576,7 +576,11 @@ fn filter<'a>((skip, layers, triggers): &'a (Skips, u32, bool)) -> Filter<'a> {
 /// keeps it alive: free the handle whenever the caller is done with it.
 pub struct KilnLevel(Arc<Level>);
 
-/// Opens the archive at `path` (memory-mapped, validated once).
+/// Opens the archive at `path` (memory-mapped, validated once). The file
+/// must not be rewritten in place while the level (or a world made of it)
+/// is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
+/// file and the process dies of SIGBUS. Replace it by rename (as `baker`
+/// does), or open files that may change in place with [`kiln_level_read`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_level_open(
     path: *const c_char,
@@ -586,6 +590,21 @@ pub unsafe extern "C" fn kiln_level_open(
         // SAFETY: the API's contract (module docs); null is checked.
         let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
         *out = handle(KilnLevel(Arc::new(Level::open(path)?)));
+        Ok(())
+    })
+}
+
+/// Reads the archive at `path` into memory and validates it: no mapping,
+/// so the file may change in any way afterwards (the hot-reload path).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_read(
+    path: *const c_char,
+    out: *mut *mut KilnLevel,
+) -> KilnStatus {
+    run("kiln_level_read", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
+        *out = handle(KilnLevel(Arc::new(Level::read(path)?)));
         Ok(())
     })
 }
@@ -998,7 +1017,7 @@ fn ray(r: KilnRay) -> Result<Ray, Fail> {
         Ok(ray)
     } else {
         Err(Fail::invalid(format!(
-            "ray {ray:?}: finite origin and direction, non-zero direction, max_t ≥ 0"
+            "ray {ray:?}: a finite origin, a finite direction longer than 1.1e-19, max_t ≥ 0"
         )))
     }
 }
@@ -1238,6 +1257,11 @@ pub unsafe extern "C" fn kiln_world_cast(
         let motion = vec3(motion, "motion")?;
         if max_t.is_nan() || max_t < 0.0 {
             return Err(Fail::invalid(format!("max_t {max_t} is not ≥ 0")));
+        }
+        if !kiln_runtime::is_direction(motion) {
+            return Err(Fail::invalid(format!(
+                "motion {motion}: zero or shorter than 1.1e-19 (a shape standing still: kiln_world_overlap)"
+            )));
         }
         let cast = ShapeCast::new(shape, pose(at, "pose")?, motion, max_t)
             .with(CastOptions { ignore_leaving });

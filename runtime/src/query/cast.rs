@@ -115,6 +115,25 @@ impl<'a> ShapeCast<'a> {
     pub fn with(self, options: CastOptions) -> ShapeCast<'a> {
         ShapeCast { options, ..self }
     }
+
+    /// True when the cast can be made: a motion that
+    /// [`is_direction`](crate::is_direction) (a zero motion is refused, as
+    /// a zero ray direction is: ask [`Level::overlap`] what touches a
+    /// shape standing still) and `max_t >= 0` (NaN is not). Every query
+    /// answers an invalid cast with no hit (the C API and `baker query`
+    /// refuse it with an error); the shape and pose are checked as every
+    /// shape query checks them.
+    ///
+    /// ```
+    /// use kiln_runtime::{Pose, QueryShape, ShapeCast, Vec3};
+    /// let ball = QueryShape::Sphere { radius: 0.5 };
+    /// assert!(ShapeCast::new(ball, Pose::IDENTITY, Vec3::NEG_Y, 1.0).is_valid());
+    /// assert!(!ShapeCast::new(ball, Pose::IDENTITY, Vec3::ZERO, 1.0).is_valid());
+    /// assert!(!ShapeCast::new(ball, Pose::IDENTITY, Vec3::NEG_Y, f32::NAN).is_valid());
+    /// ```
+    pub fn is_valid(&self) -> bool {
+        crate::is_direction(self.motion) && self.max_t >= 0.0
+    }
 }
 
 impl Level {
@@ -183,7 +202,7 @@ impl Scope<'_> {
             return self.sphere_cast(c, r, motion, max_t, filter);
         }
         let posed = Posed::new(shape, pose)?;
-        if !motion.is_finite() || motion == Vec3::ZERO || max_t.is_nan() || max_t < 0.0 {
+        if !cast.is_valid() {
             return None;
         }
         let (c, h) = posed.bounds();

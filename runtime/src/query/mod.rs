@@ -10,7 +10,7 @@ mod sphere;
 
 pub use cast::{CastOptions, ShapeCast, ShapeHit};
 pub use overlap::ShapeOverlap;
-pub use raycast::{Ray, RayHit};
+pub use raycast::{Ray, RayHit, is_direction};
 
 use crate::collider::{At, ColliderRef, ObjectVisitor};
 use crate::dynamic::Bodies;

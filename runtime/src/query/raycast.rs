@@ -45,22 +45,50 @@ impl Ray {
         Ray { origin, dir, max_t }
     }
 
-    /// True when the ray can be cast: finite origin and direction, non-zero
-    /// direction, `max_t >= 0` (NaN is not).
+    /// True when the ray can be cast: a finite origin, a direction that
+    /// [`is_direction`], `max_t >= 0` (NaN is not). Every query answers an
+    /// invalid ray with no hit (the C API and `baker query` refuse it with
+    /// an error).
     ///
     /// ```
     /// use kiln_runtime::{Ray, Vec3};
     /// assert!(Ray::new(Vec3::ZERO, Vec3::X, 1.0).is_valid());
     /// assert!(!Ray::new(Vec3::ZERO, Vec3::ZERO, 1.0).is_valid());
+    /// // too short to have a direction in f32
+    /// assert!(!Ray::new(Vec3::ZERO, Vec3::new(0.0, -1e-38, 0.0), 1.0).is_valid());
     /// assert!(!Ray::new(Vec3::ZERO, Vec3::X, f32::NAN).is_valid());
     /// assert!(!Ray::new(Vec3::NAN, Vec3::X, 1.0).is_valid());
     /// ```
     pub fn is_valid(&self) -> bool {
-        self.origin.is_finite()
-            && self.dir.is_finite()
-            && self.dir != Vec3::ZERO
-            && self.max_t >= 0.0
+        self.origin.is_finite() && is_direction(self.dir) && self.max_t >= 0.0
     }
+}
+
+/// Whether `v` can be a ray's direction or a cast's motion: finite, and
+/// long enough that its squared length is a normal `f32` (at least
+/// `f32::MIN_POSITIVE`, so `|v|` above about 1.1e-19). A shorter one,
+/// zero included, has no direction in `f32` (normalising it gives NaN or
+/// infinity): one rule for rays and casts, in Rust, C, `baker query` and
+/// Bevy.
+///
+/// ```
+/// use kiln_runtime::{Vec3, is_direction};
+/// assert!(is_direction(Vec3::new(0.0, -1e-10, 0.0)));
+/// assert!(!is_direction(Vec3::new(0.0, -1e-38, 0.0)));
+/// assert!(!is_direction(Vec3::ZERO));
+/// assert!(!is_direction(Vec3::new(f32::INFINITY, 0.0, 0.0)));
+/// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+/// use kiln_runtime::{Filter, Pose, QueryShape, Ray, ShapeCast};
+/// // refused: no hit (never one at a NaN point)
+/// let tiny = Ray::new(Vec3::new(12.0, 5.0, 5.0), Vec3::new(0.0, -1e-38, 0.0), f32::INFINITY);
+/// assert!(level.raycast(&tiny, &Filter::ALL).is_none());
+/// // a zero motion is refused the same way, even starting in the floor
+/// let ball = QueryShape::Sphere { radius: 0.5 };
+/// let still = ShapeCast::new(ball, Pose::at(Vec3::new(12.0, 0.0, 5.0)), Vec3::ZERO, 1.0);
+/// assert!(level.cast(&still, &Filter::ALL).is_none());
+/// ```
+pub fn is_direction(v: Vec3) -> bool {
+    v.is_finite() && v.length_squared() >= f32::MIN_POSITIVE
 }
 
 /// The closest hit of a ray.

@@ -79,8 +79,7 @@ impl Scope<'_> {
         filter: &Filter,
     ) -> Option<ShapeHit> {
         if !valid_sphere(center, radius)
-            || !dir.is_finite()
-            || dir == Vec3::ZERO
+            || !crate::is_direction(dir)
             || max_t.is_nan()
             || max_t < 0.0
         {
