@@ -96,8 +96,8 @@ pub struct KilnCastHit {
     pub entity: Entity,
     /// The object touched.
     pub object: ObjectId,
-    /// How far along the motion, in units of `motion` (0 when touching at
-    /// the start).
+    /// How far the shape moved along the direction before touching, in
+    /// metres, as [`KilnRayHit::distance`] (0 when touching at the start).
     pub distance: f32,
     /// The contact point.
     pub point: Vec3,
@@ -234,25 +234,26 @@ impl KilnQuery<'_> {
         .unwrap_or(false)
     }
 
-    /// Where `shape`, moved from there along `motion` (all of it), first
-    /// touches. Contacts at the start that the motion leaves are skipped,
-    /// so a shape resting on a floor can slide along it. A zero motion (or
-    /// one too short to have a direction: [`kiln_runtime::is_direction`])
-    /// answers `None`, as everywhere: ask `overlap` of a shape standing
-    /// still.
+    /// Where `shape`, moved from there along `direction` for at most
+    /// `max_distance` metres, first touches, and how far it moved (metres,
+    /// as a ray's distance; avian's `cast_shape` reads the same). Contacts
+    /// at the start that the move leaves are skipped, so a shape resting
+    /// on a floor can slide along it. A negative or NaN `max_distance`
+    /// answers `None`; a shape standing still is asked with `overlap`.
     pub fn cast(
         &self,
         shape: &KilnShape,
         translation: Vec3,
         rotation: Quat,
-        motion: Vec3,
+        direction: Dir3,
+        max_distance: f32,
         f: &KilnFilter,
     ) -> Option<KilnCastHit> {
         let cast = ShapeCast::new(
             shape.query(),
             pose(rotation, translation),
-            vec_in(motion),
-            1.0,
+            vec_in(*direction),
+            max_distance,
         )
         .with(CastOptions {
             ignore_leaving: true,

@@ -170,15 +170,26 @@ fn an_archive_answers_a_system() {
             &b,
             Vec3::new(12.0, 2.0, 5.0),
             Quat::IDENTITY,
-            Vec3::new(0.0, -10.0, 0.0),
+            Dir3::NEG_Y,
+            10.0,
             &KilnFilter::default(),
         )
     })
     .expect("it lands");
-    assert!(
-        (landed.distance - 0.15).abs() < 1e-4,
-        "1.5 m of 10: {landed:?}"
-    );
+    // metres, as a ray's distance
+    assert!((landed.distance - 1.5).abs() < 1e-4, "1.5 m: {landed:?}");
+    let b = ball.clone();
+    let short = ask(&mut app, move |q| {
+        q.cast(
+            &b,
+            Vec3::new(12.0, 2.0, 5.0),
+            Quat::IDENTITY,
+            Dir3::NEG_Y,
+            1.0,
+            &KilnFilter::default(),
+        )
+    });
+    assert!(short.is_none(), "no floor within 1 m: {short:?}");
     let (inside, solid, wall_any) = ask(&mut app, |q| {
         (
             q.contains_point(Vec3::new(7.5, 0.5, 2.0), &KilnFilter::default()),
