@@ -87,6 +87,9 @@ pub use glam;
 pub use glam::{Quat, Vec3};
 pub use handle::LevelHandle;
 pub use kiln_formats::ArchiveError;
+/// The archive format version this runtime reads; an archive of another
+/// version is refused.
+pub use kiln_formats::header::FORMAT_VERSION;
 pub use kiln_formats::level::Motion;
 pub use level::{Level, OpenError};
 pub use object::ObjectId;

@@ -1,9 +1,32 @@
 /* Kiln's C API: generated from engines/c/src/lib.rs by cbindgen; do not edit.
  *
  * Link with -lkiln (libkiln.so or libkiln.a; the static library also needs
- * -lpthread -ldl -lm). Every function returns a KilnStatus, or a value that
- * cannot fail; kiln_last_error() says why the last failing call on this
- * thread failed. */
+ * -lpthread -ldl -lm). At start-up, check the library against this header:
+ *   if (!kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR)) ...
+ *
+ * Errors: every function returns a KilnStatus, or a value that cannot fail;
+ * kiln_last_error() says why the last failing call on this thread failed.
+ * Null pointers are refused (KILN_STATUS_NULL_ARGUMENT); malformed numbers
+ * (non-finite, a direction too short to have one, a zero rotation, a
+ * negative size) with KILN_STATUS_INVALID_ARGUMENT.
+ *
+ * Ownership: KilnLevel, KilnWorld and KilnHull handles are made by their
+ * _open/_read/_from_bytes/_new functions and given back by their _free
+ * (null is ignored); freeing one twice, or using it after, is undefined
+ * behaviour, as in any C API. A world keeps its level alive: the level
+ * handle may be freed while the world is used. Nothing else the API hands
+ * out is the caller's to free; answers of varying length go into the
+ * caller's arrays.
+ *
+ * Threads: functions taking a const KilnWorld* or const KilnLevel* (every
+ * query) may run on any number of threads at once; those taking a
+ * KilnWorld* (insert, move, remove, step, set the level) need the world to
+ * themselves. kiln_last_error() is per thread.
+ *
+ * Files: kiln_level_open memory-maps the archive: do not rewrite the file in
+ * place while the level (or a world made of it) lives (cp over it kills the
+ * process with SIGBUS); replace it by rename, as the baker does, or open
+ * files that may change with kiln_level_read. */
 
 #ifndef KILN_H
 #define KILN_H
@@ -12,353 +35,635 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// `KilnRayHit::feature` and friends when no feature is named.
+/*
+ The major version of the API this header describes (semantic
+ versioning: before 1, a new minor version may break the API too).
+ */
+#define KILN_VERSION_MAJOR 0
+
+/*
+ The minor version of the API this header describes.
+ */
+#define KILN_VERSION_MINOR 1
+
+/*
+ The patch version of the API this header describes.
+ */
+#define KILN_VERSION_PATCH 0
+
+/*
+ The archive format version this header's library reads (the `format`
+ field of an archive's header; `baker inspect` prints it). An archive of
+ another version is refused with `KilnStatus::BadArchive`.
+ */
+#define KILN_FORMAT_VERSION 18
+
+/*
+ `KilnRayHit::feature` and friends when no feature is named.
+ */
 #define KILN_NO_FEATURE UINT32_MAX
 
-// The `kind` of a [`KilnShape`]: a sphere (`radius`).
+/*
+ The `kind` of a `KilnShape`: a sphere (`radius`).
+ */
 #define KILN_SHAPE_SPHERE 0
 
-// The `kind` of a [`KilnShape`]: an upright capsule (`half_height`, `radius`).
+/*
+ The `kind` of a `KilnShape`: an upright capsule (`half_height`, `radius`).
+ */
 #define KILN_SHAPE_CAPSULE 1
 
-// The `kind` of a [`KilnShape`]: a box (`half` extents).
+/*
+ The `kind` of a `KilnShape`: a box (`half` extents).
+ */
 #define KILN_SHAPE_BOX 2
 
-// The `kind` of a [`KilnShape`]: a convex hull (`hull`).
+/*
+ The `kind` of a `KilnShape`: a convex hull (`hull`).
+ */
 #define KILN_SHAPE_HULL 3
 
-// `KilnGround::state`: nothing below (falling or jumping).
+/*
+ `KilnGround::state`: nothing below (falling or jumping).
+ */
 #define KILN_GROUND_IN_AIR 0
 
-// `KilnGround::state`: on walkable ground.
+/*
+ `KilnGround::state`: on walkable ground.
+ */
 #define KILN_GROUND_ON_GROUND 1
 
-// `KilnGround::state`: on ground too steep to stand on.
+/*
+ `KilnGround::state`: on ground too steep to stand on.
+ */
 #define KILN_GROUND_ON_STEEP_GROUND 2
 
-// What a call came to.
+/*
+ What a call came to.
+ */
 typedef enum {
-  // Done.
+  /*
+   Done.
+   */
   KILN_STATUS_OK = 0,
-  // A pointer that must not be null was null.
+  /*
+   A pointer that must not be null was null.
+   */
   KILN_STATUS_NULL_ARGUMENT = 1,
-  // A malformed argument: a non-finite number, a zero direction or
-  // rotation, a negative size, an unknown shape kind, a name that is
-  // not UTF-8, a hull that is flat or has too many points.
+  /*
+   A malformed argument: a non-finite number, a zero direction or
+   rotation, a negative size, an unknown shape kind, a name that is
+   not UTF-8, a hull that is flat or has too many points.
+   */
   KILN_STATUS_INVALID_ARGUMENT = 2,
-  // An archive file could not be read.
+  /*
+   An archive file could not be read.
+   */
   KILN_STATUS_IO = 3,
-  // Bytes that are not a valid Kiln archive (truncated, corrupt, of
-  // another format version).
+  /*
+   Bytes that are not a valid Kiln archive (truncated, corrupt, of
+   another format version).
+   */
   KILN_STATUS_BAD_ARCHIVE = 4,
-  // No object, body or layer of that name or id.
+  /*
+   No object, body or layer of that name or id.
+   */
   KILN_STATUS_NOT_FOUND = 5,
-  // The object is part of the level's static geometry: it cannot be
-  // moved or removed.
+  /*
+   The object is part of the level's static geometry: it cannot be
+   moved or removed.
+   */
   KILN_STATUS_STATIC_OBJECT = 6,
-  // The answer has more items than the array passed can hold: the
-  // first `cap` were written and `*count` says how many there are.
+  /*
+   The answer has more items than the array passed can hold: the
+   first `cap` were written and `*count` says how many there are.
+   */
   KILN_STATUS_BUFFER_TOO_SMALL = 7,
-  // A bug inside Kiln, caught before it reached the caller.
-  KILN_STATUS_PANIC = 8,
+  /*
+   A bug inside Kiln, caught before it reached the caller.
+   */
+  KILN_STATUS_PANIC = 8
 } KilnStatus;
 
-// A convex hull of points, made by [`kiln_hull_new`] (opaque).
+/*
+ A convex hull of points, made by `kiln_hull_new` (opaque).
+ */
 typedef struct KilnHull KilnHull;
 
-// A baked level, opened from an archive (opaque). A world made of it
-// keeps it alive: free the handle whenever the caller is done with it.
+/*
+ A baked level, opened from an archive (opaque). A world made of it
+ keeps it alive: free the handle whenever the caller is done with it.
+ */
 typedef struct KilnLevel KilnLevel;
 
-// A level and the bodies that move beside it (opaque): the level's movers
-// and triggers where they were baked, and what the caller inserts.
+/*
+ A level and the bodies that move beside it (opaque): the level's movers
+ and triggers where they were baked, and what the caller inserts.
+ */
 typedef struct KilnWorld KilnWorld;
 
-// A vector (metres, or a direction).
+/*
+ A vector (metres, or a direction).
+ */
 typedef struct {
-  // x
+  /*
+   x
+   */
   float x;
-  // y
+  /*
+   y
+   */
   float y;
-  // z
+  /*
+   z
+   */
   float z;
 } KilnVec3;
 
-// A convex shape to query with, in its own frame (a [`KilnPose`] places
-// it). Make one with `kiln_shape_sphere`, `_capsule`, `_box` or `_hull`.
+/*
+ A convex shape to query with, in its own frame (a `KilnPose` places
+ it). Make one with `kiln_shape_sphere`, `_capsule`, `_box` or `_hull`.
+ */
 typedef struct {
-  // `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_BOX` or `_HULL`.
+  /*
+   `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_BOX` or `_HULL`.
+   */
   uint32_t kind;
-  // Radius of a sphere or capsule (≥ 0).
+  /*
+   Radius of a sphere or capsule (≥ 0).
+   */
   float radius;
-  // Half the distance between a capsule's cap centres, along its +Y
-  // axis (≥ 0).
+  /*
+   Half the distance between a capsule's cap centres, along its +Y
+   axis (≥ 0).
+   */
   float half_height;
-  // Half extents of a box (each ≥ 0).
+  /*
+   Half extents of a box (each ≥ 0).
+   */
   KilnVec3 half;
-  // The hull of a hull shape (not freed while a query uses it; a body
-  // keeps its own copy).
+  /*
+   The hull of a hull shape (not freed while a query uses it; a body
+   keeps its own copy).
+   */
   const KilnHull *hull;
 } KilnShape;
 
-// An object of a level or a body of a world, as every answer names it
-// (0 is a level's first object; ids of bodies are never reused).
+/*
+ An object of a level or a body of a world, as every answer names it
+ (0 is a level's first object; ids of bodies are never reused).
+ */
 typedef uint64_t KilnObjectId;
 
-// Which objects a query sees. Pass null for every object but triggers.
+/*
+ Which objects a query sees. Pass null for every object but triggers.
+ */
 typedef struct {
-  // Objects in none of these layers are skipped (`0xFFFFFFFF`: all).
+  /*
+   Objects in none of these layers are skipped (`0xFFFFFFFF`: all).
+   */
   uint32_t layers;
-  // Non-zero: trigger volumes are seen too.
+  /*
+   Non-zero: trigger volumes are seen too.
+   */
   uint32_t triggers;
-  // Objects to skip (`skip_count` of them; may be null when 0).
+  /*
+   Objects to skip (`skip_count` of them; may be null when 0).
+   */
   const KilnObjectId *skip;
-  // How many ids `skip` holds.
+  /*
+   How many ids `skip` holds.
+   */
   size_t skip_count;
 } KilnFilter;
 
-// A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
+/*
+ A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
+ */
 typedef struct {
-  // x
+  /*
+   x
+   */
   float x;
-  // y
+  /*
+   y
+   */
   float y;
-  // z
+  /*
+   z
+   */
   float z;
-  // w (1 for no rotation)
+  /*
+   w (1 for no rotation)
+   */
   float w;
 } KilnQuat;
 
-// A rigid placement: the rotation, then the translation.
+/*
+ A rigid placement: the rotation, then the translation.
+ */
 typedef struct {
-  // Rotation (normalised by the API; not zero).
+  /*
+   Rotation (normalised by the API; not zero).
+   */
   KilnQuat rotation;
-  // Translation.
+  /*
+   Translation.
+   */
   KilnVec3 translation;
 } KilnPose;
 
-// A body entering or leaving a trigger volume.
+/*
+ A body entering or leaving a trigger volume.
+ */
 typedef struct {
-  // The trigger.
+  /*
+   The trigger.
+   */
   KilnObjectId trigger;
-  // The body.
+  /*
+   The body.
+   */
   KilnObjectId body;
-  // True for entering, false for leaving.
+  /*
+   True for entering, false for leaving.
+   */
   bool entered;
 } KilnTriggerEvent;
 
-// A ray: `origin + t·dir` for `t` in `[0, max_t]` (`dir` need not be
-// unit length; `t` is in its units).
+/*
+ A ray: `origin + t·dir` for `t` in `[0, max_t]` (`dir` need not be
+ unit length; `t` is in its units).
+ */
 typedef struct {
-  // Start.
+  /*
+   Start.
+   */
   KilnVec3 origin;
-  // Direction (not zero).
+  /*
+   Direction (not zero).
+   */
   KilnVec3 dir;
-  // Farthest `t` (≥ 0; may be infinite).
+  /*
+   Farthest `t` (≥ 0; may be infinite).
+   */
   float max_t;
 } KilnRay;
 
-// The closest hit of a ray.
+/*
+ The closest hit of a ray.
+ */
 typedef struct {
-  // Whether the ray hit anything (the rest is zero if not).
+  /*
+   Whether the ray hit anything (the rest is zero if not).
+   */
   bool hit;
-  // Whether it hit a front face (false for a ray starting in a solid).
+  /*
+   Whether it hit a front face (false for a ray starting in a solid).
+   */
   bool front_face;
-  // Ray parameter of the hit.
+  /*
+   Ray parameter of the hit.
+   */
   float t;
-  // The hit point.
+  /*
+   The hit point.
+   */
   KilnVec3 point;
-  // Unit surface normal, facing the ray's origin.
+  /*
+   Unit surface normal, facing the ray's origin.
+   */
   KilnVec3 normal;
-  // The object hit.
+  /*
+   The object hit.
+   */
   KilnObjectId object;
-  // The triangle or face hit, `KILN_NO_FEATURE` if none.
+  /*
+   The triangle or face hit, `KILN_NO_FEATURE` if none.
+   */
   uint32_t feature;
 } KilnRayHit;
 
-// What a shape touches.
+/*
+ What a shape touches.
+ */
 typedef struct {
-  // The object touched.
+  /*
+   The object touched.
+   */
   KilnObjectId object;
-  // The deepest contact's point, on the object's surface.
+  /*
+   The deepest contact's point, on the object's surface.
+   */
   KilnVec3 point;
-  // Unit normal from the object towards the shape.
+  /*
+   Unit normal from the object towards the shape.
+   */
   KilnVec3 normal;
-  // How far the shape must move along `normal` to clear the contact.
+  /*
+   How far the shape must move along `normal` to clear the contact.
+   */
   float depth;
-  // The triangle or face touched, `KILN_NO_FEATURE` if none.
+  /*
+   The triangle or face touched, `KILN_NO_FEATURE` if none.
+   */
   uint32_t feature;
 } KilnOverlap;
 
-// Where a moving shape first touches.
+/*
+ Where a moving shape first touches.
+ */
 typedef struct {
-  // Whether it touched anything (the rest is zero if not).
+  /*
+   Whether it touched anything (the rest is zero if not).
+   */
   bool hit;
-  // How far along the motion it first touches (0 to `max_t`).
+  /*
+   How far along the motion it first touches (0 to `max_t`).
+   */
   float t;
-  // The contact point.
+  /*
+   The contact point.
+   */
   KilnVec3 point;
-  // Unit normal from the object towards the shape.
+  /*
+   Unit normal from the object towards the shape.
+   */
   KilnVec3 normal;
-  // The object touched.
+  /*
+   The object touched.
+   */
   KilnObjectId object;
-  // The triangle or face touched, `KILN_NO_FEATURE` if none.
+  /*
+   The triangle or face touched, `KILN_NO_FEATURE` if none.
+   */
   uint32_t feature;
 } KilnShapeHit;
 
-// How a character moves (see `kiln_character_settings_default`).
+/*
+ How a character moves (see `kiln_character_settings_default`).
+ */
 typedef struct {
-  // The up direction (unit length).
+  /*
+   The up direction (unit length).
+   */
   KilnVec3 up;
-  // How deep it may be inside geometry before it is pushed out (m).
+  /*
+   How deep it may be inside geometry before it is pushed out (m).
+   */
   float skin;
-  // The steepest ground it stands on, in radians from horizontal.
+  /*
+   The steepest ground it stands on, in radians from horizontal.
+   */
   float max_slope;
-  // The highest step it walks up (m).
+  /*
+   The highest step it walks up (m).
+   */
   float step_height;
-  // How deep a step's top must be to be stepped onto (m).
+  /*
+   How deep a step's top must be to be stepped onto (m).
+   */
   float min_step_tread;
-  // How far down it follows the ground after leaving it (m).
+  /*
+   How far down it follows the ground after leaving it (m).
+   */
   float snap_distance;
-  // Most slides per move.
+  /*
+   Most slides per move.
+   */
   uint32_t max_iterations;
 } KilnCharacterSettings;
 
-// A character: a convex shape, its fixed rotation and its settings.
+/*
+ A character: a convex shape, its fixed rotation and its settings.
+ */
 typedef struct {
-  // The shape, centred on the character's position.
+  /*
+   The shape, centred on the character's position.
+   */
   KilnShape shape;
-  // The shape's rotation.
+  /*
+   The shape's rotation.
+   */
   KilnQuat rotation;
-  // How it moves.
+  /*
+   How it moves.
+   */
   KilnCharacterSettings settings;
 } KilnCharacter;
 
-// What a character stands on.
+/*
+ What a character stands on.
+ */
 typedef struct {
-  // `KILN_GROUND_IN_AIR`, `_ON_GROUND` or `_ON_STEEP_GROUND`.
+  /*
+   `KILN_GROUND_IN_AIR`, `_ON_GROUND` or `_ON_STEEP_GROUND`.
+   */
   uint32_t state;
-  // Contact point on the ground (zero in the air).
+  /*
+   Contact point on the ground (zero in the air).
+   */
   KilnVec3 point;
-  // The ground's unit normal there.
+  /*
+   The ground's unit normal there.
+   */
   KilnVec3 normal;
-  // The ground object.
+  /*
+   The ground object.
+   */
   KilnObjectId object;
 } KilnGround;
 
-// The outcome of a move.
+/*
+ The outcome of a move.
+ */
 typedef struct {
-  // Where the character ended up.
+  /*
+   Where the character ended up.
+   */
   KilnVec3 position;
-  // What it stands on there.
+  /*
+   What it stands on there.
+   */
   KilnGround ground;
-  // How many contacts stopped or turned it (the first `hits_cap` are
-  // in `hits`).
+  /*
+   How many contacts stopped or turned it (the first `hits_cap` are
+   in `hits`).
+   */
   size_t hit_count;
 } KilnMove;
 
-// A contact met while moving.
+/*
+ A contact met while moving.
+ */
 typedef struct {
-  // Contact point on the object.
+  /*
+   Contact point on the object.
+   */
   KilnVec3 point;
-  // Unit normal from the object towards the character.
+  /*
+   Unit normal from the object towards the character.
+   */
   KilnVec3 normal;
-  // The object touched.
+  /*
+   The object touched.
+   */
   KilnObjectId object;
 } KilnCharacterHit;
 
 #ifdef __cplusplus
 extern "C" {
-#endif // __cplusplus
+#endif /* __cplusplus */
 
-// Why the last failing call on this thread failed ("" if none has): the
-// function's name and the cause, e.g. `kiln_level_open: level.kiln: No
-// such file or directory`. The text stays valid until the next failing
-// call on this thread.
+/*
+ Why the last failing call on this thread failed ("" if none has): the
+ function's name and the cause, e.g. `kiln_level_open: level.kiln: No
+ such file or directory`. The text stays valid until the next failing
+ call on this thread.
+ */
 const char *kiln_last_error(void);
 
-// The library's version, e.g. "0.1.0" (static text).
+/*
+ The library's version, e.g. "0.1.0" (static text).
+ */
 const char *kiln_version(void);
 
-// A sphere of `radius`.
+/*
+ Whether the library linked is one a program built against the header
+ of version `major`.`minor` can use: the same major version, and a minor
+ version at least as new (before 1.0, the same minor version). Call it
+ at start-up with the header's macros, as PhysX and Jolt ask:
+ `kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR)`.
+ */
+bool kiln_version_compatible(uint32_t major, uint32_t minor);
+
+/*
+ The archive format version the library reads (see
+ `KILN_FORMAT_VERSION`).
+ */
+uint32_t kiln_format_version(void);
+
+/*
+ A sphere of `radius`.
+ */
 KilnShape kiln_shape_sphere(float radius);
 
-// An upright capsule: cap centres `half_height` above and below its
-// origin, grown by `radius`.
+/*
+ An upright capsule: cap centres `half_height` above and below its
+ origin, grown by `radius`.
+ */
 KilnShape kiln_shape_capsule(float half_height, float radius);
 
-// A box of half extents `half`.
+/*
+ A box of half extents `half`.
+ */
 KilnShape kiln_shape_box(KilnVec3 half);
 
-// A convex hull shape (the hull must outlive the queries that use it).
+/*
+ A convex hull shape (the hull must outlive the queries that use it).
+ */
 KilnShape kiln_shape_hull(const KilnHull *hull);
 
-// The convex hull of `count` points (at least four, not all on a plane;
-// at most 256). Free it with [`kiln_hull_free`].
+/*
+ The convex hull of `count` points (at least four, not all on a plane;
+ at most 256). Free it with `kiln_hull_free`.
+ */
 KilnStatus kiln_hull_new(const KilnVec3 *points, size_t count, KilnHull **out);
 
-// Frees a hull (null is ignored).
+/*
+ Frees a hull (null is ignored).
+ */
 void kiln_hull_free(KilnHull *hull);
 
-// A filter that sees every object but triggers.
+/*
+ A filter that sees every object but triggers.
+ */
 KilnFilter kiln_filter_all(void);
 
-// Opens the archive at `path` (memory-mapped, validated once). The file
-// must not be rewritten in place while the level (or a world made of it)
-// is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
-// file and the process dies of SIGBUS. Replace it by rename (as `baker`
-// does), or open files that may change in place with [`kiln_level_read`].
+/*
+ Opens the archive at `path` (memory-mapped, validated once). The file
+ must not be rewritten in place while the level (or a world made of it)
+ is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
+ file and the process dies of SIGBUS. Replace it by rename (as `baker`
+ does), or open files that may change in place with `kiln_level_read`.
+ */
 KilnStatus kiln_level_open(const char *path, KilnLevel **out);
 
-// Reads the archive at `path` into memory and validates it: no mapping,
-// so the file may change in any way afterwards (the hot-reload path).
+/*
+ Reads the archive at `path` into memory and validates it: no mapping,
+ so the file may change in any way afterwards (the hot-reload path).
+ */
 KilnStatus kiln_level_read(const char *path, KilnLevel **out);
 
-// Opens an archive held in memory (`len` bytes, copied).
+/*
+ Opens an archive held in memory (`len` bytes, copied).
+ */
 KilnStatus kiln_level_from_bytes(const uint8_t *bytes, size_t len, KilnLevel **out);
 
-// Frees a level handle (null is ignored). Worlds made of it keep the
-// level itself.
+/*
+ Frees a level handle (null is ignored). Worlds made of it keep the
+ level itself.
+ */
 void kiln_level_free(KilnLevel *level);
 
-// How many objects the level has (0 for null); their ids are 0 to this.
+/*
+ How many objects the level has (0 for null); their ids are 0 to this.
+ */
 uint32_t kiln_level_object_count(const KilnLevel *level);
 
-// The mask bit of the level's layer called `name` (for `KilnFilter::layers`).
+/*
+ The mask bit of the level's layer called `name` (for `KilnFilter::layers`).
+ */
 KilnStatus kiln_level_layer(const KilnLevel *level, const char *name, uint32_t *out);
 
-// A world of `level` (which the world keeps; the handle may be freed).
+/*
+ A world of `level` (which the world keeps; the handle may be freed).
+ */
 KilnStatus kiln_world_new(const KilnLevel *level, KilnWorld **out);
 
-// Frees a world (null is ignored).
+/*
+ Frees a world (null is ignored).
+ */
 void kiln_world_free(KilnWorld *world);
 
-// Replaces the world's level (a re-baked archive): inserted bodies stay,
-// movers keep their poses by name.
+/*
+ Replaces the world's level (a re-baked archive): inserted bodies stay,
+ movers keep their poses by name.
+ */
 KilnStatus kiln_world_set_level(KilnWorld *world, const KilnLevel *level);
 
-// How many bodies the world holds, the level's movers and triggers
-// included (0 for null).
+/*
+ How many bodies the world holds, the level's movers and triggers
+ included (0 for null).
+ */
 size_t kiln_world_body_count(const KilnWorld *world);
 
-// The id of the level's first object called `name`, else the first body
-// so named.
+/*
+ The id of the level's first object called `name`, else the first body
+ so named.
+ */
 KilnStatus kiln_world_find_object(const KilnWorld *world, const char *name, KilnObjectId *out);
 
-// The name of object or body `id`, NUL-terminated, into `buf` (`cap`
-// bytes); `*len` is its length without the NUL. Too long for `buf`: as
-// much as fits is written, NUL-terminated, with `KILN_STATUS_BUFFER_TOO_SMALL`.
+/*
+ The name of object or body `id`, NUL-terminated, into `buf` (`cap`
+ bytes); `*len` is its length without the NUL. Too long for `buf`: as
+ much as fits is written, NUL-terminated, with `KILN_STATUS_BUFFER_TOO_SMALL`.
+ */
 KilnStatus kiln_world_object_name(const KilnWorld *world,
                                   KilnObjectId id,
                                   char *buf,
                                   size_t cap,
                                   size_t *len);
 
-// The layer mask of object or body `id` (0 if the world has none such).
+/*
+ The layer mask of object or body `id` (0 if the world has none such).
+ */
 uint32_t kiln_world_object_layers(const KilnWorld *world, KilnObjectId id);
 
-// Inserts a body made of `shape` (a hull is copied) at `pose`, in
-// `layers`, called `name` (may be null), a trigger volume if `trigger`.
+/*
+ Inserts a body made of `shape` (a hull is copied) at `pose`, in
+ `layers`, called `name` (may be null), a trigger volume if `trigger`.
+ */
 KilnStatus kiln_world_insert_shape(KilnWorld *world,
                                    const KilnShape *shape,
                                    KilnPose at,
@@ -367,8 +672,10 @@ KilnStatus kiln_world_insert_shape(KilnWorld *world,
                                    bool trigger,
                                    KilnObjectId *out);
 
-// Inserts a copy of object `object` of `from` (any level: a prefab
-// archive) at `pose`.
+/*
+ Inserts a copy of object `object` of `from` (any level: a prefab
+ archive) at `pose`.
+ */
 KilnStatus kiln_world_insert_copy(KilnWorld *world,
                                   const KilnLevel *from,
                                   KilnObjectId object,
@@ -378,47 +685,65 @@ KilnStatus kiln_world_insert_copy(KilnWorld *world,
                                   bool trigger,
                                   KilnObjectId *out);
 
-// Moves body or mover `id` to `pose` (a teleport).
+/*
+ Moves body or mover `id` to `pose` (a teleport).
+ */
 KilnStatus kiln_world_set_pose(KilnWorld *world, KilnObjectId id, KilnPose at);
 
-// Where body or mover `id` is.
+/*
+ Where body or mover `id` is.
+ */
 KilnStatus kiln_world_get_pose(const KilnWorld *world, KilnObjectId id, KilnPose *out);
 
-// Takes body `id` out of the world.
+/*
+ Takes body `id` out of the world.
+ */
 KilnStatus kiln_world_remove(KilnWorld *world, KilnObjectId id);
 
-// The sync point, once a frame after the moves: records each body's
-// motion (for riding) and finds trigger enters and leaves.
+/*
+ The sync point, once a frame after the moves: records each body's
+ motion (for riding) and finds trigger enters and leaves.
+ */
 KilnStatus kiln_world_step(KilnWorld *world);
 
-// The trigger events of the last step.
+/*
+ The trigger events of the last step.
+ */
 KilnStatus kiln_world_trigger_events(const KilnWorld *world,
                                      KilnTriggerEvent *out,
                                      size_t cap,
                                      size_t *count);
 
-// The closest hit of `ray` among the objects `filter` sees (null: all
-// but triggers).
+/*
+ The closest hit of `ray` among the objects `filter` sees (null: all
+ but triggers).
+ */
 KilnStatus kiln_world_raycast(const KilnWorld *world,
                               KilnRay r,
                               const KilnFilter *f,
                               KilnRayHit *out);
 
-// Whether `ray` hits anything `filter` sees.
+/*
+ Whether `ray` hits anything `filter` sees.
+ */
 KilnStatus kiln_world_raycast_any(const KilnWorld *world,
                                   KilnRay r,
                                   const KilnFilter *f,
                                   bool *out);
 
-// `count` rays at once, on Kiln's thread pool: `out[i]` answers `rays[i]`.
+/*
+ `count` rays at once, on Kiln's thread pool: `out[i]` answers `rays[i]`.
+ */
 KilnStatus kiln_world_raycast_batch(const KilnWorld *world,
                                     const KilnRay *rays,
                                     size_t count,
                                     const KilnFilter *f,
                                     KilnRayHit *out);
 
-// Every object `shape` at `pose` touches, with the deepest contact of
-// each.
+/*
+ Every object `shape` at `pose` touches, with the deepest contact of
+ each.
+ */
 KilnStatus kiln_world_overlap(const KilnWorld *world,
                               const KilnShape *shape,
                               KilnPose at,
@@ -427,16 +752,20 @@ KilnStatus kiln_world_overlap(const KilnWorld *world,
                               size_t cap,
                               size_t *count);
 
-// Whether `shape` at `pose` touches anything `filter` sees.
+/*
+ Whether `shape` at `pose` touches anything `filter` sees.
+ */
 KilnStatus kiln_world_intersects(const KilnWorld *world,
                                  const KilnShape *shape,
                                  KilnPose at,
                                  const KilnFilter *f,
                                  bool *out);
 
-// Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`;
-// with `ignore_leaving`, contacts present at the start that the motion
-// leaves are skipped (so a shape resting on a floor can slide).
+/*
+ Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`;
+ with `ignore_leaving`, contacts present at the start that the motion
+ leaves are skipped (so a shape resting on a floor can slide).
+ */
 KilnStatus kiln_world_cast(const KilnWorld *world,
                            const KilnShape *shape,
                            KilnPose at,
@@ -446,8 +775,10 @@ KilnStatus kiln_world_cast(const KilnWorld *world,
                            const KilnFilter *f,
                            KilnShapeHit *out);
 
-// The solids (boxes, spheres, capsules, polytopes, concave solids) that
-// contain `point`.
+/*
+ The solids (boxes, spheres, capsules, polytopes, concave solids) that
+ contain `point`.
+ */
 KilnStatus kiln_world_contains_point(const KilnWorld *world,
                                      KilnVec3 point,
                                      const KilnFilter *f,
@@ -455,25 +786,33 @@ KilnStatus kiln_world_contains_point(const KilnWorld *world,
                                      size_t cap,
                                      size_t *count);
 
-// Whether any solid `filter` sees contains `point`.
+/*
+ Whether any solid `filter` sees contains `point`.
+ */
 KilnStatus kiln_world_point_in_solid(const KilnWorld *world,
                                      KilnVec3 point,
                                      const KilnFilter *f,
                                      bool *out);
 
-// An upright capsule character with default settings (0.3 m radius and
-// 0.6 m half height make one 1.8 m tall).
+/*
+ An upright capsule character with default settings (0.3 m radius and
+ 0.6 m half height make one 1.8 m tall).
+ */
 KilnCharacter kiln_character_capsule(float radius, float half_height);
 
-// The default character settings (up +Y, 1 cm skin, 50° slopes, 0.3 m
-// steps).
+/*
+ The default character settings (up +Y, 1 cm skin, 50° slopes, 0.3 m
+ steps).
+ */
 KilnCharacterSettings kiln_character_settings_default(void);
 
-// Moves `character` from `position` by `motion` (one frame's worth,
-// gravity included), sliding along what it meets, stepping up steps and
-// following the ground down; `out` says where it ended and what it
-// stands on, and the contacts go to `hits` (`hits_cap` of them; may be
-// null when 0; more than fit is not an error here).
+/*
+ Moves `character` from `position` by `motion` (one frame's worth,
+ gravity included), sliding along what it meets, stepping up steps and
+ following the ground down; `out` says where it ended and what it
+ stands on, and the contacts go to `hits` (`hits_cap` of them; may be
+ null when 0; more than fit is not an error here).
+ */
 KilnStatus kiln_character_move(const KilnWorld *world,
                                const KilnCharacter *c,
                                KilnVec3 position,
@@ -483,11 +822,13 @@ KilnStatus kiln_character_move(const KilnWorld *world,
                                KilnCharacterHit *hits,
                                size_t hits_cap);
 
-// Carries a character at `position` standing on `ground` (the last
-// move's) by its ground's motion in the last frame (a lift, a
-// turntable); `out_position` is where that takes it and `out_turn` the
-// turn about up it should add to its heading. Call after
-// `kiln_world_step` and before the frame's move.
+/*
+ Carries a character at `position` standing on `ground` (the last
+ move's) by its ground's motion in the last frame (a lift, a
+ turntable); `out_position` is where that takes it and `out_turn` the
+ turn about up it should add to its heading. Call after
+ `kiln_world_step` and before the frame's move.
+ */
 KilnStatus kiln_character_ride(const KilnWorld *world,
                                const KilnCharacter *c,
                                KilnVec3 position,
@@ -496,7 +837,7 @@ KilnStatus kiln_character_ride(const KilnWorld *world,
                                KilnQuat *out_turn);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+}  /* extern "C" */
+#endif  /* __cplusplus */
 
 #endif  /* KILN_H */

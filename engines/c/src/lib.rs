@@ -146,10 +146,48 @@ pub extern "C" fn kiln_last_error() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())
 }
 
+/// The major version of the API this header describes (semantic
+/// versioning: before 1, a new minor version may break the API too).
+pub const KILN_VERSION_MAJOR: u32 = 0;
+/// The minor version of the API this header describes.
+pub const KILN_VERSION_MINOR: u32 = 1;
+/// The patch version of the API this header describes.
+pub const KILN_VERSION_PATCH: u32 = 0;
+/// The archive format version this header's library reads (the `format`
+/// field of an archive's header; `baker inspect` prints it). An archive of
+/// another version is refused with [`KilnStatus::BadArchive`].
+pub const KILN_FORMAT_VERSION: u32 = 18;
+
 /// The library's version, e.g. "0.1.0" (static text).
 #[unsafe(no_mangle)]
 pub extern "C" fn kiln_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Whether the library linked is one a program built against the header
+/// of version `major`.`minor` can use: the same major version, and a minor
+/// version at least as new (before 1.0, the same minor version). Call it
+/// at start-up with the header's macros, as PhysX and Jolt ask:
+/// `kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_version_compatible(major: u32, minor: u32) -> bool {
+    let (lib_major, lib_minor) = (
+        env!("CARGO_PKG_VERSION_MAJOR").parse::<u32>().unwrap_or(0),
+        env!("CARGO_PKG_VERSION_MINOR").parse::<u32>().unwrap_or(0),
+    );
+    major == lib_major
+        && if major == 0 {
+            minor == lib_minor
+        } else {
+            minor <= lib_minor
+        }
+}
+
+/// The archive format version the library reads (see
+/// [`KILN_FORMAT_VERSION`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_format_version() -> u32 {
+    kiln_runtime::FORMAT_VERSION
 }
 
 // ------------------------------------------------- pointers from the caller
@@ -1608,4 +1646,29 @@ pub unsafe extern "C" fn kiln_character_ride(
         *out_turn = turn.into();
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The header's version macros are the crate's version, and its format
+    /// version the one the library reads.
+    #[test]
+    fn version_macros_are_the_library_s() {
+        let v = format!(
+            "{}.{}.{}",
+            super::KILN_VERSION_MAJOR,
+            super::KILN_VERSION_MINOR,
+            super::KILN_VERSION_PATCH
+        );
+        assert_eq!(v, env!("CARGO_PKG_VERSION"));
+        assert_eq!(super::KILN_FORMAT_VERSION, kiln_runtime::FORMAT_VERSION);
+        assert!(super::kiln_version_compatible(
+            super::KILN_VERSION_MAJOR,
+            super::KILN_VERSION_MINOR
+        ));
+        assert!(!super::kiln_version_compatible(
+            super::KILN_VERSION_MAJOR + 1,
+            0
+        ));
+    }
 }

@@ -117,6 +117,43 @@ fn static_link() -> Vec<String> {
     ]
 }
 
+/// The header compiles cleanly as C89, C99 and C11 and as C++11, with
+/// every warning an error.
+#[test]
+fn header_compiles_as_c89_c99_c11_and_cpp11() {
+    let dir = scratch("pedantic");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = "#include \"kiln.h\"\nint main(void) {\n  return kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR) ? 0 : 1;\n}\n";
+    for (std, file, compiler) in [
+        ("c89", "h.c", cc()),
+        ("c99", "h.c", cc()),
+        ("c11", "h.c", cc()),
+        (
+            "c++11",
+            "h.cpp",
+            std::env::var("CXX").unwrap_or_else(|_| "c++".into()),
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, source).unwrap();
+        let out = Command::new(&compiler)
+            .arg(format!("-std={std}"))
+            .args(["-Wall", "-Wextra", "-pedantic", "-Werror", "-c", "-o"])
+            .arg(dir.join("h.o"))
+            .arg("-I")
+            .arg(here.join("include"))
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("running `{compiler}`: {e}"));
+        assert!(
+            out.status.success(),
+            "kiln.h as {std}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn c_program_against_the_shared_library() {
     let dir = scratch("shared");

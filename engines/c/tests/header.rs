@@ -1,7 +1,7 @@
-//! `include/kiln.h` is what cbindgen makes of `src/lib.rs` today: a header
-//! that lags the library would hand C callers the wrong functions or
-//! layouts. Regenerate with `KILN_BLESS=1 cargo test --release -p kiln-c
-//! --test header`.
+//! `include/kiln.h` is what cbindgen makes of `src/lib.rs` today, made
+//! C89-clean ([`tidy`]): a header that lags the library would hand C
+//! callers the wrong functions or layouts. Regenerate with `KILN_BLESS=1
+//! cargo test --release -p kiln-c --test header`.
 
 use std::path::Path;
 
@@ -16,6 +16,7 @@ fn committed_header_is_current() {
         .generate()
         .expect("cbindgen reads src/lib.rs")
         .write(&mut fresh);
+    let fresh = tidy(&String::from_utf8(fresh).expect("cbindgen writes UTF-8")).into_bytes();
     let path = dir.join("include/kiln.h");
     if std::env::var_os("KILN_BLESS").is_some() {
         std::fs::write(&path, &fresh).expect("write include/kiln.h");
@@ -35,4 +36,30 @@ fn committed_header_is_current() {
             first.map_or(old.lines().count().min(new.lines().count()) + 1, |i| i + 1)
         );
     }
+}
+
+/// cbindgen's header made C89-clean and plain to C readers: rustdoc links
+/// (`` [`KilnShape`] ``) become the names they link, the `//` comments
+/// cbindgen puts after its `__cplusplus` guards become `/* */`, and the
+/// last enumerator of each enum loses its comma (C89 allows none there).
+fn tidy(header: &str) -> String {
+    let plain = header.replace("[`", "`").replace("`]", "`");
+    let lines: Vec<&str> = plain.lines().collect();
+    let mut out = String::with_capacity(plain.len());
+    for (k, line) in lines.iter().enumerate() {
+        let closes = lines
+            .get(k + 1)
+            .is_some_and(|next| next.trim_start().starts_with('}'));
+        let enumerator = line.starts_with("  ") && line.contains(" = ") && !line.contains('(');
+        let guard = line.starts_with('#') || line.starts_with('}');
+        if closes && enumerator && line.ends_with(',') {
+            out.push_str(&line[..line.len() - 1]);
+        } else if guard && let Some((code, note)) = line.split_once("//") {
+            out.push_str(&format!("{code}/* {} */", note.trim()));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }

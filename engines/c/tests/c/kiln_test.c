@@ -369,6 +369,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   printf("kiln %s\n", kiln_version());
+  /* the library linked is the one this header describes */
+  CHECK(kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR));
+  CHECK(!kiln_version_compatible(KILN_VERSION_MAJOR + 1, KILN_VERSION_MINOR));
+  char version[32];
+  snprintf(version, sizeof version, "%d.%d.%d", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
+  CHECK(strcmp(version, kiln_version()) == 0);
+  CHECK(kiln_format_version() == KILN_FORMAT_VERSION);
   KilnLevel *level = NULL;
   OK(kiln_level_open(argv[1], &level));
   if (!level) return 1;
