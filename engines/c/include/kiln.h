@@ -733,6 +733,9 @@ KilnStatus kiln_world_raycast_any(const KilnWorld *world,
 
 /*
  `count` rays at once, on Kiln's thread pool: `out[i]` answers `rays[i]`.
+ A malformed ray answers no hit and the others are answered all the
+ same; the call then returns `KILN_STATUS_INVALID_ARGUMENT` naming the
+ first malformed one.
  */
 KilnStatus kiln_world_raycast_batch(const KilnWorld *world,
                                     const KilnRay *rays,

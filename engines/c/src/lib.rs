@@ -1052,12 +1052,22 @@ pub struct KilnRay {
 fn ray(r: KilnRay) -> Result<Ray, Fail> {
     let ray = Ray::new(r.origin.into(), r.dir.into(), r.max_t);
     if ray.is_valid() {
-        Ok(ray)
-    } else {
-        Err(Fail::invalid(format!(
-            "ray {ray:?}: a finite origin, a finite direction longer than 1.1e-19, max_t ≥ 0"
-        )))
+        return Ok(ray);
     }
+    let v = |v: Vec3| format!("({}, {}, {})", v.x, v.y, v.z);
+    let why = if !ray.origin.is_finite() {
+        format!("the origin {} is not finite", v(ray.origin))
+    } else if !ray.dir.is_finite() {
+        format!("the direction {} is not finite", v(ray.dir))
+    } else if !kiln_runtime::is_direction(ray.dir) {
+        format!(
+            "the direction {} is zero or too short to have one (under 1.1e-19)",
+            v(ray.dir)
+        )
+    } else {
+        format!("max_t {} is not ≥ 0", ray.max_t)
+    };
+    Err(Fail::invalid(format!("ray: {why}")))
 }
 
 /// The closest hit of a ray.
@@ -1144,6 +1154,9 @@ pub unsafe extern "C" fn kiln_world_raycast_any(
 }
 
 /// `count` rays at once, on Kiln's thread pool: `out[i]` answers `rays[i]`.
+/// A malformed ray answers no hit and the others are answered all the
+/// same; the call then returns `KILN_STATUS_INVALID_ARGUMENT` naming the
+/// first malformed one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_world_raycast_batch(
     world: *const KilnWorld,
@@ -1162,17 +1175,23 @@ pub unsafe extern "C" fn kiln_world_raycast_batch(
                 array_mut(out, count, "out")?,
             )
         };
-        let rays = rays
+        // a malformed ray is answered as none (the runtime's rule), the
+        // first named after every good one is answered
+        let bad = rays.iter().enumerate().find_map(|(i, &r)| {
+            ray(r)
+                .err()
+                .map(|Fail(s, why)| Fail(s, format!("rays[{i}]: {why}")))
+        });
+        let rays: Vec<Ray> = rays
             .iter()
-            .enumerate()
-            .map(|(i, &r)| ray(r).map_err(|Fail(s, why)| Fail(s, format!("rays[{i}]: {why}"))))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|r| Ray::new(r.origin.into(), r.dir.into(), r.max_t))
+            .collect();
         let mut hits = vec![None; rays.len()];
         world.0.raycast_batch(&rays, &filter(&f), &mut hits);
         for (o, h) in out.iter_mut().zip(hits) {
             *o = ray_hit(h);
         }
-        Ok(())
+        bad.map_or(Ok(()), Err)
     })
 }
 

@@ -45,7 +45,7 @@ pub enum WorldError {
     )]
     Static(ObjectId),
     /// A pose with a non-finite number or a zero rotation.
-    #[error("pose {0:?} is not finite with a non-zero rotation")]
+    #[error("the pose {0} is not finite with a non-zero rotation")]
     BadPose(Pose),
     /// The body's shape is not a valid collider.
     #[error("body shape: {0}")]

@@ -65,3 +65,11 @@ impl Pose {
         }
     }
 }
+
+/// In words: where and how turned, e.g. `at [1, 2, 3] turned [0, 0, 0, 1]`
+/// (the rotation as `x, y, z, w`).
+impl std::fmt::Display for Pose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at {} turned {}", self.translation, self.rotation)
+    }
+}

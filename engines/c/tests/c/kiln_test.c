@@ -100,6 +100,16 @@ static void queries(KilnWorld *world) {
   KilnObjectId wall = 0;
   OK(kiln_world_find_object(world, "wall", &wall));
   CHECK(hits[2].object == wall);
+  /* one malformed ray: named in the error, the others answered all the same */
+  rays[1].dir = v3(0, 0, 0);
+  KilnRayHit mixed[3];
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast_batch(world, rays, 3, NULL, mixed));
+  CHECK(strstr(kiln_last_error(), "rays[1]") && strstr(kiln_last_error(), "direction"));
+  CHECK(!strstr(kiln_last_error(), "Vec3"));
+  CHECK(mixed[0].hit && mixed[0].object == hits[0].object && near(mixed[0].t, hits[0].t, 0));
+  CHECK(!mixed[1].hit);
+  CHECK(mixed[2].hit && mixed[2].object == wall);
+  printf("a batch with a malformed ray: %s\n", kiln_last_error());
 
   /* a ball resting on the floor touches it; lifted by 1 m it touches nothing */
   KilnShape ball = kiln_shape_sphere(0.5f);
