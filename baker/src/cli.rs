@@ -511,7 +511,8 @@ fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {
 }
 
 fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {
-    let level = Level::open(archive)?;
+    // a world of the level: its movers where they were baked
+    let world = kiln_runtime::World::new(std::sync::Arc::new(Level::open(archive)?));
     let reader: Box<dyn BufRead> = match input {
         Some(p) => Box::new(std::io::BufReader::new(
             std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?,
@@ -525,7 +526,7 @@ fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        writeln!(out, "{}", query::answer_line(&level, &line))?;
+        writeln!(out, "{}", query::answer_line(&world, &line))?;
     }
     out.flush()?;
     Ok(())

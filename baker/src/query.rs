@@ -2,16 +2,19 @@
 //! order. A malformed line gets `{"error": …}` and the run goes on.
 
 use kiln_runtime::{
-    CastOptions, ConvexHull, Filter, Level, ObjectId, Pose, Quat, QueryShape, Ray, ShapeCast,
-    ShapeHit, ShapeOverlap, Vec3,
+    CastOptions, ConvexHull, Filter, ObjectId, Pose, Quat, QueryShape, Ray, ShapeCast, ShapeHit,
+    ShapeOverlap, Vec3, World,
 };
 use serde_json::{Value, json};
 
-/// Answers one request line.
-pub fn answer_line(level: &Level, line: &str) -> Value {
+/// Answers one request line, over the world's level and what it holds:
+/// the level's movers where the world has put them (where they were
+/// baked, in a world just made of the level: `World::new`) and its
+/// triggers when the request asks (`"triggers": true`).
+pub fn answer_line(world: &World, line: &str) -> Value {
     match serde_json::from_str::<Value>(line) {
         Err(e) => json!({"error": format!("not JSON: {e}")}),
-        Ok(v) => answer(level, &v).unwrap_or_else(|e| json!({"error": e})),
+        Ok(v) => answer(world, &v).unwrap_or_else(|e| json!({"error": e})),
     }
 }
 
@@ -174,12 +177,12 @@ fn named_shape(key: &str, q: &Value, what: &str) -> Result<(Shape, Pose), String
     }
 }
 
-fn overlaps_json(level: &Level, overlaps: &[ShapeOverlap]) -> Value {
+fn overlaps_json(world: &World, overlaps: &[ShapeOverlap]) -> Value {
     let rows: Vec<Value> = overlaps
         .iter()
         .map(|o| {
             json!({
-                "object": level.object_name(o.object),
+                "object": world.object_name(o.object),
                 "object_index": o.object.index(),
                 "point": o.point.to_array(),
                 "normal": o.normal.to_array(),
@@ -191,13 +194,13 @@ fn overlaps_json(level: &Level, overlaps: &[ShapeOverlap]) -> Value {
     json!({ "overlaps": rows })
 }
 
-fn hit_json(level: &Level, h: Option<ShapeHit>) -> Value {
+fn hit_json(world: &World, h: Option<ShapeHit>) -> Value {
     let hit = h.map(|h| {
         json!({
             "t": h.t,
             "point": h.point.to_array(),
             "normal": h.normal.to_array(),
-            "object": level.object_name(h.object),
+            "object": world.object_name(h.object),
             "object_index": h.object.index(),
             "feature": h.feature,
         })
@@ -209,7 +212,7 @@ fn hit_json(level: &Level, h: Option<ShapeHit>) -> Value {
 /// level's collision layers; any of them) and `"skip"` (object names)
 /// beside the query, as a layer mask and the skipped objects.
 fn filter_of(
-    level: &Level,
+    world: &World,
     obj: &serde_json::Map<String, Value>,
 ) -> Result<(u32, Vec<ObjectId>), String> {
     let names = |key: &str| -> Result<Vec<&str>, String> {
@@ -230,10 +233,10 @@ fn filter_of(
         u32::MAX
     } else {
         layers.iter().try_fold(0u32, |m, &n| {
-            level.layer(n).map(|b| m | b).ok_or_else(|| {
+            world.level().layer(n).map(|b| m | b).ok_or_else(|| {
                 format!(
                     "layers: no layer {n:?} in this level (it has {})",
-                    level.layer_names().collect::<Vec<_>>().join(", ")
+                    world.level().layer_names().collect::<Vec<_>>().join(", ")
                 )
             })
         })?
@@ -243,7 +246,12 @@ fn filter_of(
         // every object of that name (a mesh node with GPU instances is
         // several)
         let before = skip.len();
-        skip.extend(level.objects().filter(|&o| level.object_name(o) == n));
+        skip.extend(
+            world
+                .level()
+                .objects()
+                .filter(|&o| world.object_name(o) == n),
+        );
         if skip.len() == before {
             return Err(format!("skip: no object {n:?} in this level"));
         }
@@ -251,9 +259,9 @@ fn filter_of(
     Ok((mask, skip))
 }
 
-fn answer(level: &Level, v: &Value) -> Result<Value, String> {
+fn answer(world: &World, v: &Value) -> Result<Value, String> {
     let obj = v.as_object().ok_or("a request must be a JSON object")?;
-    const KEYS: [&str; 10] = [
+    const KEYS: [&str; 11] = [
         "ray",
         "sphere",
         "capsule",
@@ -264,12 +272,19 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         "point",
         "layers",
         "skip",
+        "triggers",
     ];
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!("unknown key {k:?}: expected {}", KEYS.join(", ")));
     }
-    let (mask, skip) = filter_of(level, obj)?;
-    let filter = Filter::skip(&skip).layers(mask);
+    let (mask, skip) = filter_of(world, obj)?;
+    // trigger volumes are seen only when asked for
+    let triggers = match obj.get("triggers") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("triggers must be true or false".into()),
+    };
+    let filter = Filter::skip(&skip).layers(mask).triggers(triggers);
     if let Some(r) = obj.get("ray") {
         let origin = vec3(&r["origin"], "ray.origin")?;
         let dir = vec3(&r["dir"], "ray.dir")?;
@@ -277,7 +292,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
             return Err("ray.dir must be finite and not zero (|dir| above 1.1e-19)".into());
         }
         let max_t = max_t(r, "ray.max_t")?;
-        let hit = level
+        let hit = world
             .raycast(&Ray::new(origin, dir, max_t), &filter)
             .map(|h| {
                 json!({
@@ -285,7 +300,7 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     "point": h.point.to_array(),
                     "normal": h.normal.to_array(),
                     "front_face": h.front_face,
-                    "object": level.object_name(h.object),
+                    "object": world.object_name(h.object),
                     "object_index": h.object.index(),
                     "feature": h.feature,
                 })
@@ -296,19 +311,19 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
         let center = vec3(&q["center"], "sphere.center")?;
         let radius = radius(&q["radius"], "sphere.radius")?;
         let ball = QueryShape::Sphere { radius };
-        let found = level.overlap(&ball, &Pose::at(center), &filter);
-        return Ok(overlaps_json(level, &found));
+        let found = world.overlap(&ball, &Pose::at(center), &filter);
+        return Ok(overlaps_json(world, &found));
     }
     for key in ["capsule", "box", "hull"] {
         if let Some(q) = obj.get(key) {
             let (s, pose) = named_shape(key, q, "")?;
-            let found = level.overlap(&s.query(), &pose, &filter);
-            return Ok(overlaps_json(level, &found));
+            let found = world.overlap(&s.query(), &pose, &filter);
+            return Ok(overlaps_json(world, &found));
         }
     }
     if let Some(q) = obj.get("intersects") {
         let (s, pose) = shape(q, "intersects")?;
-        return Ok(json!({ "intersects": level.intersects(&s.query(), &pose, &filter) }));
+        return Ok(json!({ "intersects": world.intersects(&s.query(), &pose, &filter) }));
     }
     if let Some(q) = obj.get("sweep") {
         let dir = vec3(&q["dir"], "sweep.dir")?;
@@ -325,28 +340,28 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
                     .ok_or("sweep.ignore_leaving must be true or false")?,
             };
             let options = CastOptions { ignore_leaving };
-            let hit = level.cast(
+            let hit = world.cast(
                 &ShapeCast::new(s.query(), pose, dir, max_t).with(options),
                 &filter,
             );
-            return Ok(hit_json(level, hit));
+            return Ok(hit_json(world, hit));
         }
         let center = vec3(&q["center"], "sweep.center")?;
         let radius = radius(&q["radius"], "sweep.radius")?;
         let ball = QueryShape::Sphere { radius };
         let options = CastOptions::default();
-        let hit = level.cast(
+        let hit = world.cast(
             &ShapeCast::new(ball, Pose::at(center), dir, max_t).with(options),
             &filter,
         );
-        return Ok(hit_json(level, hit));
+        return Ok(hit_json(world, hit));
     }
     if let Some(p) = obj.get("point") {
         let p = vec3(p, "point")?;
-        let inside: Vec<_> = level
+        let inside: Vec<_> = world
             .contains_point(p, &filter)
             .into_iter()
-            .map(|i| level.object_name(i))
+            .map(|i| world.object_name(i))
             .collect();
         return Ok(json!({ "inside": inside }));
     }
@@ -359,6 +374,8 @@ fn answer(level: &Level, v: &Value) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kiln_runtime::Level;
+    use std::sync::Arc;
 
     /// A 20 m square floor mesh at y = 0.
     fn floor_mesh() -> crate::SceneMesh {
@@ -375,21 +392,42 @@ mod tests {
     }
 
     /// The floor alone.
-    fn floor() -> Level {
+    fn floor() -> Arc<Level> {
         let scene = crate::Scene::from_meshes(vec![floor_mesh()]);
         let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
-        Level::from_bytes(&baked.bytes).unwrap()
+        Arc::new(Level::from_bytes(&baked.bytes).unwrap())
     }
 
     /// The floor (layer "walkable") with a crate (layer "props") on it.
-    fn floor_and_crate() -> Level {
+    fn floor_and_crate() -> Arc<Level> {
         let floor = floor_mesh();
         let crate_mesh = crate::SceneMesh::cuboid("crate", [0.0, 0.5, 0.0], [0.5, 0.5, 0.5]);
         let mut scene = crate::Scene::from_meshes(vec![floor, crate_mesh]);
         scene.instances[0].layers = vec!["walkable".into()];
         scene.instances[1].layers = vec!["props".into()];
         let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
-        Level::from_bytes(&baked.bytes).unwrap()
+        Arc::new(Level::from_bytes(&baked.bytes).unwrap())
+    }
+
+    /// Movers answer where they were baked, and triggers when asked.
+    #[test]
+    fn movers_answer_and_triggers_when_asked() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/colliders/movers.gltf");
+        let baked = crate::bake_file(&path, &Default::default()).unwrap();
+        let level = Arc::new(Level::from_bytes(&baked.bytes).unwrap());
+        let object = |v: &Value| v["hit"]["object"].as_str().unwrap_or("none").to_string();
+        let down = |x: f32, rest: &str| {
+            format!(r#"{{"ray":{{"origin":[{x},10,0],"dir":[0,-1,0]}}{rest}}}"#)
+        };
+        assert_eq!(object(&ask(&level, &down(0.0, ""))), "Lift");
+        assert_eq!(object(&ask(&level, &down(-3.0, ""))), "Floor");
+        assert_eq!(
+            object(&ask(&level, &down(-3.0, r#","triggers":true"#))),
+            "Zone"
+        );
+        let e = ask(&level, &down(-3.0, r#","triggers":1"#));
+        assert_eq!(e["error"], "triggers must be true or false", "{e}");
     }
 
     #[test]
@@ -489,8 +527,8 @@ mod tests {
         }
     }
 
-    fn ask(level: &Level, line: &str) -> Value {
-        answer_line(level, line)
+    fn ask(level: &Arc<Level>, line: &str) -> Value {
+        answer_line(&World::new(level.clone()), line)
     }
 
     fn depth(v: &Value) -> f64 {

@@ -4,10 +4,10 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-static LEVEL: OnceLock<kiln_runtime::Level> = OnceLock::new();
+static WORLD: OnceLock<kiln_runtime::World> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
-    let level = LEVEL.get_or_init(|| {
+    let world = WORLD.get_or_init(|| {
         let mesh = kiln_baker::SceneMesh::new(
             "tri",
             vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
@@ -17,10 +17,12 @@ fuzz_target!(|data: &[u8]| {
             &kiln_baker::Scene::from_meshes(vec![mesh]),
             &kiln_baker::BakeSettings::default(),
         );
-        kiln_runtime::Level::from_bytes(&baked.bytes).unwrap()
+        kiln_runtime::World::new(std::sync::Arc::new(
+            kiln_runtime::Level::from_bytes(&baked.bytes).unwrap(),
+        ))
     });
     if let Ok(line) = std::str::from_utf8(data) {
-        let v = kiln_baker::query::answer_line(level, line);
+        let v = kiln_baker::query::answer_line(world, line);
         assert!(v.is_object());
     }
 });
