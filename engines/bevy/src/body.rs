@@ -153,7 +153,7 @@ impl KilnBody {
 }
 
 /// A body the world refused (a shape that is no valid collider, a copy of
-/// an object its archive does not have).
+/// an object its archive does not have, a transform that scales it).
 #[derive(Message, Clone, Debug)]
 pub struct KilnBodyRejected {
     /// The body's entity.
@@ -203,6 +203,10 @@ pub(crate) fn sync_bodies(
             pending.0.push(e);
             continue;
         };
+        if let Err(error) = unscaled(at) {
+            rejected.write(KilnBodyRejected { entity: e, error });
+            continue;
+        }
         let pose = pose_of(at);
         let name = name.map_or("", |n| n.as_str());
         let inserted = match &body.collider {
@@ -254,8 +258,28 @@ pub(crate) fn sync_bodies(
             && let Some(object) = kiln.object(e)
             && let Some(world) = kiln.world_mut()
         {
-            // a transform that is not finite is refused: the body stays put
+            // a scaled or non-finite transform is refused: the body stays
+            // put
+            if let Err(error) = unscaled(at) {
+                rejected.write(KilnBodyRejected { entity: e, error });
+                continue;
+            }
             let _ = world.set_pose(object, pose_of(at));
         }
+    }
+}
+
+/// A body's transform must not scale it: Kiln's bodies are placed by a
+/// rotation and a translation, and a scale dropped silently would leave
+/// the collider another size than the mesh drawn.
+fn unscaled(at: &GlobalTransform) -> Result<(), String> {
+    let (scale, _, _) = at.to_scale_rotation_translation();
+    if (scale - Vec3::ONE).abs().max_element() <= 1e-4 {
+        Ok(())
+    } else {
+        Err(format!(
+            "its transform scales it by {scale}: Kiln bodies are not scaled; size the \
+             KilnBody's shape instead (or bake the prop at the size it is used)"
+        ))
     }
 }

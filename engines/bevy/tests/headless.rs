@@ -14,9 +14,9 @@ use bevy::ecs::system::RunSystemOnce;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use kiln_bevy::{
-    KilnArchive, KilnBody, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed, KilnMover,
-    KilnPlugin, KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger, KilnTriggerEvent,
-    KilnWorld,
+    KilnArchive, KilnBody, KilnBodyRejected, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed,
+    KilnMover, KilnPlugin, KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger,
+    KilnTriggerEvent, KilnWorld,
 };
 
 fn root() -> PathBuf {
@@ -50,15 +50,18 @@ fn replace(path: &Path, bytes: &[u8]) {
 struct Seen {
     triggers: Vec<KilnTriggerEvent>,
     failures: Vec<KilnLevelFailed>,
+    rejected: Vec<KilnBodyRejected>,
 }
 
 fn collect(
     mut seen: ResMut<Seen>,
     mut t: MessageReader<KilnTriggerEvent>,
     mut f: MessageReader<KilnLevelFailed>,
+    mut r: MessageReader<KilnBodyRejected>,
 ) {
     seen.triggers.extend(t.read().copied());
     seen.failures.extend(f.read().cloned());
+    seen.rejected.extend(r.read().cloned());
 }
 
 /// A headless app over `dir/assets`, time advancing 1/60 s an update.
@@ -857,4 +860,51 @@ fn an_app_without_transforms_is_refused_with_a_reason() {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, AssetPlugin::default(), KilnPlugin));
     app.finish();
+}
+
+/// A body whose transform scales it is refused with a message naming the
+/// scale, never silently placed at another size than the mesh drawn; a
+/// scale it takes on later leaves it where it was, with the message again.
+#[test]
+fn a_scaled_body_is_refused_with_a_reason() {
+    let dir = assets("scaled");
+    let (mut app, _) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    let scaled = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Cuboid::new(1.0, 1.0, 1.0)),
+            Transform::from_xyz(2.0, 3.0, 16.0).with_scale(Vec3::splat(2.0)),
+        ))
+        .id();
+    let plain = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Cuboid::new(1.0, 1.0, 1.0)),
+            Transform::from_xyz(4.0, 3.0, 16.0),
+        ))
+        .id();
+    app.update();
+    app.update();
+    let seen = &app.world().resource::<Seen>().rejected;
+    assert!(
+        seen.iter()
+            .any(|r| r.entity == scaled && r.error.contains("scales it by")),
+        "{seen:?}"
+    );
+    let kiln = app.world().resource::<KilnWorld>();
+    assert!(kiln.object(scaled).is_none());
+    assert!(kiln.object(plain).is_some());
+    // scaled after it was placed: it stays where it was
+    let before = ask(&mut app, down_at(4.0, 16.0)).expect("the plain box");
+    assert_eq!(before.entity, plain);
+    app.world_mut()
+        .entity_mut(plain)
+        .insert(Transform::from_xyz(4.0, 5.0, 16.0).with_scale(Vec3::splat(3.0)));
+    app.update();
+    app.update();
+    let seen = &app.world().resource::<Seen>().rejected;
+    assert!(seen.iter().any(|r| r.entity == plain), "{seen:?}");
+    let after = ask(&mut app, down_at(4.0, 16.0)).expect("still there");
+    assert_eq!((after.entity, after.point), (plain, before.point));
+    std::fs::remove_dir_all(dir).ok();
 }
