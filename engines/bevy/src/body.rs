@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use bevy::asset::{Assets, Handle};
+use bevy::asset::{AssetEvent, AssetId, Assets, Handle};
 use bevy::ecs::prelude::*;
 use bevy::math::Vec3;
 use bevy::math::primitives::{Capsule3d, Cuboid, Sphere};
@@ -177,6 +177,8 @@ pub(crate) fn sync_bodies(
     bodies: Query<(&KilnBody, &GlobalTransform, Option<&Name>)>,
     moved: Query<(Entity, &GlobalTransform), (With<KilnBody>, Changed<GlobalTransform>)>,
     mut rejected: MessageWriter<KilnBodyRejected>,
+    mut reloaded: MessageReader<AssetEvent<KilnArchive>>,
+    copies: Query<(Entity, &KilnBody)>,
 ) {
     for e in removed.read() {
         if let Some(object) = kiln.unmap(e)
@@ -187,6 +189,20 @@ pub(crate) fn sync_bodies(
     }
     let mut todo = std::mem::take(&mut pending.0);
     todo.extend(changed.iter());
+    // copies of an archive that was reloaded are made again from it
+    let modified: Vec<AssetId<KilnArchive>> = reloaded
+        .read()
+        .filter_map(|e| match e {
+            AssetEvent::Modified { id } => Some(*id),
+            _ => None,
+        })
+        .collect();
+    if !modified.is_empty() {
+        todo.extend(copies.iter().filter_map(|(e, b)| match &b.collider {
+            KilnBodyCollider::Copy { archive, .. } if modified.contains(&archive.id()) => Some(e),
+            _ => None,
+        }));
+    }
     todo.sort_unstable();
     todo.dedup();
     let mut placed = HashSet::new();

@@ -908,3 +908,48 @@ fn a_scaled_body_is_refused_with_a_reason() {
     assert_eq!((after.entity, after.point), (plain, before.point));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A prefab copy follows its archive's reload: made again from the new
+/// archive, where it now places the object.
+#[test]
+fn prefab_copies_follow_their_archive_s_reload() {
+    let dir = assets("prefab");
+    let (mut app, _) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    std::fs::write(
+        dir.join("assets/prefab.kiln"),
+        bake("tests/fixtures/colliders/movers.gltf"),
+    )
+    .unwrap();
+    let prefab: Handle<KilnArchive> = app.world().resource::<AssetServer>().load("prefab.kiln");
+    let copy = app
+        .world_mut()
+        .spawn((
+            KilnBody::copy(prefab.clone(), "Floor"),
+            Transform::from_xyz(100.0, 0.0, 100.0),
+        ))
+        .id();
+    until(&mut app, "the copy is placed", |app| {
+        app.world().resource::<KilnWorld>().object(copy).is_some()
+    });
+    let before = ask(&mut app, down_at(100.0, 100.0)).expect("the copied floor");
+    assert_eq!(before.entity, copy);
+    // the prefab re-baked with its floor 2 m higher, swapped in as a
+    // reload swaps it
+    let raised = bake_edited(&dir, "raised", |g| {
+        g["nodes"][0]["translation"] = serde_json::json!([0, 2, 0]);
+    });
+    let level = std::sync::Arc::new(kiln_bevy::kiln_runtime::Level::from_bytes(&raised).unwrap());
+    let _ = app
+        .world_mut()
+        .resource_mut::<Assets<KilnArchive>>()
+        .insert(prefab.id(), KilnArchive { level });
+    app.update();
+    app.update();
+    let after = ask(&mut app, down_at(100.0, 100.0)).expect("the copied floor");
+    assert_eq!(after.entity, copy);
+    assert!(
+        (after.point.y - before.point.y - 2.0).abs() < 1e-4,
+        "{before:?} then {after:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
