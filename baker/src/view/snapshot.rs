@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 pub struct Snapshot {
     /// Counts successful loads: the page reloads when it changes.
     pub generation: u64,
-    /// The open level (queries run on it).
-    pub level: Arc<Level>,
+    /// A world of the open level, made once a load: queries run on it
+    /// (its movers where they were baked).
+    pub world: kiln_runtime::World,
     /// `GET /api/level`.
     pub level_json: Vec<u8>,
     /// `GET /api/geometry`: little-endian f32 positions and u32 indices.
@@ -109,7 +110,7 @@ impl Snapshot {
         .expect("JSON of plain values");
         Snapshot {
             generation,
-            level,
+            world: kiln_runtime::World::new(level),
             level_json,
             geometry,
             colliders,

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use kiln_runtime::{Body, ConvexHull, QueryShape};
 
 use crate::asset::KilnArchive;
-use crate::convert::{pose_of, vec_in};
+use crate::convert::{pose, vec_in};
 use crate::world::KilnWorld;
 
 /// A convex shape: what a body is made of, and what overlaps, yes/no
@@ -219,11 +219,13 @@ pub(crate) fn sync_bodies(
             pending.0.push(e);
             continue;
         };
-        if let Err(error) = unscaled(at) {
-            rejected.write(KilnBodyRejected { entity: e, error });
-            continue;
-        }
-        let pose = pose_of(at);
+        let pose = match unscaled(at) {
+            Ok(pose) => pose,
+            Err(error) => {
+                rejected.write(KilnBodyRejected { entity: e, error });
+                continue;
+            }
+        };
         let name = name.map_or("", |n| n.as_str());
         let inserted = match &body.collider {
             KilnBodyCollider::Shape(shape) => {
@@ -276,22 +278,25 @@ pub(crate) fn sync_bodies(
         {
             // a scaled or non-finite transform is refused: the body stays
             // put
-            if let Err(error) = unscaled(at) {
-                rejected.write(KilnBodyRejected { entity: e, error });
-                continue;
+            match unscaled(at) {
+                Ok(pose) => {
+                    let _ = world.set_pose(object, pose);
+                }
+                Err(error) => {
+                    rejected.write(KilnBodyRejected { entity: e, error });
+                }
             }
-            let _ = world.set_pose(object, pose_of(at));
         }
     }
 }
 
-/// A body's transform must not scale it: Kiln's bodies are placed by a
-/// rotation and a translation, and a scale dropped silently would leave
-/// the collider another size than the mesh drawn.
-fn unscaled(at: &GlobalTransform) -> Result<(), String> {
-    let (scale, _, _) = at.to_scale_rotation_translation();
+/// A body's pose from its transform, which must not scale it: Kiln's
+/// bodies are placed by a rotation and a translation, and a scale dropped
+/// silently would leave the collider another size than the mesh drawn.
+fn unscaled(at: &GlobalTransform) -> Result<kiln_runtime::Pose, String> {
+    let (scale, rotation, translation) = at.to_scale_rotation_translation();
     if (scale - Vec3::ONE).abs().max_element() <= 1e-4 {
-        Ok(())
+        Ok(pose(rotation.normalize(), translation))
     } else {
         Err(format!(
             "its transform scales it by {scale}: Kiln bodies are not scaled; size the \

@@ -235,27 +235,9 @@ pub(crate) fn sync_level(
                 continue;
             };
             // what the object is now: a mover, a trigger, or both
-            let moves = level.object_motion(o) != kiln_runtime::Motion::Static;
-            match (mover, moves) {
-                (Some(mut m), true) => m.object = o,
-                (None, true) => {
-                    commands.entity(e).insert(KilnMover { object: o });
-                }
-                (Some(_), false) => {
-                    commands.entity(e).remove::<KilnMover>();
-                }
-                (None, false) => {}
-            }
-            match (trigger, level.is_trigger(o)) {
-                (Some(mut t), true) => t.object = o,
-                (None, true) => {
-                    commands.entity(e).insert(KilnTrigger { object: o });
-                }
-                (Some(_), false) => {
-                    commands.entity(e).remove::<KilnTrigger>();
-                }
-                (None, false) => {}
-            }
+            let (moves, triggers) = kinds(&level, o);
+            keep(&mut commands, e, mover, moves);
+            keep(&mut commands, e, trigger, triggers);
             kept.push((o, e));
         }
         for (o, e) in kept {
@@ -293,16 +275,47 @@ fn spawn_movers(
             GlobalTransform::from(transform),
             ChildOf(level_entity),
         ));
-        if level.object_motion(object) != kiln_runtime::Motion::Static {
-            e.insert(KilnMover { object });
+        let (moves, triggers) = kinds(level, object);
+        if let Some(m) = moves {
+            e.insert(m);
         }
-        if level.is_trigger(object) {
-            e.insert(KilnTrigger { object });
+        if let Some(t) = triggers {
+            e.insert(t);
         }
         spawned.push((object, e.id()));
     }
     for (object, e) in spawned {
         kiln.map(object, e);
+    }
+}
+
+/// The components `object` of `level` gets: [`KilnMover`] if it moves,
+/// [`KilnTrigger`] if it is a trigger.
+fn kinds(level: &Level, object: ObjectId) -> (Option<KilnMover>, Option<KilnTrigger>) {
+    let moves = level.object_motion(object) != kiln_runtime::Motion::Static;
+    (
+        moves.then_some(KilnMover { object }),
+        level.is_trigger(object).then_some(KilnTrigger { object }),
+    )
+}
+
+/// Brings entity `e`'s component `C` (as it `has` it) to what it `wants`:
+/// set in place, inserted or removed.
+fn keep<C: Component<Mutability = bevy::ecs::component::Mutable>>(
+    commands: &mut Commands,
+    e: Entity,
+    has: Option<Mut<C>>,
+    wants: Option<C>,
+) {
+    match (has, wants) {
+        (Some(mut c), Some(w)) => *c = w,
+        (None, Some(w)) => {
+            commands.entity(e).insert(w);
+        }
+        (Some(_), None) => {
+            commands.entity(e).remove::<C>();
+        }
+        (None, None) => {}
     }
 }
 

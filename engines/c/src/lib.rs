@@ -171,15 +171,12 @@ pub extern "C" fn kiln_version() -> *const c_char {
 /// `kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn kiln_version_compatible(major: u32, minor: u32) -> bool {
-    let (lib_major, lib_minor) = (
-        env!("CARGO_PKG_VERSION_MAJOR").parse::<u32>().unwrap_or(0),
-        env!("CARGO_PKG_VERSION_MINOR").parse::<u32>().unwrap_or(0),
-    );
-    major == lib_major
+    // the constants are the crate's version (a test holds them to it)
+    major == KILN_VERSION_MAJOR
         && if major == 0 {
-            minor == lib_minor
+            minor == KILN_VERSION_MINOR
         } else {
-            minor <= lib_minor
+            minor <= KILN_VERSION_MINOR
         }
 }
 
@@ -624,10 +621,25 @@ pub unsafe extern "C" fn kiln_level_open(
     path: *const c_char,
     out: *mut *mut KilnLevel,
 ) -> KilnStatus {
-    run("kiln_level_open", || {
-        // SAFETY: the API's contract (module docs); null is checked.
+    // SAFETY: the caller's contract.
+    unsafe { open_with("kiln_level_open", path, out, |p| Level::open(p)) }
+}
+
+/// Opens the archive at `path` with `open` (mapping or reading it), for
+/// the function `name`.
+///
+/// # Safety
+/// The API's contract (module docs); null is checked.
+unsafe fn open_with(
+    name: &str,
+    path: *const c_char,
+    out: *mut *mut KilnLevel,
+    open: fn(&str) -> Result<Level, OpenError>,
+) -> KilnStatus {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
         let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
-        *out = handle(KilnLevel(Arc::new(Level::open(path)?)));
+        *out = handle(KilnLevel(Arc::new(open(path)?)));
         Ok(())
     })
 }
@@ -639,12 +651,8 @@ pub unsafe extern "C" fn kiln_level_read(
     path: *const c_char,
     out: *mut *mut KilnLevel,
 ) -> KilnStatus {
-    run("kiln_level_read", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
-        *out = handle(KilnLevel(Arc::new(Level::read(path)?)));
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { open_with("kiln_level_read", path, out, |p| Level::read(p)) }
 }
 
 /// Opens an archive held in memory (`len` bytes, copied).
