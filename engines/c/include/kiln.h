@@ -8,7 +8,17 @@
  * kiln_last_error() says why the last failing call on this thread failed.
  * Null pointers are refused (KILN_STATUS_NULL_ARGUMENT); malformed numbers
  * (non-finite, a direction too short to have one, a zero rotation, a
- * negative size) with KILN_STATUS_INVALID_ARGUMENT.
+ * negative size) with KILN_STATUS_INVALID_ARGUMENT. A failed call still
+ * writes every answer it was given a place for, as the answer of nothing
+ * found: a null handle, no hit, false, a count of 0, KILN_NO_OBJECT, an
+ * identity pose; a character move or ride leaves it where it was. (With
+ * KILN_STATUS_BUFFER_TOO_SMALL the count says how many there are and the
+ * first cap were written.) kiln_set_log hands every failure to the engine's
+ * log as it happens; kiln_set_allocator, called first, gives Kiln the
+ * engine's memory.
+ *
+ * Queries: kiln_level_* ask a level's static objects alone; kiln_world_*
+ * ask a world: the level, its movers and triggers, and the bodies inserted.
  *
  * Ownership: KilnLevel, KilnWorld and KilnHull handles are made by their
  * _open/_read/_from_bytes/_new functions and given back by their _free
@@ -44,7 +54,7 @@
 /*
  The minor version of the API this header describes.
  */
-#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_MINOR 2
 
 /*
  The patch version of the API this header describes.
@@ -82,6 +92,53 @@
  The `kind` of a `KilnShape`: a convex hull (`hull`).
  */
 #define KILN_SHAPE_HULL 3
+
+/*
+ `KilnObjectInfo::collider`: a triangle mesh under a tree (terrain,
+ open or large meshes).
+ */
+#define KILN_COLLIDER_TRIMESH 0
+
+/*
+ `KilnObjectInfo::collider`: a convex polytope (a plane set).
+ */
+#define KILN_COLLIDER_POLYTOPE 1
+
+/*
+ `KilnObjectInfo::collider`: a box.
+ */
+#define KILN_COLLIDER_BOX 2
+
+/*
+ `KilnObjectInfo::collider`: a sphere.
+ */
+#define KILN_COLLIDER_SPHERE 3
+
+/*
+ `KilnObjectInfo::collider`: a capsule.
+ */
+#define KILN_COLLIDER_CAPSULE 4
+
+/*
+ `KilnObjectInfo::collider`: a concave solid (a solid-leaf BSP tree).
+ */
+#define KILN_COLLIDER_BSP 5
+
+/*
+ `KilnObjectInfo::motion`: never moves (part of the level's tree).
+ */
+#define KILN_MOTION_STATIC 0
+
+/*
+ `KilnObjectInfo::motion`: moved by the game (a door, a lift): a world
+ places it where it was baked and `kiln_world_set_pose` moves it.
+ */
+#define KILN_MOTION_KINEMATIC 1
+
+/*
+ `KilnObjectInfo::motion`: authored to be moved by a simulation.
+ */
+#define KILN_MOTION_DYNAMIC 2
 
 /*
  `KilnGround::state`: nothing below (falling or jumping).
@@ -163,6 +220,35 @@ typedef struct KilnLevel KilnLevel;
 typedef struct KilnWorld KilnWorld;
 
 /*
+ Memory for Kiln from the engine, as Jolt's `Allocate`/`Free` and
+ PhysX's `PxAllocatorCallback` take it: every allocation Kiln makes
+ (handles, answers, its thread pool) goes through `alloc` and `free`.
+ */
+typedef struct {
+  /*
+   `size` bytes aligned to `align` (a power of two), or null when
+   there is no memory (Kiln then aborts the process, as Rust does).
+   */
+  void *(*alloc)(size_t size, size_t align, void *user);
+  /*
+   Gives back a block `alloc` made, with the size and alignment it
+   was asked for.
+   */
+  void (*free)(void *ptr, size_t size, size_t align, void *user);
+  /*
+   Passed to both, as it is.
+   */
+  void *user;
+} KilnAllocator;
+
+/*
+ Told of each failed call, as PhysX's `PxErrorCallback` is: the status
+ and the message `kiln_last_error` gives (valid during the call only),
+ on the thread that failed. It must not call back into Kiln.
+ */
+typedef void (*KilnLogFn)(KilnStatus status, const char *message, void *user);
+
+/*
  A vector (metres, or a direction).
  */
 typedef struct {
@@ -236,6 +322,29 @@ typedef struct {
    */
   size_t skip_count;
 } KilnFilter;
+
+/*
+ What one object of a level is, as `baker inspect` lists it.
+ */
+typedef struct {
+  /*
+   Its collider: `KILN_COLLIDER_*`.
+   */
+  uint32_t collider;
+  /*
+   How it moves: `KILN_MOTION_*`.
+   */
+  uint32_t motion;
+  /*
+   Whether it is a trigger volume (seen only by queries whose filter
+   asks for triggers, and only through a world).
+   */
+  bool trigger;
+  /*
+   Its collision layers as a mask (see `kiln_level_layer`).
+   */
+  uint32_t layers;
+} KilnObjectInfo;
 
 /*
  A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
@@ -511,6 +620,12 @@ typedef struct {
   KilnObjectId object;
 } KilnCharacterHit;
 
+/*
+ The id a failed `kiln_world_find_object` or `kiln_world_insert_*`
+ writes: no object's.
+ */
+#define KILN_NO_OBJECT UINT64_MAX
+
 #ifdef __cplusplus
 extern "C" {
 #endif /* __cplusplus */
@@ -524,7 +639,7 @@ extern "C" {
 const char *kiln_last_error(void);
 
 /*
- The library's version, e.g. "0.1.0" (static text).
+ The library's version, e.g. "0.2.0" (static text).
  */
 const char *kiln_version(void);
 
@@ -544,15 +659,33 @@ bool kiln_version_compatible(uint32_t major, uint32_t minor);
 uint32_t kiln_format_version(void);
 
 /*
+ Makes every allocation of the library go through `allocator` (copied).
+ Call it first, before any other Kiln call: once Kiln has allocated
+ with the system's allocator it keeps it, and this returns
+ `KILN_STATUS_INVALID_ARGUMENT`; it can be set once. `alloc` must return
+ blocks of the size and alignment asked (or null), and both functions
+ may be called from any thread at once.
+ */
+KilnStatus kiln_set_allocator(const KilnAllocator *allocator);
+
+/*
+ Sets the function told of every failed call (null: none), with `user`
+ passed to it as it is. It may be called from any thread, at any time.
+ */
+void kiln_set_log(KilnLogFn log, void *user);
+
+/*
  A sphere of `radius`.
  */
 KilnShape kiln_shape_sphere(float radius);
 
 /*
  An upright capsule: cap centres `half_height` above and below its
- origin, grown by `radius`.
+ origin, grown by `radius`. Radius first, as in
+ `kiln_character_capsule` (before version 0.2 the order was the other
+ way round).
  */
-KilnShape kiln_shape_capsule(float half_height, float radius);
+KilnShape kiln_shape_capsule(float radius, float half_height);
 
 /*
  A box of half extents `half`.
@@ -584,7 +717,7 @@ KilnFilter kiln_filter_all(void);
  Opens the archive at `path` (memory-mapped, validated once). The file
  must not be rewritten in place while the level (or a world made of it)
  is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
- file and the process dies of SIGBUS. Replace it by rename (as `baker`
+ file and the process dies of SIGBUS. Replace it by rename (as the baker
  does), or open files that may change in place with `kiln_level_read`.
  */
 KilnStatus kiln_level_open(const char *path, KilnLevel **out);
@@ -615,6 +748,13 @@ uint32_t kiln_level_object_count(const KilnLevel *level);
  The mask bit of the level's layer called `name` (for `KilnFilter::layers`).
  */
 KilnStatus kiln_level_layer(const KilnLevel *level, const char *name, uint32_t *out);
+
+/*
+ What object `index` of the level is (`0 ≤ index <
+ kiln_level_object_count`; its id is `index`). Its name:
+ `kiln_world_object_name` on a world of the level.
+ */
+KilnStatus kiln_level_object_info(const KilnLevel *level, uint32_t index, KilnObjectInfo *out);
 
 /*
  A world of `level` (which the world keeps; the handle may be freed).
@@ -666,7 +806,7 @@ uint32_t kiln_world_object_layers(const KilnWorld *world, KilnObjectId id);
  */
 KilnStatus kiln_world_insert_shape(KilnWorld *world,
                                    const KilnShape *shape,
-                                   KilnPose at,
+                                   KilnPose pose,
                                    uint32_t layers,
                                    const char *name,
                                    bool trigger,
@@ -679,7 +819,7 @@ KilnStatus kiln_world_insert_shape(KilnWorld *world,
 KilnStatus kiln_world_insert_copy(KilnWorld *world,
                                   const KilnLevel *from,
                                   KilnObjectId object,
-                                  KilnPose at,
+                                  KilnPose pose,
                                   uint32_t layers,
                                   const char *name,
                                   bool trigger,
@@ -688,7 +828,7 @@ KilnStatus kiln_world_insert_copy(KilnWorld *world,
 /*
  Moves body or mover `id` to `pose` (a teleport).
  */
-KilnStatus kiln_world_set_pose(KilnWorld *world, KilnObjectId id, KilnPose at);
+KilnStatus kiln_world_set_pose(KilnWorld *world, KilnObjectId id, KilnPose pose);
 
 /*
  Where body or mover `id` is.
@@ -716,19 +856,36 @@ KilnStatus kiln_world_trigger_events(const KilnWorld *world,
 
 /*
  The closest hit of `ray` among the objects `filter` sees (null: all
- but triggers).
+ but triggers): the level, its movers and triggers, and the bodies.
  */
 KilnStatus kiln_world_raycast(const KilnWorld *world,
-                              KilnRay r,
-                              const KilnFilter *f,
+                              KilnRay ray,
+                              const KilnFilter *filter,
                               KilnRayHit *out);
 
 /*
- Whether `ray` hits anything `filter` sees.
+ The closest hit of `ray` among the level's static objects `filter`
+ sees (no movers, triggers or bodies: those are a world's).
+ */
+KilnStatus kiln_level_raycast(const KilnLevel *level,
+                              KilnRay ray,
+                              const KilnFilter *filter,
+                              KilnRayHit *out);
+
+/*
+ Whether `ray` hits anything `filter` sees in the world.
  */
 KilnStatus kiln_world_raycast_any(const KilnWorld *world,
-                                  KilnRay r,
-                                  const KilnFilter *f,
+                                  KilnRay ray,
+                                  const KilnFilter *filter,
+                                  bool *out);
+
+/*
+ Whether `ray` hits any of the level's static objects `filter` sees.
+ */
+KilnStatus kiln_level_raycast_any(const KilnLevel *level,
+                                  KilnRay ray,
+                                  const KilnFilter *filter,
                                   bool *out);
 
 /*
@@ -740,61 +897,121 @@ KilnStatus kiln_world_raycast_any(const KilnWorld *world,
 KilnStatus kiln_world_raycast_batch(const KilnWorld *world,
                                     const KilnRay *rays,
                                     size_t count,
-                                    const KilnFilter *f,
+                                    const KilnFilter *filter,
                                     KilnRayHit *out);
 
 /*
- Every object `shape` at `pose` touches, with the deepest contact of
- each.
+ `kiln_world_raycast_batch` on the level's static objects alone.
+ */
+KilnStatus kiln_level_raycast_batch(const KilnLevel *level,
+                                    const KilnRay *rays,
+                                    size_t count,
+                                    const KilnFilter *filter,
+                                    KilnRayHit *out);
+
+/*
+ Every object of the world `shape` at `pose` touches, with the deepest
+ contact of each.
  */
 KilnStatus kiln_world_overlap(const KilnWorld *world,
                               const KilnShape *shape,
-                              KilnPose at,
-                              const KilnFilter *f,
+                              KilnPose pose,
+                              const KilnFilter *filter,
                               KilnOverlap *out,
                               size_t cap,
                               size_t *count);
 
 /*
- Whether `shape` at `pose` touches anything `filter` sees.
+ Every static object of the level `shape` at `pose` touches.
+ */
+KilnStatus kiln_level_overlap(const KilnLevel *level,
+                              const KilnShape *shape,
+                              KilnPose pose,
+                              const KilnFilter *filter,
+                              KilnOverlap *out,
+                              size_t cap,
+                              size_t *count);
+
+/*
+ Whether `shape` at `pose` touches anything `filter` sees in the world.
  */
 KilnStatus kiln_world_intersects(const KilnWorld *world,
                                  const KilnShape *shape,
-                                 KilnPose at,
-                                 const KilnFilter *f,
+                                 KilnPose pose,
+                                 const KilnFilter *filter,
                                  bool *out);
 
 /*
- Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`;
- with `ignore_leaving`, contacts present at the start that the motion
- leaves are skipped (so a shape resting on a floor can slide).
+ Whether `shape` at `pose` touches any static object of the level.
+ */
+KilnStatus kiln_level_intersects(const KilnLevel *level,
+                                 const KilnShape *shape,
+                                 KilnPose pose,
+                                 const KilnFilter *filter,
+                                 bool *out);
+
+/*
+ Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`
+ through the world; with `ignore_leaving`, contacts present at the
+ start that the motion leaves are skipped (so a shape resting on a
+ floor can slide).
  */
 KilnStatus kiln_world_cast(const KilnWorld *world,
                            const KilnShape *shape,
-                           KilnPose at,
+                           KilnPose pose,
                            KilnVec3 motion,
                            float max_t,
                            bool ignore_leaving,
-                           const KilnFilter *f,
+                           const KilnFilter *filter,
                            KilnShapeHit *out);
 
 /*
- The solids (boxes, spheres, capsules, polytopes, concave solids) that
- contain `point`.
+ `kiln_world_cast` against the level's static objects alone.
+ */
+KilnStatus kiln_level_cast(const KilnLevel *level,
+                           const KilnShape *shape,
+                           KilnPose pose,
+                           KilnVec3 motion,
+                           float max_t,
+                           bool ignore_leaving,
+                           const KilnFilter *filter,
+                           KilnShapeHit *out);
+
+/*
+ The solids of the world (boxes, spheres, capsules, polytopes, concave
+ solids) that contain `point`.
  */
 KilnStatus kiln_world_contains_point(const KilnWorld *world,
                                      KilnVec3 point,
-                                     const KilnFilter *f,
+                                     const KilnFilter *filter,
                                      KilnObjectId *out,
                                      size_t cap,
                                      size_t *count);
 
 /*
- Whether any solid `filter` sees contains `point`.
+ The level's static solids that contain `point`.
+ */
+KilnStatus kiln_level_contains_point(const KilnLevel *level,
+                                     KilnVec3 point,
+                                     const KilnFilter *filter,
+                                     KilnObjectId *out,
+                                     size_t cap,
+                                     size_t *count);
+
+/*
+ Whether any solid of the world `filter` sees contains `point`.
  */
 KilnStatus kiln_world_point_in_solid(const KilnWorld *world,
                                      KilnVec3 point,
-                                     const KilnFilter *f,
+                                     const KilnFilter *filter,
+                                     bool *out);
+
+/*
+ Whether any static solid of the level `filter` sees contains `point`.
+ */
+KilnStatus kiln_level_point_in_solid(const KilnLevel *level,
+                                     KilnVec3 point,
+                                     const KilnFilter *filter,
                                      bool *out);
 
 /*
@@ -817,10 +1034,10 @@ KilnCharacterSettings kiln_character_settings_default(void);
  null when 0; more than fit is not an error here).
  */
 KilnStatus kiln_character_move(const KilnWorld *world,
-                               const KilnCharacter *c,
+                               const KilnCharacter *character,
                                KilnVec3 position,
                                KilnVec3 motion,
-                               const KilnFilter *f,
+                               const KilnFilter *filter,
                                KilnMove *out,
                                KilnCharacterHit *hits,
                                size_t hits_cap);
@@ -833,7 +1050,7 @@ KilnStatus kiln_character_move(const KilnWorld *world,
  `kiln_world_step` and before the frame's move.
  */
 KilnStatus kiln_character_ride(const KilnWorld *world,
-                               const KilnCharacter *c,
+                               const KilnCharacter *character,
                                KilnVec3 position,
                                const KilnGround *ground,
                                KilnVec3 *out_position,

@@ -20,7 +20,14 @@
 //!   array of length 0 may be null); malformed queries (a non-finite
 //!   number, a zero direction, an unknown shape kind) with
 //!   [`KilnStatus::InvalidArgument`]. No panic crosses the boundary: one
-//!   would be caught and returned as [`KilnStatus::Panic`].
+//!   would be caught and returned as [`KilnStatus::Panic`]. A failed
+//!   call writes the answer of nothing found to every out-pointer it can
+//!   (`answer`), and hands its message to the log hook ([`kiln_set_log`]).
+//! - Queries come twice: `kiln_level_*` on a level's static objects,
+//!   `kiln_world_*` on a world (one generic body each: `Scene`).
+//! - Memory: [`kiln_set_allocator`], called first, routes every
+//!   allocation to the engine's allocator (the library's global
+//!   allocator dispatches).
 //! - Threads: functions taking a `const KilnWorld*` (every query) may run
 //!   on any number of threads at once; those taking a `KilnWorld*`
 //!   (inserting, moving, removing, stepping) need the world to
@@ -35,7 +42,7 @@
 #![allow(clippy::missing_safety_doc)] // one contract for all, stated above
 
 use std::cell::RefCell;
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, CString, c_char, c_void};
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -43,7 +50,7 @@ use std::sync::Arc;
 use kiln_runtime::character::{Character, CharacterSettings, Ground, Support};
 use kiln_runtime::{
     Body, CastOptions, ConvexHull, Filter, Level, ObjectId, OpenError, Pose, Quat, QueryShape, Ray,
-    ShapeCast, Vec3, World, WorldError,
+    RayHit, ShapeCast, ShapeHit, ShapeOverlap, Vec3, World, WorldError,
 };
 
 // ---------------------------------------------------------------- status
@@ -131,7 +138,10 @@ fn run(name: &str, f: impl FnOnce() -> Result<(), Fail>) -> KilnStatus {
         Ok(()) => KilnStatus::Ok,
         Err(Fail(status, why)) => {
             let text = format!("{name}: {why}").replace('\0', " ");
-            LAST_ERROR.with(|e| *e.borrow_mut() = CString::new(text).unwrap_or_default());
+            LAST_ERROR.with(|e| {
+                *e.borrow_mut() = CString::new(text).unwrap_or_default();
+                log(status, &e.borrow());
+            });
             status
         }
     }
@@ -150,7 +160,7 @@ pub extern "C" fn kiln_last_error() -> *const c_char {
 /// versioning: before 1, a new minor version may break the API too).
 pub const KILN_VERSION_MAJOR: u32 = 0;
 /// The minor version of the API this header describes.
-pub const KILN_VERSION_MINOR: u32 = 1;
+pub const KILN_VERSION_MINOR: u32 = 2;
 /// The patch version of the API this header describes.
 pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
@@ -158,7 +168,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// another version is refused with [`KilnStatus::BadArchive`].
 pub const KILN_FORMAT_VERSION: u32 = 18;
 
-/// The library's version, e.g. "0.1.0" (static text).
+/// The library's version, e.g. "0.2.0" (static text).
 #[unsafe(no_mangle)]
 pub extern "C" fn kiln_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
@@ -187,6 +197,184 @@ pub extern "C" fn kiln_format_version() -> u32 {
     kiln_runtime::FORMAT_VERSION
 }
 
+// ------------------------------------------------- allocator and log hooks
+
+/// Memory for Kiln from the engine, as Jolt's `Allocate`/`Free` and
+/// PhysX's `PxAllocatorCallback` take it: every allocation Kiln makes
+/// (handles, answers, its thread pool) goes through `alloc` and `free`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnAllocator {
+    /// `size` bytes aligned to `align` (a power of two), or null when
+    /// there is no memory (Kiln then aborts the process, as Rust does).
+    pub alloc:
+        Option<unsafe extern "C" fn(size: usize, align: usize, user: *mut c_void) -> *mut c_void>,
+    /// Gives back a block `alloc` made, with the size and alignment it
+    /// was asked for.
+    pub free: Option<
+        unsafe extern "C" fn(ptr: *mut c_void, size: usize, align: usize, user: *mut c_void),
+    >,
+    /// Passed to both, as it is.
+    pub user: *mut c_void,
+}
+
+/// The allocator the library uses: the system's until a hook is set.
+mod memory {
+    use super::KilnAllocator;
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::ffi::c_void;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    /// Nothing allocated yet: a hook may still be set.
+    const UNTOUCHED: u8 = 0;
+    /// The system's allocator has been used: it stays.
+    const SYSTEM: u8 = 1;
+    /// The caller's hook is in use, for good.
+    const HOOKED: u8 = 2;
+
+    static STATE: AtomicU8 = AtomicU8::new(UNTOUCHED);
+
+    /// The hook's functions and its user pointer (kept as an address).
+    struct Hook {
+        alloc: unsafe extern "C" fn(usize, usize, *mut c_void) -> *mut c_void,
+        free: unsafe extern "C" fn(*mut c_void, usize, usize, *mut c_void),
+        user: usize,
+    }
+
+    static HOOK: OnceLock<Hook> = OnceLock::new();
+
+    /// Which allocator serves: the first allocation fixes the system's
+    /// unless a hook came first. Once fixed it never changes, so every
+    /// block is freed by the allocator that made it.
+    fn state() -> u8 {
+        match STATE.load(Ordering::Acquire) {
+            UNTOUCHED => {
+                match STATE.compare_exchange(UNTOUCHED, SYSTEM, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => SYSTEM,
+                    Err(now) => now,
+                }
+            }
+            now => now,
+        }
+    }
+
+    /// Installs `a` if nothing has been allocated yet; `Err` says why not.
+    pub(super) fn set(a: &KilnAllocator) -> Result<(), &'static str> {
+        let (Some(alloc), Some(free)) = (a.alloc, a.free) else {
+            return Err("alloc and free must both be set");
+        };
+        if STATE.load(Ordering::Acquire) != UNTOUCHED {
+            return Err("Kiln has allocated already: set the allocator before any other call");
+        }
+        // The hook is stored before the state says HOOKED (release), and
+        // read only after the state is seen HOOKED (acquire).
+        HOOK.set(Hook {
+            alloc,
+            free,
+            user: a.user as usize,
+        })
+        .map_err(|_| "an allocator was set already")?;
+        STATE
+            .compare_exchange(UNTOUCHED, HOOKED, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(|_| "Kiln has allocated already: set the allocator before any other call")
+    }
+
+    /// The hook, when the state is HOOKED.
+    fn hook() -> &'static Hook {
+        // HOOKED is stored only after HOOK is set (see `set`)
+        HOOK.get().expect("a hooked state has a hook")
+    }
+
+    /// Kiln's global allocator: the system's, or the caller's hook.
+    pub(super) struct Kiln;
+
+    // SAFETY: each method forwards to the system allocator or to the
+    // caller's hook, which `kiln_set_allocator`'s contract binds to
+    // GlobalAlloc's (aligned blocks of the size asked, or null); which of
+    // the two serves is fixed before the first block is made (`state`),
+    // so a block is always given back to the allocator that made it.
+    unsafe impl GlobalAlloc for Kiln {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if state() == HOOKED {
+                let h = hook();
+                // SAFETY: the hook's contract (above).
+                unsafe { (h.alloc)(layout.size(), layout.align(), h.user as *mut c_void) }.cast()
+            } else {
+                // SAFETY: the caller's GlobalAlloc contract, passed on.
+                unsafe { System.alloc(layout) }
+            }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            if state() == HOOKED {
+                let h = hook();
+                // SAFETY: `ptr` came from the hook's `alloc` with `layout`.
+                unsafe {
+                    (h.free)(
+                        ptr.cast(),
+                        layout.size(),
+                        layout.align(),
+                        h.user as *mut c_void,
+                    )
+                }
+            } else {
+                // SAFETY: `ptr` came from `System.alloc` with `layout`.
+                unsafe { System.dealloc(ptr, layout) }
+            }
+        }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: memory::Kiln = memory::Kiln;
+
+/// Makes every allocation of the library go through `allocator` (copied).
+/// Call it first, before any other Kiln call: once Kiln has allocated
+/// with the system's allocator it keeps it, and this returns
+/// `KILN_STATUS_INVALID_ARGUMENT`; it can be set once. `alloc` must return
+/// blocks of the size and alignment asked (or null), and both functions
+/// may be called from any thread at once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_set_allocator(allocator: *const KilnAllocator) -> KilnStatus {
+    // SAFETY: the API's contract (module docs).
+    let hook = unsafe { allocator.as_ref() };
+    // nothing here may allocate before the hook is in: `run` does only on
+    // failure, by which time the allocator in use is fixed either way
+    run("kiln_set_allocator", || {
+        let hook = hook.ok_or_else(|| Fail::new(KilnStatus::NullArgument, "allocator is null"))?;
+        memory::set(hook).map_err(Fail::invalid)
+    })
+}
+
+/// Told of each failed call, as PhysX's `PxErrorCallback` is: the status
+/// and the message `kiln_last_error` gives (valid during the call only),
+/// on the thread that failed. It must not call back into Kiln.
+pub type KilnLogFn =
+    Option<unsafe extern "C" fn(status: KilnStatus, message: *const c_char, user: *mut c_void)>;
+
+/// The log hook and its user pointer (kept as an address).
+static LOG: std::sync::RwLock<(KilnLogFn, usize)> = std::sync::RwLock::new((None, 0));
+
+/// Calls the log hook, if one is set, with a failure's message.
+fn log(status: KilnStatus, message: &CStr) {
+    let (f, user) = *LOG.read().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = f {
+        // SAFETY: the hook's contract (kiln_set_log): a function that
+        // takes these arguments; the message lives through the call.
+        unsafe { f(status, message.as_ptr(), user as *mut c_void) }
+    }
+}
+
+/// Sets the function told of every failed call (null: none), with `user`
+/// passed to it as it is. It may be called from any thread, at any time.
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_set_log(log: KilnLogFn, user: *mut c_void) {
+    *LOG.write().unwrap_or_else(|e| e.into_inner()) = (log, user as usize);
+}
+
 // ------------------------------------------------- pointers from the caller
 
 /// `p` as a reference, or a null-argument failure naming `what`.
@@ -208,6 +396,19 @@ unsafe fn write<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T, Fail> {
     // SAFETY: null is checked; the rest is the caller's contract.
     unsafe { p.as_mut() }
         .ok_or_else(|| Fail::new(KilnStatus::NullArgument, format!("{what} is null")))
+}
+
+/// `p` as a mutable reference, set to `empty` at once: a call that
+/// fails after this leaves its answer defined (no hit, false, 0 items, a
+/// null handle), never what the caller's memory held before.
+///
+/// # Safety
+/// As [`write()`].
+unsafe fn answer<'a, T>(p: *mut T, what: &str, empty: T) -> Result<&'a mut T, Fail> {
+    // SAFETY: the caller's contract.
+    let out = unsafe { write(p, what) }?;
+    *out = empty;
+    Ok(out)
 }
 
 /// `len` values at `p` (which may be null when `len` is 0).
@@ -389,7 +590,7 @@ fn quat(q: KilnQuat, what: &str) -> Result<Quat, Fail> {
     }
 }
 
-fn pose(p: KilnPose, what: &str) -> Result<Pose, Fail> {
+fn to_pose(p: KilnPose, what: &str) -> Result<Pose, Fail> {
     Ok(Pose::new(
         quat(p.rotation, what)?,
         vec3(p.translation, what)?,
@@ -399,6 +600,10 @@ fn pose(p: KilnPose, what: &str) -> Result<Pose, Fail> {
 /// An object of a level or a body of a world, as every answer names it
 /// (0 is a level's first object; ids of bodies are never reused).
 pub type KilnObjectId = u64;
+
+/// The id a failed `kiln_world_find_object` or `kiln_world_insert_*`
+/// writes: no object's.
+pub const KILN_NO_OBJECT: KilnObjectId = u64::MAX;
 
 /// `KilnRayHit::feature` and friends when no feature is named.
 pub const KILN_NO_FEATURE: u32 = u32::MAX;
@@ -448,7 +653,7 @@ fn size(x: f32, what: &str) -> Result<f32, Fail> {
 ///
 /// # Safety
 /// `s.hull` is null or a live hull made by [`kiln_hull_new`].
-unsafe fn shape<'a>(s: &KilnShape) -> Result<QueryShape<'a>, Fail> {
+unsafe fn to_shape<'a>(s: &KilnShape) -> Result<QueryShape<'a>, Fail> {
     Ok(match s.kind {
         KILN_SHAPE_SPHERE => QueryShape::Sphere {
             radius: size(s.radius, "sphere radius")?,
@@ -494,9 +699,11 @@ pub extern "C" fn kiln_shape_sphere(radius: f32) -> KilnShape {
 }
 
 /// An upright capsule: cap centres `half_height` above and below its
-/// origin, grown by `radius`.
+/// origin, grown by `radius`. Radius first, as in
+/// `kiln_character_capsule` (before version 0.2 the order was the other
+/// way round).
 #[unsafe(no_mangle)]
-pub extern "C" fn kiln_shape_capsule(half_height: f32, radius: f32) -> KilnShape {
+pub extern "C" fn kiln_shape_capsule(radius: f32, half_height: f32) -> KilnShape {
     KilnShape {
         kind: KILN_SHAPE_CAPSULE,
         radius,
@@ -540,7 +747,12 @@ pub unsafe extern "C" fn kiln_hull_new(
 ) -> KilnStatus {
     run("kiln_hull_new", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (points, out) = unsafe { (array(points, count, "points")?, write(out, "out")?) };
+        let (out, points) = unsafe {
+            (
+                answer(out, "out", std::ptr::null_mut())?,
+                array(points, count, "points")?,
+            )
+        };
         let points: Vec<Vec3> = points.iter().map(|&p| p.into()).collect();
         let hull = ConvexHull::new(&points).map_err(Fail::invalid)?;
         *out = handle(KilnHull(hull));
@@ -601,7 +813,7 @@ unsafe fn skips(f: *const KilnFilter) -> Result<(Skips, u32, bool), Fail> {
     ))
 }
 
-fn filter<'a>((skip, layers, triggers): &'a (Skips, u32, bool)) -> Filter<'a> {
+fn to_filter<'a>((skip, layers, triggers): &'a (Skips, u32, bool)) -> Filter<'a> {
     Filter::skip(&skip.0).layers(*layers).triggers(*triggers)
 }
 
@@ -614,7 +826,7 @@ pub struct KilnLevel(Arc<Level>);
 /// Opens the archive at `path` (memory-mapped, validated once). The file
 /// must not be rewritten in place while the level (or a world made of it)
 /// is alive: `cp new.kiln live.kiln` truncates and rewrites the mapped
-/// file and the process dies of SIGBUS. Replace it by rename (as `baker`
+/// file and the process dies of SIGBUS. Replace it by rename (as the baker
 /// does), or open files that may change in place with [`kiln_level_read`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_level_open(
@@ -638,7 +850,12 @@ unsafe fn open_with(
 ) -> KilnStatus {
     run(name, || {
         // SAFETY: the caller's contract; null is checked.
-        let (path, out) = unsafe { (text(path, "path")?, write(out, "out")?) };
+        let (out, path) = unsafe {
+            (
+                answer(out, "out", std::ptr::null_mut())?,
+                text(path, "path")?,
+            )
+        };
         *out = handle(KilnLevel(Arc::new(open(path)?)));
         Ok(())
     })
@@ -664,7 +881,12 @@ pub unsafe extern "C" fn kiln_level_from_bytes(
 ) -> KilnStatus {
     run("kiln_level_from_bytes", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (bytes, out) = unsafe { (array(bytes, len, "bytes")?, write(out, "out")?) };
+        let (out, bytes) = unsafe {
+            (
+                answer(out, "out", std::ptr::null_mut())?,
+                array(bytes, len, "bytes")?,
+            )
+        };
         *out = handle(KilnLevel(Arc::new(Level::from_bytes(bytes)?)));
         Ok(())
     })
@@ -694,17 +916,105 @@ pub unsafe extern "C" fn kiln_level_layer(
 ) -> KilnStatus {
     run("kiln_level_layer", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (level, name, out) = unsafe {
+        let (out, level, name) = unsafe {
             (
+                answer(out, "out", 0)?,
                 read(level, "level")?,
                 text(name, "name")?,
-                write(out, "out")?,
             )
         };
         *out = level
             .0
             .layer(name)
             .ok_or_else(|| Fail::new(KilnStatus::NotFound, format!("no layer {name:?}")))?;
+        Ok(())
+    })
+}
+
+/// `KilnObjectInfo::collider`: a triangle mesh under a tree (terrain,
+/// open or large meshes).
+pub const KILN_COLLIDER_TRIMESH: u32 = 0;
+/// `KilnObjectInfo::collider`: a convex polytope (a plane set).
+pub const KILN_COLLIDER_POLYTOPE: u32 = 1;
+/// `KilnObjectInfo::collider`: a box.
+pub const KILN_COLLIDER_BOX: u32 = 2;
+/// `KilnObjectInfo::collider`: a sphere.
+pub const KILN_COLLIDER_SPHERE: u32 = 3;
+/// `KilnObjectInfo::collider`: a capsule.
+pub const KILN_COLLIDER_CAPSULE: u32 = 4;
+/// `KilnObjectInfo::collider`: a concave solid (a solid-leaf BSP tree).
+pub const KILN_COLLIDER_BSP: u32 = 5;
+
+/// `KilnObjectInfo::motion`: never moves (part of the level's tree).
+pub const KILN_MOTION_STATIC: u32 = 0;
+/// `KilnObjectInfo::motion`: moved by the game (a door, a lift): a world
+/// places it where it was baked and `kiln_world_set_pose` moves it.
+pub const KILN_MOTION_KINEMATIC: u32 = 1;
+/// `KilnObjectInfo::motion`: authored to be moved by a simulation.
+pub const KILN_MOTION_DYNAMIC: u32 = 2;
+
+/// What one object of a level is, as `baker inspect` lists it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KilnObjectInfo {
+    /// Its collider: `KILN_COLLIDER_*`.
+    pub collider: u32,
+    /// How it moves: `KILN_MOTION_*`.
+    pub motion: u32,
+    /// Whether it is a trigger volume (seen only by queries whose filter
+    /// asks for triggers, and only through a world).
+    pub trigger: bool,
+    /// Its collision layers as a mask (see `kiln_level_layer`).
+    pub layers: u32,
+}
+
+/// What object `index` of the level is (`0 ≤ index <
+/// kiln_level_object_count`; its id is `index`). Its name:
+/// `kiln_world_object_name` on a world of the level.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_info(
+    level: *const KilnLevel,
+    index: u32,
+    out: *mut KilnObjectInfo,
+) -> KilnStatus {
+    run("kiln_level_object_info", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", KilnObjectInfo::default())?,
+                read(level, "level")?,
+            )
+        };
+        let object = level.0.object(index).ok_or_else(|| {
+            Fail::new(
+                KilnStatus::NotFound,
+                format!(
+                    "object {index}: the level has {} objects",
+                    level.0.object_count()
+                ),
+            )
+        })?;
+        let archive = level.0.archive();
+        let shape = &archive.shapes[archive.instances[index as usize].shape.to_native() as usize];
+        use kiln_formats::level::ArchivedShape as S;
+        use kiln_runtime::Motion;
+        *out = KilnObjectInfo {
+            collider: match shape {
+                S::TriMesh(_) => KILN_COLLIDER_TRIMESH,
+                S::Polytope(_) => KILN_COLLIDER_POLYTOPE,
+                S::Cuboid(_) => KILN_COLLIDER_BOX,
+                S::Sphere(_) => KILN_COLLIDER_SPHERE,
+                S::Capsule(_) => KILN_COLLIDER_CAPSULE,
+                S::Bsp(_) => KILN_COLLIDER_BSP,
+            },
+            motion: match level.0.object_motion(object) {
+                Motion::Static => KILN_MOTION_STATIC,
+                Motion::Kinematic => KILN_MOTION_KINEMATIC,
+                Motion::Dynamic => KILN_MOTION_DYNAMIC,
+            },
+            trigger: level.0.is_trigger(object),
+            layers: level.0.object_layers(object),
+        };
         Ok(())
     })
 }
@@ -723,7 +1033,12 @@ pub unsafe extern "C" fn kiln_world_new(
 ) -> KilnStatus {
     run("kiln_world_new", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (level, out) = unsafe { (read(level, "level")?, write(out, "out")?) };
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", std::ptr::null_mut())?,
+                read(level, "level")?,
+            )
+        };
         *out = handle(KilnWorld(World::new(level.0.clone())));
         Ok(())
     })
@@ -782,11 +1097,11 @@ pub unsafe extern "C" fn kiln_world_find_object(
 ) -> KilnStatus {
     run("kiln_world_find_object", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, name, out) = unsafe {
+        let (out, world, name) = unsafe {
             (
+                answer(out, "out", KILN_NO_OBJECT)?,
                 read(world, "world")?,
                 text(name, "name")?,
-                write(out, "out")?,
             )
         };
         let id = world
@@ -811,12 +1126,13 @@ pub unsafe extern "C" fn kiln_world_object_name(
 ) -> KilnStatus {
     run("kiln_world_object_name", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, buf, len) = unsafe {
-            (
-                read(world, "world")?,
-                array_mut(buf.cast::<u8>(), cap, "buf")?,
-                write(len, "len")?,
-            )
+        let (len, buf, world) = unsafe {
+            let len = answer(len, "len", 0)?;
+            let buf = array_mut(buf.cast::<u8>(), cap, "buf")?;
+            if let Some(first) = buf.first_mut() {
+                *first = 0;
+            }
+            (len, buf, read(world, "world")?)
         };
         let id = ObjectId::from_bits(id);
         known(&world.0, id)?;
@@ -871,7 +1187,7 @@ unsafe fn body_name<'a>(name: *const c_char) -> Result<&'a str, Fail> {
 pub unsafe extern "C" fn kiln_world_insert_shape(
     world: *mut KilnWorld,
     shape: *const KilnShape,
-    at: KilnPose,
+    pose: KilnPose,
     layers: u32,
     name: *const c_char,
     trigger: bool,
@@ -879,16 +1195,15 @@ pub unsafe extern "C" fn kiln_world_insert_shape(
 ) -> KilnStatus {
     run("kiln_world_insert_shape", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, shape, name, out) = unsafe {
-            let shape = read(shape, "shape")?;
+        let (out, world, shape, name) = unsafe {
             (
+                answer(out, "out", KILN_NO_OBJECT)?,
                 write(world, "world")?,
-                self::shape(shape)?,
+                to_shape(read(shape, "shape")?)?,
                 body_name(name)?,
-                write(out, "out")?,
             )
         };
-        let mut body = Body::shape(shape, pose(at, "pose")?)
+        let mut body = Body::shape(shape, to_pose(pose, "pose")?)
             .layers(layers)
             .named(name);
         if trigger {
@@ -907,7 +1222,7 @@ pub unsafe extern "C" fn kiln_world_insert_copy(
     world: *mut KilnWorld,
     from: *const KilnLevel,
     object: KilnObjectId,
-    at: KilnPose,
+    pose: KilnPose,
     layers: u32,
     name: *const c_char,
     trigger: bool,
@@ -915,15 +1230,15 @@ pub unsafe extern "C" fn kiln_world_insert_copy(
 ) -> KilnStatus {
     run("kiln_world_insert_copy", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, from, name, out) = unsafe {
+        let (out, world, from, name) = unsafe {
             (
+                answer(out, "out", KILN_NO_OBJECT)?,
                 write(world, "world")?,
                 read(from, "from")?,
                 body_name(name)?,
-                write(out, "out")?,
             )
         };
-        let mut body = Body::copy(&from.0, ObjectId::from_bits(object), pose(at, "pose")?)
+        let mut body = Body::copy(&from.0, ObjectId::from_bits(object), to_pose(pose, "pose")?)
             .layers(layers)
             .named(name);
         if trigger {
@@ -939,14 +1254,14 @@ pub unsafe extern "C" fn kiln_world_insert_copy(
 pub unsafe extern "C" fn kiln_world_set_pose(
     world: *mut KilnWorld,
     id: KilnObjectId,
-    at: KilnPose,
+    pose: KilnPose,
 ) -> KilnStatus {
     run("kiln_world_set_pose", || {
         // SAFETY: the API's contract (module docs); null is checked.
         let world = unsafe { write(world, "world") }?;
         world
             .0
-            .set_pose(ObjectId::from_bits(id), pose(at, "pose")?)?;
+            .set_pose(ObjectId::from_bits(id), to_pose(pose, "pose")?)?;
         Ok(())
     })
 }
@@ -960,7 +1275,12 @@ pub unsafe extern "C" fn kiln_world_get_pose(
 ) -> KilnStatus {
     run("kiln_world_get_pose", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, out) = unsafe { (read(world, "world")?, write(out, "out")?) };
+        let (out, world) = unsafe {
+            (
+                answer(out, "out", Pose::IDENTITY.into())?,
+                read(world, "world")?,
+            )
+        };
         let id = ObjectId::from_bits(id);
         *out = world
             .0
@@ -1021,11 +1341,11 @@ pub unsafe extern "C" fn kiln_world_trigger_events(
 ) -> KilnStatus {
     run("kiln_world_trigger_events", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, out, count) = unsafe {
+        let (count, out, world) = unsafe {
             (
-                read(world, "world")?,
+                answer(count, "count", 0)?,
                 array_mut(out, cap, "out")?,
-                write(count, "count")?,
+                read(world, "world")?,
             )
         };
         let events: Vec<KilnTriggerEvent> = world
@@ -1057,7 +1377,7 @@ pub struct KilnRay {
     pub max_t: f32,
 }
 
-fn ray(r: KilnRay) -> Result<Ray, Fail> {
+fn to_ray(r: KilnRay) -> Result<Ray, Fail> {
     let ray = Ray::new(r.origin.into(), r.dir.into(), r.max_t);
     if ray.is_valid() {
         return Ok(ray);
@@ -1128,36 +1448,204 @@ fn ray_hit(h: Option<kiln_runtime::RayHit>) -> KilnRayHit {
     })
 }
 
-/// The closest hit of `ray` among the objects `filter` sees (null: all
-/// but triggers).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_world_raycast(
-    world: *const KilnWorld,
-    r: KilnRay,
-    f: *const KilnFilter,
+/// What a query runs on: a level's static objects alone ([`KilnLevel`]),
+/// or a world: the level, its movers and triggers, and the bodies
+/// inserted ([`KilnWorld`]). One body serves both entry points.
+trait Scene {
+    /// The argument's name in messages.
+    const WHAT: &'static str;
+    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit>;
+    fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool;
+    fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]);
+    fn overlap(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> Vec<ShapeOverlap>;
+    fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool;
+    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
+    fn contains_point(&self, point: Vec3, filter: &Filter) -> Vec<ObjectId>;
+    fn point_in_solid(&self, point: Vec3, filter: &Filter) -> bool;
+}
+
+/// [`Scene`] for a handle whose `.0` has the runtime's query methods
+/// (`Level` and `World` name them alike).
+macro_rules! scene {
+    ($handle:ty, $what:literal) => {
+        impl Scene for $handle {
+            const WHAT: &'static str = $what;
+            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
+                self.0.raycast(ray, filter)
+            }
+            fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
+                self.0.raycast_any(ray, filter)
+            }
+            fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
+                self.0.raycast_batch(rays, filter, out)
+            }
+            fn overlap(
+                &self,
+                shape: &QueryShape,
+                pose: &Pose,
+                filter: &Filter,
+            ) -> Vec<ShapeOverlap> {
+                self.0.overlap(shape, pose, filter)
+            }
+            fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+                self.0.intersects(shape, pose, filter)
+            }
+            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+                self.0.cast(cast, filter)
+            }
+            fn contains_point(&self, point: Vec3, filter: &Filter) -> Vec<ObjectId> {
+                self.0.contains_point(point, filter)
+            }
+            fn point_in_solid(&self, point: Vec3, filter: &Filter) -> bool {
+                self.0.point_in_solid(point, filter)
+            }
+        }
+    };
+}
+scene!(KilnLevel, "level");
+scene!(KilnWorld, "world");
+
+/// The closest hit of `ray` on `scene`.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn raycast_on<S: Scene>(
+    name: &str,
+    scene: *const S,
+    ray: KilnRay,
+    filter: *const KilnFilter,
     out: *mut KilnRayHit,
 ) -> KilnStatus {
-    run("kiln_world_raycast", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
-        *out = ray_hit(world.0.raycast(&ray(r)?, &filter(&f)));
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, f) = unsafe {
+            (
+                answer(out, "out", NO_RAY_HIT)?,
+                read(scene, S::WHAT)?,
+                skips(filter)?,
+            )
+        };
+        *out = ray_hit(scene.raycast(&to_ray(ray)?, &to_filter(&f)));
         Ok(())
     })
 }
 
-/// Whether `ray` hits anything `filter` sees.
+/// The closest hit of `ray` among the objects `filter` sees (null: all
+/// but triggers): the level, its movers and triggers, and the bodies.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_raycast(
+    world: *const KilnWorld,
+    ray: KilnRay,
+    filter: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { raycast_on("kiln_world_raycast", world, ray, filter, out) }
+}
+
+/// The closest hit of `ray` among the level's static objects `filter`
+/// sees (no movers, triggers or bodies: those are a world's).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_raycast(
+    level: *const KilnLevel,
+    ray: KilnRay,
+    filter: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { raycast_on("kiln_level_raycast", level, ray, filter, out) }
+}
+
+/// Whether `ray` hits anything on `scene`.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn raycast_any_on<S: Scene>(
+    name: &str,
+    scene: *const S,
+    ray: KilnRay,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, f) = unsafe {
+            (
+                answer(out, "out", false)?,
+                read(scene, S::WHAT)?,
+                skips(filter)?,
+            )
+        };
+        *out = scene.raycast_any(&to_ray(ray)?, &to_filter(&f));
+        Ok(())
+    })
+}
+
+/// Whether `ray` hits anything `filter` sees in the world.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_world_raycast_any(
     world: *const KilnWorld,
-    r: KilnRay,
-    f: *const KilnFilter,
+    ray: KilnRay,
+    filter: *const KilnFilter,
     out: *mut bool,
 ) -> KilnStatus {
-    run("kiln_world_raycast_any", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
-        *out = world.0.raycast_any(&ray(r)?, &filter(&f));
-        Ok(())
+    // SAFETY: the caller's contract.
+    unsafe { raycast_any_on("kiln_world_raycast_any", world, ray, filter, out) }
+}
+
+/// Whether `ray` hits any of the level's static objects `filter` sees.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_raycast_any(
+    level: *const KilnLevel,
+    ray: KilnRay,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { raycast_any_on("kiln_level_raycast_any", level, ray, filter, out) }
+}
+
+/// `count` rays on `scene`, on Kiln's thread pool.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn raycast_batch_on<S: Scene>(
+    name: &str,
+    scene: *const S,
+    rays: *const KilnRay,
+    count: usize,
+    filter: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, rays, f) = unsafe {
+            let out = array_mut(out, count, "out")?;
+            out.fill(NO_RAY_HIT);
+            (
+                out,
+                read(scene, S::WHAT)?,
+                array(rays, count, "rays")?,
+                skips(filter)?,
+            )
+        };
+        // a malformed ray is answered as none (the runtime's rule), the
+        // first named after every good one is answered
+        let bad = rays.iter().enumerate().find_map(|(i, &r)| {
+            to_ray(r)
+                .err()
+                .map(|Fail(s, why)| Fail(s, format!("rays[{i}]: {why}")))
+        });
+        let rays: Vec<Ray> = rays
+            .iter()
+            .map(|r| Ray::new(r.origin.into(), r.dir.into(), r.max_t))
+            .collect();
+        let mut hits = vec![None; rays.len()];
+        scene.raycast_batch(&rays, &to_filter(&f), &mut hits);
+        for (o, h) in out.iter_mut().zip(hits) {
+            *o = ray_hit(h);
+        }
+        bad.map_or(Ok(()), Err)
     })
 }
 
@@ -1170,37 +1658,24 @@ pub unsafe extern "C" fn kiln_world_raycast_batch(
     world: *const KilnWorld,
     rays: *const KilnRay,
     count: usize,
-    f: *const KilnFilter,
+    filter: *const KilnFilter,
     out: *mut KilnRayHit,
 ) -> KilnStatus {
-    run("kiln_world_raycast_batch", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, rays, f, out) = unsafe {
-            (
-                read(world, "world")?,
-                array(rays, count, "rays")?,
-                skips(f)?,
-                array_mut(out, count, "out")?,
-            )
-        };
-        // a malformed ray is answered as none (the runtime's rule), the
-        // first named after every good one is answered
-        let bad = rays.iter().enumerate().find_map(|(i, &r)| {
-            ray(r)
-                .err()
-                .map(|Fail(s, why)| Fail(s, format!("rays[{i}]: {why}")))
-        });
-        let rays: Vec<Ray> = rays
-            .iter()
-            .map(|r| Ray::new(r.origin.into(), r.dir.into(), r.max_t))
-            .collect();
-        let mut hits = vec![None; rays.len()];
-        world.0.raycast_batch(&rays, &filter(&f), &mut hits);
-        for (o, h) in out.iter_mut().zip(hits) {
-            *o = ray_hit(h);
-        }
-        bad.map_or(Ok(()), Err)
-    })
+    // SAFETY: the caller's contract.
+    unsafe { raycast_batch_on("kiln_world_raycast_batch", world, rays, count, filter, out) }
+}
+
+/// [`kiln_world_raycast_batch`] on the level's static objects alone.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_raycast_batch(
+    level: *const KilnLevel,
+    rays: *const KilnRay,
+    count: usize,
+    filter: *const KilnFilter,
+    out: *mut KilnRayHit,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { raycast_batch_on("kiln_level_raycast_batch", level, rays, count, filter, out) }
 }
 
 /// What a shape touches.
@@ -1219,34 +1694,34 @@ pub struct KilnOverlap {
     pub feature: u32,
 }
 
-/// Every object `shape` at `pose` touches, with the deepest contact of
-/// each.
-#[unsafe(no_mangle)]
+/// Every object `shape` at `pose` touches on `scene`.
+///
+/// # Safety
+/// The API's contract (module docs).
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kiln_world_overlap(
-    world: *const KilnWorld,
+unsafe fn overlap_on<S: Scene>(
+    name: &str,
+    scene: *const S,
     shape: *const KilnShape,
-    at: KilnPose,
-    f: *const KilnFilter,
+    pose: KilnPose,
+    filter: *const KilnFilter,
     out: *mut KilnOverlap,
     cap: usize,
     count: *mut usize,
 ) -> KilnStatus {
-    run("kiln_world_overlap", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, shape, f, out, count) = unsafe {
-            let s = self::shape(read(shape, "shape")?)?;
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (count, out, scene, shape, f) = unsafe {
             (
-                read(world, "world")?,
-                s,
-                skips(f)?,
+                answer(count, "count", 0)?,
                 array_mut(out, cap, "out")?,
-                write(count, "count")?,
+                read(scene, S::WHAT)?,
+                to_shape(read(shape, "shape")?)?,
+                skips(filter)?,
             )
         };
-        let found: Vec<KilnOverlap> = world
-            .0
-            .overlap(&shape, &pose(at, "pose")?, &filter(&f))
+        let found: Vec<KilnOverlap> = scene
+            .overlap(&shape, &to_pose(pose, "pose")?, &to_filter(&f))
             .into_iter()
             .map(|o| KilnOverlap {
                 object: o.object.to_bits(),
@@ -1260,24 +1735,112 @@ pub unsafe extern "C" fn kiln_world_overlap(
     })
 }
 
-/// Whether `shape` at `pose` touches anything `filter` sees.
+/// Every object of the world `shape` at `pose` touches, with the deepest
+/// contact of each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_overlap(
+    world: *const KilnWorld,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    filter: *const KilnFilter,
+    out: *mut KilnOverlap,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        overlap_on(
+            "kiln_world_overlap",
+            world,
+            shape,
+            pose,
+            filter,
+            out,
+            cap,
+            count,
+        )
+    }
+}
+
+/// Every static object of the level `shape` at `pose` touches.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_level_overlap(
+    level: *const KilnLevel,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    filter: *const KilnFilter,
+    out: *mut KilnOverlap,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        overlap_on(
+            "kiln_level_overlap",
+            level,
+            shape,
+            pose,
+            filter,
+            out,
+            cap,
+            count,
+        )
+    }
+}
+
+/// Whether `shape` at `pose` touches anything on `scene`.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn intersects_on<S: Scene>(
+    name: &str,
+    scene: *const S,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, shape, f) = unsafe {
+            (
+                answer(out, "out", false)?,
+                read(scene, S::WHAT)?,
+                to_shape(read(shape, "shape")?)?,
+                skips(filter)?,
+            )
+        };
+        *out = scene.intersects(&shape, &to_pose(pose, "pose")?, &to_filter(&f));
+        Ok(())
+    })
+}
+
+/// Whether `shape` at `pose` touches anything `filter` sees in the world.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_world_intersects(
     world: *const KilnWorld,
     shape: *const KilnShape,
-    at: KilnPose,
-    f: *const KilnFilter,
+    pose: KilnPose,
+    filter: *const KilnFilter,
     out: *mut bool,
 ) -> KilnStatus {
-    run("kiln_world_intersects", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, shape, f, out) = unsafe {
-            let s = self::shape(read(shape, "shape")?)?;
-            (read(world, "world")?, s, skips(f)?, write(out, "out")?)
-        };
-        *out = world.0.intersects(&shape, &pose(at, "pose")?, &filter(&f));
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { intersects_on("kiln_world_intersects", world, shape, pose, filter, out) }
+}
+
+/// Whether `shape` at `pose` touches any static object of the level.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_intersects(
+    level: *const KilnLevel,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { intersects_on("kiln_level_intersects", level, shape, pose, filter, out) }
 }
 
 /// Where a moving shape first touches.
@@ -1298,26 +1861,48 @@ pub struct KilnShapeHit {
     pub feature: u32,
 }
 
-/// Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`;
-/// with `ignore_leaving`, contacts present at the start that the motion
-/// leaves are skipped (so a shape resting on a floor can slide).
-#[unsafe(no_mangle)]
+const NO_SHAPE_HIT: KilnShapeHit = KilnShapeHit {
+    hit: false,
+    t: 0.0,
+    point: KilnVec3 {
+        x: 0.0,
+        y: 0.0,
+        z: 0.0,
+    },
+    normal: KilnVec3 {
+        x: 0.0,
+        y: 0.0,
+        z: 0.0,
+    },
+    object: 0,
+    feature: KILN_NO_FEATURE,
+};
+
+/// A sweep on `scene`.
+///
+/// # Safety
+/// The API's contract (module docs).
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kiln_world_cast(
-    world: *const KilnWorld,
+unsafe fn cast_on<S: Scene>(
+    name: &str,
+    scene: *const S,
     shape: *const KilnShape,
-    at: KilnPose,
+    pose: KilnPose,
     motion: KilnVec3,
     max_t: f32,
     ignore_leaving: bool,
-    f: *const KilnFilter,
+    filter: *const KilnFilter,
     out: *mut KilnShapeHit,
 ) -> KilnStatus {
-    run("kiln_world_cast", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, shape, f, out) = unsafe {
-            let s = self::shape(read(shape, "shape")?)?;
-            (read(world, "world")?, s, skips(f)?, write(out, "out")?)
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, shape, f) = unsafe {
+            (
+                answer(out, "out", NO_SHAPE_HIT)?,
+                read(scene, S::WHAT)?,
+                to_shape(read(shape, "shape")?)?,
+                skips(filter)?,
+            )
         };
         let motion = vec3(motion, "motion")?;
         if max_t.is_nan() || max_t < 0.0 {
@@ -1325,57 +1910,111 @@ pub unsafe extern "C" fn kiln_world_cast(
         }
         if !kiln_runtime::is_direction(motion) {
             return Err(Fail::invalid(format!(
-                "motion {motion}: zero or shorter than 1.1e-19 (a shape standing still: kiln_world_overlap)"
+                "motion {motion}: zero or shorter than 1.1e-19 (a shape standing still: kiln_*_overlap)"
             )));
         }
-        let cast = ShapeCast::new(shape, pose(at, "pose")?, motion, max_t)
+        let cast = ShapeCast::new(shape, to_pose(pose, "pose")?, motion, max_t)
             .with(CastOptions { ignore_leaving });
-        *out = world.0.cast(&cast, &filter(&f)).map_or(
-            KilnShapeHit {
-                hit: false,
-                t: 0.0,
-                point: KilnVec3::default(),
-                normal: KilnVec3::default(),
-                object: 0,
-                feature: KILN_NO_FEATURE,
-            },
-            |h| KilnShapeHit {
+        *out = scene
+            .cast(&cast, &to_filter(&f))
+            .map_or(NO_SHAPE_HIT, |h| KilnShapeHit {
                 hit: true,
                 t: h.t,
                 point: h.point.into(),
                 normal: h.normal.into(),
                 object: h.object.to_bits(),
                 feature: h.feature.unwrap_or(KILN_NO_FEATURE),
-            },
-        );
+            });
         Ok(())
     })
 }
 
-/// The solids (boxes, spheres, capsules, polytopes, concave solids) that
-/// contain `point`.
+/// Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`
+/// through the world; with `ignore_leaving`, contacts present at the
+/// start that the motion leaves are skipped (so a shape resting on a
+/// floor can slide).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_world_contains_point(
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_world_cast(
     world: *const KilnWorld,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    motion: KilnVec3,
+    max_t: f32,
+    ignore_leaving: bool,
+    filter: *const KilnFilter,
+    out: *mut KilnShapeHit,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        cast_on(
+            "kiln_world_cast",
+            world,
+            shape,
+            pose,
+            motion,
+            max_t,
+            ignore_leaving,
+            filter,
+            out,
+        )
+    }
+}
+
+/// [`kiln_world_cast`] against the level's static objects alone.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_level_cast(
+    level: *const KilnLevel,
+    shape: *const KilnShape,
+    pose: KilnPose,
+    motion: KilnVec3,
+    max_t: f32,
+    ignore_leaving: bool,
+    filter: *const KilnFilter,
+    out: *mut KilnShapeHit,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        cast_on(
+            "kiln_level_cast",
+            level,
+            shape,
+            pose,
+            motion,
+            max_t,
+            ignore_leaving,
+            filter,
+            out,
+        )
+    }
+}
+
+/// The solids on `scene` that contain `point`.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn contains_point_on<S: Scene>(
+    name: &str,
+    scene: *const S,
     point: KilnVec3,
-    f: *const KilnFilter,
+    filter: *const KilnFilter,
     out: *mut KilnObjectId,
     cap: usize,
     count: *mut usize,
 ) -> KilnStatus {
-    run("kiln_world_contains_point", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, f, out, count) = unsafe {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (count, out, scene, f) = unsafe {
             (
-                read(world, "world")?,
-                skips(f)?,
+                answer(count, "count", 0)?,
                 array_mut(out, cap, "out")?,
-                write(count, "count")?,
+                read(scene, S::WHAT)?,
+                skips(filter)?,
             )
         };
-        let ids: Vec<u64> = world
-            .0
-            .contains_point(vec3(point, "point")?, &filter(&f))
+        let ids: Vec<u64> = scene
+            .contains_point(vec3(point, "point")?, &to_filter(&f))
             .iter()
             .map(|o| o.to_bits())
             .collect();
@@ -1383,20 +2022,102 @@ pub unsafe extern "C" fn kiln_world_contains_point(
     })
 }
 
-/// Whether any solid `filter` sees contains `point`.
+/// The solids of the world (boxes, spheres, capsules, polytopes, concave
+/// solids) that contain `point`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_contains_point(
+    world: *const KilnWorld,
+    point: KilnVec3,
+    filter: *const KilnFilter,
+    out: *mut KilnObjectId,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        contains_point_on(
+            "kiln_world_contains_point",
+            world,
+            point,
+            filter,
+            out,
+            cap,
+            count,
+        )
+    }
+}
+
+/// The level's static solids that contain `point`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_contains_point(
+    level: *const KilnLevel,
+    point: KilnVec3,
+    filter: *const KilnFilter,
+    out: *mut KilnObjectId,
+    cap: usize,
+    count: *mut usize,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe {
+        contains_point_on(
+            "kiln_level_contains_point",
+            level,
+            point,
+            filter,
+            out,
+            cap,
+            count,
+        )
+    }
+}
+
+/// Whether any solid on `scene` contains `point`.
+///
+/// # Safety
+/// The API's contract (module docs).
+unsafe fn point_in_solid_on<S: Scene>(
+    name: &str,
+    scene: *const S,
+    point: KilnVec3,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    run(name, || {
+        // SAFETY: the caller's contract; null is checked.
+        let (out, scene, f) = unsafe {
+            (
+                answer(out, "out", false)?,
+                read(scene, S::WHAT)?,
+                skips(filter)?,
+            )
+        };
+        *out = scene.point_in_solid(vec3(point, "point")?, &to_filter(&f));
+        Ok(())
+    })
+}
+
+/// Whether any solid of the world `filter` sees contains `point`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_world_point_in_solid(
     world: *const KilnWorld,
     point: KilnVec3,
-    f: *const KilnFilter,
+    filter: *const KilnFilter,
     out: *mut bool,
 ) -> KilnStatus {
-    run("kiln_world_point_in_solid", || {
-        // SAFETY: the API's contract (module docs); null is checked.
-        let (world, f, out) = unsafe { (read(world, "world")?, skips(f)?, write(out, "out")?) };
-        *out = world.0.point_in_solid(vec3(point, "point")?, &filter(&f));
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { point_in_solid_on("kiln_world_point_in_solid", world, point, filter, out) }
+}
+
+/// Whether any static solid of the level `filter` sees contains `point`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_point_in_solid(
+    level: *const KilnLevel,
+    point: KilnVec3,
+    filter: *const KilnFilter,
+    out: *mut bool,
+) -> KilnStatus {
+    // SAFETY: the caller's contract.
+    unsafe { point_in_solid_on("kiln_level_point_in_solid", level, point, filter, out) }
 }
 
 // ------------------------------------------------------------- character
@@ -1452,7 +2173,7 @@ pub struct KilnCharacter {
 #[unsafe(no_mangle)]
 pub extern "C" fn kiln_character_capsule(radius: f32, half_height: f32) -> KilnCharacter {
     KilnCharacter {
-        shape: kiln_shape_capsule(half_height, radius),
+        shape: kiln_shape_capsule(radius, half_height),
         rotation: Quat::IDENTITY.into(),
         settings: CharacterSettings::default().into(),
     }
@@ -1469,7 +2190,7 @@ pub extern "C" fn kiln_character_settings_default() -> KilnCharacterSettings {
 ///
 /// # Safety
 /// `c.shape.hull` is null or a live hull.
-unsafe fn character<'a>(c: &KilnCharacter) -> Result<Character<'a>, Fail> {
+unsafe fn to_character<'a>(c: &KilnCharacter) -> Result<Character<'a>, Fail> {
     let s = &c.settings;
     let up = vec3(s.up, "settings.up")?;
     if (up.length() - 1.0).abs() >= 1e-3 {
@@ -1488,7 +2209,7 @@ unsafe fn character<'a>(c: &KilnCharacter) -> Result<Character<'a>, Fail> {
     }
     Ok(Character {
         // SAFETY: the caller's contract.
-        shape: unsafe { shape(&c.shape) }?,
+        shape: unsafe { to_shape(&c.shape) }?,
         rotation: quat(c.rotation, "rotation")?,
         settings: CharacterSettings {
             up,
@@ -1546,7 +2267,7 @@ impl From<Ground> for KilnGround {
     }
 }
 
-fn ground(g: &KilnGround) -> Result<Ground, Fail> {
+fn to_ground(g: &KilnGround) -> Result<Ground, Fail> {
     let support = || -> Result<Support, Fail> {
         Ok(Support {
             point: vec3(g.point, "ground.point")?,
@@ -1600,31 +2321,38 @@ pub struct KilnMove {
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn kiln_character_move(
     world: *const KilnWorld,
-    c: *const KilnCharacter,
+    character: *const KilnCharacter,
     position: KilnVec3,
     motion: KilnVec3,
-    f: *const KilnFilter,
+    filter: *const KilnFilter,
     out: *mut KilnMove,
     hits: *mut KilnCharacterHit,
     hits_cap: usize,
 ) -> KilnStatus {
     run("kiln_character_move", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, c, f, out, hits) = unsafe {
-            let c = character(read(c, "character")?)?;
+        let (out, hits, world, c, f) = unsafe {
             (
-                read(world, "world")?,
-                c,
-                skips(f)?,
-                write(out, "out")?,
+                answer(
+                    out,
+                    "out",
+                    KilnMove {
+                        position,
+                        ground: Ground::InAir.into(),
+                        hit_count: 0,
+                    },
+                )?,
                 array_mut(hits, hits_cap, "hits")?,
+                read(world, "world")?,
+                to_character(read(character, "character")?)?,
+                skips(filter)?,
             )
         };
         let m = c.move_and_slide(
             &world.0,
             vec3(position, "position")?,
             vec3(motion, "motion")?,
-            &filter(&f),
+            &to_filter(&f),
         );
         for (o, h) in hits.iter_mut().zip(&m.hits) {
             *o = KilnCharacterHit {
@@ -1650,7 +2378,7 @@ pub unsafe extern "C" fn kiln_character_move(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_character_ride(
     world: *const KilnWorld,
-    c: *const KilnCharacter,
+    character: *const KilnCharacter,
     position: KilnVec3,
     ground: *const KilnGround,
     out_position: *mut KilnVec3,
@@ -1658,17 +2386,16 @@ pub unsafe extern "C" fn kiln_character_ride(
 ) -> KilnStatus {
     run("kiln_character_ride", || {
         // SAFETY: the API's contract (module docs); null is checked.
-        let (world, c, g, out_position, out_turn) = unsafe {
-            let c = character(read(c, "character")?)?;
+        let (out_position, out_turn, world, c, g) = unsafe {
             (
+                answer(out_position, "out_position", position)?,
+                answer(out_turn, "out_turn", Quat::IDENTITY.into())?,
                 read(world, "world")?,
-                c,
+                to_character(read(character, "character")?)?,
                 read(ground, "ground")?,
-                write(out_position, "out_position")?,
-                write(out_turn, "out_turn")?,
             )
         };
-        let (p, turn) = c.ride(&world.0, vec3(position, "position")?, &self::ground(g)?);
+        let (p, turn) = c.ride(&world.0, vec3(position, "position")?, &to_ground(g)?);
         *out_position = p.into();
         *out_turn = turn.into();
         Ok(())

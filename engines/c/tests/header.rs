@@ -63,3 +63,105 @@ fn tidy(header: &str) -> String {
     }
     out
 }
+
+/// Every lower-case name a function's comment quotes (`` `ray` ``) is one
+/// of its parameters, a field of a struct in the header, or a function:
+/// a comment that says `filter` over a prototype that says `f` leaves the
+/// C reader guessing.
+#[test]
+fn comments_name_the_parameters_the_prototypes_have() {
+    let header =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/kiln.h"))
+            .expect("include/kiln.h");
+    let ident = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    // struct fields: `  type name;` lines inside a typedef'd struct
+    let mut fields = std::collections::BTreeSet::new();
+    let mut functions = std::collections::BTreeSet::new();
+    for line in header.lines() {
+        let t = line.trim();
+        if line.starts_with("  ")
+            && t.ends_with(';')
+            && !t.contains('(')
+            && let Some(name) = t.trim_end_matches(';').split_whitespace().last()
+        {
+            fields.insert(name.trim_start_matches('*').to_string());
+        }
+        // a function-pointer field or typedef: `void *(*alloc)(...)`
+        if let Some(at) = t.find("(*") {
+            let name: String = t[at + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            fields.insert(name);
+        }
+        if let Some(at) = t.find("kiln_") {
+            let name: String = t[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if t[at + name.len()..].starts_with('(') {
+                functions.insert(name);
+            }
+        }
+    }
+    // each comment and the prototype after it
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    let mut rest = header.as_str();
+    while let Some(open) = rest.find("/*") {
+        let Some(close) = rest[open..].find("*/") else {
+            break;
+        };
+        let comment = &rest[open + 2..open + close];
+        let after = &rest[open + close + 2..];
+        rest = after;
+        let Some(end) = after.find(';') else { break };
+        let proto = after[..end].trim();
+        let Some(paren) = proto.find('(') else {
+            continue;
+        };
+        if proto.contains('{') || proto.contains("(*") || proto.starts_with('#') {
+            continue;
+        }
+        let name = proto[..paren]
+            .split_whitespace()
+            .last()
+            .unwrap_or("")
+            .trim_start_matches('*');
+        let params: Vec<&str> = proto[paren + 1..proto.rfind(')').unwrap_or(proto.len())]
+            .split(',')
+            .filter_map(|p| p.split_whitespace().last())
+            .map(|p| p.trim_start_matches('*'))
+            .collect();
+        checked += 1;
+        for (k, quoted) in comment.split('`').enumerate() {
+            if k % 2 == 1
+                && ident(quoted)
+                && !params.contains(&quoted)
+                && !fields.contains(quoted)
+                && !functions.contains(quoted)
+            {
+                wrong.push(format!(
+                    "{name}: `{quoted}` is none of ({})",
+                    params.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 40,
+        "only {checked} prototypes found: the parser lost its way"
+    );
+    assert!(
+        wrong.is_empty(),
+        "comments quote names the prototypes lack:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -9,6 +9,8 @@
 #include "kiln.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,189 @@ static unsigned char *read_file(const char *path, size_t *len) {
   fclose(f);
   *len = (size_t)n;
   return bytes;
+}
+
+/* The engine's allocator: blocks from malloc, aligned by hand, counted.
+   Kiln's thread pool calls it from several threads at once. */
+static _Atomic size_t hook_allocs = 0, hook_frees = 0, hook_wrong_user = 0;
+static int hook_user = 42;
+
+static void *hook_alloc(size_t size, size_t align, void *user) {
+  if (user != &hook_user) atomic_fetch_add(&hook_wrong_user, 1);
+  if (align < sizeof(void *)) align = sizeof(void *);
+  unsigned char *raw = malloc(size + align + sizeof(void *));
+  if (!raw) return NULL;
+  uintptr_t p = ((uintptr_t)(raw + sizeof(void *)) + align - 1) & ~(uintptr_t)(align - 1);
+  ((void **)p)[-1] = raw;
+  atomic_fetch_add(&hook_allocs, 1);
+  return (void *)p;
+}
+
+static void hook_free(void *ptr, size_t size, size_t align, void *user) {
+  (void)size;
+  (void)align;
+  if (user != &hook_user) atomic_fetch_add(&hook_wrong_user, 1);
+  free(((void **)ptr)[-1]);
+  atomic_fetch_add(&hook_frees, 1);
+}
+
+/* The engine's log: the last failure it was told of. */
+struct told {
+  int calls;
+  KilnStatus status;
+  char message[256];
+};
+
+static void log_failure(KilnStatus status, const char *message, void *user) {
+  struct told *t = (struct told *)user;
+  t->calls++;
+  t->status = status;
+  snprintf(t->message, sizeof t->message, "%s", message);
+}
+
+static void logging(KilnWorld *world) {
+  struct told told = {0, KILN_STATUS_OK, ""};
+  kiln_set_log(log_failure, &told);
+  KilnObjectId id;
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_find_object(world, "no such thing", &id));
+  CHECK(told.calls == 1 && told.status == KILN_STATUS_NOT_FOUND);
+  CHECK(strcmp(told.message, kiln_last_error()) == 0 && strstr(told.message, "no such thing"));
+  OK(kiln_world_find_object(world, "wall", &id));
+  CHECK(told.calls == 1); /* a call that succeeds is not logged */
+  kiln_set_log(NULL, NULL);
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_find_object(world, "no such thing", &id));
+  CHECK(told.calls == 1);
+  printf("log callback told: %s\n", told.message);
+}
+
+/* The level's objects listed, and the level's static geometry queried
+   without a world: the movers are the world's. */
+static void level_alone(KilnLevel *level, KilnWorld *world) {
+  uint32_t n = kiln_level_object_count(level), kinematic = 0, trimesh = 0, polytope = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    KilnObjectInfo info;
+    OK(kiln_level_object_info(level, i, &info));
+    char name[64];
+    size_t len;
+    OK(kiln_world_object_name(world, i, name, sizeof name, &len));
+    int is_mover = !strcmp(name, "lift") || !strcmp(name, "turntable") || !strcmp(name, "door");
+    CHECK((info.motion == KILN_MOTION_KINEMATIC) == is_mover);
+    CHECK(info.motion == KILN_MOTION_KINEMATIC || info.motion == KILN_MOTION_STATIC);
+    CHECK(!info.trigger && info.layers == 1);
+    CHECK(info.collider == (strncmp(name, "floor", 5) ? KILN_COLLIDER_POLYTOPE : KILN_COLLIDER_TRIMESH));
+    kinematic += info.motion == KILN_MOTION_KINEMATIC;
+    trimesh += info.collider == KILN_COLLIDER_TRIMESH;
+    polytope += info.collider == KILN_COLLIDER_POLYTOPE;
+  }
+  CHECK(kinematic == 3 && trimesh == 4 && polytope == n - 4);
+  KilnObjectInfo info;
+  memset(&info, 0xab, sizeof info);
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_info(level, n, &info));
+  CHECK(info.collider == 0 && info.motion == 0 && !info.trigger && info.layers == 0);
+  printf("%u objects listed: %u kinematic, %u triangle meshes, %u polytopes\n", n, kinematic, trimesh, polytope);
+
+  /* the floor: the level and the world agree */
+  KilnRay down = ray(v3(12, 10, 5), v3(0, -1, 0), 100);
+  KilnRayHit on_level, on_world;
+  OK(kiln_level_raycast(level, down, NULL, &on_level));
+  OK(kiln_world_raycast(world, down, NULL, &on_world));
+  CHECK(on_level.hit && on_level.object == on_world.object && near(on_level.t, on_world.t, 0));
+  bool any = false;
+  OK(kiln_level_raycast_any(level, down, NULL, &any));
+  CHECK(any);
+  KilnRayHit batch[1];
+  OK(kiln_level_raycast_batch(level, &down, 1, NULL, batch));
+  CHECK(batch[0].hit && batch[0].object == on_level.object && near(batch[0].t, on_level.t, 0));
+  KilnShape ball = kiln_shape_sphere(0.5f);
+  bool touches = false;
+  OK(kiln_level_intersects(level, &ball, at(12, 0.45f, 5), NULL, &touches));
+  CHECK(touches);
+  KilnOverlap overlaps[4];
+  size_t count = 0;
+  OK(kiln_level_overlap(level, &ball, at(12, 0.45f, 5), NULL, overlaps, 4, &count));
+  CHECK(count == 1 && overlaps[0].object == on_level.object && near(overlaps[0].depth, 0.05f, 1e-4f));
+  KilnShapeHit swept;
+  OK(kiln_level_cast(level, &ball, at(12, 5, 5), v3(0, -1, 0), 10, false, NULL, &swept));
+  CHECK(swept.hit && near(swept.t, 4.5f, 1e-4f) && swept.object == on_level.object);
+  KilnObjectId wall = 0;
+  OK(kiln_world_find_object(world, "wall", &wall));
+  KilnObjectId inside[4];
+  OK(kiln_level_contains_point(level, v3(16.1f, 1, 12), NULL, inside, 4, &count));
+  CHECK(count == 1 && inside[0] == wall);
+  bool solid = false;
+  OK(kiln_level_point_in_solid(level, v3(16.1f, 1, 12), NULL, &solid));
+  CHECK(solid);
+
+  /* the lift: a world's ray hits it, the level's does not */
+  KilnObjectId lift = 0;
+  OK(kiln_world_find_object(world, "lift", &lift));
+  KilnPose pose;
+  OK(kiln_world_get_pose(world, lift, &pose));
+  KilnRay onto_lift = ray(v3(pose.translation.x, 20, pose.translation.z), v3(0, -1, 0), 100);
+  OK(kiln_world_raycast(world, onto_lift, NULL, &on_world));
+  OK(kiln_level_raycast(level, onto_lift, NULL, &on_level));
+  CHECK(on_world.hit && on_world.object == lift);
+  CHECK(!on_level.hit || on_level.object != lift);
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_level_raycast(NULL, down, NULL, &on_level));
+  CHECK(strstr(kiln_last_error(), "kiln_level_raycast: level is null"));
+}
+
+/* A failed call leaves every answer defined: what it would be for
+   nothing found, never the memory's old contents. */
+static void defined_on_failure(KilnWorld *world) {
+  KilnRayHit hit;
+  memset(&hit, 0xab, sizeof hit);
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast(world, ray(v3(0, 0, 0), v3(0, 0, 0), 1), NULL, &hit));
+  CHECK(!hit.hit && hit.t == 0 && hit.object == 0 && hit.feature == KILN_NO_FEATURE);
+  memset(&hit, 0xab, sizeof hit);
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(NULL, ray(v3(0, 0, 0), v3(0, -1, 0), 1), NULL, &hit));
+  CHECK(!hit.hit && hit.t == 0);
+  bool yes = true;
+  KilnShape negative = kiln_shape_sphere(-1);
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &negative, at(0, 0, 0), NULL, &yes));
+  CHECK(!yes);
+  size_t count = 12345;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap(world, &negative, at(0, 0, 0), NULL, NULL, 0, &count));
+  CHECK(count == 0);
+  count = 12345;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_contains_point(world, v3(NAN, 0, 0), NULL, NULL, 0, &count));
+  CHECK(count == 0);
+  KilnShapeHit swept;
+  memset(&swept, 0xab, sizeof swept);
+  KilnShape ball = kiln_shape_sphere(0.5f);
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_cast(world, &ball, at(0, 0, 0), v3(0, 0, 0), 1, false, NULL, &swept));
+  CHECK(!swept.hit && swept.t == 0 && swept.feature == KILN_NO_FEATURE);
+  KilnObjectId id = 7;
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_find_object(world, "no such thing", &id));
+  CHECK(id == KILN_NO_OBJECT);
+  id = 7;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_insert_shape(world, &negative, at(0, 0, 0), 1, NULL, false, &id));
+  CHECK(id == KILN_NO_OBJECT);
+  KilnPose pose;
+  memset(&pose, 0xab, sizeof pose);
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_get_pose(world, 0xdeadbeefULL << 32, &pose));
+  CHECK(pose.rotation.w == 1 && pose.rotation.x == 0 && pose.translation.x == 0);
+  char name[8] = "abcdefg";
+  size_t len = 99;
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_object_name(world, 0xdeadbeefULL << 32, name, sizeof name, &len));
+  CHECK(len == 0 && name[0] == 0);
+  KilnCharacter sideways = kiln_character_capsule(0.3f, 0.6f);
+  sideways.settings.up = v3(0, 2, 0);
+  KilnMove m;
+  memset(&m, 0xab, sizeof m);
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_character_move(world, &sideways, v3(2, 1, 2), v3(0, 0, 0), NULL, &m, NULL, 0));
+  CHECK(m.position.x == 2 && m.position.y == 1 && m.ground.state == KILN_GROUND_IN_AIR && m.hit_count == 0);
+  KilnVec3 p = v3(9, 9, 9);
+  KilnQuat turn = {9, 9, 9, 9};
+  KilnGround lost = {7, {0, 0, 0}, {0, 1, 0}, 0};
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_character_ride(world, &sideways, v3(1, 2, 3), &lost, &p, &turn));
+  CHECK(p.x == 1 && p.y == 2 && p.z == 3 && turn.w == 1 && turn.x == 0);
+  KilnLevel *level = (KilnLevel *)&hit;
+  EXPECT(KILN_STATUS_IO, kiln_level_open("no/such/level.kiln", &level));
+  CHECK(level == NULL);
+  uint32_t layer = 5;
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_level_layer(NULL, "default", &layer));
+  CHECK(layer == 0);
 }
 
 static void queries(KilnWorld *world) {
@@ -378,6 +563,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s <moving_course.kiln>\n", argv[0]);
     return 2;
   }
+  /* the engine's allocator, set before anything else */
+  KilnAllocator allocator = {hook_alloc, hook_free, &hook_user};
+  OK(kiln_set_allocator(&allocator));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_set_allocator(&allocator));
   printf("kiln %s\n", kiln_version());
   /* the library linked is the one this header describes */
   CHECK(kiln_version_compatible(KILN_VERSION_MAJOR, KILN_VERSION_MINOR));
@@ -402,6 +591,12 @@ int main(int argc, char **argv) {
   bodies(world, level);
   character(world);
   hostile(world, argv[1]);
+  logging(world);
+  level_alone(level, world);
+  defined_on_failure(world);
+  /* capsules take the radius first, as characters do */
+  KilnShape capsule = kiln_shape_capsule(0.3f, 0.6f);
+  CHECK(capsule.radius == 0.3f && capsule.half_height == 0.6f);
 
   /* the world keeps its level after the handle is freed; a reload keeps bodies */
   kiln_level_free(level);
@@ -452,6 +647,10 @@ int main(int argc, char **argv) {
     remove(path);
   }
   free(copy);
+
+  /* every allocation went through the engine's allocator */
+  printf("the engine's allocator: %zu blocks allocated, %zu freed\n", (size_t)hook_allocs, (size_t)hook_frees);
+  CHECK(hook_allocs > 100 && hook_frees > 0 && hook_frees <= hook_allocs && hook_wrong_user == 0);
 
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
