@@ -198,7 +198,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
         panic!("baker produced an invalid archive: {e}");
     }
     stages.check_ms = laps.lap();
-    let mut report = BakeReport::new(scene, &level, bytes.len(), stages.building_ms());
+    let mut report = BakeReport::new(scene, &choices, &level, bytes.len(), stages.building_ms());
     report.stages = stages;
     report.warnings.extend(warnings);
     report.warnings.extend(layer_warnings);

@@ -21,6 +21,11 @@ pub struct Choice {
     /// The settings its shape is built with (the bake's, or a project
     /// rule's for this object).
     pub shape: ShapeSettings,
+    /// The instance is only the drawn half of an object whose collider
+    /// the file gives apart (a glTF physics collider on its node, an
+    /// Unreal `UCX_` mesh naming it, a file that authors every collider):
+    /// not an object of its own in counts and reports.
+    pub render_only: bool,
 }
 
 /// One choice per scene instance, in scene order. The first rule that
@@ -68,11 +73,13 @@ pub fn classify(
                 kind: ColliderKind::TriMesh,
                 rule: "classification off: triangle mesh".into(),
                 shape: base,
+                render_only: false,
             },
             Some(_) => Choice {
                 kind: ColliderKind::None,
                 rule: "classification off: authored colliders are not baked".into(),
                 shape: base,
+                render_only: false,
             },
         });
         return (all.collect(), Vec::new());
@@ -102,18 +109,19 @@ pub fn classify(
     }
     let mut warnings = Vec::new();
     // a kind and the rule that chose it, before any project rule's settings
-    let explicit: Vec<Option<(ColliderKind, String)>> = scene
+    let explicit: Vec<Option<(ColliderKind, String, bool)>> = scene
         .instances
         .iter()
         .zip(&rule_of)
         .map(|(inst, project_rule)| {
             if let Some(a) = &inst.physics {
-                return Some((a.kind, format!("glTF physics: {}", a.rule)));
+                return Some((a.kind, format!("glTF physics: {}", a.rule), false));
             }
             if inst.beside_collider {
                 return Some((
                     ColliderKind::None,
                     "render mesh of a node whose glTF physics collider is its own object".into(),
+                    true,
                 ));
             }
             if let Some((k, rule)) = project_rule
@@ -122,12 +130,13 @@ pub fn classify(
                 return Some((
                     c.into(),
                     format!("project rule {} (match = {:?}): {}", k + 1, rule.pattern, rule.describe()),
+                    false,
                 ));
             }
             if let Some(v) = inst.extras_collider.as_deref() {
                 match ColliderName::parse(v).map(ColliderKind::from) {
                     Some(kind) => {
-                        return Some((kind, format!("node extras: collider = {v}")));
+                        return Some((kind, format!("node extras: collider = {v}"), false));
                     }
                     None => warnings.push(format!(
                         "{}: unknown extras collider {v:?} (expected {}); classified by the other rules",
@@ -144,22 +153,25 @@ pub fn classify(
                         kind.name(),
                         strip_number(rest)
                     ),
+                    false,
                 ));
             }
             if let Some(&collider) = linked.get(inst.name.as_str()) {
                 return Some((
                     ColliderKind::None,
                     format!("render mesh of {collider} (Unreal naming): no collider of its own"),
+                    true,
                 ));
             }
             if let Some((kind, suffix)) = godot_suffix(&inst.name) {
-                return Some((kind, format!("name suffix {suffix} (Godot): {}", kind.name())));
+                return Some((kind, format!("name suffix {suffix} (Godot): {}", kind.name()), false));
             }
             if let Some(ext) = &scene.authored_physics
                 && !settings.render_meshes {
                     return Some((
                         ColliderKind::None,
                         format!("render mesh: the file authors its colliders with {ext}"),
+                        true,
                     ));
                 }
             None
@@ -183,7 +195,7 @@ pub fn classify(
         .map(|i| world_box(&welded[i.mesh], &i.transform))
         .collect();
     // the kind each instance gets before the shell test
-    let first: Vec<(bool, ColliderKind, String, ShapeSettings)> = scene
+    let first: Vec<(bool, ColliderKind, String, ShapeSettings, bool)> = scene
         .instances
         .iter()
         .zip(explicit)
@@ -203,12 +215,13 @@ pub fn classify(
             };
             // closed automatic solids are tested for enclosing others
             let automatic = c.is_none() && facts[inst.mesh].is_some_and(|f| f.closed);
-            let (kind, rule) = c.unwrap_or_else(|| {
+            let (kind, rule, render_only) = c.unwrap_or_else(|| {
                 let f = facts[inst.mesh].expect("analysed");
                 let extent = world.map_or(0.0, |(lo, hi)| (hi - lo).max_element());
-                auto(&f, tolerance, concave_max, extent, &shape)
+                let (kind, rule) = auto(&f, tolerance, concave_max, extent, &shape);
+                (kind, rule, false)
             });
-            (automatic, kind, rule, shape)
+            (automatic, kind, rule, shape, render_only)
         })
         .collect();
     // shells: a closed automatic solid that encloses another object is a
@@ -220,7 +233,7 @@ pub fn classify(
     let enclosed: Vec<Option<usize>> = first
         .par_iter()
         .enumerate()
-        .map(|(ii, (automatic, kind, _, _))| {
+        .map(|(ii, (automatic, kind, _, _, _))| {
             let solid = *automatic && !matches!(kind, ColliderKind::TriMesh | ColliderKind::None);
             if !solid {
                 return None;
@@ -238,7 +251,7 @@ pub fn classify(
         .into_iter()
         .zip(enclosed)
         .zip(scene.instances.iter().zip(&rule_of))
-        .map(|(((_, mut kind, mut rule, shape), enclosed), (inst, project_rule))| {
+        .map(|(((_, mut kind, mut rule, shape, render_only), enclosed), (inst, project_rule))| {
             if let Some(o) = enclosed {
                 kind = ColliderKind::TriMesh;
                 rule = format!(
@@ -256,7 +269,12 @@ pub fn classify(
                     r.describe()
                 ));
             }
-            Choice { kind, rule, shape }
+            Choice {
+                kind,
+                rule,
+                shape,
+                render_only,
+            }
         })
         .collect();
     (out, warnings)

@@ -130,8 +130,12 @@ pub struct InspectReport {
     /// The top-level tree's node form: `"float"` or `"quantised"`
     /// (`kiln_formats::level::TopNodes`).
     pub top_nodes_form: &'static str,
-    /// World bounds (min, max), if the level is not empty.
+    /// World bounds (min, max) of the static objects (the level's own
+    /// tree), if it has any.
     pub bounds: Option<[[f32; 3]; 2]>,
+    /// World bounds of every object, movers and triggers where they were
+    /// baked included, if the level has any object.
+    pub bounds_all: Option<[[f32; 3]; 2]>,
     /// Collision layer names (bit order; the first is the default layer).
     pub layers: Vec<String>,
     /// One row per instance.
@@ -201,7 +205,7 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         )
     });
     let mut world_triangles = 0;
-    let objects = a
+    let objects: Vec<ObjectRow> = a
         .instances
         .iter()
         .enumerate()
@@ -266,10 +270,16 @@ pub fn inspect(archive: &Archive) -> InspectReport {
             kiln_formats::level::ArchivedTopNodes::Floats(_) => "float",
             kiln_formats::level::ArchivedTopNodes::Boxes(_) => "quantised",
         },
-        bounds: (!a.instances.is_empty()).then(|| {
+        bounds: (a.top.leaves.to_native() > 0).then(|| {
             [
                 a.top.min.map(|v| v.to_native()),
                 a.top.max.map(|v| v.to_native()),
+            ]
+        }),
+        bounds_all: objects.iter().map(|o| o.bounds).reduce(|a, b| {
+            [
+                std::array::from_fn(|k| a[0][k].min(b[0][k])),
+                std::array::from_fn(|k| a[1][k].max(b[1][k])),
             ]
         }),
         layers: a.layer_names.iter().map(|n| n.to_string()).collect(),
@@ -317,8 +327,42 @@ pub fn to_text(r: &InspectReport) -> String {
         "mesh trees: max depth {}, SAH cost {:.2} (triangle-weighted) | top tree: {} nodes, depth {}, SAH cost {:.2}",
         r.max_mesh_depth, r.mesh_sah_cost, r.top_nodes_form, r.top_depth, r.top_sah_cost
     );
-    if let Some(b) = r.bounds {
-        let _ = writeln!(s, "bounds: {:?} .. {:?}", b[0], b[1]);
+    let movers = r
+        .objects
+        .iter()
+        .filter(|o| o.motion != "static" || o.trigger)
+        .count();
+    match (r.bounds, r.bounds_all) {
+        (Some(b), Some(all)) if b == all => {
+            let _ = writeln!(
+                s,
+                "bounds: {:?} .. {:?}{}",
+                b[0],
+                b[1],
+                if movers > 0 {
+                    format!(" (the {movers} movers and triggers, where baked, lie inside)")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        (b, all) => {
+            match b {
+                Some(b) => {
+                    let _ = writeln!(s, "bounds of the static objects: {:?} .. {:?}", b[0], b[1]);
+                }
+                None => {
+                    let _ = writeln!(s, "bounds of the static objects: none (no static object)");
+                }
+            }
+            if let Some(all) = all {
+                let _ = writeln!(
+                    s,
+                    "bounds with the {movers} movers and triggers where baked: {:?} .. {:?}",
+                    all[0], all[1]
+                );
+            }
+        }
     }
     let _ = writeln!(s, "collision layers: {}", r.layers.join(", "));
     let _ = writeln!(

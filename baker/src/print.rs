@@ -43,11 +43,16 @@ pub fn report_one(
                 .map(|(k, n)| format!("{n} {k}"))
                 .collect();
             print(format!(
-                "[{n}/{total}] {} -> {}: {} of {} objects have colliders, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
+                "[{n}/{total}] {} -> {}: {} of {} objects have colliders{}, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
                 input.display(),
                 output.display(),
                 r.instances,
                 r.objects,
+                match r.render_meshes {
+                    0 => String::new(),
+                    1 => " (and 1 render mesh whose collider is authored apart)".into(),
+                    n => format!(" (and {n} render meshes whose colliders are authored apart)"),
+                },
                 r.shapes,
                 if kinds.is_empty() {
                     "none".to_string()

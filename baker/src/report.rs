@@ -24,8 +24,13 @@ pub struct BakeReport {
     /// Triangles stored in the archive (unique meshes, degenerates dropped).
     pub stored_triangles: usize,
     /// Objects in the scene (placed meshes and authored colliders), with
-    /// a collider or not.
+    /// a collider or not. The drawn half of an object whose collider the
+    /// file gives apart (a node's glTF physics collider, an Unreal `UCX_`
+    /// mesh) is that object, counted once: see [`BakeReport::render_meshes`].
     pub objects: usize,
+    /// Placed meshes that are only drawn: their objects' colliders are
+    /// authored apart, so they are not objects of their own.
+    pub render_meshes: usize,
     /// Unique shapes.
     pub shapes: usize,
     /// Unique shapes per kind, e.g. `{"polytope": 2, "trimesh": 3}`.
@@ -54,7 +59,14 @@ pub struct BakeReport {
 
 impl BakeReport {
     /// Summarises a bake of `scene` into `level` (`bytes` long).
-    pub fn new(scene: &Scene, level: &Level, bytes: usize, build_ms: f64) -> BakeReport {
+    pub fn new(
+        scene: &Scene,
+        choices: &[crate::classify::Choice],
+        level: &Level,
+        bytes: usize,
+        build_ms: f64,
+    ) -> BakeReport {
+        let render_meshes = choices.iter().filter(|c| c.render_only).count();
         let s = scene.stats();
         let stored: usize = level
             .shapes
@@ -72,7 +84,8 @@ impl BakeReport {
             unique_triangles: s.unique_triangles,
             unique_degenerate: s.unique_degenerate,
             stored_triangles: stored,
-            objects: scene.instances.len(),
+            objects: scene.instances.len() - render_meshes,
+            render_meshes,
             shapes: level.shapes.len(),
             shape_kinds: level.shapes.iter().fold(Default::default(), |mut m, s| {
                 *m.entry(s.kind_name().to_string()).or_insert(0) += 1;

@@ -230,6 +230,34 @@ fn godot_truck_town_bakes_its_omi_colliders_not_its_render_meshes() {
     assert!(inside(&level, [1025.0, -5.0, 0.0]).is_empty());
 }
 
+/// The bake's count of objects is of objects, not of placed meshes: the
+/// drawn half of an object whose collider the file gives apart is that
+/// object, counted once and reported as a render mesh.
+#[test]
+fn bake_reports_count_objects_not_their_render_meshes() {
+    let count = |file: &str, settings: &BakeSettings| {
+        let r = bake_file(&fixture(file), settings).unwrap().report;
+        (r.instances, r.objects, r.render_meshes)
+    };
+    // KHR: seven colliders; the crate's own mesh, the rock's, the
+    // ground's and the decor are drawn only
+    assert_eq!(
+        count("khr_physics.gltf", &BakeSettings::default()),
+        (7, 7, 4)
+    );
+    // asked to bake render meshes, the rock, ground and decor meshes
+    // become objects; the crate's mesh is still the crate
+    let mut all = BakeSettings::default();
+    all.render_meshes = true;
+    assert_eq!(count("khr_physics.gltf", &all), (10, 10, 1));
+    // Unreal: six UBX_/UCP_/UCX_/USP_ colliders and the lamp; the four
+    // meshes they name (rock, crate, ball, pill) are drawn only
+    assert_eq!(
+        count("unreal_names.gltf", &BakeSettings::default()),
+        (7, 7, 4)
+    );
+}
+
 /// Collision layers by name: the objects a level puts in `layer`.
 fn in_layer(level: &Level, layer: &str) -> Vec<String> {
     let Some(bit) = level.layer(layer) else {

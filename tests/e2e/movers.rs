@@ -79,6 +79,19 @@ fn movers_and_triggers_bake_from_gltf_physics_extras_and_rules() {
         text.contains("kinematic") && text.contains("trigger"),
         "{text}"
     );
+    // its bounds say which objects they cover: the floor's alone is flat,
+    // the movers' and triggers' reach 4 m up
+    let ([lo, hi], [all_lo, all_hi]) = (report.bounds.unwrap(), report.bounds_all.unwrap());
+    assert!(hi[1] < 1e-3 && lo[1] > -1e-3, "{lo:?} .. {hi:?}");
+    assert!(
+        (all_hi[1] - 4.0).abs() < 1e-3 && all_lo == lo,
+        "{all_lo:?} .. {all_hi:?}"
+    );
+    assert!(
+        text.contains("bounds of the static objects:")
+            && text.contains("bounds with the 5 movers and triggers where baked:"),
+        "{text}"
+    );
 
     // node extras on plain meshes, and project rules over them
     let (level, _) = bake("extras_movers.gltf", &BakeSettings::default());
