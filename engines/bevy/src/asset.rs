@@ -7,6 +7,11 @@ use bevy::asset::{Asset, AssetLoader, LoadContext};
 use bevy::reflect::TypePath;
 use kiln_runtime::Level;
 
+/// The first bytes of what Bevy's asset processor writes for a source
+/// that did not bake (then the reason); no archive starts so (archives
+/// start with `KILNARC\0`).
+pub(crate) const BAKE_FAILED: &[u8] = b"KILN BAKE FAILED\n";
+
 /// A baked level: an archive opened and validated once, shared by every
 /// world and query that uses it.
 #[derive(Asset, TypePath, Clone, Debug)]
@@ -39,6 +44,15 @@ pub enum KilnLoadError {
         /// What is wrong.
         error: kiln_runtime::ArchiveError,
     },
+    /// Bevy's asset processor could not bake the glTF source: why, as
+    /// the baker said it (the source's path and the cause).
+    #[error("{path}: the asset processor could not bake it: {reason}")]
+    BakeFailed {
+        /// The asset path.
+        path: String,
+        /// The baker's error.
+        reason: String,
+    },
     /// A glTF file given to the archive loader: it must be baked first.
     #[error(
         "{path} is a glTF file, not a Kiln archive: bake it with `baker bake`, or run Bevy's asset processor (AssetMode::Processed with kiln-bevy's `bake` feature) on a `*.kiln.glb`/`*.kiln.gltf` source"
@@ -69,6 +83,12 @@ impl AssetLoader for KilnArchiveLoader {
                 path: path.clone(),
                 error,
             })?;
+        if let Some(reason) = bytes.strip_prefix(BAKE_FAILED) {
+            return Err(KilnLoadError::BakeFailed {
+                path,
+                reason: String::from_utf8_lossy(reason).into_owned(),
+            });
+        }
         if bytes.starts_with(b"glTF") || bytes.trim_ascii_start().starts_with(b"{") {
             return Err(KilnLoadError::NotBaked { path });
         }

@@ -16,6 +16,12 @@
 //! )
 //! ```
 //!
+//! A source that does not bake (malformed, or with settings out of range)
+//! is written as a failure record naming the source and the cause; loading
+//! it fails with [`crate::KilnLoadError::BakeFailed`], so the app's
+//! [`crate::KilnLevelFailed`] says why, and re-processing replaces it once
+//! the source is mended.
+//!
 //! The processor reads the source alone: buffers in other files are not
 //! read (a `.glb`, or a `.gltf` with embedded buffers, bakes), and
 //! `kiln.toml` project rules do not apply (node extras and glTF physics
@@ -194,13 +200,29 @@ impl Process for KilnBake {
                     error,
                 })
             })?;
-        let archive = bake_bytes(bytes, &path, settings).map_err(fail)?;
+        // A bake that fails is written as a failure record, not returned as
+        // an error: Bevy's processor would leave an empty file and the app
+        // would be told only "Path not found". The loader turns the record
+        // into `KilnLoadError::BakeFailed`, with this reason, and the
+        // app's `KilnLevelFailed` message carries it.
+        let output = match bake_bytes(bytes, &path, settings) {
+            Ok(archive) => archive,
+            Err(e) => failure_record(&e.to_string()),
+        };
         writer
-            .write_all(&archive)
+            .write_all(&output)
             .await
             .map_err(|error| fail(KilnBakeError::Io { path, error }))?;
         Ok(())
     }
+}
+
+/// What the processor writes for a source that did not bake: the
+/// [`crate::asset::BAKE_FAILED`] tag, then the reason in UTF-8.
+pub(crate) fn failure_record(reason: &str) -> Vec<u8> {
+    let mut out = crate::asset::BAKE_FAILED.to_vec();
+    out.extend_from_slice(reason.as_bytes());
+    out
 }
 
 /// Registers the processor, the default for `*.kiln.glb` and `*.kiln.gltf`.

@@ -553,6 +553,83 @@ fn gltf_is_processed_into_archives_with_meta_settings() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A source the processor cannot bake reaches the app with the baker's
+/// reason (not Bevy's "Path not found"), and leaves a failure record, not
+/// an empty file, where the archive would be.
+#[test]
+fn a_source_that_does_not_bake_tells_the_app_why() {
+    let dir = assets("process-fail");
+    let a = dir.join("assets");
+    std::fs::write(a.join("broken.kiln.gltf"), "{ not json").unwrap();
+    std::fs::copy(
+        root().join("samples/moving_course.gltf"),
+        a.join("strict.kiln.gltf"),
+    )
+    .unwrap();
+    std::fs::write(
+        a.join("strict.kiln.gltf.meta"),
+        r#"(
+    meta_format_version: "1.0",
+    asset: Process(
+        processor: "kiln_bevy::bake::KilnBake",
+        settings: (max_faces: 2),
+    ),
+)"#,
+    )
+    .unwrap();
+    let mut app = app(&dir, AssetMode::Processed, false);
+    let log = FileTransactionLogFactory {
+        file_path: dir.join("processor.log"),
+    };
+    app.world()
+        .resource::<AssetProcessor>()
+        .data()
+        .set_log_factory(Box::new(log))
+        .unwrap();
+    let server = app.world().resource::<AssetServer>().clone();
+    app.world_mut()
+        .spawn(KilnLevel(server.load("broken.kiln.gltf")));
+    let strict: Handle<KilnArchive> = server.load("strict.kiln.gltf");
+    let broken = |app: &App| {
+        let seen = app.world().resource::<Seen>();
+        seen.failures
+            .iter()
+            .find(|f| f.path.contains("broken"))
+            .cloned()
+    };
+    until(&mut app, "the failure is reported", |app| {
+        broken(app).is_some()
+    });
+    let failure = broken(&app).unwrap();
+    assert!(
+        failure.error.contains("could not bake")
+            && failure.error.contains("broken.kiln.gltf")
+            && !failure.error.contains("not found"),
+        "{failure:?}"
+    );
+    until(&mut app, "the strict source's failure", |_| {
+        server.load_state(&strict).is_failed()
+    });
+    let why = match server.load_state(&strict) {
+        bevy::asset::LoadState::Failed(e) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        why.contains("strict.kiln.gltf: bake settings") && why.contains('2'),
+        "{why}"
+    );
+    // what lies where the archives would be: the reason, never an empty file
+    for name in ["broken.kiln.gltf", "strict.kiln.gltf"] {
+        let record = std::fs::read(dir.join("imported").join(name)).unwrap();
+        assert!(
+            record.starts_with(b"KILN BAKE FAILED\n") && record.len() > 40,
+            "{name}: {:?}",
+            String::from_utf8_lossy(&record)
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn a_replaced_archive_reaches_the_running_app_and_a_broken_one_is_refused() {
     let dir = assets("reload");
