@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use kiln_runtime::{Body, ConvexHull, QueryShape};
 
 use crate::asset::KilnArchive;
-use crate::convert::{pose, vec_in};
+use crate::convert::pose;
 use crate::world::KilnWorld;
 
 /// A convex shape: what a body is made of, and what overlaps, yes/no
@@ -54,9 +54,7 @@ impl KilnShape {
                 half_height: *half_height,
                 radius: *radius,
             },
-            KilnShape::Box { half } => QueryShape::Box {
-                half: vec_in(*half),
-            },
+            KilnShape::Box { half } => QueryShape::Box { half: *half },
             KilnShape::Hull(h) => QueryShape::Hull(h),
         }
     }

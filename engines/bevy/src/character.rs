@@ -7,7 +7,6 @@ use bevy::transform::components::Transform;
 use kiln_runtime::character::{Character, CharacterSettings, Ground};
 use kiln_runtime::{Filter, ObjectId, QueryShape};
 
-use crate::convert::{quat_out, vec_in, vec_out};
 use crate::world::KilnWorld;
 
 /// An upright capsule character. Every fixed step it rides what it stands
@@ -38,7 +37,26 @@ pub struct KilnCharacter {
     pub layers: u32,
     /// What it stood on after its last move.
     pub ground: Ground,
+    /// What its last move met, in order: each wall, floor, ceiling or
+    /// body that stopped or turned it (pushes out of geometry included),
+    /// as bevy_rapier's controller output lists its collisions. Cleared
+    /// and refilled every fixed step.
+    pub contacts: Vec<KilnContact>,
     rode: u64,
+}
+
+/// One contact of a character's move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KilnContact {
+    /// The entity met (the level entity for the level's static objects;
+    /// `None` for an object no entity stands for).
+    pub entity: Option<Entity>,
+    /// The object met.
+    pub object: ObjectId,
+    /// The contact point, on the object.
+    pub point: Vec3,
+    /// Unit normal from the object towards the character.
+    pub normal: Vec3,
 }
 
 impl KilnCharacter {
@@ -54,6 +72,7 @@ impl KilnCharacter {
             gravity: 9.81,
             layers: u32::MAX,
             ground: Ground::InAir,
+            contacts: Vec::new(),
             rode: 0,
         }
     }
@@ -94,13 +113,13 @@ pub(crate) fn move_characters(
             settings: c.settings,
         };
         let up = c.settings.up;
-        let mut at = vec_in(t.translation);
+        let mut at = t.translation;
         // ride once per world step: the ground's motion is a frame's
         if kiln.steps() > c.rode {
             c.rode = kiln.steps();
             let (carried, turn) = character.ride(world, at, &c.ground);
             at = carried;
-            t.rotation = quat_out(turn) * t.rotation;
+            t.rotation = turn * t.rotation;
         }
         let grounded = matches!(c.ground, Ground::OnGround(_));
         c.vertical_speed = if grounded && c.vertical_speed <= 0.0 {
@@ -109,7 +128,7 @@ pub(crate) fn move_characters(
         } else {
             c.vertical_speed - c.gravity * dt
         };
-        let walk = vec_in(c.walk);
+        let walk = c.walk;
         let along = walk - up * walk.dot(up);
         let motion = (along + up * c.vertical_speed) * dt;
         let own = kiln.object(entity);
@@ -121,6 +140,13 @@ pub(crate) fn move_characters(
             c.vertical_speed = 0.0;
         }
         c.ground = m.ground;
-        t.translation = vec_out(m.position);
+        c.contacts.clear();
+        c.contacts.extend(m.hits.iter().map(|h| KilnContact {
+            entity: kiln.entity(h.object),
+            object: h.object,
+            point: h.point,
+            normal: h.normal,
+        }));
+        t.translation = m.position;
     }
 }

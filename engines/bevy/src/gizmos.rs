@@ -19,7 +19,7 @@ use kiln_runtime::{Level, ObjectId, Pose, World};
 
 use crate::asset::KilnArchive;
 use crate::body::{KilnBody, KilnBodyCollider, KilnShape};
-use crate::convert::{pose_of, vec_in, vec_out};
+use crate::convert::pose_of;
 use crate::world::{KilnSystems, KilnWorld};
 
 /// What the collider gizmos draw, and what they drew last frame.
@@ -221,19 +221,19 @@ fn shape_edges(shape: &KilnShape) -> Vec<[Vec3; 2]> {
             circle(bottom, Vec3::X, Vec3::NEG_Y, *radius, 0.0, pi, &mut e);
             circle(bottom, Vec3::Z, Vec3::NEG_Y, *radius, 0.0, pi, &mut e);
         }
-        KilnShape::Hull(hull) => e.extend(hull.edges().map(|(a, b)| [vec_out(a), vec_out(b)])),
+        KilnShape::Hull(hull) => e.extend(hull.edges().map(|(a, b)| [a, b])),
     }
     e
 }
 
 /// `x` placed by `p`.
 fn place(p: &Pose, x: Vec3) -> Vec3 {
-    vec_out(p.rotation * vec_in(x) + p.translation)
+    p.rotation * x + p.translation
 }
 
 /// `x` brought back from where `p` places things.
 fn unplace(p: &Pose, x: Vec3) -> Vec3 {
-    vec_out(p.rotation.inverse() * (vec_in(x) - p.translation))
+    p.rotation.inverse() * (x - p.translation)
 }
 
 /// The kind name of a body's shape.

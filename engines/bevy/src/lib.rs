@@ -68,7 +68,7 @@ pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
 #[cfg(feature = "bake")]
 pub use bake::{KilnBake, KilnBakeError, KilnBakeSettings, MeshTree};
 pub use body::{KilnBody, KilnBodyCollider, KilnBodyRejected, KilnShape};
-pub use character::KilnCharacter;
+pub use character::{KilnCharacter, KilnContact};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{KilnGizmos, kind_colour};
 pub use kiln_runtime;

@@ -8,7 +8,7 @@ use bevy::math::{Dir3, Quat, Vec3};
 use kiln_runtime::{CastOptions, Filter, ObjectId, Ray, ShapeCast, World};
 
 use crate::body::KilnShape;
-use crate::convert::{pose, vec_in, vec_out};
+use crate::convert::pose;
 use crate::world::KilnWorld;
 
 /// Which objects a query sees: layers (a mask), entities to skip, and
@@ -171,14 +171,14 @@ impl KilnQuery<'_> {
         max_distance: f32,
         f: &KilnFilter,
     ) -> Option<KilnRayHit> {
-        let ray = Ray::new(vec_in(origin), vec_in(*direction), max_distance);
+        let ray = Ray::new(origin, *direction, max_distance);
         let h = self.ask(f, |w, f| w.raycast(&ray, f))??;
         Some(KilnRayHit {
             entity: self.entity(h.object),
             object: h.object,
             distance: h.t,
-            point: vec_out(h.point),
-            normal: vec_out(h.normal),
+            point: h.point,
+            normal: h.normal,
             front_face: h.front_face,
             feature: h.feature,
         })
@@ -192,7 +192,7 @@ impl KilnQuery<'_> {
         max_distance: f32,
         f: &KilnFilter,
     ) -> bool {
-        let ray = Ray::new(vec_in(origin), vec_in(*direction), max_distance);
+        let ray = Ray::new(origin, *direction, max_distance);
         self.ask(f, |w, f| w.raycast_any(&ray, f)).unwrap_or(false)
     }
 
@@ -213,8 +213,8 @@ impl KilnQuery<'_> {
             .map(|o| KilnOverlap {
                 entity: self.entity(o.object),
                 object: o.object,
-                point: vec_out(o.point),
-                normal: vec_out(o.normal),
+                point: o.point,
+                normal: o.normal,
                 depth: o.depth,
             })
             .collect()
@@ -252,7 +252,7 @@ impl KilnQuery<'_> {
         let cast = ShapeCast::new(
             shape.query(),
             pose(rotation, translation),
-            vec_in(*direction),
+            *direction,
             max_distance,
         )
         .with(CastOptions {
@@ -263,15 +263,15 @@ impl KilnQuery<'_> {
             entity: self.entity(h.object),
             object: h.object,
             distance: h.t,
-            point: vec_out(h.point),
-            normal: vec_out(h.normal),
+            point: h.point,
+            normal: h.normal,
         })
     }
 
     /// The entities of the solids that contain `point` (boxes, spheres,
     /// capsules, polytopes, concave solids), with their objects.
     pub fn contains_point(&self, point: Vec3, f: &KilnFilter) -> Vec<(Entity, ObjectId)> {
-        let found = self.ask(f, |w, f| w.contains_point(vec_in(point), f));
+        let found = self.ask(f, |w, f| w.contains_point(point, f));
         found
             .unwrap_or_default()
             .into_iter()
@@ -281,7 +281,7 @@ impl KilnQuery<'_> {
 
     /// Whether any solid contains `point`.
     pub fn point_in_solid(&self, point: Vec3, f: &KilnFilter) -> bool {
-        self.ask(f, |w, f| w.point_in_solid(vec_in(point), f))
+        self.ask(f, |w, f| w.point_in_solid(point, f))
             .unwrap_or(false)
     }
 }

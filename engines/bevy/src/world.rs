@@ -11,7 +11,7 @@ use kiln_runtime::{Level, ObjectId, World};
 
 use crate::asset::KilnArchive;
 use crate::body::Pending;
-use crate::convert::{pose_of, quat_out, vec_out};
+use crate::convert::pose_of;
 
 /// The level of the world: spawn one entity with this component (its
 /// `Transform` must stay the identity: a level is baked in world space).
@@ -263,8 +263,7 @@ fn spawn_movers(
             continue;
         }
         let pose = world.pose(object).unwrap_or(kiln_runtime::Pose::IDENTITY);
-        let transform = Transform::from_translation(vec_out(pose.translation))
-            .with_rotation(quat_out(pose.rotation));
+        let transform = Transform::from_translation(pose.translation).with_rotation(pose.rotation);
         let name = Name::new(level.object_name(object).into_owned());
         // with its global transform already where it is: the movers'
         // sync later in this frame, before transforms propagate again,

@@ -488,6 +488,61 @@ fn a_character_walks_onto_a_lift_and_rides_it() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A character's last move names what it met, as bevy_rapier's
+/// controller output does; and the runtime's world takes Bevy's vectors
+/// as they are (one glam version).
+#[test]
+fn a_character_reports_what_its_last_move_met() {
+    let dir = assets("contacts");
+    let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    // beside the wall at x = 16, walking into it
+    let player = app
+        .world_mut()
+        .spawn((
+            KilnCharacter::capsule(0.3, 0.6),
+            Transform::from_xyz(15.0, 1.0, 12.0),
+        ))
+        .id();
+    until(&mut app, "the character lands", |app| {
+        app.world().get::<KilnCharacter>(player).unwrap().grounded()
+    });
+    app.world_mut()
+        .get_mut::<KilnCharacter>(player)
+        .unwrap()
+        .walk = Vec3::new(3.0, 0.0, 0.0);
+    let against_wall = |app: &mut App| {
+        let c = app.world().get::<KilnCharacter>(player).unwrap();
+        c.contacts.iter().find(|h| h.normal.x < -0.99).copied()
+    };
+    until(&mut app, "the character meets the wall", |app| {
+        against_wall(app).is_some()
+    });
+    let hit = against_wall(&mut app).unwrap();
+    assert_eq!(hit.entity, Some(level), "{hit:?}");
+    assert!((hit.point.x - 16.0).abs() < 0.02, "{hit:?}");
+    let wall = app
+        .world()
+        .resource::<KilnWorld>()
+        .level()
+        .unwrap()
+        .find_object("wall");
+    assert_eq!(Some(hit.object), wall);
+    // stopped at the wall: its centre a radius (and the skin) short of it
+    let at = app.world().get::<Transform>(player).unwrap().translation;
+    assert!(at.x < 16.0 - 0.29 && at.x > 16.0 - 0.35, "{at}");
+    // the runtime's world, asked with Bevy's own Vec3
+    let origin: bevy::math::Vec3 = Vec3::new(12.0, 10.0, 5.0);
+    let kiln = app.world().resource::<KilnWorld>();
+    let ray = kiln_bevy::kiln_runtime::Ray::new(origin, Vec3::NEG_Y, 100.0);
+    let down = kiln
+        .world()
+        .unwrap()
+        .raycast(&ray, &kiln_bevy::kiln_runtime::Filter::ALL);
+    let point: bevy::math::Vec3 = down.unwrap().point;
+    assert!(point.y.abs() < 1e-4, "{point}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn gltf_is_processed_into_archives_with_meta_settings() {
     let dir = assets("process");

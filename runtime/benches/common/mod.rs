@@ -179,7 +179,7 @@ impl Peer {
     /// Builds the peer's tree over `tris` (indices into `pos`).
     pub fn build(pos: &[[f32; 3]], tris: &[[u32; 3]]) -> Peer {
         use obvhs::triangle::Triangle;
-        let v = |k: u32| glam::Vec3A::from(pos[k as usize]);
+        let v = |k: u32| glam_obvhs::Vec3A::from(pos[k as usize]);
         let input: Vec<Triangle> = tris
             .iter()
             .map(|t| Triangle {
