@@ -22,8 +22,13 @@
 //!   questions — rays, overlaps, yes/no tests, casts, points — with a
 //!   [`KilnFilter`] by layer, entity and trigger, and names what it met by
 //!   entity.
+//! - **Casters.** A [`KilnRayCaster`] or [`KilnShapeCaster`] on an entity
+//!   asks from where the entity is every frame, keeping the answer in a
+//!   [`KilnRayCasterHit`] or [`KilnShapeCasterHit`] beside it (as avian's
+//!   casters do).
 //! - **Triggers.** Bodies entering and leaving trigger volumes arrive as
-//!   [`KilnTriggerEvent`] messages.
+//!   [`KilnTriggerEvent`] messages; a trigger's [`KilnTriggerContacts`]
+//!   holds who is inside it now.
 //! - **Characters.** A [`KilnCharacter`] is moved by `move_and_slide` in
 //!   `FixedUpdate`, riding what moves under it.
 //! - **Gizmos** (feature `gizmos`): collider wireframes coloured by kind,
@@ -57,6 +62,7 @@ mod asset;
 #[cfg(feature = "bake")]
 mod bake;
 mod body;
+mod casters;
 mod character;
 mod convert;
 #[cfg(feature = "gizmos")]
@@ -68,6 +74,9 @@ pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
 #[cfg(feature = "bake")]
 pub use bake::{KilnBake, KilnBakeError, KilnBakeSettings, MeshTree};
 pub use body::{KilnBody, KilnBodyCollider, KilnBodyRejected, KilnShape};
+pub use casters::{
+    KilnRayCaster, KilnRayCasterHit, KilnShapeCaster, KilnShapeCasterHit, KilnTriggerContacts,
+};
 pub use character::{KilnCharacter, KilnContact};
 #[cfg(feature = "gizmos")]
 pub use gizmos::{KilnGizmos, kind_colour};
@@ -110,6 +119,7 @@ impl Plugin for KilnPlugin {
                     world::sync_movers,
                     body::sync_bodies,
                     world::step,
+                    casters::cast,
                 )
                     .chain()
                     .in_set(KilnSystems::Sync),

@@ -11,6 +11,7 @@ use kiln_runtime::{Level, ObjectId, World};
 
 use crate::asset::KilnArchive;
 use crate::body::Pending;
+use crate::casters::KilnTriggerContacts;
 use crate::convert::pose_of;
 
 /// The level of the world: spawn one entity with this component (its
@@ -34,8 +35,9 @@ pub struct KilnMover {
 }
 
 /// A baked trigger volume as an entity (with a [`KilnMover`] when it
-/// moves too).
+/// moves too), and who is inside it ([`KilnTriggerContacts`]).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+#[require(KilnTriggerContacts)]
 pub struct KilnTrigger {
     /// Its object in the level.
     pub object: ObjectId,
@@ -67,7 +69,8 @@ pub struct KilnLevelFailed {
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KilnSystems {
     /// `PostUpdate`, after transform propagation: the level, bodies and
-    /// movers brought up to date, then the world's step (trigger events).
+    /// movers brought up to date, then the world's step (trigger events
+    /// and contacts), then the casters answered.
     Sync,
     /// `FixedUpdate`: characters move.
     Characters,
@@ -332,14 +335,41 @@ pub(crate) fn sync_movers(
     }
 }
 
-/// The sync point: the world's step, and its trigger events as messages.
-pub(crate) fn step(mut kiln: ResMut<KilnWorld>, mut events: MessageWriter<KilnTriggerEvent>) {
+/// The sync point: the world's step, its trigger events as messages, and
+/// each trigger's [`KilnTriggerContacts`].
+pub(crate) fn step(
+    mut kiln: ResMut<KilnWorld>,
+    mut events: MessageWriter<KilnTriggerEvent>,
+    mut commands: Commands,
+    mut contacts: Query<(Entity, &mut KilnTriggerContacts)>,
+    new_trigger_bodies: Query<(Entity, &crate::KilnBody), Without<KilnTriggerContacts>>,
+) {
     let Some(world) = kiln.world.as_mut() else {
         return;
     };
     world.step();
     let happened: Vec<_> = world.trigger_events().to_vec();
+    let inside: Vec<_> = world.trigger_contacts().to_vec();
     kiln.steps += 1;
+    let mut now: std::collections::BTreeMap<Entity, Vec<Entity>> = Default::default();
+    for (trigger, body) in inside {
+        if let (Some(t), Some(b)) = (kiln.entity(trigger), kiln.entity(body)) {
+            now.entry(t).or_default().push(b);
+        }
+    }
+    for (e, mut c) in &mut contacts {
+        let mut bodies = now.remove(&e).unwrap_or_default();
+        bodies.sort_unstable();
+        c.set_if_neq(KilnTriggerContacts(bodies));
+    }
+    // trigger bodies get the component at their first sync
+    for (e, body) in &new_trigger_bodies {
+        if body.trigger {
+            let mut bodies = now.remove(&e).unwrap_or_default();
+            bodies.sort_unstable();
+            commands.entity(e).try_insert(KilnTriggerContacts(bodies));
+        }
+    }
     for e in happened {
         if let (Some(trigger), Some(body)) = (kiln.entity(e.trigger), kiln.entity(e.body)) {
             events.write(KilnTriggerEvent {

@@ -15,9 +15,11 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use kiln_bevy::{
     KilnArchive, KilnBody, KilnBodyRejected, KilnCharacter, KilnFilter, KilnLevel, KilnLevelFailed,
-    KilnMover, KilnPlugin, KilnQuery, KilnRayHit, KilnShape, KilnSystems, KilnTrigger,
+    KilnMover, KilnPlugin, KilnQuery, KilnRayCaster, KilnRayCasterHit, KilnRayHit, KilnShape,
+    KilnShapeCaster, KilnShapeCasterHit, KilnSystems, KilnTrigger, KilnTriggerContacts,
     KilnTriggerEvent, KilnWorld,
 };
+use std::f32::consts::FRAC_PI_2;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -540,6 +542,106 @@ fn a_character_reports_what_its_last_move_met() {
         .raycast(&ray, &kiln_bevy::kiln_runtime::Filter::ALL);
     let point: bevy::math::Vec3 = down.unwrap().point;
     assert!(point.y.abs() < 1e-4, "{point}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Ray and shape casters answer from where their entity is, turning and
+/// moving with it, never meeting the entity itself; a trigger's contacts
+/// list who is inside it now.
+#[test]
+fn casters_follow_their_entities_and_triggers_know_who_is_inside() {
+    let dir = assets("casters");
+    let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
+    // a ball body with a ray and a sphere swept straight down from its centre
+    let probe = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Sphere::new(0.25)),
+            KilnRayCaster::new(Vec3::ZERO, Dir3::NEG_Y).with_max_distance(50.0),
+            Transform::from_xyz(12.0, 5.0, 5.0),
+        ))
+        .id();
+    let sweeper = app
+        .world_mut()
+        .spawn((
+            KilnShapeCaster::new(
+                KilnShape::Sphere { radius: 0.5 },
+                Vec3::new(0.0, 1.0, 0.0),
+                Dir3::NEG_Y,
+            ),
+            Transform::from_xyz(10.0, 4.0, 5.0),
+        ))
+        .id();
+    app.update();
+    app.update();
+    let ray = app.world().get::<KilnRayCasterHit>(probe).unwrap().0;
+    let ray = ray.expect("the floor below");
+    assert_eq!(ray.entity, level, "not the probe's own ball");
+    assert!((ray.distance - 5.0).abs() < 1e-4, "{ray:?}");
+    let swept = app.world().get::<KilnShapeCasterHit>(sweeper).unwrap().0;
+    let swept = swept.expect("the floor below");
+    // from y = 5 (the offset), a ball of 0.5 lands after 4.5 m
+    assert!((swept.distance - 4.5).abs() < 1e-3, "{swept:?}");
+    // turned a quarter about z, the probe's "down" points along +x: the wall
+    // at x = 16 is 4 m from (12, 1, 12)
+    *app.world_mut().get_mut::<Transform>(probe).unwrap() =
+        Transform::from_xyz(12.0, 1.0, 12.0).with_rotation(Quat::from_rotation_z(FRAC_PI_2));
+    app.update();
+    let ray = app
+        .world()
+        .get::<KilnRayCasterHit>(probe)
+        .unwrap()
+        .0
+        .unwrap();
+    assert!(
+        (ray.distance - 4.0).abs() < 1e-3 && ray.normal.x < -0.99,
+        "{ray:?}"
+    );
+    // nothing within reach: no hit
+    app.world_mut()
+        .get_mut::<KilnRayCaster>(probe)
+        .unwrap()
+        .max_distance = 1.0;
+    app.update();
+    assert_eq!(app.world().get::<KilnRayCasterHit>(probe).unwrap().0, None);
+
+    // a trigger zone and a ball that goes in and out
+    let zone = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Cuboid::new(2.0, 2.0, 2.0)).trigger(),
+            Transform::from_xyz(3.0, 1.0, 15.0),
+        ))
+        .id();
+    let ball = app
+        .world_mut()
+        .spawn((
+            KilnBody::shape(Sphere::new(0.3)),
+            Transform::from_xyz(3.0, 6.0, 15.0),
+        ))
+        .id();
+    app.update();
+    app.update();
+    let inside = |app: &App| {
+        app.world()
+            .get::<KilnTriggerContacts>(zone)
+            .map(|c| c.0.clone())
+    };
+    assert_eq!(inside(&app), Some(vec![]));
+    app.world_mut()
+        .get_mut::<Transform>(ball)
+        .unwrap()
+        .translation
+        .y = 1.0;
+    app.update();
+    assert_eq!(inside(&app), Some(vec![ball]));
+    app.world_mut()
+        .get_mut::<Transform>(ball)
+        .unwrap()
+        .translation
+        .y = 6.0;
+    app.update();
+    assert_eq!(inside(&app), Some(vec![]));
     std::fs::remove_dir_all(dir).ok();
 }
 
