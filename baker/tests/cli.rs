@@ -233,11 +233,21 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
         r["shape_kinds"],
         serde_json::json!({"box": 1, "capsule": 1, "polytope": 2, "sphere": 1, "trimesh": 1})
     );
+    // the two render meshes are drawn only: the file authors its colliders
     assert_eq!(
-        (r["instances"].as_u64(), r["objects"].as_u64()),
-        (Some(6), Some(8))
+        (
+            r["instances"].as_u64(),
+            r["objects"].as_u64(),
+            r["render_meshes"].as_u64()
+        ),
+        (Some(6), Some(6), Some(2))
     );
-    assert!(stderr.contains("6 of 8 objects have colliders"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "6 of 6 objects have colliders (and 2 render meshes whose colliders are authored apart)"
+        ),
+        "{stderr}"
+    );
 
     let st = baker()
         .args(["inspect", out.to_str().unwrap(), "--json"])
