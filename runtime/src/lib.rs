@@ -38,15 +38,16 @@
 //! archive that a bake replaced. `glam`, whose vectors every query takes,
 //! is re-exported.
 //!
-//! Inside, the data path reads as the private modules, each importing only
-//! from those after it: `level` (open → validate), `world` (a level and
-//! its bodies) → `query` (level-wide operations, written once over a
+//! Inside, the private modules stand in layers, each importing only from
+//! its own and those below (a tidy test holds them to it): `character`
+//! (on the public queries) → `world` (a level and its bodies), `handle`
+//! (hot reload) → `query` (level-wide operations, written once over a
 //! level and a world's bodies: the trees pick objects) → `dynamic` (the
-//! bodies and their tree) → `collider` (one
+//! bodies and their tree) → `level` (open → validate) → `collider` (one
 //! module per baked collider family, each answering every operation for
-//! one placed instance) → `instance` (placement), `shape` (query shapes,
-//! placed in world space), `walk` (tree walkers) → `geom` (the primitive
-//! tests).
+//! one placed instance) → `shape` (query shapes, placed in world space),
+//! `instance` (placement), `walk` (tree walkers) → `geom` (the primitive
+//! tests); `object` and `filter` are plain values every layer names.
 //!
 //! ```
 //! use kiln_runtime::{Filter, Level, QueryShape, Pose, Ray, Vec3};

@@ -422,6 +422,30 @@ impl World {
         });
     }
 
+    /// [`Level::raycast_many`] over the level and the bodies: on the
+    /// calling thread, each ray asked as [`World::raycast`] asks it.
+    ///
+    /// # Panics
+    /// If `out` and `rays` differ in length.
+    pub fn raycast_many(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
+        assert_eq!(rays.len(), out.len(), "one output slot per query");
+        for (r, o) in rays.iter().zip(out) {
+            *o = self.raycast(r, filter);
+        }
+    }
+
+    /// [`Level::raycast_any_many`] over the level and the bodies, on the
+    /// calling thread.
+    ///
+    /// # Panics
+    /// If `out` and `rays` differ in length.
+    pub fn raycast_any_many(&self, rays: &[Ray], filter: &Filter, out: &mut [bool]) {
+        assert_eq!(rays.len(), out.len(), "one output slot per query");
+        for (r, o) in rays.iter().zip(out) {
+            *o = self.raycast_any(r, filter);
+        }
+    }
+
     /// [`Level::raycast_any_batch`] over the level and the bodies.
     ///
     /// # Panics

@@ -91,7 +91,7 @@ fn send(stream: &mut TcpStream, a: &Answer) {
 }
 
 /// What reading a request came to.
-enum Incoming {
+pub enum Incoming {
     /// Method, target and body.
     Request(String, String, Vec<u8>),
     /// Refused with this answer.
@@ -100,15 +100,44 @@ enum Incoming {
     Gone,
 }
 
-/// Reads one request from `stream` within the limits.
-fn read_request(stream: &mut TcpStream) -> Incoming {
+impl Incoming {
+    /// The refusal's status, if the request was refused.
+    pub fn refused(&self) -> Option<u16> {
+        match self {
+            Incoming::Refused(a) => Some(a.status),
+            _ => None,
+        }
+    }
+}
+
+/// Where a request is read from: a socket, or bytes (the fuzz target's).
+pub trait Source: Read {
+    /// Gives the next reads at most `left` to arrive.
+    fn set_read_timeout(&mut self, left: Duration) -> std::io::Result<()>;
+}
+
+impl Source for TcpStream {
+    fn set_read_timeout(&mut self, left: Duration) -> std::io::Result<()> {
+        TcpStream::set_read_timeout(self, Some(left))
+    }
+}
+
+impl Source for &[u8] {
+    fn set_read_timeout(&mut self, _: Duration) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads one request from `stream` within the limits (fuzzed:
+/// `fuzz/fuzz_targets/view_http.rs`).
+pub fn read_request(stream: &mut impl Source) -> Incoming {
     let deadline = Instant::now() + READ_LIMIT;
     let mut buf = vec![0u8; MAX_HEAD];
     let mut len = 0;
     // the head: read until it parses, or is too long
     let (method, target, body_start, content_length) = loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+        if left.is_zero() || stream.set_read_timeout(left).is_err() {
             return Incoming::Refused(Answer::refuse(408, "request not sent in time"));
         }
         match stream.read(&mut buf[len..]) {
@@ -195,7 +224,7 @@ fn read_request(stream: &mut TcpStream) -> Incoming {
     }
     while body.len() < want {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+        if left.is_zero() || stream.set_read_timeout(left).is_err() {
             return Incoming::Refused(Answer::refuse(408, "request body not sent in time"));
         }
         let mut chunk = [0u8; 8192];
@@ -258,4 +287,45 @@ where
             });
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(bytes: &[u8]) -> Incoming {
+        read_request(&mut &bytes[..])
+    }
+
+    /// Requests read from bytes, as the fuzz target feeds them: served
+    /// within the limits, refused with the status that says why.
+    #[test]
+    fn requests_from_bytes_are_read_or_refused_by_their_limits() {
+        match read(b"POST /api/query HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}") {
+            Incoming::Request(m, t, b) => {
+                assert_eq!(
+                    (m.as_str(), t.as_str(), b.as_slice()),
+                    ("POST", "/api/query", &b"{}"[..])
+                );
+            }
+            _ => panic!("a good request"),
+        }
+        let big = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY + 1
+        );
+        assert_eq!(read(big.as_bytes()).refused(), Some(413));
+        assert_eq!(
+            read(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").refused(),
+            Some(501)
+        );
+        assert_eq!(read(b"\x00\x01 not http\r\n\r\n").refused(), Some(400));
+        assert_eq!(
+            read(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n{}").refused(),
+            Some(400)
+        );
+        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_URL + 1));
+        assert_eq!(read(long.as_bytes()).refused(), Some(414));
+        assert!(matches!(read(b""), Incoming::Gone));
+    }
 }

@@ -21,7 +21,7 @@ mod snapshot;
 
 pub use snapshot::Snapshot;
 
-mod http;
+pub mod http;
 
 use http::Answer;
 use kiln_runtime::{Level, LevelHandle};

@@ -3,7 +3,10 @@
 //! placed instance — a ray, a sphere (closest point, touch test, sweep), a
 //! point (inside or not), a query shape (deepest contact, touch test,
 //! cast) — each an exhaustive `match` over the families, so a new family
-//! cannot be added without answering every operation. Each operation
+//! cannot be added without answering every operation (a tidy test keeps
+//! catch-all arms out of this file). One fast path goes past it:
+//! `query/ray_batch.rs` walks triangle meshes for packets of rays itself,
+//! through [`ColliderRef::tri_mesh`]. Each operation
 //! *returns* its answer; the level-wide walks in `crate::query` only pick
 //! instances and keep the best.
 //!
@@ -219,7 +222,7 @@ impl<'a> ColliderRef<'a> {
     ) -> Option<Option<LocalRayHit>> {
         match self.family() {
             Family::Rounded(r) => Some(Rounded::raycast_placed(&r.placed(at), o, d, t_max)),
-            _ => None,
+            Family::Mesh(_) | Family::Convex(_) | Family::Bsp(_) => None,
         }
     }
 
@@ -228,7 +231,11 @@ impl<'a> ColliderRef<'a> {
     pub fn tri_mesh(self) -> Option<&'a kiln_formats::tri_mesh::ArchivedTriMesh> {
         match self.0 {
             ArchivedShape::TriMesh(m) => Some(m),
-            _ => None,
+            ArchivedShape::Polytope(_)
+            | ArchivedShape::Cuboid(_)
+            | ArchivedShape::Sphere(_)
+            | ArchivedShape::Capsule(_)
+            | ArchivedShape::Bsp(_) => None,
         }
     }
 
@@ -407,7 +414,8 @@ impl<'a> ColliderRef<'a> {
         match self.family() {
             Family::Mesh(m) => tri_mesh::shape_touch(place, m, posed).map(|(t, f)| (t, Some(f))),
             Family::Bsp(b) => bsp::shape_touch(place, &b, posed),
-            _ => None,
+            // answered above, as convex pieces
+            Family::Convex(_) | Family::Rounded(_) => None,
         }
     }
 
@@ -430,7 +438,8 @@ impl<'a> ColliderRef<'a> {
                 tri_mesh::shape_touches(place, &b.0.surface, posed)
                     || b.contains_local(place.local_point64(q.any_point()))
             }
-            _ => false,
+            // answered above, as convex pieces
+            Family::Convex(_) | Family::Rounded(_) => false,
         }
     }
 
@@ -457,11 +466,12 @@ impl<'a> ColliderRef<'a> {
                 // a sphere names the face of a box or polytope as its
                 // closed-form path does: the face the sphere's closed form
                 // finds from its centre at the time of contact
-                let face = match (q, self.family()) {
-                    (Core::Point(c), Family::Convex(convex)) => convex
+                let face = if let (Core::Point(c), Family::Convex(convex)) = (q, self.family()) {
+                    convex
                         .closest(&at.placement(), (c.0 + motion * t).as_vec3(), f32::MAX)
-                        .and_then(|c| c.feature),
-                    _ => None,
+                        .and_then(|c| c.feature)
+                } else {
+                    None
                 };
                 (t, h, face)
             });
@@ -484,16 +494,15 @@ impl<'a> ColliderRef<'a> {
                 // in contact at the start: the way out of the solid, as an
                 // overlap answers, unless the motion leaves along it (the
                 // triangle the motion presses into then answers)
-                match bsp::shape_touch(place, &b, posed) {
-                    Some((t, f))
-                        if !leave.is_some_and(|whole| convex_contact::leaving(t.normal, whole)) =>
-                    {
-                        Some((0.0, t, f))
-                    }
-                    _ => Some(hit),
+                if let Some((t, f)) = bsp::shape_touch(place, &b, posed)
+                    && !leave.is_some_and(|whole| convex_contact::leaving(t.normal, whole))
+                {
+                    return Some((0.0, t, f));
                 }
+                Some(hit)
             }
-            _ => None,
+            // answered above, as convex pieces
+            Family::Convex(_) | Family::Rounded(_) => None,
         }
     }
 }

@@ -1,0 +1,468 @@
+//! Tidy tests: the claims ARCHITECTURE.md and the README make about the
+//! code, checked against the code (as rust-analyzer's tidy tests keep its
+//! docs honest). Each reads source files only: no build of what it checks.
+//!
+//! - the runtime's and the baker's modules import only from the layers
+//!   the map puts below them;
+//! - `ColliderRef`'s dispatch names every family in every match;
+//! - every parser has a fuzz target, and the README lists every target
+//!   and every `baker` command;
+//! - every C function that can fail runs inside `run`;
+//! - ARCHITECTURE.md and BENCHMARKS.md stay within their word caps.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every `.rs` file under `dir` (relative to the repository root).
+fn sources(dir: &str) -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join(dir), &mut out);
+    out.sort();
+    out
+}
+
+/// `text` without its `#[cfg(test)]` items (a test module may use
+/// anything) and without comment lines.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        // skip the item: to the end of its braces, or of its line
+        let item = &rest[at..];
+        let open = item.find('{');
+        let semi = item.find(';');
+        let end = match (open, semi) {
+            (Some(o), s) if s.is_none_or(|s| o < s) => {
+                let mut depth = 0;
+                let mut end = item.len();
+                for (i, c) in item[o..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = o + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            (_, Some(s)) => s + 1,
+            _ => item.len(),
+        };
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The crate-level names `code` uses through `crate::`: module names, or
+/// items re-exported at the crate root (mapped to their module by
+/// `reexports`).
+fn crate_uses(code: &str, reexports: &[(String, String)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + 7..];
+        let names: Vec<&str> = if let Some(list) = rest.strip_prefix('{') {
+            let end = list.find('}').unwrap_or(list.len());
+            list[..end].split(',').collect()
+        } else {
+            vec![rest]
+        };
+        for n in names {
+            let n: String = n
+                .trim()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if n.is_empty() {
+                continue;
+            }
+            match reexports.iter().find(|(item, _)| *item == n) {
+                Some((_, module)) => out.insert(module.clone()),
+                None => out.insert(n),
+            };
+        }
+    }
+    out
+}
+
+/// `pub use module::…::{A, B}` lines of a crate root, as (item, module).
+fn reexports(lib: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for stmt in code(lib).split(';') {
+        let s = stmt.trim();
+        let Some(path) = s.strip_prefix("pub use ") else {
+            continue;
+        };
+        let module: String = path
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let items = match path.find('{') {
+            Some(o) => path[o + 1..path.rfind('}').unwrap_or(path.len())].to_string(),
+            None => path.rsplit("::").next().unwrap_or("").to_string(),
+        };
+        for item in items.split(',') {
+            let item = item.trim().rsplit(" as ").next().unwrap_or("").trim();
+            if !item.is_empty() {
+                out.push((item.to_string(), module.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Checks that each module of the crate at `dir` (its first path part
+/// under `src/`) uses, through `crate::`, only modules of its own layer,
+/// of a layer below (later in `layers`), or of `anywhere`.
+fn layered(dir: &str, layers: &[&[&str]], anywhere: &[&str]) {
+    let lib = read(&format!("{dir}/lib.rs"));
+    let reexports = reexports(&lib);
+    let layer_of = |m: &str| layers.iter().position(|l| l.contains(&m));
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for path in sources(dir) {
+        let rel = path.strip_prefix(root().join(dir)).unwrap();
+        let first = rel.iter().next().unwrap().to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" || anywhere.contains(&module.as_str()) {
+            continue;
+        }
+        let Some(own) = layer_of(&module) else {
+            wrong.push(format!(
+                "{}: module {module} is in no layer of the map",
+                rel.display()
+            ));
+            continue;
+        };
+        seen.insert(module.clone());
+        let text = std::fs::read_to_string(&path).unwrap();
+        for used in crate_uses(&code(&text), &reexports) {
+            if used == module || anywhere.contains(&used.as_str()) {
+                continue;
+            }
+            match layer_of(&used) {
+                Some(l) if l >= own => {}
+                Some(_) => wrong.push(format!(
+                    "{}: {module} uses {used}, a layer above it",
+                    rel.display()
+                )),
+                // a re-export of another crate (glam's Vec3) or a macro
+                None => {}
+            }
+        }
+    }
+    for m in layers.iter().flat_map(|l| l.iter()) {
+        assert!(seen.contains(*m), "the map names {m}, which {dir} lacks");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The runtime's layers, top to bottom, as ARCHITECTURE.md lists them:
+/// each module imports only from its own layer and those below.
+#[test]
+fn runtime_modules_import_only_from_the_layers_below() {
+    layered(
+        "runtime/src",
+        &[
+            &["character"],
+            &["world", "handle"],
+            &["query"],
+            &["dynamic"],
+            &["level"],
+            &["collider"],
+            &["shape", "instance", "walk"],
+            &["geom"],
+        ],
+        &["object", "filter"],
+    );
+}
+
+/// The baker's steps in data-flow order, then what they stand on: no step
+/// imports a later one, nothing below the steps imports a step, and the
+/// library imports none of the tools over archives. (The binary's own
+/// modules, `cli.rs` and the rest, are not the library's.)
+#[test]
+fn baker_steps_import_no_later_step() {
+    layered(
+        "baker/src",
+        &[
+            &["cli"],
+            &["print", "watch", "view_cmd"],
+            &["view"],
+            &["inspect", "export", "query"],
+            &["bake"],
+            &["report"],
+            &["write"],
+            &["encode"],
+            &["build"],
+            &["prepare"],
+            &["classify"],
+            &["ingest"],
+            &["config"],
+            &["scene", "geom", "kind", "limits"],
+        ],
+        &[],
+    );
+}
+
+/// `ColliderRef` dispatches by exhaustive matches: a new family does not
+/// compile until every operation answers for it. A catch-all arm would
+/// let it through silently.
+#[test]
+fn collider_dispatch_has_no_catch_all_arm() {
+    let dispatch = code(&read("runtime/src/collider/mod.rs"));
+    let arms: Vec<&str> = dispatch
+        .lines()
+        .filter(|l| l.trim_start().starts_with("_ =>"))
+        .collect();
+    assert!(
+        arms.is_empty(),
+        "collider/mod.rs has catch-all arms:\n{}",
+        arms.join("\n")
+    );
+}
+
+/// The fuzz targets, from `fuzz/Cargo.toml`.
+fn fuzz_targets() -> Vec<String> {
+    let toml = read("fuzz/Cargo.toml");
+    toml.split("[[bin]]")
+        .skip(1)
+        .filter_map(|b| {
+            let line = b.lines().find(|l| l.trim_start().starts_with("name"))?;
+            Some(line.split('"').nth(1)?.to_string())
+        })
+        .collect()
+}
+
+/// Every parser of untrusted input, and the fuzz target that feeds it:
+/// a source file that reads a format (glTF JSON, TOML, JSON lines, HTTP,
+/// archives) must be one of these, and each target must call its parser.
+const PARSERS: &[(&str, &str, &str)] = &[
+    (
+        "baker/src/ingest/document.rs",
+        "gltf_ingest",
+        "ingest::load_bytes",
+    ),
+    (
+        "baker/src/ingest/mod.rs",
+        "gltf_ingest",
+        "ingest::load_bytes",
+    ),
+    (
+        "baker/src/config/mod.rs",
+        "project_file",
+        "ProjectConfig::parse",
+    ),
+    ("baker/src/query.rs", "query_line", "answer_line"),
+    ("baker/src/view/http.rs", "view_http", "http::read_request"),
+    ("formats/src/lib.rs", "archive_open", "Level::from_bytes"),
+];
+
+/// What marks a file as parsing untrusted input.
+const PARSING: &[&str] = &[
+    "serde_json::from_",
+    "toml::from_str",
+    "httparse::",
+    "gltf_json::",
+    "rkyv::access",
+];
+
+#[test]
+fn every_parser_has_a_fuzz_target() {
+    let targets = fuzz_targets();
+    for (file, target, call) in PARSERS {
+        assert!(
+            targets.iter().any(|t| t == target),
+            "{file}: no fuzz target {target} in fuzz/Cargo.toml"
+        );
+        let source = read(&format!("fuzz/fuzz_targets/{target}.rs"));
+        assert!(
+            source.contains(call),
+            "fuzz target {target} does not call {call} ({file}'s parser)"
+        );
+    }
+    let mut unfuzzed = Vec::new();
+    for dir in ["baker/src", "formats/src", "runtime/src"] {
+        for path in sources(dir) {
+            let rel = path
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = code(&std::fs::read_to_string(&path).unwrap());
+            let parses = PARSING.iter().find(|p| text.contains(*p));
+            let known = PARSERS.iter().any(|(f, ..)| *f == rel)
+                // the same format read again where a fuzzed parser has
+                // vouched for the bytes, or written rather than read
+                || ALSO_READ.iter().any(|(f, _)| *f == rel);
+            if let Some(p) = parses
+                && !known
+            {
+                unfuzzed.push(format!("{rel} ({p})"));
+            }
+        }
+    }
+    assert!(
+        unfuzzed.is_empty(),
+        "files that parse input but are no parser of PARSERS (give them a fuzz target, or say \
+         in ALSO_READ why none is needed):\n{}",
+        unfuzzed.join("\n")
+    );
+}
+
+/// Files that touch a format without being its parser of untrusted input,
+/// and why.
+const ALSO_READ: &[(&str, &str)] = &[
+    (
+        "runtime/src/level.rs",
+        "reads the body formats/src/lib.rs has verified (access_unchecked)",
+    ),
+    (
+        "runtime/src/dynamic/body.rs",
+        "a hull body's shape, archived by the runtime itself from a ConvexHull",
+    ),
+];
+
+/// The README names every `baker` command and every fuzz target.
+#[test]
+fn readme_lists_every_command_and_fuzz_target() {
+    let readme = read("README.md");
+    let cli = code(&read("baker/src/cli.rs"));
+    let commands = cli
+        .split("enum Command {")
+        .nth(1)
+        .expect("cli.rs has enum Command");
+    let body = &commands[..commands.find("\n}").unwrap()];
+    let names: Vec<String> = body
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("    ")?;
+            let first = l.chars().next()?;
+            first.is_ascii_uppercase().then(|| {
+                l.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric())
+                    .collect::<String>()
+                    .to_lowercase()
+            })
+        })
+        .collect();
+    assert!(names.len() >= 5, "commands found: {names:?}");
+    let line = readme
+        .lines()
+        .find(|l| l.contains("**CLI**"))
+        .expect("the README's CLI line");
+    for n in &names {
+        assert!(
+            line.contains(&format!(" {n} "))
+                || line.contains(&format!("`baker {n} "))
+                || line.contains(&format!(" {n}`")),
+            "the README's CLI line lacks `{n}`: {line}"
+        );
+    }
+    for t in fuzz_targets() {
+        assert!(
+            readme.contains(&format!("`{t}`")),
+            "the README does not name the fuzz target `{t}`"
+        );
+        assert!(
+            read("fuzz/README.md").contains(&format!("fuzz run {t}")),
+            "fuzz/README.md does not say how to run `{t}`"
+        );
+    }
+}
+
+/// Every C function that returns a status runs inside `run` (which
+/// catches panics and records the message), itself or through one of the
+/// generic bodies it calls.
+#[test]
+fn c_functions_that_can_fail_run_inside_run() {
+    let lib = code(&read("engines/c/src/lib.rs"));
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for part in lib.split("extern \"C\" fn ").skip(1) {
+        let name: String = part
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) = part.find('{') else { continue };
+        if !part[..open].contains("-> KilnStatus") {
+            continue;
+        }
+        checked += 1;
+        let body = &part[open..part.find("\n}").unwrap_or(part.len())];
+        let through = body.contains("run(") || body.contains("_on(") || body.contains("open_with(");
+        if !through {
+            wrong.push(name);
+        }
+    }
+    assert!(checked > 30, "only {checked} functions found");
+    assert!(wrong.is_empty(), "not inside run: {wrong:?}");
+}
+
+/// A `World` answers every question a `Level` answers, by the same
+/// method names (the README says so).
+#[test]
+fn a_world_has_every_query_method_a_level_has() {
+    let world = read("runtime/src/world.rs");
+    let mut missing = Vec::new();
+    let mut found = 0;
+    for path in sources("runtime/src/query") {
+        let text = code(&std::fs::read_to_string(&path).unwrap());
+        for block in text.split("impl Level {").skip(1) {
+            let block = &block[..block.find("\nimpl").unwrap_or(block.len())];
+            for f in block.split("    pub fn ").skip(1) {
+                let name: String = f
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                found += 1;
+                if !world.contains(&format!("pub fn {name}(")) {
+                    missing.push(name);
+                }
+            }
+        }
+    }
+    assert!(found >= 15, "only {found} query methods found on Level");
+    assert!(missing.is_empty(), "World lacks {missing:?}");
+}
+
+fn words(path: &str) -> usize {
+    read(path).split_whitespace().count()
+}
+
+/// ARCHITECTURE.md is a one-page map, BENCHMARKS.md the current table and
+/// what limits each short row: git keeps the rest.
+#[test]
+fn docs_stay_within_their_word_caps() {
+    let (map, bench) = (words("ARCHITECTURE.md"), words("BENCHMARKS.md"));
+    assert!(map <= 1500, "ARCHITECTURE.md has {map} words (cap 1,500)");
+    assert!(bench <= 4000, "BENCHMARKS.md has {bench} words (cap 4,000)");
+}
