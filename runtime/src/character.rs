@@ -5,7 +5,7 @@
 //! Response", 2003) — with ground, slopes, stairs and snapping in the
 //! manner of Jolt's `CharacterVirtual` (Rouwé, Jolt Physics, 2022).
 //!
-//! Everything rests on [`Level::cast`] with
+//! Everything rests on [`Level::cast`](crate::Level::cast) with
 //! [`CastOptions::ignore_leaving`]: a contact the character moves away
 //! from or along never stops it, so resting on a floor or touching a wall
 //! never sticks, and flat edges baked into the archive keep tessellated
@@ -31,13 +31,13 @@
 
 use crate::filter::Filter;
 use crate::object::ObjectId;
-use crate::query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap};
+use crate::query::{CastOptions, Ray, ShapeCast, ShapeHit};
 use crate::shape::{Pose, QueryShape};
-use crate::{Level, Quat, Vec3, World};
+use crate::{Quat, Vec3, World};
 
-/// What a character moves through: a [`Level`], or a [`World`] and the
-/// bodies that move in it (or a reference or `Arc` of either). The three
-/// questions the controller asks.
+/// What a character moves through: any [`Space`] — a [`Level`](crate::Level), or a
+/// [`World`] and the bodies that move in it, or a reference or `Arc` of
+/// either.
 ///
 /// ```
 /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
@@ -54,73 +54,7 @@ use crate::{Level, Quat, Vec3, World};
 /// let c = player.move_and_slide(&world, at, fall, &Filter::ALL).position; // a World
 /// assert!(a == b && b == c && (a.y - 0.9).abs() < 1e-3);
 /// ```
-pub trait Space {
-    /// [`Level::cast`].
-    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
-    /// [`Level::raycast`].
-    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit>;
-    /// [`Level::overlap_into`].
-    fn overlap_into(
-        &self,
-        shape: &QueryShape,
-        pose: &Pose,
-        filter: &Filter,
-        out: &mut Vec<ShapeOverlap>,
-    );
-}
-
-/// [`Space`] for a type whose own methods of the same names answer.
-macro_rules! space_by_methods {
-    ($t:ty) => {
-        impl Space for $t {
-            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-                <$t>::cast(self, cast, filter)
-            }
-            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-                <$t>::raycast(self, ray, filter)
-            }
-            fn overlap_into(
-                &self,
-                shape: &QueryShape,
-                pose: &Pose,
-                filter: &Filter,
-                out: &mut Vec<ShapeOverlap>,
-            ) {
-                <$t>::overlap_into(self, shape, pose, filter, out)
-            }
-        }
-    };
-}
-
-space_by_methods!(Level);
-space_by_methods!(World);
-
-/// [`Space`] through a reference or an `Arc` (a `LevelHandle`'s level), as
-/// `&Level` coerced before the controller took a `World` too.
-macro_rules! space_through {
-    ($($w:tt)*) => {
-        impl<T: Space + ?Sized> Space for $($w)* {
-            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-                (**self).cast(cast, filter)
-            }
-            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-                (**self).raycast(ray, filter)
-            }
-            fn overlap_into(
-                &self,
-                shape: &QueryShape,
-                pose: &Pose,
-                filter: &Filter,
-                out: &mut Vec<ShapeOverlap>,
-            ) {
-                (**self).overlap_into(shape, pose, filter, out)
-            }
-        }
-    };
-}
-
-space_through!(&T);
-space_through!(std::sync::Arc<T>);
+pub use crate::space::Space;
 
 /// How a character moves; [`CharacterSettings::default`] suits a
 /// human-sized capsule in metres.

@@ -40,7 +40,8 @@
 //!
 //! Inside, the private modules stand in layers, each importing only from
 //! its own and those below (a tidy test holds them to it): `character`
-//! (on the public queries) → `world` (a level and its bodies), `handle`
+//! (on the public queries), `space` (the query trait a level and a world
+//! share) → `world` (a level and its bodies), `handle`
 //! (hot reload) → `query` (level-wide operations, written once over a
 //! level and a world's bodies: the trees pick objects) → `dynamic` (the
 //! bodies and their tree) → `level` (open → validate) → `collider` (one
@@ -78,6 +79,7 @@ mod level;
 mod object;
 mod query;
 mod shape;
+mod space;
 mod walk;
 mod world;
 
@@ -96,4 +98,5 @@ pub use level::{Level, OpenError};
 pub use object::ObjectId;
 pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap, is_direction};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
+pub use space::Space;
 pub use world::{Body, TriggerEvent, World};

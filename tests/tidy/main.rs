@@ -192,7 +192,7 @@ fn runtime_modules_import_only_from_the_layers_below() {
     layered(
         "runtime/src",
         &[
-            &["character"],
+            &["character", "space"],
             &["world", "handle"],
             &["query"],
             &["dynamic"],
@@ -428,10 +428,12 @@ fn c_functions_that_can_fail_run_inside_run() {
 }
 
 /// A `World` answers every question a `Level` answers, by the same
-/// method names (the README says so).
+/// method names (the README says so), and the `Space` trait they share
+/// names each one.
 #[test]
-fn a_world_has_every_query_method_a_level_has() {
+fn a_world_and_the_space_trait_have_every_query_method_a_level_has() {
     let world = read("runtime/src/world.rs");
+    let space = read("runtime/src/space.rs");
     let mut missing = Vec::new();
     let mut found = 0;
     for path in sources("runtime/src/query") {
@@ -445,13 +447,16 @@ fn a_world_has_every_query_method_a_level_has() {
                     .collect();
                 found += 1;
                 if !world.contains(&format!("pub fn {name}(")) {
-                    missing.push(name);
+                    missing.push(format!("World::{name}"));
+                }
+                if !space.contains(&format!("fn {name}(")) {
+                    missing.push(format!("Space::{name}"));
                 }
             }
         }
     }
     assert!(found >= 15, "only {found} query methods found on Level");
-    assert!(missing.is_empty(), "World lacks {missing:?}");
+    assert!(missing.is_empty(), "missing: {missing:?}");
 }
 
 fn words(path: &str) -> usize {

@@ -50,7 +50,7 @@ use std::sync::Arc;
 use kiln_runtime::character::{Character, CharacterSettings, Ground, Support};
 use kiln_runtime::{
     Body, CastOptions, ConvexHull, Filter, Level, ObjectId, OpenError, Pose, Quat, QueryShape, Ray,
-    RayHit, ShapeCast, ShapeHit, ShapeOverlap, Vec3, World, WorldError,
+    ShapeCast, Space, Vec3, World, WorldError,
 };
 
 // ---------------------------------------------------------------- status
@@ -1448,62 +1448,34 @@ fn ray_hit(h: Option<kiln_runtime::RayHit>) -> KilnRayHit {
     })
 }
 
-/// What a query runs on: a level's static objects alone ([`KilnLevel`]),
-/// or a world: the level, its movers and triggers, and the bodies
-/// inserted ([`KilnWorld`]). One body serves both entry points.
+/// A handle a query runs on: a level's static objects alone
+/// ([`KilnLevel`]), or a world: the level, its movers and triggers, and
+/// the bodies inserted ([`KilnWorld`]). Both answer through the runtime's
+/// [`Space`], so one body serves both entry points.
 trait Scene {
     /// The argument's name in messages.
     const WHAT: &'static str;
-    fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit>;
-    fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool;
-    fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]);
-    fn overlap(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> Vec<ShapeOverlap>;
-    fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool;
-    fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
-    fn contains_point(&self, point: Vec3, filter: &Filter) -> Vec<ObjectId>;
-    fn point_in_solid(&self, point: Vec3, filter: &Filter) -> bool;
+    /// What the handle holds.
+    type Space: Space;
+    /// The level or world.
+    fn space(&self) -> &Self::Space;
 }
 
-/// [`Scene`] for a handle whose `.0` has the runtime's query methods
-/// (`Level` and `World` name them alike).
-macro_rules! scene {
-    ($handle:ty, $what:literal) => {
-        impl Scene for $handle {
-            const WHAT: &'static str = $what;
-            fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-                self.0.raycast(ray, filter)
-            }
-            fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
-                self.0.raycast_any(ray, filter)
-            }
-            fn raycast_batch(&self, rays: &[Ray], filter: &Filter, out: &mut [Option<RayHit>]) {
-                self.0.raycast_batch(rays, filter, out)
-            }
-            fn overlap(
-                &self,
-                shape: &QueryShape,
-                pose: &Pose,
-                filter: &Filter,
-            ) -> Vec<ShapeOverlap> {
-                self.0.overlap(shape, pose, filter)
-            }
-            fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
-                self.0.intersects(shape, pose, filter)
-            }
-            fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-                self.0.cast(cast, filter)
-            }
-            fn contains_point(&self, point: Vec3, filter: &Filter) -> Vec<ObjectId> {
-                self.0.contains_point(point, filter)
-            }
-            fn point_in_solid(&self, point: Vec3, filter: &Filter) -> bool {
-                self.0.point_in_solid(point, filter)
-            }
-        }
-    };
+impl Scene for KilnLevel {
+    const WHAT: &'static str = "level";
+    type Space = Level;
+    fn space(&self) -> &Level {
+        &self.0
+    }
 }
-scene!(KilnLevel, "level");
-scene!(KilnWorld, "world");
+
+impl Scene for KilnWorld {
+    const WHAT: &'static str = "world";
+    type Space = World;
+    fn space(&self) -> &World {
+        &self.0
+    }
+}
 
 /// The closest hit of `ray` on `scene`.
 ///
@@ -1525,7 +1497,7 @@ unsafe fn raycast_on<S: Scene>(
                 skips(filter)?,
             )
         };
-        *out = ray_hit(scene.raycast(&to_ray(ray)?, &to_filter(&f)));
+        *out = ray_hit(scene.space().raycast(&to_ray(ray)?, &to_filter(&f)));
         Ok(())
     })
 }
@@ -1576,7 +1548,7 @@ unsafe fn raycast_any_on<S: Scene>(
                 skips(filter)?,
             )
         };
-        *out = scene.raycast_any(&to_ray(ray)?, &to_filter(&f));
+        *out = scene.space().raycast_any(&to_ray(ray)?, &to_filter(&f));
         Ok(())
     })
 }
@@ -1641,7 +1613,9 @@ unsafe fn raycast_batch_on<S: Scene>(
             .map(|r| Ray::new(r.origin.into(), r.dir.into(), r.max_t))
             .collect();
         let mut hits = vec![None; rays.len()];
-        scene.raycast_batch(&rays, &to_filter(&f), &mut hits);
+        scene
+            .space()
+            .raycast_batch(&rays, &to_filter(&f), &mut hits);
         for (o, h) in out.iter_mut().zip(hits) {
             *o = ray_hit(h);
         }
@@ -1721,6 +1695,7 @@ unsafe fn overlap_on<S: Scene>(
             )
         };
         let found: Vec<KilnOverlap> = scene
+            .space()
             .overlap(&shape, &to_pose(pose, "pose")?, &to_filter(&f))
             .into_iter()
             .map(|o| KilnOverlap {
@@ -1812,7 +1787,9 @@ unsafe fn intersects_on<S: Scene>(
                 skips(filter)?,
             )
         };
-        *out = scene.intersects(&shape, &to_pose(pose, "pose")?, &to_filter(&f));
+        *out = scene
+            .space()
+            .intersects(&shape, &to_pose(pose, "pose")?, &to_filter(&f));
         Ok(())
     })
 }
@@ -1916,6 +1893,7 @@ unsafe fn cast_on<S: Scene>(
         let cast = ShapeCast::new(shape, to_pose(pose, "pose")?, motion, max_t)
             .with(CastOptions { ignore_leaving });
         *out = scene
+            .space()
             .cast(&cast, &to_filter(&f))
             .map_or(NO_SHAPE_HIT, |h| KilnShapeHit {
                 hit: true,
@@ -2014,6 +1992,7 @@ unsafe fn contains_point_on<S: Scene>(
             )
         };
         let ids: Vec<u64> = scene
+            .space()
             .contains_point(vec3(point, "point")?, &to_filter(&f))
             .iter()
             .map(|o| o.to_bits())
@@ -2091,7 +2070,9 @@ unsafe fn point_in_solid_on<S: Scene>(
                 skips(filter)?,
             )
         };
-        *out = scene.point_in_solid(vec3(point, "point")?, &to_filter(&f));
+        *out = scene
+            .space()
+            .point_in_solid(vec3(point, "point")?, &to_filter(&f));
         Ok(())
     })
 }
