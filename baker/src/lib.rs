@@ -10,8 +10,9 @@
 //! top-level tree) → [`encode`] (archive types, then `kiln_formats::encode`
 //! for the bytes) → [`write`](mod@write) (atomic). [`bake`](mod@bake)
 //! strings them together, and bakes a file to a file for the CLI's `bake`
-//! and `watch` alike; the `baker` binary is a thin shell over this
-//! library. Below the steps, and importing none of them: [`kind`] (the
+//! and `watch` alike. The `baker` tool (`baker/cli`: the command line,
+//! watch, inspect, query, view) is a crate of its own over this library,
+//! which depends on no CLI, watcher or HTTP crate. Below the steps, and importing none of them: [`kind`] (the
 //! collider kinds) and [`geom`] (welding, topology, hulls, fits, the SAH
 //! builder, nearest distances).
 //!
@@ -44,6 +45,3 @@ pub use config::BakeSettings;
 pub use ingest::{IngestError, IngestErrorKind};
 pub use report::{BakeReport, StageTimes};
 pub use scene::{Motion, Scene, SceneInstance, SceneMesh};
-pub mod inspect;
-pub mod query;
-pub mod view;

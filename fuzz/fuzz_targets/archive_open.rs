@@ -141,7 +141,7 @@ fuzz_target!(|data: &[u8]| {
         world.set_level(level.clone());
     }
     if let Ok(archive) = archive {
-        let _ = kiln_baker::inspect::inspect(&archive);
+        let _ = baker_tools::inspect::inspect(&archive);
         let _ = kiln_baker::export::world_objects(archive.level);
         let _ = kiln_baker::export::to_physics_glb(archive.level);
     }

@@ -3,7 +3,7 @@
 //! body past the limit.
 #![no_main]
 
-use kiln_baker::view::http::{self, Incoming};
+use baker_tools::view::http::{self, Incoming};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

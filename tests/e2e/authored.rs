@@ -333,7 +333,7 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
         .unwrap();
     assert_eq!(level.object_name(hit.object), "Crate");
     // inspect lists them
-    let report = kiln_baker::inspect::inspect(&level.as_archive());
+    let report = baker_tools::inspect::inspect(&level.as_archive());
     assert!(
         report.layers.iter().any(|l| l == "pills"),
         "{:?}",

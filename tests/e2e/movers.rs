@@ -71,10 +71,10 @@ fn movers_and_triggers_bake_from_gltf_physics_extras_and_rules() {
     assert_eq!(level.object_name(hit.object), "Floor");
     assert_eq!(level.movers_and_triggers().count(), 5);
     // inspect says what moves
-    let report = kiln_baker::inspect::inspect(&level.as_archive());
+    let report = baker_tools::inspect::inspect(&level.as_archive());
     let lift = report.objects.iter().find(|o| o.name == "Lift").unwrap();
     assert_eq!((lift.motion, lift.trigger), ("kinematic", false));
-    let text = kiln_baker::inspect::to_text(&report);
+    let text = baker_tools::inspect::to_text(&report);
     assert!(
         text.contains("kinematic") && text.contains("trigger"),
         "{text}"

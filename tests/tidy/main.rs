@@ -206,18 +206,14 @@ fn runtime_modules_import_only_from_the_layers_below() {
 }
 
 /// The baker's steps in data-flow order, then what they stand on: no step
-/// imports a later one, nothing below the steps imports a step, and the
-/// library imports none of the tools over archives. (The binary's own
-/// modules, `cli.rs` and the rest, are not the library's.)
+/// imports a later one, nothing below the steps imports a step. (The
+/// tools over archives and the binary are another crate, `baker/cli`.)
 #[test]
 fn baker_steps_import_no_later_step() {
     layered(
         "baker/src",
         &[
-            &["cli"],
-            &["print", "watch", "view_cmd"],
-            &["view"],
-            &["inspect", "export", "query"],
+            &["export"],
             &["bake"],
             &["report"],
             &["write"],
@@ -231,6 +227,33 @@ fn baker_steps_import_no_later_step() {
         ],
         &[],
     );
+}
+
+/// The bake library links no CLI, watcher or HTTP crate (an engine that
+/// bakes, as Bevy's asset processor does, would compile them all): those
+/// are the `baker` tool crate's.
+#[test]
+fn the_bake_library_depends_on_no_tool_crate() {
+    let toml = read("baker/Cargo.toml");
+    let deps = toml
+        .split("[dependencies]")
+        .nth(1)
+        .expect("baker/Cargo.toml has [dependencies]");
+    let deps = &deps[..deps.find("\n[").unwrap_or(deps.len())];
+    for tool in [
+        "clap",
+        "notify",
+        "ctrlc",
+        "indicatif",
+        "httparse",
+        "anyhow",
+        "tungstenite",
+    ] {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(tool)),
+            "kiln-baker depends on {tool}: it belongs to baker/cli"
+        );
+    }
 }
 
 /// `ColliderRef` dispatches by exhaustive matches: a new family does not
@@ -281,8 +304,12 @@ const PARSERS: &[(&str, &str, &str)] = &[
         "project_file",
         "ProjectConfig::parse",
     ),
-    ("baker/src/query.rs", "query_line", "answer_line"),
-    ("baker/src/view/http.rs", "view_http", "http::read_request"),
+    ("baker/cli/src/query.rs", "query_line", "answer_line"),
+    (
+        "baker/cli/src/view/http.rs",
+        "view_http",
+        "http::read_request",
+    ),
     ("formats/src/lib.rs", "archive_open", "Level::from_bytes"),
 ];
 
@@ -310,7 +337,7 @@ fn every_parser_has_a_fuzz_target() {
         );
     }
     let mut unfuzzed = Vec::new();
-    for dir in ["baker/src", "formats/src", "runtime/src"] {
+    for dir in ["baker/src", "baker/cli/src", "formats/src", "runtime/src"] {
         for path in sources(dir) {
             let rel = path
                 .strip_prefix(root())
@@ -355,7 +382,7 @@ const ALSO_READ: &[(&str, &str)] = &[
 #[test]
 fn readme_lists_every_command_and_fuzz_target() {
     let readme = read("README.md");
-    let cli = code(&read("baker/src/cli.rs"));
+    let cli = code(&read("baker/cli/src/cli.rs"));
     let commands = cli
         .split("enum Command {")
         .nth(1)

@@ -4,8 +4,8 @@
 # check that a change "changes no archive byte".
 #
 #   git worktree add --detach /tmp/before <commit>
-#   (cd /tmp/before && cargo build --release -p kiln-baker --bin baker)
-#   cargo build --release -p kiln-baker --bin baker
+#   (cd /tmp/before && cargo build --release --bin baker)   # -p kiln-baker before 0.2
+#   cargo build --release -p baker --bin baker
 #   tests/tools/compare_bakes.sh /tmp/before/target/release/baker target/release/baker
 #
 # Levels come from $KILN_LEVELS (default: ../shared/levels beside the repo).

@@ -4,11 +4,12 @@
 use crate::Usage;
 use crate::print::report_one;
 use anyhow::{Context, Result, bail};
+use baker_tools::{inspect, query};
 use clap::{Parser, Subcommand};
 use kiln_baker::config::{
     ConfigError, FaceBudget, MaxPlanes, Metres, Overrides, VolumeFraction, parse_tree,
 };
-use kiln_baker::{BakeSettings, Outcome, export, inspect, query, write};
+use kiln_baker::{BakeSettings, Outcome, export, write};
 use kiln_formats::TreeKind;
 use kiln_runtime::Level;
 use std::io::{BufRead, Write};

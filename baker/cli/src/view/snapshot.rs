@@ -4,8 +4,8 @@
 //! the exporter tessellates it, then the source's render meshes) that the
 //! JSON points into.
 
-use crate::export::{ExportObject, render_objects, world_objects};
 use crate::inspect::inspect;
+use kiln_baker::export::{ExportObject, render_objects, world_objects};
 use kiln_runtime::Level;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -64,7 +64,7 @@ impl Snapshot {
         generation: u64,
         level: Arc<Level>,
         archive: &str,
-        source: Option<(&str, &crate::Scene)>,
+        source: Option<(&str, &kiln_baker::Scene)>,
     ) -> Snapshot {
         let report = inspect(&level.as_archive());
         let colliders = world_objects(level.archive());

@@ -378,8 +378,8 @@ mod tests {
     use std::sync::Arc;
 
     /// A 20 m square floor mesh at y = 0.
-    fn floor_mesh() -> crate::SceneMesh {
-        crate::SceneMesh::new(
+    fn floor_mesh() -> kiln_baker::SceneMesh {
+        kiln_baker::SceneMesh::new(
             "floor",
             vec![
                 [-10.0, 0.0, -10.0],
@@ -393,19 +393,19 @@ mod tests {
 
     /// The floor alone.
     fn floor() -> Arc<Level> {
-        let scene = crate::Scene::from_meshes(vec![floor_mesh()]);
-        let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
+        let scene = kiln_baker::Scene::from_meshes(vec![floor_mesh()]);
+        let baked = kiln_baker::bake_scene(&scene, &kiln_baker::BakeSettings::default());
         Arc::new(Level::from_bytes(&baked.bytes).unwrap())
     }
 
     /// The floor (layer "walkable") with a crate (layer "props") on it.
     fn floor_and_crate() -> Arc<Level> {
         let floor = floor_mesh();
-        let crate_mesh = crate::SceneMesh::cuboid("crate", [0.0, 0.5, 0.0], [0.5, 0.5, 0.5]);
-        let mut scene = crate::Scene::from_meshes(vec![floor, crate_mesh]);
+        let crate_mesh = kiln_baker::SceneMesh::cuboid("crate", [0.0, 0.5, 0.0], [0.5, 0.5, 0.5]);
+        let mut scene = kiln_baker::Scene::from_meshes(vec![floor, crate_mesh]);
         scene.instances[0].layers = vec!["walkable".into()];
         scene.instances[1].layers = vec!["props".into()];
-        let baked = crate::bake_scene(&scene, &crate::BakeSettings::default());
+        let baked = kiln_baker::bake_scene(&scene, &kiln_baker::BakeSettings::default());
         Arc::new(Level::from_bytes(&baked.bytes).unwrap())
     }
 
@@ -413,8 +413,8 @@ mod tests {
     #[test]
     fn movers_answer_and_triggers_when_asked() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures/colliders/movers.gltf");
-        let baked = crate::bake_file(&path, &Default::default()).unwrap();
+            .join("../../tests/fixtures/colliders/movers.gltf");
+        let baked = kiln_baker::bake_file(&path, &Default::default()).unwrap();
         let level = Arc::new(Level::from_bytes(&baked.bytes).unwrap());
         let object = |v: &Value| v["hit"]["object"].as_str().unwrap_or("none").to_string();
         let down = |x: f32, rest: &str| {

@@ -42,7 +42,7 @@ pub enum ViewError {
     Archive(#[from] kiln_runtime::OpenError),
     /// The source level could not be read.
     #[error(transparent)]
-    Source(#[from] crate::IngestError),
+    Source(#[from] kiln_baker::IngestError),
     /// The port could not be bound.
     #[error("cannot listen on 127.0.0.1:{port}: {reason}")]
     Listen {
@@ -95,8 +95,8 @@ fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     Some((m.modified().ok()?, m.len()))
 }
 
-fn load_source(path: &Path) -> Result<crate::Scene, crate::IngestError> {
-    Ok(crate::ingest::load(path)?.scene)
+fn load_source(path: &Path) -> Result<kiln_baker::Scene, kiln_baker::IngestError> {
+    Ok(kiln_baker::ingest::load(path)?.scene)
 }
 
 /// Describes `level` for the page, with the render meshes of `source`.
@@ -104,7 +104,7 @@ fn snapshot(
     opts: &ViewOptions,
     generation: u64,
     level: Arc<Level>,
-    source: Option<&crate::Scene>,
+    source: Option<&kiln_baker::Scene>,
 ) -> Snapshot {
     let name = |p: &Path| p.display().to_string();
     let src = opts.source.as_deref().map(name);
@@ -191,7 +191,7 @@ impl Viewer {
 /// A new level is a new generation; the same bytes again (a forced re-bake)
 /// are not; a failed open keeps the last good level and records the error
 /// for the page's banner.
-fn watch(shared: &Shared, mut source: Option<crate::Scene>, stamps: Stamps) {
+fn watch(shared: &Shared, mut source: Option<kiln_baker::Scene>, stamps: Stamps) {
     let opts = &shared.opts;
     let set_error = |e: Option<String>| *shared.error.lock().unwrap() = e;
     let Stamps {

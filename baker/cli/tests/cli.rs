@@ -207,7 +207,7 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
     let dir = tmpdir("classes");
     let out = dir.join("omi.kiln");
     let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/colliders/omi_physics.gltf");
+        .join("../../tests/fixtures/colliders/omi_physics.gltf");
     let bake = |extra: &[&str]| {
         let st = baker()
             .args([
@@ -642,7 +642,7 @@ fn a_bake_killed_at_random_points_leaves_the_previous_archive_and_no_temporaries
     let out = dir.join("level.kiln");
     // the largest level at hand, so kills land in every phase of the bake
     let shared =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/levels/sauer_pandora.glb");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/levels/sauer_pandora.glb");
     let input = if shared.is_file() {
         shared
     } else {
@@ -917,13 +917,13 @@ fn readers_never_see_a_partial_archive_while_watch_rebakes_200_times() {
 
 /// Save-to-archive latency of `baker watch` over 50 saves of a
 /// 60,694-triangle level (sauer_pandora), measured not asserted:
-/// `cargo test --release -p kiln-baker --test cli watch_latency -- --ignored --nocapture`
+/// `cargo test --release -p baker --test cli watch_latency -- --ignored --nocapture`
 #[test]
 #[ignore = "a measurement; run by name"]
 fn watch_latency_on_a_60k_triangle_level() {
     use std::os::unix::fs::MetadataExt;
     let level =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/levels/sauer_pandora.glb");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/levels/sauer_pandora.glb");
     let glb = std::fs::read(&level).expect("the shared levels");
     let dir = tmpdir("watch-latency");
     let src = dir.join("src");

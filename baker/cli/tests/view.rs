@@ -497,7 +497,7 @@ fn kill_group(child: &mut Child) {
 
 /// The Chromium the viewer would use, or a loud skip.
 fn chromium() -> Option<PathBuf> {
-    let found = kiln_baker::view::find_chromium();
+    let found = baker_tools::view::find_chromium();
     if found.is_none() {
         eprintln!(
             "*** SKIPPED: no Chromium (install Debian's `chromium`, as .ci/run does, or set KILN_CHROMIUM): the browser tests did not run ***"
@@ -534,7 +534,7 @@ impl Browser {
         let mut cmd = Command::new(chromium);
         in_own_group(&mut cmd);
         let mut child = cmd
-            .args(kiln_baker::view::headless_args(&profile, 1280, 800))
+            .args(baker_tools::view::headless_args(&profile, 1280, 800))
             .arg("--remote-debugging-port=0")
             .arg(url)
             .stdout(Stdio::null())

@@ -4,7 +4,7 @@
 
 use crate::Usage;
 use anyhow::{Context, Result, bail};
-use kiln_baker::view::{ViewOptions, Viewer, find_chromium, headless_args};
+use baker_tools::view::{ViewOptions, Viewer, find_chromium, headless_args};
 use std::path::PathBuf;
 use std::process::Command;
 
