@@ -16,7 +16,7 @@ mod query_shapes;
 mod rays;
 mod regressions;
 mod reload;
-mod shapes;
 mod shells;
+mod solid_colliders;
 mod spheres;
 mod world;
