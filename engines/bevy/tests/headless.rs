@@ -90,6 +90,40 @@ fn app(dir: &Path, mode: AssetMode, watch: bool) -> App {
     app
 }
 
+/// A headless app whose asset processor bakes `dir/assets` into
+/// `dir/imported`, its log beside the test's folders, not in the crate.
+fn processed_app(dir: &Path) -> App {
+    let app = app(dir, AssetMode::Processed, false);
+    let log = FileTransactionLogFactory {
+        file_path: dir.join("processor.log"),
+    };
+    app.world()
+        .resource::<AssetProcessor>()
+        .data()
+        .set_log_factory(Box::new(log))
+        .unwrap();
+    app
+}
+
+/// A capsule character spawned at `at`, landed, then walking at `walk`.
+fn walking_character(app: &mut App, at: Vec3, walk: Vec3) -> Entity {
+    let player = app
+        .world_mut()
+        .spawn((
+            KilnCharacter::capsule(0.3, 0.6),
+            Transform::from_translation(at),
+        ))
+        .id();
+    until(app, "the character lands", |app| {
+        app.world().get::<KilnCharacter>(player).unwrap().grounded()
+    });
+    app.world_mut()
+        .get_mut::<KilnCharacter>(player)
+        .unwrap()
+        .walk = walk;
+    player
+}
+
 /// Updates `app` until `done` says so (at most 30 s).
 fn until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
     let start = Instant::now();
@@ -433,20 +467,11 @@ fn a_character_walks_onto_a_lift_and_rides_it() {
         .map(|(e, ..)| e)
         .expect("a lift entity");
     // standing on the floor at (12, 14), walking +z onto the lift (2 x 2 m at z = 17)
-    let player = app
-        .world_mut()
-        .spawn((
-            KilnCharacter::capsule(0.3, 0.6),
-            Transform::from_xyz(12.0, 1.0, 14.0),
-        ))
-        .id();
-    until(&mut app, "the character lands", |app| {
-        app.world().get::<KilnCharacter>(player).unwrap().grounded()
-    });
-    app.world_mut()
-        .get_mut::<KilnCharacter>(player)
-        .unwrap()
-        .walk = Vec3::new(0.0, 0.0, 2.0);
+    let player = walking_character(
+        &mut app,
+        Vec3::new(12.0, 1.0, 14.0),
+        Vec3::new(0.0, 0.0, 2.0),
+    );
     let on_lift = |app: &mut App| {
         let c = app.world().get::<KilnCharacter>(player).unwrap();
         let kiln = app.world().resource::<KilnWorld>();
@@ -498,20 +523,11 @@ fn a_character_reports_what_its_last_move_met() {
     let dir = assets("contacts");
     let (mut app, level) = level_with(&dir, "walk.kiln", "samples/walk_course.gltf");
     // beside the wall at x = 16, walking into it
-    let player = app
-        .world_mut()
-        .spawn((
-            KilnCharacter::capsule(0.3, 0.6),
-            Transform::from_xyz(15.0, 1.0, 12.0),
-        ))
-        .id();
-    until(&mut app, "the character lands", |app| {
-        app.world().get::<KilnCharacter>(player).unwrap().grounded()
-    });
-    app.world_mut()
-        .get_mut::<KilnCharacter>(player)
-        .unwrap()
-        .walk = Vec3::new(3.0, 0.0, 0.0);
+    let player = walking_character(
+        &mut app,
+        Vec3::new(15.0, 1.0, 12.0),
+        Vec3::new(3.0, 0.0, 0.0),
+    );
     let against_wall = |app: &mut App| {
         let c = app.world().get::<KilnCharacter>(player).unwrap();
         c.contacts.iter().find(|h| h.normal.x < -0.99).copied()
@@ -671,16 +687,7 @@ fn gltf_is_processed_into_archives_with_meta_settings() {
 )"#,
     )
     .unwrap();
-    let mut app = app(&dir, AssetMode::Processed, false);
-    // the processor's log beside the test's folders, not in the crate
-    let log = FileTransactionLogFactory {
-        file_path: dir.join("processor.log"),
-    };
-    app.world()
-        .resource::<AssetProcessor>()
-        .data()
-        .set_log_factory(Box::new(log))
-        .unwrap();
+    let mut app = processed_app(&dir);
     let server = app.world().resource::<AssetServer>().clone();
     let shapes: Handle<kiln_bevy::KilnArchive> = server.load("shapes.kiln.glb");
     let course: Handle<kiln_bevy::KilnArchive> = server.load("course.kiln.gltf");
@@ -734,15 +741,7 @@ fn a_source_that_does_not_bake_tells_the_app_why() {
 )"#,
     )
     .unwrap();
-    let mut app = app(&dir, AssetMode::Processed, false);
-    let log = FileTransactionLogFactory {
-        file_path: dir.join("processor.log"),
-    };
-    app.world()
-        .resource::<AssetProcessor>()
-        .data()
-        .set_log_factory(Box::new(log))
-        .unwrap();
+    let mut app = processed_app(&dir);
     let server = app.world().resource::<AssetServer>().clone();
     app.world_mut()
         .spawn(KilnLevel(server.load("broken.kiln.gltf")));
