@@ -357,16 +357,16 @@ pub(crate) fn step(
             now.entry(t).or_default().push(b);
         }
     }
-    for (e, mut c) in &mut contacts {
-        let mut bodies = now.remove(&e).unwrap_or_default();
+    for bodies in now.values_mut() {
         bodies.sort_unstable();
-        c.set_if_neq(KilnTriggerContacts(bodies));
+    }
+    for (e, mut c) in &mut contacts {
+        c.set_if_neq(KilnTriggerContacts(now.remove(&e).unwrap_or_default()));
     }
     // trigger bodies get the component at their first sync
     for (e, body) in &new_trigger_bodies {
         if body.trigger {
-            let mut bodies = now.remove(&e).unwrap_or_default();
-            bodies.sort_unstable();
+            let bodies = now.remove(&e).unwrap_or_default();
             commands.entity(e).try_insert(KilnTriggerContacts(bodies));
         }
     }
