@@ -8,7 +8,7 @@ use crate::config::BakeSettings;
 use crate::ingest::{self, IngestError};
 use crate::report::{BakeReport, Laps, StageTimes};
 use crate::scene::Scene;
-use crate::{build, classify, encode, prepare};
+use crate::{classify, collider, encode, prepare};
 use std::path::Path;
 use std::time::Instant;
 
@@ -185,7 +185,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let prepared = prepare::prepare(scene, &welded, &choices);
     stages.prepare_ms = laps.lap();
     let flags = classify::roles(scene, settings);
-    let built = build::build_level(scene, &welded, &choices, prepared, &flags);
+    let built = collider::build_level(scene, &welded, &choices, prepared, &flags);
     stages.shapes_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
     let (level, colliders) = encode::level(built, layer_names, &layer_masks);
@@ -209,11 +209,11 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
                 c.object,
                 c.fidelity.hausdorff(),
                 c.tolerance,
-                crate::build::note::Steps(&c.fidelity.steps)
+                crate::collider::note::Steps(&c.fidelity.steps)
             ));
         }
     }
-    report.colliders = colliders;
+    report.surfaces = colliders;
     Baked { bytes, report }
 }
 
@@ -291,7 +291,7 @@ pub fn bake_to_file(
     if strict
         && let Some(c) = baked
             .report
-            .colliders
+            .surfaces
             .iter()
             .find(|c| !c.within_tolerance())
     {

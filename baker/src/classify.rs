@@ -4,7 +4,7 @@
 //! Decided per instance (a (mesh, node) pair): two nodes that share a mesh
 //! may classify differently, and then bake two shapes.
 
-use crate::config::{BakeSettings, ColliderName, ShapeSettings};
+use crate::config::{BakeSettings, ColliderName, ColliderSettings};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
 use crate::scene::Scene;
@@ -18,9 +18,9 @@ pub struct Choice {
     pub kind: ColliderKind,
     /// Which rule chose it, in words (e.g. `default: triangle mesh`).
     pub rule: String,
-    /// The settings its shape is built with (the bake's, or a project
+    /// The settings its collider is built with (the bake's, or a project
     /// rule's for this object).
-    pub shape: ShapeSettings,
+    pub settings: ColliderSettings,
     /// The instance is only the drawn half of an object whose collider
     /// the file gives apart (a glTF physics collider on its node, an
     /// Unreal `UCX_` mesh naming it, a file that authors every collider):
@@ -72,13 +72,13 @@ pub fn classify(
             None => Choice {
                 kind: ColliderKind::TriMesh,
                 rule: "classification off: triangle mesh".into(),
-                shape: base,
+                settings: base,
                 render_only: false,
             },
             Some(_) => Choice {
                 kind: ColliderKind::None,
                 rule: "classification off: authored colliders are not baked".into(),
-                shape: base,
+                settings: base,
                 render_only: false,
             },
         });
@@ -195,7 +195,7 @@ pub fn classify(
         .map(|i| world_box(&welded[i.mesh], &i.transform))
         .collect();
     // the kind each instance gets before the shell test
-    let first: Vec<(bool, ColliderKind, String, ShapeSettings, bool)> = scene
+    let first: Vec<(bool, ColliderKind, String, ColliderSettings, bool)> = scene
         .instances
         .iter()
         .zip(explicit)
@@ -238,7 +238,7 @@ pub fn classify(
             if !solid {
                 return None;
             }
-            let convex = kind.is_primitive() || *kind == ColliderKind::Convex;
+            let convex = kind.is_primitive() || *kind == ColliderKind::Polytope;
             let need = if convex {
                 objects.saturating_sub(1).div_ceil(2).max(1)
             } else {
@@ -272,7 +272,7 @@ pub fn classify(
             Choice {
                 kind,
                 rule,
-                shape,
+                settings: shape,
                 render_only,
             }
         })
@@ -294,7 +294,7 @@ fn auto(
     tolerance: f64,
     concave_max: Option<usize>,
     extent: f64,
-    shape: &ShapeSettings,
+    shape: &ColliderSettings,
 ) -> (ColliderKind, String) {
     let mesh = |why: String| {
         (
@@ -320,7 +320,7 @@ fn auto(
         }
         _ if convex => {
             return (
-                ColliderKind::Convex,
+                ColliderKind::Polytope,
                 format!("auto: closed, {:.1}% of its hull's volume", ratio * 100.0),
             );
         }
@@ -372,7 +372,7 @@ fn auto(
     } else {
         "auto: closed, concave".to_string()
     };
-    (ColliderKind::Concave, rule)
+    (ColliderKind::Bsp, rule)
 }
 
 /// An open surface with at least this share of its area facing one way
@@ -487,8 +487,8 @@ fn ray_hit(o: DVec3, d: DVec3, t: &[DVec3; 3]) -> Option<f64> {
 /// written, and the rest of the name.
 pub fn unreal_prefix(name: &str) -> Option<(ColliderKind, &str, &str)> {
     const PREFIXES: [(&str, ColliderKind); 4] = [
-        ("UCX_", ColliderKind::Convex),
-        ("UBX_", ColliderKind::Box),
+        ("UCX_", ColliderKind::Polytope),
+        ("UBX_", ColliderKind::Cuboid),
         ("USP_", ColliderKind::Sphere),
         ("UCP_", ColliderKind::Capsule),
     ];
@@ -523,10 +523,10 @@ pub fn godot_suffix(name: &str) -> Option<(ColliderKind, &str)> {
         name
     };
     const SUFFIXES: [(&str, ColliderKind); 4] = [
-        ("convcolonly", ColliderKind::Convex),
-        ("colonly", ColliderKind::Concave),
-        ("convcol", ColliderKind::Convex),
-        ("col", ColliderKind::Concave),
+        ("convcolonly", ColliderKind::Polytope),
+        ("colonly", ColliderKind::Bsp),
+        ("convcol", ColliderKind::Polytope),
+        ("col", ColliderKind::Bsp),
     ];
     SUFFIXES.iter().find_map(|&(suffix, kind)| {
         let at = stem.len().checked_sub(suffix.len() + 1)?;
@@ -577,7 +577,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
         .flatten();
     let primitive = fitting.and_then(|fitting| {
         let fills: Vec<(ColliderKind, f64)> = [
-            ColliderKind::Box,
+            ColliderKind::Cuboid,
             ColliderKind::Sphere,
             ColliderKind::Capsule,
         ]
@@ -694,11 +694,11 @@ mod tests {
     fn unreal_prefixes_and_their_render_meshes() {
         assert_eq!(
             unreal_prefix("UCX_Rock_01"),
-            Some((ColliderKind::Convex, "UCX_", "Rock_01"))
+            Some((ColliderKind::Polytope, "UCX_", "Rock_01"))
         );
         assert_eq!(
             unreal_prefix("ubx_Crate"),
-            Some((ColliderKind::Box, "ubx_", "Crate"))
+            Some((ColliderKind::Cuboid, "ubx_", "Crate"))
         );
         assert_eq!(unreal_prefix("UCX_"), None);
         assert_eq!(unreal_prefix("UCXRock"), None);
@@ -712,11 +712,11 @@ mod tests {
     #[test]
     fn godot_suffixes() {
         let k = |n: &str| godot_suffix(n).map(|(k, _)| k);
-        assert_eq!(k("Wall-col"), Some(ColliderKind::Concave));
-        assert_eq!(k("wall_COLONLY"), Some(ColliderKind::Concave));
-        assert_eq!(k("Crate$convcol"), Some(ColliderKind::Convex));
-        assert_eq!(k("Crate-convcolonly2"), Some(ColliderKind::Convex));
-        assert_eq!(k("Crate-col.001"), Some(ColliderKind::Concave));
+        assert_eq!(k("Wall-col"), Some(ColliderKind::Bsp));
+        assert_eq!(k("wall_COLONLY"), Some(ColliderKind::Bsp));
+        assert_eq!(k("Crate$convcol"), Some(ColliderKind::Polytope));
+        assert_eq!(k("Crate-convcolonly2"), Some(ColliderKind::Polytope));
+        assert_eq!(k("Crate-col.001"), Some(ColliderKind::Bsp));
         assert_eq!(k("Protocol"), None);
         assert_eq!(k("Wallcol"), None);
         assert_eq!(k("-col"), None);

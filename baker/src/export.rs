@@ -5,7 +5,7 @@
 //! so a collider can be traced back to what made it.
 
 use kiln_formats::ArchivedLevel;
-use kiln_formats::level::ArchivedShape;
+use kiln_formats::level::ArchivedCollider;
 use kiln_formats::primitive::Cuboid;
 use serde_json::json;
 use std::fmt::Write as _;
@@ -28,7 +28,7 @@ pub fn world_objects(a: &ArchivedLevel) -> Vec<ExportObject> {
         .enumerate()
         .map(|(i, inst)| {
             let (local_positions, triangles) =
-                shape_mesh(&a.shapes[inst.shape.to_native() as usize]);
+                shape_mesh(&a.colliders[inst.collider.to_native() as usize]);
             let m = a.rows(inst).world_from_local;
             let positions = local_positions.iter().map(|&p| place(&m, p)).collect();
             // a mirroring placement turns every winding round: written in
@@ -64,13 +64,13 @@ pub const SEGMENTS: u32 = 16;
 /// stored, polytopes' faces fanned into triangles, boxes as 12 triangles,
 /// spheres and capsules tessellated with [`SEGMENTS`] segments, BSP trees
 /// as the collider mesh they were built from.
-pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+pub fn shape_mesh(shape: &ArchivedCollider) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     match shape {
-        ArchivedShape::TriMesh(mesh) => (
+        ArchivedCollider::TriMesh(mesh) => (
             mesh.vertices.iter().collect(),
             mesh.triangles().map(|(t, _)| t).collect(),
         ),
-        ArchivedShape::Polytope(p) => {
+        ArchivedCollider::Polytope(p) => {
             let loops: Vec<Vec<u32>> = (0..p.planes.len())
                 .map(|k| p.face(k).iter().map(|v| v.to_native()).collect())
                 .collect();
@@ -83,14 +83,14 @@ pub fn shape_mesh(shape: &ArchivedShape) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
                 tris,
             )
         }
-        ArchivedShape::Cuboid(c) => {
+        ArchivedCollider::Cuboid(c) => {
             let h = c.half_extents.map(|x| x.to_native());
             let v = (0..8).map(|i| Cuboid::corner(h, i)).collect();
             (v, fan(Cuboid::FACES.iter().map(|q| &q[..])))
         }
-        ArchivedShape::Sphere(s) => rounded(0.0, s.radius.to_native()),
-        ArchivedShape::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
-        ArchivedShape::Bsp(b) => {
+        ArchivedCollider::Sphere(s) => rounded(0.0, s.radius.to_native()),
+        ArchivedCollider::Capsule(c) => rounded(c.half_height.to_native(), c.radius.to_native()),
+        ArchivedCollider::Bsp(b) => {
             // the collider's triangles back in collider order
             let mut tris: Vec<(u32, [u32; 3])> =
                 b.surface.triangles().map(|(t, id)| (id, t)).collect();
@@ -356,7 +356,7 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 /// what they are. An instance whose transform has shear (no glTF node can
 /// hold it) is written in world space under an identity node.
 pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
-    use kiln_formats::level::ArchivedShape as S;
+    use kiln_formats::level::ArchivedCollider as S;
     let mut out = Gltf::default();
     let (mut nodes, mut shapes) = (Vec::new(), Vec::new());
     let mut mesh_of_shape: std::collections::HashMap<u32, usize> = Default::default();
@@ -366,7 +366,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
     let mut filters: Vec<u32> = Vec::new();
     for (i, inst) in a.instances.iter().enumerate() {
         let name = a.instance_name(i);
-        let shape = &a.shapes[inst.shape.to_native() as usize];
+        let shape = &a.colliders[inst.collider.to_native() as usize];
         let m = a.rows(inst).world_from_local;
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
         // a glTF node holds rotation and (non-uniform) scale, not shear
@@ -436,7 +436,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         node["extensions"] = json!({"KHR_physics_rigid_bodies": body});
         // the preview: one mesh per shape where nodes place it (instances
         // share it), in world space under a shearing transform
-        let shared = orthogonal.then(|| inst.shape.to_native());
+        let shared = orthogonal.then(|| inst.collider.to_native());
         let mesh = match shared.and_then(|k| mesh_of_shape.get(&k)) {
             Some(&mi) => Some(mi),
             None => {

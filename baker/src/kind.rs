@@ -7,13 +7,13 @@
 pub enum ColliderKind {
     /// A triangle mesh under a tree.
     TriMesh,
-    /// A convex polytope (the hull of the mesh).
-    Convex,
+    /// A convex polytope (the hull of the mesh); authors say `convex`.
+    Polytope,
     /// A concave solid: a solid-leaf BSP tree of the closed mesh (a
-    /// triangle mesh where the mesh cannot be one).
-    Concave,
-    /// A box fitted to the mesh.
-    Box,
+    /// triangle mesh where the mesh cannot be one); authors say `concave`.
+    Bsp,
+    /// A box fitted to the mesh; authors say `box`.
+    Cuboid,
     /// A sphere fitted to the mesh.
     Sphere,
     /// A capsule fitted to the mesh.
@@ -23,13 +23,16 @@ pub enum ColliderKind {
 }
 
 impl ColliderKind {
-    /// Name used in reports.
+    /// The word authors write for the kind (node extras, `kiln.toml`),
+    /// as reports and the archive's rules quote it: `convex`, `concave`
+    /// and `box` are the user-facing aliases of `Polytope`, `Bsp` and
+    /// `Cuboid`.
     pub fn name(self) -> &'static str {
         match self {
             ColliderKind::TriMesh => "trimesh",
-            ColliderKind::Convex => "convex",
-            ColliderKind::Concave => "concave",
-            ColliderKind::Box => "box",
+            ColliderKind::Polytope => "convex",
+            ColliderKind::Bsp => "concave",
+            ColliderKind::Cuboid => "box",
             ColliderKind::Sphere => "sphere",
             ColliderKind::Capsule => "capsule",
             ColliderKind::None => "none",
@@ -40,7 +43,7 @@ impl ColliderKind {
     pub fn is_primitive(self) -> bool {
         matches!(
             self,
-            ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule
+            ColliderKind::Cuboid | ColliderKind::Sphere | ColliderKind::Capsule
         )
     }
 }

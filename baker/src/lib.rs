@@ -4,9 +4,10 @@
 //!
 //! The bake reads as its modules, in order: [`config`] (settings) →
 //! [`ingest`] (glTF → [`Scene`]) → [`classify`] (a collider kind per
-//! object, and the rule that chose it) → [`prepare`] (what each shape's
-//! builder starts from: welded triangles, a fitted primitive, a watertight
-//! low-poly collider) → [`build`] (shapes in the builders' own types,
+//! object, and the rule that chose it) → [`prepare`] (what each
+//! collider's builder starts from: welded triangles, a fitted primitive)
+//! → build, in [`collider`] (each family's builder — a concave solid's
+//! watertight low-poly surface and BSP tree among them — and the
 //! top-level tree) → [`encode`] (archive types, then `kiln_formats::encode`
 //! for the bytes) → [`write`](mod@write) (atomic). [`bake`](mod@bake)
 //! strings them together, and bakes a file to a file for the CLI's `bake`
@@ -24,7 +25,7 @@
 //! ```
 
 pub mod bake;
-pub mod build;
+pub mod collider;
 pub mod classify;
 pub mod config;
 pub mod encode;

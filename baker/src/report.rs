@@ -2,7 +2,7 @@
 //! sizes, timings and warnings.
 
 use crate::scene::Scene;
-use kiln_formats::{Level, Shape};
+use kiln_formats::{Level, Collider};
 use serde::Serialize;
 
 /// The summary of one bake.
@@ -31,10 +31,10 @@ pub struct BakeReport {
     /// Placed meshes that are only drawn: their objects' colliders are
     /// authored apart, so they are not objects of their own.
     pub render_meshes: usize,
-    /// Unique shapes.
-    pub shapes: usize,
-    /// Unique shapes per kind, e.g. `{"polytope": 2, "trimesh": 3}`.
-    pub shape_kinds: std::collections::BTreeMap<String, usize>,
+    /// Unique colliders.
+    pub colliders: usize,
+    /// Unique colliders per kind, e.g. `{"polytope": 2, "trimesh": 3}`.
+    pub collider_kinds: std::collections::BTreeMap<String, usize>,
     /// Instances in the archive.
     pub instances: usize,
     /// Archive size in bytes.
@@ -52,9 +52,10 @@ pub struct BakeReport {
     pub warnings: Vec<String>,
     /// Information that is not a problem (e.g. ignored extensions).
     pub notes: Vec<String>,
-    /// Concave colliders made from render meshes, with their measured
-    /// error (two-sided Hausdorff, mean, volume ratio, faces in and out).
-    pub colliders: Vec<crate::build::ColliderReport>,
+    /// Concave solids' low-poly surfaces made from render meshes, with
+    /// their measured error (two-sided Hausdorff, mean, volume ratio,
+    /// faces in and out).
+    pub surfaces: Vec<crate::collider::SurfaceReport>,
 }
 
 impl BakeReport {
@@ -69,10 +70,10 @@ impl BakeReport {
         let render_meshes = choices.iter().filter(|c| c.render_only).count();
         let s = scene.stats();
         let stored: usize = level
-            .shapes
+            .colliders
             .iter()
             .map(|s| match s {
-                Shape::TriMesh(m) => m.triangle_count(),
+                Collider::TriMesh(m) => m.triangle_count(),
                 _ => 0,
             })
             .sum();
@@ -86,8 +87,8 @@ impl BakeReport {
             stored_triangles: stored,
             objects: scene.instances.len() - render_meshes,
             render_meshes,
-            shapes: level.shapes.len(),
-            shape_kinds: level.shapes.iter().fold(Default::default(), |mut m, s| {
+            colliders: level.colliders.len(),
+            collider_kinds: level.colliders.iter().fold(Default::default(), |mut m, s| {
                 *m.entry(s.kind_name().to_string()).or_insert(0) += 1;
                 m
             }),
@@ -103,7 +104,7 @@ impl BakeReport {
             stages: StageTimes::default(),
             warnings: scene.warnings.clone(),
             notes: scene.notes.clone(),
-            colliders: Vec::new(),
+            surfaces: Vec::new(),
         }
     }
 }

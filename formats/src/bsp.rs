@@ -1,4 +1,4 @@
-//! The Bsp shape: a solid-leaf BSP tree (Thibault and Naylor, "Set
+//! The Bsp collider: a solid-leaf BSP tree (Thibault and Naylor, "Set
 //! Operations on Polyhedra Using Binary Space Partitioning Trees",
 //! SIGGRAPH 1987) over a closed collider mesh, with bevel planes below its
 //! solid leaves so that sphere queries by dynamic plane shifting (Melax,

@@ -1,5 +1,5 @@
-//! The level: shapes, the instances that place them in the world, and a
-//! top-level tree over the instances. Each shape family has its own file
+//! The level: colliders, the instances that place them in the world, and a
+//! top-level tree over the instances. Each collider family has its own file
 //! ([`crate::tri_mesh`], …); this file holds what ties them together.
 //!
 //! Every type here is plain data: `[f32; 3]`, `u32`, `Vec` and `String`.
@@ -26,7 +26,7 @@ use rkyv::{Archive, Serialize};
 /// traversal can use a fixed-size stack.
 pub const MAX_DEPTH: usize = 128;
 
-/// An object placed in the world: a shape, where it stands, its layers
+/// An object placed in the world: a collider, where it stands, its layers
 /// (40 bytes; see [`crate::placement`] for the stored transform).
 ///
 /// A **similarity** placement stores `rotation`, a quaternion `(x, y, z,
@@ -42,8 +42,8 @@ pub struct Instance {
     pub rotation: [f32; 4],
     /// Translation of a similarity placement, `[k, 0, 0]` for an affine one.
     pub translation: [f32; 3],
-    /// Index into [`Level::shapes`].
-    pub shape: u32,
+    /// Index into [`Level::colliders`].
+    pub collider: u32,
     /// Index of this instance in the baked scene (glTF node traversal
     /// order); instances are stored in top-tree leaf order.
     pub source: u32,
@@ -136,7 +136,7 @@ pub const MAX_AFFINES: usize = 1 << 24;
 #[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Affine {
-    /// Local (shape) space to world space.
+    /// Local (collider) space to world space.
     pub world_from_local: [f32; 12],
     /// World space to local space (the inverse of `world_from_local`).
     pub local_from_world: [f32; 12],
@@ -182,10 +182,10 @@ pub fn similarity_scale(m: &[f64; 12], tol: f64) -> Option<f64> {
     similar.then(|| s2.sqrt())
 }
 
-/// One collision shape, in its own local space. Instances refer to shapes
-/// by index, so a shape used by many objects is stored once.
+/// One collider, in its own local space. Instances refer to colliders
+/// by index, so a collider used by many objects is stored once.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
-pub enum Shape {
+pub enum Collider {
     /// A triangle mesh under a tree (terrain, open or large meshes).
     TriMesh(Box<TriMesh>),
     /// A convex polytope (planes, vertices, faces).
@@ -200,63 +200,63 @@ pub enum Shape {
     Bsp(Box<Bsp>),
 }
 
-impl Shape {
-    /// The shape family's name, as `inspect` prints it.
+impl Collider {
+    /// The collider family's name, as `inspect` prints it.
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Shape::TriMesh(_) => "trimesh",
-            Shape::Polytope(_) => "polytope",
-            Shape::Cuboid(_) => "box",
-            Shape::Sphere(_) => "sphere",
-            Shape::Capsule(_) => "capsule",
-            Shape::Bsp(_) => "bsp",
+            Collider::TriMesh(_) => "trimesh",
+            Collider::Polytope(_) => "polytope",
+            Collider::Cuboid(_) => "cuboid",
+            Collider::Sphere(_) => "sphere",
+            Collider::Capsule(_) => "capsule",
+            Collider::Bsp(_) => "bsp",
         }
     }
 }
 
-impl ArchivedShape {
-    /// The shape family's name, as `inspect` prints it.
+impl ArchivedCollider {
+    /// The collider family's name, as `inspect` prints it.
     pub fn kind_name(&self) -> &'static str {
         match self {
-            ArchivedShape::TriMesh(_) => "trimesh",
-            ArchivedShape::Polytope(_) => "polytope",
-            ArchivedShape::Cuboid(_) => "box",
-            ArchivedShape::Sphere(_) => "sphere",
-            ArchivedShape::Capsule(_) => "capsule",
-            ArchivedShape::Bsp(_) => "bsp",
+            ArchivedCollider::TriMesh(_) => "trimesh",
+            ArchivedCollider::Polytope(_) => "polytope",
+            ArchivedCollider::Cuboid(_) => "cuboid",
+            ArchivedCollider::Sphere(_) => "sphere",
+            ArchivedCollider::Capsule(_) => "capsule",
+            ArchivedCollider::Bsp(_) => "bsp",
         }
     }
 
-    /// Whether the shape is a primitive (placed only by similarities).
+    /// Whether the collider is a primitive (placed only by similarities).
     pub fn is_primitive(&self) -> bool {
         matches!(
             self,
-            ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_)
+            ArchivedCollider::Cuboid(_) | ArchivedCollider::Sphere(_) | ArchivedCollider::Capsule(_)
         )
     }
 
-    /// The box around the shape in its own local space (lower and upper
+    /// The box around the collider in its own local space (lower and upper
     /// corners), as its fields give it.
     pub fn local_box(&self) -> ([f32; 3], [f32; 3]) {
         let n = |v: &[rkyv::rend::f32_le; 3]| v.map(|x| x.to_native());
         let sym = |h: [f32; 3]| (h.map(|x| -x), h);
         match self {
-            ArchivedShape::TriMesh(m) => (n(&m.min), n(&m.max)),
-            ArchivedShape::Polytope(p) => (n(&p.min), n(&p.max)),
-            ArchivedShape::Cuboid(c) => sym(n(&c.half_extents)),
-            ArchivedShape::Sphere(b) => sym([b.radius.to_native(); 3]),
-            ArchivedShape::Capsule(c) => {
+            ArchivedCollider::TriMesh(m) => (n(&m.min), n(&m.max)),
+            ArchivedCollider::Polytope(p) => (n(&p.min), n(&p.max)),
+            ArchivedCollider::Cuboid(c) => sym(n(&c.half_extents)),
+            ArchivedCollider::Sphere(b) => sym([b.radius.to_native(); 3]),
+            ArchivedCollider::Capsule(c) => {
                 let (h, r) = (c.half_height.to_native(), c.radius.to_native());
                 sym([r, h + r, r])
             }
-            ArchivedShape::Bsp(b) => (n(&b.surface.min), n(&b.surface.max)),
+            ArchivedCollider::Bsp(b) => (n(&b.surface.min), n(&b.surface.max)),
         }
     }
 
-    /// The triangle mesh, if this shape is one.
+    /// The triangle mesh, if this collider is one.
     pub fn tri_mesh(&self) -> Option<&crate::tri_mesh::ArchivedTriMesh> {
         match self {
-            ArchivedShape::TriMesh(m) => Some(m),
+            ArchivedCollider::TriMesh(m) => Some(m),
             _ => None,
         }
     }
@@ -270,8 +270,8 @@ pub const MAX_LAYERS: usize = 32;
 /// A whole baked level: the archive body.
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub struct Level {
-    /// Unique shapes; instances refer to them by index.
-    pub shapes: Vec<Shape>,
+    /// Unique colliders; instances refer to them by index.
+    pub colliders: Vec<Collider>,
     /// Placed objects.
     pub instances: Vec<Instance>,
     /// The matrices of the affine placements (see [`Instance`]).
@@ -279,7 +279,7 @@ pub struct Level {
     /// The objects' names and rules, in runs by source index, ordered by
     /// `first`.
     pub names: Vec<NameRun>,
-    /// The classification rules that chose the shapes, in words, each
+    /// The classification rules that chose the colliders, in words, each
     /// once.
     pub rules: Vec<String>,
     /// Collision layer names, bit `k` of a mask naming `layer_names[k]`;
@@ -355,7 +355,7 @@ impl ArchivedLevel {
         }
     }
 
-    /// The classification rule that chose instance `i`'s shape, in words
+    /// The classification rule that chose instance `i`'s collider, in words
     /// (empty if out of range).
     pub fn instance_rule(&self, i: usize) -> &str {
         self.instances
@@ -532,7 +532,7 @@ const _: () = {
     assert!(std::mem::align_of::<ArchivedInstance>() == 4);
     // the enum is as large as its largest inline variant (a polytope); the
     // meshes sit behind a relative pointer
-    assert!(std::mem::size_of::<ArchivedShape>() == 68);
+    assert!(std::mem::size_of::<ArchivedCollider>() == 68);
     assert!(std::mem::align_of::<ArchivedLevel>() <= crate::header::BODY_ALIGN);
 };
 
@@ -540,7 +540,7 @@ const _: () = {
 mod tests {
     use super::*;
 
-    /// A level of `instances` (sphere shape 0) with these name runs and
+    /// A level of `instances` (sphere collider 0) with these name runs and
     /// affines, checked by rkyv only (no semantic verification).
     fn level_of(
         instances: Vec<Instance>,
@@ -551,7 +551,7 @@ mod tests {
         let one = instances.len() == 1;
         let leaves = instances.len() as u32;
         Level {
-            shapes: vec![Shape::Sphere(crate::primitive::Sphere { radius: 1.0 })],
+            colliders: vec![Collider::Sphere(crate::primitive::Sphere { radius: 1.0 })],
             instances,
             affines,
             names,
@@ -571,7 +571,7 @@ mod tests {
         Instance {
             rotation: [0.0, 0.0, 0.0, 1.0],
             translation: [0.0; 3],
-            shape: 0,
+            collider: 0,
             source,
             layers: 1,
             flags: 0,

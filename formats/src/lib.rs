@@ -1,7 +1,7 @@
 //! # kiln-formats
 //!
 //! The Kiln archive schema and nothing else: the fixed [`header`], the rkyv
-//! body types ([`level`] ties together one file per shape family:
+//! body types ([`level`] ties together one file per collider family:
 //! [`tri_mesh`] (its vertices in [`vertices`]), [`polytope`], [`primitive`], [`bsp`]), and the semantic checks in [`verify`]. Both the
 //! baker (which writes archives) and the runtime (which maps them) depend on
 //! this crate, so the two can never disagree about a byte.
@@ -21,7 +21,7 @@ pub mod verify;
 pub mod vertices;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
-pub use level::{ArchivedLevel, ArchivedShape, Instance, Level, Shape, TopTree};
+pub use level::{ArchivedLevel, ArchivedCollider, Instance, Level, Collider, TopTree};
 pub use tri_mesh::{MeshTree, TreeKind, TriMesh};
 
 use thiserror::Error;
@@ -67,9 +67,9 @@ pub fn encode(level: &Level, content_hash: [u8; 16], baker_version: [u16; 3]) ->
     debug_assert_eq!(out.len(), len);
     let has = |kind: TreeKind| {
         level
-            .shapes
+            .colliders
             .iter()
-            .any(|s| matches!(s, Shape::TriMesh(m) if m.tree.kind() == kind))
+            .any(|s| matches!(s, Collider::TriMesh(m) if m.tree.kind() == kind))
     };
     let flags = if has(TreeKind::Aabb) {
         header::flags::AABB_NODES
@@ -172,7 +172,7 @@ pub fn aligned(bytes: &[u8]) -> AlignedBytes {
 ///
 /// ```
 /// # let level = kiln_formats::Level {
-/// #     shapes: vec![], instances: vec![], affines: vec![], names: vec![], rules: vec![],
+/// #     colliders: vec![], instances: vec![], affines: vec![], names: vec![], rules: vec![],
 /// #     layer_names: vec![kiln_formats::level::DEFAULT_LAYER.into()], top: Default::default(),
 /// # };
 /// # let file = kiln_formats::encode(&level, [0; 16], [0, 1, 0]);

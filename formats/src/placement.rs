@@ -23,7 +23,7 @@
 /// row.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rows {
-    /// Local (shape) space to world space.
+    /// Local (collider) space to world space.
     pub world_from_local: [f32; 12],
     /// World space to local space.
     pub local_from_world: [f32; 12],

@@ -1,4 +1,4 @@
-//! The Polytope shape: a convex solid as the planes bounding it, its
+//! The Polytope collider: a convex solid as the planes bounding it, its
 //! vertices (support mapping, closest points) and its faces as vertex
 //! loops (face `k` lies in plane `k`).
 //!

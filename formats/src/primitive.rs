@@ -1,4 +1,4 @@
-//! The primitive shapes, stored analytically in their local space, centred
+//! The primitive colliders, stored analytically in their local space, centred
 //! on the origin. An instance places them (its transform carries the fit's
 //! centre and orientation); primitives are only placed by similarity
 //! transforms (rotation, uniform scale, translation), which verification

@@ -1,4 +1,4 @@
-//! The TriMesh shape: a triangle mesh under a 4-wide tree (terrain, and
+//! The TriMesh collider: a triangle mesh under a 4-wide tree (terrain, and
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
@@ -461,7 +461,7 @@ fn lookup<E>(table: &[E], leaf: usize, entry: impl Fn(&E) -> [u32; 2]) -> Option
     (e[0] as usize == leaf).then_some(e[1])
 }
 
-/// A triangle mesh with its tree (the TriTree shape).
+/// A triangle mesh with its tree (the TriMesh collider).
 ///
 /// Triangles are stored as [`Leaf`]s in tree order. Each run of
 /// [`LEAF_CHUNK`] leaves shares a vertex base and a source-id base

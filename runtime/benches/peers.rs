@@ -28,7 +28,7 @@
 //! 2,000 each of boxes, spheres and capsules, randomly rotated, against
 //! parry3d's `Compound` of the same `ConvexPolyhedron`s / `Cuboid`s /
 //! `Ball`s / `Capsule`s; a whole level (many-cubes) baked with
-//! classification on against all-TriTree; a forest of 1M instances; and
+//! classification on against all-BuiltTriMesh; a forest of 1M instances; and
 //! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriTrees
 //! of the same collider triangles.
 //!
@@ -969,7 +969,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         let t0 = Instant::now();
         let baked = bake_scene(&scene, &settings);
         let kiln_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let kinds = &baked.report.shape_kinds;
+        let kinds = &baked.report.collider_kinds;
         eprintln!("{name}: Kiln shapes {kinds:?}");
         let level = Level::from_bytes(&baked.bytes).unwrap();
         let before = LIVE.load(Ordering::Relaxed);
@@ -1123,8 +1123,8 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
 /// Concave solids: a grid of rotated tori (the bundled shape collection's,
 /// simplified within the default 5 cm) as BSP trees, against a parry3d
 /// `TriMesh` of the same collider triangles placed in world space, and against
-/// Kiln's own TriTree of them (a second table row; its "parry3d" column
-/// holds the TriTree figure). Rays and sphere queries from outside run on
+/// Kiln's own BuiltTriMesh of them (a second table row; its "parry3d" column
+/// holds the BuiltTriMesh figure). Rays and sphere queries from outside run on
 /// the BSP's own surface tree, so hit counts match the triangle mesh's.
 fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
     use kiln_baker::config::{ColliderName, Rule};
@@ -1137,14 +1137,14 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
         .into_iter()
         .find(|m| m.name == "Torus")
         .unwrap();
-    // the collider the BSP is built from, to give parry and the TriTree
+    // the collider the BSP is built from, to give parry and the BuiltTriMesh
     let mut one = Scene::from_meshes(vec![torus.clone()]);
     one.instances[0].extras_collider = Some("concave".into());
     let t0 = Instant::now();
     let single = bake_scene(&one, &BakeSettings::default());
     let per_object_ms = t0.elapsed().as_secs_f64() * 1e3;
     let single = Level::from_bytes(&single.bytes).unwrap();
-    let shape = &single.archive().shapes[0];
+    let shape = &single.archive().colliders[0];
     assert_eq!(shape.kind_name(), "bsp", "the torus is concave");
     let (cv, ct) = kiln_baker::export::shape_mesh(shape);
     let shapes = if quick { 100 } else { 1000 };
@@ -1188,7 +1188,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
     let tri = bake_as(ColliderName::Mesh);
     eprintln!(
         "{name}: Kiln {:?} vs {:?}; one torus prepared + built in {per_object_ms:.1} ms",
-        bsp.report.shape_kinds, tri.report.shape_kinds
+        bsp.report.collider_kinds, tri.report.collider_kinds
     );
     let bsp_level = Level::from_bytes(&bsp.bytes).unwrap();
     let tri_level = Level::from_bytes(&tri.bytes).unwrap();
@@ -1252,7 +1252,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
         .collect();
     for (label, other) in [
         ("vs parry3d TriMesh", None),
-        ("vs Kiln TriTree", Some(&tri_level)),
+        ("vs Kiln BuiltTriMesh", Some(&tri_level)),
     ] {
         let row = format!("{name}, BSP {label}");
         compare(
@@ -1334,7 +1334,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
 
 /// many-cubes baked with classification on (boxes, polytopes) against the
 /// same level as triangle meshes: bytes and queries per second, Kiln only
-/// (the "parry3d" column holds the all-TriTree figure).
+/// (the "parry3d" column holds the all-BuiltTriMesh figure).
 fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/levels/many-cubes.gltf");
@@ -1347,12 +1347,12 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
     let n = if quick { 10_000 } else { 200_000 };
     let on = kiln_baker::bake_file(&path, &BakeSettings::default()).unwrap();
     let off = kiln_baker::bake_file(&path, &BakeSettings::default().all_meshes()).unwrap();
-    eprintln!("many-cubes classified: {:?}", on.report.shape_kinds);
+    eprintln!("many-cubes classified: {:?}", on.report.collider_kinds);
     let (a, b) = (
         Level::from_bytes(&on.bytes).unwrap(),
         Level::from_bytes(&off.bytes).unwrap(),
     );
-    let name = "many-cubes: classified (parry col.: all TriTree)";
+    let name = "many-cubes: classified (parry col.: all BuiltTriMesh)";
     rows.push(Row {
         mesh: name.into(),
         query: "bytes".into(),
@@ -1490,8 +1490,8 @@ fn forest_rows(quick: bool, rows: &mut Vec<Row>) {
     let _ = std::fs::remove_file(&path);
     eprintln!(
         "{name}: {} shapes {:?}, {} bytes",
-        baked.report.shapes,
-        baked.report.shape_kinds,
+        baked.report.colliders,
+        baked.report.collider_kinds,
         baked.bytes.len()
     );
     let nan = f64::NAN;

@@ -313,8 +313,8 @@ fn open_stages(path: &std::path::Path) {
         kiln_formats::verify::verify_level(level).expect("verify");
     });
     let tree = fastest_ms(21, || {
-        for shape in level.shapes.iter() {
-            if let kiln_formats::level::ArchivedShape::TriMesh(m) = shape {
+        for shape in level.colliders.iter() {
+            if let kiln_formats::level::ArchivedCollider::TriMesh(m) = shape {
                 kiln_formats::verify::verify_mesh_tree(m).expect("tree");
             }
         }

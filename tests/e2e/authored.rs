@@ -314,9 +314,9 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     assert!(level.layer("crates").is_none());
     // a layer-only rule leaves the collider choice alone
     assert_eq!(
-        level.archive().shapes[level.archive().instances
+        level.archive().colliders[level.archive().instances
             [level.find_object("Pill").unwrap().index() as usize]
-            .shape
+            .collider
             .to_native() as usize]
             .kind_name(),
         "capsule"

@@ -70,7 +70,7 @@ fn level(mesh: SceneMesh, xf: DAffine3, bevels: bool) -> Level {
     let level = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
     let a = level.archive();
     assert_eq!(
-        a.shapes[a.instances[0].shape.to_native() as usize].kind_name(),
+        a.colliders[a.instances[0].collider.to_native() as usize].kind_name(),
         "bsp",
         "{}",
         a.instance_rule(0)
@@ -440,8 +440,8 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
         let (mut bsp, mut strict, mut fell_back) = (0, 0, 0);
         for (i, inst) in a.instances.iter().enumerate() {
             let rule = a.instance_rule(i);
-            match &a.shapes[inst.shape.to_native() as usize] {
-                kiln_formats::ArchivedShape::Bsp(b) => {
+            match &a.colliders[inst.collider.to_native() as usize] {
+                kiln_formats::ArchivedCollider::Bsp(b) => {
                     bsp += 1;
                     let tris: Vec<[u32; 3]> = b.surface.triangles().map(|(t, _)| t).collect();
                     // closed and consistently oriented: every directed edge
@@ -470,11 +470,11 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
         }
         let worst = baked
             .report
-            .colliders
+            .surfaces
             .iter()
             .map(|c| c.fidelity.hausdorff())
             .fold(0.0, f64::max);
-        for c in &baked.report.colliders {
+        for c in &baked.report.surfaces {
             assert!(c.fidelity.hausdorff().is_finite() && c.fidelity.faces_out > 0);
         }
         eprintln!(
@@ -649,7 +649,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
         let (mut touching, mut hits, mut queries) = (0, 0, 0);
         let (mut worst_overlap, mut worst_sweep) = (0.0f64, 0.0f64);
         for (i, inst) in a.instances.iter().enumerate() {
-            if a.shapes[inst.shape.to_native() as usize].kind_name() != "bsp" {
+            if a.colliders[inst.collider.to_native() as usize].kind_name() != "bsp" {
                 continue;
             }
             solids += 1;
@@ -784,7 +784,7 @@ fn concave_solids_agree_with_their_surfaces_on_shared_levels() {
         let level = Level::from_bytes(&baked.bytes).unwrap();
         let a = level.archive();
         for (i, inst) in a.instances.iter().enumerate() {
-            if a.shapes[inst.shape.to_native() as usize].kind_name() != "bsp" {
+            if a.colliders[inst.collider.to_native() as usize].kind_name() != "bsp" {
                 continue;
             }
             let (bad, n, worst) = disagreements(&level, i, 77 + i as u64);
@@ -819,7 +819,7 @@ fn concave_solids_agree_with_their_surfaces_on_generated_meshes() {
         for (what, xf) in &all {
             let level = level(mesh.clone(), *xf, true);
             assert_eq!(
-                level.archive().shapes[0].kind_name(),
+                level.archive().colliders[0].kind_name(),
                 "bsp",
                 "mesh {k} {what}"
             );

@@ -159,7 +159,7 @@ fn hostile_tree_links_are_rejected_not_followed() {
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let boxes = level
-        .shapes
+        .colliders
         .iter()
         .find_map(|s| match &s.tri_mesh()?.tree {
             ArchivedMeshTree::Boxes(b) if !b.is_empty() => Some(b),
@@ -259,7 +259,7 @@ fn hostile_leaves_in_a_grid(n: u32) {
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
-    let m = level.shapes[0].tri_mesh().expect("a mesh");
+    let m = level.colliders[0].tri_mesh().expect("a mesh");
     let listed = |l: &kiln_formats::tri_mesh::ArchivedLeaf| l.is_pair() && l.delta == 0;
     // a delta up to 255, listed beyond
     let apart = n * (n - 1);
@@ -448,7 +448,7 @@ fn hostile_vertex_grids_are_rejected_by_verification() {
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
-    let m = level.shapes[0].tri_mesh().expect("a mesh");
+    let m = level.colliders[0].tri_mesh().expect("a mesh");
     let vx = &m.vertices;
     assert!(vx.axes[0].get().on_grid() && vx.axes[2].get().on_grid());
     assert!(!vx.axes[1].get().on_grid());
@@ -510,7 +510,7 @@ fn every_shape() -> Vec<u8> {
 
 #[test]
 fn hostile_shapes_are_rejected_by_verification() {
-    use kiln_formats::ArchivedShape;
+    use kiln_formats::ArchivedCollider;
     let good = every_shape();
     let aligned = aligned(&good);
     let (_, level) = kiln_formats::access_file(&aligned).unwrap();
@@ -519,9 +519,9 @@ fn hostile_shapes_are_rejected_by_verification() {
     // (byte offset, bytes to write, what the error must say)
     let mut cases: Vec<(usize, [u8; 4], &str)> = Vec::new();
     let (mut seen_poly, mut seen_box, mut seen_ball, mut seen_cap) = (false, false, false, false);
-    for s in level.shapes.iter() {
+    for s in level.colliders.iter() {
         match s {
-            ArchivedShape::Polytope(p) if !seen_poly => {
+            ArchivedCollider::Polytope(p) if !seen_poly => {
                 seen_poly = true;
                 let nan = f32::NAN.to_le_bytes();
                 cases.push((
@@ -553,7 +553,7 @@ fn hostile_shapes_are_rejected_by_verification() {
                     "outside plane 0",
                 ));
             }
-            ArchivedShape::Cuboid(c) if !seen_box => {
+            ArchivedCollider::Cuboid(c) if !seen_box => {
                 seen_box = true;
                 cases.push((
                     at(c.half_extents.as_ptr().cast()),
@@ -561,7 +561,7 @@ fn hostile_shapes_are_rejected_by_verification() {
                     "cuboid half extent",
                 ));
             }
-            ArchivedShape::Sphere(b) if !seen_ball => {
+            ArchivedCollider::Sphere(b) if !seen_ball => {
                 seen_ball = true;
                 cases.push((
                     at(std::ptr::from_ref(&b.radius).cast()),
@@ -574,7 +574,7 @@ fn hostile_shapes_are_rejected_by_verification() {
                     "sphere radius",
                 ));
             }
-            ArchivedShape::Capsule(c) if !seen_cap => {
+            ArchivedCollider::Capsule(c) if !seen_cap => {
                 seen_cap = true;
                 cases.push((
                     at(std::ptr::from_ref(&c.radius).cast()),
@@ -600,8 +600,8 @@ fn hostile_shapes_are_rejected_by_verification() {
         .iter()
         .position(|i| {
             matches!(
-                level.shapes[i.shape.to_native() as usize],
-                ArchivedShape::Sphere(_)
+                level.colliders[i.collider.to_native() as usize],
+                ArchivedCollider::Sphere(_)
             )
         })
         .unwrap();
@@ -644,7 +644,7 @@ fn hostile_shapes_are_rejected_by_verification() {
 
 #[test]
 fn hostile_bsp_trees_are_rejected_by_verification() {
-    use kiln_formats::ArchivedShape;
+    use kiln_formats::ArchivedCollider;
     let path = kiln_tests::samples_dir().join("shape_collection.glb");
     let good = bake_file(&path, &BakeSettings::default()).unwrap().bytes;
     let aligned = aligned(&good);
@@ -652,10 +652,10 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
     let base = aligned.as_ptr() as usize;
     let at = |p: *const ()| p as usize - base;
     let b = level
-        .shapes
+        .colliders
         .iter()
         .find_map(|s| match s {
-            ArchivedShape::Bsp(b) => Some(b),
+            ArchivedCollider::Bsp(b) => Some(b),
             _ => None,
         })
         .expect("the torus is a BSP tree");
@@ -755,7 +755,7 @@ fn fast_and_full_tree_checks_agree(u: u32, v: u32) {
     let (pos, tris) = kiln_tests::torus_knot(u, v, false);
     let scene = Scene::from_meshes(vec![SceneMesh::new("knot", pos, &tris)]);
     fn mesh_of(level: &kiln_formats::ArchivedLevel) -> &ArchivedTriMesh {
-        level.shapes.iter().find_map(|s| s.tri_mesh()).unwrap()
+        level.colliders.iter().find_map(|s| s.tri_mesh()).unwrap()
     }
     for kind in [kiln_formats::TreeKind::Aabb, kiln_formats::TreeKind::Sphere] {
         let settings = BakeSettings::default().all_meshes().with_tree(kind);

@@ -247,7 +247,7 @@ fn morph_targets_bake_with_their_default_weights() {
     assert!(inside(&level, [5.0, 1.4, 0.0]).is_empty());
     assert_eq!(inside(&level, [10.0, 0.0, 0.0]), ["Zero weights"]);
     // three weightings of one mesh: three shapes
-    assert_eq!(baked.report.shapes, 3);
+    assert_eq!(baked.report.colliders, 3);
 }
 
 #[test]

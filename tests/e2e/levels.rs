@@ -41,7 +41,7 @@ fn the_draco_box_bakes_to_the_same_triangles_as_the_plain_box() {
     // and classified, both are the same unit box
     let a = bake_file(&dir.join("khr_Box.glb"), &BakeSettings::default()).unwrap();
     let b = bake_file(&dir.join("khr_Box_draco.glb"), &BakeSettings::default()).unwrap();
-    let kinds = |x: &kiln_baker::Baked| x.report.shape_kinds.clone();
+    let kinds = |x: &kiln_baker::Baked| x.report.collider_kinds.clone();
     assert_eq!(kinds(&a), kinds(&b));
     let top = |bytes: &[u8]| {
         let l = Level::from_bytes(bytes).unwrap();
@@ -99,7 +99,7 @@ fn every_shared_level_bakes_and_counts_match_the_readme() {
             .instances
             .iter()
             .map(|i| {
-                a.shapes[i.shape.to_native() as usize]
+                a.colliders[i.collider.to_native() as usize]
                     .tri_mesh()
                     .map_or(0, |m| m.triangle_count())
             })
@@ -121,7 +121,7 @@ fn a_mesh_used_by_two_nodes_is_stored_once() {
     .unwrap();
     let level = Level::from_bytes(&baked.bytes).unwrap();
     let a = level.archive();
-    assert_eq!(a.shapes.len(), 6);
+    assert_eq!(a.colliders.len(), 6);
     assert_eq!(a.instances.len(), 7);
     assert_eq!(baked.report.stored_triangles, 2390);
     assert_eq!(baked.report.baked_triangles, 3542);
@@ -235,13 +235,13 @@ fn every_shared_level_gets_the_collider_kinds_a_level_designer_expects() {
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         let got: Vec<(&str, usize)> = baked
             .report
-            .shape_kinds
+            .collider_kinds
             .iter()
             .map(|(k, n)| (k.as_str(), *n))
             .collect();
         assert_eq!(&got, kinds, "{file}");
         // every concave solid is low-poly, with its fidelity reported
-        for c in &baked.report.colliders {
+        for c in &baked.report.surfaces {
             let f = &c.fidelity;
             assert!(
                 f.faces_out < f.faces_in,
@@ -262,7 +262,7 @@ fn every_shared_level_gets_the_collider_kinds_a_level_designer_expects() {
             .filter(|(k, _)| *k == "bsp")
             .map(|(_, n)| n)
             .sum::<usize>();
-        assert!(baked.report.colliders.len() >= solids, "{file}");
+        assert!(baked.report.surfaces.len() >= solids, "{file}");
     }
 }
 
@@ -291,7 +291,7 @@ fn no_point_in_the_occlusion_room_is_inside_its_walls() {
                 let t = |x: usize| (x as f32 + 0.5) / steps as f32;
                 let p = lo + (hi - lo) * glam::Vec3::new(t(i), t(j), t(k));
                 for o in level.contains_point(p, &Filter::ALL) {
-                    let kind = a.shapes[a.instances[o.index() as usize].shape.to_native() as usize]
+                    let kind = a.colliders[a.instances[o.index() as usize].collider.to_native() as usize]
                         .kind_name();
                     assert_eq!(kind, "sphere", "{p} inside {}", level.object_name(o));
                     inside_spheres += 1;

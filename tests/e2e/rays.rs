@@ -409,7 +409,7 @@ fn leaves_far_from_their_run_in_vertices_and_ids_answer_exactly() {
     let scene = kiln_baker::Scene::from_meshes(vec![SceneMesh::new("layers", pos.clone(), &tris)]);
     let bytes = bake_scene(&scene, &BakeSettings::default().all_meshes()).bytes;
     let level = Level::from_bytes(&bytes).unwrap();
-    let m = level.archive().shapes[0].tri_mesh().expect("a mesh");
+    let m = level.archive().colliders[0].tri_mesh().expect("a mesh");
     // a run lists its smaller layer (or, tied, the upper one); as the
     // tree is built, every run splits 16/16, so half the leaves list their
     // corner and their id

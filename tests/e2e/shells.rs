@@ -351,12 +351,12 @@ fn a_100k_triangle_prop_becomes_a_low_poly_solid() {
         let baked = bake_scene(&scene, &BakeSettings::default());
         let r = &baked.report;
         assert_eq!(
-            r.shape_kinds.keys().collect::<Vec<_>>(),
+            r.collider_kinds.keys().collect::<Vec<_>>(),
             ["bsp"],
             "open {open}: {:?}",
             Level::from_bytes(&baked.bytes).unwrap().archive().rules
         );
-        let c = &r.colliders[0];
+        let c = &r.surfaces[0];
         assert!(c.fidelity.faces_out <= 1024, "{}", c.fidelity.faces_out);
         assert!(c.within_tolerance(), "{:?}", c.fidelity);
         println!(

@@ -105,7 +105,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
         for (what, xf) in placements() {
             let level = level(collider, xf);
             let a = level.archive();
-            let got_kind = a.shapes[a.instances[0].shape.to_native() as usize].kind_name();
+            let got_kind = a.colliders[a.instances[0].collider.to_native() as usize].kind_name();
             // a box under a non-uniform placement becomes its hull
             let want = if kind == "box" && what == "non-uniform" {
                 "polytope"
@@ -219,7 +219,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
             let level = level(Some(collider), xf);
             let a = level.archive();
             assert_eq!(
-                a.shapes[a.instances[0].shape.to_native() as usize].kind_name(),
+                a.colliders[a.instances[0].collider.to_native() as usize].kind_name(),
                 collider
             );
             // the placed segment and radius, from the archive
@@ -233,9 +233,9 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                 )
             };
             let scale = DVec3::new(m[0], m[4], m[8]).length();
-            let (half, rad) = match &a.shapes[0] {
-                kiln_formats::ArchivedShape::Sphere(s) => (0.0, f64::from(s.radius.to_native())),
-                kiln_formats::ArchivedShape::Capsule(c) => (
+            let (half, rad) = match &a.colliders[0] {
+                kiln_formats::ArchivedCollider::Sphere(s) => (0.0, f64::from(s.radius.to_native())),
+                kiln_formats::ArchivedCollider::Capsule(c) => (
                     f64::from(c.half_height.to_native()),
                     f64::from(c.radius.to_native()),
                 ),
@@ -322,7 +322,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     let a = level.archive();
     let mut seen = Vec::new();
     for (i, inst) in a.instances.iter().enumerate() {
-        let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
+        let kind = a.colliders[inst.collider.to_native() as usize].kind_name();
         let rule = a.instance_rule(i);
         seen.push(format!(
             "{} {kind}: {rule}",
@@ -347,7 +347,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
 #[test]
 fn project_rules_set_settings_per_object() {
     use kiln_baker::config::{ColliderName, MaxPlanes, Overrides, Rule, VolumeFraction};
-    use kiln_formats::level::ArchivedShape;
+    use kiln_formats::level::ArchivedCollider;
     use kiln_formats::tri_mesh::ArchivedMeshTree;
     let path = kiln_tests::samples_dir().join("shape_collection.glb");
     let mut settings = BakeSettings::default();
@@ -391,13 +391,13 @@ fn project_rules_set_settings_per_object() {
     let find = |name: &str| {
         let i = level.find_object(name).expect(name).index() as usize;
         (
-            &a.shapes[a.instances[i].shape.to_native() as usize],
+            &a.colliders[a.instances[i].collider.to_native() as usize],
             a.instance_rule(i),
         )
     };
     let (ico, rule) = find("Icosphere");
     match ico {
-        ArchivedShape::Polytope(p) => assert!(p.planes.len() <= 16, "{}", p.planes.len()),
+        ArchivedCollider::Polytope(p) => assert!(p.planes.len() <= 16, "{}", p.planes.len()),
         s => panic!("Icosphere: {}", s.kind_name()),
     }
     assert!(
@@ -413,8 +413,8 @@ fn project_rules_set_settings_per_object() {
             && rule.contains("; project rule 2 (match = \"Sphere\"): convex_tolerance = 0.001"),
         "{rule}"
     );
-    let tree = |s: &ArchivedShape| match s {
-        ArchivedShape::TriMesh(t) => match &t.tree {
+    let tree = |s: &ArchivedCollider| match s {
+        ArchivedCollider::TriMesh(t) => match &t.tree {
             ArchivedMeshTree::Boxes(_) => "aabb",
             ArchivedMeshTree::Spheres(_) => "sphere",
         },
@@ -430,16 +430,16 @@ fn project_rules_set_settings_per_object() {
     let plain = Level::from_bytes(&plain.bytes).unwrap();
     let cone = |l: &Level| {
         let i = l.find_object("Cone").unwrap().index() as usize;
-        let s = &l.archive().shapes[l.archive().instances[i].shape.to_native() as usize];
+        let s = &l.archive().colliders[l.archive().instances[i].collider.to_native() as usize];
         match s {
-            ArchivedShape::Polytope(p) => p.planes.len(),
+            ArchivedCollider::Polytope(p) => p.planes.len(),
             s => panic!("{}", s.kind_name()),
         }
     };
     assert_eq!(cone(&level), cone(&plain));
     assert_eq!(
-        a.shapes.len(),
-        plain.archive().shapes.len() + 1,
+        a.colliders.len(),
+        plain.archive().colliders.len() + 1,
         "the tori's shared mesh bakes twice (once per tree kind) where it was one BSP tree"
     );
 }
@@ -470,7 +470,7 @@ fn a_crate_modelled_rotated_becomes_a_box() {
         };
         let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
         let a = level.archive();
-        let kind = a.shapes[a.instances[0].shape.to_native() as usize].kind_name();
+        let kind = a.colliders[a.instances[0].collider.to_native() as usize].kind_name();
         let similarity = {
             let m = xf.matrix3;
             let (x, y, z) = (m.x_axis.length(), m.y_axis.length(), m.z_axis.length());

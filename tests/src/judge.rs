@@ -29,7 +29,7 @@
 use crate::Rng;
 use crate::convex::{self, Core, Polytope};
 use glam::{DVec3, Quat, Vec3};
-use kiln_formats::ArchivedShape;
+use kiln_formats::ArchivedCollider;
 use kiln_runtime::{
     ConvexHull, Filter, Level, ObjectId, Pose, QueryShape, Ray, RayHit, ShapeCast, ShapeHit,
     ShapeOverlap, World,
@@ -164,7 +164,7 @@ pub fn objects(level: &Level) -> Vec<Object> {
         .iter()
         .map(|inst| {
             let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
-            let mut obj = placed_object(&a.shapes[inst.shape.to_native() as usize], &m);
+            let mut obj = placed_object(&a.colliders[inst.collider.to_native() as usize], &m);
             if inst.flags.to_native() != 0 {
                 // a mover or trigger: no query of the level sees it (a
                 // world's oracle puts it where the world has it)
@@ -190,7 +190,7 @@ pub fn copy_object(prefab: &Level, object: ObjectId, pose: &Pose) -> Object {
     let (x, y, z) = (col(0), col(1), col(2));
     let o = q * DVec3::new(m[3], m[7], m[11]) + t;
     let composed = [x.x, y.x, z.x, o.x, x.y, y.y, z.y, o.y, x.z, y.z, z.z, o.z];
-    placed_object(&a.shapes[inst.shape.to_native() as usize], &composed)
+    placed_object(&a.colliders[inst.collider.to_native() as usize], &composed)
 }
 
 /// A body made of a query shape at `pose`, as the oracle sees it: the
@@ -212,7 +212,7 @@ pub fn body_object(shape: &QueryShape, pose: &Pose) -> Object {
 }
 
 /// One collider of an archive placed by the world-from-local rows `m`.
-fn placed_object(shape: &ArchivedShape, m: &[f64; 12]) -> Object {
+fn placed_object(shape: &ArchivedCollider, m: &[f64; 12]) -> Object {
     let w = |p: DVec3| {
         DVec3::new(
             m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3],
@@ -244,12 +244,12 @@ fn placed_object(shape: &ArchivedShape, m: &[f64; 12]) -> Object {
     };
     let kind = shape.kind_name();
     let (pieces, solid) = match shape {
-        ArchivedShape::Sphere(s) => (rounded(0.0, s.radius.to_native()), None),
-        ArchivedShape::Capsule(c) => (
+        ArchivedCollider::Sphere(s) => (rounded(0.0, s.radius.to_native()), None),
+        ArchivedCollider::Capsule(c) => (
             rounded(c.half_height.to_native(), c.radius.to_native()),
             None,
         ),
-        ArchivedShape::Polytope(_) | ArchivedShape::Cuboid(_) => (
+        ArchivedCollider::Polytope(_) | ArchivedCollider::Cuboid(_) => (
             vec![Piece::new(
                 Core::Solid(Polytope::from_triangles(world)),
                 0.0,
@@ -257,18 +257,18 @@ fn placed_object(shape: &ArchivedShape, m: &[f64; 12]) -> Object {
             None,
         ),
         // a concave solid's surface also gives its winding number
-        ArchivedShape::TriMesh(_) | ArchivedShape::Bsp(_) => (
+        ArchivedCollider::TriMesh(_) | ArchivedCollider::Bsp(_) => (
             world
                 .iter()
                 .map(|t| Piece::new(Core::Triangle(*t), 0.0))
                 .collect(),
-            matches!(shape, ArchivedShape::Bsp(_)).then_some(world),
+            matches!(shape, ArchivedCollider::Bsp(_)).then_some(world),
         ),
     };
     // in the order `shape_mesh` lists the triangles
     let flat = match shape {
-        ArchivedShape::TriMesh(m) => leaf_flags(m),
-        ArchivedShape::Bsp(b) => {
+        ArchivedCollider::TriMesh(m) => leaf_flags(m),
+        ArchivedCollider::Bsp(b) => {
             let mut by_id: Vec<(u32, bool)> = b
                 .surface
                 .triangles()

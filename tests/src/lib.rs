@@ -562,7 +562,7 @@ pub fn object_kinds(level: &kiln_runtime::Level) -> Vec<(String, String, String)
                 level
                     .object_name(level.object(i as u32).unwrap())
                     .to_string(),
-                a.shapes[inst.shape.to_native() as usize]
+                a.colliders[inst.collider.to_native() as usize]
                     .kind_name()
                     .to_string(),
                 a.instance_rule(i).to_string(),

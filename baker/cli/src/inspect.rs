@@ -1,7 +1,7 @@
 //! `baker inspect`: what an archive holds and what it costs.
 
 use kiln_formats::Archive;
-use kiln_formats::level::ArchivedShape;
+use kiln_formats::level::ArchivedCollider;
 use kiln_formats::verify::mesh_tree_stats;
 use serde::Serialize;
 
@@ -68,11 +68,11 @@ pub struct ObjectRow {
     pub instance: usize,
     /// Object name.
     pub name: String,
-    /// Shape index.
-    pub shape: u32,
-    /// Shape kind (`trimesh`, …).
+    /// Collider index.
+    pub collider: u32,
+    /// Collider kind (`trimesh`, …).
     pub kind: &'static str,
-    /// The classification rule that chose the shape.
+    /// The classification rule that chose the collider.
     pub rule: String,
     /// The collision layers the object is in.
     pub layers: Vec<String>,
@@ -80,18 +80,18 @@ pub struct ObjectRow {
     pub motion: &'static str,
     /// Whether it is a trigger volume.
     pub trigger: bool,
-    /// Triangles in the shape (triangle meshes; 0 for other shapes).
+    /// Triangles in the collider (triangle meshes; 0 for the others).
     pub triangles: usize,
-    /// Depth of the shape's tree (triangle meshes; 0 for other shapes).
+    /// Depth of the collider's tree (triangle meshes; 0 for the others).
     pub depth: usize,
-    /// Kind of the mesh tree (`aabb` or `sphere`; `-` for other shapes).
+    /// Kind of the mesh tree (`aabb` or `sphere`; `-` for the others).
     pub tree: &'static str,
     /// World-space box of the instance (its top-level leaf box; for a
     /// mover or trigger, the box around its collider where it was baked).
     pub bounds: [[f32; 3]; 2],
-    /// Payload bytes of its shape (vertices, leaves, source ids, nodes,
-    /// planes; a shape shared by several objects counts for each).
-    pub shape_bytes: usize,
+    /// Payload bytes of its collider (vertices, leaves, source ids, nodes,
+    /// planes; a collider shared by several objects counts for each).
+    pub collider_bytes: usize,
 }
 
 /// The full inspection report.
@@ -107,10 +107,10 @@ pub struct InspectReport {
     pub bytes: usize,
     /// Bytes per section.
     pub sections: Sections,
-    /// Unique shapes.
-    pub shapes: usize,
-    /// Unique shapes per kind, e.g. `{"trimesh": 3}`.
-    pub shape_kinds: std::collections::BTreeMap<&'static str, usize>,
+    /// Unique colliders.
+    pub colliders: usize,
+    /// Unique colliders per kind, e.g. `{"trimesh": 3}`.
+    pub collider_kinds: std::collections::BTreeMap<&'static str, usize>,
     /// Instances.
     pub instances: usize,
     /// Triangles stored (each mesh once).
@@ -150,16 +150,16 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         ..Sections::default()
     };
     // per shape: (triangles, depth, tree kind)
-    let mut shape_rows = Vec::with_capacity(a.shapes.len());
-    let mut shape_kinds = std::collections::BTreeMap::new();
+    let mut shape_rows = Vec::with_capacity(a.colliders.len());
+    let mut collider_kinds = std::collections::BTreeMap::new();
     let (mut stored, mut sah_sum, mut max_depth) = (0usize, 0.0f64, 0usize);
     // payload bytes per shape: what its arm adds to the sections
-    let mut shape_bytes = Vec::with_capacity(a.shapes.len());
-    for shape in a.shapes.iter() {
+    let mut shape_bytes = Vec::with_capacity(a.colliders.len());
+    for shape in a.colliders.iter() {
         let before = s.payload();
-        *shape_kinds.entry(shape.kind_name()).or_insert(0) += 1;
+        *collider_kinds.entry(shape.kind_name()).or_insert(0) += 1;
         match shape {
-            ArchivedShape::TriMesh(m) => {
+            ArchivedCollider::TriMesh(m) => {
                 s.add_mesh(m);
                 s.names += m.name.len();
                 // verified at open, so this cannot fail; stats only
@@ -170,17 +170,17 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                 sah_sum += st.sah_cost * tris as f64;
                 max_depth = max_depth.max(st.depth);
             }
-            ArchivedShape::Polytope(p) => {
+            ArchivedCollider::Polytope(p) => {
                 s.vertices += p.vertices.len() * 12;
                 s.planes += p.planes.len() * 16
                     + (p.face_starts.len() + p.face_vertices.len()) * 4
                     + p.face_twins.len() * 2;
                 shape_rows.push((0, 0, "-"));
             }
-            ArchivedShape::Cuboid(_) | ArchivedShape::Sphere(_) | ArchivedShape::Capsule(_) => {
+            ArchivedCollider::Cuboid(_) | ArchivedCollider::Sphere(_) | ArchivedCollider::Capsule(_) => {
                 shape_rows.push((0, 0, "-"));
             }
-            ArchivedShape::Bsp(b) => {
+            ArchivedCollider::Bsp(b) => {
                 let m = &b.surface;
                 s.add_mesh(m);
                 s.mesh_nodes += b.nodes.len() * 12;
@@ -210,14 +210,14 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         .iter()
         .enumerate()
         .map(|(i, inst)| {
-            let si = inst.shape.to_native();
+            let si = inst.collider.to_native();
             let (tris, depth, tree) = shape_rows[si as usize];
             world_triangles += tris;
             ObjectRow {
                 instance: i,
                 name: a.instance_name(i).to_string(),
-                shape: si,
-                kind: a.shapes[si as usize].kind_name(),
+                collider: si,
+                kind: a.colliders[si as usize].kind_name(),
                 rule: a.instance_rule(i).to_string(),
                 layers: a
                     .layer_names
@@ -235,7 +235,7 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     Some(&(lo, hi)) => [lo, hi],
                     None => placed_box(a, inst),
                 },
-                shape_bytes: shape_bytes[si as usize],
+                collider_bytes: shape_bytes[si as usize],
             }
         })
         .collect();
@@ -248,8 +248,8 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         content_hash: h.content_hash.iter().map(|b| format!("{b:02x}")).collect(),
         bytes: archive.byte_len,
         sections: s,
-        shapes: a.shapes.len(),
-        shape_kinds,
+        colliders: a.colliders.len(),
+        collider_kinds,
         instances: a.instances.len(),
         stored_triangles: stored,
         world_triangles,
@@ -298,15 +298,15 @@ pub fn to_text(r: &InspectReport) -> String {
     );
     let _ = writeln!(
         s,
-        "{} bytes, {} shapes, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
-        r.bytes, r.shapes, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
+        "{} bytes, {} colliders, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
+        r.bytes, r.colliders, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
     );
     let kinds: Vec<String> = r
-        .shape_kinds
+        .collider_kinds
         .iter()
         .map(|(k, n)| format!("{n} {k}"))
         .collect();
-    let _ = writeln!(s, "shapes by kind: {}", kinds.join(", "));
+    let _ = writeln!(s, "colliders by kind: {}", kinds.join(", "));
     let x = &r.sections;
     let _ = writeln!(
         s,
@@ -375,7 +375,7 @@ pub fn to_text(r: &InspectReport) -> String {
             s,
             "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  {}",
             o.instance,
-            o.shape,
+            o.collider,
             o.kind,
             o.triangles,
             o.tree,
@@ -400,7 +400,7 @@ fn placed_box(
     a: &kiln_formats::ArchivedLevel,
     inst: &kiln_formats::level::ArchivedInstance,
 ) -> [[f32; 3]; 2] {
-    let (lo, hi) = a.shapes[inst.shape.to_native() as usize].local_box();
+    let (lo, hi) = a.colliders[inst.collider.to_native() as usize].local_box();
     let m = a.rows(inst).world_from_local;
     let (mut wlo, mut whi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
     for k in 0..8 {

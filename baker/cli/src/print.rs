@@ -38,12 +38,12 @@ pub fn report_one(
                 print(format!("warning: {}: {w}", input.display()));
             }
             let kinds: Vec<String> = r
-                .shape_kinds
+                .collider_kinds
                 .iter()
                 .map(|(k, n)| format!("{n} {k}"))
                 .collect();
             print(format!(
-                "[{n}/{total}] {} -> {}: {} of {} objects have colliders{}, {} shapes ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
+                "[{n}/{total}] {} -> {}: {} of {} objects have colliders{}, {} distinct colliders ({}), {} triangles stored ({} degenerate dropped), {} bytes ({:.1} B/tri), {:.0} ms",
                 input.display(),
                 output.display(),
                 r.instances,
@@ -53,7 +53,7 @@ pub fn report_one(
                     1 => " (and 1 render mesh whose collider is authored apart)".into(),
                     n => format!(" (and {n} render meshes whose colliders are authored apart)"),
                 },
-                r.shapes,
+                r.colliders,
                 if kinds.is_empty() {
                     "none".to_string()
                 } else {

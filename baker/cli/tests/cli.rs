@@ -230,7 +230,7 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
     };
     let (r, stderr) = bake(&[]);
     assert_eq!(
-        r["shape_kinds"],
+        r["collider_kinds"],
         serde_json::json!({"box": 1, "capsule": 1, "polytope": 2, "sphere": 1, "trimesh": 1})
     );
     // the two render meshes are drawn only: the file authors its colliders
@@ -1042,8 +1042,8 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
         String::from_utf8_lossy(&st.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert_eq!(r["shape_kinds"], serde_json::json!({"bsp": 1}), "{r}");
-    let c = &r["colliders"][0];
+    assert_eq!(r["collider_kinds"], serde_json::json!({"bsp": 1}), "{r}");
+    let c = &r["surfaces"][0];
     assert_eq!(c["object"], "Crate");
     assert_eq!(c["faces_in"], 10);
     let h = c["render_to_collider"]
@@ -1104,7 +1104,7 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
     let stderr = String::from_utf8_lossy(&st.stderr);
     assert!(st.status.success(), "{stderr}");
     let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert_eq!(r["shape_kinds"], serde_json::json!({"bsp": 1}), "{stderr}");
+    assert_eq!(r["collider_kinds"], serde_json::json!({"bsp": 1}), "{stderr}");
     assert!(
         stderr.contains("Crate: collider deviates") && stderr.contains("over the tolerance 0.001"),
         "{stderr}"

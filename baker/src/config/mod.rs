@@ -56,7 +56,7 @@ pub struct BakeSettings {
 /// The settings that may differ per object (a project rule sets them for
 /// the objects it matches): what a shape's builder reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ShapeSettings {
+pub struct ColliderSettings {
     /// Bounding volumes of a triangle-mesh tree.
     pub mesh_tree: TreeKind,
     /// Most planes a polytope may have.
@@ -71,9 +71,9 @@ pub struct ShapeSettings {
 }
 
 // settings are keys of the shape table: floats compared by their bits
-impl Eq for ShapeSettings {}
+impl Eq for ColliderSettings {}
 
-impl std::hash::Hash for ShapeSettings {
+impl std::hash::Hash for ColliderSettings {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         (
             self.mesh_tree,
@@ -121,8 +121,8 @@ impl Overrides {
     /// `base` with the given per-object values set (the classification
     /// settings, `convex_tolerance` and `concave_max_triangles`, are read
     /// by classification itself).
-    pub fn shape_settings(&self, base: ShapeSettings) -> ShapeSettings {
-        ShapeSettings {
+    pub fn shape_settings(&self, base: ColliderSettings) -> ColliderSettings {
+        ColliderSettings {
             mesh_tree: self.mesh_tree.unwrap_or(base.mesh_tree),
             max_planes: self.max_planes.unwrap_or(base.max_planes),
             max_deviation: self.max_deviation.unwrap_or(base.max_deviation),
@@ -234,10 +234,11 @@ impl ColliderName {
     }
 
     /// The name `v` stands for, if any: a file name, or the name `inspect`
-    /// gives the shape it becomes (`polytope`, `bsp`, `trimesh`).
+    /// gives the collider it becomes (`polytope`, `bsp`, `trimesh`, `cuboid`).
     pub fn parse(v: &str) -> Option<ColliderName> {
         match v {
             "polytope" => Some(ColliderName::Convex),
+            "cuboid" => Some(ColliderName::Box),
             "bsp" => Some(ColliderName::Concave),
             "trimesh" => Some(ColliderName::Mesh),
             _ => ColliderName::ALL.into_iter().find(|n| n.as_str() == v),
@@ -258,10 +259,10 @@ impl TryFrom<String> for ColliderName {
 impl From<ColliderName> for ColliderKind {
     fn from(n: ColliderName) -> ColliderKind {
         match n {
-            ColliderName::Convex => ColliderKind::Convex,
-            ColliderName::Concave => ColliderKind::Concave,
+            ColliderName::Convex => ColliderKind::Polytope,
+            ColliderName::Concave => ColliderKind::Bsp,
             ColliderName::Mesh | ColliderName::Terrain => ColliderKind::TriMesh,
-            ColliderName::Box => ColliderKind::Box,
+            ColliderName::Box => ColliderKind::Cuboid,
             ColliderName::Sphere => ColliderKind::Sphere,
             ColliderName::Capsule => ColliderKind::Capsule,
             ColliderName::None => ColliderKind::None,
@@ -623,8 +624,8 @@ impl BakeSettings {
     }
 
     /// The per-object settings every object starts from.
-    pub fn shape_settings(&self) -> ShapeSettings {
-        ShapeSettings {
+    pub fn shape_settings(&self) -> ColliderSettings {
+        ColliderSettings {
             mesh_tree: self.mesh_tree,
             max_planes: self.max_planes,
             max_deviation: self.max_deviation,

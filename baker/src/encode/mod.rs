@@ -1,4 +1,4 @@
-//! Encode: the builders' shapes and placements flattened into the
+//! Encode: the builders' colliders and placements flattened into the
 //! archive's types (`kiln_formats`), ready for rkyv. Mesh trees are
 //! collapsed to 4-wide nodes and quantised here ([`quantize`]); vertex
 //! axes that lie on a grid are stored as exact 16-bit steps ([`grid`]);
@@ -8,16 +8,16 @@ pub mod grid;
 pub mod leaves;
 pub mod quantize;
 
-use crate::build::bsp::BuiltBsp;
-use crate::build::solid::BuiltPolytope;
-use crate::build::tri_tree::TriTree;
-use crate::build::{BuiltLevel, BuiltShape, ColliderReport};
+use crate::collider::bsp::BuiltBsp;
+use crate::collider::polytope::BuiltPolytope;
+use crate::collider::tri_mesh::BuiltTriMesh;
+use crate::collider::{BuiltLevel, BuiltCollider, SurfaceReport};
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Affine, Instance, Level, Shape, TopNodes, TopTree, name_runs};
+use kiln_formats::level::{Affine, Instance, Level, Collider, TopNodes, TopTree, name_runs};
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -26,18 +26,18 @@ use rayon::prelude::*;
 /// The archive body of a built level, with its collision layer names and
 /// each scene instance's layer mask. Takes the level whole, so the large
 /// arrays (vertices, leaves) move into the archive types instead of being
-/// copied; shapes are encoded in parallel, in order. Returns the concave
+/// copied; colliders are encoded in parallel, in order. Returns the concave
 /// colliders' reports, which the archive does not hold.
 pub fn level(
     built: BuiltLevel,
     layer_names: Vec<String>,
     layers: &[u32],
-) -> (Level, Vec<ColliderReport>) {
+) -> (Level, Vec<SurfaceReport>) {
     // static instances in the top tree's leaf order (leaf k is instance
     // k), then the movers and triggers
     let (top, order) = top_tree(&built.top);
     debug_assert_eq!(order.len(), built.in_top);
-    let placed: Vec<&crate::build::Placed> = order
+    let placed: Vec<&crate::collider::Placed> = order
         .iter()
         .map(|&i| &built.placed[i])
         .chain(&built.placed[built.in_top..])
@@ -57,7 +57,7 @@ pub fn level(
             Instance {
                 rotation,
                 translation,
-                shape: p.shape as u32,
+                collider: p.collider as u32,
                 source: p.source as u32,
                 layers: layers[p.source],
                 flags: p.flags,
@@ -79,22 +79,22 @@ pub fn level(
         rules,
         layer_names,
         top,
-        shapes: built.shapes.into_par_iter().map(shape).collect(),
+        colliders: built.colliders.into_par_iter().map(collider).collect(),
     };
-    (level, built.colliders)
+    (level, built.surfaces)
 }
 
-fn shape(s: BuiltShape) -> Shape {
+fn collider(s: BuiltCollider) -> Collider {
     match s {
-        BuiltShape::TriMesh(t) => Shape::TriMesh(Box::new(tri_mesh(t))),
-        BuiltShape::Polytope(p) => Shape::Polytope(polytope(&p)),
-        BuiltShape::Primitive(Primitive::Cuboid(h)) => Shape::Cuboid(Cuboid { half_extents: h }),
-        BuiltShape::Primitive(Primitive::Sphere(r)) => Shape::Sphere(Sphere { radius: r }),
-        BuiltShape::Primitive(Primitive::Capsule(h, r)) => Shape::Capsule(Capsule {
+        BuiltCollider::TriMesh(t) => Collider::TriMesh(Box::new(tri_mesh(t))),
+        BuiltCollider::Polytope(p) => Collider::Polytope(polytope(&p)),
+        BuiltCollider::Primitive(Primitive::Cuboid(h)) => Collider::Cuboid(Cuboid { half_extents: h }),
+        BuiltCollider::Primitive(Primitive::Sphere(r)) => Collider::Sphere(Sphere { radius: r }),
+        BuiltCollider::Primitive(Primitive::Capsule(h, r)) => Collider::Capsule(Capsule {
             half_height: h,
             radius: r,
         }),
-        BuiltShape::Bsp(b) => Shape::Bsp(Box::new(bsp(b))),
+        BuiltCollider::Bsp(b) => Collider::Bsp(Box::new(bsp(b))),
     }
 }
 
@@ -186,9 +186,9 @@ fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
     (top, order)
 }
 
-/// A TriTree as an archived TriMesh: the binary tree collapsed to 4-wide
+/// A BuiltTriMesh as an archived TriMesh: the binary tree collapsed to 4-wide
 /// inner nodes holding their children's quantised volumes.
-pub fn tri_mesh(t: TriTree) -> TriMesh {
+pub fn tri_mesh(t: BuiltTriMesh) -> TriMesh {
     let (root, order, tree) = match t.kind {
         TreeKind::Aabb => {
             let e = quantize::encode_boxes(&t.nodes);

@@ -115,7 +115,7 @@ impl Fitting {
     pub fn fit(&self, kind: ColliderKind) -> Option<(Primitive, DAffine3, f64)> {
         let (pts, centre, floor) = (&self.pts, self.centre, self.floor);
         match kind {
-            ColliderKind::Box => {
+            ColliderKind::Cuboid => {
                 let (frame, h) = self.best_box();
                 let to_box = frame.inverse();
                 let err = pts
@@ -420,7 +420,7 @@ mod tests {
             ] {
                 let at = DVec3::new(10.0, -4.0, 2.0);
                 let pts = cuboid_points(h, rot, at);
-                let (p, frame, err) = fit(&pts, ColliderKind::Box).unwrap();
+                let (p, frame, err) = fit(&pts, ColliderKind::Cuboid).unwrap();
                 let Primitive::Cuboid(got) = p else { panic!() };
                 let mut got = got.map(f64::from);
                 got.sort_by(f64::total_cmp);
@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn an_axis_aligned_box_keeps_the_mesh_axes() {
         let pts = cuboid_points(DVec3::new(1.0, 2.0, 3.0), DQuat::IDENTITY, DVec3::ZERO);
-        let (p, frame, _) = fit(&pts, ColliderKind::Box).unwrap();
+        let (p, frame, _) = fit(&pts, ColliderKind::Cuboid).unwrap();
         assert_eq!(frame.matrix3, DMat3::IDENTITY);
         assert_eq!(p, Primitive::Cuboid([1.0, 2.0, 3.0]));
     }

@@ -414,7 +414,7 @@ fn extras_layers(node: &json::Node) -> Vec<String> {
 /// The kind a physics mesh shape asks for, and how the rule says it.
 fn mesh_collider(convex: bool) -> (ColliderKind, &'static str) {
     if convex {
-        (ColliderKind::Convex, "convex hull")
+        (ColliderKind::Polytope, "convex hull")
     } else {
         (ColliderKind::TriMesh, "triangles")
     }
@@ -540,7 +540,7 @@ fn add_colliders(
                 // "concave"}` (as `baker export` writes them) is one
                 let concave = extras_str(node, "kiln_collider").as_deref() == Some("concave");
                 if concave && !convex {
-                    kind = ColliderKind::Concave;
+                    kind = ColliderKind::Bsp;
                     rule.push_str(", a concave solid (extras)");
                 }
                 (m, world, Authored { kind, rule })

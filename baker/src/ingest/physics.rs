@@ -443,7 +443,7 @@ pub(super) fn implicit(
     let name = format!("{ext} {index}");
     let (kind, what, mesh) = match *g {
         Geometry::Box(s) => (
-            ColliderKind::Box,
+            ColliderKind::Cuboid,
             format!("box {} × {} × {}", s.x, s.y, s.z),
             box_mesh(&name, s * 0.5),
         ),
@@ -470,7 +470,7 @@ pub(super) fn implicit(
             )
         }
         Geometry::Cylinder(hh, b, t) => (
-            ColliderKind::Convex,
+            ColliderKind::Polytope,
             format!(
                 "cylinder r {b}/{t}, height {}: {CYLINDER_SEGMENTS}-gon prism",
                 2.0 * hh
@@ -592,7 +592,7 @@ mod tests {
             .fold(f32::MIN, f32::max);
         assert_eq!(top, 1.5);
         let (kind, _, cyl) = implicit(&Geometry::Cylinder(1.0, 1.0, 0.0), "T", 0).unwrap();
-        assert_eq!(kind, ColliderKind::Convex);
+        assert_eq!(kind, ColliderKind::Polytope);
         let v = signed_volume(&cyl);
         let cone = std::f64::consts::PI * 2.0 / 3.0;
         assert!(v > 0.98 * cone && v < cone, "cone volume {v} vs {cone}");

@@ -1,16 +1,16 @@
-//! Prepare: after classification, what each shape's builder starts from.
+//! Prepare: after classification, what each collider's builder starts from.
 //!
 //! Objects sharing a mesh, a collider kind and per-object settings share
-//! one shape; this step finds those shapes (in first-use order), the
+//! one collider; this step finds those colliders (in first-use order), the
 //! largest world scale each is placed with, and makes each one's input:
 //! the welded triangles for a triangle mesh or a polytope, the fitted
 //! primitive and its frame for a box, sphere or capsule. A concave solid's
-//! collider is made by build's concave step (`build::concave`), which
+//! surface is made by the BSP builder (`collider::bsp`), which
 //! owns it and its retries: whether it must be made coarser depends on the
 //! tree built from it.
 
 use crate::classify::Choice;
-use crate::config::ShapeSettings;
+use crate::config::ColliderSettings;
 use crate::geom::fit::{self, Primitive};
 use crate::geom::weld::WeldedMesh;
 use crate::kind::ColliderKind;
@@ -18,13 +18,13 @@ use crate::scene::Scene;
 use glam::DAffine3;
 use rayon::prelude::*;
 
-/// What a shape's builder starts from.
+/// What a collider's builder starts from.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ShapeInput {
+pub enum ColliderInput {
     /// The welded mesh's triangles (a triangle mesh).
     Triangles,
     /// The welded mesh's convex hull (a polytope).
-    Hull,
+    Polytope,
     /// A fitted primitive, its frame in mesh space (the primitive is
     /// centred on the frame's origin) and its fit error.
     Primitive {
@@ -35,47 +35,47 @@ pub enum ShapeInput {
         /// Largest distance from a vertex to the primitive's surface.
         error: f64,
     },
-    /// A concave solid: its watertight collider and tree are made
-    /// together by `build::concave`.
-    Concave,
+    /// A concave solid: its watertight low-poly surface and BSP tree are
+    /// made together by `collider::bsp`.
+    Bsp,
     /// The kind asked for cannot be made from this mesh (why): the
     /// triangles stand in.
     Fallback(String),
 }
 
-/// One shape to build.
+/// One collider to build.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PreparedShape {
+pub struct PreparedCollider {
     /// Index of the scene mesh (and of its welded form).
     pub mesh: usize,
     /// The kind to build (a primitive under a non-similarity placement has
-    /// already become [`ColliderKind::Convex`]).
+    /// already become [`ColliderKind::Polytope`]).
     pub kind: ColliderKind,
     /// The object settings it is built with.
-    pub settings: ShapeSettings,
+    pub settings: ColliderSettings,
     /// The largest world length of a mesh unit over its placements.
     pub scale: f64,
     /// What the builder starts from.
-    pub input: ShapeInput,
+    pub input: ColliderInput,
 }
 
-/// Every shape to build and which one each scene instance uses.
+/// Every collider to build and which one each scene instance uses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prepared {
     /// Distinct (mesh, kind, settings), in first-use order.
-    pub shapes: Vec<PreparedShape>,
-    /// Per scene instance: its shape, and whether a primitive gave way to
+    pub colliders: Vec<PreparedCollider>,
+    /// Per scene instance: its collider, and whether a primitive gave way to
     /// the mesh's hull (placed by a non-similarity); `None`: no collider.
-    pub shape_of: Vec<Option<(usize, bool)>>,
+    pub collider_of: Vec<Option<(usize, bool)>>,
 }
 
-/// Finds the shapes the choices ask for and prepares each (in parallel;
+/// Finds the colliders the choices ask for and prepares each (in parallel;
 /// each depends only on its own input, so the result does not depend on
 /// the thread count). `welded[m]` is scene mesh `m` welded.
 pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prepared {
-    let mut keys: Vec<(usize, ColliderKind, ShapeSettings)> = Vec::new();
+    let mut keys: Vec<(usize, ColliderKind, ColliderSettings)> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    let shape_of: Vec<Option<(usize, bool)>> = scene
+    let collider_of: Vec<Option<(usize, bool)>> = scene
         .instances
         .iter()
         .zip(choices)
@@ -87,20 +87,20 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
             // placement the mesh's hull stands in (a box's hull is exact)
             let hull_instead = c.kind.is_primitive() && !is_similarity(&inst.transform);
             let kind = if hull_instead {
-                ColliderKind::Convex
+                ColliderKind::Polytope
             } else {
                 c.kind
             };
-            let key = (inst.mesh, kind, c.shape);
-            let shape = *index.entry(key).or_insert_with(|| {
+            let key = (inst.mesh, kind, c.settings);
+            let collider = *index.entry(key).or_insert_with(|| {
                 keys.push(key);
                 keys.len() - 1
             });
-            Some((shape, hull_instead))
+            Some((collider, hull_instead))
         })
         .collect();
     let mut scale = vec![0.0f64; keys.len()];
-    for (inst, s) in scene.instances.iter().zip(&shape_of) {
+    for (inst, s) in scene.instances.iter().zip(&collider_of) {
         if let Some((k, _)) = s {
             let m = inst.transform.matrix3;
             let longest = m
@@ -111,13 +111,13 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
             scale[*k] = scale[*k].max(longest);
         }
     }
-    let shapes = keys
+    let colliders = keys
         .par_iter()
         .zip(&scale)
         .map(|(&(mesh, kind, settings), &s)| {
             let scale = if s.is_finite() && s > 0.0 { s } else { 1.0 };
-            let input = shape_input(&welded[mesh], kind);
-            PreparedShape {
+            let input = collider_input(&welded[mesh], kind);
+            PreparedCollider {
                 mesh,
                 kind,
                 settings,
@@ -126,23 +126,23 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
             }
         })
         .collect();
-    Prepared { shapes, shape_of }
+    Prepared { colliders, collider_of }
 }
 
-/// The input of one shape of `kind` made from a welded mesh.
-fn shape_input(welded: &WeldedMesh, kind: ColliderKind) -> ShapeInput {
+/// The input of one collider of `kind` made from a welded mesh.
+fn collider_input(welded: &WeldedMesh, kind: ColliderKind) -> ColliderInput {
     match kind {
-        ColliderKind::TriMesh | ColliderKind::None => ShapeInput::Triangles,
-        ColliderKind::Convex => ShapeInput::Hull,
-        ColliderKind::Concave => ShapeInput::Concave,
-        ColliderKind::Box | ColliderKind::Sphere | ColliderKind::Capsule => {
+        ColliderKind::TriMesh | ColliderKind::None => ColliderInput::Triangles,
+        ColliderKind::Polytope => ColliderInput::Polytope,
+        ColliderKind::Bsp => ColliderInput::Bsp,
+        ColliderKind::Cuboid | ColliderKind::Sphere | ColliderKind::Capsule => {
             match fit::fit(&welded.vertices, kind) {
-                Some((primitive, frame, error)) => ShapeInput::Primitive {
+                Some((primitive, frame, error)) => ColliderInput::Primitive {
                     primitive,
                     frame,
                     error,
                 },
-                None => ShapeInput::Fallback("nothing to fit".into()),
+                None => ColliderInput::Fallback("nothing to fit".into()),
             }
         }
     }

@@ -100,7 +100,7 @@ impl Wires {
             .zip(objects)
             .map(|(object, mesh)| {
                 let inst = &a.instances[object.index() as usize];
-                let kind = a.shapes[inst.shape.to_native() as usize].kind_name();
+                let kind = a.colliders[inst.collider.to_native() as usize].kind_name();
                 let mut edges = feature_edges(&mesh.positions, &mesh.triangles);
                 if edges.len() > max_edges {
                     edges = box_edges(&mesh.positions);

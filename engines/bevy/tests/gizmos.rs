@@ -58,7 +58,7 @@ fn colliders_and_bodies_are_drawn_by_kind() {
         let level = kiln.level().unwrap();
         let lift = level.find_object("lift").unwrap();
         let a = level.archive();
-        a.shapes[a.instances[lift.index() as usize].shape.to_native() as usize].kind_name()
+        a.colliders[a.instances[lift.index() as usize].collider.to_native() as usize].kind_name()
     };
     assert_eq!(kind, "polytope");
     let on_lift = |l: &(Vec3, Vec3, Color)| {

@@ -995,8 +995,8 @@ pub unsafe extern "C" fn kiln_level_object_info(
             )
         })?;
         let archive = level.0.archive();
-        let shape = &archive.shapes[archive.instances[index as usize].shape.to_native() as usize];
-        use kiln_formats::level::ArchivedShape as S;
+        let shape = &archive.colliders[archive.instances[index as usize].collider.to_native() as usize];
+        use kiln_formats::level::ArchivedCollider as S;
         use kiln_runtime::Motion;
         *out = KilnObjectInfo {
             collider: match shape {

@@ -1,5 +1,5 @@
 //! Semantic verification: the invariants rkyv's structural check cannot see.
-//! One file per shape family; [`verify_level`] dispatches on the shape.
+//! One file per collider family; [`verify_level`] dispatches on the collider.
 //!
 //! After [`verify_level`] accepts an archive, every index a query can follow
 //! is in range, every tree is a proper 4-wide tree in breadth-first order
@@ -18,7 +18,7 @@ pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere
 pub use tri_mesh::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedShape, ArchivedTopNodes, MAX_DEPTH, similarity_scale,
+    ArchivedInstance, ArchivedLevel, ArchivedCollider, ArchivedTopNodes, MAX_DEPTH, similarity_scale,
 };
 use thiserror::Error;
 
@@ -95,7 +95,7 @@ pub enum TreeError {
     },
 }
 
-/// Shape statistics gathered while verifying a tree.
+/// Collider statistics gathered while verifying a tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TreeStats {
     /// Number of nodes.
@@ -176,21 +176,21 @@ pub enum VerifyError {
         /// Leaves flagged for the table.
         flagged: usize,
     },
-    /// An instance refers to a shape that does not exist.
-    #[error("instance {instance}: shape {shape} of {shapes}")]
-    InstanceShape {
+    /// An instance refers to a collider that does not exist.
+    #[error("instance {instance}: collider {collider} of {colliders}")]
+    InstanceCollider {
         /// Instance index.
         instance: usize,
-        /// Shape index used.
-        shape: u32,
-        /// Shape count.
-        shapes: usize,
+        /// Collider index used.
+        collider: u32,
+        /// Collider count.
+        colliders: usize,
     },
-    /// A shape breaks its family's invariants.
-    #[error("shape {shape}: {problem}")]
-    Shape {
-        /// Shape index.
-        shape: usize,
+    /// A collider breaks its family's invariants.
+    #[error("collider {collider}: {problem}")]
+    Collider {
+        /// Collider index.
+        collider: usize,
         /// What is wrong.
         problem: String,
     },
@@ -245,28 +245,28 @@ pub enum VerifyError {
 
 /// Checks every semantic invariant of an archived level (see module docs).
 pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
-    // shapes on the rayon pool; the error of the first bad shape is reported
-    let shape = |(s, shape): (usize, &ArchivedShape)| match shape {
-        ArchivedShape::TriMesh(mesh) => verify_tri_mesh(s, mesh),
-        ArchivedShape::Polytope(p) => verify_polytope(s, p),
-        ArchivedShape::Cuboid(c) => verify_cuboid(s, c),
-        ArchivedShape::Sphere(b) => verify_sphere(s, b),
-        ArchivedShape::Capsule(c) => verify_capsule(s, c),
-        ArchivedShape::Bsp(b) => verify_bsp(s, b),
+    // colliders on the rayon pool; the error of the first bad collider is reported
+    let collider = |(s, collider): (usize, &ArchivedCollider)| match collider {
+        ArchivedCollider::TriMesh(mesh) => verify_tri_mesh(s, mesh),
+        ArchivedCollider::Polytope(p) => verify_polytope(s, p),
+        ArchivedCollider::Cuboid(c) => verify_cuboid(s, c),
+        ArchivedCollider::Sphere(b) => verify_sphere(s, b),
+        ArchivedCollider::Capsule(c) => verify_capsule(s, c),
+        ArchivedCollider::Bsp(b) => verify_bsp(s, b),
     };
-    if level.shapes.len() > 1 {
+    if level.colliders.len() > 1 {
         use rayon::prelude::*;
         let bad = level
-            .shapes
+            .colliders
             .par_iter()
             .enumerate()
-            .filter_map(|s| shape(s).err().map(|e| (s.0, e)))
+            .filter_map(|s| collider(s).err().map(|e| (s.0, e)))
             .min_by_key(|(s, _)| *s);
         if let Some((_, e)) = bad {
             return Err(e);
         }
-    } else if let Some(s) = level.shapes.first() {
-        shape((0, s))?;
+    } else if let Some(s) = level.colliders.first() {
+        collider((0, s))?;
     }
     let layers = level.layer_names.len();
     if !(1..=crate::level::MAX_LAYERS).contains(&layers)
@@ -294,7 +294,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     }) {
         return Err(VerifyError::AffineNotFinite { affine: k });
     }
-    let shapes = level.shapes.len();
+    let colliders = level.colliders.len();
     let in_top = level.top.leaves.to_native() as usize;
     if in_top > level.instances.len() {
         return Err(VerifyError::TopTree(TreeError::Coverage {
@@ -303,7 +303,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
         }));
     }
     for (i, inst) in level.instances.iter().enumerate() {
-        verify_instance(i, inst, shapes, level.affines.len())?;
+        verify_instance(i, inst, colliders, level.affines.len())?;
         let flags = inst.flags.to_native();
         let problem = if flags & !(crate::level::MOTION | crate::level::TRIGGER) != 0
             || flags & crate::level::MOTION == crate::level::MOTION
@@ -329,7 +329,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
                 "instance {i} has layer mask {mask:#x} over {layers} layers"
             )));
         }
-        if level.shapes[inst.shape.to_native() as usize].is_primitive()
+        if level.colliders[inst.collider.to_native() as usize].is_primitive()
             && !is_similarity(level, inst)
         {
             return Err(VerifyError::NotSimilar { instance: i });
@@ -433,15 +433,15 @@ const PLACEMENT_RANGE: f32 = (1u64 << 40) as f32;
 fn verify_instance(
     i: usize,
     inst: &ArchivedInstance,
-    shapes: usize,
+    colliders: usize,
     affines: usize,
 ) -> Result<(), VerifyError> {
-    let shape = inst.shape.to_native();
-    if shape as usize >= shapes {
-        return Err(VerifyError::InstanceShape {
+    let collider = inst.collider.to_native();
+    if collider as usize >= colliders {
+        return Err(VerifyError::InstanceCollider {
             instance: i,
-            shape,
-            shapes,
+            collider,
+            colliders,
         });
     }
     let q = inst.rotation.map(|v| v.to_native());

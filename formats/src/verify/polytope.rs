@@ -1,4 +1,4 @@
-//! Verification of the Polytope shape and of the primitives.
+//! Verification of the Polytope collider and of the primitives.
 
 use super::VerifyError;
 use crate::polytope::{ArchivedPolytope, MAX_PLANES, MAX_VERTICES, NO_TWIN, PLANE_TOLERANCE};
@@ -10,7 +10,7 @@ use crate::primitive::{ArchivedCapsule, ArchivedCuboid, ArchivedSphere};
 /// polytope's size) and inside its box, and a face (or none) across every
 /// edge.
 pub fn verify_polytope(s: usize, p: &ArchivedPolytope) -> Result<(), VerifyError> {
-    let bad = |problem: String| VerifyError::Shape { shape: s, problem };
+    let bad = |problem: String| VerifyError::Collider { collider: s, problem };
     let (np, nv) = (p.planes.len(), p.vertices.len());
     if !(4..=MAX_PLANES).contains(&np) || !(4..=MAX_VERTICES).contains(&nv) {
         return Err(bad(format!(
@@ -104,8 +104,8 @@ fn positive(s: usize, what: &str, v: &[f32]) -> Result<(), VerifyError> {
     if v.iter().all(|x| x.is_finite() && *x > 0.0 && *x < 1e30) {
         Ok(())
     } else {
-        Err(VerifyError::Shape {
-            shape: s,
+        Err(VerifyError::Collider {
+            collider: s,
             problem: format!("{what} {v:?} is not finite and positive"),
         })
     }

@@ -370,7 +370,7 @@ pub(super) fn stats_walk(
     stats
 }
 
-/// Checks a TriMesh shape: vertex axes and records as their layout says,
+/// Checks a TriMesh collider: vertex axes and records as their layout says,
 /// finite vertices, one base pair per run of leaves, leaf corners in
 /// range, each listing table exactly its flagged leaves, a finite
 /// decoding frame, and its tree ([`verify_mesh_tree`]).

@@ -37,7 +37,7 @@ use crate::instance::{Frame, Placement, transform_point, transform_vector};
 use crate::object::ObjectId;
 use crate::shape::{Core, Posed};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedShape};
+use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedCollider};
 use polytope::{Convex, LocalPolytope, PlacedPolytope};
 use rounded::Rounded;
 
@@ -132,7 +132,7 @@ pub(crate) fn local_ray(
 pub(crate) fn placed(level: &ArchivedLevel, ii: u32) -> (ColliderRef<'_>, Placement) {
     let inst = &level.instances[ii as usize];
     (
-        ColliderRef(&level.shapes[inst.shape.to_native() as usize]),
+        ColliderRef(&level.colliders[inst.collider.to_native() as usize]),
         Placement::new(level, inst),
     )
 }
@@ -193,7 +193,7 @@ pub(crate) trait ObjectVisitor {
 
 /// One archived shape, ready to answer queries.
 #[derive(Clone, Copy)]
-pub(crate) struct ColliderRef<'a>(pub &'a ArchivedShape);
+pub(crate) struct ColliderRef<'a>(pub &'a ArchivedCollider);
 
 impl<'a> ColliderRef<'a> {
     /// The closest hit (or with `any`, any hit) of the ray `lo + t·ld`,
@@ -230,12 +230,12 @@ impl<'a> ColliderRef<'a> {
     #[inline]
     pub fn tri_mesh(self) -> Option<&'a kiln_formats::tri_mesh::ArchivedTriMesh> {
         match self.0 {
-            ArchivedShape::TriMesh(m) => Some(m),
-            ArchivedShape::Polytope(_)
-            | ArchivedShape::Cuboid(_)
-            | ArchivedShape::Sphere(_)
-            | ArchivedShape::Capsule(_)
-            | ArchivedShape::Bsp(_) => None,
+            ArchivedCollider::TriMesh(m) => Some(m),
+            ArchivedCollider::Polytope(_)
+            | ArchivedCollider::Cuboid(_)
+            | ArchivedCollider::Sphere(_)
+            | ArchivedCollider::Capsule(_)
+            | ArchivedCollider::Bsp(_) => None,
         }
     }
 
@@ -304,9 +304,9 @@ impl<'a> ColliderRef<'a> {
     fn family(self) -> Family<'a> {
         let f = |x: &rkyv::rend::f32_le| f64::from(x.to_native());
         match self.0 {
-            ArchivedShape::TriMesh(m) => Family::Mesh(m),
-            ArchivedShape::Polytope(p) => Family::Convex(Convex::Polytope(LocalPolytope(p))),
-            ArchivedShape::Cuboid(c) => {
+            ArchivedCollider::TriMesh(m) => Family::Mesh(m),
+            ArchivedCollider::Polytope(p) => Family::Convex(Convex::Polytope(LocalPolytope(p))),
+            ArchivedCollider::Cuboid(c) => {
                 let h = &c.half_extents;
                 Family::Convex(Convex::Box(convex::BoxView(DVec3::new(
                     f(&h[0]),
@@ -314,15 +314,15 @@ impl<'a> ColliderRef<'a> {
                     f(&h[2]),
                 ))))
             }
-            ArchivedShape::Sphere(s) => Family::Rounded(Rounded {
+            ArchivedCollider::Sphere(s) => Family::Rounded(Rounded {
                 half: 0.0,
                 radius: f(&s.radius),
             }),
-            ArchivedShape::Capsule(c) => Family::Rounded(Rounded {
+            ArchivedCollider::Capsule(c) => Family::Rounded(Rounded {
                 half: f(&c.half_height),
                 radius: f(&c.radius),
             }),
-            ArchivedShape::Bsp(b) => Family::Bsp(bsp::BspView(b)),
+            ArchivedCollider::Bsp(b) => Family::Bsp(bsp::BspView(b)),
         }
     }
 }

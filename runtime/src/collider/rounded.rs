@@ -198,7 +198,7 @@ mod tests {
             let a = level.archive();
             for inst in a.instances.iter() {
                 let shape =
-                    crate::collider::ColliderRef(&a.shapes[inst.shape.to_native() as usize]);
+                    crate::collider::ColliderRef(&a.colliders[inst.collider.to_native() as usize]);
                 let super::super::Family::Rounded(r) = shape.family() else {
                     panic!("a {kind} baked as another family");
                 };

@@ -8,7 +8,7 @@ use crate::level::Level;
 use crate::object::ObjectId;
 use crate::shape::{Pose, QueryShape};
 use glam::{DQuat, DVec3};
-use kiln_formats::level::{ArchivedShape, Shape};
+use kiln_formats::level::{ArchivedCollider, Collider};
 use kiln_formats::placement::Rows;
 use std::sync::Arc;
 
@@ -214,8 +214,8 @@ impl BodyState {
             // the shape's own verification) before they were stored; they
             // are never changed afterwards, and an `AlignedVec<16>` keeps
             // the alignment the archived root needs.
-            Source::Own(bytes) => unsafe { rkyv::access_unchecked::<ArchivedShape>(bytes) },
-            Source::Level(level, s) => &level.archive().shapes[*s as usize],
+            Source::Own(bytes) => unsafe { rkyv::access_unchecked::<ArchivedCollider>(bytes) },
+            Source::Level(level, s) => &level.archive().colliders[*s as usize],
         })
     }
 
@@ -232,12 +232,12 @@ impl BodyState {
         let scale = DVec3::new(b[0], b[4], b[8]).length() as f32;
         let (q, t) = rigid_part(b);
         let primitive = match self.collider().0 {
-            ArchivedShape::Sphere(s) => Some(ProbeShape::Sphere(f(&s.radius) * scale)),
-            ArchivedShape::Capsule(c) => Some(ProbeShape::Capsule(
+            ArchivedCollider::Sphere(s) => Some(ProbeShape::Sphere(f(&s.radius) * scale)),
+            ArchivedCollider::Capsule(c) => Some(ProbeShape::Capsule(
                 f(&c.half_height) * scale,
                 f(&c.radius) * scale,
             )),
-            ArchivedShape::Cuboid(c) => Some(ProbeShape::Box(
+            ArchivedCollider::Cuboid(c) => Some(ProbeShape::Box(
                 glam::Vec3::from(c.half_extents.map(|x| x.to_native())) * scale,
             )),
             _ => None,
@@ -251,7 +251,7 @@ impl BodyState {
         // the hull of the polytope's vertices, or of the box's corners,
         // placed in the body's frame
         let points: Vec<glam::Vec3> = match self.collider().0 {
-            ArchivedShape::Polytope(p)
+            ArchivedCollider::Polytope(p)
                 if p.vertices.len() <= crate::shape::ConvexHull::MAX_POINTS =>
             {
                 p.vertices
@@ -344,7 +344,7 @@ fn collider_source(collider: &BodyCollider) -> Result<(Source, [f64; 12], bool),
             let rows = level.rows(inst);
             let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
             (
-                Source::Level(from.clone(), inst.shape.to_native()),
+                Source::Level(from.clone(), inst.collider.to_native()),
                 rows.world_from_local.map(f64::from),
                 similar,
             )
@@ -408,33 +408,33 @@ fn hull_polytope(
 fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldError> {
     use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
     let built = match *shape {
-        QueryShape::Sphere { radius } => Shape::Sphere(Sphere { radius }),
+        QueryShape::Sphere { radius } => Collider::Sphere(Sphere { radius }),
         QueryShape::Capsule {
             half_height,
             radius,
-        } => Shape::Capsule(Capsule {
+        } => Collider::Capsule(Capsule {
             half_height,
             radius,
         }),
-        QueryShape::Box { half } => Shape::Cuboid(Cuboid {
+        QueryShape::Box { half } => Collider::Cuboid(Cuboid {
             half_extents: half.to_array(),
         }),
-        QueryShape::Hull(h) => Shape::Polytope(hull_polytope(h).map_err(WorldError::BadShape)?),
+        QueryShape::Hull(h) => Collider::Polytope(hull_polytope(h).map_err(WorldError::BadShape)?),
     };
     let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&built)
         .map_err(|e| WorldError::BadShape(e.to_string()))?;
     let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
     aligned.extend_from_slice(&bytes);
-    let archived = rkyv::access::<ArchivedShape, rkyv::rancor::Error>(&aligned)
+    let archived = rkyv::access::<ArchivedCollider, rkyv::rancor::Error>(&aligned)
         .map_err(|e| WorldError::BadShape(e.to_string()))?;
     use kiln_formats::verify;
     let checked = match archived {
-        ArchivedShape::Sphere(s) => verify::verify_sphere(0, s),
-        ArchivedShape::Capsule(c) => verify::verify_capsule(0, c),
-        ArchivedShape::Cuboid(c) => verify::verify_cuboid(0, c),
-        ArchivedShape::Polytope(p) => verify::verify_polytope(0, p),
+        ArchivedCollider::Sphere(s) => verify::verify_sphere(0, s),
+        ArchivedCollider::Capsule(c) => verify::verify_capsule(0, c),
+        ArchivedCollider::Cuboid(c) => verify::verify_cuboid(0, c),
+        ArchivedCollider::Polytope(p) => verify::verify_polytope(0, p),
         // not built here
-        ArchivedShape::TriMesh(_) | ArchivedShape::Bsp(_) => Ok(()),
+        ArchivedCollider::TriMesh(_) | ArchivedCollider::Bsp(_) => Ok(()),
     };
     checked.map_err(|e| WorldError::BadShape(e.to_string()))?;
     Ok(aligned)

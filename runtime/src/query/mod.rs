@@ -115,7 +115,7 @@ fn near_in<T: Tree>(
             return false;
         }
         let inst = &level.instances[ii as usize];
-        let shape = ColliderRef(&level.shapes[inst.shape.to_native() as usize]);
+        let shape = ColliderRef(&level.colliders[inst.collider.to_native() as usize]);
         stopped = visit(ObjectId::level(ii), shape, At::Instance(level, inst));
         stopped
     });
@@ -169,7 +169,7 @@ impl<V: ObjectVisitor> RayVisitor for LevelLeaves<'_, '_, V> {
             return false;
         }
         let inst = &self.level.instances[ii as usize];
-        let shape = ColliderRef(&self.level.shapes[inst.shape.to_native() as usize]);
+        let shape = ColliderRef(&self.level.colliders[inst.collider.to_native() as usize]);
         self.stopped = self
             .v
             .object(ObjectId::level(ii), shape, At::Instance(self.level, inst));

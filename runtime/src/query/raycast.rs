@@ -175,7 +175,7 @@ impl<'a> TopSearch<'a> {
         }
         let level = self.level;
         let instance = &level.instances[inst as usize];
-        let shape = ColliderRef(&level.shapes[instance.shape.to_native() as usize]);
+        let shape = ColliderRef(&level.colliders[instance.collider.to_native() as usize]);
         let at = At::Instance(level, instance);
         if let Some(h) = shape.raycast_world(&at, self.ray.origin, self.ray.dir, self.t_max) {
             return Some(Leaf::World(h));

@@ -84,7 +84,7 @@ impl Snapshot {
                     "motion": row.motion,
                     "trigger": row.trigger,
                     "triangles": c.triangles.len(),
-                    "bytes": row.shape_bytes,
+                    "bytes": row.collider_bytes,
                     "bounds": row.bounds,
                     "geometry": push(&mut geometry, c),
                 })

@@ -1,17 +1,17 @@
-//! The top-level tree over placed shapes' world boxes.
+//! The top-level tree over placed colliders' world boxes.
 
-use super::{BuiltShape, Placed};
+use super::{BuiltCollider, Placed};
 use crate::geom::sah::{self, BinNode};
 use glam::{DAffine3, DVec3};
 use rayon::prelude::*;
 
 /// Builds the tree over `placed`; returns the placements' leaf order
 /// (indices into `placed`) and the nodes.
-pub fn build(placed: &[Placed], shapes: &[BuiltShape]) -> (Vec<usize>, Vec<BinNode>) {
+pub fn build(placed: &[Placed], colliders: &[BuiltCollider]) -> (Vec<usize>, Vec<BinNode>) {
     let (order, nodes) = sah::build_boxes(
         placed
             .par_iter()
-            .map(|p| world_box(&shapes[p.shape].hull_points(), &p.transform)),
+            .map(|p| world_box(&colliders[p.collider].hull_points(), &p.transform)),
     );
     (order.iter().map(|&i| i as usize).collect(), nodes)
 }

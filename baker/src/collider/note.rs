@@ -4,7 +4,7 @@
 //! The rendered text is archived (an object's rule), so it must not
 //! change for the same input.
 
-use super::collider::Fidelity;
+use super::bsp::surface::Fidelity;
 use std::fmt;
 
 /// One step of making a concave collider, in the order done.
@@ -106,8 +106,9 @@ pub enum Note {
     Capped(HullCap),
     /// Kept as a triangle mesh, and why.
     KeptAsTriangles(String),
-    /// A concave collider, measured, with its BSP tree or as a polytope.
-    Collider {
+    /// A concave solid's low-poly surface, measured, with its BSP tree or
+    /// as a polytope.
+    Surface {
         /// How close it is to the render mesh, and the steps that made it.
         fidelity: Fidelity,
         /// The solid built from it.
@@ -241,7 +242,7 @@ impl fmt::Display for Note {
             Note::Fit { error } => write!(f, "fit error {error:.4} m"),
             Note::Capped(c) => write!(f, "{c}"),
             Note::KeptAsTriangles(why) => write!(f, "{why}; kept as a triangle mesh"),
-            Note::Collider { fidelity: c, tree } => {
+            Note::Surface { fidelity: c, tree } => {
                 write!(
                     f,
                     "collider {} → {} faces, Hausdorff {:.4} m (render → collider {:.4}, collider → render {:.4}), mean {:.4} m, volume {:.1}%; {tree}",
@@ -314,7 +315,7 @@ mod tests {
         };
         let notes = [
             Note::HullInstead,
-            Note::Collider {
+            Note::Surface {
                 fidelity,
                 tree: Tree::Bsp {
                     nodes: 40,

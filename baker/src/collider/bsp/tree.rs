@@ -30,7 +30,7 @@
 //! the cell without cutting it, so the solid itself is unchanged: points
 //! and rays answer the same with or without them.
 
-use super::tri_tree::{self, TriTree};
+use crate::collider::tri_mesh::{self, BuiltTriMesh};
 use crate::geom::weld::WeldedMesh;
 use glam::DVec3;
 use kiln_formats::bsp::{BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
@@ -54,7 +54,7 @@ pub struct BuiltBsp {
     pub depth: usize,
     /// The collider triangles under a box tree (source ids: triangle
     /// indices), which answers surface queries exactly at run time.
-    pub surface: TriTree,
+    pub surface: BuiltTriMesh,
 }
 
 /// Why no tree was built.
@@ -359,7 +359,7 @@ pub fn build(
         nodes: b.nodes,
         bevel_nodes: b.bevel_nodes,
         depth: b.depth,
-        surface: tri_tree::build(
+        surface: tri_mesh::build(
             &WeldedMesh {
                 name: String::new(),
                 vertices: vertices.to_vec(),

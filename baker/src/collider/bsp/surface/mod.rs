@@ -29,7 +29,7 @@ pub mod remesh;
 pub mod repair;
 pub mod simplify;
 
-use crate::build::note::Step;
+use crate::collider::note::Step;
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::{bounds, closed_and_volume};
 use crate::geom::weld::WeldedMesh;
@@ -42,7 +42,7 @@ use simplify::simplify_closed;
 
 /// What a concave collider is simplified to.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ColliderSettings {
+pub struct SurfaceSettings {
     /// Largest distance, in mesh units, the collider may deviate from the
     /// render mesh.
     pub tolerance: f64,
@@ -52,7 +52,7 @@ pub struct ColliderSettings {
 
 /// A watertight collider mesh and how it was made.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Collider {
+pub struct Surface {
     /// Vertices.
     pub vertices: Vec<[f32; 3]>,
     /// Triangles, counter-clockwise seen from outside; every edge used
@@ -72,7 +72,7 @@ pub struct Collider {
 
 /// A closed, outward mesh from `mesh`, simplified within `s`, or why not
 /// (the caller keeps a triangle mesh).
-pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, String> {
+pub fn watertight(mesh: &WeldedMesh, s: SurfaceSettings) -> Result<Surface, String> {
     let (lo, hi) = bounds(&mesh.vertices);
     let extent = (hi - lo).max_element();
     if mesh.triangles.is_empty() || !extent.is_finite() || extent <= 0.0 {
@@ -134,7 +134,7 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
     // distance exceeds the tolerance, simplify again with a target scaled
     // down by what was measured (a few times), keeping the best result
     let mut target = s.tolerance;
-    let mut best: Option<Collider> = None;
+    let mut best: Option<Surface> = None;
     for _ in 0..4 {
         let Some((v, t, pinched)) = simplify_closed(&flat, &base_v, s.max_faces, target) else {
             break;
@@ -155,7 +155,7 @@ pub fn watertight(mesh: &WeldedMesh, s: ColliderSettings) -> Result<Collider, St
             .as_ref()
             .is_none_or(|b| key(pinched, h) < key(b.pinched_edges, b.fidelity.hausdorff()))
         {
-            best = Some(Collider {
+            best = Some(Surface {
                 vertices: v,
                 triangles: t,
                 fidelity,
@@ -179,7 +179,7 @@ fn hull_fallback(
     mesh: &WeldedMesh,
     mut steps: Vec<Step>,
     why: &'static str,
-) -> Result<Collider, String> {
+) -> Result<Surface, String> {
     let pts: Vec<DVec3> = mesh
         .vertices
         .iter()
@@ -196,7 +196,7 @@ fn hull_fallback(
     let volume = h.volume();
     let near_render = Nearest::new(&mesh.vertices, &mesh.triangles);
     let fidelity = measure(mesh, &near_render, &vertices, &triangles, volume, steps);
-    Ok(Collider {
+    Ok(Surface {
         vertices,
         triangles,
         fidelity,
@@ -234,7 +234,7 @@ mod tests {
         };
         let c = watertight(
             &mesh,
-            ColliderSettings {
+            SurfaceSettings {
                 tolerance: 0.05,
                 max_faces: 64,
             },

@@ -3,27 +3,27 @@
 //! plane — floor tiles laid side by side, a road meeting a pavement — the
 //! seam is no edge of the level's surface, and a shape sliding across it
 //! must not catch on it. Both sides' edges are marked flat, as edges inside
-//! one mesh are (`tri_tree`'s flat edges).
+//! one mesh are (`tri_mesh`'s flat edges).
 //!
-//! Flags live on the shape, so only meshes placed once take part: a mesh
+//! Flags live on the collider, so only meshes placed once take part: a mesh
 //! instanced many times keeps its border edges (one instance's neighbour
 //! is not another's). Endpoints are matched by their world positions
 //! rounded to f32, so seams that meet to the bit after placement match.
 
-use super::tri_tree::{TriTree, continues_at};
-use super::{BuiltShape, Placed};
+use super::tri_mesh::{BuiltTriMesh, continues_at};
+use super::{BuiltCollider, Placed};
 use glam::DVec3;
 use kiln_formats::tri_mesh::leaf_triangle;
 
 /// A border edge of a mesh in world space, as sorted: its f32-rounded
-/// endpoints as the key (low, high), then which shape, leaf triangle and
+/// endpoints as the key (low, high), then which collider, leaf triangle and
 /// edge, and which of the meshes taking part it came from. 40 bytes: the
 /// f64 points are computed again for the few edges that meet (sorting
 /// 120-byte records that carried them had been a twentieth of a one-mesh
 /// level's bake, before such a level skipped the pass).
 struct Border {
     key: ([u32; 3], [u32; 3]),
-    shape: u32,
+    collider: u32,
     tri: u32,
     mesh: u32,
     edge: u8,
@@ -32,22 +32,22 @@ struct Border {
 /// Marks seams between meshes placed once as flat edges on both sides.
 /// Only static objects take part: a mover's or trigger's mesh (which may
 /// be anywhere at run time) counts as placed more than once.
-pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
-    let mut uses = vec![0usize; shapes.len()];
+pub fn join(colliders: &mut [BuiltCollider], placed: &[Placed]) {
+    let mut uses = vec![0usize; colliders.len()];
     for p in placed {
-        uses[p.shape] += if p.flags == 0 { 1 } else { 2 };
+        uses[p.collider] += if p.flags == 0 { 1 } else { 2 };
     }
     // the meshes that take part: a triangle mesh placed once, with border
     // edges, and its placement
-    let meshes: Vec<(&Placed, &TriTree)> = placed
+    let meshes: Vec<(&Placed, &BuiltTriMesh)> = placed
         .iter()
-        .filter(|p| uses[p.shape] == 1)
-        .filter_map(|p| match &shapes[p.shape] {
-            BuiltShape::TriMesh(t) if !t.borders.is_empty() => Some((p, t)),
+        .filter(|p| uses[p.collider] == 1)
+        .filter_map(|p| match &colliders[p.collider] {
+            BuiltCollider::TriMesh(t) if !t.borders.is_empty() => Some((p, t)),
             _ => None,
         })
         .collect();
-    // a seam joins two shapes: with fewer than two, there is none (a
+    // a seam joins two colliders: with fewer than two, there is none (a
     // level of one mesh skips the pass)
     if meshes.len() < 2 {
         return;
@@ -64,18 +64,18 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
             let (ka, kb) = (key(v[edge]), key(v[(edge + 1) % 3]));
             borders.push(Border {
                 key: (ka.min(kb), ka.max(kb)),
-                shape: p.shape as u32,
+                collider: p.collider as u32,
                 tri: tri as u32,
                 mesh: m as u32,
                 edge: edge as u8,
             });
         }
     }
-    // by key, then shape, triangle and edge: the pairs below, and which
+    // by key, then collider, triangle and edge: the pairs below, and which
     // side of a pair the flatness test measures from, do not depend on the
     // order the sort meets equal keys in
     borders.sort_unstable_by(|x, y| {
-        (x.key, x.shape, x.tri, x.edge).cmp(&(y.key, y.shape, y.tri, y.edge))
+        (x.key, x.collider, x.tri, x.edge).cmp(&(y.key, y.collider, y.tri, y.edge))
     });
     // an edge as its triangle walks it, then the triangle's third corner
     let points = |b: &Border| {
@@ -87,24 +87,24 @@ pub fn join(shapes: &mut [BuiltShape], placed: &[Placed]) {
     let flat: Vec<(usize, usize, u8)> = borders
         .chunk_by(|x, y| x.key == y.key)
         .filter_map(|group| match group {
-            [x, y] if x.shape != y.shape => Some((x, y)),
+            [x, y] if x.collider != y.collider => Some((x, y)),
             _ => None,
         })
         .filter(|(x, y)| {
             let (px, py) = (points(x), points(y));
             continues_at([px[0], px[1]], px[2], py[2])
         })
-        .flat_map(|(x, y)| [x, y].map(|b| (b.shape as usize, b.tri as usize, b.edge)))
+        .flat_map(|(x, y)| [x, y].map(|b| (b.collider as usize, b.tri as usize, b.edge)))
         .collect();
-    for (shape, tri, edge) in flat {
-        if let BuiltShape::TriMesh(t) = &mut shapes[shape] {
+    for (collider, tri, edge) in flat {
+        if let BuiltCollider::TriMesh(t) = &mut colliders[collider] {
             t.flat_edges[tri / 2] |= 1 << (3 * (tri % 2) + edge as usize);
         }
     }
 }
 
 /// Vertex `v` of `t`, placed by `p`, in f64 world space.
-fn world_point(p: &Placed, t: &TriTree, v: u32) -> DVec3 {
+fn world_point(p: &Placed, t: &BuiltTriMesh, v: u32) -> DVec3 {
     p.transform
         .transform_point3(DVec3::from(t.vertices[v as usize].map(f64::from)))
 }
@@ -151,10 +151,10 @@ mod tests {
         let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap();
         level
             .archive()
-            .shapes
+            .colliders
             .iter()
             .map(|s| match s {
-                kiln_formats::ArchivedShape::TriMesh(m) => m
+                kiln_formats::ArchivedCollider::TriMesh(m) => m
                     .leaves
                     .iter()
                     .map(|l| (l.bits & FLAT_BITS).count_ones())

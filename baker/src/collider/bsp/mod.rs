@@ -1,14 +1,20 @@
-//! The concave step: a concave solid's watertight low-poly collider
-//! ([`super::collider`]) and the tree built from it, made together because
-//! the one decides the other: a collider with more faces than both its
-//! render mesh and the face budget, or whose BSP tree is over the node cap,
-//! is made again at twice the deviation (up to four times), and says so.
-//! This step alone makes colliders; `prepare` only says a shape is concave.
+//! The Bsp collider of a concave solid: its watertight low-poly surface
+//! ([`surface`]) and the solid-leaf tree built from it ([`tree`]), made
+//! together because the one decides the other: a surface with more faces
+//! than both its render mesh and the face budget, or whose tree is over
+//! the node cap, is made again at twice the deviation (up to four times),
+//! and says so. Only this module makes surfaces; `prepare` only says a
+//! collider is a BSP.
 
-use super::collider::{Collider, ColliderSettings, watertight};
+pub mod surface;
+pub mod tree;
+
+pub use tree::BuiltBsp;
+
+use surface::{Surface, SurfaceSettings, watertight};
 use super::note::{Note, Relaxed, Step, Steps, Tree};
-use super::{BuiltShape, bsp, solid};
-use crate::config::ShapeSettings;
+use super::{BuiltCollider, polytope};
+use crate::config::ColliderSettings;
 use crate::geom::weld::WeldedMesh;
 use crate::limits::MAX_DEVIATION;
 
@@ -19,9 +25,9 @@ use crate::limits::MAX_DEVIATION;
 /// then stand in).
 pub fn build(
     welded: &WeldedMesh,
-    settings: ShapeSettings,
+    settings: ColliderSettings,
     scale: f64,
-) -> Result<(BuiltShape, Note), String> {
+) -> Result<(BuiltCollider, Note), String> {
     let mut tolerance = settings.max_deviation.get();
     let mut c = collider(welded, settings, tolerance, scale, None)?;
     let mut attempt = 0;
@@ -43,23 +49,23 @@ pub fn build(
             continue;
         }
         let shape = if c.convex {
-            let (poly, note) = solid::polytope(&c.vertices, settings.max_planes.get())?;
+            let (poly, note) = polytope::polytope(&c.vertices, settings.max_planes.get())?;
             if let Some(n) = note {
                 f.steps.push(Step::Capped(n));
             }
-            BuiltShape::Polytope(poly)
+            BuiltCollider::Polytope(poly)
         } else {
-            let built = bsp::build(
+            let built = tree::build(
                 &c.vertices,
                 &c.triangles,
-                bsp::BspOptions {
+                tree::BspOptions {
                     bevels: settings.bevels,
                     ..Default::default()
                 },
             );
             match built {
-                Ok(b) => BuiltShape::Bsp(b),
-                Err(e @ bsp::BspError::TooLarge(_)) => {
+                Ok(b) => BuiltCollider::Bsp(b),
+                Err(e @ tree::BspError::TooLarge(_)) => {
                     let relaxed = Relaxed::BspTooLarge {
                         tolerance,
                         error: e.to_string(),
@@ -76,14 +82,14 @@ pub fn build(
             }
         };
         let tree = match &shape {
-            BuiltShape::Bsp(b) => Tree::Bsp {
+            BuiltCollider::Bsp(b) => Tree::Bsp {
                 nodes: b.nodes.len(),
                 bevel: b.bevel_nodes,
                 depth: b.depth,
             },
             _ => Tree::Polytope,
         };
-        let note = Note::Collider {
+        let note = Note::Surface {
             fidelity: c.fidelity,
             tree,
         };
@@ -101,14 +107,14 @@ pub fn build(
 /// refused: a bad solid is worse than triangles.
 fn collider(
     welded: &WeldedMesh,
-    settings: ShapeSettings,
+    settings: ColliderSettings,
     tolerance: f64,
     scale: f64,
     relaxed: Option<Relaxed>,
-) -> Result<Collider, String> {
+) -> Result<Surface, String> {
     let mut c = watertight(
         welded,
-        ColliderSettings {
+        SurfaceSettings {
             tolerance: tolerance / scale,
             max_faces: settings.max_faces.get(),
         },

@@ -1,40 +1,41 @@
-//! Build: prepared shapes become shapes in the builders' own types, placed
-//! instances get a top-level tree. `encode` flattens the result into the
-//! archive's types.
+//! Build: prepared colliders become colliders in the builders' own types,
+//! one module per family (`tri_mesh`, `polytope`, `bsp`; primitives come
+//! fitted from `prepare`), and placed instances get a top-level tree
+//! (`top`). `encode` flattens the result into the archive's types. The
+//! runtime's `collider/` answers queries on the same families.
 //!
-//! Everything here is deterministic: shapes are built in parallel but each
-//! depends only on its input, and they are collected in first-use order.
+//! Everything here is deterministic: colliders are built in parallel but
+//! each depends only on its input, and they are collected in first-use
+//! order.
 
 pub mod bsp;
-pub mod collider;
-pub mod concave;
 pub mod note;
+pub mod polytope;
 pub mod seams;
-pub mod solid;
 pub mod top;
-pub mod tri_tree;
+pub mod tri_mesh;
 
 use crate::classify::Choice;
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::weld::WeldedMesh;
 use crate::prepare::Prepared;
-use crate::prepare::{PreparedShape, ShapeInput};
+use crate::prepare::{PreparedCollider, ColliderInput};
 use crate::scene::Scene;
-use collider::Fidelity;
+use bsp::surface::Fidelity;
 use glam::DAffine3;
 use kiln_formats::placement::Similarity;
 use note::{Note, rule_with};
 use rayon::prelude::*;
-use solid::BuiltPolytope;
+use polytope::BuiltPolytope;
 use std::borrow::Cow;
-use tri_tree::TriTree;
+use tri_mesh::BuiltTriMesh;
 
-/// A built shape, in the builder's own form.
+/// A built collider, in the builder's own form.
 #[derive(Clone, Debug, PartialEq)]
-pub enum BuiltShape {
+pub enum BuiltCollider {
     /// A triangle mesh and its binary tree.
-    TriMesh(TriTree),
+    TriMesh(BuiltTriMesh),
     /// A convex polytope.
     Polytope(BuiltPolytope),
     /// A fitted primitive, centred on the origin of its own frame.
@@ -43,34 +44,34 @@ pub enum BuiltShape {
     Bsp(bsp::BuiltBsp),
 }
 
-impl BuiltShape {
-    /// The shape's points that bound it (every point of the shape lies in
+impl BuiltCollider {
+    /// The collider's points that bound it (every point of the collider lies in
     /// their convex hull), for world boxes.
     pub fn hull_points(&self) -> Cow<'_, [[f32; 3]]> {
         match self {
-            BuiltShape::TriMesh(t) => Cow::Borrowed(&t.vertices),
-            BuiltShape::Polytope(p) => Cow::Borrowed(&p.vertices),
-            BuiltShape::Primitive(p) => Cow::Owned(p.box_corners()),
-            BuiltShape::Bsp(b) => Cow::Borrowed(&b.surface.vertices),
+            BuiltCollider::TriMesh(t) => Cow::Borrowed(&t.vertices),
+            BuiltCollider::Polytope(p) => Cow::Borrowed(&p.vertices),
+            BuiltCollider::Primitive(p) => Cow::Owned(p.box_corners()),
+            BuiltCollider::Bsp(b) => Cow::Borrowed(&b.surface.vertices),
         }
     }
 
-    /// Whether the shape has nothing to collide with.
+    /// Whether the collider has nothing to collide with.
     pub fn is_empty(&self) -> bool {
         match self {
-            BuiltShape::TriMesh(t) => t.leaves.is_empty(),
-            BuiltShape::Polytope(_) | BuiltShape::Primitive(_) | BuiltShape::Bsp(_) => false,
+            BuiltCollider::TriMesh(t) => t.leaves.is_empty(),
+            BuiltCollider::Polytope(_) | BuiltCollider::Primitive(_) | BuiltCollider::Bsp(_) => false,
         }
     }
 }
 
-/// An instance of a built shape.
+/// An instance of a built collider.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     /// Index of the instance in the scene.
     pub source: usize,
-    /// Index into [`BuiltLevel::shapes`].
-    pub shape: usize,
+    /// Index into [`BuiltLevel::colliders`].
+    pub collider: usize,
     /// Local-to-world transform: for a similarity, exactly the one its
     /// stored form (`similarity`) gives, so the top-level tree's boxes
     /// and the seams see what the runtime will.
@@ -81,32 +82,34 @@ pub struct Placed {
     pub similarity: Option<Similarity>,
     /// Object name.
     pub name: String,
-    /// The classification rule that chose the shape.
+    /// The classification rule that chose the collider.
     pub rule: String,
     /// The archive's instance flags (`kiln_formats::level::Instance::flags`):
     /// 0 for a static object, else its motion and trigger bits.
     pub flags: u32,
 }
 
-/// Shapes, their placements in top-tree leaf order, and the top tree.
+/// Colliders, their placements in top-tree leaf order, and the top tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltLevel {
-    /// Unique shapes.
-    pub shapes: Vec<BuiltShape>,
+    /// Unique colliders.
+    pub colliders: Vec<BuiltCollider>,
     /// Placements: the static ones in top-tree leaf order, then the
-    /// movers and triggers in scene order (empty shapes left out).
+    /// movers and triggers in scene order (empty colliders left out).
     pub placed: Vec<Placed>,
     /// Binary tree over the static placements' world boxes.
     pub top: Vec<BinNode>,
     /// How many placements (the first) the top tree holds.
     pub in_top: usize,
-    /// The concave colliders made, with their measured fidelity.
-    pub colliders: Vec<ColliderReport>,
+    /// The concave solids' low-poly surfaces made, with their measured
+    /// fidelity.
+    pub surfaces: Vec<SurfaceReport>,
 }
 
-/// A concave collider's fidelity, for the bake report.
+/// A concave solid's low-poly surface and its fidelity, for the bake
+/// report.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct ColliderReport {
+pub struct SurfaceReport {
     /// The first object using it.
     pub object: String,
     /// Its mesh.
@@ -118,7 +121,7 @@ pub struct ColliderReport {
     pub fidelity: Fidelity,
 }
 
-impl ColliderReport {
+impl SurfaceReport {
     /// Whether the measured two-sided Hausdorff distance is within the
     /// tolerance.
     pub fn within_tolerance(&self) -> bool {
@@ -129,7 +132,7 @@ impl ColliderReport {
 /// The note of a primitive placed where only its hull can stand.
 const HULL_INSTEAD: Note = Note::HullInstead;
 
-/// Builds every prepared shape (`welded[m]` is scene mesh `m` welded) and
+/// Builds every prepared collider (`welded[m]` is scene mesh `m` welded) and
 /// the top-level tree over the placed ones.
 pub fn build_level(
     scene: &Scene,
@@ -138,30 +141,30 @@ pub fn build_level(
     prepared: Prepared,
     flags: &[u32],
 ) -> BuiltLevel {
-    let Prepared { shapes, shape_of } = prepared;
-    // (mesh, deviation) of each shape, for the collider reports
-    let meta: Vec<(usize, f64)> = shapes
+    let Prepared { colliders, collider_of } = prepared;
+    // (mesh, deviation) of each collider, for the collider reports
+    let meta: Vec<(usize, f64)> = colliders
         .iter()
         .map(|p| (p.mesh, p.settings.max_deviation.get()))
         .collect();
-    let built: Vec<ShapeBuild> = shapes
+    let built: Vec<ColliderBuild> = colliders
         .into_par_iter()
-        .map(|p| build_shape(&welded[p.mesh], p))
+        .map(|p| build_collider(&welded[p.mesh], p))
         .collect();
     let placed: Vec<Placed> = scene
         .instances
         .iter()
         .enumerate()
-        .filter_map(|(i, inst)| Some((i, inst, shape_of[i]?)))
-        .filter(|&(_, _, (s, _))| !built[s].shape.is_empty())
-        .map(|(i, inst, (shape, hull_instead))| {
-            let ShapeBuild { frame, note, .. } = &built[shape];
+        .filter_map(|(i, inst)| Some((i, inst, collider_of[i]?)))
+        .filter(|&(_, _, (s, _))| !built[s].collider.is_empty())
+        .map(|(i, inst, (collider, hull_instead))| {
+            let ColliderBuild { frame, note, .. } = &built[collider];
             let hull = hull_instead.then_some(&HULL_INSTEAD);
             let rule = rule_with(&choices[i].rule, hull.into_iter().chain(note));
             let (transform, similarity) = stored_placement(inst.transform * *frame);
             Placed {
                 source: i,
-                shape,
+                collider,
                 transform,
                 similarity,
                 name: inst.name.clone(),
@@ -170,17 +173,17 @@ pub fn build_level(
             }
         })
         .collect();
-    let colliders = built
+    let surfaces = built
         .iter()
         .enumerate()
         .filter_map(|(k, b)| {
-            let Some(Note::Collider { fidelity, .. }) = &b.note else {
+            let Some(Note::Surface { fidelity, .. }) = &b.note else {
                 return None;
             };
             let f = fidelity.clone();
-            let object = placed.iter().find(|p| p.shape == k)?.name.clone();
+            let object = placed.iter().find(|p| p.collider == k)?.name.clone();
             let (mesh, tolerance) = meta[k];
-            Some(ColliderReport {
+            Some(SurfaceReport {
                 object,
                 mesh: welded[mesh].name.clone(),
                 tolerance,
@@ -188,11 +191,11 @@ pub fn build_level(
             })
         })
         .collect();
-    let mut shapes: Vec<BuiltShape> = built.into_iter().map(|b| b.shape).collect();
-    seams::join(&mut shapes, &placed);
+    let mut colliders: Vec<BuiltCollider> = built.into_iter().map(|b| b.collider).collect();
+    seams::join(&mut colliders, &placed);
     // the static objects under the top tree, the others after them
     let (fixed, loose): (Vec<Placed>, Vec<Placed>) = placed.into_iter().partition(|p| p.flags == 0);
-    let (order, top) = top::build(&fixed, &shapes);
+    let (order, top) = top::build(&fixed, &colliders);
     let in_top = fixed.len();
     let placed = order
         .iter()
@@ -200,11 +203,11 @@ pub fn build_level(
         .chain(loose)
         .collect();
     BuiltLevel {
-        shapes,
+        colliders,
         placed,
         top,
         in_top,
-        colliders,
+        surfaces,
     }
 }
 
@@ -220,48 +223,48 @@ fn stored_placement(t: DAffine3) -> (DAffine3, Option<Similarity>) {
     }
 }
 
-/// One built shape and what its builder tells the placements and the
+/// One built collider and what its builder tells the placements and the
 /// report.
-struct ShapeBuild {
-    shape: BuiltShape,
-    /// The shape's frame in mesh space (primitives are centred on their
+struct ColliderBuild {
+    collider: BuiltCollider,
+    /// The collider's frame in mesh space (primitives are centred on their
     /// own origin).
     frame: DAffine3,
     /// A note for the rule (fit error, fallback, collider fidelity).
     note: Option<Note>,
 }
 
-/// Builds one prepared shape.
-fn build_shape(welded: &WeldedMesh, p: PreparedShape) -> ShapeBuild {
-    let plain = |shape: BuiltShape, note: Option<Note>| ShapeBuild {
-        shape,
+/// Builds one prepared collider.
+fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
+    let plain = |collider: BuiltCollider, note: Option<Note>| ColliderBuild {
+        collider,
         frame: DAffine3::IDENTITY,
         note,
     };
     let tri = |note: Option<Note>| {
         plain(
-            BuiltShape::TriMesh(tri_tree::build(welded, p.settings.mesh_tree)),
+            BuiltCollider::TriMesh(tri_mesh::build(welded, p.settings.mesh_tree)),
             note,
         )
     };
     let kept = |why: String| tri(Some(Note::KeptAsTriangles(why)));
     match p.input {
-        ShapeInput::Triangles => tri(None),
-        ShapeInput::Fallback(why) => kept(why),
-        ShapeInput::Hull => match solid::polytope(&welded.vertices, p.settings.max_planes.get()) {
-            Ok((poly, cap)) => plain(BuiltShape::Polytope(poly), cap.map(Note::Capped)),
+        ColliderInput::Triangles => tri(None),
+        ColliderInput::Fallback(why) => kept(why),
+        ColliderInput::Polytope => match polytope::polytope(&welded.vertices, p.settings.max_planes.get()) {
+            Ok((poly, cap)) => plain(BuiltCollider::Polytope(poly), cap.map(Note::Capped)),
             Err(why) => kept(why),
         },
-        ShapeInput::Primitive {
+        ColliderInput::Primitive {
             primitive,
             frame,
             error,
-        } => ShapeBuild {
+        } => ColliderBuild {
             frame,
-            ..plain(BuiltShape::Primitive(primitive), Some(Note::Fit { error }))
+            ..plain(BuiltCollider::Primitive(primitive), Some(Note::Fit { error }))
         },
-        ShapeInput::Concave => match concave::build(welded, p.settings, p.scale) {
-            Ok((shape, note)) => plain(shape, Some(note)),
+        ColliderInput::Bsp => match bsp::build(welded, p.settings, p.scale) {
+            Ok((collider, note)) => plain(collider, Some(note)),
             Err(why) => kept(why),
         },
     }

@@ -1,4 +1,4 @@
-//! The TriTree shape: a mesh's triangles paired across shared edges into
+//! The TriMesh collider: a mesh's triangles paired across shared edges into
 //! two-triangle leaves (the terrain trick of the Pathfinder sphere-tree
 //! "Scene Collision Detection" article), under a binned-SAH AABB tree (van
 //! den Bergen, "Collision Detection", GDC 2013).
@@ -18,7 +18,7 @@ use rayon::prelude::*;
 /// SAH tree over them (one leaf per pair). `encode` collapses the tree to
 /// 4-wide quantised nodes of `kind`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TriTree {
+pub struct BuiltTriMesh {
     /// Source mesh name.
     pub name: String,
     /// Welded vertex positions.
@@ -39,7 +39,7 @@ pub struct TriTree {
     pub kind: TreeKind,
 }
 
-impl TriTree {
+impl BuiltTriMesh {
     /// Triangles in the tree.
     pub fn triangle_count(&self) -> usize {
         self.source_ids
@@ -72,7 +72,7 @@ impl TriTree {
 }
 
 /// Builds the tree of a welded mesh.
-pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
+pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> BuiltTriMesh {
     let vertices = &mesh.vertices;
     let triangles = &mesh.triangles;
     // every edge's sides grouped once: pairing candidates, flat edges and
@@ -104,7 +104,7 @@ pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> TriTree {
                 .map(move |bit| (2 * l + bit / 3, bit % 3))
         })
         .collect();
-    TriTree {
+    BuiltTriMesh {
         name: mesh.name.clone(),
         vertices: mesh.vertices.clone(),
         flat_edges,

@@ -1,7 +1,7 @@
 //! Fidelity: how far a collider strays from its render mesh, measured on
 //! samples of both surfaces (not estimated).
 
-use crate::build::note::Step;
+use crate::collider::note::Step;
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::closed_and_volume;
 use crate::geom::weld::WeldedMesh;
@@ -21,7 +21,7 @@ pub struct Fidelity {
     pub collider_to_render: f64,
     /// Mean distance over both sample sets.
     pub mean: f64,
-    /// Collider volume over render volume (render mesh closed), else over
+    /// Surface volume over render volume (render mesh closed), else over
     /// the remeshed volume.
     pub volume_ratio: f64,
     /// What was done, in order (welded, remeshed, simplified, convex
