@@ -186,7 +186,7 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     stages.prepare_ms = laps.lap();
     let flags = classify::roles(scene, settings);
     let built = collider::build_level(scene, &welded, &choices, prepared, &flags);
-    stages.shapes_ms = laps.lap();
+    stages.build_colliders_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
     let (level, colliders) = encode::level(built, layer_names, &layer_masks);
     stages.encode_ms = laps.lap();
@@ -288,13 +288,7 @@ pub fn bake_to_file(
         Ok(b) => b,
         Err(e) => return Outcome::Failed(e.into()),
     };
-    if strict
-        && let Some(c) = baked
-            .report
-            .surfaces
-            .iter()
-            .find(|c| !c.within_tolerance())
-    {
+    if strict && let Some(c) = baked.report.surfaces.iter().find(|c| !c.within_tolerance()) {
         return Outcome::Failed(BakeFileError::Strict {
             input: input.display().to_string(),
             object: c.object.clone(),

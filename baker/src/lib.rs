@@ -25,8 +25,8 @@
 //! ```
 
 pub mod bake;
-pub mod collider;
 pub mod classify;
+pub mod collider;
 pub mod config;
 pub mod encode;
 pub mod export;

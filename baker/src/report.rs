@@ -2,7 +2,7 @@
 //! sizes, timings and warnings.
 
 use crate::scene::Scene;
-use kiln_formats::{Level, Collider};
+use kiln_formats::{Collider, Level};
 use serde::Serialize;
 
 /// The summary of one bake.
@@ -121,12 +121,12 @@ pub struct StageTimes {
     pub weld_ms: f64,
     /// Choosing each object's collider kind.
     pub classify_ms: f64,
-    /// Preparing shapes: primitive fits, hulls, simplified colliders.
+    /// Preparing colliders: which objects share one, primitive fits.
     pub prepare_ms: f64,
-    /// Building shapes and trees: BSP trees, polytopes, the triangle
+    /// Building colliders and trees: BSP trees and their surfaces, polytopes, the triangle
     /// trees (edge grouping, pairing, binned SAH), seams and the
     /// top-level tree.
-    pub shapes_ms: f64,
+    pub build_colliders_ms: f64,
     /// Encoding into archive form: layers, collapsing and quantising
     /// trees, placing leaves and vertices.
     pub encode_ms: f64,
@@ -140,7 +140,7 @@ pub struct StageTimes {
 impl StageTimes {
     /// Welding through encoding: what [`BakeReport::build_ms`] reports.
     pub fn building_ms(&self) -> f64 {
-        self.weld_ms + self.classify_ms + self.prepare_ms + self.shapes_ms + self.encode_ms
+        self.weld_ms + self.classify_ms + self.prepare_ms + self.build_colliders_ms + self.encode_ms
     }
 }
 

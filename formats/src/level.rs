@@ -231,7 +231,9 @@ impl ArchivedCollider {
     pub fn is_primitive(&self) -> bool {
         matches!(
             self,
-            ArchivedCollider::Cuboid(_) | ArchivedCollider::Sphere(_) | ArchivedCollider::Capsule(_)
+            ArchivedCollider::Cuboid(_)
+                | ArchivedCollider::Sphere(_)
+                | ArchivedCollider::Capsule(_)
         )
     }
 

@@ -21,7 +21,7 @@ pub mod verify;
 pub mod vertices;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
-pub use level::{ArchivedLevel, ArchivedCollider, Instance, Level, Collider, TopTree};
+pub use level::{ArchivedCollider, ArchivedLevel, Collider, Instance, Level, TopTree};
 pub use tri_mesh::{MeshTree, TreeKind, TriMesh};
 
 use thiserror::Error;

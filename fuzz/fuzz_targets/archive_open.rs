@@ -63,7 +63,7 @@ fuzz_target!(|data: &[u8]| {
         for (shape, pose) in [
             (capsule, capsule_pose),
             (
-                QueryShape::Box {
+                QueryShape::Cuboid {
                     half: Vec3::new(1.0, 0.5, 0.25),
                 },
                 tilted,

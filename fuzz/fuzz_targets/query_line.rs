@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         ))
     });
     if let Ok(line) = std::str::from_utf8(data) {
-        let v = baker_tools::query::answer_line(world, line);
+        let v = baker_tools::json_lines::answer_line(world, line);
         assert!(v.is_object());
     }
 });

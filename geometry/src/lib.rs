@@ -15,6 +15,7 @@
 //! ```
 
 pub mod hull;
+pub mod ray_round;
 pub mod rng;
 pub mod sphere_triangle;
 pub mod voxels;

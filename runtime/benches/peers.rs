@@ -28,8 +28,8 @@
 //! 2,000 each of boxes, spheres and capsules, randomly rotated, against
 //! parry3d's `Compound` of the same `ConvexPolyhedron`s / `Cuboid`s /
 //! `Ball`s / `Capsule`s; a whole level (many-cubes) baked with
-//! classification on against all-BuiltTriMesh; a forest of 1M instances; and
-//! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriTrees
+//! classification on against all triangle meshes; a forest of 1M instances; and
+//! concave tori as BSP trees against parry3d `TriMesh`es and Kiln TriMeshes
 //! of the same collider triangles.
 //!
 //! The meshes: an fBm terrain, a generated city (towers of stacked boxes
@@ -804,7 +804,7 @@ fn main() {
 #[derive(Clone, Copy, PartialEq)]
 enum Family {
     Hull,
-    Box,
+    Cuboid,
     Sphere,
     Capsule,
 }
@@ -874,7 +874,7 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 local,
             )
         }
-        Family::Box => {
+        Family::Cuboid => {
             let h = Vec3::new(
                 rng.range(0.2, 2.0),
                 rng.range(0.2, 2.0),
@@ -885,7 +885,7 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
                 "box",
                 SharedShape::cuboid(h.x, h.y, h.z),
                 h.max_element(),
-                shapes::Local::Box(h.as_dvec3()),
+                shapes::Local::Cuboid(h.as_dvec3()),
             )
         }
         Family::Sphere => {
@@ -932,10 +932,15 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
 fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
     let shapes = if quick { 300 } else { 2_000 };
     let nq = if quick { 10_000 } else { 200_000 };
-    for family in [Family::Hull, Family::Box, Family::Sphere, Family::Capsule] {
+    for family in [
+        Family::Hull,
+        Family::Cuboid,
+        Family::Sphere,
+        Family::Capsule,
+    ] {
         let name = match family {
             Family::Hull => format!("{shapes} hulls (8-256 pts)"),
-            Family::Box => format!("{shapes} boxes"),
+            Family::Cuboid => format!("{shapes} boxes"),
             Family::Sphere => format!("{shapes} spheres"),
             Family::Capsule => format!("{shapes} capsules"),
         };

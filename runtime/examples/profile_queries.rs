@@ -123,7 +123,7 @@ fn main() {
                 s.weld_ms,
                 s.classify_ms,
                 s.prepare_ms,
-                s.shapes_ms,
+                s.build_colliders_ms,
                 s.encode_ms,
                 s.serialize_ms,
                 s.check_ms

@@ -415,7 +415,7 @@ impl Character<'_> {
     /// let mut world = World::new(level);
     /// // a 4 × 0.5 × 4 m lift whose top is at y = 0.5, over the floor at x = 12, z = 5
     /// let mut lift = Pose::at(Vec3::new(12.0, 0.25, 5.0));
-    /// let id = world.insert(Body::shape(QueryShape::Box { half: Vec3::new(2.0, 0.25, 2.0) }, lift))?;
+    /// let id = world.insert(Body::shape(QueryShape::Cuboid { half: Vec3::new(2.0, 0.25, 2.0) }, lift))?;
     /// let player = Character::capsule(0.3, 0.6);
     /// let mut at = Vec3::new(12.0, 1.4, 5.0);
     /// let mut ground = Ground::InAir;

@@ -3,8 +3,8 @@
 //! decoded on the fly; box children are decoded and tested four at a
 //! time, one SIMD lane each) and the top-level tree (the same 4-wide form,
 //! its children's boxes as plain floats for a level of up to a few
-//! thousand objects, [`FloatTree`], else quantised as a mesh's,
-//! [`TopTree`]). A walk carries each node's decoded [`Volume`], because
+//! thousand objects, [`FloatTreeView`], else quantised as a mesh's,
+//! [`TopTreeView`]). A walk carries each node's decoded [`Volume`], because
 //! box children are quantised against their parent's box; a float tree's
 //! walk carries nothing ([`Unframed`]).
 //!
@@ -100,20 +100,20 @@ pub(crate) trait Volume: Copy {
 
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Aabb {
+pub(crate) struct NodeBox {
     min: Vec3A,
     max: Vec3A,
 }
 
-impl Aabb {
+impl NodeBox {
     /// A placeholder (an empty box), for buffers filled before use.
-    pub(crate) const EMPTY: Aabb = Aabb {
+    pub(crate) const EMPTY: NodeBox = NodeBox {
         min: Vec3A::INFINITY,
         max: Vec3A::NEG_INFINITY,
     };
 }
 
-impl Volume for Aabb {
+impl Volume for NodeBox {
     #[inline]
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32> {
         ray.hit_a(self.min - grow.ext, self.max + grow.ext, t_max)
@@ -211,32 +211,32 @@ pub(crate) trait Tree {
 /// A level's top-level tree, in the form its archive stores
 /// ([`kiln_formats::level::TopNodes`]). A walk matches once and runs the
 /// walker for that form.
-pub(crate) enum TopTree<'a> {
+pub(crate) enum TopTreeView<'a> {
     /// Float nodes (a tree small enough to stay in cache).
-    Floats(FloatTree<'a>),
+    Floats(FloatTreeView<'a>),
     /// Quantised nodes.
-    Boxes(BoxTree<'a>),
+    Boxes(BoxTreeView<'a>),
 }
 
 /// The top-level tree of `level`: 4-wide box nodes, float or quantised,
 /// its leaves one static instance each.
 #[inline]
-pub(crate) fn top_tree(level: &ArchivedLevel) -> TopTree<'_> {
+pub(crate) fn top_tree(level: &ArchivedLevel) -> TopTreeView<'_> {
     let t = &level.top;
     let root = t.leaves.to_native() > 0;
     match &t.nodes {
-        ArchivedTopNodes::Floats(n) => TopTree::Floats(FloatTree {
+        ArchivedTopNodes::Floats(n) => TopTreeView::Floats(FloatTreeView {
             nodes: n.as_slice(),
             root: root.then(|| t.root.to_native()),
             ahead: std::mem::size_of_val(n.as_slice()) > PREFETCH_FROM_BYTES,
         }),
-        ArchivedTopNodes::Boxes(n) => TopTree::Boxes(BoxTree::new(
+        ArchivedTopNodes::Boxes(n) => TopTreeView::Boxes(BoxTreeView::new(
             n.as_slice(),
             &[],
             root.then(|| {
                 (
                     t.root.to_native(),
-                    Aabb {
+                    NodeBox {
                         min: vec3a(&t.min),
                         max: vec3a(&t.max),
                     },
@@ -269,14 +269,14 @@ impl Volume for Unframed {
 
 /// A box tree of float nodes (the top-level tree of a level of up to a few
 /// thousand objects).
-pub(crate) struct FloatTree<'a> {
+pub(crate) struct FloatTreeView<'a> {
     nodes: &'a [ArchivedFloatBoxNode],
     root: Option<u32>,
-    /// Whether walks ask for children's lines ahead (as [`BoxTree`]'s).
+    /// Whether walks ask for children's lines ahead (as [`BoxTreeView`]'s).
     ahead: bool,
 }
 
-impl FloatTree<'_> {
+impl FloatTreeView<'_> {
     /// Node `node`'s four boxes, one SIMD lane per child, and its links.
     #[inline(always)]
     fn boxes(&self, node: u32) -> ([Vec4; 3], [Vec4; 3], Links) {
@@ -326,7 +326,7 @@ impl FloatTree<'_> {
     }
 }
 
-impl Tree for FloatTree<'_> {
+impl Tree for FloatTreeView<'_> {
     type Vol = Unframed;
     #[inline]
     fn root(&self) -> Option<(u32, Unframed)> {
@@ -368,9 +368,9 @@ impl Tree for FloatTree<'_> {
 }
 
 /// A mesh's box tree.
-pub(crate) struct BoxTree<'a> {
+pub(crate) struct BoxTreeView<'a> {
     nodes: &'a [ArchivedBoxNode],
-    root: Option<(u32, Aabb)>,
+    root: Option<(u32, NodeBox)>,
     /// A mesh's leaf rows, for prefetching the rows of leaves a ray
     /// enters (empty for the top-level tree).
     leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
@@ -385,16 +385,16 @@ pub(crate) struct BoxTree<'a> {
 /// x86-64 CPUs of the last decade).
 const PREFETCH_FROM_BYTES: usize = 32 << 10;
 
-impl<'a> BoxTree<'a> {
+impl<'a> BoxTreeView<'a> {
     /// A tree over `nodes` and `leaves`, with `root`.
     #[inline]
     fn new(
         nodes: &'a [ArchivedBoxNode],
         leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
-        root: Option<(u32, Aabb)>,
+        root: Option<(u32, NodeBox)>,
     ) -> Self {
         let bytes = std::mem::size_of_val(nodes) + std::mem::size_of_val(leaves);
-        BoxTree {
+        BoxTreeView {
             nodes,
             root,
             leaves,
@@ -418,7 +418,7 @@ impl Boxes4 {
     /// lane was a third of a point query on the 300 boxes, and measured
     /// the same as this on the terrain's rays.
     #[inline(always)]
-    fn gather(&self, mask: glam::BVec4A, t: Vec4, out: &mut Found<Aabb>) -> usize {
+    fn gather(&self, mask: glam::BVec4A, t: Vec4, out: &mut Found<NodeBox>) -> usize {
         // used slots come first
         let mut bits = mask.bitmask() & ((1 << self.links.used) - 1);
         let t = <[f32; 4]>::from(t);
@@ -432,7 +432,7 @@ impl Boxes4 {
             out[n & (WIDTH - 1)] = (
                 self.links.child(c),
                 t[c],
-                Aabb {
+                NodeBox {
                     min: Vec3A::new(lo[0][c], lo[1][c], lo[2][c]),
                     max: Vec3A::new(hi[0][c], hi[1][c], hi[2][c]),
                 },
@@ -443,13 +443,13 @@ impl Boxes4 {
     }
 }
 
-impl BoxTree<'_> {
+impl BoxTreeView<'_> {
     /// Starts loading what a walk reads next: the found children's nodes
     /// and leaf rows, so the misses overlap instead of coming one after
     /// another (on the 2.1M terrain's rays, 10–20% faster when children
     /// were stored apart).
     #[inline(always)]
-    fn prefetch_found(&self, found: &[(u32, f32, Aabb)]) {
+    fn prefetch_found(&self, found: &[(u32, f32, NodeBox)]) {
         for &(c, _, _) in found {
             self.prefetch_ref(c);
         }
@@ -460,7 +460,7 @@ impl BoxTree<'_> {
     /// decode_lo, decode_hi}`, which the baker rounded against. Written out
     /// per axis: array `map`s here cost more than the tests themselves.
     #[inline(always)]
-    fn decode(&self, node: u32, vol: &Aabb) -> Boxes4 {
+    fn decode(&self, node: u32, vol: &NodeBox) -> Boxes4 {
         let n = &self.nodes[node as usize];
         let step = (vol.max - vol.min) * (1.0 / BOX_STEPS);
         let (min, max) = (vol.min, vol.max);
@@ -590,10 +590,10 @@ fn slab4(near: &mut Vec4, far: &mut Vec4, l: Vec4, h: Vec4, o: f32, inv: f32) {
     }
 }
 
-impl Tree for BoxTree<'_> {
-    type Vol = Aabb;
+impl Tree for BoxTreeView<'_> {
+    type Vol = NodeBox;
     #[inline]
-    fn root(&self) -> Option<(u32, Aabb)> {
+    fn root(&self) -> Option<(u32, NodeBox)> {
         self.root
     }
     #[inline(always)]
@@ -611,11 +611,11 @@ impl Tree for BoxTree<'_> {
     fn ray_children(
         &self,
         node: u32,
-        vol: &Aabb,
+        vol: &NodeBox,
         ray: &SlabRay,
         grow: &Grow,
         t_max: f32,
-        out: &mut Found<Aabb>,
+        out: &mut Found<NodeBox>,
     ) -> usize {
         let b = self.decode(node, vol);
         let (near, far) = slab4_grown(&b.lo, &b.hi, ray, grow, t_max);
@@ -625,7 +625,13 @@ impl Tree for BoxTree<'_> {
         n
     }
     #[inline(always)]
-    fn children_in(&self, node: u32, vol: &Aabb, region: &Region, out: &mut Found<Aabb>) -> usize {
+    fn children_in(
+        &self,
+        node: u32,
+        vol: &NodeBox,
+        region: &Region,
+        out: &mut Found<NodeBox>,
+    ) -> usize {
         let b = self.decode(node, vol);
         let (hit, key) = region4(&b.lo, &b.hi, region);
         let n = b.gather(hit, key, out);
@@ -689,7 +695,7 @@ fn region4(lo: &[Vec4; 3], hi: &[Vec4; 3], region: &Region) -> (glam::BVec4A, Ve
 }
 
 /// A mesh's sphere tree with its decoding frame.
-pub(crate) struct SphereTree<'a> {
+pub(crate) struct SphereTreeView<'a> {
     nodes: &'a [ArchivedSphereNode],
     origin: Vec3A,
     scale: Vec3A,
@@ -697,7 +703,7 @@ pub(crate) struct SphereTree<'a> {
     root: Option<(u32, Ball)>,
 }
 
-impl SphereTree<'_> {
+impl SphereTreeView<'_> {
     /// Decodes `[x, y, z, r]` codes: origin + q · scale and q ·
     /// radius_scale, as `kiln_formats::level::SphereFrame::decode`.
     #[inline]
@@ -721,7 +727,7 @@ impl SphereTree<'_> {
     }
 }
 
-impl Tree for SphereTree<'_> {
+impl Tree for SphereTreeView<'_> {
     type Vol = Ball;
     #[inline]
     fn root(&self) -> Option<(u32, Ball)> {
@@ -770,9 +776,9 @@ impl Tree for SphereTree<'_> {
 /// A mesh's tree, whichever kind it is.
 pub(crate) enum TreeRef<'a> {
     /// Box nodes.
-    Boxes(BoxTree<'a>),
+    Boxes(BoxTreeView<'a>),
     /// Sphere nodes.
-    Spheres(SphereTree<'a>),
+    Spheres(SphereTreeView<'a>),
 }
 
 impl<'a> TreeRef<'a> {
@@ -784,7 +790,7 @@ impl<'a> TreeRef<'a> {
         match &mesh.tree {
             ArchivedMeshTree::Spheres(st) => {
                 let fr = &st.frame;
-                let mut t = SphereTree {
+                let mut t = SphereTreeView {
                     nodes: st.nodes.as_slice(),
                     origin: vec3a(&fr.origin),
                     scale: vec3a(&fr.scale),
@@ -797,11 +803,11 @@ impl<'a> TreeRef<'a> {
                 TreeRef::Spheres(t)
             }
             ArchivedMeshTree::Boxes(nodes) => {
-                let vol = Aabb {
+                let vol = NodeBox {
                     min: vec3a(&mesh.min),
                     max: vec3a(&mesh.max),
                 };
-                TreeRef::Boxes(BoxTree::new(
+                TreeRef::Boxes(BoxTreeView::new(
                     nodes.as_slice(),
                     mesh.leaves.as_slice(),
                     (!empty).then_some((root, vol)),

@@ -107,7 +107,7 @@ impl<'a> Body<'a> {
 /// let level = Level::from_bytes(&baked.bytes)?;
 /// let mut world = World::new(level);
 /// // a crate dropped on the floor, in front of the wall
-/// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+/// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
 /// let id = world.insert(Body::shape(crate_box, Pose::at(Vec3::new(12.0, 0.5, 10.0))).named("crate"))?;
 /// let ray = Ray::new(Vec3::new(10.0, 0.5, 10.0), Vec3::X, 100.0);
 /// let hit = world.raycast(&ray, &Filter::ALL).unwrap();
@@ -312,7 +312,7 @@ impl World {
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Body, Pose, QueryShape, TriggerEvent, Vec3, World};
     /// let mut world = World::new(level);
-    /// let zone = world.insert(Body::shape(QueryShape::Box { half: Vec3::splat(1.0) }, Pose::at(Vec3::new(5.0, 1.0, 5.0))).trigger())?;
+    /// let zone = world.insert(Body::shape(QueryShape::Cuboid { half: Vec3::splat(1.0) }, Pose::at(Vec3::new(5.0, 1.0, 5.0))).trigger())?;
     /// let ball = world.insert(Body::shape(QueryShape::Sphere { radius: 0.25 }, Pose::at(Vec3::new(8.0, 1.0, 5.0))))?;
     /// world.step();
     /// assert!(world.trigger_events().is_empty());
@@ -337,7 +337,7 @@ impl World {
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Body, Pose, QueryShape, Vec3, World};
     /// let mut world = World::new(level);
-    /// let raft = world.insert(Body::shape(QueryShape::Box { half: Vec3::ONE }, Pose::at(Vec3::ZERO)))?;
+    /// let raft = world.insert(Body::shape(QueryShape::Cuboid { half: Vec3::ONE }, Pose::at(Vec3::ZERO)))?;
     /// world.step();
     /// world.set_pose(raft, Pose::at(Vec3::X))?;
     /// world.step();

@@ -70,7 +70,8 @@ fn round_trip(what: &str, original: &[u8]) {
     let size = (hi - lo).max_element();
     let concave = |l: &Level, o: kiln_runtime::ObjectId| {
         let a = l.archive();
-        a.colliders[a.instances[o.index() as usize].collider.to_native() as usize].kind_name() == "bsp"
+        a.colliders[a.instances[o.index() as usize].collider.to_native() as usize].kind_name()
+            == "bsp"
     };
     // the concave pipeline simplifies the exported collider again, so a
     // concave solid may move by up to its deviation

@@ -291,7 +291,8 @@ fn no_point_in_the_occlusion_room_is_inside_its_walls() {
                 let t = |x: usize| (x as f32 + 0.5) / steps as f32;
                 let p = lo + (hi - lo) * glam::Vec3::new(t(i), t(j), t(k));
                 for o in level.contains_point(p, &Filter::ALL) {
-                    let kind = a.colliders[a.instances[o.index() as usize].collider.to_native() as usize]
+                    let kind = a.colliders
+                        [a.instances[o.index() as usize].collider.to_native() as usize]
                         .kind_name();
                     assert_eq!(kind, "sphere", "{p} inside {}", level.object_name(o));
                     inside_spheres += 1;

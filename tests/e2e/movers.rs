@@ -362,7 +362,7 @@ mod riding {
         let centre = Vec3::new(0.0, 3.0, -20.0);
         let disc = world
             .insert(Body::shape(
-                QueryShape::Box {
+                QueryShape::Cuboid {
                     half: Vec3::new(3.0, 0.25, 3.0),
                 },
                 Pose::at(centre),

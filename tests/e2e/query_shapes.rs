@@ -246,9 +246,9 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
     .unwrap();
     let kinds = |h: f32| {
         vec![
-            (Kind::Box(Vec3::new(0.5, h, 0.5)), Quat::IDENTITY),
-            (Kind::Box(Vec3::new(0.5, 0.0, 0.5)), Quat::IDENTITY),
-            (Kind::Box(Vec3::splat(h)), corner_down),
+            (Kind::Cuboid(Vec3::new(0.5, h, 0.5)), Quat::IDENTITY),
+            (Kind::Cuboid(Vec3::new(0.5, 0.0, 0.5)), Quat::IDENTITY),
+            (Kind::Cuboid(Vec3::splat(h)), corner_down),
             // a capsule lying along the floor's diagonal edge (x = z)
             (
                 Kind::Capsule(0.7, h),
@@ -258,8 +258,8 @@ fn adversarial_query_shapes_on_faces_edges_and_vertices() {
             (Kind::Capsule(0.5, h), tilt),
             (Kind::Sphere(h), Quat::IDENTITY),
             (Kind::Hull(cube_hull.clone()), Quat::IDENTITY),
-            (Kind::Box(Vec3::splat(0.0005)), Quat::IDENTITY),
-            (Kind::Box(Vec3::new(25.0, 0.5, 25.0)), Quat::IDENTITY),
+            (Kind::Cuboid(Vec3::splat(0.0005)), Quat::IDENTITY),
+            (Kind::Cuboid(Vec3::new(25.0, 0.5, 25.0)), Quat::IDENTITY),
         ]
     };
     let mut rest = 0;
@@ -347,7 +347,7 @@ fn clone_kind(k: &Kind) -> Kind {
     match k {
         Kind::Sphere(r) => Kind::Sphere(*r),
         Kind::Capsule(h, r) => Kind::Capsule(*h, *r),
-        Kind::Box(h) => Kind::Box(*h),
+        Kind::Cuboid(h) => Kind::Cuboid(*h),
         Kind::Hull(h) => Kind::Hull(h.clone()),
     }
 }
@@ -430,7 +430,7 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
                 ),
                 _ => {
                     let half = DVec3::new(size * 0.5, size * 0.3, size * 0.4);
-                    (Kind::Box(half.as_vec3()), DQuat::IDENTITY, half.y)
+                    (Kind::Cuboid(half.as_vec3()), DQuat::IDENTITY, half.y)
                 }
             };
             let rot = tilt.matrix3 * glam::DMat3::from_quat(yaw * local_rot);
@@ -581,7 +581,7 @@ fn every_answer_names_its_feature_the_same_way() {
                 let shapes = [
                     (QueryShape::Sphere { radius: 0.2 }, mesh_like || faced),
                     (
-                        QueryShape::Box {
+                        QueryShape::Cuboid {
                             half: Vec3::splat(0.2),
                         },
                         mesh_like,

@@ -375,7 +375,7 @@ fn shapes_inside_concave_solids_pushed_further_in() {
         ])
         .unwrap();
         let shapes = [
-            QueryShape::Box {
+            QueryShape::Cuboid {
                 half: Vec3::new(0.3, 0.2, 0.15),
             },
             QueryShape::Capsule {
@@ -571,12 +571,12 @@ fn box_contact_points_outside_the_shape() {
                 let rotation =
                     glam::Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU));
                 let kind = match i % 3 {
-                    0 => Kind::Box(Vec3::new(
+                    0 => Kind::Cuboid(Vec3::new(
                         rng.range(0.05, 0.8),
                         rng.range(0.05, 0.8),
                         rng.range(0.0, 0.8),
                     )),
-                    1 => Kind::Box(Vec3::new(rng.range(0.05, 0.8), rng.range(0.05, 0.8), 0.0)),
+                    1 => Kind::Cuboid(Vec3::new(rng.range(0.05, 0.8), rng.range(0.05, 0.8), 0.0)),
                     _ => Kind::Hull(
                         ConvexHull::new(
                             &(0..8)

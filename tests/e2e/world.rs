@@ -83,7 +83,7 @@ impl Churn {
             // a flat box is no collider
             Err(WorldError::BadShape(why)) => {
                 assert!(
-                    matches!(&made, Made::Shape(Kind::Box(h)) if h.min_element() == 0.0),
+                    matches!(&made, Made::Shape(Kind::Cuboid(h)) if h.min_element() == 0.0),
                     "refused: {why}"
                 );
             }
@@ -178,9 +178,9 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
         let half = Vec3::new(2.0, 1.5, 3.0);
         let id = c
             .world
-            .insert(Body::shape(kiln_runtime::QueryShape::Box { half }, pose).trigger())
+            .insert(Body::shape(kiln_runtime::QueryShape::Cuboid { half }, pose).trigger())
             .unwrap();
-        c.triggers.insert(id, Query::new(Kind::Box(half), pose));
+        c.triggers.insert(id, Query::new(Kind::Cuboid(half), pose));
     }
     // what the trigger events add up to, step after step
     let mut inside: std::collections::BTreeSet<(ObjectId, ObjectId)> = Default::default();

@@ -254,7 +254,7 @@ pub fn query_core(shape: &kiln_runtime::QueryShape, pose: &kiln_runtime::Pose) -
             let h = rot * DVec3::new(0.0, f64::from(*half_height), 0.0);
             (Core::Segment(t - h, t + h), f64::from(*radius))
         }
-        Q::Box { half } => (
+        Q::Cuboid { half } => (
             Core::Solid(Polytope::cuboid(
                 t,
                 [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],

@@ -200,7 +200,7 @@ pub fn body_object(shape: &QueryShape, pose: &Pose) -> Object {
     let kind = match shape {
         QueryShape::Sphere { .. } => "sphere",
         QueryShape::Capsule { .. } => "capsule",
-        QueryShape::Box { .. } => "box",
+        QueryShape::Cuboid { .. } => "box",
         QueryShape::Hull(_) => "polytope",
     };
     Object {
@@ -296,7 +296,7 @@ pub enum Kind {
     /// A capsule: half height, radius.
     Capsule(f32, f32),
     /// A box of these half extents.
-    Box(Vec3),
+    Cuboid(Vec3),
     /// A convex hull.
     Hull(ConvexHull),
 }
@@ -338,7 +338,7 @@ impl Query {
                 half_height: *h,
                 radius: *r,
             },
-            Kind::Box(half) => QueryShape::Box { half: *half },
+            Kind::Cuboid(half) => QueryShape::Cuboid { half: *half },
             Kind::Hull(h) => QueryShape::Hull(h),
         }
     }
@@ -348,7 +348,7 @@ impl Query {
         match self.kind {
             Kind::Sphere(_) => "sphere",
             Kind::Capsule(..) => "capsule",
-            Kind::Box(_) => "box",
+            Kind::Cuboid(_) => "box",
             Kind::Hull(_) => "hull",
         }
     }
@@ -381,7 +381,7 @@ impl Query {
                 if rng.below(8) == 0 {
                     half.z = 0.0;
                 }
-                Kind::Box(half)
+                Kind::Cuboid(half)
             }
             _ => {
                 let n = 5 + rng.below(12);

@@ -4,7 +4,7 @@
 use crate::Usage;
 use crate::print::report_one;
 use anyhow::{Context, Result, bail};
-use baker_tools::{inspect, query};
+use baker_tools::{inspect, json_lines};
 use clap::{Parser, Subcommand};
 use kiln_baker::config::{
     ConfigError, FaceBudget, MaxPlanes, Metres, Overrides, VolumeFraction, parse_tree,
@@ -527,7 +527,7 @@ fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        writeln!(out, "{}", query::answer_line(&world, &line))?;
+        writeln!(out, "{}", json_lines::answer_line(&world, &line))?;
     }
     out.flush()?;
     Ok(())

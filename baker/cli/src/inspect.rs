@@ -177,7 +177,9 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     + p.face_twins.len() * 2;
                 shape_rows.push((0, 0, "-"));
             }
-            ArchivedCollider::Cuboid(_) | ArchivedCollider::Sphere(_) | ArchivedCollider::Capsule(_) => {
+            ArchivedCollider::Cuboid(_)
+            | ArchivedCollider::Sphere(_)
+            | ArchivedCollider::Capsule(_) => {
                 shape_rows.push((0, 0, "-"));
             }
             ArchivedCollider::Bsp(b) => {
@@ -299,7 +301,12 @@ pub fn to_text(r: &InspectReport) -> String {
     let _ = writeln!(
         s,
         "{} bytes, {} colliders, {} instances, {} triangles stored ({} in the world), {:.1} bytes/triangle",
-        r.bytes, r.colliders, r.instances, r.stored_triangles, r.world_triangles, r.bytes_per_triangle
+        r.bytes,
+        r.colliders,
+        r.instances,
+        r.stored_triangles,
+        r.world_triangles,
+        r.bytes_per_triangle
     );
     let kinds: Vec<String> = r
         .collider_kinds

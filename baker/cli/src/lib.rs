@@ -9,5 +9,5 @@
 //! crate.
 
 pub mod inspect;
-pub mod query;
+pub mod json_lines;
 pub mod view;

@@ -65,7 +65,7 @@ fn bake_inspect_query_export_round_trip() {
         "weld_ms",
         "classify_ms",
         "prepare_ms",
-        "shapes_ms",
+        "build_colliders_ms",
         "encode_ms",
     ];
     let sum: f64 = building.iter().map(|k| stage(k)).sum();
@@ -74,7 +74,9 @@ fn bake_inspect_query_export_round_trip() {
         build > 0.0 && (sum - build).abs() <= 1e-9 * build,
         "{sum} vs {build}"
     );
-    assert!(stage("shapes_ms") > 0.0 && stage("serialize_ms") > 0.0 && stage("check_ms") > 0.0);
+    assert!(
+        stage("build_colliders_ms") > 0.0 && stage("serialize_ms") > 0.0 && stage("check_ms") > 0.0
+    );
     assert_eq!(
         stage("hash_ms"),
         0.0,
@@ -1104,7 +1106,11 @@ fn concave_colliders_report_their_error_and_strict_refuses_one_over_tolerance() 
     let stderr = String::from_utf8_lossy(&st.stderr);
     assert!(st.status.success(), "{stderr}");
     let r: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert_eq!(r["collider_kinds"], serde_json::json!({"bsp": 1}), "{stderr}");
+    assert_eq!(
+        r["collider_kinds"],
+        serde_json::json!({"bsp": 1}),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("Crate: collider deviates") && stderr.contains("over the tolerance 0.001"),
         "{stderr}"

@@ -20,14 +20,14 @@ use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::weld::WeldedMesh;
 use crate::prepare::Prepared;
-use crate::prepare::{PreparedCollider, ColliderInput};
+use crate::prepare::{ColliderInput, PreparedCollider};
 use crate::scene::Scene;
 use bsp::surface::Fidelity;
 use glam::DAffine3;
 use kiln_formats::placement::Similarity;
 use note::{Note, rule_with};
-use rayon::prelude::*;
 use polytope::BuiltPolytope;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use tri_mesh::BuiltTriMesh;
 
@@ -60,7 +60,9 @@ impl BuiltCollider {
     pub fn is_empty(&self) -> bool {
         match self {
             BuiltCollider::TriMesh(t) => t.leaves.is_empty(),
-            BuiltCollider::Polytope(_) | BuiltCollider::Primitive(_) | BuiltCollider::Bsp(_) => false,
+            BuiltCollider::Polytope(_) | BuiltCollider::Primitive(_) | BuiltCollider::Bsp(_) => {
+                false
+            }
         }
     }
 }
@@ -141,7 +143,10 @@ pub fn build_level(
     prepared: Prepared,
     flags: &[u32],
 ) -> BuiltLevel {
-    let Prepared { colliders, collider_of } = prepared;
+    let Prepared {
+        colliders,
+        collider_of,
+    } = prepared;
     // (mesh, deviation) of each collider, for the collider reports
     let meta: Vec<(usize, f64)> = colliders
         .iter()
@@ -251,17 +256,22 @@ fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
     match p.input {
         ColliderInput::Triangles => tri(None),
         ColliderInput::Fallback(why) => kept(why),
-        ColliderInput::Polytope => match polytope::polytope(&welded.vertices, p.settings.max_planes.get()) {
-            Ok((poly, cap)) => plain(BuiltCollider::Polytope(poly), cap.map(Note::Capped)),
-            Err(why) => kept(why),
-        },
+        ColliderInput::Polytope => {
+            match polytope::polytope(&welded.vertices, p.settings.max_planes.get()) {
+                Ok((poly, cap)) => plain(BuiltCollider::Polytope(poly), cap.map(Note::Capped)),
+                Err(why) => kept(why),
+            }
+        }
         ColliderInput::Primitive {
             primitive,
             frame,
             error,
         } => ColliderBuild {
             frame,
-            ..plain(BuiltCollider::Primitive(primitive), Some(Note::Fit { error }))
+            ..plain(
+                BuiltCollider::Primitive(primitive),
+                Some(Note::Fit { error }),
+            )
         },
         ColliderInput::Bsp => match bsp::build(welded, p.settings, p.scale) {
             Ok((collider, note)) => plain(collider, Some(note)),

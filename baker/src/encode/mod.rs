@@ -11,13 +11,13 @@ pub mod quantize;
 use crate::collider::bsp::BuiltBsp;
 use crate::collider::polytope::BuiltPolytope;
 use crate::collider::tri_mesh::BuiltTriMesh;
-use crate::collider::{BuiltLevel, BuiltCollider, SurfaceReport};
+use crate::collider::{BuiltCollider, BuiltLevel, SurfaceReport};
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Affine, Instance, Level, Collider, TopNodes, TopTree, name_runs};
+use kiln_formats::level::{Affine, Collider, Instance, Level, TopNodes, TopTree, name_runs};
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -88,7 +88,9 @@ fn collider(s: BuiltCollider) -> Collider {
     match s {
         BuiltCollider::TriMesh(t) => Collider::TriMesh(Box::new(tri_mesh(t))),
         BuiltCollider::Polytope(p) => Collider::Polytope(polytope(&p)),
-        BuiltCollider::Primitive(Primitive::Cuboid(h)) => Collider::Cuboid(Cuboid { half_extents: h }),
+        BuiltCollider::Primitive(Primitive::Cuboid(h)) => {
+            Collider::Cuboid(Cuboid { half_extents: h })
+        }
         BuiltCollider::Primitive(Primitive::Sphere(r)) => Collider::Sphere(Sphere { radius: r }),
         BuiltCollider::Primitive(Primitive::Capsule(h, r)) => Collider::Capsule(Capsule {
             half_height: h,

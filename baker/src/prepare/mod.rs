@@ -126,7 +126,10 @@ pub fn prepare(scene: &Scene, welded: &[WeldedMesh], choices: &[Choice]) -> Prep
             }
         })
         .collect();
-    Prepared { colliders, collider_of }
+    Prepared {
+        colliders,
+        collider_of,
+    }
 }
 
 /// The input of one collider of `kind` made from a welded mesh.

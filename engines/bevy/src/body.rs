@@ -34,7 +34,7 @@ pub enum KilnShape {
         radius: f32,
     },
     /// A box around the origin.
-    Box {
+    Cuboid {
         /// Half extents.
         half: Vec3,
     },
@@ -54,7 +54,7 @@ impl KilnShape {
                 half_height: *half_height,
                 radius: *radius,
             },
-            KilnShape::Box { half } => QueryShape::Box { half: *half },
+            KilnShape::Cuboid { half } => QueryShape::Cuboid { half: *half },
             KilnShape::Hull(h) => QueryShape::Hull(h),
         }
     }
@@ -77,7 +77,7 @@ impl From<Capsule3d> for KilnShape {
 
 impl From<Cuboid> for KilnShape {
     fn from(c: Cuboid) -> Self {
-        KilnShape::Box { half: c.half_size }
+        KilnShape::Cuboid { half: c.half_size }
     }
 }
 

@@ -189,7 +189,7 @@ fn shape_edges(shape: &KilnShape) -> Vec<[Vec3; 2]> {
     let pi = std::f32::consts::PI;
     let mut e = Vec::new();
     match shape {
-        KilnShape::Box { half } => {
+        KilnShape::Cuboid { half } => {
             let corners: Vec<[f32; 3]> = (0..8)
                 .map(|i| {
                     [
@@ -239,7 +239,7 @@ fn unplace(p: &Pose, x: Vec3) -> Vec3 {
 /// The kind name of a body's shape.
 fn shape_kind(shape: &KilnShape) -> &'static str {
     match shape {
-        KilnShape::Box { .. } => "box",
+        KilnShape::Cuboid { .. } => "box",
         KilnShape::Sphere { .. } => "sphere",
         KilnShape::Capsule { .. } => "capsule",
         KilnShape::Hull(_) => "polytope",

@@ -54,7 +54,7 @@
 /*
  The minor version of the API this header describes.
  */
-#define KILN_VERSION_MINOR 2
+#define KILN_VERSION_MINOR 3
 
 /*
  The patch version of the API this header describes.
@@ -86,7 +86,7 @@
 /*
  The `kind` of a `KilnShape`: a box (`half` extents).
  */
-#define KILN_SHAPE_BOX 2
+#define KILN_SHAPE_CUBOID 2
 
 /*
  The `kind` of a `KilnShape`: a convex hull (`hull`).
@@ -107,7 +107,7 @@
 /*
  `KilnObjectInfo::collider`: a box.
  */
-#define KILN_COLLIDER_BOX 2
+#define KILN_COLLIDER_CUBOID 2
 
 /*
  `KilnObjectInfo::collider`: a sphere.
@@ -268,11 +268,11 @@ typedef struct {
 
 /*
  A convex shape to query with, in its own frame (a `KilnPose` places
- it). Make one with `kiln_shape_sphere`, `_capsule`, `_box` or `_hull`.
+ it). Make one with `kiln_shape_sphere`, `_capsule`, `_cuboid` or `_hull`.
  */
 typedef struct {
   /*
-   `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_BOX` or `_HULL`.
+   `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_CUBOID` or `_HULL`.
    */
   uint32_t kind;
   /*
@@ -639,7 +639,7 @@ extern "C" {
 const char *kiln_last_error(void);
 
 /*
- The library's version, e.g. "0.2.0" (static text).
+ The library's version, e.g. "0.3.0" (static text).
  */
 const char *kiln_version(void);
 
@@ -690,7 +690,7 @@ KilnShape kiln_shape_capsule(float radius, float half_height);
 /*
  A box of half extents `half`.
  */
-KilnShape kiln_shape_box(KilnVec3 half);
+KilnShape kiln_shape_cuboid(KilnVec3 half);
 
 /*
  A convex hull shape (the hull must outlive the queries that use it).

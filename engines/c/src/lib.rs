@@ -160,7 +160,7 @@ pub extern "C" fn kiln_last_error() -> *const c_char {
 /// versioning: before 1, a new minor version may break the API too).
 pub const KILN_VERSION_MAJOR: u32 = 0;
 /// The minor version of the API this header describes.
-pub const KILN_VERSION_MINOR: u32 = 2;
+pub const KILN_VERSION_MINOR: u32 = 3;
 /// The patch version of the API this header describes.
 pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
@@ -168,7 +168,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// another version is refused with [`KilnStatus::BadArchive`].
 pub const KILN_FORMAT_VERSION: u32 = 18;
 
-/// The library's version, e.g. "0.2.0" (static text).
+/// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]
 pub extern "C" fn kiln_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
@@ -613,7 +613,7 @@ pub const KILN_SHAPE_SPHERE: u32 = 0;
 /// The `kind` of a [`KilnShape`]: an upright capsule (`half_height`, `radius`).
 pub const KILN_SHAPE_CAPSULE: u32 = 1;
 /// The `kind` of a [`KilnShape`]: a box (`half` extents).
-pub const KILN_SHAPE_BOX: u32 = 2;
+pub const KILN_SHAPE_CUBOID: u32 = 2;
 /// The `kind` of a [`KilnShape`]: a convex hull (`hull`).
 pub const KILN_SHAPE_HULL: u32 = 3;
 
@@ -621,11 +621,11 @@ pub const KILN_SHAPE_HULL: u32 = 3;
 pub struct KilnHull(ConvexHull);
 
 /// A convex shape to query with, in its own frame (a [`KilnPose`] places
-/// it). Make one with `kiln_shape_sphere`, `_capsule`, `_box` or `_hull`.
+/// it). Make one with `kiln_shape_sphere`, `_capsule`, `_cuboid` or `_hull`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct KilnShape {
-    /// `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_BOX` or `_HULL`.
+    /// `KILN_SHAPE_SPHERE`, `_CAPSULE`, `_CUBOID` or `_HULL`.
     pub kind: u32,
     /// Radius of a sphere or capsule (≥ 0).
     pub radius: f32,
@@ -662,7 +662,7 @@ unsafe fn to_shape<'a>(s: &KilnShape) -> Result<QueryShape<'a>, Fail> {
             half_height: size(s.half_height, "capsule half height")?,
             radius: size(s.radius, "capsule radius")?,
         },
-        KILN_SHAPE_BOX => {
+        KILN_SHAPE_CUBOID => {
             let h = s.half;
             for (x, what) in [
                 (h.x, "box half x"),
@@ -671,7 +671,7 @@ unsafe fn to_shape<'a>(s: &KilnShape) -> Result<QueryShape<'a>, Fail> {
             ] {
                 size(x, what)?;
             }
-            QueryShape::Box { half: h.into() }
+            QueryShape::Cuboid { half: h.into() }
         }
         KILN_SHAPE_HULL => {
             // SAFETY: the caller's contract: null or a live hull.
@@ -715,9 +715,9 @@ pub extern "C" fn kiln_shape_capsule(radius: f32, half_height: f32) -> KilnShape
 
 /// A box of half extents `half`.
 #[unsafe(no_mangle)]
-pub extern "C" fn kiln_shape_box(half: KilnVec3) -> KilnShape {
+pub extern "C" fn kiln_shape_cuboid(half: KilnVec3) -> KilnShape {
     KilnShape {
-        kind: KILN_SHAPE_BOX,
+        kind: KILN_SHAPE_CUBOID,
         radius: 0.0,
         half_height: 0.0,
         half,
@@ -937,7 +937,7 @@ pub const KILN_COLLIDER_TRIMESH: u32 = 0;
 /// `KilnObjectInfo::collider`: a convex polytope (a plane set).
 pub const KILN_COLLIDER_POLYTOPE: u32 = 1;
 /// `KilnObjectInfo::collider`: a box.
-pub const KILN_COLLIDER_BOX: u32 = 2;
+pub const KILN_COLLIDER_CUBOID: u32 = 2;
 /// `KilnObjectInfo::collider`: a sphere.
 pub const KILN_COLLIDER_SPHERE: u32 = 3;
 /// `KilnObjectInfo::collider`: a capsule.
@@ -995,14 +995,15 @@ pub unsafe extern "C" fn kiln_level_object_info(
             )
         })?;
         let archive = level.0.archive();
-        let shape = &archive.colliders[archive.instances[index as usize].collider.to_native() as usize];
+        let shape =
+            &archive.colliders[archive.instances[index as usize].collider.to_native() as usize];
         use kiln_formats::level::ArchivedCollider as S;
         use kiln_runtime::Motion;
         *out = KilnObjectInfo {
             collider: match shape {
                 S::TriMesh(_) => KILN_COLLIDER_TRIMESH,
                 S::Polytope(_) => KILN_COLLIDER_POLYTOPE,
-                S::Cuboid(_) => KILN_COLLIDER_BOX,
+                S::Cuboid(_) => KILN_COLLIDER_CUBOID,
                 S::Sphere(_) => KILN_COLLIDER_SPHERE,
                 S::Capsule(_) => KILN_COLLIDER_CAPSULE,
                 S::Bsp(_) => KILN_COLLIDER_BSP,

@@ -12,7 +12,10 @@ use crate::bsp::{ArchivedBsp, BEVEL, EMPTY, MAX_DEPTH, MAX_NODES, SOLID};
 /// [`MAX_DEPTH`]; the collider surface a non-empty, valid triangle mesh
 /// (`verify_tri_mesh`). O(nodes + planes + mesh).
 pub fn verify_bsp(s: usize, b: &ArchivedBsp) -> Result<(), VerifyError> {
-    let bad = |problem: String| VerifyError::Collider { collider: s, problem };
+    let bad = |problem: String| VerifyError::Collider {
+        collider: s,
+        problem,
+    };
     let (nn, np) = (b.nodes.len(), b.planes.len());
     if nn == 0 || nn > MAX_NODES || np == 0 || np > 3 * MAX_NODES {
         return Err(bad(format!(

@@ -18,7 +18,8 @@ pub use polytope::{verify_capsule, verify_cuboid, verify_polytope, verify_sphere
 pub use tri_mesh::{PARALLEL_TREE_NODES, mesh_tree_stats, verify_mesh_tree, verify_tri_mesh};
 
 use crate::level::{
-    ArchivedInstance, ArchivedLevel, ArchivedCollider, ArchivedTopNodes, MAX_DEPTH, similarity_scale,
+    ArchivedCollider, ArchivedInstance, ArchivedLevel, ArchivedTopNodes, MAX_DEPTH,
+    similarity_scale,
 };
 use thiserror::Error;
 

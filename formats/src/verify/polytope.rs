@@ -10,7 +10,10 @@ use crate::primitive::{ArchivedCapsule, ArchivedCuboid, ArchivedSphere};
 /// polytope's size) and inside its box, and a face (or none) across every
 /// edge.
 pub fn verify_polytope(s: usize, p: &ArchivedPolytope) -> Result<(), VerifyError> {
-    let bad = |problem: String| VerifyError::Collider { collider: s, problem };
+    let bad = |problem: String| VerifyError::Collider {
+        collider: s,
+        problem,
+    };
     let (np, nv) = (p.planes.len(), p.vertices.len());
     if !(4..=MAX_PLANES).contains(&np) || !(4..=MAX_VERTICES).contains(&nv) {
         return Err(bad(format!(

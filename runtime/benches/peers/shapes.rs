@@ -127,7 +127,7 @@ pub enum Shape {
     /// Capsule along local y.
     Capsule(f32, f32),
     /// Box.
-    Box(Vec3),
+    Cuboid(Vec3),
     /// Convex hull.
     Hull(ConvexHull),
 }
@@ -136,7 +136,7 @@ impl Shape {
     fn name(&self) -> &'static str {
         match self {
             Shape::Capsule(..) => "capsule",
-            Shape::Box(_) => "box",
+            Shape::Cuboid(_) => "box",
             Shape::Hull(_) => "hull",
         }
     }
@@ -147,7 +147,7 @@ impl Shape {
                 half_height: *h,
                 radius: *r,
             },
-            Shape::Box(h) => QueryShape::Box { half: *h },
+            Shape::Cuboid(h) => QueryShape::Cuboid { half: *h },
             Shape::Hull(h) => QueryShape::Hull(h),
         }
     }
@@ -155,7 +155,7 @@ impl Shape {
     fn parry(&self) -> SharedShape {
         match self {
             Shape::Capsule(h, r) => SharedShape::capsule_y(*h, *r),
-            Shape::Box(h) => SharedShape::cuboid(h.x, h.y, h.z),
+            Shape::Cuboid(h) => SharedShape::cuboid(h.x, h.y, h.z),
             Shape::Hull(h) => {
                 let pts: Vec<parry3d::math::Vector> = h.vertices().map(pv).collect();
                 SharedShape::convex_hull(&pts).expect("a solid hull")
@@ -174,7 +174,7 @@ impl Shape {
             .collect();
         vec![
             Shape::Capsule(size * 0.35, size * 0.2),
-            Shape::Box(Vec3::new(0.5, 0.3, 0.4) * size),
+            Shape::Cuboid(Vec3::new(0.5, 0.3, 0.4) * size),
             Shape::Hull(ConvexHull::new(&pts).expect("a solid hull")),
         ]
     }
@@ -424,7 +424,7 @@ pub enum Local {
     /// The hull of these points.
     Hull(Vec<DVec3>),
     /// A box of these half extents.
-    Box(DVec3),
+    Cuboid(DVec3),
     /// A ball of this radius.
     Ball(f64),
     /// A capsule along y: half height, radius.
@@ -441,7 +441,7 @@ impl Local {
                 let tris = kiln_tests::convex::hull_triangles(&w).expect("a solid hull");
                 Piece::new(Core::Solid(Polytope::from_triangles(tris)), 0.0)
             }
-            Local::Box(h) => Piece::new(
+            Local::Cuboid(h) => Piece::new(
                 Core::Solid(Polytope::cuboid(
                     at,
                     [rot * DVec3::X, rot * DVec3::Y, rot * DVec3::Z],

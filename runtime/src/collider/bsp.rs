@@ -23,7 +23,7 @@ use crate::geom::ray_box::SlabRay;
 use crate::geom::sat::Polyhedral;
 use crate::geom::sphere_triangle;
 use crate::geom::sphere_triangle::Contact;
-use crate::instance::Placement;
+use crate::placement::Placement;
 use crate::shape::Core;
 use crate::shape::Posed;
 use crate::walk::vec3a;
@@ -508,7 +508,7 @@ fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size:
     let (c, h) = posed.bounds();
     let (lo, hi) = tri_mesh::local_box(place, c, h + bound);
     let mesh = &b.0.surface;
-    let mirrored = crate::instance::determinant(&place.world_matrix()) < 0.0;
+    let mirrored = crate::placement::determinant(&place.world_matrix()) < 0.0;
     let mut tris: Vec<([DVec3; 3], u8)> = Vec::new();
     TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
         let (first, count) = tri_mesh::leaf_span(mesh, leaf);
@@ -529,7 +529,7 @@ fn least_within(place: &Placement, b: &BspView, posed: &Posed, bound: f64, size:
     // a box's or hull's faces and edges with their Gauss arcs, once
     let (mut faces, mut edges) = (Vec::new(), Vec::new());
     let polyhedral =
-        matches!(core, Core::Box(_) | Core::Hull(_)) && core.features(&mut faces, &mut edges);
+        matches!(core, Core::Cuboid(_) | Core::Hull(_)) && core.features(&mut faces, &mut edges);
     let gauss = polyhedral.then_some((&faces[..], &edges[..]));
     let mut surfaces = Vec::new();
     let local = obstacles::Local::new(&tris, size);
@@ -981,7 +981,7 @@ mod tests {
                     half_height: size as f32,
                     radius: (size * 0.5) as f32,
                 },
-                QueryShape::Box {
+                QueryShape::Cuboid {
                     half: Vec3::new(1.0, 0.5, 0.7) * size as f32,
                 },
                 QueryShape::Hull(&hull),
@@ -1171,7 +1171,7 @@ mod tests {
             v,
             one_of(&[DVec3::new(0.0, end.y, end.z), DVec3::new(end.x, 0.0, end.z)]),
         );
-        let cube = QueryShape::Box {
+        let cube = QueryShape::Cuboid {
             half: Vec3::splat(0.5),
         };
         // the moved box (x and y in [0, 1], z in [-0.5, 0.5]) lies with a

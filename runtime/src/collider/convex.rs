@@ -7,7 +7,8 @@
 //! the exact swept shape; then the face, edge and vertex tests where the
 //! pushed-out planes over-reach near edges).
 
-use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
+use crate::geom::ray_round::{ray_cylinder, ray_sphere};
+use crate::geom::sphere_triangle::Contact;
 use glam::DVec3;
 use kiln_formats::primitive::Cuboid;
 
@@ -581,9 +582,9 @@ fn nearest_plane(s: &impl ConvexView, p: DVec3) -> usize {
 
 /// A box centred on the origin as a convex view: planes, faces and corners
 /// numbered as [`Cuboid::FACES`] and [`Cuboid::corner`] say.
-pub(crate) struct BoxView(pub DVec3);
+pub(crate) struct CuboidView(pub DVec3);
 
-impl ConvexView for BoxView {
+impl ConvexView for CuboidView {
     fn plane_count(&self) -> usize {
         6
     }
@@ -613,8 +614,8 @@ impl ConvexView for BoxView {
 mod tests {
     use super::*;
 
-    fn unit() -> BoxView {
-        BoxView(DVec3::ONE)
+    fn unit() -> CuboidView {
+        CuboidView(DVec3::ONE)
     }
 
     #[test]
@@ -768,9 +769,9 @@ mod tests {
 
     /// Archived-style plane rows, read one by one through
     /// [`ConvexView::plane`] (the scalar clip; no faces needed).
-    struct Rows(Vec<[rkyv::rend::f32_le; 4]>);
+    struct PlaneRows(Vec<[rkyv::rend::f32_le; 4]>);
 
-    impl ConvexView for Rows {
+    impl ConvexView for PlaneRows {
         fn plane_count(&self) -> usize {
             self.0.len()
         }
@@ -807,7 +808,7 @@ mod tests {
             let Some(h) = cloud_hull(&mut rng, n, grid) else {
                 continue;
             };
-            let rows = Rows(
+            let rows = PlaneRows(
                 h.faces
                     .iter()
                     .map(|(_, n, d)| {

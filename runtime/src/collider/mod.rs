@@ -33,11 +33,11 @@ pub(crate) mod tri_mesh;
 use crate::geom::convex_contact::{self, Touch};
 use crate::geom::gjk::{OrientedBox, Point, Segment, Support};
 use crate::geom::sphere_triangle::Contact;
-use crate::instance::{Frame, Placement, transform_point, transform_vector};
 use crate::object::ObjectId;
+use crate::placement::{Frame, Placement, transform_point, transform_vector};
 use crate::shape::{Core, Posed};
 use glam::{DVec3, Vec3};
-use kiln_formats::level::{ArchivedInstance, ArchivedLevel, ArchivedCollider};
+use kiln_formats::level::{ArchivedCollider, ArchivedInstance, ArchivedLevel};
 use polytope::{Convex, LocalPolytope, PlacedPolytope};
 use rounded::Rounded;
 
@@ -117,7 +117,7 @@ pub(crate) struct Sweep {
 /// or non-finite direction, a non-finite origin), which hits nothing.
 #[inline]
 pub(crate) fn local_ray(
-    local_from_world: &crate::instance::Rows,
+    local_from_world: &crate::placement::Mat3x4,
     origin: Vec3,
     dir: Vec3,
 ) -> Option<(Vec3, Vec3)> {
@@ -152,7 +152,7 @@ pub(crate) enum At<'a> {
 impl At<'_> {
     /// Local-from-world (what a ray needs).
     #[inline]
-    pub fn local_from_world(&self) -> crate::instance::Rows {
+    pub fn local_from_world(&self) -> crate::placement::Mat3x4 {
         match *self {
             At::Instance(level, inst) => level.local_from_world(inst),
             At::Rows(r, _) => r.local_from_world,
@@ -201,7 +201,7 @@ impl<'a> ColliderRef<'a> {
     #[inline]
     pub fn raycast_local(self, lo: Vec3, ld: Vec3, t_max: f32, any: bool) -> Option<LocalRayHit> {
         match self.family() {
-            Family::Mesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
+            Family::TriMesh(m) => tri_mesh::raycast(m, lo, ld, t_max, any),
             Family::Convex(c) => c.raycast(lo, ld, t_max),
             Family::Rounded(r) => r.raycast(lo, ld, t_max),
             Family::Bsp(b) => b.raycast(lo, ld, t_max, any),
@@ -222,7 +222,7 @@ impl<'a> ColliderRef<'a> {
     ) -> Option<Option<LocalRayHit>> {
         match self.family() {
             Family::Rounded(r) => Some(Rounded::raycast_placed(&r.placed(at), o, d, t_max)),
-            Family::Mesh(_) | Family::Convex(_) | Family::Bsp(_) => None,
+            Family::TriMesh(_) | Family::Convex(_) | Family::Bsp(_) => None,
         }
     }
 
@@ -245,7 +245,7 @@ impl<'a> ColliderRef<'a> {
     #[inline(always)]
     pub fn closest(self, at: At, center: Vec3, radius: f32) -> Option<ColliderContact> {
         match self.family() {
-            Family::Mesh(m) => tri_mesh::closest(&at.placement(), m, center, radius),
+            Family::TriMesh(m) => tri_mesh::closest(&at.placement(), m, center, radius),
             Family::Convex(c) => c.closest(&at.placement(), center, radius),
             Family::Rounded(r) => Rounded::closest(&r.placed(&at), center, radius),
             Family::Bsp(b) => b.closest(&at.placement(), center, radius),
@@ -256,7 +256,7 @@ impl<'a> ColliderRef<'a> {
     #[inline(always)]
     pub fn touches(self, at: At, center: Vec3, radius: f32) -> bool {
         match self.family() {
-            Family::Mesh(m) => {
+            Family::TriMesh(m) => {
                 tri_mesh::touches(&at.placement(), m, center.as_dvec3(), f64::from(radius))
             }
             Family::Convex(c) => c.touches(&at.placement(), center, radius),
@@ -276,7 +276,7 @@ impl<'a> ColliderRef<'a> {
         t_cull: f32,
     ) -> Option<(Contact, Option<u32>)> {
         match self.family() {
-            Family::Mesh(m) => {
+            Family::TriMesh(m) => {
                 tri_mesh::sweep(&at.placement(), m, s, limit, t_cull).map(|(c, f)| (c, Some(f)))
             }
             Family::Convex(c) => c
@@ -292,7 +292,7 @@ impl<'a> ColliderRef<'a> {
     #[inline(always)]
     pub fn contains(self, at: At, p: Vec3) -> bool {
         match self.family() {
-            Family::Mesh(_) => false,
+            Family::TriMesh(_) => false,
             Family::Convex(c) => c.contains(&at.placement(), p),
             Family::Rounded(r) => Rounded::contains(&r.placed(&at), p),
             Family::Bsp(b) => b.contains(&at.placement(), p),
@@ -304,11 +304,11 @@ impl<'a> ColliderRef<'a> {
     fn family(self) -> Family<'a> {
         let f = |x: &rkyv::rend::f32_le| f64::from(x.to_native());
         match self.0 {
-            ArchivedCollider::TriMesh(m) => Family::Mesh(m),
+            ArchivedCollider::TriMesh(m) => Family::TriMesh(m),
             ArchivedCollider::Polytope(p) => Family::Convex(Convex::Polytope(LocalPolytope(p))),
             ArchivedCollider::Cuboid(c) => {
                 let h = &c.half_extents;
-                Family::Convex(Convex::Box(convex::BoxView(DVec3::new(
+                Family::Convex(Convex::Cuboid(convex::CuboidView(DVec3::new(
                     f(&h[0]),
                     f(&h[1]),
                     f(&h[2]),
@@ -330,7 +330,7 @@ impl<'a> ColliderRef<'a> {
 /// How a shape family answers: its tree, the convex routines, the
 /// closed forms of a rounded segment, or a BSP tree.
 enum Family<'a> {
-    Mesh(&'a kiln_formats::tri_mesh::ArchivedTriMesh),
+    TriMesh(&'a kiln_formats::tri_mesh::ArchivedTriMesh),
     Convex(Convex<'a>),
     Rounded(Rounded),
     Bsp(bsp::BspView<'a>),
@@ -340,7 +340,7 @@ enum Family<'a> {
 enum Piece<'a> {
     Point(Point),
     Segment(Segment),
-    Box(OrientedBox),
+    Cuboid(OrientedBox),
     Polytope(PlacedPolytope<'a>),
 }
 
@@ -354,7 +354,7 @@ impl<'a> ColliderRef<'a> {
     #[inline(always)]
     fn piece(&self, at: &At) -> Option<(Piece<'a>, f64)> {
         Some(match self.family() {
-            Family::Mesh(_) | Family::Bsp(_) => return None,
+            Family::TriMesh(_) | Family::Bsp(_) => return None,
             Family::Rounded(r) => {
                 let w = r.placed(at);
                 let core = if r.half == 0.0 {
@@ -367,12 +367,12 @@ impl<'a> ColliderRef<'a> {
             Family::Convex(polytope::Convex::Polytope(p)) => {
                 (Piece::Polytope(PlacedPolytope::new(p, &at.frame())), 0.0)
             }
-            Family::Convex(polytope::Convex::Box(b)) => {
+            Family::Convex(polytope::Convex::Cuboid(b)) => {
                 let place = at.frame();
                 let s = place.world_scale();
                 let axis = |d: DVec3| place.world_vector64(d) / s;
                 (
-                    Piece::Box(OrientedBox {
+                    Piece::Cuboid(OrientedBox {
                         center: place.world_point64(DVec3::ZERO),
                         axes: [axis(DVec3::X), axis(DVec3::Y), axis(DVec3::Z)],
                         half: b.0 * s,
@@ -390,7 +390,7 @@ impl<'a> ColliderRef<'a> {
             let (q, r) = (&posed.core, posed.radius);
             let t = match &piece {
                 Piece::Point(p) => match q.closed() {
-                    convex_contact::CoreRef::Box(b)
+                    convex_contact::CoreRef::Cuboid(b)
                         if r == 0.0
                             && let Some(t) = convex_contact::box_ball_contact(b, p.0, rc) =>
                     {
@@ -402,7 +402,7 @@ impl<'a> ColliderRef<'a> {
                 },
                 Piece::Segment(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
-                Piece::Box(p) => convex_contact::touch(q, r, p, rc)
+                Piece::Cuboid(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
                 Piece::Polytope(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
@@ -412,7 +412,7 @@ impl<'a> ColliderRef<'a> {
         }
         let place = &at.placement();
         match self.family() {
-            Family::Mesh(m) => tri_mesh::shape_touch(place, m, posed).map(|(t, f)| (t, Some(f))),
+            Family::TriMesh(m) => tri_mesh::shape_touch(place, m, posed).map(|(t, f)| (t, Some(f))),
             Family::Bsp(b) => bsp::shape_touch(place, &b, posed),
             // answered above, as convex pieces
             Family::Convex(_) | Family::Rounded(_) => None,
@@ -427,13 +427,13 @@ impl<'a> ColliderRef<'a> {
                 Piece::Point(p) => convex_contact::point_touches(&q.closed(), r, p.0, rc)
                     .unwrap_or_else(|| convex_contact::touches(q, r, p, rc)),
                 Piece::Segment(p) => convex_contact::touches(q, r, p, rc),
-                Piece::Box(p) => convex_contact::touches(q, r, p, rc),
+                Piece::Cuboid(p) => convex_contact::touches(q, r, p, rc),
                 Piece::Polytope(p) => convex_contact::touches(q, r, p, rc),
             };
         }
         let place = &at.placement();
         match self.family() {
-            Family::Mesh(m) => tri_mesh::shape_touches(place, m, posed),
+            Family::TriMesh(m) => tri_mesh::shape_touches(place, m, posed),
             Family::Bsp(b) => {
                 tri_mesh::shape_touches(place, &b.0.surface, posed)
                     || b.contains_local(place.local_point64(q.any_point()))
@@ -459,7 +459,7 @@ impl<'a> ColliderRef<'a> {
             let hit = match &piece {
                 Piece::Point(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
                 Piece::Segment(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
-                Piece::Box(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
+                Piece::Cuboid(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
                 Piece::Polytope(p) => convex_contact::cast(q, r, motion, limit, p, rc, leave, same),
             };
             return hit.map(|(t, h)| {
@@ -478,7 +478,7 @@ impl<'a> ColliderRef<'a> {
         }
         let place = &at.placement();
         match self.family() {
-            Family::Mesh(m) => tri_mesh::shape_cast(place, m, posed, motion, limit, leave)
+            Family::TriMesh(m) => tri_mesh::shape_cast(place, m, posed, motion, limit, leave)
                 .map(|(t, h, f)| (t, h, Some(f))),
             Family::Bsp(b) => {
                 // centred inside: the way out of the solid at t = 0

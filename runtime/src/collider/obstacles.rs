@@ -528,7 +528,7 @@ mod tests {
         let (mut inside, mut outside) = (0, 0);
         for case in 0..400 {
             let shapes = [
-                QueryShape::Box {
+                QueryShape::Cuboid {
                     half: Vec3::new(0.5, 0.2, 0.35),
                 },
                 QueryShape::Hull(&hull),

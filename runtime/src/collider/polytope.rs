@@ -11,12 +11,12 @@
 //! and shear are exact too. Boxes are only ever placed by similarities
 //! (verification enforces it).
 
-use super::convex::{self, BoxView, ConvexView, RayAnswer};
+use super::convex::{self, ConvexView, CuboidView, RayAnswer};
 use super::{ColliderContact, LocalRayHit, keep};
 use crate::geom::gjk::Support;
 use crate::geom::sat::{Edge, Extent, Face, Near, Polyhedral};
 use crate::geom::sphere_triangle::Contact;
-use crate::instance::{Frame, Placement, apply};
+use crate::placement::{Frame, Placement, apply};
 use glam::{DVec3, Vec3};
 use kiln_formats::polytope::{ArchivedPolytope, NO_TWIN};
 
@@ -118,7 +118,7 @@ pub(crate) enum Convex<'a> {
     /// A polytope.
     Polytope(LocalPolytope<'a>),
     /// A box.
-    Box(BoxView),
+    Cuboid(CuboidView),
 }
 
 /// Runs `$body` with `$v` bound to whichever local view `$c` holds (both
@@ -127,7 +127,7 @@ macro_rules! on_local {
     ($c:expr, $v:ident => $body:expr) => {
         match $c {
             Convex::Polytope($v) => $body,
-            Convex::Box($v) => $body,
+            Convex::Cuboid($v) => $body,
         }
     };
 }
@@ -156,7 +156,7 @@ impl<'a> Convex<'a> {
     /// Whether the world point `p` is inside (containment is
     /// affine-invariant: tested in local space for any placement).
     pub fn contains(&self, place: &Placement, p: Vec3) -> bool {
-        if let Convex::Box(b) = self
+        if let Convex::Cuboid(b) = self
             && let Some(inside) = box_contains_f32(b, place, p)
         {
             return inside;
@@ -167,7 +167,7 @@ impl<'a> Convex<'a> {
 
     /// Closest surface point to `c` if within `r` (or `c` inside), world space.
     pub fn closest(&self, place: &Placement, c: Vec3, r: f32) -> Option<ColliderContact> {
-        if let Convex::Box(b) = self
+        if let Convex::Cuboid(b) = self
             && box_touches_f32(b, place, c, r) == Some(false)
         {
             return None;
@@ -201,7 +201,7 @@ impl<'a> Convex<'a> {
     /// Whether the world ball (`c`, `r`) touches the solid (the same
     /// answer as [`Convex::closest`], without the contact).
     pub fn touches(&self, place: &Placement, c: Vec3, r: f32) -> bool {
-        if let Convex::Box(b) = self
+        if let Convex::Cuboid(b) = self
             && let Some(touching) = box_touches_f32(b, place, c, r)
         {
             return touching;
@@ -246,7 +246,7 @@ fn world_view<'b>(p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b>
     let world = place.world_matrix();
     WorldPolytope {
         local: LocalPolytope(p.0),
-        mirrored: crate::instance::determinant(&world) < 0.0,
+        mirrored: crate::placement::determinant(&world) < 0.0,
         world,
         inv: place.local_matrix(),
     }
@@ -256,7 +256,7 @@ fn world_view<'b>(p: &LocalPolytope<'b>, place: &Placement) -> WorldPolytope<'b>
 /// is certain: `None` within the bound of [`Placement::local_point_bounded`]
 /// of a face (or for an affine placement), where the f64 test decides.
 /// The f64 inverse is most of a box's point test.
-fn box_contains_f32(b: &BoxView, place: &Placement, p: Vec3) -> Option<bool> {
+fn box_contains_f32(b: &CuboidView, place: &Placement, p: Vec3) -> Option<bool> {
     let (lp, err) = place.local_point_bounded(p)?;
     let (a, h) = (lp.abs(), b.0.as_vec3());
     if (a + err).cmple(h).all() {
@@ -276,7 +276,7 @@ fn box_contains_f32(b: &BoxView, place: &Placement, p: Vec3) -> Option<bool> {
 /// bounds of touching (or for an affine placement): the f64 test decides.
 /// A sphere's yes/no test on a level of boxes had spent a quarter of its
 /// time on the f64 inverse and the face-by-face test.
-fn box_touches_f32(b: &BoxView, place: &Placement, p: Vec3, r: f32) -> Option<bool> {
+fn box_touches_f32(b: &CuboidView, place: &Placement, p: Vec3, r: f32) -> Option<bool> {
     let (lp, err) = place.local_point_bounded(p)?;
     let lr = r * place.local_scale_bounded()?;
     let (a, h) = (lp.abs(), b.0.as_vec3());
@@ -589,7 +589,7 @@ mod tests {
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
         for ii in 0..level.object_count() {
             let (shape, place) = placed(level.archive(), ii);
-            let super::super::Family::Convex(Convex::Box(view)) = shape.family() else {
+            let super::super::Family::Convex(Convex::Cuboid(view)) = shape.family() else {
                 panic!("instance {ii} is not a box");
             };
             let h = view.0;
@@ -611,7 +611,7 @@ mod tests {
                 let p = place.world_point64(local).as_vec3();
                 let exact = convex::contains(&view, place.local_point64(p.as_dvec3()));
                 assert_eq!(
-                    Convex::Box(BoxView(h)).contains(&place, p),
+                    Convex::Cuboid(CuboidView(h)).contains(&place, p),
                     exact,
                     "box {ii}, point {p:?}"
                 );
@@ -644,7 +644,7 @@ mod tests {
         let steps = [0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.05, 0.3];
         for ii in 0..level.object_count() {
             let (shape, place) = placed(level.archive(), ii);
-            let super::super::Family::Convex(Convex::Box(view)) = shape.family() else {
+            let super::super::Family::Convex(Convex::Cuboid(view)) = shape.family() else {
                 panic!("instance {ii} is not a box");
             };
             let (h, scale) = (view.0, place.world_scale());
@@ -670,9 +670,11 @@ mod tests {
                 let r = (radius * scale) as f32;
                 let lc = place.local_point64(c.as_dvec3());
                 let exact = convex::touches(&view, lc, f64::from(r) / scale);
-                let got = Convex::Box(BoxView(h)).touches(&place, c, r);
+                let got = Convex::Cuboid(CuboidView(h)).touches(&place, c, r);
                 assert_eq!(got, exact, "box {ii}, ball {c:?} radius {r}");
-                let found = Convex::Box(BoxView(h)).closest(&place, c, r).is_some();
+                let found = Convex::Cuboid(CuboidView(h))
+                    .closest(&place, c, r)
+                    .is_some();
                 let slow = {
                     let cl = convex::closest(&view, lc);
                     cl.inside || cl.distance * scale <= f64::from(r)

@@ -6,7 +6,8 @@
 
 use super::{At, ColliderContact, LocalRayHit, keep};
 use crate::geom::contact_point::{from_segment, on_segment};
-use crate::geom::sphere_triangle::{Contact, ray_cylinder, ray_sphere};
+use crate::geom::ray_round::{ray_cylinder, ray_sphere};
+use crate::geom::sphere_triangle::Contact;
 use glam::{DVec3, Vec3};
 
 /// A sphere or capsule: the points within `radius` of the segment from

@@ -13,7 +13,7 @@ use crate::geom::gjk::{Support, Triangle};
 use crate::geom::ray_box::SlabRay;
 use crate::geom::ray_triangle::WatertightRay;
 use crate::geom::sphere_triangle;
-use crate::instance::{Placement, local_radius};
+use crate::placement::{Placement, local_radius};
 use crate::shape::{Core, Posed};
 use crate::walk::{Grow, NearVisitor, RayVisitor, TreeRef};
 use glam::{DVec3, Vec3};
@@ -714,7 +714,7 @@ impl RayVisitor for MeshCast<'_, '_> {
 fn shallower(tri: &[DVec3; 3], q: &Core, rq: f64, centre: DVec3, depth: f64) -> bool {
     let edges = [tri[1] - tri[0], tri[2] - tri[1], tri[0] - tri[2]];
     let mut scale = 1.0 + tri[0].abs().max_element() + centre.abs().max_element() + rq;
-    if let Core::Box(b) = q {
+    if let Core::Cuboid(b) = q {
         scale += b.half.max_element();
     }
     // the overlap along the unit axis must fall below `limit`, and the
@@ -726,7 +726,7 @@ fn shallower(tri: &[DVec3; 3], q: &Core, rq: f64, centre: DVec3, depth: f64) -> 
             return false;
         }
         let (lo, hi) = match q {
-            Core::Box(b) => {
+            Core::Cuboid(b) => {
                 let c = b.center.dot(u);
                 let r = (0..3)
                     .map(|k| b.axes[k].dot(u).abs() * b.half[k])
@@ -748,7 +748,7 @@ fn shallower(tri: &[DVec3; 3], q: &Core, rq: f64, centre: DVec3, depth: f64) -> 
     if shows(edges[0].cross(tri[2] - tri[0])) {
         return true;
     }
-    if let Core::Box(b) = q {
+    if let Core::Cuboid(b) = q {
         for a in b.axes {
             if shows(a) {
                 return true;
@@ -914,7 +914,7 @@ mod tests {
         let hull = ConvexHull::new(&pts).expect("a solid hull");
         let shapes = [
             QueryShape::Hull(&hull),
-            QueryShape::Box {
+            QueryShape::Cuboid {
                 half: Vec3::new(0.5, 0.2, 0.3),
             },
             QueryShape::Capsule {
@@ -925,7 +925,7 @@ mod tests {
         for i in 0..6000 {
             let ii = (i % 2) as u32;
             let (shape, place) = placed(level.archive(), ii);
-            let Family::Mesh(mesh) = shape.family() else {
+            let Family::TriMesh(mesh) = shape.family() else {
                 panic!("the ground is a mesh");
             };
             let local = DVec3::new(rng.f() * 12.0, rng.f() * 1.2 - 0.6, rng.f() * 12.0);

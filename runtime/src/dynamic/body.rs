@@ -3,9 +3,9 @@
 //! reads, recomputed when it moves.
 
 use crate::collider::{At, ColliderRef};
-use crate::instance::{apply, invert};
 use crate::level::Level;
 use crate::object::ObjectId;
+use crate::placement::{apply, invert};
 use crate::shape::{Pose, QueryShape};
 use glam::{DQuat, DVec3};
 use kiln_formats::level::{ArchivedCollider, Collider};
@@ -109,7 +109,7 @@ pub(crate) struct Probe {
 enum ProbeShape {
     Sphere(f32),
     Capsule(f32, f32),
-    Box(glam::Vec3),
+    Cuboid(glam::Vec3),
     Hull(Arc<crate::shape::ConvexHull>),
 }
 
@@ -122,7 +122,7 @@ impl Probe {
                 half_height: *h,
                 radius: *r,
             },
-            ProbeShape::Box(half) => QueryShape::Box { half: *half },
+            ProbeShape::Cuboid(half) => QueryShape::Cuboid { half: *half },
             ProbeShape::Hull(h) => QueryShape::Hull(h),
         };
         let q = pose.rotation.as_dquat().normalize();
@@ -237,7 +237,7 @@ impl BodyState {
                 f(&c.half_height) * scale,
                 f(&c.radius) * scale,
             )),
-            ArchivedCollider::Cuboid(c) => Some(ProbeShape::Box(
+            ArchivedCollider::Cuboid(c) => Some(ProbeShape::Cuboid(
                 glam::Vec3::from(c.half_extents.map(|x| x.to_native())) * scale,
             )),
             _ => None,
@@ -285,7 +285,7 @@ impl BodyState {
                     hi = hi.max(*p);
                 }
                 return Probe {
-                    shape: ProbeShape::Box((hi - lo) * 0.5),
+                    shape: ProbeShape::Cuboid((hi - lo) * 0.5),
                     frame: (DQuat::IDENTITY, ((lo + hi) * 0.5).as_dvec3()),
                 };
             }
@@ -416,7 +416,7 @@ fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldErro
             half_height,
             radius,
         }),
-        QueryShape::Box { half } => Collider::Cuboid(Cuboid {
+        QueryShape::Cuboid { half } => Collider::Cuboid(Cuboid {
             half_extents: half.to_array(),
         }),
         QueryShape::Hull(h) => Collider::Polytope(hull_polytope(h).map_err(WorldError::BadShape)?),

@@ -87,7 +87,7 @@ fn box_closest(b: &OrientedBox, p: DVec3) -> (DVec3, DVec3) {
 pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Option<Touch>> {
     let r = rq + rc;
     let on_q = match q {
-        CoreRef::Box(b) => {
+        CoreRef::Cuboid(b) => {
             let (on_q, local) = box_closest(b, p);
             if local.abs().cmple(b.half).all() {
                 // inside (or on the surface): out through the nearest
@@ -181,7 +181,7 @@ fn from_core(a: DVec3, b: DVec3, p: DVec3, rq: f64, rc: f64) -> Option<Touch> {
 /// `rc`, in closed form where [`point_touch`] has one.
 pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<bool> {
     let on_q = match q {
-        CoreRef::Box(b) => box_closest(b, p).0,
+        CoreRef::Cuboid(b) => box_closest(b, p).0,
         CoreRef::Segment(s) => on_segment(s.0, s.1, p),
         CoreRef::Point(a) => a.0,
         CoreRef::Other => return None,
@@ -196,7 +196,7 @@ pub(crate) enum CoreRef<'a> {
     /// A capsule's segment.
     Segment(&'a Segment),
     /// A box.
-    Box(&'a OrientedBox),
+    Cuboid(&'a OrientedBox),
     /// Anything else (hulls).
     Other,
 }
@@ -512,7 +512,7 @@ mod tests {
                 seen[2] += 1;
                 continue;
             };
-            let want = point_touch(&CoreRef::Box(&b), 0.0, p, rc)
+            let want = point_touch(&CoreRef::Cuboid(&b), 0.0, p, rc)
                 .expect("a closed form for a box")
                 .map(|t| settle(&b, 0.0, &Point(p), rc, t));
             assert_eq!(got, want, "case {i}: {b:?} {p} {rc}");
@@ -705,7 +705,7 @@ mod tests {
                 }
                 Some(t)
             };
-            let tb = check(CoreRef::Box(&bx), &|| {
+            let tb = check(CoreRef::Cuboid(&bx), &|| {
                 (
                     touches(&bx, rq, &Point(p), rc),
                     touch(&bx, rq, &Point(p), rc),

@@ -4,7 +4,7 @@
 //! expanding polytope), contact points. Sphere against triangle and convex
 //! hulls, which the baker uses too, live below both in `kiln_geometry`.
 
-pub(crate) use kiln_geometry::{hull, sphere_triangle};
+pub(crate) use kiln_geometry::{hull, ray_round, sphere_triangle};
 
 pub(crate) mod contact_point;
 pub(crate) mod convex_contact;

@@ -20,7 +20,7 @@ use glam::{DVec3, Vec3};
 /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
 /// use kiln_runtime::{Filter, Pose, QueryShape, ShapeCast, Vec3};
 /// // a box pushed 10 m along +x meets the wall's face at x = 16
-/// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+/// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
 /// let motion = Vec3::new(10.0, 0.0, 0.0);
 /// let from = Pose::at(Vec3::new(12.0, 1.0, 12.0));
 /// let hit = level.cast(&ShapeCast::new(crate_box, from, motion, 1.0), &Filter::ALL).unwrap();
@@ -153,7 +153,7 @@ impl Level {
     /// let hit = level.cast(&ShapeCast::new(ball, from, Vec3::X, 10.0), &Filter::ALL).unwrap();
     /// assert!((hit.t - 3.5).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
     /// // resting on the floor, a box slides along it when it ignores what it leaves
-    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
     /// let on_floor = Pose::at(Vec3::new(12.0, 0.5, 5.0));
     /// let slide = CastOptions { ignore_leaving: true };
     /// let along = ShapeCast::new(crate_box, on_floor, Vec3::Z, 3.0);

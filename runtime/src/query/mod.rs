@@ -18,7 +18,7 @@ use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
 use crate::level::Level;
 use crate::object::ObjectId;
-use crate::walk::{Grow, RayVisitor, TopTree, Tree, top_tree, walk_box, walk_ray};
+use crate::walk::{Grow, RayVisitor, TopTreeView, Tree, top_tree, walk_box, walk_ray};
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
 use rayon::prelude::*;
@@ -57,8 +57,8 @@ impl<'a> Scope<'a> {
     ) {
         let level = self.level.archive();
         let stopped = match top_tree(level) {
-            TopTree::Floats(t) => near_in(&t, level, lo, hi, filter, &mut visit),
-            TopTree::Boxes(t) => near_in(&t, level, lo, hi, filter, &mut visit),
+            TopTreeView::Floats(t) => near_in(&t, level, lo, hi, filter, &mut visit),
+            TopTreeView::Boxes(t) => near_in(&t, level, lo, hi, filter, &mut visit),
         };
         if !stopped && let Some(b) = self.bodies {
             near_bodies(b, lo, hi, filter, visit);
@@ -84,8 +84,8 @@ impl<'a> Scope<'a> {
             stopped: false,
         };
         match top_tree(level) {
-            TopTree::Floats(t) => walk_ray(&t, ray, grow, &mut leaves),
-            TopTree::Boxes(t) => walk_ray(&t, ray, grow, &mut leaves),
+            TopTreeView::Floats(t) => walk_ray(&t, ray, grow, &mut leaves),
+            TopTreeView::Boxes(t) => walk_ray(&t, ray, grow, &mut leaves),
         }
         if !leaves.stopped
             && let Some(b) = self.bodies

@@ -112,7 +112,7 @@ impl Level {
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
     /// // a 1 m box sunk 0.1 m into the floor, its side 0.2 m into the wall
-    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
     /// let at = Pose::at(Vec3::new(15.7, 0.4, 12.0));
     /// let mut touched = level.overlap(&crate_box, &at, &Filter::ALL);
     /// touched.sort_by(|a, b| b.depth.total_cmp(&a.depth));
@@ -201,7 +201,7 @@ impl Level {
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
-    /// let crate_box = QueryShape::Box { half: Vec3::splat(0.5) };
+    /// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
     /// let queries = [0.4, 0.6].map(|y| (crate_box, Pose::at(Vec3::new(12.0, y, 5.0))));
     /// let mut out = [false; 2];
     /// level.intersects_batch(&queries, &Filter::ALL, &mut out);

@@ -22,12 +22,12 @@ use super::raycast::{Leaf, Ray, RayFound, TopSearch, WORLD_ROWS};
 use crate::collider::tri_mesh::MeshSearch;
 use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
-use crate::instance::Rows;
 use crate::level::Level;
 use crate::object::ObjectId;
+use crate::placement::Mat3x4;
 use crate::walk::{
-    Aabb, Ball, BoxTree, Found, Grow, Ordered, RayVisitor, SphereTree, TopTree, Tree, TreeRef,
-    ray_root, top_tree,
+    Ball, BoxTreeView, Found, Grow, NodeBox, Ordered, RayVisitor, SphereTreeView, TopTreeView,
+    Tree, TreeRef, ray_root, top_tree,
 };
 use kiln_formats::tri_mesh::{LEAF_BIT, WIDTH};
 
@@ -43,8 +43,8 @@ type Waiting<V> = Vec<(u32, f32, V)>;
 
 /// The walk of the mesh an instance leaf led to, in its kind of tree.
 enum MeshWalk<'a> {
-    Boxes(BoxTree<'a>, Ordered<Aabb, Waiting<Aabb>>),
-    Spheres(SphereTree<'a>, Ordered<Ball, Waiting<Ball>>),
+    Boxes(BoxTreeView<'a>, Ordered<NodeBox, Waiting<NodeBox>>),
+    Spheres(SphereTreeView<'a>, Ordered<Ball, Waiting<Ball>>),
 }
 
 /// A triangle mesh being walked for one lane's ray.
@@ -52,7 +52,7 @@ struct MeshLane<'a> {
     /// The instance whose mesh it is.
     instance: u32,
     /// The instance's local-from-world rows.
-    local_from_world: Rows,
+    local_from_world: Mat3x4,
     /// The ray in the mesh's local space (slab form, for the tree).
     ray: SlabRay,
     search: MeshSearch<'a>,
@@ -65,7 +65,7 @@ struct MeshLane<'a> {
 /// (`V`: what the top-level tree's walk carries).
 struct Spare<V> {
     top: Waiting<V>,
-    boxes: Waiting<Aabb>,
+    boxes: Waiting<NodeBox>,
     balls: Waiting<Ball>,
 }
 
@@ -84,7 +84,7 @@ struct Lane<'a, V: Copy> {
 /// Scratch space for one step's children.
 struct Scratch<V> {
     top: Found<V>,
-    boxes: Found<Aabb>,
+    boxes: Found<NodeBox>,
     balls: Found<Ball>,
 }
 
@@ -167,7 +167,7 @@ impl<'a, V: Copy> Lane<'a, V> {
         mesh: &'a kiln_formats::tri_mesh::ArchivedTriMesh,
         lo: glam::Vec3,
         ld: glam::Vec3,
-        local_from_world: Rows,
+        local_from_world: Mat3x4,
     ) -> bool {
         let ray = SlabRay::new(lo, ld);
         let t_max = self.search.t_max;
@@ -315,8 +315,8 @@ impl Level {
             return;
         }
         match top_tree(self.archive()) {
-            TopTree::Floats(t) => self.interleave(&t, rays, filter, any, answer),
-            TopTree::Boxes(t) => self.interleave(&t, rays, filter, any, answer),
+            TopTreeView::Floats(t) => self.interleave(&t, rays, filter, any, answer),
+            TopTreeView::Boxes(t) => self.interleave(&t, rays, filter, any, answer),
         }
     }
 
@@ -358,7 +358,7 @@ impl Level {
         };
         let mut scratch = Scratch {
             top: [(0, 0.0, root_vol); WIDTH],
-            boxes: [(0, 0.0, Aabb::EMPTY); WIDTH],
+            boxes: [(0, 0.0, NodeBox::EMPTY); WIDTH],
             balls: [(0, 0.0, Ball::EMPTY); WIDTH],
         };
         let mut next = 0;

@@ -7,9 +7,9 @@ use super::Scope;
 use crate::collider::{At, ColliderRef, LocalRayHit, ObjectVisitor, local_ray};
 use crate::filter::Filter;
 use crate::geom::ray_box::SlabRay;
-use crate::instance::{Rows, transpose_vector};
 use crate::level::Level;
 use crate::object::ObjectId;
+use crate::placement::{Mat3x4, transpose_vector};
 use crate::walk::Grow;
 use glam::Vec3;
 use kiln_formats::level::ArchivedLevel;
@@ -131,7 +131,7 @@ pub struct RayHit {
 }
 
 /// The rows an answer found in world space goes through: the identity.
-pub(super) const WORLD_ROWS: Rows = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+pub(super) const WORLD_ROWS: Mat3x4 = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
 
 /// What a ray search found: the shape's answer in its local space, the
 /// instance, and the instance's local-from-world rows it was found
@@ -141,13 +141,13 @@ pub(super) const WORLD_ROWS: Rows = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1.,
 pub(super) struct RayFound {
     pub(super) hit: LocalRayHit,
     pub(super) object: ObjectId,
-    pub(super) local_from_world: Rows,
+    pub(super) local_from_world: Mat3x4,
 }
 
 /// An instance leaf as a ray search takes it.
 pub(super) enum Leaf<'a> {
     /// Its shape and the ray in its local space, with the rows it took.
-    Local(ColliderRef<'a>, Vec3, Vec3, Rows),
+    Local(ColliderRef<'a>, Vec3, Vec3, Mat3x4),
     /// A sphere's or capsule's answer, found in world space (its normal
     /// goes through [`WORLD_ROWS`]).
     World(Option<LocalRayHit>),
@@ -189,7 +189,12 @@ impl<'a> TopSearch<'a> {
     /// is the closest so far; returns `true` when the walk may stop (any
     /// hit, and one is found).
     #[inline]
-    pub(super) fn offer(&mut self, h: Option<LocalRayHit>, object: ObjectId, local: &Rows) -> bool {
+    pub(super) fn offer(
+        &mut self,
+        h: Option<LocalRayHit>,
+        object: ObjectId,
+        local: &Mat3x4,
+    ) -> bool {
         if let Some(h) = h
             && (self.hit.is_none() || h.t < self.t_max)
         {

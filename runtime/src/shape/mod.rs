@@ -23,7 +23,7 @@ use glam::{Quat, Vec3};
 /// let shapes = [
 ///     QueryShape::Sphere { radius: 0.5 },
 ///     QueryShape::Capsule { half_height: 0.6, radius: 0.3 },
-///     QueryShape::Box { half: Vec3::new(0.5, 0.25, 0.5) },
+///     QueryShape::Cuboid { half: Vec3::new(0.5, 0.25, 0.5) },
 ///     QueryShape::Hull(&wedge),
 /// ];
 /// // each, placed well above the floor, touches nothing
@@ -49,7 +49,7 @@ pub enum QueryShape<'a> {
         radius: f32,
     },
     /// A box around the origin.
-    Box {
+    Cuboid {
         /// Half extents along the local axes (each ≥ 0).
         half: Vec3,
     },

@@ -51,7 +51,7 @@ impl Pose {
     /// use kiln_runtime::{Filter, Pose, Quat, QueryShape, Vec3};
     /// // a 2 x 0.2 x 0.2 m plank 0.9 m from the wall: upright, it misses the wall;
     /// // lying along x, it pokes 0.1 m into it
-    /// let plank = QueryShape::Box { half: Vec3::new(0.1, 1.0, 0.1) };
+    /// let plank = QueryShape::Cuboid { half: Vec3::new(0.1, 1.0, 0.1) };
     /// let at = Vec3::new(15.1, 1.5, 12.0);
     /// let wall = level.find_object("wall").unwrap();
     /// let hits = |pose: &Pose| level.overlap(&plank, pose, &Filter::ALL).iter().any(|o| o.object == wall);

@@ -18,7 +18,7 @@ pub(crate) struct Posed<'a> {
 pub(crate) enum Core<'a> {
     Point(Point),
     Segment(Segment),
-    Box(OrientedBox),
+    Cuboid(OrientedBox),
     Hull(PosedHull<'a>),
 }
 
@@ -115,7 +115,7 @@ macro_rules! on_core {
         match $c {
             Core::Point($v) => $body,
             Core::Segment($v) => $body,
-            Core::Box($v) => $body,
+            Core::Cuboid($v) => $body,
             Core::Hull($v) => $body,
         }
     };
@@ -128,7 +128,7 @@ impl Core<'_> {
         match self {
             Core::Point(p) => CoreRef::Point(p),
             Core::Segment(s) => CoreRef::Segment(s),
-            Core::Box(b) => CoreRef::Box(b),
+            Core::Cuboid(b) => CoreRef::Cuboid(b),
             Core::Hull(_) => CoreRef::Other,
         }
     }
@@ -144,7 +144,7 @@ impl Core<'_> {
                 f(s.0);
                 f(s.1);
             }
-            Core::Box(b) => {
+            Core::Cuboid(b) => {
                 for k in 0..8 {
                     let s = |bit: usize| if k & bit == 0 { -1.0 } else { 1.0 };
                     f(b.center
@@ -163,7 +163,7 @@ impl Core<'_> {
         match self {
             Core::Point(_) => {}
             Core::Segment(s) => f(s.0, s.1),
-            Core::Box(b) => {
+            Core::Cuboid(b) => {
                 let corner = |k: usize| {
                     let s = |bit: usize| if k & bit == 0 { -1.0 } else { 1.0 };
                     b.center
@@ -216,7 +216,7 @@ impl Polyhedral for Core<'_> {
     }
     fn as_box(&self) -> Option<OrientedBox> {
         match self {
-            Core::Box(b) => Some(*b),
+            Core::Cuboid(b) => Some(*b),
             _ => None,
         }
     }
@@ -291,8 +291,8 @@ impl<'a> Posed<'a> {
                     radius: f64::from(radius),
                 }
             }
-            QueryShape::Box { half } if half.is_finite() && half.min_element() >= 0.0 => Posed {
-                core: Core::Box(OrientedBox {
+            QueryShape::Cuboid { half } if half.is_finite() && half.min_element() >= 0.0 => Posed {
+                core: Core::Cuboid(OrientedBox {
                     center: t,
                     // written out: `map`'s closure was left out of line
                     // (3% of a box's yes/no test on a field of balls)
@@ -325,7 +325,7 @@ impl<'a> Posed<'a> {
         match &self.core {
             Core::Point(p) => p.0,
             Core::Segment(s) => (s.0 + s.1) * 0.5,
-            Core::Box(b) => b.center,
+            Core::Cuboid(b) => b.center,
             Core::Hull(h) => h.rotation * h.hull.centre + h.translation,
         }
     }
@@ -336,7 +336,7 @@ impl<'a> Posed<'a> {
         let (c, h) = match &self.core {
             Core::Point(p) => (p.0, DVec3::ZERO),
             Core::Segment(s) => ((s.0 + s.1) * 0.5, (s.1 - s.0).abs() * 0.5),
-            Core::Box(b) => (
+            Core::Cuboid(b) => (
                 b.center,
                 b.axes[0].abs() * b.half.x
                     + b.axes[1].abs() * b.half.y

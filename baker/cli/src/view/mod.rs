@@ -344,7 +344,7 @@ fn route(shared: &Shared, method: &str, target: &str, body: &[u8]) -> Answer {
             if line.contains('\n') {
                 return Answer::refuse(400, "one query per request");
             }
-            let answer = crate::query::answer_line(&snap.world, line);
+            let answer = crate::json_lines::answer_line(&snap.world, line);
             let status = if answer.get("error").is_some() {
                 400
             } else {

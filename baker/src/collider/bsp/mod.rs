@@ -11,12 +11,12 @@ pub mod tree;
 
 pub use tree::BuiltBsp;
 
-use surface::{Surface, SurfaceSettings, watertight};
 use super::note::{Note, Relaxed, Step, Steps, Tree};
 use super::{BuiltCollider, polytope};
 use crate::config::ColliderSettings;
 use crate::geom::weld::WeldedMesh;
 use crate::limits::MAX_DEVIATION;
+use surface::{Surface, SurfaceSettings, watertight};
 
 /// The concave solid of a welded mesh placed at most `scale` times its
 /// size: a BSP tree — or a polytope when the collider had to be the convex

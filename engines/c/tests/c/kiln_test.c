@@ -310,7 +310,7 @@ static void queries(KilnWorld *world) {
   printf("ball at y = 0.45: %zu overlap(s), depth %.4f\n", count, count ? overlaps[0].depth : 0.0f);
 
   /* a box dropped from y = 2 lands on the floor after 1.5 m */
-  KilnShape crate = kiln_shape_box(v3(0.5f, 0.5f, 0.5f));
+  KilnShape crate = kiln_shape_cuboid(v3(0.5f, 0.5f, 0.5f));
   KilnShapeHit landed;
   OK(kiln_world_cast(world, &crate, at(12, 2, 4), v3(0, -1, 0), 10, false, NULL, &landed));
   CHECK(landed.hit && near(landed.t, 1.5f, 1e-4f) && near(landed.normal.y, 1, 1e-4f));
@@ -340,7 +340,7 @@ static void queries(KilnWorld *world) {
 
 static void bodies(KilnWorld *world, KilnLevel *level) {
   size_t before = kiln_world_body_count(world);
-  KilnShape crate = kiln_shape_box(v3(0.5f, 0.5f, 0.5f));
+  KilnShape crate = kiln_shape_cuboid(v3(0.5f, 0.5f, 0.5f));
   KilnObjectId id = 0;
   OK(kiln_world_insert_shape(world, &crate, at(2, 3, 16), 1, "crate", false, &id));
   CHECK(kiln_world_body_count(world) == before + 1);
@@ -379,7 +379,7 @@ static void bodies(KilnWorld *world, KilnLevel *level) {
   CHECK(kiln_world_body_count(world) == before);
 
   /* a trigger: seen only by filters that ask, and it reports a ball entering and leaving */
-  KilnShape zone = kiln_shape_box(v3(1, 1, 1));
+  KilnShape zone = kiln_shape_cuboid(v3(1, 1, 1));
   KilnObjectId trigger = 0, ball = 0;
   OK(kiln_world_insert_shape(world, &zone, at(3, 1, 15), 1, "zone", true, &trigger));
   KilnShape ball_shape = kiln_shape_sphere(0.3f);
@@ -512,7 +512,7 @@ static void hostile(KilnWorld *world, const char *archive) {
   CHECK(strstr(kiln_last_error(), "shape kind 99"));
   KilnShape negative = kiln_shape_sphere(-1);
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &negative, at(0, 0, 0), NULL, &yes));
-  KilnShape nan_box = kiln_shape_box(v3(1, NAN, 1));
+  KilnShape nan_box = kiln_shape_cuboid(v3(1, NAN, 1));
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap(world, &nan_box, at(0, 0, 0), NULL, NULL, 0, &count));
   KilnPose zero_turn = {{0, 0, 0, 0}, {0, 0, 0}};
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &ball, zero_turn, NULL, &yes));

@@ -13,18 +13,18 @@ use glam::{DVec3, Vec3};
 use kiln_formats::level::{ArchivedInstance, ArchivedLevel};
 
 /// A 3×4 row-major matrix.
-pub(crate) type Rows = [f32; 12];
+pub(crate) type Mat3x4 = [f32; 12];
 
 /// `M · p` (point: rotation, scale and translation).
 #[inline]
-pub(crate) fn transform_point(m: &Rows, p: Vec3) -> Vec3 {
+pub(crate) fn transform_point(m: &Mat3x4, p: Vec3) -> Vec3 {
     let r = |k: usize| m[k] * p.x + m[k + 1] * p.y + m[k + 2] * p.z + m[k + 3];
     Vec3::new(r(0), r(4), r(8))
 }
 
 /// `M · d` (vector: no translation).
 #[inline]
-pub(crate) fn transform_vector(m: &Rows, d: Vec3) -> Vec3 {
+pub(crate) fn transform_vector(m: &Mat3x4, d: Vec3) -> Vec3 {
     let r = |k: usize| m[k] * d.x + m[k + 1] * d.y + m[k + 2] * d.z;
     Vec3::new(r(0), r(4), r(8))
 }
@@ -34,7 +34,7 @@ pub(crate) fn transform_vector(m: &Rows, d: Vec3) -> Vec3 {
 /// `world_from_local`), which also flips it under a mirroring transform,
 /// as glTF's winding rule asks.
 #[inline]
-pub(crate) fn transpose_vector(m: &Rows, n: Vec3) -> Vec3 {
+pub(crate) fn transpose_vector(m: &Mat3x4, n: Vec3) -> Vec3 {
     let c = |k: usize| m[k] * n.x + m[k + 4] * n.y + m[k + 8] * n.z;
     Vec3::new(c(0), c(1), c(2))
 }
@@ -51,7 +51,7 @@ pub(crate) struct Frame(Option<[f64; 12]>);
 impl Frame {
     /// The frame of an f32 world-from-local matrix.
     #[inline]
-    pub fn of(world_from_local: &Rows) -> Frame {
+    pub fn of(world_from_local: &Mat3x4) -> Frame {
         let m: [f64; 12] = world_from_local.map(f64::from);
         Frame((m != ID).then_some(m))
     }
@@ -320,7 +320,7 @@ pub(crate) fn local_radius(r: f32, s: f32) -> f32 {
 
 /// The scale of `l` if it is a similarity, to 1e-5 (the shared test,
 /// `kiln_formats::level::similarity_scale`).
-fn similarity_scale(l: &Rows) -> Option<f32> {
+fn similarity_scale(l: &Mat3x4) -> Option<f32> {
     let m = l.map(f64::from);
     kiln_formats::level::similarity_scale(&m, 1e-5).map(|s| s as f32)
 }

@@ -67,7 +67,7 @@ fn radius(v: &Value, what: &str) -> Result<f32, String> {
 enum Shape {
     Sphere(f32),
     Capsule(f32, f32),
-    Box(Vec3),
+    Cuboid(Vec3),
     Hull(ConvexHull),
 }
 
@@ -79,7 +79,7 @@ impl Shape {
                 half_height: *half_height,
                 radius: *radius,
             },
-            Shape::Box(half) => QueryShape::Box { half: *half },
+            Shape::Cuboid(half) => QueryShape::Cuboid { half: *half },
             Shape::Hull(h) => QueryShape::Hull(h),
         }
     }
@@ -152,7 +152,7 @@ fn named_shape(key: &str, q: &Value, what: &str) -> Result<(Shape, Pose), String
                 return Err(format!("{} must be >= 0", at("half")));
             }
             let rot = rotation(q, &at("rotation"))?;
-            Ok((Shape::Box(half), Pose::new(rot, center)))
+            Ok((Shape::Cuboid(half), Pose::new(rot, center)))
         }
         "hull" => {
             let pts = q["points"]
