@@ -213,8 +213,8 @@ fn exported_physics_bakes_back_to_the_same_colliders() {
     assert_eq!(
         kinds0,
         [
-            ("Crate".to_string(), "box".to_string()),
-            ("FarCrate".into(), "box".into()),
+            ("Crate".to_string(), "cuboid".to_string()),
+            ("FarCrate".into(), "cuboid".into()),
             ("Squashed".into(), "polytope".into())
         ]
     );

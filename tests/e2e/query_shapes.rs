@@ -45,7 +45,7 @@ fn every_kind(xf: DAffine3) -> Level {
     ];
     let objects = [
         ("polytope", 0, "convex", DVec3::new(0.0, 1.0, 0.0)),
-        ("box", 0, "box", DVec3::new(2.0, 1.0, 0.0)),
+        ("cuboid", 0, "box", DVec3::new(2.0, 1.0, 0.0)),
         ("sphere", 0, "sphere", DVec3::new(4.0, 1.0, 0.0)),
         ("capsule", 1, "capsule", DVec3::new(0.0, 1.5, 2.5)),
         ("bsp", 2, "concave", DVec3::new(2.5, 1.0, 2.5)),
@@ -102,7 +102,7 @@ fn query_shapes_against_every_collider_kind() {
     for (k, (what, xf)) in placements.into_iter().enumerate() {
         let level = every_kind(xf);
         let kinds: Vec<&str> = objects(&level).iter().map(|o| o.kind).collect();
-        for want in ["box", "sphere", "capsule", "bsp", "trimesh", "polytope"] {
+        for want in ["cuboid", "sphere", "capsule", "bsp", "trimesh", "polytope"] {
             if !matches!(what, "non-uniform" | "mirrored" | "sheared") {
                 assert!(kinds.contains(&want), "{what}: no {want} in {kinds:?}");
             }
@@ -549,7 +549,7 @@ fn every_answer_names_its_feature_the_same_way() {
                     (lo.min(p), hi.max(p))
                 });
             let mesh_like = matches!(obj.kind, "trimesh" | "bsp");
-            let faced = matches!(obj.kind, "box" | "polytope");
+            let faced = matches!(obj.kind, "cuboid" | "polytope");
             let mut rng = Rng::new(0x00fe_a7ee + i as u64);
             for _ in 0..40 {
                 let x = lo.x + (hi.x - lo.x) * f64::from(0.2 + 0.6 * rng.f());

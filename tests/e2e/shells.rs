@@ -176,8 +176,8 @@ fn a_closed_world_box_around_the_level_is_its_surface_whichever_way_it_faces() {
         } else {
             assert!(rule.contains("level shell"), "{rule}");
         }
-        assert_eq!(kind_of(&seen, "Crate").0, "box", "{seen:?}");
-        assert_eq!(kind_of(&seen, "Crate2").0, "box", "{seen:?}");
+        assert_eq!(kind_of(&seen, "Crate").0, "cuboid", "{seen:?}");
+        assert_eq!(kind_of(&seen, "Crate2").0, "cuboid", "{seen:?}");
         assert_eq!(kind_of(&seen, "Ball").0, "sphere", "{seen:?}");
         playable(&level, h, "World", to_box(h));
     }
@@ -235,7 +235,7 @@ fn a_room_around_its_props_is_its_surface_whichever_way_it_faces() {
         let (level, seen) = bake(meshes);
         let (kind, rule) = kind_of(&seen, "Room");
         assert_eq!(kind, "trimesh", "inward {inward}: {rule}");
-        assert_eq!(kind_of(&seen, "Outside").0, "box", "{seen:?}");
+        assert_eq!(kind_of(&seen, "Outside").0, "cuboid", "{seen:?}");
         playable(&level, h, "Room", to_box(h));
     }
 }
@@ -283,7 +283,7 @@ fn a_hollow_building_with_thick_walls_around_a_prop_is_its_surface() {
 #[test]
 fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
     let (level, seen) = bake(vec![cube("Crate", Vec3::ZERO, Vec3::ONE, false)]);
-    assert_eq!(kind_of(&seen, "Crate").0, "box");
+    assert_eq!(kind_of(&seen, "Crate").0, "cuboid");
     assert_eq!(
         level.contains_point(Vec3::splat(0.5), &Filter::ALL),
         vec![level.object(0).unwrap()]
@@ -305,7 +305,7 @@ fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
         ),
     ]);
     for o in ["Crate", "Top", "Beside"] {
-        assert_eq!(kind_of(&seen, o).0, "box", "{seen:?}");
+        assert_eq!(kind_of(&seen, o).0, "cuboid", "{seen:?}");
     }
     // a convex crate around one small thing (a box in a box) is a solid:
     // a convex shell must hold half the level
@@ -315,7 +315,7 @@ fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
         cube("Far1", Vec3::splat(10.0), Vec3::splat(11.0), false),
         cube("Far2", Vec3::splat(20.0), Vec3::splat(21.0), false),
     ]);
-    assert_eq!(kind_of(&seen, "Big").0, "box", "{seen:?}");
+    assert_eq!(kind_of(&seen, "Big").0, "cuboid", "{seen:?}");
     // crates that overlap or share faces (a long beam through a crate)
     // do not enclose each other
     let (_, seen) = bake(vec![
@@ -334,7 +334,7 @@ fn a_crate_on_its_own_or_beside_others_stays_a_solid() {
         ),
     ]);
     for o in ["Unit", "Beam", "Fat"] {
-        assert_eq!(kind_of(&seen, o).0, "box", "{seen:?}");
+        assert_eq!(kind_of(&seen, o).0, "cuboid", "{seen:?}");
     }
 }
 

@@ -101,13 +101,13 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
     let mut rng = Rng::new(77);
     let mut checked = 0;
     let (mut ray_hits, mut sweep_hits, mut insides, mut touches) = (0, 0, 0, 0);
-    for (collider, kind) in [(Some("convex"), "polytope"), (None, "box")] {
+    for (collider, kind) in [(Some("convex"), "polytope"), (None, "cuboid")] {
         for (what, xf) in placements() {
             let level = level(collider, xf);
             let a = level.archive();
             let got_kind = a.colliders[a.instances[0].collider.to_native() as usize].kind_name();
             // a box under a non-uniform placement becomes its hull
-            let want = if kind == "box" && what == "non-uniform" {
+            let want = if kind == "cuboid" && what == "non-uniform" {
                 "polytope"
             } else {
                 kind
@@ -480,7 +480,7 @@ fn a_crate_modelled_rotated_becomes_a_box() {
         };
         let rule = a.instance_rule(0);
         if similarity {
-            assert_eq!(kind, "box", "{name}: {rule}");
+            assert_eq!(kind, "cuboid", "{name}: {rule}");
             assert!(rule.contains("fills 100.0%"), "{name}: {rule}");
         } else {
             assert_eq!(kind, "polytope", "{name}: {rule}");

@@ -218,7 +218,8 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
                     }
                     Made::Copy(s, o) => {
                         let obj = judge::copy_object(&c.sources[*s], *o, &m.pose);
-                        let exact = matches!(obj.kind, "box" | "sphere" | "capsule" | "polytope");
+                        let exact =
+                            matches!(obj.kind, "cuboid" | "sphere" | "capsule" | "polytope");
                         (obj, exact)
                     }
                 };

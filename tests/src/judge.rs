@@ -200,7 +200,7 @@ pub fn body_object(shape: &QueryShape, pose: &Pose) -> Object {
     let kind = match shape {
         QueryShape::Sphere { .. } => "sphere",
         QueryShape::Capsule { .. } => "capsule",
-        QueryShape::Cuboid { .. } => "box",
+        QueryShape::Cuboid { .. } => "cuboid",
         QueryShape::Hull(_) => "polytope",
     };
     Object {
@@ -348,7 +348,7 @@ impl Query {
         match self.kind {
             Kind::Sphere(_) => "sphere",
             Kind::Capsule(..) => "capsule",
-            Kind::Cuboid(_) => "box",
+            Kind::Cuboid(_) => "cuboid",
             Kind::Hull(_) => "hull",
         }
     }
@@ -513,7 +513,7 @@ impl Stats {
 pub fn names_feature(kind: &str, q: &Query) -> bool {
     match kind {
         "trimesh" | "bsp" => true,
-        "box" | "polytope" => matches!(q.kind, Kind::Sphere(_)),
+        "cuboid" | "polytope" => matches!(q.kind, Kind::Sphere(_)),
         _ => false,
     }
 }
@@ -1173,7 +1173,7 @@ pub fn check_ray(level: &(impl Answers + ?Sized), objs: &[Object], ray: &Ray, wh
         "{what}: hit point {p} is {near:.3e} m off {} object {i}",
         obj.kind
     );
-    let names = matches!(obj.kind, "trimesh" | "bsp" | "box" | "polytope");
+    let names = matches!(obj.kind, "trimesh" | "bsp" | "cuboid" | "polytope");
     assert_eq!(
         h.feature.is_some(),
         names,

@@ -233,7 +233,7 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
     let (r, stderr) = bake(&[]);
     assert_eq!(
         r["collider_kinds"],
-        serde_json::json!({"box": 1, "capsule": 1, "polytope": 2, "sphere": 1, "trimesh": 1})
+        serde_json::json!({"cuboid": 1, "capsule": 1, "polytope": 2, "sphere": 1, "trimesh": 1})
     );
     // the two render meshes are drawn only: the file authors its colliders
     assert_eq!(

@@ -181,7 +181,7 @@ fn the_level_api_describes_every_object_and_its_geometry() {
         let i = o["index"].as_u64().unwrap() as u32;
         assert_eq!(o["name"], *level.object_name(level.object(i).unwrap()));
         assert!(
-            ["box", "sphere", "capsule", "polytope", "bsp", "trimesh"]
+            ["cuboid", "sphere", "capsule", "polytope", "bsp", "trimesh"]
                 .contains(&o["kind"].as_str().unwrap())
         );
         assert!(o["bytes"].as_u64().unwrap() > 0);

@@ -58,7 +58,7 @@ impl Default for KilnGizmos {
 /// `inspect` prints).
 pub fn kind_colour(kind: &str) -> Color {
     let rgb = match kind {
-        "box" => 0xff7a1a,
+        "cuboid" => 0xff7a1a,
         "sphere" => 0x2f8cff,
         "capsule" => 0x22cc66,
         "polytope" => 0xb040ff,
@@ -239,7 +239,7 @@ fn unplace(p: &Pose, x: Vec3) -> Vec3 {
 /// The kind name of a body's shape.
 fn shape_kind(shape: &KilnShape) -> &'static str {
     match shape {
-        KilnShape::Cuboid { .. } => "box",
+        KilnShape::Cuboid { .. } => "cuboid",
         KilnShape::Sphere { .. } => "sphere",
         KilnShape::Capsule { .. } => "capsule",
         KilnShape::Hull(_) => "polytope",

@@ -21,9 +21,9 @@ const consoleError = console.error.bind(console);
 console.error = (...args) => { report('console.error: ' + args.join(' ')); consoleError(...args); };
 
 export const KIND_COLOURS = {
-  box: 0xff7a1a, sphere: 0x2f8cff, capsule: 0x22cc66, polytope: 0xb040ff, bsp: 0xffd21a, trimesh: 0x19d3c5,
+  cuboid: 0xff7a1a, sphere: 0x2f8cff, capsule: 0x22cc66, polytope: 0xb040ff, bsp: 0xffd21a, trimesh: 0x19d3c5,
 };
-const KIND_LABELS = { box: 'box', sphere: 'sphere', capsule: 'capsule', polytope: 'polytope', bsp: 'concave solid', trimesh: 'triangle mesh' };
+const KIND_LABELS = { cuboid: 'box', sphere: 'sphere', capsule: 'capsule', polytope: 'polytope', bsp: 'concave solid', trimesh: 'triangle mesh' };
 
 const params = new URLSearchParams(location.search);
 const view = document.getElementById('view');
