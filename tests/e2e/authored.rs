@@ -49,12 +49,12 @@ fn khr_physics_colliders_replace_the_render_meshes() {
         [
             "Ball sphere: glTF physics: KHR_implicit_shapes 1: sphere r 0.5 (fit error 0.0000 m)",
             "Can polytope: glTF physics: KHR_implicit_shapes 3: cylinder r 0.5/0.5, height 1: 32-gon prism",
-            "Crate box: glTF physics: KHR_implicit_shapes 0: box 1 × 2 × 3 (fit error 0.0000 m)",
+            "Crate cuboid: glTF physics: KHR_implicit_shapes 0: box 1 × 2 × 3 (fit error 0.0000 m)",
             "Ground trimesh: glTF physics: KHR_physics_rigid_bodies: triangles of node 7's mesh 2",
             "Pill capsule: glTF physics: KHR_implicit_shapes 2: capsule r 0.25, segment 1 (fit error 0.0000 m)",
             "RockCollider polytope: glTF physics: KHR_physics_rigid_bodies: convex hull of node 5's mesh 3",
             // a trigger volume: baked, seen by no query that does not ask
-            "Zone box: glTF physics: KHR_implicit_shapes 0: box 1 × 2 × 3 (fit error 0.0000 m)",
+            "Zone cuboid: glTF physics: KHR_implicit_shapes 0: box 1 × 2 × 3 (fit error 0.0000 m)",
         ]
     );
     let zone = level.find_object("Zone").unwrap();
@@ -126,7 +126,7 @@ fn omi_physics_shapes_bake_with_their_sizes_and_physics_only_meshes() {
             "Gem polytope: glTF physics: OMI_physics_shape 4: convex hull of mesh 1",
             "Post capsule: glTF physics: OMI_physics_shape 2: capsule r 0.5, segment 2 (fit error 0.0000 m)",
             "Stairs trimesh: glTF physics: OMI_physics_shape 5: triangles of mesh 3",
-            "TableCollider box: glTF physics: OMI_physics_shape 0: box 2 × 1 × 2 (fit error 0.0000 m)",
+            "TableCollider cuboid: glTF physics: OMI_physics_shape 0: box 2 × 1 × 2 (fit error 0.0000 m)",
         ]
     );
     // mesh 1 is used only by the Gem's shape: baked, so not counted as
@@ -168,7 +168,7 @@ fn unreal_prefixes_take_the_render_meshes_place() {
         seen,
         [
             "Lamp bsp: auto: closed, concave (85.7% of its hull's volume) (collider 20 → 20 faces, Hausdorff 0.0000 m (render → collider 0.0000, collider → render 0.0000), mean 0.0000 m, volume 100.0%; bsp of 9 nodes (0 bevel), depth 6)",
-            "UBX_Crate box: name prefix UBX_ (Unreal): box collider of Crate (fit error 0.0000 m)",
+            "UBX_Crate cuboid: name prefix UBX_ (Unreal): box collider of Crate (fit error 0.0000 m)",
             "UBX_Stretched polytope: name prefix UBX_ (Unreal): box collider of Stretched (placed with non-uniform scale or shear: the mesh's convex hull instead)",
             "UCP_Pill capsule: name prefix UCP_ (Unreal): capsule collider of Pill (fit error 0.0000 m)",
             "UCX_Rock_01 polytope: name prefix UCX_ (Unreal): convex collider of Rock",
@@ -213,11 +213,11 @@ fn godot_truck_town_bakes_its_omi_colliders_not_its_render_meshes() {
     let (level, seen, _) = objects(&dir.join("godot_truck_town.gltf"), &BakeSettings::default());
     assert_eq!(seen.len(), 20, "{seen:#?}");
     assert!(seen.iter().all(|s| s.contains("Collider ")), "{seen:#?}");
-    let boxes: Vec<_> = seen.iter().filter(|s| s.contains(" box: ")).collect();
+    let boxes: Vec<_> = seen.iter().filter(|s| s.contains(" cuboid: ")).collect();
     assert_eq!(
         boxes,
         [
-            "OuterGroundCollider box: glTF physics: OMI_physics_shape 2: box 2048 × 10 × 2048 (fit error 0.0000 m)"
+            "OuterGroundCollider cuboid: glTF physics: OMI_physics_shape 2: box 2048 × 10 × 2048 (fit error 0.0000 m)"
         ]
     );
     assert_eq!(seen.iter().filter(|s| s.contains(" trimesh: ")).count(), 19);

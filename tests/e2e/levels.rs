@@ -218,7 +218,7 @@ fn every_shared_level_gets_the_collider_kinds_a_level_designer_expects() {
         ("sauer_pandora_quantized.glb", &[("trimesh", 206)]),
         (
             "shape_collection.glb",
-            &[("cuboid", 1), ("bsp", 1), ("polytope", 3), ("sphere", 1)],
+            &[("bsp", 1), ("cuboid", 1), ("polytope", 3), ("sphere", 1)],
         ),
         ("tess_steelribs.glb", &[("trimesh", 38)]),
         ("vk_terrain.gltf", &[("trimesh", 1)]),

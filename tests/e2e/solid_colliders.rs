@@ -332,7 +332,7 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
     seen.sort();
     let want = [
         "Cone polytope: auto: closed, 100.0% of its hull's volume",
-        "Cube box: auto: closed and convex, fills 100.0% of a fitted box (fit error 0.0000 m)",
+        "Cube cuboid: auto: closed and convex, fills 100.0% of a fitted box (fit error 0.0000 m)",
         "Cylinder polytope: auto: closed, 100.0% of its hull's volume",
         // convex, more faces than the 64-plane cap, fills 87% of a sphere
         "Icosphere polytope: auto: closed, 100.0% of its hull's volume (hull of 80 faces capped to 62 planes, reaching up to 0.0613 m beyond it)",

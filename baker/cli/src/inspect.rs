@@ -374,13 +374,13 @@ pub fn to_text(r: &InspectReport) -> String {
     let _ = writeln!(s, "collision layers: {}", r.layers.join(", "));
     let _ = writeln!(
         s,
-        "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  rule",
-        "inst", "shape", "kind", "triangles", "tree", "depth", "name", "layers", "motion"
+        "{:>6}  {:>8}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  rule",
+        "inst", "collider", "kind", "triangles", "tree", "depth", "name", "layers", "motion"
     );
     for o in &r.objects {
         let _ = writeln!(
             s,
-            "{:>6}  {:>5}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  {}",
+            "{:>6}  {:>8}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  {}",
             o.instance,
             o.collider,
             o.kind,

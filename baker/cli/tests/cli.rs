@@ -278,7 +278,7 @@ fn classification_shows_in_the_bake_report_inspect_and_point_queries() {
         .unwrap();
     let text = String::from_utf8(st.stdout).unwrap();
     assert!(
-        text.contains("shapes by kind: 1 box, 1 capsule, 2 polytope, 1 sphere, 1 trimesh"),
+        text.contains("colliders by kind: 1 capsule, 1 cuboid, 2 polytope, 1 sphere, 1 trimesh"),
         "{text}"
     );
     assert!(
