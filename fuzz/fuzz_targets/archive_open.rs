@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
             &Pose::at(Vec3::new(0.2, 0.1, -0.3)),
             &Filter::ALL,
         );
-        let _ = level.intersects(
+        let _ = level.overlap_any(
             &QueryShape::Sphere { radius: 0.5 },
             &Pose::at(Vec3::new(-1.0, 0.5, 0.0)),
             &Filter::ALL,
@@ -72,7 +72,7 @@ fuzz_target!(|data: &[u8]| {
             (QueryShape::Sphere { radius: 1.0 }, Pose::IDENTITY),
         ] {
             let _ = level.overlap(&shape, &pose, &Filter::ALL);
-            let _ = level.intersects(&shape, &pose, &Filter::ALL);
+            let _ = level.overlap_any(&shape, &pose, &Filter::ALL);
             for ignore_leaving in [false, true] {
                 let o = CastOptions { ignore_leaving };
                 let _ = level.cast(

@@ -225,7 +225,7 @@ const MAX_PASSES: usize = 20;
 const PASS_BUDGET_S: f64 = 0.3;
 
 /// Point rows: which solids hold each point (Kiln lists them all) and
-/// whether any does (Kiln's `point_in_solid`, the question parry3d's
+/// whether any does (Kiln's `contains_point_any`, the question parry3d's
 /// `contains_point` answers, stopping at the first).
 fn point_rows(
     rows: &mut Vec<Row>,
@@ -269,7 +269,7 @@ fn point_rows(
         || {
             points
                 .iter()
-                .filter(|p| level.point_in_solid(**p, &Filter::ALL))
+                .filter(|p| level.contains_point_any(**p, &Filter::ALL))
                 .count()
         },
         parry,

@@ -121,7 +121,9 @@ fn main() {
             if matches!(step.ground, Ground::OnGround(_)) {
                 fall_speed = 0.0;
             }
-            let ground = describe(&step.ground, |o| level.object_name(o).into_owned());
+            let ground = describe(&step.ground, |o| {
+                level.object_name(o).unwrap_or_default().into_owned()
+            });
             frame += 1;
             if frame.is_multiple_of(6) {
                 println!(
@@ -228,7 +230,9 @@ fn ride(mut world: World, [lift, table, door]: [kiln_runtime::ObjectId; 3]) {
                     lift_high = lift_high.max(at.y);
                 }
             }
-            let on = describe(&ground, |o| world.object_name(o).into_owned());
+            let on = describe(&ground, |o| {
+                world.object_name(o).unwrap_or_default().into_owned()
+            });
             frame += 1;
             if frame.is_multiple_of(30) {
                 println!(

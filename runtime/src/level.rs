@@ -179,23 +179,6 @@ impl Level {
         self.storage.bytes().len()
     }
 
-    /// The archive as `kiln_formats` describes a validated file (header,
-    /// body, size): what Kiln's own tools (`baker inspect`, `export`) read.
-    ///
-    /// ```
-    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-    /// let file = level.as_archive();
-    /// assert_eq!(file.byte_len, level.byte_len());
-    /// assert_eq!(file.level.instances.len() as u32, level.object_count());
-    /// ```
-    pub fn as_archive(&self) -> kiln_formats::Archive<'_> {
-        kiln_formats::Archive {
-            header: self.header,
-            level: self.view(),
-            byte_len: self.byte_len(),
-        }
-    }
-
     /// The validated archive itself, read in place: the schema types of
     /// `kiln_formats` (objects, shapes, rules, the top-level tree), for
     /// what no query method answers. Reading it costs nothing; its layout
@@ -251,21 +234,21 @@ impl Level {
         (0..self.object_count()).map(ObjectId::level)
     }
 
-    /// The name of `object` (empty if it is not one of this level's). The placements of one glTF node's `EXT_mesh_gpu_instancing`
+    /// The name of `object`, `None` if it is not one of this level's (an
+    /// unnamed object's name is empty). The placements of one glTF node's `EXT_mesh_gpu_instancing`
     /// are named `node#0`, `node#1`, …; the archive stores such a run of
     /// names once, so a numbered name is made on request (the `Cow` is
     /// owned then, borrowed from the archive otherwise).
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
-    /// let names: Vec<_> = level.objects().map(|o| level.object_name(o)).collect();
+    /// let names: Vec<_> = level.objects().filter_map(|o| level.object_name(o)).collect();
     /// assert!(names.contains(&"stair_top".into()) && names.contains(&"ramp_20".into()));
+    /// assert_eq!(level.object_name(kiln_runtime::ObjectId::from_bits(u64::MAX)), None);
     /// ```
-    pub fn object_name(&self, object: ObjectId) -> std::borrow::Cow<'_, str> {
-        match object.level_index() {
-            Some(i) => self.archive().instance_name(i as usize),
-            None => "".into(),
-        }
+    pub fn object_name(&self, object: ObjectId) -> Option<std::borrow::Cow<'_, str>> {
+        self.instance(object)?;
+        Some(self.archive().instance_name(object.level_index()? as usize))
     }
 
     /// The level's collision layer names; bit `k` of a layer mask is the
@@ -299,33 +282,29 @@ impl Level {
         self.layer_names().position(|n| n == name).map(|k| 1 << k)
     }
 
-    /// The layers of `object` as a mask (0 if it is not one of this
-    /// level's).
+    /// The layers of `object` as a mask, `None` if it is not one of this
+    /// level's.
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// let wall = level.find_object("wall").unwrap();
-    /// assert_eq!(level.object_layers(wall), level.layer("default").unwrap());
+    /// assert_eq!(level.object_layers(wall), level.layer("default"));
     /// ```
-    pub fn object_layers(&self, object: ObjectId) -> u32 {
-        self.archive()
-            .instances
-            .get(object.level_index().map_or(usize::MAX, |i| i as usize))
-            .map_or(0, |m| m.layers.to_native())
+    pub fn object_layers(&self, object: ObjectId) -> Option<u32> {
+        self.instance(object).map(|m| m.layers.to_native())
     }
 
-    /// How `object` moves (static if it is not one of this level's).
+    /// How `object` moves, `None` if it is not one of this level's.
     /// Movers are not in the level's own tree: a [`crate::World`] made of
     /// the level places them and the game moves them.
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::Motion;
-    /// assert_eq!(level.object_motion(level.find_object("wall").unwrap()), Motion::Static);
+    /// assert_eq!(level.object_motion(level.find_object("wall").unwrap()), Some(Motion::Static));
     /// ```
-    pub fn object_motion(&self, object: ObjectId) -> kiln_formats::level::Motion {
-        self.instance(object)
-            .map_or(kiln_formats::level::Motion::Static, |i| i.motion())
+    pub fn object_motion(&self, object: ObjectId) -> Option<kiln_formats::level::Motion> {
+        self.instance(object).map(|i| i.motion())
     }
 
     /// Whether `object` is a trigger volume (which queries see only when

@@ -13,10 +13,10 @@
 //! | the closest hit of a ray | [`Level::raycast`] | [`Level::raycast_batch`] |
 //! | does a ray hit anything | [`Level::raycast_any`] | [`Level::raycast_any_batch`] |
 //! | what does a shape touch, and how deep | [`Level::overlap`] (and [`Level::overlap_into`]) | [`Level::overlap_batch`] |
-//! | does a shape touch anything | [`Level::intersects`] | [`Level::intersects_batch`] |
+//! | does a shape touch anything | [`Level::overlap_any`] | [`Level::overlap_any_batch`] |
 //! | where does a moving shape first touch | [`Level::cast`] | [`Level::cast_batch`] |
 //! | which solids contain a point | [`Level::contains_point`] (and [`Level::contains_point_into`]) | [`Level::contains_point_batch`] |
-//! | does any solid contain a point | [`Level::point_in_solid`] | [`Level::point_in_solid_batch`] |
+//! | does any solid contain a point | [`Level::contains_point_any`] | [`Level::contains_point_any_batch`] |
 //!
 //! Rays also have a batched form on the calling thread alone,
 //! [`Level::raycast_many`] and [`Level::raycast_any_many`], for engines
@@ -30,7 +30,8 @@
 //! A [`World`] holds a level and bodies that move beside it (spheres,
 //! capsules, boxes, hulls, copies of baked props), inserted, moved and
 //! removed by the game, and answers every question above with the same
-//! method names over both; its bodies live in a [`DynamicTree`].
+//! method names over both; its bodies live in a dynamic tree of fat boxes
+//! (the world's own: not part of the API).
 //!
 //! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
 //! hulls, placed by a [`Pose`]. A kinematic character controller
@@ -63,8 +64,8 @@
 //! println!("ground at {} on {}", hit.point, level.object_name(hit.object));
 //! // a ball resting on it touches it; lifted by 1 m it touches nothing
 //! let ball = QueryShape::Sphere { radius: 0.5 };
-//! assert!(level.intersects(&ball, &Pose::at(Vec3::new(12.0, 0.5, 5.0)), &Filter::ALL));
-//! assert!(!level.intersects(&ball, &Pose::at(Vec3::new(12.0, 1.5, 5.0)), &Filter::ALL));
+//! assert!(level.overlap_any(&ball, &Pose::at(Vec3::new(12.0, 0.5, 5.0)), &Filter::ALL));
+//! assert!(!level.overlap_any(&ball, &Pose::at(Vec3::new(12.0, 1.5, 5.0)), &Filter::ALL));
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
@@ -83,8 +84,7 @@ mod space;
 mod walk;
 mod world;
 
-pub use dynamic::body::{BodyCollider, WorldError};
-pub use dynamic::tree::{Aabb, DynamicTree, Proxy};
+pub use dynamic::body::{BodyCollider, BodyShapeError, WorldError};
 pub use filter::Filter;
 pub use glam;
 pub use glam::{Quat, Vec3};
@@ -100,3 +100,11 @@ pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap, is_
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
 pub use space::Space;
 pub use world::{Body, TriggerEvent, World};
+
+/// The world's dynamic tree, reachable for the peer benchmark
+/// (`benches/peers/dynamic.rs`) alone: not part of the API, and not held
+/// to semantic versioning. A game's bodies go through [`World`].
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::dynamic::tree::{Aabb, DynamicTree, Proxy};
+}

@@ -117,10 +117,10 @@ space! {
         filter: &Filter,
         out: &mut [Vec<ShapeOverlap>]
     );
-    /// [`Level::intersects`]: whether a shape touches anything.
-    fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool;
-    /// [`Level::intersects_batch`].
-    fn intersects_batch(&self, queries: &[(QueryShape, Pose)], filter: &Filter, out: &mut [bool]);
+    /// [`Level::overlap_any`]: whether a shape touches anything.
+    fn overlap_any(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool;
+    /// [`Level::overlap_any_batch`].
+    fn overlap_any_batch(&self, queries: &[(QueryShape, Pose)], filter: &Filter, out: &mut [bool]);
     /// [`Level::cast`]: where a moving shape first touches.
     fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit>;
     /// [`Level::cast_batch`].
@@ -131,8 +131,8 @@ space! {
     fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>);
     /// [`Level::contains_point_batch`].
     fn contains_point_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [Vec<ObjectId>]);
-    /// [`Level::point_in_solid`]: whether any solid holds a point.
-    fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool;
-    /// [`Level::point_in_solid_batch`].
-    fn point_in_solid_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]);
+    /// [`Level::contains_point_any`]: whether any solid holds a point.
+    fn contains_point_any(&self, p: Vec3, filter: &Filter) -> bool;
+    /// [`Level::contains_point_any_batch`].
+    fn contains_point_any_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]);
 }

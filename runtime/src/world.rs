@@ -162,7 +162,9 @@ impl World {
     fn place_level(&mut self, poses: &std::collections::HashMap<String, Pose>) {
         let level = self.level.clone();
         for object in level.movers_and_triggers() {
-            let pose = poses.get(level.object_name(object).as_ref()).copied();
+            let pose = level
+                .object_name(object)
+                .and_then(|n| poses.get(n.as_ref()).copied());
             // a verified archive's object: nothing to refuse
             let placed = self.bodies.insert_level(&level, object, pose);
             debug_assert!(placed.is_ok(), "{placed:?}");
@@ -182,8 +184,8 @@ impl World {
         let old = self.level.clone();
         let mut poses = std::collections::HashMap::new();
         for object in old.movers_and_triggers() {
-            if let Some(p) = self.pose(object) {
-                poses.insert(old.object_name(object).into_owned(), p);
+            if let (Some(p), Some(name)) = (self.pose(object), old.object_name(object)) {
+                poses.insert(name.into_owned(), p);
             }
             let _ = self.bodies.remove(object);
         }
@@ -210,7 +212,7 @@ impl World {
         // a copy not named otherwise is named as the object it copies
         let name = match body.collider {
             BodyCollider::Copy { from, object } if body.name.is_empty() => {
-                from.object_name(object).into_owned()
+                from.object_name(object).unwrap_or_default().into_owned()
             }
             _ => body.name.to_owned(),
         };
@@ -373,18 +375,18 @@ impl World {
         self.bodies.iter().map(|b| b.id)
     }
 
-    /// The name of a level's object or a body (empty if neither).
-    pub fn object_name(&self, id: ObjectId) -> std::borrow::Cow<'_, str> {
+    /// The name of a level's object or a body, `None` if neither.
+    pub fn object_name(&self, id: ObjectId) -> Option<std::borrow::Cow<'_, str>> {
         match self.bodies.get(id) {
-            Some(b) => b.name.as_str().into(),
+            Some(b) => Some(b.name.as_str().into()),
             None => self.level.object_name(id),
         }
     }
 
-    /// The layers of a level's object or a body (0 if neither).
-    pub fn object_layers(&self, id: ObjectId) -> u32 {
+    /// The layers of a level's object or a body, `None` if neither.
+    pub fn object_layers(&self, id: ObjectId) -> Option<u32> {
         match self.bodies.get(id) {
-            Some(b) => b.layers,
+            Some(b) => Some(b.layers),
             None => self.level.object_layers(id),
         }
     }
@@ -488,23 +490,23 @@ impl World {
         });
     }
 
-    /// [`Level::intersects`] over the level and the bodies.
-    pub fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
-        self.scope().intersects(shape, pose, filter)
+    /// [`Level::overlap_any`] over the level and the bodies.
+    pub fn overlap_any(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+        self.scope().overlap_any(shape, pose, filter)
     }
 
-    /// [`Level::intersects_batch`] over the level and the bodies.
+    /// [`Level::overlap_any_batch`] over the level and the bodies.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn intersects_batch(
+    pub fn overlap_any_batch(
         &self,
         queries: &[(QueryShape, Pose)],
         filter: &Filter,
         out: &mut [bool],
     ) {
         batch(queries, out, 32, |(s, p), o| {
-            *o = self.intersects(s, p, filter)
+            *o = self.overlap_any(s, p, filter)
         });
     }
 
@@ -548,18 +550,18 @@ impl World {
         });
     }
 
-    /// [`Level::point_in_solid`] over the level and the bodies.
-    pub fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
-        self.scope().point_in_solid(p, filter)
+    /// [`Level::contains_point_any`] over the level and the bodies.
+    pub fn contains_point_any(&self, p: Vec3, filter: &Filter) -> bool {
+        self.scope().contains_point_any(p, filter)
     }
 
-    /// [`Level::point_in_solid_batch`] over the level and the bodies.
+    /// [`Level::contains_point_any_batch`] over the level and the bodies.
     ///
     /// # Panics
     /// If the slices differ in length.
-    pub fn point_in_solid_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]) {
+    pub fn contains_point_any_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]) {
         batch(points, out, 256, |p, o| {
-            *o = self.point_in_solid(*p, filter)
+            *o = self.contains_point_any(*p, filter)
         });
     }
 }

@@ -35,7 +35,7 @@ fn inside(level: &Level, p: [f32; 3]) -> Vec<std::borrow::Cow<'_, str>> {
     let mut v: Vec<_> = level
         .contains_point(Vec3::from(p), &Filter::ALL)
         .into_iter()
-        .map(|i| level.object_name(i))
+        .map(|i| level.object_name(i).unwrap_or_default())
         .collect();
     v.sort();
     v
@@ -85,7 +85,7 @@ fn khr_physics_colliders_replace_the_render_meshes() {
             &Filter::ALL,
         )
         .unwrap();
-    assert_eq!(level.object_name(hit.object), "Crate");
+    assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Crate");
     assert!((hit.t - 9.0).abs() < 1e-4, "{}", hit.t);
     // the ground is node 7's quad where node 7 puts it (y = -2)
     let hit = level
@@ -94,7 +94,7 @@ fn khr_physics_colliders_replace_the_render_meshes() {
             &Filter::ALL,
         )
         .unwrap();
-    assert_eq!(level.object_name(hit.object), "Ground");
+    assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Ground");
     assert!((hit.t - 12.0).abs() < 1e-4, "{}", hit.t);
 
     // asked to, the render meshes are baked too, classified automatically
@@ -156,7 +156,7 @@ fn omi_physics_shapes_bake_with_their_sizes_and_physics_only_meshes() {
                 &Filter::ALL,
             )
             .unwrap();
-        assert_eq!(level.object_name(hit.object), "Stairs");
+        assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Stairs");
         assert!((hit.t - t).abs() < 1e-4, "{}", hit.t);
     }
 }
@@ -265,8 +265,8 @@ fn in_layer(level: &Level, layer: &str) -> Vec<String> {
     };
     let mut v: Vec<String> = level
         .objects()
-        .filter(|&o| level.object_layers(o) & bit != 0)
-        .map(|o| level.object_name(o).to_string())
+        .filter(|&o| level.object_layers(o).unwrap_or(0) & bit != 0)
+        .map(|o| level.object_name(o).unwrap_or_default().to_string())
         .collect();
     v.sort();
     v
@@ -326,14 +326,14 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
     let from = Vec3::new(0.0, 10.0, 0.0);
     let ray = Ray::new(from, Vec3::NEG_Y, 100.0);
     let hit = level.raycast(&ray, &Filter::ALL.layers(ground)).unwrap();
-    assert_eq!(level.object_name(hit.object), "Ground");
+    assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Ground");
     let not_ground = !ground;
     let hit = level
         .raycast(&ray, &Filter::ALL.layers(not_ground))
         .unwrap();
-    assert_eq!(level.object_name(hit.object), "Crate");
+    assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Crate");
     // inspect lists them
-    let report = baker_tools::inspect::inspect(&level.as_archive());
+    let report = baker_tools::inspect::inspect_level(&level);
     assert!(
         report.layers.iter().any(|l| l == "pills"),
         "{:?}",

@@ -329,7 +329,7 @@ fn check_against_brute_force(bevels: bool) {
                 // points
                 let got = !level.contains_point(pf, &Filter::ALL).is_empty();
                 assert_eq!(
-                    level.point_in_solid(pf, &Filter::ALL),
+                    level.contains_point_any(pf, &Filter::ALL),
                     got,
                     "{mesh_name} {what} {i}"
                 );
@@ -795,7 +795,9 @@ fn concave_solids_agree_with_their_surfaces_on_shared_levels() {
                 0,
                 "{} object {i} ({}): {bad} of {n} points disagree with the surface, the worst {worst:.4} from it",
                 path.file_name().unwrap().to_string_lossy(),
-                level.object_name(level.object(i as u32).unwrap())
+                level
+                    .object_name(level.object(i as u32).unwrap())
+                    .unwrap_or_default()
             );
         }
     }

@@ -82,7 +82,7 @@ fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
                 let _ = level.sphere_sweep(o, r, rng.unit(), 10.0);
                 let _ = level.contains_point(o, &Filter::ALL);
             }
-            let _ = baker_tools::inspect::inspect(&level.as_archive());
+            let _ = baker_tools::inspect::inspect_level(&level);
             let _ = kiln_baker::export::world_objects(level.archive());
             true
         }

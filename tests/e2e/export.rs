@@ -31,13 +31,13 @@ fn layers(level: &Level) -> Vec<(String, Vec<String>)> {
     let mut v: Vec<(String, Vec<String>)> = level
         .objects()
         .map(|i| {
-            let mask = level.object_layers(i);
+            let mask = level.object_layers(i).unwrap_or(0);
             let mut mine: Vec<String> = (0..names.len())
                 .filter(|&k| mask & (1 << k) != 0)
                 .map(|k| names[k].to_string())
                 .collect();
             mine.sort();
-            (level.object_name(i).to_string(), mine)
+            (level.object_name(i).unwrap_or_default().to_string(), mine)
         })
         .collect();
     v.sort();
@@ -99,13 +99,13 @@ fn round_trip(what: &str, original: &[u8]) {
                     (a0.t - a1.t).abs() <= 1e-4 * (1.0 + size) / ray.dir.length(),
                     "{what}: ray {ray:?}: {} ({}) vs {} ({})",
                     a0.t,
-                    level.object_name(a0.object),
+                    level.object_name(a0.object).unwrap_or_default(),
                     a1.t,
-                    back.object_name(a1.object)
+                    back.object_name(a1.object).unwrap_or_default()
                 );
                 assert_eq!(
-                    level.object_name(a0.object),
-                    back.object_name(a1.object),
+                    level.object_name(a0.object).unwrap_or_default(),
+                    back.object_name(a1.object).unwrap_or_default(),
                     "{what}: {ray:?}"
                 );
             }
@@ -132,7 +132,7 @@ fn round_trip(what: &str, original: &[u8]) {
                 .contains_point(p, &Filter::ALL)
                 .into_iter()
                 .filter(|&i| !concave(l, i))
-                .map(|i| l.object_name(i).into_owned())
+                .map(|i| l.object_name(i).unwrap_or_default().into_owned())
                 .collect();
             names.sort();
             names

@@ -294,7 +294,12 @@ fn no_point_in_the_occlusion_room_is_inside_its_walls() {
                     let kind = a.colliders
                         [a.instances[o.index() as usize].collider.to_native() as usize]
                         .kind_name();
-                    assert_eq!(kind, "sphere", "{p} inside {}", level.object_name(o));
+                    assert_eq!(
+                        kind,
+                        "sphere",
+                        "{p} inside {}",
+                        level.object_name(o).unwrap_or_default()
+                    );
                     inside_spheres += 1;
                 }
             }

@@ -31,8 +31,8 @@ fn roles(level: &Level) -> Vec<(String, Motion, bool)> {
         .objects()
         .map(|o| {
             (
-                level.object_name(o).into_owned(),
-                level.object_motion(o),
+                level.object_name(o).unwrap_or_default().into_owned(),
+                level.object_motion(o).expect("a level object"),
                 level.is_trigger(o),
             )
         })
@@ -68,10 +68,10 @@ fn movers_and_triggers_bake_from_gltf_physics_extras_and_rules() {
     // the level alone is its static part: a ray down through the lift
     // meets the floor
     let hit = level.raycast(&down(0.0, 0.0), &Filter::ALL).unwrap();
-    assert_eq!(level.object_name(hit.object), "Floor");
+    assert_eq!(level.object_name(hit.object).unwrap_or_default(), "Floor");
     assert_eq!(level.movers_and_triggers().count(), 5);
     // inspect says what moves
-    let report = baker_tools::inspect::inspect(&level.as_archive());
+    let report = baker_tools::inspect::inspect_level(&level);
     let lift = report.objects.iter().find(|o| o.name == "Lift").unwrap();
     assert_eq!((lift.motion, lift.trigger), ("kinematic", false));
     let text = baker_tools::inspect::to_text(&report);

@@ -133,7 +133,7 @@ fn batched_shape_queries_answer_as_single_ones() {
     let mut overlaps = vec![Vec::new(); qs.len()];
     level.overlap_batch(&shapes, &Filter::ALL, &mut overlaps);
     let mut yes = vec![false; qs.len()];
-    level.intersects_batch(&shapes, &Filter::ALL, &mut yes);
+    level.overlap_any_batch(&shapes, &Filter::ALL, &mut yes);
     // every other cast slides (ignores what it leaves)
     let slide = CastOptions {
         ignore_leaving: true,
@@ -157,10 +157,14 @@ fn batched_shape_queries_answer_as_single_ones() {
         );
         assert_eq!(
             yes[i],
-            level.intersects(s, p, &Filter::ALL),
-            "intersects {i}"
+            level.overlap_any(s, p, &Filter::ALL),
+            "overlap_any {i}"
         );
-        assert_eq!(yes[i], !overlaps[i].is_empty(), "intersects {i} vs overlap");
+        assert_eq!(
+            yes[i],
+            !overlaps[i].is_empty(),
+            "overlap_any {i} vs overlap"
+        );
         assert_eq!(hits[i], level.cast(&casts[i], &Filter::ALL), "cast {i}");
         touching += usize::from(yes[i]);
     }
@@ -555,7 +559,11 @@ fn every_answer_names_its_feature_the_same_way() {
                 let x = lo.x + (hi.x - lo.x) * f64::from(0.2 + 0.6 * rng.f());
                 let z = lo.z + (hi.z - lo.z) * f64::from(0.2 + 0.6 * rng.f());
                 let top = Vec3::new(x as f32, (hi.y + 2.0) as f32, z as f32);
-                let what = format!("{} ({}) from {top}", obj.kind, level.object_name(o));
+                let what = format!(
+                    "{} ({}) from {top}",
+                    obj.kind,
+                    level.object_name(o).unwrap_or_default()
+                );
                 let Some(h) =
                     level.raycast(&kiln_runtime::Ray::new(top, Vec3::NEG_Y, 10.0), &filter)
                 else {

@@ -343,7 +343,7 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
                 &Filter::ALL,
             )
             .unwrap();
-        assert_eq!(level.object_name(up.object), name);
+        assert_eq!(level.object_name(up.object).unwrap_or_default(), name);
         assert!(up.front_face, "{name}: from below is the front");
         assert_eq!(up.normal, Vec3::NEG_Y);
         let down = level

@@ -78,7 +78,7 @@ fn mirrored_polytope_sphere_contacts() {
                 "{what}: {got:?}"
             );
             assert!(
-                level.intersects(&ball, &Pose::at(at), &Filter::ALL),
+                level.overlap_any(&ball, &Pose::at(at), &Filter::ALL),
                 "{what}"
             );
             // the same sphere as a capsule with a = b
@@ -409,7 +409,7 @@ fn shapes_inside_concave_solids_pushed_further_in() {
             let got = level.overlap(shape, &pose, &Filter::ALL);
             let what = format!("{name}, case {case}, {shape:?} at {at}");
             assert_eq!(got.len(), 1, "{what}: {got:?}");
-            assert!(level.intersects(shape, &pose, &Filter::ALL), "{what}");
+            assert!(level.overlap_any(shape, &pose, &Filter::ALL), "{what}");
             let o = got[0];
             let (n, depth) = (o.normal.as_dvec3(), f64::from(o.depth));
             assert!(depth > 0.0, "{what}: {o:?}");

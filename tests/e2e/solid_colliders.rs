@@ -124,7 +124,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 // points
                 let inside = !level.contains_point(pf, &Filter::ALL).is_empty();
                 assert_eq!(
-                    level.point_in_solid(pf, &Filter::ALL),
+                    level.contains_point_any(pf, &Filter::ALL),
                     inside,
                     "{what} point {i}"
                 );
@@ -326,7 +326,9 @@ fn the_bundled_shape_collection_classifies_object_by_object() {
         let rule = a.instance_rule(i);
         seen.push(format!(
             "{} {kind}: {rule}",
-            level.object_name(level.object(i as u32).unwrap())
+            level
+                .object_name(level.object(i as u32).unwrap())
+                .unwrap_or_default()
         ));
     }
     seen.sort();

@@ -376,10 +376,10 @@ fn batched_queries_answer_like_single_ones() {
             let mut overlaps = vec![Vec::new(); spheres.len()];
             level.overlap_batch(&spheres, &filter, &mut overlaps);
             let mut touch = vec![false; spheres.len()];
-            level.intersects_batch(&spheres, &filter, &mut touch);
+            level.overlap_any_batch(&spheres, &filter, &mut touch);
             for (((s, p), o), t) in spheres.iter().zip(&overlaps).zip(&touch) {
                 assert_eq!(*o, level.overlap(s, p, &filter));
-                assert_eq!(*t, level.intersects(s, p, &filter));
+                assert_eq!(*t, level.overlap_any(s, p, &filter));
                 assert!(
                     o.iter().all(|o| !skipped.contains(&o.object)) || filter.accepts(skipped[0], 1)
                 );
@@ -393,10 +393,10 @@ fn batched_queries_answer_like_single_ones() {
             level.contains_point_batch(&points, &filter, &mut inside);
             for (p, i) in points.iter().zip(&inside) {
                 assert_eq!(*i, level.contains_point(*p, &filter));
-                assert_eq!(level.point_in_solid(*p, &filter), !i.is_empty());
+                assert_eq!(level.contains_point_any(*p, &filter), !i.is_empty());
             }
             let mut any = vec![false; points.len()];
-            level.point_in_solid_batch(&points, &filter, &mut any);
+            level.contains_point_any_batch(&points, &filter, &mut any);
             for (a, i) in any.iter().zip(&inside) {
                 assert_eq!(*a, !i.is_empty());
             }

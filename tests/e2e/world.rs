@@ -314,8 +314,8 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
         .unwrap();
     assert_eq!(world.find_object("ball"), Some(id));
     assert_eq!(world.find_object("wall"), Some(wall));
-    assert_eq!(world.object_layers(id), 0b10);
-    assert_eq!(world.object_name(wall), "wall");
+    assert_eq!(world.object_layers(id).unwrap_or(0), 0b10);
+    assert_eq!(world.object_name(wall).unwrap_or_default(), "wall");
     // static objects do not move; bad poses and shapes are refused
     assert_eq!(
         world.set_pose(wall, Pose::IDENTITY),
@@ -331,7 +331,9 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
     let negative = kiln_runtime::QueryShape::Sphere { radius: -1.0 };
     assert!(matches!(
         world.insert(Body::shape(negative, Pose::IDENTITY)),
-        Err(WorldError::BadShape(_))
+        Err(WorldError::BadShape(kiln_runtime::BodyShapeError::Invalid(
+            _
+        )))
     ));
     // a copy names an object of the archive it copies from
     let prefab = sample("shape_collection.glb");
@@ -351,7 +353,7 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
     );
     // a copy is named as the object it copies, unless named otherwise
     let first = prefab.object(0).unwrap();
-    assert!(!prefab.object_name(first).is_empty());
+    assert!(!prefab.object_name(first).unwrap_or_default().is_empty());
     let copy = world
         .insert(Body::copy(
             &prefab,
@@ -359,7 +361,10 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
             Pose::new(Quat::IDENTITY, Vec3::new(50.0, 0.0, 0.0)),
         ))
         .unwrap();
-    assert_eq!(world.object_name(copy), prefab.object_name(first));
+    assert_eq!(
+        world.object_name(copy).unwrap_or_default(),
+        prefab.object_name(first).unwrap_or_default()
+    );
     let named = world
         .insert(
             Body::copy(
@@ -370,7 +375,7 @@ fn a_world_reports_bodies_by_name_and_refuses_what_it_cannot_do() {
             .named("mine"),
         )
         .unwrap();
-    assert_eq!(world.object_name(named), "mine");
+    assert_eq!(world.object_name(named).unwrap_or_default(), "mine");
     world.remove(copy).unwrap();
     world.remove(named).unwrap();
     // layers and skips filter bodies as they filter the level's objects
@@ -450,10 +455,10 @@ fn many_threads_query_one_world_and_agree_with_one() {
     let ball = kiln_runtime::QueryShape::Sphere { radius: 0.4 };
     let queries: Vec<_> = rays.iter().map(|r| (ball, Pose::at(r.origin))).collect();
     let mut yes = vec![false; queries.len()];
-    world.intersects_batch(&queries, &Filter::ALL, &mut yes);
+    world.overlap_any_batch(&queries, &Filter::ALL, &mut yes);
     let alone: Vec<bool> = queries
         .iter()
-        .map(|(s, p)| world.intersects(s, p, &Filter::ALL))
+        .map(|(s, p)| world.overlap_any(s, p, &Filter::ALL))
         .collect();
     assert_eq!(yes, alone);
     assert!(yes.iter().any(|&y| y) && yes.iter().any(|&y| !y));

@@ -42,8 +42,8 @@ use kiln_runtime::{
 pub trait Answers {
     /// `overlap` with every object.
     fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap>;
-    /// `intersects` with every object.
-    fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool;
+    /// `overlap_any` with every object.
+    fn overlap_any(&self, shape: &QueryShape, pose: &Pose) -> bool;
     /// `cast` with every object.
     fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit>;
     /// `contains_point` with every object.
@@ -62,8 +62,8 @@ macro_rules! answers_by_methods {
             fn overlap(&self, shape: &QueryShape, pose: &Pose) -> Vec<ShapeOverlap> {
                 <$t>::overlap(self, shape, pose, &Filter::ALL)
             }
-            fn intersects(&self, shape: &QueryShape, pose: &Pose) -> bool {
-                <$t>::intersects(self, shape, pose, &Filter::ALL)
+            fn overlap_any(&self, shape: &QueryShape, pose: &Pose) -> bool {
+                <$t>::overlap_any(self, shape, pose, &Filter::ALL)
             }
             fn cast(&self, cast: &ShapeCast) -> Option<ShapeHit> {
                 <$t>::cast(self, cast, &Filter::ALL)
@@ -528,7 +528,7 @@ fn check_feature(feature: Option<u32>, kind: &str, q: &Query, what: &str) {
     );
 }
 
-/// Checks `overlap` and `intersects` for `q` on every object.
+/// Checks `overlap` and `overlap_any` for `q` on every object.
 pub fn check_overlap(
     level: &(impl Answers + ?Sized),
     objs: &[Object],
@@ -794,12 +794,12 @@ pub fn check_overlap(
             }
         }
     }
-    let yes = level.intersects(&q.shape(), &q.pose);
+    let yes = level.overlap_any(&q.shape(), &q.pose);
     if any_real {
-        assert!(yes, "{what}: intersects says no");
+        assert!(yes, "{what}: overlap_any says no");
     }
     if all_clear {
-        assert!(!yes, "{what}: intersects says yes");
+        assert!(!yes, "{what}: overlap_any says yes");
     }
 }
 

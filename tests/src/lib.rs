@@ -561,6 +561,7 @@ pub fn object_kinds(level: &kiln_runtime::Level) -> Vec<(String, String, String)
             (
                 level
                     .object_name(level.object(i as u32).unwrap())
+                    .unwrap_or_default()
                     .to_string(),
                 a.colliders[inst.collider.to_native() as usize]
                     .kind_name()
@@ -627,7 +628,7 @@ pub fn torus_knot(u: u32, v: u32, open: bool) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) 
 
 /// Sphere queries as the oracle tests and the benchmark ask them: a sphere
 /// of radius `r` at `c`, seeing every object, casts keeping every contact.
-/// Shorthands over [`kiln_runtime::Level::overlap`], `intersects` and
+/// Shorthands over [`kiln_runtime::Level::overlap`], `overlap_any` and
 /// `cast` with [`kiln_runtime::QueryShape::Sphere`].
 pub trait SphereQueries {
     /// Every object the sphere touches.
@@ -657,7 +658,7 @@ impl SphereQueries for kiln_runtime::Level {
     }
     fn sphere_touches(&self, c: Vec3, r: f32) -> bool {
         let ball = kiln_runtime::QueryShape::Sphere { radius: r };
-        self.intersects(
+        self.overlap_any(
             &ball,
             &kiln_runtime::Pose::at(c),
             &kiln_runtime::Filter::ALL,

@@ -385,7 +385,7 @@ pub fn answer_digest(seed: u64, scenes: usize, queries: usize) -> u64 {
             let q = query(&objs, &mut dice, i);
             let (shape, pose) = (q.shape(), q.pose);
             digest.add(&format!("{:?}", level.overlap(&shape, &pose, &filter)));
-            digest.add(&format!("{:?}", level.intersects(&shape, &pose, &filter)));
+            digest.add(&format!("{:?}", level.overlap_any(&shape, &pose, &filter)));
             let motion = dice.unit() * dice.range(0.05, 3.0);
             let cast = kiln_runtime::ShapeCast::new(shape, pose, motion, 1.0);
             digest.add(&format!("{:?}", level.cast(&cast, &filter)));

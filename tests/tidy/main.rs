@@ -504,7 +504,7 @@ fn docs_stay_within_their_word_caps() {
 /// "Names"), with the name that replaced each. A retired name coming back
 /// in code, docs, the C header or its test program fails here; the format
 /// history (FORMAT_CHANGES.md) keeps the names of its time.
-const RETIRED: [(&str, &str); 16] = [
+const RETIRED: [(&str, &str); 21] = [
     ("TriTree", "TriMesh (BuiltTriMesh in the baker)"),
     ("ArchivedShape", "ArchivedCollider"),
     ("level::Shape", "level::Collider"),
@@ -521,6 +521,11 @@ const RETIRED: [(&str, &str); 16] = [
     ("crate::build::", "crate::collider:: (the baker's builders)"),
     ("crate::instance::", "crate::placement::"),
     ("Family::Mesh", "Family::TriMesh"),
+    ("point_in_solid", "contains_point_any"),
+    (".intersects(", ".overlap_any("),
+    ("intersects_batch", "overlap_any_batch"),
+    ("_intersects(", "_overlap_any("),
+    ("as_archive()", "archive(), header() and byte_len()"),
 ];
 
 #[test]

@@ -142,6 +142,15 @@ pub struct InspectReport {
     pub objects: Vec<ObjectRow>,
 }
 
+/// [`inspect`] of a level the runtime has opened.
+pub fn inspect_level(level: &kiln_runtime::Level) -> InspectReport {
+    inspect(&Archive {
+        header: *level.header(),
+        level: level.archive(),
+        byte_len: level.byte_len(),
+    })
+}
+
 /// Inspects a validated archive.
 pub fn inspect(archive: &Archive) -> InspectReport {
     let (a, h) = (archive.level, &archive.header);

@@ -250,7 +250,7 @@ fn filter_of(
             world
                 .level()
                 .objects()
-                .filter(|&o| world.object_name(o) == n),
+                .filter(|&o| world.object_name(o).as_deref() == Some(n)),
         );
         if skip.len() == before {
             return Err(format!("skip: no object {n:?} in this level"));
@@ -267,7 +267,7 @@ fn answer(world: &World, v: &Value) -> Result<Value, String> {
         "capsule",
         "box",
         "hull",
-        "intersects",
+        "overlap_any",
         "sweep",
         "point",
         "layers",
@@ -321,9 +321,9 @@ fn answer(world: &World, v: &Value) -> Result<Value, String> {
             return Ok(overlaps_json(world, &found));
         }
     }
-    if let Some(q) = obj.get("intersects") {
-        let (s, pose) = shape(q, "intersects")?;
-        return Ok(json!({ "intersects": world.intersects(&s.query(), &pose, &filter) }));
+    if let Some(q) = obj.get("overlap_any") {
+        let (s, pose) = shape(q, "overlap_any")?;
+        return Ok(json!({ "overlap_any": world.overlap_any(&s.query(), &pose, &filter) }));
     }
     if let Some(q) = obj.get("sweep") {
         let dir = vec3(&q["dir"], "sweep.dir")?;
@@ -366,7 +366,7 @@ fn answer(world: &World, v: &Value) -> Result<Value, String> {
         return Ok(json!({ "inside": inside }));
     }
     Err(
-        "unknown request: expected one of ray, sphere, capsule, box, hull, intersects, sweep, point"
+        "unknown request: expected one of ray, sphere, capsule, box, hull, overlap_any, sweep, point"
             .into(),
     )
 }
@@ -491,13 +491,13 @@ mod tests {
             )),
             "floor"
         );
-        let inter = r#""intersects":{"box":{"center":[0,1.2,0],"half":[0.3,0.3,0.3]}}"#;
+        let inter = r#""overlap_any":{"box":{"center":[0,1.2,0],"half":[0.3,0.3,0.3]}}"#;
         assert_eq!(
-            ask(&level, &format!("{{{inter}}}"))["intersects"],
+            ask(&level, &format!("{{{inter}}}"))["overlap_any"],
             json!(true)
         );
         assert_eq!(
-            ask(&level, &format!(r#"{{{inter},"layers":["walkable"]}}"#))["intersects"],
+            ask(&level, &format!(r#"{{{inter},"layers":["walkable"]}}"#))["overlap_any"],
             json!(false)
         );
         // bad filters are errors naming the key
@@ -539,7 +539,7 @@ mod tests {
     }
 
     #[test]
-    fn shape_lines_answer_overlaps_intersects_and_sweeps() {
+    fn shape_lines_answer_overlaps_yes_no_and_sweeps() {
         let l = floor();
         let near = |x: f64, want: f64| (x - want).abs() < 1e-6;
         let capsule = r#"{"capsule":{"a":[0,0.3,0],"b":[0,1.3,0],"radius":0.5}}"#;
@@ -550,14 +550,14 @@ mod tests {
         assert!(near(depth(&ask(&l, hull)), 0.05));
         let yes = ask(
             &l,
-            r#"{"intersects":{"box":{"center":[0,0.4,0],"half":[1,0.5,1]}}}"#,
+            r#"{"overlap_any":{"box":{"center":[0,0.4,0],"half":[1,0.5,1]}}}"#,
         );
-        assert_eq!(yes, json!({"intersects": true}));
+        assert_eq!(yes, json!({"overlap_any": true}));
         let no = ask(
             &l,
-            r#"{"intersects":{"sphere":{"center":[0,2,0],"radius":1.5}}}"#,
+            r#"{"overlap_any":{"sphere":{"center":[0,2,0],"radius":1.5}}}"#,
         );
-        assert_eq!(no, json!({"intersects": false}));
+        assert_eq!(no, json!({"overlap_any": false}));
         // a box rotated 45° about z stands on an edge: 0.5·√2 below its centre
         let s = std::f64::consts::FRAC_PI_8.sin();
         let c = std::f64::consts::FRAC_PI_8.cos();
@@ -614,7 +614,7 @@ mod tests {
                 r#"{"hull":{"points":[[0,0,0],[1,0,0],"x"]}}"#,
                 "hull.points[2] must be",
             ),
-            (r#"{"intersects":[1,2]}"#, "intersects must be an object"),
+            (r#"{"overlap_any":[1,2]}"#, "overlap_any must be an object"),
             (
                 r#"{"sweep":{"shape":{"cone":{}},"dir":[0,1,0]}}"#,
                 "sweep.shape: unknown shape \"cone\"",

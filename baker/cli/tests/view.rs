@@ -179,7 +179,12 @@ fn the_level_api_describes_every_object_and_its_geometry() {
     assert_eq!(geo.len() as u64, l["geometry_bytes"].as_u64().unwrap());
     for o in objects {
         let i = o["index"].as_u64().unwrap() as u32;
-        assert_eq!(o["name"], *level.object_name(level.object(i).unwrap()));
+        assert_eq!(
+            o["name"],
+            *level
+                .object_name(level.object(i).unwrap())
+                .unwrap_or_default()
+        );
         assert!(
             ["cuboid", "sphere", "capsule", "polytope", "bsp", "trimesh"]
                 .contains(&o["kind"].as_str().unwrap())
@@ -276,7 +281,11 @@ fn the_query_endpoint_answers_as_the_runtime_does() {
             Some(h) => {
                 hits += 1;
                 assert_eq!(a["hit"]["t"].as_f64().unwrap() as f32, h.t, "{q}");
-                assert_eq!(a["hit"]["object"], *level.object_name(h.object), "{q}");
+                assert_eq!(
+                    a["hit"]["object"],
+                    *level.object_name(h.object).unwrap_or_default(),
+                    "{q}"
+                );
                 assert_eq!(a["hit"]["object_index"], h.object.index(), "{q}");
                 assert_eq!(a["hit"]["feature"], json!(h.feature), "{q}");
             }
@@ -734,7 +743,7 @@ fn the_page_runs_in_chromium_clicks_hit_the_object_under_the_cursor_and_reloads_
     ));
     assert_eq!(
         b.eval("document.getElementById('hit').dataset.object"),
-        json!(level.object_name(want.object))
+        json!(level.object_name(want.object).unwrap_or_default())
     );
 
     // a sphere dropped on the floor there touches it, and the page lists
@@ -747,7 +756,10 @@ fn the_page_runs_in_chromium_clicks_hit_the_object_under_the_cursor_and_reloads_
         Duration::from_secs(10)
     ));
     let text = b.eval("document.getElementById('hit').textContent");
-    let floor = level.object_name(want.object).to_string();
+    let floor = level
+        .object_name(want.object)
+        .unwrap_or_default()
+        .to_string();
     assert!(
         text.as_str().unwrap().contains(&format!("{floor}: depth")),
         "{text}"

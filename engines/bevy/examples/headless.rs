@@ -116,7 +116,7 @@ fn begin(
     ) {
         println!(
             "ray down at (12, 14): {} at y = {:.3}",
-            kiln.name(hit.object),
+            kiln.name(hit.object).unwrap_or_default(),
             hit.point.y
         );
     }

@@ -124,11 +124,10 @@ impl KilnQuery<'_> {
         self.kiln.world().is_some()
     }
 
-    /// The name of an object or body.
-    pub fn name(&self, object: ObjectId) -> Cow<'_, str> {
-        self.kiln
-            .world()
-            .map_or(Cow::Borrowed(""), |w| w.object_name(object))
+    /// The name of an object or body; `None` before the level has loaded
+    /// or for an id the world does not know.
+    pub fn name(&self, object: ObjectId) -> Option<Cow<'_, str>> {
+        self.kiln.world()?.object_name(object)
     }
 
     /// The mask bit of the level's layer called `name`.
@@ -221,7 +220,7 @@ impl KilnQuery<'_> {
     }
 
     /// Whether `shape` there touches anything.
-    pub fn intersects(
+    pub fn overlap_any(
         &self,
         shape: &KilnShape,
         translation: Vec3,
@@ -229,7 +228,7 @@ impl KilnQuery<'_> {
         f: &KilnFilter,
     ) -> bool {
         self.ask(f, |w, f| {
-            w.intersects(&shape.query(), &pose(rotation, translation), f)
+            w.overlap_any(&shape.query(), &pose(rotation, translation), f)
         })
         .unwrap_or(false)
     }
@@ -280,8 +279,8 @@ impl KilnQuery<'_> {
     }
 
     /// Whether any solid contains `point`.
-    pub fn point_in_solid(&self, point: Vec3, f: &KilnFilter) -> bool {
-        self.ask(f, |w, f| w.point_in_solid(point, f))
+    pub fn contains_point_any(&self, point: Vec3, f: &KilnFilter) -> bool {
+        self.ask(f, |w, f| w.contains_point_any(point, f))
             .unwrap_or(false)
     }
 }

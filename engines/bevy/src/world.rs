@@ -267,7 +267,7 @@ fn spawn_movers(
         }
         let pose = world.pose(object).unwrap_or(kiln_runtime::Pose::IDENTITY);
         let transform = Transform::from_translation(pose.translation).with_rotation(pose.rotation);
-        let name = Name::new(level.object_name(object).into_owned());
+        let name = Name::new(level.object_name(object).unwrap_or_default().into_owned());
         // with its global transform already where it is: the movers'
         // sync later in this frame, before transforms propagate again,
         // must not take a default one for a move to the origin
@@ -294,7 +294,9 @@ fn spawn_movers(
 /// The components `object` of `level` gets: [`KilnMover`] if it moves,
 /// [`KilnTrigger`] if it is a trigger.
 fn kinds(level: &Level, object: ObjectId) -> (Option<KilnMover>, Option<KilnTrigger>) {
-    let moves = level.object_motion(object) != kiln_runtime::Motion::Static;
+    let moves = level
+        .object_motion(object)
+        .is_some_and(|m| m != kiln_runtime::Motion::Static);
     (
         moves.then_some(KilnMover { object }),
         level.is_trigger(object).then_some(KilnTrigger { object }),

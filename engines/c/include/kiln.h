@@ -935,20 +935,20 @@ KilnStatus kiln_level_overlap(const KilnLevel *level,
 /*
  Whether `shape` at `pose` touches anything `filter` sees in the world.
  */
-KilnStatus kiln_world_intersects(const KilnWorld *world,
-                                 const KilnShape *shape,
-                                 KilnPose pose,
-                                 const KilnFilter *filter,
-                                 bool *out);
+KilnStatus kiln_world_overlap_any(const KilnWorld *world,
+                                  const KilnShape *shape,
+                                  KilnPose pose,
+                                  const KilnFilter *filter,
+                                  bool *out);
 
 /*
  Whether `shape` at `pose` touches any static object of the level.
  */
-KilnStatus kiln_level_intersects(const KilnLevel *level,
-                                 const KilnShape *shape,
-                                 KilnPose pose,
-                                 const KilnFilter *filter,
-                                 bool *out);
+KilnStatus kiln_level_overlap_any(const KilnLevel *level,
+                                  const KilnShape *shape,
+                                  KilnPose pose,
+                                  const KilnFilter *filter,
+                                  bool *out);
 
 /*
  Sweeps `shape` from `pose` along `motion` for `t` in `[0, max_t]`
@@ -1001,18 +1001,18 @@ KilnStatus kiln_level_contains_point(const KilnLevel *level,
 /*
  Whether any solid of the world `filter` sees contains `point`.
  */
-KilnStatus kiln_world_point_in_solid(const KilnWorld *world,
-                                     KilnVec3 point,
-                                     const KilnFilter *filter,
-                                     bool *out);
+KilnStatus kiln_world_contains_point_any(const KilnWorld *world,
+                                         KilnVec3 point,
+                                         const KilnFilter *filter,
+                                         bool *out);
 
 /*
  Whether any static solid of the level `filter` sees contains `point`.
  */
-KilnStatus kiln_level_point_in_solid(const KilnLevel *level,
-                                     KilnVec3 point,
-                                     const KilnFilter *filter,
-                                     bool *out);
+KilnStatus kiln_level_contains_point_any(const KilnLevel *level,
+                                         KilnVec3 point,
+                                         const KilnFilter *filter,
+                                         bool *out);
 
 /*
  An upright capsule character with default settings (0.3 m radius and

@@ -1008,13 +1008,13 @@ pub unsafe extern "C" fn kiln_level_object_info(
                 S::Capsule(_) => KILN_COLLIDER_CAPSULE,
                 S::Bsp(_) => KILN_COLLIDER_BSP,
             },
-            motion: match level.0.object_motion(object) {
+            motion: match level.0.object_motion(object).unwrap_or(Motion::Static) {
                 Motion::Static => KILN_MOTION_STATIC,
                 Motion::Kinematic => KILN_MOTION_KINEMATIC,
                 Motion::Dynamic => KILN_MOTION_DYNAMIC,
             },
             trigger: level.0.is_trigger(object),
-            layers: level.0.object_layers(object),
+            layers: level.0.object_layers(object).unwrap_or(0),
         };
         Ok(())
     })
@@ -1137,7 +1137,7 @@ pub unsafe extern "C" fn kiln_world_object_name(
         };
         let id = ObjectId::from_bits(id);
         known(&world.0, id)?;
-        let name = world.0.object_name(id);
+        let name = world.0.object_name(id).unwrap_or_default();
         *len = name.len();
         let Some(room) = cap.checked_sub(1) else {
             return Err(Fail::new(
@@ -1165,7 +1165,9 @@ pub unsafe extern "C" fn kiln_world_object_layers(
     id: KilnObjectId,
 ) -> u32 {
     // SAFETY: the API's contract (module docs).
-    unsafe { world.as_ref() }.map_or(0, |w| w.0.object_layers(ObjectId::from_bits(id)))
+    unsafe { world.as_ref() }
+        .and_then(|w| w.0.object_layers(ObjectId::from_bits(id)))
+        .unwrap_or(0)
 }
 
 /// The name and flags of a body being inserted.
@@ -1770,7 +1772,7 @@ pub unsafe extern "C" fn kiln_level_overlap(
 ///
 /// # Safety
 /// The API's contract (module docs).
-unsafe fn intersects_on<S: Scene>(
+unsafe fn overlap_any_on<S: Scene>(
     name: &str,
     scene: *const S,
     shape: *const KilnShape,
@@ -1790,14 +1792,14 @@ unsafe fn intersects_on<S: Scene>(
         };
         *out = scene
             .space()
-            .intersects(&shape, &to_pose(pose, "pose")?, &to_filter(&f));
+            .overlap_any(&shape, &to_pose(pose, "pose")?, &to_filter(&f));
         Ok(())
     })
 }
 
 /// Whether `shape` at `pose` touches anything `filter` sees in the world.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_world_intersects(
+pub unsafe extern "C" fn kiln_world_overlap_any(
     world: *const KilnWorld,
     shape: *const KilnShape,
     pose: KilnPose,
@@ -1805,12 +1807,12 @@ pub unsafe extern "C" fn kiln_world_intersects(
     out: *mut bool,
 ) -> KilnStatus {
     // SAFETY: the caller's contract.
-    unsafe { intersects_on("kiln_world_intersects", world, shape, pose, filter, out) }
+    unsafe { overlap_any_on("kiln_world_overlap_any", world, shape, pose, filter, out) }
 }
 
 /// Whether `shape` at `pose` touches any static object of the level.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_level_intersects(
+pub unsafe extern "C" fn kiln_level_overlap_any(
     level: *const KilnLevel,
     shape: *const KilnShape,
     pose: KilnPose,
@@ -1818,7 +1820,7 @@ pub unsafe extern "C" fn kiln_level_intersects(
     out: *mut bool,
 ) -> KilnStatus {
     // SAFETY: the caller's contract.
-    unsafe { intersects_on("kiln_level_intersects", level, shape, pose, filter, out) }
+    unsafe { overlap_any_on("kiln_level_overlap_any", level, shape, pose, filter, out) }
 }
 
 /// Where a moving shape first touches.
@@ -2055,7 +2057,7 @@ pub unsafe extern "C" fn kiln_level_contains_point(
 ///
 /// # Safety
 /// The API's contract (module docs).
-unsafe fn point_in_solid_on<S: Scene>(
+unsafe fn contains_point_any_on<S: Scene>(
     name: &str,
     scene: *const S,
     point: KilnVec3,
@@ -2073,33 +2075,33 @@ unsafe fn point_in_solid_on<S: Scene>(
         };
         *out = scene
             .space()
-            .point_in_solid(vec3(point, "point")?, &to_filter(&f));
+            .contains_point_any(vec3(point, "point")?, &to_filter(&f));
         Ok(())
     })
 }
 
 /// Whether any solid of the world `filter` sees contains `point`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_world_point_in_solid(
+pub unsafe extern "C" fn kiln_world_contains_point_any(
     world: *const KilnWorld,
     point: KilnVec3,
     filter: *const KilnFilter,
     out: *mut bool,
 ) -> KilnStatus {
     // SAFETY: the caller's contract.
-    unsafe { point_in_solid_on("kiln_world_point_in_solid", world, point, filter, out) }
+    unsafe { contains_point_any_on("kiln_world_contains_point_any", world, point, filter, out) }
 }
 
 /// Whether any static solid of the level `filter` sees contains `point`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kiln_level_point_in_solid(
+pub unsafe extern "C" fn kiln_level_contains_point_any(
     level: *const KilnLevel,
     point: KilnVec3,
     filter: *const KilnFilter,
     out: *mut bool,
 ) -> KilnStatus {
     // SAFETY: the caller's contract.
-    unsafe { point_in_solid_on("kiln_level_point_in_solid", level, point, filter, out) }
+    unsafe { contains_point_any_on("kiln_level_contains_point_any", level, point, filter, out) }
 }
 
 // ------------------------------------------------------------- character

@@ -5,7 +5,8 @@
 //! and box overlaps against each tree after a million moves.
 
 use super::{Row, compare};
-use kiln_runtime::{Aabb, DynamicTree, Proxy, Vec3};
+use kiln_runtime::Vec3;
+use kiln_runtime::internals::{Aabb, DynamicTree, Proxy};
 use parry3d::bounding_volume::Aabb as PAabb;
 use parry3d::math::Vector;
 use parry3d::partitioning::{Bvh, BvhWorkspace, TraversalAction};

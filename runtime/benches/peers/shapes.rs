@@ -269,7 +269,7 @@ pub fn rows(
             soak(&mut || {
                 poses
                     .iter()
-                    .for_each(|p| _ = level.intersects(&ks, p, &Filter::ALL))
+                    .for_each(|p| _ = level.overlap_any(&ks, p, &Filter::ALL))
             });
         }
         if wanted("casts") && peer {
@@ -339,7 +339,11 @@ pub fn rows(
             n,
             || {
                 ky.clear();
-                ky.extend(poses.iter().map(|p| level.intersects(&ks, p, &Filter::ALL)));
+                ky.extend(
+                    poses
+                        .iter()
+                        .map(|p| level.overlap_any(&ks, p, &Filter::ALL)),
+                );
                 ky.iter().filter(|&&y| y).count()
             },
             || {
@@ -495,7 +499,7 @@ pub fn character_rows(
                 && h.normal.y >= c.settings.max_slope.cos()
             {
                 let at = h.point + Vec3::Y * 0.92;
-                if !level.intersects(&c.shape, &Pose::new(c.rotation, at), &Filter::ALL) {
+                if !level.overlap_any(&c.shape, &Pose::new(c.rotation, at), &Filter::ALL) {
                     starts.push(at);
                 }
             }

@@ -6,7 +6,7 @@ use crate::collider::{At, ColliderRef};
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::placement::{apply, invert};
-use crate::shape::{Pose, QueryShape};
+use crate::shape::{HullError, Pose, QueryShape};
 use glam::{DQuat, DVec3};
 use kiln_formats::level::{ArchivedCollider, Collider};
 use kiln_formats::placement::Rows;
@@ -49,10 +49,33 @@ pub enum WorldError {
     BadPose(Pose),
     /// The body's shape is not a valid collider.
     #[error("body shape: {0}")]
-    BadShape(String),
+    BadShape(#[from] BodyShapeError),
     /// The object a copy names is not one of its level's.
     #[error("{0} is not an object of the level to copy from")]
     NotInLevel(ObjectId),
+}
+
+/// Why a query shape cannot be a body's collider.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum BodyShapeError {
+    /// Its hull, made again as a polytope, is no solid.
+    #[error(transparent)]
+    Hull(#[from] HullError),
+    /// Its hull has more faces than a polytope may have.
+    #[error("a hull of {faces} faces (a body's hull may have {max})")]
+    TooManyFaces {
+        /// Faces of the hull.
+        faces: usize,
+        /// The most a polytope may have.
+        max: usize,
+    },
+    /// Its collider breaks what an archive's colliders must hold (a
+    /// negative or non-finite size): the verifier's word.
+    #[error(transparent)]
+    Invalid(#[from] kiln_formats::verify::VerifyError),
+    /// Its collider could not be archived (rkyv's message).
+    #[error("not archived: {0}")]
+    Archive(String),
 }
 
 /// Where a body's collider lives.
@@ -197,7 +220,7 @@ impl BodyState {
                 object,
             },
             inst.layers.to_native(),
-            level.object_name(object).into_owned(),
+            level.object_name(object).unwrap_or_default().into_owned(),
         )?;
         body.base = base;
         body.similar = similar;
@@ -387,15 +410,15 @@ fn compose(q: DQuat, t: DVec3, base: &[f64; 12]) -> [f64; 12] {
 /// polytope may have.
 fn hull_polytope(
     hull: &crate::shape::ConvexHull,
-) -> Result<kiln_formats::polytope::Polytope, String> {
+) -> Result<kiln_formats::polytope::Polytope, BodyShapeError> {
     use kiln_formats::polytope::{MAX_PLANES, Polytope};
     let points: Vec<DVec3> = hull.vertices().map(|v| v.as_dvec3()).collect();
-    let h = crate::geom::hull::hull(&points).ok_or("the hull is flat")?;
+    let h = crate::geom::hull::hull(&points).ok_or(HullError::Flat)?;
     if h.faces.len() > MAX_PLANES {
-        return Err(format!(
-            "a hull of {} faces (a body's hull may have {MAX_PLANES})",
-            h.faces.len()
-        ));
+        return Err(BodyShapeError::TooManyFaces {
+            faces: h.faces.len(),
+            max: MAX_PLANES,
+        });
     }
     let vertices: Vec<[f32; 3]> = h.vertices.iter().map(|v| v.as_vec3().to_array()).collect();
     let normals: Vec<[f64; 3]> = h.faces.iter().map(|(_, n, _)| n.to_array()).collect();
@@ -419,14 +442,14 @@ fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldErro
         QueryShape::Cuboid { half } => Collider::Cuboid(Cuboid {
             half_extents: half.to_array(),
         }),
-        QueryShape::Hull(h) => Collider::Polytope(hull_polytope(h).map_err(WorldError::BadShape)?),
+        QueryShape::Hull(h) => Collider::Polytope(hull_polytope(h)?),
     };
     let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&built)
-        .map_err(|e| WorldError::BadShape(e.to_string()))?;
+        .map_err(|e| BodyShapeError::Archive(e.to_string()))?;
     let mut aligned = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
     aligned.extend_from_slice(&bytes);
     let archived = rkyv::access::<ArchivedCollider, rkyv::rancor::Error>(&aligned)
-        .map_err(|e| WorldError::BadShape(e.to_string()))?;
+        .map_err(|e| BodyShapeError::Archive(e.to_string()))?;
     use kiln_formats::verify;
     let checked = match archived {
         ArchivedCollider::Sphere(s) => verify::verify_sphere(0, s),
@@ -436,6 +459,6 @@ fn own_shape(shape: &QueryShape) -> Result<rkyv::util::AlignedVec<16>, WorldErro
         // not built here
         ArchivedCollider::TriMesh(_) | ArchivedCollider::Bsp(_) => Ok(()),
     };
-    checked.map_err(|e| WorldError::BadShape(e.to_string()))?;
+    checked.map_err(BodyShapeError::from)?;
     Ok(aligned)
 }

@@ -50,7 +50,7 @@ const FREE: u32 = u32::MAX;
 /// An axis-aligned box: lower and upper corners.
 ///
 /// ```
-/// use kiln_runtime::{Aabb, Vec3};
+/// use kiln_runtime::{internals::Aabb, Vec3};
 /// let a = Aabb::new(Vec3::ZERO, Vec3::ONE);
 /// assert!(a.contains(&Aabb::new(Vec3::splat(0.25), Vec3::splat(0.5))));
 /// assert_eq!(a.half_area(), 3.0);
@@ -164,7 +164,7 @@ pub struct Proxy(u32);
 /// methods it is built on.
 ///
 /// ```
-/// use kiln_runtime::{Aabb, DynamicTree, Vec3};
+/// use kiln_runtime::{internals::{Aabb, DynamicTree}, Vec3};
 /// let mut tree = DynamicTree::new(0.1);
 /// let unit = |c: Vec3| Aabb::new(c - 0.5, c + 0.5);
 /// let a = tree.insert(unit(Vec3::ZERO), 7);

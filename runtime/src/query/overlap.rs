@@ -158,11 +158,11 @@ impl Level {
     /// use kiln_runtime::{Filter, Pose, QueryShape, Vec3};
     /// // a standing capsule 1.8 m tall: 1 cm into the floor it touches, 1 cm above it does not
     /// let (body, _) = QueryShape::capsule(Vec3::new(0.0, 0.3, 0.0), Vec3::new(0.0, 1.5, 0.0), 0.3);
-    /// assert!(level.intersects(&body, &Pose::at(Vec3::new(12.0, 0.89, 5.0)), &Filter::ALL));
-    /// assert!(!level.intersects(&body, &Pose::at(Vec3::new(12.0, 0.91, 5.0)), &Filter::ALL));
+    /// assert!(level.overlap_any(&body, &Pose::at(Vec3::new(12.0, 0.89, 5.0)), &Filter::ALL));
+    /// assert!(!level.overlap_any(&body, &Pose::at(Vec3::new(12.0, 0.91, 5.0)), &Filter::ALL));
     /// ```
-    pub fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
-        Scope::of(self).intersects(shape, pose, filter)
+    pub fn overlap_any(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+        Scope::of(self).overlap_any(shape, pose, filter)
     }
 
     /// [`Level::overlap`] for many shapes on the rayon pool: `out[i]`
@@ -192,7 +192,7 @@ impl Level {
         });
     }
 
-    /// [`Level::intersects`] for many shapes on the rayon pool: `out[i]`
+    /// [`Level::overlap_any`] for many shapes on the rayon pool: `out[i]`
     /// answers `queries[i]`.
     ///
     /// # Panics
@@ -204,17 +204,17 @@ impl Level {
     /// let crate_box = QueryShape::Cuboid { half: Vec3::splat(0.5) };
     /// let queries = [0.4, 0.6].map(|y| (crate_box, Pose::at(Vec3::new(12.0, y, 5.0))));
     /// let mut out = [false; 2];
-    /// level.intersects_batch(&queries, &Filter::ALL, &mut out);
+    /// level.overlap_any_batch(&queries, &Filter::ALL, &mut out);
     /// assert_eq!(out, [true, false]);
     /// ```
-    pub fn intersects_batch(
+    pub fn overlap_any_batch(
         &self,
         queries: &[(QueryShape, Pose)],
         filter: &Filter,
         out: &mut [bool],
     ) {
         super::batch(queries, out, 32, |(s, p), o| {
-            *o = self.intersects(s, p, filter)
+            *o = self.overlap_any(s, p, filter)
         });
     }
 }
@@ -244,10 +244,10 @@ impl Scope<'_> {
         }
     }
 
-    /// [`Level::intersects`] over the scope.
-    pub(crate) fn intersects(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
+    /// [`Level::overlap_any`] over the scope.
+    pub(crate) fn overlap_any(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
         if let Some((c, r)) = as_sphere(shape, pose) {
-            return self.sphere_intersects(c, r, filter);
+            return self.sphere_overlap_any(c, r, filter);
         }
         // by reference, as in `overlap_into`
         let Some(posed) = &Posed::new(shape, pose) else {

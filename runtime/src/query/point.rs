@@ -49,14 +49,14 @@ impl Level {
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Filter, Vec3};
-    /// assert!(level.point_in_solid(Vec3::new(16.25, 1.0, 10.0), &Filter::ALL)); // in the wall
-    /// assert!(!level.point_in_solid(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL)); // on a floor tile
+    /// assert!(level.contains_point_any(Vec3::new(16.25, 1.0, 10.0), &Filter::ALL)); // in the wall
+    /// assert!(!level.contains_point_any(Vec3::new(12.0, 0.0, 5.0), &Filter::ALL)); // on a floor tile
     /// ```
-    pub fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
-        Scope::of(self).point_in_solid(p, filter)
+    pub fn contains_point_any(&self, p: Vec3, filter: &Filter) -> bool {
+        Scope::of(self).contains_point_any(p, filter)
     }
 
-    /// [`Level::point_in_solid`] on the rayon pool: `out[i]` answers
+    /// [`Level::contains_point_any`] on the rayon pool: `out[i]` answers
     /// `points[i]`.
     ///
     /// # Panics
@@ -67,12 +67,12 @@ impl Level {
     /// use kiln_runtime::{Filter, Vec3};
     /// let points: Vec<Vec3> = (0..100).map(|i| Vec3::new(15.01 + i as f32 * 0.02, 1.0, 10.0)).collect();
     /// let mut out = vec![false; points.len()];
-    /// level.point_in_solid_batch(&points, &Filter::ALL, &mut out);
+    /// level.contains_point_any_batch(&points, &Filter::ALL, &mut out);
     /// assert_eq!(out.iter().filter(|&&o| o).count(), 25); // 16.01 to 16.49
     /// ```
-    pub fn point_in_solid_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]) {
+    pub fn contains_point_any_batch(&self, points: &[Vec3], filter: &Filter, out: &mut [bool]) {
         super::batch(points, out, 256, |p, o| {
-            *o = self.point_in_solid(*p, filter)
+            *o = self.contains_point_any(*p, filter)
         });
     }
 
@@ -117,8 +117,8 @@ impl Scope<'_> {
         out.sort_unstable();
     }
 
-    /// [`Level::point_in_solid`] over the scope.
-    pub(crate) fn point_in_solid(&self, p: Vec3, filter: &Filter) -> bool {
+    /// [`Level::contains_point_any`] over the scope.
+    pub(crate) fn contains_point_any(&self, p: Vec3, filter: &Filter) -> bool {
         if !p.is_finite() {
             return false;
         }

@@ -1,4 +1,4 @@
-//! Spheres' own way through [`crate::Level::overlap`], [`crate::Level::intersects`] and
+//! Spheres' own way through [`crate::Level::overlap`], [`crate::Level::overlap_any`] and
 //! [`crate::Level::cast`]: a sphere is a point grown by a radius, so each shape
 //! answers it with closed forms (closest point, swept sphere against
 //! faces, edges and vertices) rather than the general convex machinery —
@@ -52,8 +52,8 @@ impl Scope<'_> {
         });
     }
 
-    /// [`crate::Level::intersects`] for a sphere (stops at the first contact).
-    pub(crate) fn sphere_intersects(&self, center: Vec3, radius: f32, filter: &Filter) -> bool {
+    /// [`crate::Level::overlap_any`] for a sphere (stops at the first contact).
+    pub(crate) fn sphere_overlap_any(&self, center: Vec3, radius: f32, filter: &Filter) -> bool {
         if !valid_sphere(center, radius) {
             return false;
         }

@@ -28,7 +28,7 @@ use glam::{Quat, Vec3};
 /// ];
 /// // each, placed well above the floor, touches nothing
 /// for s in &shapes {
-///     assert!(!level.intersects(s, &Pose::at(Vec3::new(12.0, 2.0, 5.0)), &Filter::ALL));
+///     assert!(!level.overlap_any(s, &Pose::at(Vec3::new(12.0, 2.0, 5.0)), &Filter::ALL));
 /// }
 /// # Ok::<(), kiln_runtime::HullError>(())
 /// ```

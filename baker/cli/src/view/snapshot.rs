@@ -4,7 +4,7 @@
 //! the exporter tessellates it, then the source's render meshes) that the
 //! JSON points into.
 
-use crate::inspect::inspect;
+use crate::inspect::inspect_level;
 use kiln_baker::export::{ExportObject, render_objects, world_objects};
 use kiln_runtime::Level;
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ impl Snapshot {
         archive: &str,
         source: Option<(&str, &kiln_baker::Scene)>,
     ) -> Snapshot {
-        let report = inspect(&level.as_archive());
+        let report = inspect_level(&level);
         let colliders = world_objects(level.archive());
         let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
         let mut geometry = Vec::new();

@@ -155,7 +155,7 @@ static void level_alone(KilnLevel *level, KilnWorld *world) {
   CHECK(batch[0].hit && batch[0].object == on_level.object && near(batch[0].t, on_level.t, 0));
   KilnShape ball = kiln_shape_sphere(0.5f);
   bool touches = false;
-  OK(kiln_level_intersects(level, &ball, at(12, 0.45f, 5), NULL, &touches));
+  OK(kiln_level_overlap_any(level, &ball, at(12, 0.45f, 5), NULL, &touches));
   CHECK(touches);
   KilnOverlap overlaps[4];
   size_t count = 0;
@@ -170,7 +170,7 @@ static void level_alone(KilnLevel *level, KilnWorld *world) {
   OK(kiln_level_contains_point(level, v3(16.1f, 1, 12), NULL, inside, 4, &count));
   CHECK(count == 1 && inside[0] == wall);
   bool solid = false;
-  OK(kiln_level_point_in_solid(level, v3(16.1f, 1, 12), NULL, &solid));
+  OK(kiln_level_contains_point_any(level, v3(16.1f, 1, 12), NULL, &solid));
   CHECK(solid);
 
   /* the lift: a world's ray hits it, the level's does not */
@@ -199,7 +199,7 @@ static void defined_on_failure(KilnWorld *world) {
   CHECK(!hit.hit && hit.t == 0);
   bool yes = true;
   KilnShape negative = kiln_shape_sphere(-1);
-  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &negative, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap_any(world, &negative, at(0, 0, 0), NULL, &yes));
   CHECK(!yes);
   size_t count = 12345;
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap(world, &negative, at(0, 0, 0), NULL, NULL, 0, &count));
@@ -299,9 +299,9 @@ static void queries(KilnWorld *world) {
   /* a ball resting on the floor touches it; lifted by 1 m it touches nothing */
   KilnShape ball = kiln_shape_sphere(0.5f);
   bool touches = false;
-  OK(kiln_world_intersects(world, &ball, at(12, 0.45f, 5), NULL, &touches));
+  OK(kiln_world_overlap_any(world, &ball, at(12, 0.45f, 5), NULL, &touches));
   CHECK(touches);
-  OK(kiln_world_intersects(world, &ball, at(12, 1.5f, 5), NULL, &touches));
+  OK(kiln_world_overlap_any(world, &ball, at(12, 1.5f, 5), NULL, &touches));
   CHECK(!touches);
   KilnOverlap overlaps[8];
   size_t count = 0;
@@ -332,9 +332,9 @@ static void queries(KilnWorld *world) {
   OK(kiln_world_find_object(world, "stair_top", &stair_top));
   CHECK(count == 1 && inside[0] == stair_top);
   bool solid = false;
-  OK(kiln_world_point_in_solid(world, v3(7.5f, 0.5f, 2), NULL, &solid));
+  OK(kiln_world_contains_point_any(world, v3(7.5f, 0.5f, 2), NULL, &solid));
   CHECK(solid);
-  OK(kiln_world_point_in_solid(world, v3(7.5f, 3, 2), NULL, &solid));
+  OK(kiln_world_contains_point_any(world, v3(7.5f, 3, 2), NULL, &solid));
   CHECK(!solid);
 }
 
@@ -460,7 +460,7 @@ static void hostile(KilnWorld *world, const char *archive) {
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(NULL, ray(zero, v3(0, -1, 0), 1), NULL, &hit));
   CHECK(strstr(kiln_last_error(), "kiln_world_raycast") && strstr(kiln_last_error(), "world is null"));
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), 1), NULL, NULL));
-  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_intersects(world, NULL, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_overlap_any(world, NULL, at(0, 0, 0), NULL, &yes));
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_overlap(world, &ball, at(0, 0, 0), NULL, NULL, 0, NULL));
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_find_object(world, NULL, &id));
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_level_open(NULL, NULL));
@@ -469,7 +469,7 @@ static void hostile(KilnWorld *world, const char *archive) {
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_character_move(world, NULL, zero, zero, NULL, NULL, NULL, 0));
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_hull_new(NULL, 4, NULL));
   KilnShape no_hull = kiln_shape_hull(NULL);
-  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_intersects(world, &no_hull, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_overlap_any(world, &no_hull, at(0, 0, 0), NULL, &yes));
   KilnFilter bad_skip = kiln_filter_all();
   bad_skip.skip_count = 3; /* and skip left null */
   EXPECT(KILN_STATUS_NULL_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), 1), &bad_skip, &hit));
@@ -508,14 +508,14 @@ static void hostile(KilnWorld *world, const char *archive) {
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_raycast(world, ray(zero, v3(0, -1, 0), -1), NULL, &hit));
   KilnShape weird = ball;
   weird.kind = 99;
-  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &weird, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap_any(world, &weird, at(0, 0, 0), NULL, &yes));
   CHECK(strstr(kiln_last_error(), "shape kind 99"));
   KilnShape negative = kiln_shape_sphere(-1);
-  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &negative, at(0, 0, 0), NULL, &yes));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap_any(world, &negative, at(0, 0, 0), NULL, &yes));
   KilnShape nan_box = kiln_shape_cuboid(v3(1, NAN, 1));
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap(world, &nan_box, at(0, 0, 0), NULL, NULL, 0, &count));
   KilnPose zero_turn = {{0, 0, 0, 0}, {0, 0, 0}};
-  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_intersects(world, &ball, zero_turn, NULL, &yes));
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_overlap_any(world, &ball, zero_turn, NULL, &yes));
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_insert_shape(world, &ball, zero_turn, 1, NULL, false, &id));
   KilnShapeHit shape_hit;
   EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_cast(world, &ball, at(0, 5, 0), v3(0, -1, 0), NAN, false, NULL, &shape_hit));
