@@ -1927,13 +1927,8 @@ mod tests {
 
     #[test]
     fn random_clouds_contain_every_point_far_from_the_origin() {
-        let mut s = 12345u64;
-        let mut r = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rng = crate::rng::Rng::new(12345);
+        let mut r = || rng.f() - 0.5;
         for n in [4usize, 8, 50, 300] {
             let c = DVec3::new(1e4, -3e3, 2e3);
             let pts: Vec<DVec3> = (0..n)

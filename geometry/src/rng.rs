@@ -1,19 +1,34 @@
-//! The seeded generator the geometry unit tests of both crates share
-//! (xorshift64, Marsaglia 2003): the same sequence for the same seed, no
-//! dependency.
+//! The one seeded generator of Kiln's tests and benchmarks (xorshift64*:
+//! Marsaglia, "Xorshift RNGs", 2003, with Vigna's multiplied output, "An
+//! experimental exploration of Marsaglia's xorshift generators,
+//! scrambled", 2016): the same sequence for the same seed on every
+//! machine, no dependency. The unit tests of every crate, the end-to-end
+//! tests (`kiln_tests::Rng` is this type) and the peer benchmark draw from
+//! it: f64 draws for geometry, f32 draws for queries.
 
-use glam::DVec3;
+use glam::{DVec3, Vec3};
 
-/// A xorshift64 generator: the same sequence for the same seed.
+/// A xorshift64* generator. `Rng(s)` starts at state `s` (non-zero);
+/// [`Rng::new`] mixes any seed into one.
 pub struct Rng(pub u64);
 
 impl Rng {
-    /// Uniform in [0, 1).
+    /// A generator from any seed (0 included).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [0, 1), 53 bits.
     pub fn f(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Uniform in the cube [−s, s]³.
@@ -36,5 +51,35 @@ impl Rng {
     pub fn rotation(&mut self) -> [DVec3; 3] {
         let q = glam::DQuat::from_axis_angle(self.unit(), self.f() * std::f64::consts::TAU);
         [q * DVec3::X, q * DVec3::Y, q * DVec3::Z]
+    }
+
+    /// Uniform in [0, 1) as an f32, 24 bits.
+    pub fn f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Uniform f32 in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f32()
+    }
+
+    /// Uniform integer below `n` (0 for `n` = 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.f32() as f64 * n as f64) as usize).min(n.saturating_sub(1))
+    }
+
+    /// A uniformly distributed f32 unit vector.
+    pub fn unit32(&mut self) -> Vec3 {
+        loop {
+            let v = Vec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
+            let l = v.length_squared();
+            if l > 1e-4 && l <= 1.0 {
+                return v / l.sqrt();
+            }
+        }
     }
 }

@@ -589,7 +589,7 @@ fn run(
         .into_iter()
         .map(|p| {
             let r = rng.range(0.5, 2.0);
-            (p + rng.unit() * r * rng.range(0.0, 1.5), r)
+            (p + rng.unit32() * r * rng.range(0.0, 1.5), r)
         })
         .collect();
     sphere_rows(rows, name, &level, &spheres, &mesh);
@@ -598,7 +598,7 @@ fn run(
     let sweeps: Vec<(Vec3, Vec3)> = surface_points(&pos, &tris, n.sweeps, 11)
         .into_iter()
         .map(|p| {
-            let mut d = rng.unit();
+            let mut d = rng.unit32();
             d.y = -d.y.abs() * 0.5;
             (p + Vec3::Y * rng.range(1.0, 3.0), d.normalize())
         })
@@ -664,7 +664,7 @@ fn run(
     let motions: Vec<(Vec3, f32)> = poses
         .iter()
         .map(|_| {
-            let mut d = rng.unit();
+            let mut d = rng.unit32();
             d.y = -d.y.abs();
             (d, 10.0)
         })
@@ -852,14 +852,14 @@ fn solid(family: Family, rng: &mut Rng, at: Vec3) -> Solid {
     };
     let (mesh, collider, parry, size, local) = match family {
         Family::Hull => {
-            let n = 8 + (rng.f() * 249.0) as usize;
+            let n = 8 + (rng.f32() * 249.0) as usize;
             let scale = Vec3::new(
                 rng.range(0.5, 2.0),
                 rng.range(0.5, 2.0),
                 rng.range(0.5, 2.0),
             );
             let pts: Vec<parry3d::math::Vector> = (0..n)
-                .map(|_| pv(rng.unit() * rng.f().cbrt() * scale))
+                .map(|_| pv(rng.unit32() * rng.f32().cbrt() * scale))
                 .collect();
             let (v, t) = parry3d::transformation::convex_hull(&pts);
             let pos: Vec<[f32; 3]> = v.iter().map(|p| [p.x, p.y, p.z]).collect();
@@ -1009,8 +1009,8 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         // queries aimed at random shapes
         let mut rng = Rng(0xA11_5EED + family as u64);
         let near = |rng: &mut Rng, k: f32| {
-            let s = &solids[(rng.f() * shapes as f32) as usize % shapes];
-            (s.at + rng.unit() * s.size * k * rng.f(), s.at)
+            let s = &solids[(rng.f32() * shapes as f32) as usize % shapes];
+            (s.at + rng.unit32() * s.size * k * rng.f32(), s.at)
         };
         let identity = parry3d::math::Pose::IDENTITY;
         let at = |p: Vec3| parry3d::math::Pose::translation(p.x, p.y, p.z);
@@ -1059,7 +1059,7 @@ fn solid_rows(quick: bool, rows: &mut Vec<Row>) {
         let sweeps: Vec<(Vec3, Vec3)> = (0..nq / 2)
             .map(|_| {
                 let (t, centre) = near(&mut rng, 0.5);
-                let d = rng.unit();
+                let d = rng.unit32();
                 (
                     centre + d * 6.0,
                     (t - (centre + d * 6.0)).normalize_or(Vec3::X),
@@ -1166,9 +1166,9 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
             );
             let q = glam::Quat::from_euler(
                 glam::EulerRot::XYZ,
-                rng.f() * 6.3,
-                rng.f() * 6.3,
-                rng.f() * 6.3,
+                rng.f32() * 6.3,
+                rng.f32() * 6.3,
+                rng.f32() * 6.3,
             );
             (g * 6.0, q)
         })
@@ -1229,8 +1229,8 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
     });
     let mut rng = Rng(0xB5_B5);
     let near = |rng: &mut Rng, k: f32| {
-        let (at, _) = placed[(rng.f() * shapes as f32) as usize % shapes];
-        (at + rng.unit() * 1.4 * k * rng.f(), at)
+        let (at, _) = placed[(rng.f32() * shapes as f32) as usize % shapes];
+        (at + rng.unit32() * 1.4 * k * rng.f32(), at)
     };
     let identity = parry3d::math::Pose::IDENTITY;
     let rays: Vec<(Vec3, Vec3)> = (0..nq)
@@ -1250,7 +1250,7 @@ fn concave_rows(quick: bool, rows: &mut Vec<Row>) {
     let sweeps: Vec<(Vec3, Vec3)> = (0..nq / 2)
         .map(|_| {
             let (t, centre) = near(&mut rng, 0.7);
-            let d = rng.unit();
+            let d = rng.unit32();
             let o = centre + d * 4.0;
             (o, (t - o).normalize_or(Vec3::X))
         })
@@ -1389,7 +1389,7 @@ fn whole_level_rows(quick: bool, rows: &mut Vec<Row>) {
     let balls: Vec<(Vec3, f32)> = (0..n)
         .map(|_| {
             (
-                lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f()),
+                lo + (hi - lo) * Vec3::new(rng.f32(), rng.f32(), rng.f32()),
                 rng.range(0.1, 1.0),
             )
         })

@@ -158,7 +158,7 @@ fn main() {
         .into_iter()
         .map(|p| {
             let r = rng.range(0.5, 2.0);
-            (p + rng.unit() * r * rng.range(0.0, 1.5), r)
+            (p + rng.unit32() * r * rng.range(0.0, 1.5), r)
         })
         .collect();
     // the peer's tree for the `obvhs-` kinds, built before the clock starts

@@ -1237,12 +1237,10 @@ mod tests {
     #[test]
     fn a_nodes_codes_convert_lane_by_lane() {
         // every byte value in every position, and the lanes kept apart
-        let mut x = 0x2545_f491u32;
+        let mut rng = kiln_geometry::rng::Rng::new(0x2545_f491);
         for round in 0..2000u32 {
             let mut byte = |k: u32| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
+                let x = rng.next_u64();
                 if round < 256 {
                     ((round + 7 * k) & 255) as u8
                 } else {

@@ -11,7 +11,8 @@ use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
 use kiln_runtime::{Filter, Ray};
 use kiln_tests::SphereQueries;
-use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
+use kiln_tests::solid::Solid;
+use kiln_tests::{Rng, placements};
 
 /// A star prism: `points` spikes of radius 1 around y, inner radius 0.35,
 /// from y = 0 to y = 0.5 (concave, with sharp vertical edges).
@@ -78,98 +79,6 @@ fn level(mesh: SceneMesh, xf: DAffine3, bevels: bool) -> Level {
     level
 }
 
-/// A closed solid given by world triangles (the collider mesh, as export
-/// writes it).
-struct Solid {
-    tris: Vec<[DVec3; 3]>,
-    /// Bounding sphere of each triangle, to skip far ones in sweeps.
-    bounds: Vec<(DVec3, f64)>,
-}
-
-impl Solid {
-    fn of(level: &Level) -> Solid {
-        Solid::new(kiln_tests::object_triangles(level, 0))
-    }
-
-    fn new(tris: Vec<[DVec3; 3]>) -> Solid {
-        let bounds = tris
-            .iter()
-            .map(|t| {
-                let c = (t[0] + t[1] + t[2]) / 3.0;
-                (c, t.iter().map(|v| v.distance(c)).fold(0.0, f64::max))
-            })
-            .collect();
-        Solid { tris, bounds }
-    }
-
-    /// Winding number (solid angles, Van Oosterom and Strackee 1983).
-    fn inside(&self, p: DVec3) -> bool {
-        self.winding(p) > 0.5
-    }
-
-    fn winding(&self, p: DVec3) -> f64 {
-        let w: f64 = self
-            .tris
-            .iter()
-            .map(|t| {
-                let (a, b, c) = (t[0] - p, t[1] - p, t[2] - p);
-                let (la, lb, lc) = (a.length(), b.length(), c.length());
-                let num = a.dot(b.cross(c));
-                let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
-                2.0 * num.atan2(den)
-            })
-            .sum();
-        w / (4.0 * std::f64::consts::PI)
-    }
-
-    fn ray(&self, o: DVec3, d: DVec3, max_t: f64) -> Option<f64> {
-        if self.inside(o) {
-            return Some(0.0);
-        }
-        self.tris
-            .iter()
-            .filter_map(|t| {
-                let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
-                let p = d.cross(e2);
-                let det = e1.dot(p);
-                if det.abs() < 1e-300 {
-                    return None;
-                }
-                let s = o - t[0];
-                let u = s.dot(p) / det;
-                let q = s.cross(e1);
-                let v = d.dot(q) / det;
-                let t = e2.dot(q) / det;
-                (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && (0.0..=max_t).contains(&t)).then_some(t)
-            })
-            .min_by(f64::total_cmp)
-    }
-
-    fn distance(&self, p: DVec3) -> f64 {
-        self.tris
-            .iter()
-            .map(|t| dist_point_triangle(p, *t))
-            .fold(f64::INFINITY, f64::min)
-    }
-
-    fn sweep(&self, c: DVec3, d: DVec3, r: f64, max_t: f64) -> Option<f64> {
-        if self.inside(c) {
-            return Some(0.0);
-        }
-        let len = d.length() * max_t;
-        let dir = d.normalize();
-        self.tris
-            .iter()
-            .zip(&self.bounds)
-            .filter(|(_, (bc, br))| {
-                let s = (*bc - c).dot(dir).clamp(0.0, len);
-                (c + dir * s).distance(*bc) <= r + br + 1e-9
-            })
-            .filter_map(|(t, _)| sweep_oracle(c, d, r, max_t, *t).0)
-            .min_by(f64::total_cmp)
-    }
-}
-
 /// A sphere query with what brute force says of its centre.
 struct Ball {
     p: DVec3,
@@ -180,7 +89,30 @@ struct Ball {
     inside: bool,
 }
 
-impl Solid {
+/// The checks of one object's answers against the [`Solid`] oracle.
+trait Checks {
+    fn check_overlap(
+        &self,
+        got: Option<&kiln_runtime::ShapeOverlap>,
+        at: &Ball,
+        tol: f64,
+        what: &str,
+    ) -> f64;
+    #[allow(clippy::too_many_arguments)]
+    fn check_sweep(
+        &self,
+        got: Option<kiln_runtime::ShapeHit>,
+        c: DVec3,
+        d: DVec3,
+        r: f64,
+        max_t: f64,
+        tol: f64,
+        others: bool,
+        what: &str,
+    ) -> Option<f64>;
+}
+
+impl Checks for Solid {
     /// Checks one object's overlap answer for `at`: touching or not
     /// wherever the oracle is sure (the centre and the radius more than
     /// `tol` from the surface), the contact on the surface, and the depth
@@ -311,8 +243,8 @@ fn check_against_brute_force(bevels: bool) {
     for (mesh_name, mesh) in [("star", star(5)), ("torus", torus())] {
         for (what, xf) in placements() {
             let level = level(mesh.clone(), xf, bevels);
-            let solid = Solid::of(&level);
-            let (lo, hi) = solid.tris.iter().flatten().fold(
+            let solid = Solid::of(&level, 0);
+            let (lo, hi) = solid.triangles().iter().flatten().fold(
                 (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
                 |(lo, hi), p| (lo.min(*p), hi.max(*p)),
             );
@@ -321,7 +253,7 @@ fn check_against_brute_force(bevels: bool) {
             let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
             let n = 600;
             for i in 0..n {
-                let p = centre + rng.unit().as_dvec3() * size * f64::from(rng.f());
+                let p = centre + rng.unit32().as_dvec3() * size * f64::from(rng.f32());
                 let pf = p.as_vec3();
                 let pd = pf.as_dvec3();
                 let clear = solid.distance(pd);
@@ -341,7 +273,7 @@ fn check_against_brute_force(bevels: bool) {
                 let dir = if i % 2 == 0 {
                     (centre - pd).as_vec3().normalize()
                 } else {
-                    rng.unit()
+                    rng.unit32()
                 };
                 let want = solid.ray(pd, dir.as_dvec3(), 4.0 * size);
                 let got = level.raycast(&Ray::new(pf, dir, (4.0 * size) as f32), &Filter::ALL);
@@ -371,7 +303,7 @@ fn check_against_brute_force(bevels: bool) {
                     }
                 }
                 // overlaps: exact, on the surface
-                let r = (0.001 + f64::from(rng.f()) * 0.5 * size) as f32;
+                let r = (0.001 + f64::from(rng.f32()) * 0.5 * size) as f32;
                 let rr = f64::from(r);
                 let got = level.sphere_overlaps(pf, r);
                 let touch = !got.is_empty();
@@ -388,7 +320,7 @@ fn check_against_brute_force(bevels: bool) {
                 worst_overlap = worst_overlap.max(err);
                 // sweeps: exact times, contacts on the surface
                 if i % 3 == 0 {
-                    let d = ((centre - pd).normalize() + rng.unit().as_dvec3() * 0.3).as_vec3();
+                    let d = ((centre - pd).normalize() + rng.unit32().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
                     let got = level.sphere_sweep(pf, r, d, max_t as f32);
                     if let Some(err) =
@@ -488,7 +420,7 @@ fn real_objects_bake_to_watertight_colliders_or_fall_back_with_a_reason() {
 fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
     for (what, xf) in placements() {
         let level = level(star(5), xf, true);
-        let solid = Solid::of(&level);
+        let solid = Solid::of(&level, 0);
         let tol = 1e-4 * (1.0 + xf.translation.abs().max_element() * 1e-2);
         let objs = kiln_baker::export::world_objects(level.archive());
         let o = &objs[0];
@@ -499,7 +431,7 @@ fn adversarial_cases_on_sharp_edges_vertices_and_faces() {
             vec![(DVec3::ZERO, DVec3::ZERO, 0.0); o.positions.len()];
         let mut edges: std::collections::HashMap<(u32, u32), (DVec3, DVec3, f64)> =
             Default::default();
-        for (t, tri) in o.triangles.iter().zip(&solid.tris) {
+        for (t, tri) in o.triangles.iter().zip(solid.triangles()) {
             let n = (tri[1] - tri[0]).cross(tri[2] - tri[0]).normalize();
             let c = (tri[0] + tri[1] + tri[2]) / 3.0;
             for k in 0..3 {
@@ -654,7 +586,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
             }
             solids += 1;
             let solid = Solid::new(kiln_tests::object_triangles(&level, i));
-            let (lo, hi) = solid.tris.iter().flatten().fold(
+            let (lo, hi) = solid.triangles().iter().flatten().fold(
                 (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
                 |(lo, hi), p| (lo.min(*p), hi.max(*p)),
             );
@@ -663,10 +595,10 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
             let of_i = |o: &kiln_runtime::ShapeOverlap| o.object.index() as usize == i;
             for q in 0..150 {
                 queries += 1;
-                let p = lo + (hi - lo) * rng.unit().as_dvec3().abs() * 1.2 - (hi - lo) * 0.1;
+                let p = lo + (hi - lo) * rng.unit32().as_dvec3().abs() * 1.2 - (hi - lo) * 0.1;
                 let pf = p.as_vec3();
                 let pd = pf.as_dvec3();
-                let r = (0.001 + f64::from(rng.f()) * 0.3 * size) as f32;
+                let r = (0.001 + f64::from(rng.f32()) * 0.3 * size) as f32;
                 let rr = f64::from(r);
                 let clear = solid.distance(pd);
                 let inside = solid.inside(pd);
@@ -694,8 +626,9 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                 // sweeps towards the object from outside its box; only
                 // this object counts, so another may come first
                 if q % 3 == 0 {
-                    let from = (centre + rng.unit().as_dvec3() * size).as_vec3();
-                    let d = ((centre - from.as_dvec3()).normalize() + rng.unit().as_dvec3() * 0.3)
+                    let from = (centre + rng.unit32().as_dvec3() * size).as_vec3();
+                    let d = ((centre - from.as_dvec3()).normalize()
+                        + rng.unit32().as_dvec3() * 0.3)
                         .as_vec3();
                     let max_t = 2.0 * size;
                     let got = level
@@ -725,16 +658,16 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
 /// surface).
 fn disagreements(level: &Level, i: usize, seed: u64) -> (usize, usize, f64) {
     let solid = Solid::new(kiln_tests::object_triangles(level, i));
-    let (lo, hi) = solid.tris.iter().flatten().fold(
+    let (lo, hi) = solid.triangles().iter().flatten().fold(
         (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
         |(lo, hi), p| (lo.min(*p), hi.max(*p)),
     );
     let size = (hi - lo).max_element();
     let mut rng = Rng::new(seed);
     let mut points: Vec<DVec3> = (0..20_000)
-        .map(|_| lo + (hi - lo) * rng.unit().as_dvec3().abs() * 1.1 - (hi - lo) * 0.05)
+        .map(|_| lo + (hi - lo) * rng.unit32().as_dvec3().abs() * 1.1 - (hi - lo) * 0.05)
         .collect();
-    for t in &solid.tris {
+    for t in solid.triangles() {
         let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize_or_zero();
         let c = (t[0] + t[1] + t[2]) / 3.0;
         for d in [-0.05, -0.01, -1e-3, 1e-3, 1e-2, 0.05] {

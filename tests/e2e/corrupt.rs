@@ -75,11 +75,11 @@ fn exercise(bytes: &[u8], rng: &mut Rng) -> bool {
                     rng.range(-10.0, 10.0),
                     rng.range(-10.0, 10.0),
                 );
-                let _ = level.raycast(&Ray::new(o, rng.unit(), 100.0), &Filter::ALL);
-                let _ = level.raycast_any(&Ray::new(o, rng.unit(), 100.0), &Filter::ALL);
+                let _ = level.raycast(&Ray::new(o, rng.unit32(), 100.0), &Filter::ALL);
+                let _ = level.raycast_any(&Ray::new(o, rng.unit32(), 100.0), &Filter::ALL);
                 let r = rng.range(0.0, 2.0);
                 let _ = level.sphere_overlaps(o, r);
-                let _ = level.sphere_sweep(o, r, rng.unit(), 10.0);
+                let _ = level.sphere_sweep(o, r, rng.unit32(), 10.0);
                 let _ = level.contains_point(o, &Filter::ALL);
             }
             let _ = baker_tools::inspect::inspect_level(&level);

@@ -126,7 +126,7 @@ fn round_trip(what: &str, original: &[u8]) {
     // surfaces)
     let mut rng = Rng::new(5);
     for _ in 0..3000 {
-        let p = lo + (hi - lo) * Vec3::new(rng.f(), rng.f(), rng.f());
+        let p = lo + (hi - lo) * Vec3::new(rng.f32(), rng.f32(), rng.f32());
         let holders = |l: &Level| {
             let mut names: Vec<String> = l
                 .contains_point(p, &Filter::ALL)

@@ -249,7 +249,7 @@ fn moved_movers_answer_every_query_like_brute_force() {
             let mut objs = judge::objects(&level);
             for (k, &o) in movers.iter().enumerate() {
                 let pose = Pose::new(
-                    Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU)),
+                    Quat::from_axis_angle(rng.unit32(), rng.range(0.0, std::f32::consts::TAU)),
                     Vec3::new(
                         rng.range(-3.0, 3.0),
                         rng.range(0.0, 3.0),
@@ -269,7 +269,7 @@ fn moved_movers_answer_every_query_like_brute_force() {
                 let (p, size) = judge::near_surface(&objs, &mut rng);
                 let s = (size * f64::from(rng.range(0.1, 0.6))) as f32;
                 let at =
-                    (p + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
+                    (p + rng.unit32().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
                         .as_vec3();
                 let q = Query::random(i % 4, s, at, &mut rng);
                 judge::check_overlap(&world, &objs, &q, &mut stats, &tag);

@@ -125,7 +125,7 @@ fn batched_shape_queries_answer_as_single_ones() {
     let qs: Vec<Query> = (0..400)
         .map(|i| {
             let (c, size) = near_surface(&objs, &mut rng);
-            let at = (c + rng.unit().as_dvec3() * size * 0.3).as_vec3();
+            let at = (c + rng.unit32().as_dvec3() * size * 0.3).as_vec3();
             Query::random(i % 4, (size * 0.3) as f32, at, &mut rng)
         })
         .collect();
@@ -142,7 +142,7 @@ fn batched_shape_queries_answer_as_single_ones() {
         .iter()
         .enumerate()
         .map(|(i, (s, p))| {
-            let c = ShapeCast::new(*s, *p, rng.unit(), 2.0);
+            let c = ShapeCast::new(*s, *p, rng.unit32(), 2.0);
             if i % 2 == 0 { c } else { c.with(slide) }
         })
         .collect();
@@ -556,8 +556,8 @@ fn every_answer_names_its_feature_the_same_way() {
             let faced = matches!(obj.kind, "cuboid" | "polytope");
             let mut rng = Rng::new(0x00fe_a7ee + i as u64);
             for _ in 0..40 {
-                let x = lo.x + (hi.x - lo.x) * f64::from(0.2 + 0.6 * rng.f());
-                let z = lo.z + (hi.z - lo.z) * f64::from(0.2 + 0.6 * rng.f());
+                let x = lo.x + (hi.x - lo.x) * f64::from(0.2 + 0.6 * rng.f32());
+                let z = lo.z + (hi.z - lo.z) * f64::from(0.2 + 0.6 * rng.f32());
                 let top = Vec3::new(x as f32, (hi.y + 2.0) as f32, z as f32);
                 let what = format!(
                     "{} ({}) from {top}",

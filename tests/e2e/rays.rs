@@ -59,7 +59,7 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
             (t.v[k] + t.v[(k + 1) % 3]) * 0.5
         }
         .as_vec3();
-        let origin = target + r.unit() * r.range(0.1, 50.0);
+        let origin = target + r.unit32() * r.range(0.1, 50.0);
         rays.push(TestRay {
             origin,
             dir: target - origin,
@@ -273,7 +273,7 @@ fn rays_through_shared_edges_and_vertices_of_closed_meshes_never_slip_through() 
                     for target in [world(t[k]), (world(t[k]) + world(t[(k + 1) % 3])) * 0.5] {
                         // from outside, through the target, towards the inside
                         let away = target - centre;
-                        let origin = target + away * (0.5 + 4.0 * rng.f() as f64);
+                        let origin = target + away * (0.5 + 4.0 * rng.f32() as f64);
                         let (o, tg) = (origin.as_vec3(), target.as_vec3());
                         for (kind, level, _) in &levels {
                             let hit = level.raycast(&Ray::new(o, tg - o, 2.0), &Filter::ALL);
@@ -360,7 +360,7 @@ fn mirrored_instances_keep_the_gltf_front_face_and_any_hit_agrees() {
     let mut r = Rng::new(4);
     for _ in 0..2000 {
         let o = Vec3::new(r.range(-2.0, 7.0), r.range(-2.0, 2.0), r.range(-2.0, 3.0));
-        let d = r.unit();
+        let d = r.unit32();
         let t = r.range(0.0, 5.0);
         assert_eq!(
             level.raycast(&Ray::new(o, d, t), &Filter::ALL).is_some(),

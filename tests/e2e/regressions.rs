@@ -402,7 +402,7 @@ fn shapes_inside_concave_solids_pushed_further_in() {
             let at = transform.transform_point3(local).as_vec3();
             let shape = &shapes[case % shapes.len()];
             let pose = Pose::new(
-                glam::Quat::from_axis_angle(rng.unit(), rng.range(0.0, 6.2)),
+                glam::Quat::from_axis_angle(rng.unit32(), rng.range(0.0, 6.2)),
                 at,
             );
             let (core, radius) = query_core(shape, &pose);
@@ -451,7 +451,7 @@ fn shapes_inside_concave_solids_pushed_further_in() {
 /// A random rotation.
 fn turn(rng: &mut kiln_tests::Rng) -> glam::DQuat {
     glam::DQuat::from_axis_angle(
-        rng.unit().as_dvec3(),
+        rng.unit32().as_dvec3(),
         f64::from(rng.range(0.0, std::f32::consts::TAU)),
     )
 }
@@ -567,9 +567,11 @@ fn box_contact_points_outside_the_shape() {
                 let piece = &objs[0].pieces[i % objs[0].pieces.len()];
                 let v = piece.core.vertices();
                 let at = (v.iter().sum::<DVec3>() / v.len() as f64).as_vec3()
-                    + rng.unit() * rng.range(0.0, 0.6);
-                let rotation =
-                    glam::Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU));
+                    + rng.unit32() * rng.range(0.0, 0.6);
+                let rotation = glam::Quat::from_axis_angle(
+                    rng.unit32(),
+                    rng.range(0.0, std::f32::consts::TAU),
+                );
                 let kind = match i % 3 {
                     0 => Kind::Cuboid(Vec3::new(
                         rng.range(0.05, 0.8),
@@ -580,7 +582,7 @@ fn box_contact_points_outside_the_shape() {
                     _ => Kind::Hull(
                         ConvexHull::new(
                             &(0..8)
-                                .map(|_| rng.unit() * rng.range(0.1, 0.7))
+                                .map(|_| rng.unit32() * rng.range(0.1, 0.7))
                                 .collect::<Vec<_>>(),
                         )
                         .expect("a solid hull"),

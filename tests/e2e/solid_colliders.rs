@@ -11,7 +11,8 @@ use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::Level;
 use kiln_runtime::{Filter, Ray};
 use kiln_tests::SphereQueries;
-use kiln_tests::{Rng, dist_point_triangle, placements, sweep_oracle};
+use kiln_tests::solid::Solid;
+use kiln_tests::{Rng, placements};
 
 /// A closed cube mesh of side 2 centred on `c`.
 fn cube(c: [f32; 3]) -> SceneMesh {
@@ -35,67 +36,6 @@ fn level(collider: Option<&str>, xf: DAffine3) -> Level {
     Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
 }
 
-/// A convex solid given by world triangles.
-struct Solid {
-    tris: Vec<[DVec3; 3]>,
-    planes: Vec<(DVec3, f64)>,
-}
-
-impl Solid {
-    fn of(level: &Level) -> Solid {
-        Solid::new(kiln_tests::object_triangles(level, 0))
-    }
-    /// The convex solid bounded by `tris` (outward-facing).
-    fn new(tris: Vec<[DVec3; 3]>) -> Solid {
-        let planes = tris
-            .iter()
-            .map(|t| {
-                let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize();
-                (n, n.dot(t[0]))
-            })
-            .collect();
-        Solid { tris, planes }
-    }
-    fn inside(&self, p: DVec3, eps: f64) -> bool {
-        self.planes.iter().all(|(n, d)| n.dot(p) <= d + eps)
-    }
-    fn ray(&self, o: DVec3, d: DVec3, max_t: f64) -> Option<f64> {
-        let (mut t0, mut t1) = (0.0f64, max_t);
-        for (n, off) in &self.planes {
-            let h = n.dot(o) - off;
-            let dn = n.dot(d);
-            if dn == 0.0 {
-                if h > 0.0 {
-                    return None;
-                }
-                continue;
-            }
-            let t = -h / dn;
-            if dn < 0.0 {
-                t0 = t0.max(t);
-            } else {
-                t1 = t1.min(t);
-            }
-        }
-        (t0 <= t1).then_some(t0)
-    }
-    fn distance(&self, p: DVec3) -> f64 {
-        self.tris
-            .iter()
-            .map(|t| dist_point_triangle(p, *t))
-            .fold(f64::INFINITY, f64::min)
-    }
-    fn sweep(&self, c: DVec3, d: DVec3, r: f64, max_t: f64) -> Option<f64> {
-        if self.inside(c, 0.0) {
-            return Some(0.0);
-        }
-        self.tris
-            .iter()
-            .filter_map(|t| sweep_oracle(c, d, r, max_t, *t).0)
-            .min_by(f64::total_cmp)
-    }
-}
-
 #[test]
 fn polytopes_and_boxes_answer_every_query_like_brute_force() {
     let mut rng = Rng::new(77);
@@ -113,12 +53,12 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 kind
             };
             assert_eq!(got_kind, want, "{what}");
-            let solid = Solid::of(&level);
+            let solid = Solid::of(&level, 0);
             let centre = xf.transform_point3(DVec3::new(0.5, 0.0, -0.25));
             let size = xf.matrix3.x_axis.length().max(3.0) * 2.0;
             let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
             for i in 0..2000 {
-                let p = centre + rng.unit().as_dvec3() * size * f64::from(rng.f());
+                let p = centre + rng.unit32().as_dvec3() * size * f64::from(rng.f32());
                 let pf = p.as_vec3();
                 let pd = pf.as_dvec3();
                 // points
@@ -131,13 +71,13 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 insides += usize::from(inside);
                 let clear = solid.distance(pd);
                 if clear > tol {
-                    assert_eq!(inside, solid.inside(pd, 0.0), "{what} point {i} {pd}");
+                    assert_eq!(inside, solid.inside(pd), "{what} point {i} {pd}");
                 }
                 // rays, aimed at the centre half the time
                 let dir = if i % 2 == 0 {
                     (centre - pd).as_vec3().normalize()
                 } else {
-                    rng.unit()
+                    rng.unit32()
                 };
                 let want = solid.ray(pd, dir.as_dvec3(), 100.0);
                 let got = level.raycast(&Ray::new(pf, dir, 100.0), &Filter::ALL);
@@ -154,9 +94,9 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                     (w, g) => assert!(clear <= tol, "{what} ray {i}: {w:?} vs {g:?}"),
                 }
                 // sphere overlap: closest point and depth
-                let r = 0.2 + rng.f() * 2.0;
+                let r = 0.2 + rng.f32() * 2.0;
                 let ov = level.sphere_overlaps(pf, r);
-                let inside_exact = solid.inside(pd, 0.0);
+                let inside_exact = solid.inside(pd);
                 let want_touch = inside_exact || clear <= f64::from(r);
                 if (clear - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), want_touch, "{what} overlap {i}");
@@ -164,14 +104,10 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 }
                 touches += usize::from(!ov.is_empty());
                 if let Some(o) = ov.first() {
+                    // inside, the depth is the radius plus the way out to
+                    // the surface (for a convex solid, the nearest plane)
                     let depth = if inside_exact {
-                        // depth below the surface: nearest plane
-                        f64::from(r)
-                            + solid
-                                .planes
-                                .iter()
-                                .map(|(n, d)| d - n.dot(pd))
-                                .fold(f64::INFINITY, f64::min)
+                        f64::from(r) + clear
                     } else {
                         f64::from(r) - clear
                     };
@@ -183,7 +119,7 @@ fn polytopes_and_boxes_answer_every_query_like_brute_force() {
                 }
                 // sweeps
                 if i % 4 == 0 {
-                    let d = (centre - pd).as_vec3().normalize() + rng.unit() * 0.3;
+                    let d = (centre - pd).as_vec3().normalize() + rng.unit32() * 0.3;
                     let want = solid.sweep(pd, d.as_dvec3(), f64::from(r), 50.0);
                     let got = level.sphere_sweep(pf, r, d, 50.0);
                     match (want, got) {
@@ -260,7 +196,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
             let centre = (sa + sb) * 0.5;
             let tol = 1e-4 * (1.0 + centre.abs().max_element() * 1e-2);
             for i in 0..1000 {
-                let p = centre + rng.unit().as_dvec3() * rad * 3.0 * f64::from(rng.f());
+                let p = centre + rng.unit32().as_dvec3() * rad * 3.0 * f64::from(rng.f32());
                 let (pf, pd) = (p.as_vec3(), p.as_vec3().as_dvec3());
                 let dist = seg(pd) - rad;
                 if dist.abs() > tol {
@@ -270,7 +206,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                         "{what} {i}"
                     );
                 }
-                let r = 0.1 + rng.f();
+                let r = 0.1 + rng.f32();
                 let ov = level.sphere_overlaps(pf, r);
                 if (dist - f64::from(r)).abs() > tol {
                     assert_eq!(!ov.is_empty(), dist <= f64::from(r), "{what} {i}");
@@ -279,7 +215,7 @@ fn spheres_and_capsules_answer_like_closed_forms() {
                     assert!((f64::from(o.depth) - (f64::from(r) - dist)).abs() <= tol * 10.0);
                 }
                 // a sweep towards the centre: first time the distance reaches r
-                let d = (centre - pd).as_vec3() + rng.unit() * 0.5 * rad as f32;
+                let d = (centre - pd).as_vec3() + rng.unit32() * 0.5 * rad as f32;
                 let got = level.sphere_sweep(pf, r, d, 2.0);
                 let f = |t: f64| seg(pd + d.as_dvec3() * t) - rad - f64::from(r);
                 let want = if f(0.0) <= 0.0 {
@@ -497,17 +433,17 @@ fn a_crate_modelled_rotated_becomes_a_box() {
         for _ in 0..4000 {
             let p = lo - size * 0.2
                 + (hi - lo + size * 0.4)
-                    * DVec3::new(rng.f().into(), rng.f().into(), rng.f().into());
+                    * DVec3::new(rng.f32().into(), rng.f32().into(), rng.f32().into());
             let eps = 1e-5 * (1.0 + p.abs().max_element());
             let got = !level.contains_point(p.as_vec3(), &Filter::ALL).is_empty();
-            if solid.inside(p, -eps) {
+            if solid.inside_by(p, eps) {
                 assert!(got, "{name}: {p} is inside the crate");
                 inside += 1;
-            } else if !solid.inside(p, eps) {
+            } else if solid.outside_by(p, eps) {
                 assert!(!got, "{name}: {p} is outside the crate");
             }
             // the query as the runtime gets it: rounded to f32
-            let d = rng.unit().as_dvec3();
+            let d = rng.unit32().as_dvec3();
             let o = (p - d * size * 2.0).as_vec3().as_dvec3();
             let want = solid.ray(o, d, 4.0 * size);
             let hit = level.raycast(

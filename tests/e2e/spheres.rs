@@ -108,14 +108,14 @@ fn sphere_overlaps_match_brute_force() {
             // half the spheres centred near a random surface point (touching is likely)
             let c = if i % 2 == 0 {
                 let t = &tris[rng.below(tris.len())];
-                let (u, v) = (rng.f() as f64, rng.f() as f64);
+                let (u, v) = (rng.f32() as f64, rng.f32() as f64);
                 let (u, v) = if u + v > 1.0 {
                     (1.0 - u, 1.0 - v)
                 } else {
                     (u, v)
                 };
                 let p = t.v[0] + (t.v[1] - t.v[0]) * u + (t.v[2] - t.v[0]) * v;
-                (p + rng.unit().as_dvec3() * (rng.f() as f64 * 2.5)).as_vec3()
+                (p + rng.unit32().as_dvec3() * (rng.f32() as f64 * 2.5)).as_vec3()
             } else {
                 Vec3::new(
                     rng.range(lo.x, hi.x),
@@ -194,7 +194,7 @@ fn sphere_sweeps_match_brute_force() {
                 // starts in contact
                 0 => (
                     target + n_face * (r as f64 * 0.5),
-                    rng.unit().as_dvec3(),
+                    rng.unit32().as_dvec3(),
                     10.0,
                 ),
                 // grazes along the surface, just clear of it
@@ -213,13 +213,13 @@ fn sphere_sweeps_match_brute_force() {
                         rng.range(lo.y, hi.y) as f64,
                         rng.range(lo.z, hi.z) as f64,
                     ),
-                    rng.unit().as_dvec3(),
+                    rng.unit32().as_dvec3(),
                     10.0,
                 ),
                 // aimed at the target from a few metres away
                 _ => {
                     let from =
-                        target + rng.unit().as_dvec3() * (r as f64 + rng.range(0.5, 8.0) as f64);
+                        target + rng.unit32().as_dvec3() * (r as f64 + rng.range(0.5, 8.0) as f64);
                     (from, (target - from).normalize(), 10.0)
                 }
             };
@@ -335,7 +335,7 @@ fn batched_queries_answer_like_single_ones() {
         )
     };
     let rays: Vec<Ray> = (0..3000)
-        .map(|_| Ray::new(point(&mut rng), rng.unit(), rng.range(0.0, 40.0)))
+        .map(|_| Ray::new(point(&mut rng), rng.unit32(), rng.range(0.0, 40.0)))
         .collect();
     let spheres: Vec<(QueryShape, Pose)> = (0..3000)
         .map(|_| {
@@ -347,7 +347,7 @@ fn batched_queries_answer_like_single_ones() {
         .map(|_| {
             let radius = rng.range(0.1, 1.0);
             let at = Pose::at(point(&mut rng));
-            ShapeCast::new(QueryShape::Sphere { radius }, at, rng.unit(), 10.0)
+            ShapeCast::new(QueryShape::Sphere { radius }, at, rng.unit32(), 10.0)
         })
         .collect();
     let points: Vec<Vec3> = (0..3000).map(|_| point(&mut rng)).collect();

@@ -50,7 +50,7 @@ impl Churn {
             rng.range(-2.0, 22.0),
         );
         Pose::new(
-            Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU)),
+            Quat::from_axis_angle(rng.unit32(), rng.range(0.0, std::f32::consts::TAU)),
             at,
         )
     }
@@ -116,12 +116,12 @@ impl Churn {
             let pose = match op {
                 // tiny moves and turns, inside the tree's margin
                 4..=6 => Pose::new(
-                    Quat::from_axis_angle(self.rng.unit(), self.rng.range(0.0, 0.02))
+                    Quat::from_axis_angle(self.rng.unit32(), self.rng.range(0.0, 0.02))
                         * old.rotation,
-                    old.translation + self.rng.unit() * self.rng.range(0.0, 0.05),
+                    old.translation + self.rng.unit32() * self.rng.range(0.0, 0.05),
                 ),
                 // a stride
-                7 | 8 => Pose::new(old.rotation, old.translation + self.rng.unit() * 1.5),
+                7 | 8 => Pose::new(old.rotation, old.translation + self.rng.unit32() * 1.5),
                 // a teleport
                 _ => self.random_pose(),
             };
@@ -252,23 +252,23 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
             let tag = format!("batch {batch} query {i}");
             let (p, size) = judge::near_surface(&objs, &mut rng);
             let s = (size * f64::from(rng.range(0.05, 0.6))) as f32;
-            let at = (p + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
+            let at = (p + rng.unit32().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
                 .as_vec3();
             let q = Query::random(i % 4, s, at, &mut rng);
             judge::check_overlap(&c.world, &objs, &q, &mut stats, &tag);
             // towards a surface point, or anywhere
             let (target, _) = judge::near_surface(&objs, &mut rng);
             let motion = if i % 3 == 0 {
-                rng.unit() * s * 2.0
+                rng.unit32() * s * 2.0
             } else {
-                (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2
+                (target - at.as_dvec3()).as_vec3() + rng.unit32() * s * 0.2
             };
             if motion.length() > 1e-3 {
                 judge::check_cast(&c.world, &objs, &q, motion, 1.5, &mut stats, &tag);
             }
             // a point near a surface
             let (p, size) = judge::near_surface(&objs, &mut rng);
-            let p = (p + rng.unit().as_dvec3() * size * 0.1).as_vec3();
+            let p = (p + rng.unit32().as_dvec3() * size * 0.1).as_vec3();
             judge::check_point(&c.world, &objs, p, &tag);
             points += 1;
             // a ray from somewhere around the level at a surface point
@@ -279,7 +279,7 @@ fn a_world_under_churn_answers_every_query_like_brute_force() {
             );
             let (target, _) = judge::near_surface(&objs, &mut rng);
             let ray = if i % 3 == 0 {
-                Ray::new(from, rng.unit(), 30.0)
+                Ray::new(from, rng.unit32(), 30.0)
             } else {
                 Ray::new(from, target.as_vec3() - from, 1.5)
             };
@@ -420,7 +420,7 @@ fn many_threads_query_one_world_and_agree_with_one() {
                 rng.range(0.0, 6.0),
                 rng.range(-2.0, 22.0),
             );
-            Ray::new(o, rng.unit(), 30.0)
+            Ray::new(o, rng.unit32(), 30.0)
         })
         .collect();
     let one: Vec<_> = rays
@@ -507,8 +507,8 @@ fn worlds_on_shared_levels_answer_like_brute_force() {
             for _ in 0..12 {
                 let (p, size) = judge::near_surface(&statics, &mut rng);
                 let s = (size as f32 * rng.range(0.1, 0.5)).clamp(0.05, 5.0);
-                let at = (p + rng.unit().as_dvec3() * f64::from(s)).as_vec3();
-                let pose = Pose::new(Quat::from_axis_angle(rng.unit(), rng.range(0.0, 6.0)), at);
+                let at = (p + rng.unit32().as_dvec3() * f64::from(s)).as_vec3();
+                let pose = Pose::new(Quat::from_axis_angle(rng.unit32(), rng.range(0.0, 6.0)), at);
                 let made = if rng.below(3) == 0 {
                     let n = level.object_count();
                     Made::Copy(0, level.object(rng.below(n as usize) as u32).unwrap())
@@ -526,7 +526,7 @@ fn worlds_on_shared_levels_answer_like_brute_force() {
             for (id, m) in models.iter_mut() {
                 m.pose = Pose::new(
                     m.pose.rotation,
-                    m.pose.translation + rng.unit() * rng.range(0.0, 1.0),
+                    m.pose.translation + rng.unit32() * rng.range(0.0, 1.0),
                 );
                 world.set_pose(*id, m.pose).unwrap();
             }
@@ -553,17 +553,17 @@ fn worlds_on_shared_levels_answer_like_brute_force() {
                 let (p, size) = judge::near_surface(&objs, &mut rng);
                 let s = ((size * f64::from(rng.range(0.05, 0.5))) as f32).min(5.0);
                 let at =
-                    (p + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
+                    (p + rng.unit32().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5)))
                         .as_vec3();
                 let q = Query::random(i % 4, s, at, &mut rng);
                 judge::check_overlap(&world, &objs, &q, &mut stats, &tag);
                 let (target, _) = judge::near_surface(&objs, &mut rng);
-                let motion = (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2;
+                let motion = (target - at.as_dvec3()).as_vec3() + rng.unit32() * s * 0.2;
                 if motion.length() > 1e-3 {
                     judge::check_cast(&world, &objs, &q, motion, 1.5, &mut stats, &tag);
                 }
                 judge::check_point(&world, &objs, at, &tag);
-                let from = at + rng.unit() * s * 4.0;
+                let from = at + rng.unit32() * s * 4.0;
                 judge::check_ray(
                     &world,
                     &objs,

@@ -494,41 +494,7 @@ pub fn surface_distance(p: DVec3, c: &Core) -> f64 {
 /// First `t` in `[0, max_t]` at which core `q` moving by `motion · t` comes
 /// within `r` of core `c` (`gap(t) = distance − r`), or `None`.
 pub fn time_of_impact(q: &Core, motion: DVec3, max_t: f64, c: &Core, r: f64) -> Option<f64> {
-    let f = |t: f64| distance(&q.moved(motion * t), c) - r;
-    if f(0.0) <= 0.0 {
-        return Some(0.0);
-    }
-    let (mut lo, mut hi) = (0.0f64, max_t);
-    for _ in 0..100 {
-        let m1 = lo + (hi - lo) / 3.0;
-        let m2 = hi - (hi - lo) / 3.0;
-        if f(m1) <= f(m2) {
-            hi = m2;
-        } else {
-            lo = m1;
-        }
-        if hi - lo < 1e-12 * max_t.max(1.0) {
-            break;
-        }
-    }
-    let t_min = 0.5 * (lo + hi);
-    let t_min = if f(max_t) <= f(t_min) { max_t } else { t_min };
-    if f(t_min) > 0.0 {
-        return None;
-    }
-    let (mut a, mut b) = (0.0f64, t_min);
-    for _ in 0..100 {
-        let m = 0.5 * (a + b);
-        if f(m) <= 0.0 {
-            b = m;
-        } else {
-            a = m;
-        }
-        if b - a < 1e-13 * max_t.max(1.0) {
-            break;
-        }
-    }
-    Some(b)
+    crate::search::first_contact(|t| distance(&q.moved(motion * t), c) - r, max_t).0
 }
 
 #[cfg(test)]
@@ -573,7 +539,7 @@ mod tests {
     #[test]
     fn pair_skipping_distances_match_the_plain_forms() {
         let mut rng = crate::Rng::new(5);
-        let mut p = |s: f32| (rng.unit() * rng.range(0.0, s)).as_dvec3();
+        let mut p = |s: f32| (rng.unit32() * rng.range(0.0, s)).as_dvec3();
         let (mut zero, mut apart) = (0, 0);
         for i in 0..3000 {
             let spread = [0.3, 1.0, 3.0][i % 3];

@@ -362,7 +362,7 @@ impl Query {
     /// A random shape of kind `k` (0..4) about `size` across at `at`,
     /// randomly rotated.
     pub fn random(k: usize, size: f32, at: Vec3, rng: &mut Rng) -> Query {
-        let rotation = Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU));
+        let rotation = Quat::from_axis_angle(rng.unit32(), rng.range(0.0, std::f32::consts::TAU));
         let pose = Pose::new(rotation, at);
         let kind = match k {
             0 => Kind::Sphere(size * rng.range(0.2, 0.5)),
@@ -376,7 +376,8 @@ impl Query {
                 Kind::Capsule(h, size * rng.range(0.05, 0.3))
             }
             2 => {
-                let mut half = Vec3::new(rng.f(), rng.f(), rng.f()) * size * 0.5 + size * 0.02;
+                let mut half =
+                    Vec3::new(rng.f32(), rng.f32(), rng.f32()) * size * 0.5 + size * 0.02;
                 // one in eight is flat (a rectangle)
                 if rng.below(8) == 0 {
                     half.z = 0.0;
@@ -386,7 +387,7 @@ impl Query {
             _ => {
                 let n = 5 + rng.below(12);
                 let squash = Vec3::new(rng.range(0.3, 1.0), rng.range(0.3, 1.0), 1.0);
-                let pts: Vec<Vec3> = (0..n).map(|_| rng.unit() * squash * size * 0.5).collect();
+                let pts: Vec<Vec3> = (0..n).map(|_| rng.unit32() * squash * size * 0.5).collect();
                 match ConvexHull::new(&pts) {
                     Ok(h) => Kind::Hull(h),
                     Err(_) => Kind::Sphere(size * 0.3),
@@ -961,11 +962,11 @@ pub fn near_surface(objs: &[Object], rng: &mut Rng) -> (DVec3, f64) {
     let obj = seen[rng.below(seen.len())];
     let p = &obj.pieces[rng.below(obj.pieces.len())];
     let v = p.core.vertices();
-    let mut w: Vec<f64> = v.iter().map(|_| f64::from(rng.f()) + 1e-3).collect();
+    let mut w: Vec<f64> = v.iter().map(|_| f64::from(rng.f32()) + 1e-3).collect();
     let s: f64 = w.iter().sum();
     w.iter_mut().for_each(|x| *x /= s);
     let c: DVec3 = v.iter().zip(&w).map(|(p, w)| *p * *w).sum();
-    let c = c + rng.unit().as_dvec3() * p.radius;
+    let c = c + rng.unit32().as_dvec3() * p.radius;
     let size = (p.hi - p.lo).max_element().max(0.2);
     (c, size)
 }
@@ -989,16 +990,16 @@ pub fn random_queries(level: &Level, n: usize, seed: u64, what: &str) -> Stats {
         };
         // from deep in to well clear of the surface
         let at =
-            (c + rng.unit().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5))).as_vec3();
+            (c + rng.unit32().as_dvec3() * f64::from(s) * f64::from(rng.range(0.0, 1.5))).as_vec3();
         let q = Query::random(i % 4, s, at, &mut rng);
         let tag = format!("{what} {} {i} (size {s})", q.name());
         check_overlap(level, &objs, &q, &mut stats, &tag);
         // a cast towards a surface point from a little way off
         let (target, _) = near_surface(&objs, &mut rng);
         let motion = if rng.below(3) == 0 {
-            rng.unit() * s * 2.0
+            rng.unit32() * s * 2.0
         } else {
-            (target - at.as_dvec3()).as_vec3() + rng.unit() * s * 0.2
+            (target - at.as_dvec3()).as_vec3() + rng.unit32() * s * 0.2
         };
         if motion.length() > 1e-3 {
             check_cast(level, &objs, &q, motion, 1.5, &mut stats, &tag);
@@ -1358,16 +1359,7 @@ fn witness(q: &Core, r: f64, t: [DVec3; 3], tol: f64) -> Option<DVec3> {
         Core::Point(c) => c,
         Core::Segment(a, b) => {
             let f = |s: f64| crate::dist_point_triangle(a + (b - a) * s, t);
-            let (mut lo, mut hi) = (0.0f64, 1.0f64);
-            for _ in 0..50 {
-                let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
-                if f(m1) <= f(m2) {
-                    hi = m2;
-                } else {
-                    lo = m1;
-                }
-            }
-            a + (b - a) * ((lo + hi) * 0.5)
+            a + (b - a) * crate::search::argmin(f, 0.0, 1.0, 50, 0.0)
         }
         _ => return None,
     };

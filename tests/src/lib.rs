@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub mod convex;
 pub mod judge;
 pub mod scenes;
+pub mod search;
+pub mod solid;
 
 /// The shared real-world levels (`../shared/levels` beside the repository,
 /// or `$KILN_LEVELS`), or `None` after saying loudly that tests skip.
@@ -97,46 +99,8 @@ pub fn readme_degenerates(dir: &std::path::Path) -> Vec<(String, Option<usize>)>
     out
 }
 
-/// A small deterministic generator (xorshift64*), so test rays are
-/// reproducible without a dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    /// Seeds the generator.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    /// Uniform in [0, 1).
-    pub fn f(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let v = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (v >> 40) as f32 / (1u64 << 24) as f32
-    }
-    /// Uniform in [lo, hi).
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f()
-    }
-    /// Uniform integer below `n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.f() as f64 * n as f64) as usize).min(n.saturating_sub(1))
-    }
-    /// A uniformly distributed unit vector.
-    pub fn unit(&mut self) -> Vec3 {
-        loop {
-            let v = Vec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            let l = v.length_squared();
-            if l > 1e-4 && l <= 1.0 {
-                return v / l.sqrt();
-            }
-        }
-    }
-}
+/// The tests' seeded generator: Kiln's one ([`kiln_geometry::rng`]).
+pub use kiln_geometry::rng::Rng;
 
 /// A test ray.
 #[derive(Clone, Copy, Debug)]
@@ -204,7 +168,7 @@ pub fn ray_mix(lo: Vec3, hi: Vec3, n: usize, seed: u64) -> Vec<TestRay> {
             }
             1 => TestRay {
                 origin: point(&mut r),
-                dir: r.unit(),
+                dir: r.unit32(),
                 max_t: r.range(0.0, 100.0),
             },
             _ => {
@@ -446,45 +410,11 @@ pub fn dist_point_triangle(p: DVec3, v: [DVec3; 3]) -> f64 {
 }
 
 /// First `t` in `[0, max_t]` at which a sphere moving along `c + t·d`
-/// comes within `r` of triangle `v`, found by ternary search for the
-/// closest approach (the distance is convex in `t`) and bisection before
-/// it. Also returns the closest approach distance.
+/// comes within `r` of triangle `v` ([`search::first_contact`]: the
+/// distance is convex in `t`). Also returns the closest approach distance.
 pub fn sweep_oracle(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> (Option<f64>, f64) {
-    let f = |t: f64| dist_point_triangle(c + d * t, v);
-    if f(0.0) <= r {
-        return (Some(0.0), f(0.0));
-    }
-    let (mut lo, mut hi) = (0.0f64, max_t);
-    for _ in 0..200 {
-        let m1 = lo + (hi - lo) / 3.0;
-        let m2 = hi - (hi - lo) / 3.0;
-        if f(m1) <= f(m2) {
-            hi = m2;
-        } else {
-            lo = m1;
-        }
-        if hi - lo < 1e-13 * max_t.max(1.0) {
-            break;
-        }
-    }
-    let t_min = 0.5 * (lo + hi);
-    let closest = f(t_min);
-    if closest > r {
-        return (None, closest);
-    }
-    let (mut a, mut b) = (0.0f64, t_min);
-    for _ in 0..200 {
-        let m = 0.5 * (a + b);
-        if f(m) <= r {
-            b = m;
-        } else {
-            a = m;
-        }
-        if b - a < 1e-14 * max_t.max(1.0) {
-            break;
-        }
-    }
-    (Some(b), closest)
+    let (t, least) = search::first_contact(|t| dist_point_triangle(c + d * t, v) - r, max_t);
+    (t, least + r)
 }
 
 /// A scene baked with each tree kind, AABB first: every oracle test checks

@@ -32,9 +32,9 @@ impl<'a> Dice<'a> {
     }
 
     /// A number in `[0, 1)`.
-    pub fn f(&mut self) -> f32 {
+    pub fn f32(&mut self) -> f32 {
         match self {
-            Dice::Seeded(r) => r.f(),
+            Dice::Seeded(r) => r.f32(),
             Dice::Bytes(b) => {
                 let mut x = [0u8; 2];
                 for v in &mut x {
@@ -50,16 +50,16 @@ impl<'a> Dice<'a> {
 
     /// A number in `[lo, hi)`.
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f()
+        lo + (hi - lo) * self.f32()
     }
 
     /// An index below `n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.f() * n as f32) as usize).min(n - 1)
+        ((self.f32() * n as f32) as usize).min(n - 1)
     }
 
     /// A unit vector.
-    pub fn unit(&mut self) -> Vec3 {
+    pub fn unit32(&mut self) -> Vec3 {
         let v = Vec3::new(
             self.range(-1.0, 1.0),
             self.range(-1.0, 1.0),
@@ -83,7 +83,7 @@ pub const PLACEMENTS: [&str; 6] = [
 /// `at`.
 fn placement(k: usize, at: DVec3, dice: &mut Dice) -> DAffine3 {
     let rot = DQuat::from_axis_angle(
-        dice.unit().as_dvec3(),
+        dice.unit32().as_dvec3(),
         f64::from(dice.range(0.0, std::f32::consts::TAU)),
     );
     let s = |d: &mut Dice| f64::from(d.range(0.4, 2.0));
@@ -311,13 +311,13 @@ fn query(objs: &[Object], dice: &mut Dice, k: usize) -> Query {
     let obj = &objs[dice.below(objs.len())];
     let piece = &obj.pieces[dice.below(obj.pieces.len())];
     let v = piece.core.vertices();
-    let mut w: Vec<f64> = v.iter().map(|_| f64::from(dice.f()) + 1e-3).collect();
+    let mut w: Vec<f64> = v.iter().map(|_| f64::from(dice.f32()) + 1e-3).collect();
     let sum: f64 = w.iter().sum();
     w.iter_mut().for_each(|x| *x /= sum);
     let on: DVec3 = v.iter().zip(&w).map(|(p, w)| *p * *w).sum();
     let size = ((piece.hi - piece.lo).max_element() as f32).clamp(0.2, 3.0);
     let s = size * dice.range(0.05, 0.8);
-    let at = on.as_vec3() + dice.unit() * s * dice.range(0.0, 1.5);
+    let at = on.as_vec3() + dice.unit32() * s * dice.range(0.0, 1.5);
     let mut rng = Rng::new(u64::from(dice.range(0.0, 1e9) as u32));
     Query::random(k % 4, s, at, &mut rng)
 }
@@ -358,7 +358,7 @@ pub fn judge_level(level: &Level, dice: &mut Dice, queries: usize, what: &str) -
         let q = query(&objs, dice, i);
         let tag = format!("{what} {} {i}", q.name());
         judge::check_overlap(level, &objs, &q, &mut stats, &tag);
-        let motion = dice.unit() * dice.range(0.05, 3.0);
+        let motion = dice.unit32() * dice.range(0.05, 3.0);
         judge::check_cast(level, &objs, &q, motion, 1.0, &mut stats, &tag);
         judge::check_point(level, &objs, q.pose.translation, &tag);
     }
@@ -386,7 +386,7 @@ pub fn answer_digest(seed: u64, scenes: usize, queries: usize) -> u64 {
             let (shape, pose) = (q.shape(), q.pose);
             digest.add(&format!("{:?}", level.overlap(&shape, &pose, &filter)));
             digest.add(&format!("{:?}", level.overlap_any(&shape, &pose, &filter)));
-            let motion = dice.unit() * dice.range(0.05, 3.0);
+            let motion = dice.unit32() * dice.range(0.05, 3.0);
             let cast = kiln_runtime::ShapeCast::new(shape, pose, motion, 1.0);
             digest.add(&format!("{:?}", level.cast(&cast, &filter)));
         }

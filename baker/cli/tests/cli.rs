@@ -668,12 +668,9 @@ fn a_bake_killed_at_random_points_leaves_the_previous_archive_and_no_temporaries
     // kill -9 at 50 points spread over the bake's duration; the same input
     // bakes to the same bytes, so the archive must be exactly `good` after
     // every kill, whether the rename happened or not
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = kiln_tests::Rng::new(1);
     for k in 0..50 {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let at = full.mul_f64((rng % 1000) as f64 / 1000.0 * 1.2);
+        let at = full.mul_f64(f64::from(rng.f32()) * 1.2);
         let mut child = bake().stderr(Stdio::null()).spawn().unwrap();
         std::thread::sleep(at);
         let _ = child.kill();

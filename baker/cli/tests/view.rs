@@ -268,7 +268,7 @@ fn the_query_endpoint_answers_as_the_runtime_does() {
     let level = Level::open(&archive).unwrap();
     let server = serve(&archive, None);
     let mut rng = kiln_tests::Rng::new(7);
-    let mut rnd = || rng.f();
+    let mut rnd = || rng.f32();
     let mut hits = 0;
     for _ in 0..300 {
         let o = Vec3::new(rnd() * 24.0 - 2.0, rnd() * 8.0, rnd() * 24.0 - 2.0);

@@ -899,12 +899,9 @@ mod tests {
         // the triangles shuffled: neighbours in every block (whole blocks
         // paired again)
         let mut shuffled_tris = field.triangles.clone();
-        let mut s = 0x9E37_79B9u32;
+        let mut rng = kiln_geometry::rng::Rng::new(0x9E37_79B9);
         for i in (1..shuffled_tris.len()).rev() {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            shuffled_tris.swap(i, s as usize % (i + 1));
+            shuffled_tris.swap(i, rng.below(i + 1));
         }
         let meshes = [
             field.clone(),

@@ -683,6 +683,7 @@ fn quantize_sphere(frame: &SphereFrame, (c, r): (DVec3, f64)) -> [u16; 4] {
 mod tests {
     use super::*;
     use kiln_formats::tri_mesh::{decode_hi, decode_lo};
+    use kiln_geometry::rng::Rng;
 
     fn leaf(i: u32, min: [f32; 3], max: [f32; 3]) -> Node {
         Node {
@@ -693,26 +694,15 @@ mod tests {
         }
     }
 
-    /// Marsaglia's 32-bit xorshift (13, 17, 5): the next value of `s`.
-    fn xorshift(s: &mut u32) -> u32 {
-        *s ^= *s << 13;
-        *s ^= *s >> 17;
-        *s ^= *s << 5;
-        *s
-    }
-
     /// A random binary skip-count tree over `n` leaves, depth-first, with
     /// random boxes (the collapse reads only areas and structure).
-    fn random_tree(seed: &mut u64, n: u32) -> Vec<Node> {
-        fn next(seed: &mut u64) -> u64 {
-            *seed ^= *seed << 13;
-            *seed ^= *seed >> 7;
-            *seed ^= *seed << 17;
-            *seed
+    fn random_tree(seed: &mut Rng, n: u32) -> Vec<Node> {
+        fn next(seed: &mut Rng) -> u64 {
+            seed.next_u64()
         }
-        fn grow(seed: &mut u64, n: u32, first: u32, out: &mut Vec<Node>) {
+        fn grow(seed: &mut Rng, n: u32, first: u32, out: &mut Vec<Node>) {
             let at = out.len();
-            let size = |seed: &mut u64| 0.1 + (next(seed) % 1000) as f32 / 100.0;
+            let size = |seed: &mut Rng| 0.1 + (next(seed) % 1000) as f32 / 100.0;
             let max = [size(seed), size(seed), size(seed)];
             out.push(Node {
                 min: [0.0; 3],
@@ -772,7 +762,7 @@ mod tests {
 
     #[test]
     fn the_collapse_is_the_cheapest_by_enumeration() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut seed = Rng::new(0x9E37_79B9);
         for case in 0..400 {
             let nodes = random_tree(&mut seed, 2 + case % 11);
             let share = [0.0, NODE_PENALTY, 0.02, 0.3][case as usize % 4];
@@ -815,8 +805,8 @@ mod tests {
     #[test]
     fn the_collapse_is_breadth_first_and_the_same_on_any_thread_count() {
         // enough leaves that several levels are made in parallel
-        let mut s = 11u32;
-        let mut rnd = || (xorshift(&mut s) % 100_000) as f32 / 100.0;
+        let mut s = Rng::new(11);
+        let mut rnd = || (s.next_u64() % 100_000) as f32 / 100.0;
         let boxes: Vec<([f32; 3], [f32; 3])> = (0..120_000)
             .map(|_| {
                 let p = [rnd(), rnd(), rnd()];
@@ -857,8 +847,8 @@ mod tests {
     #[test]
     fn decoded_child_boxes_contain_the_exact_boxes() {
         // a balanced tree over random thin boxes far from the origin
-        let mut s = 7u32;
-        let mut rnd = || (xorshift(&mut s) % 10_000) as f32 / 10_000.0;
+        let mut s = Rng::new(7);
+        let mut rnd = || (s.next_u64() % 10_000) as f32 / 10_000.0;
         let leaves: Vec<([f32; 3], [f32; 3])> = (0..256)
             .map(|_| {
                 let x = 5000.0 + 2048.0 * rnd();
@@ -913,8 +903,8 @@ mod tests {
 
     #[test]
     fn the_four_slot_encoder_gives_the_scalar_codes() {
-        let mut s = 0x2545_F491u32;
-        let mut rnd = || (xorshift(&mut s) % 1_000_000) as f32 / 1_000_000.0;
+        let mut s = Rng::new(0x2545_F491);
+        let mut rnd = || (s.next_u64() % 1_000_000) as f32 / 1_000_000.0;
         for case in 0..20_000 {
             // parents from wide to a few ulps and flat (steps below the
             // ulp, and zero), children anywhere inside, some on a face

@@ -107,12 +107,9 @@ mod tests {
             }
         }
         let near = Nearest::new(&v, &t);
-        let mut s = 1u64;
+        let mut rng = kiln_geometry::rng::Rng::new(1);
         for _ in 0..500 {
-            let mut r = || {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
-                (s >> 11) as f64 / (1u64 << 53) as f64
-            };
+            let mut r = || rng.f();
             let p = DVec3::new(r() * 16.0 - 2.0, r() * 6.0 - 3.0, r() * 16.0 - 2.0);
             let c = p.as_vec3().as_dvec3();
             let brute = t

@@ -796,13 +796,8 @@ mod tests {
     type Boxes = Vec<([f32; 3], [f32; 3])>;
 
     fn prims(n: usize, seed: u32) -> Boxes {
-        let mut s = seed.wrapping_mul(2654435761).max(1);
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 1000) as f32 / 10.0
-        };
+        let mut rng = kiln_geometry::rng::Rng::new(u64::from(seed));
+        let mut r = || (rng.next_u64() % 1000) as f32 / 10.0;
         (0..n)
             .map(|_| {
                 let (x, y, z) = (r(), r(), r());
@@ -917,12 +912,9 @@ mod tests {
             assert_eq!(v, [plain(a), plain(b), plain(c)], "{a} {b} {c}");
         }
         // and through the subtraction and the scale
-        let mut x = 0x1234_5678u32;
+        let mut rng = kiln_geometry::rng::Rng::new(0x1234_5678);
         for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            let c = (x % 20_000) as f32 * 0.01 - 50.0;
+            let c = (rng.next_u64() % 20_000) as f32 * 0.01 - 50.0;
             let (cmin, scale) = (-40.0, 16.0 / 70.0);
             assert_eq!(bin_of(c, cmin, scale), plain((c - cmin) * scale), "{c}");
             assert_eq!(
@@ -948,12 +940,9 @@ mod tests {
             f32::INFINITY,
             f32::NEG_INFINITY,
         ];
-        let mut s = 0x9E37_79B9u32;
+        let mut rng = kiln_geometry::rng::Rng::new(0x9E37_79B9);
         for _ in 0..2000 {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            let x = f32::from_bits(s);
+            let x = f32::from_bits(rng.next_u64() as u32);
             if !x.is_nan() {
                 xs.push(x);
             }

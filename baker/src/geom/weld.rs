@@ -415,14 +415,9 @@ mod tests {
     fn the_radix_sort_is_the_stable_sort_on_any_thread_count() {
         // high halves from a few thousand values, so many keys tie and
         // only a stable sort keeps their low halves in input order
-        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = kiln_geometry::rng::Rng::new(0x2545_F491);
         let keys: Vec<u64> = (0..200_000u64)
-            .map(|i| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 5_000).wrapping_mul(0x9E37_79B9) << 32 | i
-            })
+            .map(|i| (rng.next_u64() % 5_000).wrapping_mul(0x9E37_79B9) << 32 | i)
             .collect();
         let mut want = keys.clone();
         want.sort_by_key(|k| k >> 32);
@@ -436,13 +431,8 @@ mod tests {
 
     #[test]
     fn the_parallel_weld_numbers_vertices_as_meshoptimizer_does() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = kiln_geometry::rng::Rng::new(0x9E37_79B9);
+        let mut next = move || rng.next_u64();
         // few distinct values, so positions repeat; -0.0, NaNs with two
         // payloads, infinities; unused vertices; more triangles than one
         // chunk of the index buffer

@@ -641,14 +641,11 @@ mod tests {
     }
 
     /// xorshift64*, for reproducible trees.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) % n
-        }
+    use kiln_geometry::rng::Rng;
+
+    /// A uniform draw below `n` from Kiln's test generator.
+    fn below(rng: &mut Rng, n: u64) -> u64 {
+        (rng.next_u64() >> 11) % n
     }
 
     /// A tree's shape: a leaf, or an inner node's children.
@@ -659,11 +656,11 @@ mod tests {
 
     /// A random shape of at most `budget` inner nodes (at least one).
     fn grow(rng: &mut Rng, depth: usize, budget: &mut usize) -> Shape {
-        if depth > 1 && (*budget == 0 || depth >= 14 || rng.below(4) == 0) {
+        if depth > 1 && (*budget == 0 || depth >= 14 || below(rng, 4) == 0) {
             return Shape::Leaf;
         }
         *budget = budget.saturating_sub(1);
-        let used = 2 + rng.below(3) as usize;
+        let used = 2 + below(rng, 3) as usize;
         Shape::Node((0..used).map(|_| grow(rng, depth + 1, budget)).collect())
     }
 
@@ -738,11 +735,11 @@ mod tests {
 
     /// A word a broken or hostile tree might hold.
     fn damage(rng: &mut Rng, old: u32) -> u32 {
-        match rng.below(4) {
-            0 => old ^ 1 << rng.below(32),
-            1 => old.wrapping_add(rng.below(3) as u32 * 4).wrapping_sub(4),
-            2 => old.wrapping_add(rng.below(3) as u32).wrapping_sub(1),
-            _ => rng.below(1 << 32) as u32,
+        match below(rng, 4) {
+            0 => old ^ 1 << below(rng, 32),
+            1 => old.wrapping_add(below(rng, 3) as u32 * 4).wrapping_sub(4),
+            2 => old.wrapping_add(below(rng, 3) as u32).wrapping_sub(1),
+            _ => below(rng, 1 << 32) as u32,
         }
     }
 
@@ -760,8 +757,8 @@ mod tests {
             assert_eq!(check(&t), Ok(()), "round {round}: a valid tree");
             for _ in 0..50 {
                 let mut bad = t.clone();
-                let i = rng.below(bad.nodes.len() as u64) as usize;
-                let w = rng.below(2) as usize;
+                let i = below(&mut rng, bad.nodes.len() as u64) as usize;
+                let w = below(&mut rng, 2) as usize;
                 bad.nodes[i][w] = damage(&mut rng, bad.nodes[i][w]);
                 let walk = by_walk(&bad);
                 assert_eq!(check(&bad).is_ok(), walk, "round {round}: {:?}", bad.nodes);
@@ -783,7 +780,7 @@ mod tests {
     fn chain(inner: usize, rng: &mut Rng) -> Shape {
         let mut s = Shape::Node(vec![Shape::Leaf, Shape::Leaf]);
         for _ in 1..inner {
-            s = if rng.below(2) == 0 {
+            s = if below(rng, 2) == 0 {
                 Shape::Node(vec![Shape::Leaf, s])
             } else {
                 Shape::Node(vec![s, Shape::Leaf])
@@ -819,8 +816,8 @@ mod tests {
         let (mut rejected, mut accepted) = (0, 0);
         for _ in 0..300 {
             let mut bad = t.clone();
-            let i = rng.below(bad.nodes.len() as u64) as usize;
-            let w = rng.below(2) as usize;
+            let i = below(&mut rng, bad.nodes.len() as u64) as usize;
+            let w = below(&mut rng, 2) as usize;
             bad.nodes[i][w] = damage(&mut rng, bad.nodes[i][w]);
             let walk = by_walk(&bad);
             let verdict = check(&bad);

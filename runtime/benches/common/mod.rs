@@ -3,34 +3,8 @@
 
 use glam::Vec3;
 
-/// A small seeded xorshift generator (the same sequence on every machine).
-pub struct Rng(pub u64);
-impl Rng {
-    /// Uniform in [0, 1).
-    pub fn f(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
-    }
-    /// Uniform in [a, b).
-    pub fn range(&mut self, a: f32, b: f32) -> f32 {
-        a + (b - a) * self.f()
-    }
-    /// A uniform random unit vector.
-    pub fn unit(&mut self) -> Vec3 {
-        loop {
-            let v = Vec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            if v.length_squared() > 1e-4 && v.length_squared() <= 1.0 {
-                return v.normalize();
-            }
-        }
-    }
-}
+/// The seeded generator (Kiln's one: the same sequence on every machine).
+pub use kiln_geometry::rng::Rng;
 
 /// fBm terrain of `n × n` quads over 1 m cells.
 pub fn terrain(n: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
@@ -102,7 +76,7 @@ pub fn city(lots: u32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
             let mut lo = [x0 + r.range(1.0, 4.0), z0 + r.range(1.0, 4.0)];
             let mut hi = [x0 + LOT - r.range(1.0, 4.0), z0 + LOT - r.range(1.0, 4.0)];
             let mut base = 0.0;
-            let tiers = 1 + (r.f() * 3.0) as u32;
+            let tiers = 1 + (r.f32() * 3.0) as u32;
             for _ in 0..tiers {
                 let top = base + r.range(0.2, 0.6) * tall;
                 let b = pos.len() as u32;
@@ -244,7 +218,7 @@ pub fn rays(lo: Vec3, hi: Vec3, n: usize) -> Vec<Q> {
             }
             1 => Q {
                 o: p(&mut r),
-                d: r.unit(),
+                d: r.unit32(),
                 t: r.range(0.0, 100.0),
             },
             _ => {
@@ -264,8 +238,8 @@ pub fn surface_points(pos: &[[f32; 3]], tris: &[[u32; 3]], n: usize, seed: u64) 
     let mut r = Rng(seed);
     (0..n)
         .map(|_| {
-            let t = tris[((r.f() as f64 * tris.len() as f64) as usize).min(tris.len() - 1)];
-            let (mut u, mut v) = (r.f(), r.f());
+            let t = tris[((r.f32() as f64 * tris.len() as f64) as usize).min(tris.len() - 1)];
+            let (mut u, mut v) = (r.f32(), r.f32());
             if u + v > 1.0 {
                 (u, v) = (1.0 - u, 1.0 - v);
             }

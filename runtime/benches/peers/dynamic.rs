@@ -15,22 +15,11 @@ use std::time::Instant;
 /// The margin both sides grow leaves by (Box2D's and Rapier's default).
 const MARGIN: f32 = 0.1;
 
-/// A seeded generator (xorshift64).
-struct Rng(u64);
+use kiln_geometry::rng::Rng;
 
-impl Rng {
-    fn f(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, a: f32, b: f32) -> f32 {
-        a + (b - a) * self.f()
-    }
-    fn v(&mut self, s: f32) -> Vec3 {
-        Vec3::new(self.range(-s, s), self.range(-s, s), self.range(-s, s))
-    }
+/// Uniform in the cube [−s, s]³.
+fn v(rng: &mut Rng, s: f32) -> Vec3 {
+    Vec3::new(rng.range(-s, s), rng.range(-s, s), rng.range(-s, s))
 }
 
 /// `n` boxes 0.2 to 2 m across, spread so a box meets a few others on
@@ -40,7 +29,7 @@ fn bodies(n: usize, seed: u64) -> Vec<Aabb> {
     let span = (n as f32).cbrt() * 2.0;
     (0..n)
         .map(|_| {
-            let c = rng.v(span);
+            let c = v(&mut rng, span);
             let h = Vec3::new(
                 rng.range(0.1, 1.0),
                 rng.range(0.1, 1.0),
@@ -84,7 +73,7 @@ fn budget(n: usize) -> usize {
 /// Moves every live body by a random step of up to `step` m per axis.
 fn walk(boxes: &mut [Aabb], rng: &mut Rng, step: f32, mut moved: impl FnMut(usize, &Aabb)) {
     for (i, b) in boxes.iter_mut().enumerate() {
-        let d = rng.v(step);
+        let d = v(rng, step);
         *b = Aabb::new(b.lo + d, b.hi + d);
         moved(i, b);
     }
@@ -122,7 +111,7 @@ impl KilnSide {
     fn churn(&mut self, k: usize) {
         let n = self.boxes.len();
         for _ in 0..k {
-            let i = (self.rng.f() * n as f32) as usize % n;
+            let i = (self.rng.f32() * n as f32) as usize % n;
             if let Some(p) = self.proxies[i].take() {
                 self.tree.remove(p);
             } else {
@@ -166,7 +155,7 @@ impl ParrySide {
     fn churn(&mut self, k: usize) {
         let n = self.boxes.len();
         for _ in 0..k {
-            let i = (self.rng.f() * n as f32) as usize % n;
+            let i = (self.rng.f32() * n as f32) as usize % n;
             if self.live[i] {
                 self.tree.remove(i as u32);
             } else {
@@ -307,8 +296,8 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
     let span = (n as f32).cbrt() * 2.0;
     let rays: Vec<(Vec3, Vec3)> = (0..if quick { 2_000 } else { 20_000 })
         .map(|_| {
-            let o = rng.v(span * 1.2);
-            let target = rng.v(span * 0.8);
+            let o = v(&mut rng, span * 1.2);
+            let target = v(&mut rng, span * 0.8);
             (o, (target - o).normalize())
         })
         .collect();
@@ -355,7 +344,7 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
     // box overlaps: every body whose tight box meets a 2 m box
     let queries: Vec<Aabb> = (0..if quick { 2_000 } else { 20_000 })
         .map(|_| {
-            let c = rng.v(span);
+            let c = v(&mut rng, span);
             Aabb::new(c - 1.0, c + 1.0)
         })
         .collect();

@@ -170,7 +170,7 @@ impl Shape {
     /// One of each kind, about `size` across.
     pub fn set(size: f32, rng: &mut Rng) -> Vec<Shape> {
         let pts: Vec<Vec3> = (0..12)
-            .map(|_| rng.unit() * Vec3::new(1.0, 0.7, 0.5) * size * 0.5)
+            .map(|_| rng.unit32() * Vec3::new(1.0, 0.7, 0.5) * size * 0.5)
             .collect();
         vec![
             Shape::Capsule(size * 0.35, size * 0.2),
@@ -190,7 +190,7 @@ fn parry_pose(p: &Pose) -> parry3d::math::Pose {
 
 /// A random rotation.
 pub fn rotation(rng: &mut Rng) -> Quat {
-    Quat::from_axis_angle(rng.unit(), rng.range(0.0, std::f32::consts::TAU))
+    Quat::from_axis_angle(rng.unit32(), rng.range(0.0, std::f32::consts::TAU))
 }
 
 /// Overlap, yes/no and cast rows for each shape of `shapes` at `poses`
@@ -419,7 +419,7 @@ pub fn rows(
 pub fn poses_near(points: &[Vec3], size: f32, rng: &mut Rng) -> Vec<Pose> {
     points
         .iter()
-        .map(|&p| Pose::new(rotation(rng), p + rng.unit() * size * rng.range(0.0, 1.5)))
+        .map(|&p| Pose::new(rotation(rng), p + rng.unit32() * size * rng.range(0.0, 1.5)))
         .collect()
 }
 

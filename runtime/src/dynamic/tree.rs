@@ -911,19 +911,6 @@ mod tests {
     use super::*;
     use kiln_geometry::rng::Rng;
 
-    trait Draw {
-        fn range(&mut self, a: f32, b: f32) -> f32;
-        fn below(&mut self, n: u32) -> u32;
-    }
-    impl Draw for Rng {
-        fn range(&mut self, a: f32, b: f32) -> f32 {
-            a + (b - a) * self.f() as f32
-        }
-        fn below(&mut self, n: u32) -> u32 {
-            ((self.f() * f64::from(n)) as u32).min(n - 1)
-        }
-    }
-
     fn rand_box(rng: &mut Rng, span: f32) -> Aabb {
         let c = Vec3::new(
             rng.range(-span, span),
@@ -955,10 +942,10 @@ mod tests {
                     live.push((tree.insert(b, next), b, next));
                     next += 1;
                 } else if op < 5 {
-                    let k = rng.below(live.len() as u32) as usize;
+                    let k = rng.below(live.len());
                     tree.remove(live.swap_remove(k).0);
                 } else {
-                    let k = rng.below(live.len() as u32) as usize;
+                    let k = rng.below(live.len());
                     let step = if op < 8 { 0.1 } else { 30.0 };
                     let d = Vec3::new(
                         rng.range(-step, step),

@@ -178,13 +178,8 @@ mod tests {
     #[test]
     fn rays_at_shared_edges_and_vertices_of_a_closed_mesh_never_slip_through() {
         let tris = cube();
-        let mut s = 0x1234_5678u32;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s as f32 / u32::MAX as f32) * 2.0 - 1.0
-        };
+        let mut rng = kiln_geometry::rng::Rng::new(0x1234_5678);
+        let mut rnd = || rng.range(-1.0, 1.0);
         for i in 0..20_000 {
             // a point on an edge or a vertex of the cube (every edge and
             // vertex of a closed mesh is shared)

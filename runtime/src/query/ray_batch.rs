@@ -523,7 +523,7 @@ mod tests {
                     (t.v[k] + t.v[(k + 1) % 3]) * 0.5
                 }
                 .as_vec3();
-                let origin = target + rng.unit() * rng.range(0.1, 20.0);
+                let origin = target + rng.unit32() * rng.range(0.1, 20.0);
                 rays.push(Ray::new(origin, target - origin, 2.0));
             }
             for kind in [TreeKind::Aabb, TreeKind::Sphere] {

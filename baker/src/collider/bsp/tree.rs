@@ -935,14 +935,9 @@ mod tests {
                 },
             )
             .unwrap();
-            let mut rng = 7u64;
+            let mut rng = kiln_geometry::rng::Rng::new(7);
             for _ in 0..5000 {
-                let mut r = || {
-                    rng = rng
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (rng >> 11) as f64 / (1u64 << 53) as f64 * 3.0 - 0.5
-                };
+                let mut r = || rng.f() * 3.0 - 0.5;
                 let p = DVec3::new(r(), r() * 0.8, r());
                 let want = (0.0..1.0).contains(&p.y)
                     && ((0.0..2.0).contains(&p.x) && (0.0..1.0).contains(&p.z)
