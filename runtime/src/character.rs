@@ -23,7 +23,7 @@
 //!     let step = player.move_and_slide(&level, at, Vec3::new(0.0, -9.8, 3.0) / 60.0, &Filter::ALL);
 //!     at = step.position;
 //!     if let Ground::OnGround(g) = step.ground {
-//!         println!("standing on {} at {at}", level.object_name(g.object));
+//!         println!("standing on {} at {at}", level.object_name(g.object).unwrap_or_default());
 //!     }
 //! }
 //! assert!((at.y - 0.9).abs() < 0.01 && at.z > 7.5);
@@ -120,7 +120,7 @@ impl Default for CharacterSettings {
 /// let m = player.move_and_slide(&level, Vec3::new(12.0, 0.9, 5.0), Vec3::new(0.0, -0.1, 0.0), &Filter::ALL);
 /// let Ground::OnGround(support) = m.ground else { panic!("{:?}", m.ground) };
 /// assert!(support.normal.abs_diff_eq(Vec3::Y, 1e-5) && support.point.y.abs() < 1e-3);
-/// assert!(level.object_name(support.object).starts_with("floor"));
+/// assert!(level.object_name(support.object).is_some_and(|n| n.starts_with("floor")));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Support {

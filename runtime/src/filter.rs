@@ -104,7 +104,7 @@ impl<'a> Filter<'a> {
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// use kiln_runtime::{Filter, Ray, Vec3};
     /// // only the floor tiles, by name
-    /// let floors = |o| level.object_name(o).starts_with("floor");
+    /// let floors = |o| level.object_name(o).is_some_and(|n| n.starts_with("floor"));
     /// let only_floors = Filter::ALL.keep(&floors);
     /// let along = Ray::new(Vec3::new(12.0, 1.0, 12.0), Vec3::X, 10.0);
     /// assert!(level.raycast(&along, &Filter::ALL).is_some()); // the wall

@@ -205,7 +205,7 @@ impl Level {
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
     /// let wall = level.find_object("wall").unwrap();
-    /// assert_eq!(level.object_name(wall), "wall");
+    /// assert_eq!(level.object_name(wall).as_deref(), Some("wall"));
     /// assert_eq!(level.find_object("no such object"), None);
     /// ```
     pub fn find_object(&self, name: &str) -> Option<ObjectId> {

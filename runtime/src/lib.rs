@@ -61,7 +61,7 @@
 //! let down = Ray::new(Vec3::new(12.0, 10.0, 5.0), Vec3::NEG_Y, 100.0);
 //! let hit = level.raycast(&down, &Filter::ALL).expect("the floor is there");
 //! assert!(hit.point.y.abs() < 1e-4);
-//! println!("ground at {} on {}", hit.point, level.object_name(hit.object));
+//! println!("ground at {} on {}", hit.point, level.object_name(hit.object).unwrap_or_default());
 //! // a ball resting on it touches it; lifted by 1 m it touches nothing
 //! let ball = QueryShape::Sphere { radius: 0.5 };
 //! assert!(level.overlap_any(&ball, &Pose::at(Vec3::new(12.0, 0.5, 5.0)), &Filter::ALL));

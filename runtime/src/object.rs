@@ -16,7 +16,7 @@
 /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
 /// let wall = level.find_object("wall").unwrap();
 /// assert_eq!(level.object(wall.index()), Some(wall));
-/// assert_eq!(level.objects().filter(|&o| level.object_name(o) == "wall").count(), 1);
+/// assert_eq!(level.objects().filter(|&o| level.object_name(o).as_deref() == Some("wall")).count(), 1);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectId(u64);

@@ -111,12 +111,12 @@ impl<'a> Body<'a> {
 /// let id = world.insert(Body::shape(crate_box, Pose::at(Vec3::new(12.0, 0.5, 10.0))).named("crate"))?;
 /// let ray = Ray::new(Vec3::new(10.0, 0.5, 10.0), Vec3::X, 100.0);
 /// let hit = world.raycast(&ray, &Filter::ALL).unwrap();
-/// assert_eq!((hit.object, world.object_name(hit.object).as_ref()), (id, "crate"));
+/// assert_eq!((hit.object, world.object_name(hit.object).as_deref()), (id, Some("crate")));
 /// assert!((hit.t - 1.5).abs() < 1e-5);
 /// // pushed aside, the ray goes on to the wall
 /// world.set_pose(id, Pose::at(Vec3::new(12.0, 0.5, 14.0)))?;
 /// let hit = world.raycast(&ray, &Filter::ALL).unwrap();
-/// assert_eq!(world.object_name(hit.object), "wall");
+/// assert_eq!(world.object_name(hit.object).as_deref(), Some("wall"));
 /// world.remove(id)?;
 /// assert!(world.set_pose(id, Pose::IDENTITY).is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())

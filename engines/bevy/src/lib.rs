@@ -51,7 +51,7 @@
 //!         .add_systems(Update, |kiln: KilnQuery| {
 //!             let down = (Vec3::new(12.0, 10.0, 5.0), Dir3::NEG_Y, 100.0);
 //!             if let Some(hit) = kiln.raycast(down.0, down.1, down.2, &KilnFilter::default()) {
-//!                 println!("ground at {} on {}", hit.point, kiln.name(hit.object));
+//!                 println!("ground at {} on {}", hit.point, kiln.name(hit.object).unwrap_or_default());
 //!             }
 //!         })
 //!         .run();

@@ -26,7 +26,7 @@ use glam::{DVec3, Vec3};
 /// let hit = level.cast(&ShapeCast::new(crate_box, from, motion, 1.0), &Filter::ALL).unwrap();
 /// let stop = from.translation + motion * hit.t;
 /// assert!((stop.x - 15.5).abs() < 1e-4 && (hit.point.x - 16.0).abs() < 1e-4);
-/// assert_eq!(level.object_name(hit.object), "wall");
+/// assert_eq!(level.object_name(hit.object).as_deref(), Some("wall"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeHit {

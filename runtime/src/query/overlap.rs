@@ -16,12 +16,12 @@
 //! let (capsule, pose) =
 //!     QueryShape::capsule(Vec3::new(12.0, 0.2, 5.0), Vec3::new(12.0, 1.4, 5.0), 0.4);
 //! for touch in level.overlap(&capsule, &pose, &Filter::ALL) {
-//!     println!("{} deep in {}", touch.depth, level.object_name(touch.object));
+//!     println!("{} deep in {}", touch.depth, level.object_name(touch.object).unwrap_or_default());
 //! }
 //! let slide = CastOptions { ignore_leaving: true };
 //! let along_x = ShapeCast::new(capsule, pose, Vec3::X, 10.0).with(slide);
 //! let hit = level.cast(&along_x, &Filter::ALL).unwrap();
-//! assert_eq!(level.object_name(hit.object), "wall");
+//! assert_eq!(level.object_name(hit.object).as_deref(), Some("wall"));
 //! ```
 
 use super::Scope;
@@ -116,9 +116,9 @@ impl Level {
     /// let at = Pose::at(Vec3::new(15.7, 0.4, 12.0));
     /// let mut touched = level.overlap(&crate_box, &at, &Filter::ALL);
     /// touched.sort_by(|a, b| b.depth.total_cmp(&a.depth));
-    /// assert_eq!(level.object_name(touched[0].object), "wall");
+    /// assert_eq!(level.object_name(touched[0].object).as_deref(), Some("wall"));
     /// assert!((touched[0].depth - 0.2).abs() < 1e-5 && touched[0].normal.abs_diff_eq(Vec3::NEG_X, 1e-6));
-    /// assert_eq!(level.object_name(touched[1].object), "floor_3");
+    /// assert_eq!(level.object_name(touched[1].object).as_deref(), Some("floor_3"));
     /// assert!((touched[1].depth - 0.1).abs() < 1e-5 && touched[1].normal.abs_diff_eq(Vec3::Y, 1e-6));
     /// ```
     pub fn overlap(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> Vec<ShapeOverlap> {

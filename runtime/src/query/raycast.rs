@@ -300,7 +300,7 @@ impl Level {
     /// // along +x at head height: the wall's face at x = 16
     /// let ray = Ray::new(Vec3::new(12.0, 1.0, 10.0), Vec3::X, 100.0);
     /// let hit = level.raycast(&ray, &Filter::ALL).unwrap();
-    /// assert_eq!(level.object_name(hit.object), "wall");
+    /// assert_eq!(level.object_name(hit.object).as_deref(), Some("wall"));
     /// assert!((hit.t - 4.0).abs() < 1e-5 && hit.normal.abs_diff_eq(Vec3::NEG_X, 1e-6) && hit.front_face);
     /// // without the wall, the ray leaves the level
     /// let wall = [hit.object];
