@@ -510,10 +510,12 @@ fn meet(s: &[&Surface], tol: f64) -> Vec<DVec3> {
     let sampled = if s.len() == 2 {
         curve(s[0], s[1]).map(|c| {
             c.runs(&mut |at, n, closed| least_along(at, n, closed, &mut starts));
-            // a meeting small enough to fall between the sampled angles
-            // (a ball or plane all but tangent to a tube) is there at the
-            // angle where the other surface comes nearest the tube
-            extremal_starts(s[0], s[1], &mut starts);
+            if starts.is_empty() {
+                // a meeting small enough to fall between the sampled
+                // angles (a ball all but tangent to a tube) is there at
+                // the angle where the ball comes nearest the tube
+                extremal_starts(s[0], s[1], &mut starts);
+            }
         })
     } else {
         crossings(s, &mut starts)
@@ -690,40 +692,26 @@ fn curve(a: &Surface, b: &Surface) -> Option<Curve> {
     Some(out)
 }
 
-/// Starts on the meeting of a tube with a ball or a plane at the angles
-/// about the tube's axis where the other surface is nearest and farthest:
-/// a meeting too small for the sampled angles of [`curve`] to see (the two
-/// all but tangent) lies about one of them. Two tubes add none.
+/// Starts on the meeting of a tube and a ball at the angle about the
+/// tube's axis where the ball's centre lies. The lines of the tube's
+/// surface come nearer the centre the nearer their angle is to that one,
+/// so the angles where the two meet are one interval about it: when no
+/// sampled angle of [`curve`] sees the meeting, it lies there (the two
+/// all but tangent). A plane meets every line of a tube that is not along
+/// it, and two tubes add none.
 fn extremal_starts(a: &Surface, b: &Surface, starts: &mut Vec<DVec3>) {
-    let (tube, other) = match (a, b) {
-        (Surface::Tube { .. }, _) => (a, b),
-        (_, Surface::Tube { .. }) => (b, a),
+    let (a0, u, r, c, rb) = match (a, b) {
+        (&Surface::Tube { a: a0, u, r }, &Surface::Ball { c, r: rb })
+        | (&Surface::Ball { c, r: rb }, &Surface::Tube { a: a0, u, r }) => (a0, u, r, c, rb),
         _ => return,
     };
-    let Surface::Tube { a: a0, u, r } = *tube else {
-        unreachable!("a tube")
-    };
-    let toward = match *other {
-        Surface::Ball { c, .. } => off_axis(c - a0, u),
-        Surface::Plane { n, .. } => off_axis(n, u),
-        Surface::Tube { .. } => return,
-    };
-    let Some(w) = toward.try_normalize() else {
+    let Some(w) = off_axis(c - a0, u).try_normalize() else {
         return;
     };
-    for w in [w, -w] {
-        let q = a0 + w * r;
-        let (qa, qb, qc) = match *other {
-            Surface::Plane { n, h } => (0.0, n.dot(u), n.dot(q) - h),
-            Surface::Ball { c, r } => {
-                let d = q - c;
-                (1.0, 2.0 * d.dot(u), d.dot(d) - r * r)
-            }
-            Surface::Tube { .. } => return,
-        };
-        if let Some(roots) = quadratic(qa, qb, qc) {
-            starts.extend(roots.iter().flatten().map(|s| q + u * *s));
-        }
+    let q = a0 + w * r;
+    let d = q - c;
+    if let Some(roots) = quadratic(1.0, 2.0 * d.dot(u), d.dot(d) - rb * rb) {
+        starts.extend(roots.iter().flatten().map(|s| q + u * *s));
     }
 }
 
