@@ -116,7 +116,7 @@ fn colliders_and_bodies_are_drawn_by_kind() {
     let body_box: Vec<_> = after
         .iter()
         .filter(|l| {
-            l.2 == kind_colour("box")
+            l.2 == kind_colour("cuboid")
                 && (l.0.y - 3.0).abs() <= 0.5 + 1e-4
                 && (l.0.x - 2.0).abs() <= 0.5 + 1e-4
         })
