@@ -89,141 +89,116 @@ struct Ball {
     inside: bool,
 }
 
-/// The checks of one object's answers against the [`Solid`] oracle.
-trait Checks {
-    fn check_overlap(
-        &self,
-        got: Option<&kiln_runtime::ShapeOverlap>,
-        at: &Ball,
-        tol: f64,
-        what: &str,
-    ) -> f64;
-    #[allow(clippy::too_many_arguments)]
-    fn check_sweep(
-        &self,
-        got: Option<kiln_runtime::ShapeHit>,
-        c: DVec3,
-        d: DVec3,
-        r: f64,
-        max_t: f64,
-        tol: f64,
-        others: bool,
-        what: &str,
-    ) -> Option<f64>;
+/// Checks one object's overlap answer for `at`: touching or not
+/// wherever the oracle is sure (the centre and the radius more than
+/// `tol` from the surface), the contact on the surface, and the depth
+/// (`r − clear` outside, `r + clear` inside). Returns the worst error.
+fn check_overlap(
+    solid: &Solid,
+    got: Option<&kiln_runtime::ShapeOverlap>,
+    at: &Ball,
+    tol: f64,
+    what: &str,
+) -> f64 {
+    let Ball {
+        p,
+        r,
+        clear,
+        inside,
+    } = *at;
+    if (clear - r).abs() > tol && clear > tol {
+        assert_eq!(
+            got.is_some(),
+            inside || clear <= r,
+            "{what} at {p} r {r}: clear {clear}, inside {inside}"
+        );
+    }
+    let Some(o) = got else {
+        return 0.0;
+    };
+    let mut worst = solid.distance(o.point.as_dvec3());
+    assert!(
+        worst <= tol * 10.0,
+        "{what}: contact {} off the surface by {worst}",
+        o.point
+    );
+    if clear > tol {
+        // the least way out of the solid: no less than the centre's
+        // distance to the surface and the radius (`r ± clear`), equal
+        // to it where the move along the normal frees the sphere, and
+        // never more than freeing it along the normal takes
+        let want = if inside { r + clear } else { r - clear };
+        let depth = f64::from(o.depth);
+        assert!(depth >= want - tol * 10.0, "{what}: depth {depth} < {want}");
+        let n = o.normal.as_dvec3();
+        let free = |s: f64| {
+            let q = p + n * s;
+            !solid.inside(q) && solid.distance(q) >= r - tol
+        };
+        // (a ball moved into a pocket that just holds it is free only
+        // over a short window along n)
+        assert!(
+            (0..=10).any(|k| free(depth + tol * f64::from(k))),
+            "{what}: moving by {depth} along {n} does not free the sphere"
+        );
+        if depth > want + tol * 10.0 {
+            // a pinched solid: the shortest move along n is the answer
+            assert!(
+                !free(depth - tol * 100.0),
+                "{what}: {depth} along {n} is more than it takes"
+            );
+        } else {
+            worst = worst.max((depth - want).abs());
+        }
+    }
+    worst
 }
 
-impl Checks for Solid {
-    /// Checks one object's overlap answer for `at`: touching or not
-    /// wherever the oracle is sure (the centre and the radius more than
-    /// `tol` from the surface), the contact on the surface, and the depth
-    /// (`r − clear` outside, `r + clear` inside). Returns the worst error.
-    fn check_overlap(
-        &self,
-        got: Option<&kiln_runtime::ShapeOverlap>,
-        at: &Ball,
-        tol: f64,
-        what: &str,
-    ) -> f64 {
-        let Ball {
-            p,
-            r,
-            clear,
-            inside,
-        } = *at;
-        if (clear - r).abs() > tol && clear > tol {
-            assert_eq!(
-                got.is_some(),
-                inside || clear <= r,
-                "{what} at {p} r {r}: clear {clear}, inside {inside}"
-            );
-        }
-        let Some(o) = got else {
-            return 0.0;
-        };
-        let mut worst = self.distance(o.point.as_dvec3());
-        assert!(
-            worst <= tol * 10.0,
-            "{what}: contact {} off the surface by {worst}",
-            o.point
-        );
-        if clear > tol {
-            // the least way out of the solid: no less than the centre's
-            // distance to the surface and the radius (`r ± clear`), equal
-            // to it where the move along the normal frees the sphere, and
-            // never more than freeing it along the normal takes
-            let want = if inside { r + clear } else { r - clear };
-            let depth = f64::from(o.depth);
-            assert!(depth >= want - tol * 10.0, "{what}: depth {depth} < {want}");
-            let n = o.normal.as_dvec3();
-            let free = |s: f64| {
-                let q = p + n * s;
-                !self.inside(q) && self.distance(q) >= r - tol
-            };
-            // (a ball moved into a pocket that just holds it is free only
-            // over a short window along n)
+/// Checks a sweep answer for the sphere `c + t·d` of radius `r`: where
+/// both hit, the same time and a contact on the surface (returns the
+/// time error, m); a hit only Kiln finds must be real; a hit only the
+/// oracle finds must be a graze — unless `others`, when another object
+/// may have come first.
+#[allow(clippy::too_many_arguments)]
+fn check_sweep(
+    solid: &Solid,
+    got: Option<kiln_runtime::ShapeHit>,
+    c: DVec3,
+    d: DVec3,
+    r: f64,
+    max_t: f64,
+    tol: f64,
+    others: bool,
+    what: &str,
+) -> Option<f64> {
+    match (solid.sweep(c, d, r, max_t), got) {
+        (Some(t), Some(h)) => {
+            let off = (t - f64::from(h.t)).abs() * d.length();
+            assert!(off <= tol * 10.0, "{what}: sweep {} vs {t}", h.t);
             assert!(
-                (0..=10).any(|k| free(depth + tol * f64::from(k))),
-                "{what}: moving by {depth} along {n} does not free the sphere"
+                solid.distance(h.point.as_dvec3()) <= tol * 10.0,
+                "{what}: sweep contact {} off the surface",
+                h.point
             );
-            if depth > want + tol * 10.0 {
-                // a pinched solid: the shortest move along n is the answer
-                assert!(
-                    !free(depth - tol * 100.0),
-                    "{what}: {depth} along {n} is more than it takes"
-                );
-            } else {
-                worst = worst.max((depth - want).abs());
-            }
+            Some(off)
         }
-        worst
-    }
-
-    /// Checks a sweep answer for the sphere `c + t·d` of radius `r`: where
-    /// both hit, the same time and a contact on the surface (returns the
-    /// time error, m); a hit only Kiln finds must be real; a hit only the
-    /// oracle finds must be a graze — unless `others`, when another object
-    /// may have come first.
-    #[allow(clippy::too_many_arguments)]
-    fn check_sweep(
-        &self,
-        got: Option<kiln_runtime::ShapeHit>,
-        c: DVec3,
-        d: DVec3,
-        r: f64,
-        max_t: f64,
-        tol: f64,
-        others: bool,
-        what: &str,
-    ) -> Option<f64> {
-        match (self.sweep(c, d, r, max_t), got) {
-            (Some(t), Some(h)) => {
-                let off = (t - f64::from(h.t)).abs() * d.length();
-                assert!(off <= tol * 10.0, "{what}: sweep {} vs {t}", h.t);
-                assert!(
-                    self.distance(h.point.as_dvec3()) <= tol * 10.0,
-                    "{what}: sweep contact {} off the surface",
-                    h.point
-                );
-                Some(off)
-            }
-            (None, Some(h)) => {
-                let at = c + d * f64::from(h.t);
-                assert!(
-                    self.distance(at) - r <= tol * 10.0,
-                    "{what}: sweep contact at {} in empty space",
-                    h.t
-                );
-                None
-            }
-            (Some(t), None) => {
-                assert!(
-                    others || self.distance(c + d * t) > r - tol * 10.0,
-                    "{what}: sweep missed a contact at {t}"
-                );
-                None
-            }
-            (None, None) => None,
+        (None, Some(h)) => {
+            let at = c + d * f64::from(h.t);
+            assert!(
+                solid.distance(at) - r <= tol * 10.0,
+                "{what}: sweep contact at {} in empty space",
+                h.t
+            );
+            None
         }
+        (Some(t), None) => {
+            assert!(
+                others || solid.distance(c + d * t) > r - tol * 10.0,
+                "{what}: sweep missed a contact at {t}"
+            );
+            None
+        }
+        (None, None) => None,
     }
 }
 
@@ -316,16 +291,24 @@ fn check_against_brute_force(bevels: bool) {
                     inside,
                 };
                 let what_i = format!("{mesh_name} {what} sphere {i}");
-                let err = solid.check_overlap(got.first(), &at, tol, &what_i);
+                let err = check_overlap(&solid, got.first(), &at, tol, &what_i);
                 worst_overlap = worst_overlap.max(err);
                 // sweeps: exact times, contacts on the surface
                 if i % 3 == 0 {
                     let d = ((centre - pd).normalize() + rng.unit32().as_dvec3() * 0.3).as_vec3();
                     let max_t = 2.0 * size;
                     let got = level.sphere_sweep(pf, r, d, max_t as f32);
-                    if let Some(err) =
-                        solid.check_sweep(got, pd, d.as_dvec3(), rr, max_t, tol, false, &what_i)
-                    {
+                    if let Some(err) = check_sweep(
+                        &solid,
+                        got,
+                        pd,
+                        d.as_dvec3(),
+                        rr,
+                        max_t,
+                        tol,
+                        false,
+                        &what_i,
+                    ) {
                         sweep_hits += 1;
                         worst_sweep = worst_sweep.max(err);
                     }
@@ -622,7 +605,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                     inside,
                 };
                 let what = format!("{file} object {i} sphere {q}");
-                worst_overlap = worst_overlap.max(solid.check_overlap(mine, &at, tol, &what));
+                worst_overlap = worst_overlap.max(check_overlap(&solid, mine, &at, tol, &what));
                 // sweeps towards the object from outside its box; only
                 // this object counts, so another may come first
                 if q % 3 == 0 {
@@ -636,7 +619,7 @@ fn concave_solids_on_shared_levels_answer_spheres_exactly() {
                         .filter(|h| h.object.index() as usize == i);
                     let fd = from.as_dvec3();
                     if let Some(err) =
-                        solid.check_sweep(got, fd, d.as_dvec3(), rr, max_t, tol, true, &what)
+                        check_sweep(&solid, got, fd, d.as_dvec3(), rr, max_t, tol, true, &what)
                     {
                         hits += 1;
                         worst_sweep = worst_sweep.max(err);

@@ -2,9 +2,10 @@
 //! every test that asks a baked solid (a polytope, a box, a BSP tree's
 //! collider) what it contains and where rays and spheres first meet it.
 //!
-//! Inside is decided by the winding number (the solid angles of the
-//! triangles seen from the point, Van Oosterom and Strackee, "The solid
-//! angle of a plane triangle", IEEE Trans. Biomed. Eng. 1983), which holds
+//! Inside is decided by the winding number ([`crate::convex::winding_number`]:
+//! the solid angles of the triangles seen from the point, Van Oosterom and
+//! Strackee, "The solid angle of a plane triangle", IEEE Trans. Biomed.
+//! Eng. 1983), which holds
 //! for convex and concave solids alike; distances are to the nearest
 //! triangle; a sweep's first touch is the earliest over the triangles
 //! ([`crate::sweep_oracle`]). Everything is f64, over every triangle.
@@ -45,18 +46,7 @@ impl Solid {
 
     /// The winding number of the surface around `p`: 1 inside, 0 outside.
     pub fn winding(&self, p: DVec3) -> f64 {
-        let w: f64 = self
-            .tris
-            .iter()
-            .map(|t| {
-                let (a, b, c) = (t[0] - p, t[1] - p, t[2] - p);
-                let (la, lb, lc) = (a.length(), b.length(), c.length());
-                let num = a.dot(b.cross(c));
-                let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
-                2.0 * num.atan2(den)
-            })
-            .sum();
-        w / (4.0 * std::f64::consts::PI)
+        crate::convex::winding_number(&self.tris, p)
     }
 
     /// Whether `p` is inside (winding number over ½). Decided only away
