@@ -6,6 +6,7 @@ use kiln_baker::scene::{Scene, WorldTriangle};
 use std::path::PathBuf;
 
 pub mod convex;
+pub mod decomposition;
 pub mod judge;
 pub mod scenes;
 pub mod search;
