@@ -1,0 +1,191 @@
+//! The decomposition bench: convex pieces made by the peers — CoACD (Wei
+//! et al., SIGGRAPH 2022) and V-HACD 4 — for every concave prop of the
+//! shared levels and samples and for shapes whose least piece count is
+//! known, judged by one measure ([`kiln_tests::decomposition::measure`]):
+//! concavity, coverage, piece count, hull vertices, wall time. Kiln's own
+//! decomposer joins the table when it exists.
+//!
+//! ```text
+//! python3 -m venv target/decomp-venv && target/decomp-venv/bin/pip install coacd vhacdx numpy
+//! cargo run --release -p kiln-tests --example decomposition [-- FILTER]
+//! ```
+//!
+//! The peers run through `tests/tools/decompose_peers.py` in the Python of
+//! `$KILN_DECOMP_PYTHON` (default `target/decomp-venv/bin/python`); a peer
+//! that cannot be had is skipped with a line saying so. `FILTER` keeps the
+//! objects whose name contains it.
+
+use glam::DVec3;
+use kiln_baker::{BakeSettings, bake_file};
+use kiln_runtime::Level;
+use kiln_tests::decomposition::{cells_surface, known_shapes, measure};
+use kiln_tests::solid::Solid;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Samples per surface for the measure.
+const SAMPLES: usize = 20_000;
+
+/// The concave props (the objects baked as BSP trees) of a level file, as
+/// (name, world triangles of the render mesh).
+fn concave_props(path: &Path) -> Vec<(String, Vec<[DVec3; 3]>)> {
+    let Ok(baked) = bake_file(path, &BakeSettings::default()) else {
+        return Vec::new();
+    };
+    let level = Level::from_bytes(&baked.bytes).expect("a fresh bake opens");
+    let a = level.archive();
+    let concave: Vec<String> = level
+        .objects()
+        .filter(|&o| {
+            let i = o.index() as usize;
+            a.colliders[a.instances[i].collider.to_native() as usize].kind_name() == "bsp"
+        })
+        .filter_map(|o| level.object_name(o).map(|n| n.into_owned()))
+        .collect();
+    let scene = kiln_baker::ingest::load(path).expect("it baked").scene;
+    let mut by_instance: HashMap<usize, Vec<[DVec3; 3]>> = HashMap::new();
+    for t in scene.world_triangles() {
+        by_instance.entry(t.instance).or_default().push(t.v);
+    }
+    let mut out: Vec<(String, Vec<[DVec3; 3]>)> = by_instance
+        .into_iter()
+        .filter(|(i, _)| concave.contains(&scene.instances[*i].name))
+        .map(|(i, tris)| {
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            (format!("{file} {}", scene.instances[i].name), tris)
+        })
+        .collect();
+    out.sort_by(|x, y| x.0.cmp(&y.0));
+    out
+}
+
+/// The triangles welded by exact position, as the peers take them.
+fn indexed(tris: &[[DVec3; 3]]) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
+    let mut index: HashMap<[u64; 3], u32> = HashMap::new();
+    let mut vertices = Vec::new();
+    let faces = tris
+        .iter()
+        .map(|t| {
+            t.map(|v| {
+                let key = v.to_array().map(f64::to_bits);
+                *index.entry(key).or_insert_with(|| {
+                    vertices.push(v.to_array());
+                    vertices.len() as u32 - 1
+                })
+            })
+        })
+        .collect();
+    (vertices, faces)
+}
+
+/// A peer's pieces and wall time, or why not.
+fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3>>, f64), String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/decompose_peers.py");
+    let (vertices, triangles) = indexed(tris);
+    let input = serde_json::json!({"vertices": vertices, "triangles": triangles}).to_string();
+    let mut child = Command::new(python)
+        .arg(&script)
+        .arg(tool)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", python.display()))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(input.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err.lines().last().unwrap_or("failed").to_string());
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let pieces = v["pieces"]
+        .as_array()
+        .ok_or("no pieces")?
+        .iter()
+        .map(|p| {
+            p.as_array()
+                .into_iter()
+                .flatten()
+                .map(|q| {
+                    let c = |k: usize| q[k].as_f64().unwrap_or(f64::NAN);
+                    DVec3::new(c(0), c(1), c(2))
+                })
+                .collect()
+        })
+        .collect();
+    Ok((pieces, v["seconds"].as_f64().unwrap_or(f64::NAN)))
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = std::env::var_os("KILN_DECOMP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/decomp-venv/bin/python"));
+    let mut objects: Vec<(String, Vec<[DVec3; 3]>, Option<usize>)> = known_shapes()
+        .into_iter()
+        .map(|(name, cells, n)| (format!("known: {name}"), cells_surface(&cells), Some(n)))
+        .collect();
+    let mut files: Vec<PathBuf> = ["../shared/levels", "samples"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "glb" || x == "gltf"))
+        .collect();
+    files.sort();
+    for f in &files {
+        objects.extend(concave_props(f).into_iter().map(|(n, t)| (n, t, None)));
+    }
+    objects.retain(|o| o.0.contains(&filter));
+    println!(
+        "{:<44} {:>9} {:<6} {:>6} {:>5} {:>9} {:>9} {:>9}",
+        "object", "triangles", "peer", "pieces", "verts", "concavity", "coverage", "seconds"
+    );
+    let mut skipped = Vec::new();
+    for (name, tris, known) in &objects {
+        let solid = Solid::new(tris.clone());
+        for tool in ["coacd", "vhacd"] {
+            match peer(&python, tool, tris) {
+                Ok((pieces, seconds)) => {
+                    let m = measure(&solid, &pieces, SAMPLES, 1);
+                    let mut notes = Vec::new();
+                    if m.flat > 0 {
+                        notes.push(format!("{} flat, left out", m.flat));
+                    }
+                    if let Some(n) = known {
+                        notes.push(format!("least: {n}"));
+                    }
+                    println!(
+                        "{:<44} {:>9} {:<6} {:>6} {:>5} {:>9.4} {:>9.4} {:>9.2}  {}",
+                        name,
+                        tris.len(),
+                        tool,
+                        m.pieces,
+                        m.vertices,
+                        m.concavity,
+                        m.coverage,
+                        seconds,
+                        notes.join("; ")
+                    );
+                }
+                Err(e) => {
+                    if !skipped.iter().any(|(t, _)| *t == tool) {
+                        skipped.push((tool, e));
+                    }
+                }
+            }
+        }
+    }
+    for (tool, why) in skipped {
+        println!("SKIPPED {tool}: {why} (see this example's header to install it)");
+    }
+}
