@@ -22,6 +22,7 @@ use crate::dist_point_triangle;
 use crate::solid::Solid;
 use glam::DVec3;
 use kiln_geometry::hull::{Hull, hull};
+use rayon::prelude::*;
 
 /// What [`measure`] found.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,22 +111,26 @@ pub fn measure(
 ) -> Measure {
     let mut rng = Rng::new(seed);
     let made: Vec<Piece> = pieces.iter().filter_map(|p| Piece::of(p)).collect();
-    let mut concavity = 0.0f64;
-    for piece in &made {
-        for p in samples(&piece.tris, samples_per_surface, &mut rng) {
-            if !object.inside(p) {
-                concavity = concavity.max(object.distance(p));
-            }
-        }
-    }
-    let mut coverage = 0.0f64;
-    for p in samples(object.triangles(), samples_per_surface, &mut rng) {
-        let d = made
-            .iter()
-            .map(|pc| pc.distance(p))
-            .fold(f64::INFINITY, f64::min);
-        coverage = coverage.max(d);
-    }
+    // the samples drawn in order (the same on any thread count), then
+    // judged on the rayon pool
+    let on_pieces: Vec<DVec3> = made
+        .iter()
+        .flat_map(|piece| samples(&piece.tris, samples_per_surface, &mut rng))
+        .collect();
+    let on_object = samples(object.triangles(), samples_per_surface, &mut rng);
+    let concavity = on_pieces
+        .par_iter()
+        .filter(|p| !object.inside(**p))
+        .map(|p| object.distance(*p))
+        .reduce(|| 0.0, f64::max);
+    let coverage = on_object
+        .par_iter()
+        .map(|p| {
+            made.iter()
+                .map(|pc| pc.distance(*p))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .reduce(|| 0.0, f64::max);
     Measure {
         concavity,
         coverage,
