@@ -126,21 +126,7 @@ mod tests {
 
     /// The unit cube's twelve outward triangles.
     fn cube() -> Solid {
-        let v = |i: usize| DVec3::new((i & 1) as f64, (i >> 1 & 1) as f64, (i >> 2 & 1) as f64);
-        let quads = [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ];
-        Solid::new(
-            quads
-                .iter()
-                .flat_map(|q| [[v(q[0]), v(q[1]), v(q[2])], [v(q[0]), v(q[2]), v(q[3])]])
-                .collect(),
-        )
+        Solid::new(crate::decomposition::cells_surface(&[[0, 0, 0]]))
     }
 
     #[test]
