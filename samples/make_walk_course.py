@@ -16,6 +16,11 @@ movers (node extras `{"motion": "kinematic"}`) for the `walk` example's
 ride: a lift (2 x 0.2 x 2 m) at x = 12, z = 17; a turntable (3 x 0.2 x 3 m)
 at x = 12, z = 7; a sliding door (0.2 x 2 x 2 m) across z = 10 at x = 14.5.
 
+And samples/props.gltf: props authored as dynamic bodies (node extras
+`{"motion": "dynamic"}`) on a floor tile, which the baker gives convex
+pieces by default: an L-shaped crate (two pieces), a U-shaped tray
+(three) and a box (convex: its own one piece, none stored).
+
 Re-run after editing: python3 samples/make_walk_course.py"""
 import base64, json, math, os, struct
 
@@ -38,9 +43,40 @@ def tile(n=10, size=10.0):
     return p, t
 
 
+def prism(outline, depth):
+    """The closed prism of a simple polygon (x, y counter-clockwise) from
+    z = 0 to z = depth; caps fanned from `outline[0]`, which must see every
+    other corner (a reflex corner of an L or a U does)."""
+    n = len(outline)
+    p = [[x, y, 0.0] for x, y in outline] + [[x, y, depth] for x, y in outline]
+    t = []
+    for i in range(1, n - 1):
+        t.append((0, i + 1, i))  # the z = 0 cap faces -z
+        t.append((n, n + i, n + i + 1))  # the z = depth cap faces +z
+    for i in range(n):
+        j = (i + 1) % n
+        t += [(i, j, n + j), (i, n + j, n + i)]
+    return p, t
+
+
+def props():
+    # an L (reflex corner first) and a U (a reflex corner first), unit cells
+    l_shape = [(1, 1), (1, 2), (0, 2), (0, 0), (2, 0), (2, 1)]
+    u_shape = [(1, 1), (1, 2), (0, 2), (0, 0), (3, 0), (3, 2), (2, 2), (2, 1)]
+    meshes = [("tile", *tile()), ("l_crate", *prism(l_shape, 1.0)), ("u_tray", *prism(u_shape, 1.0)), ("cube", CUBE_P, CUBE_T)]
+    nodes = [
+        {"name": "floor", "mesh": 0, "translation": [0, 0, 0]},
+        {"name": "l_crate", "mesh": 1, "translation": [2, 0, 2], "scale": [0.5, 0.5, 0.5], "extras": {"motion": "dynamic"}},
+        {"name": "u_tray", "mesh": 2, "translation": [5, 0, 2], "scale": [0.5, 0.5, 0.5], "extras": {"motion": "dynamic"}},
+        {"name": "box", "mesh": 3, "translation": [8, 0.25, 2], "scale": [0.25, 0.25, 0.25], "extras": {"motion": "dynamic"}},
+    ]
+    return meshes, nodes
+
+
 def main():
     write("walk_course.gltf", course(False))
     write("moving_course.gltf", course(True))
+    write("props.gltf", props())
 
 
 def course(movers):

@@ -109,19 +109,20 @@ pub fn classify(
     }
     let mut warnings = Vec::new();
     // a kind and the rule that chose it, before any project rule's settings
-    let explicit: Vec<Option<(ColliderKind, String, bool)>> = scene
+    let explicit: Vec<Option<(ColliderKind, String, bool, bool)>> = scene
         .instances
         .iter()
         .zip(&rule_of)
         .map(|(inst, project_rule)| {
             if let Some(a) = &inst.physics {
-                return Some((a.kind, format!("glTF physics: {}", a.rule), false));
+                return Some((a.kind, format!("glTF physics: {}", a.rule), false, false));
             }
             if inst.beside_collider {
                 return Some((
                     ColliderKind::None,
                     "render mesh of a node whose glTF physics collider is its own object".into(),
                     true,
+                    false,
                 ));
             }
             if let Some((k, rule)) = project_rule
@@ -131,12 +132,18 @@ pub fn classify(
                     c.into(),
                     format!("project rule {} (match = {:?}): {}", k + 1, rule.pattern, rule.describe()),
                     false,
+                    c == ColliderName::Decompose,
                 ));
             }
             if let Some(v) = inst.extras_collider.as_deref() {
-                match ColliderName::parse(v).map(ColliderKind::from) {
-                    Some(kind) => {
-                        return Some((kind, format!("node extras: collider = {v}"), false));
+                match ColliderName::parse(v) {
+                    Some(name) => {
+                        return Some((
+                            name.into(),
+                            format!("node extras: collider = {v}"),
+                            false,
+                            name == ColliderName::Decompose,
+                        ));
                     }
                     None => warnings.push(format!(
                         "{}: unknown extras collider {v:?} (expected {}); classified by the other rules",
@@ -154,6 +161,7 @@ pub fn classify(
                         strip_number(rest)
                     ),
                     false,
+                    false,
                 ));
             }
             if let Some(&collider) = linked.get(inst.name.as_str()) {
@@ -161,10 +169,16 @@ pub fn classify(
                     ColliderKind::None,
                     format!("render mesh of {collider} (Unreal naming): no collider of its own"),
                     true,
+                    false,
                 ));
             }
             if let Some((kind, suffix)) = godot_suffix(&inst.name) {
-                return Some((kind, format!("name suffix {suffix} (Godot): {}", kind.name()), false));
+                return Some((
+                    kind,
+                    format!("name suffix {suffix} (Godot): {}", kind.name()),
+                    false,
+                    false,
+                ));
             }
             if let Some(ext) = &scene.authored_physics
                 && !settings.render_meshes {
@@ -172,6 +186,7 @@ pub fn classify(
                         ColliderKind::None,
                         format!("render mesh: the file authors its colliders with {ext}"),
                         true,
+                        false,
                     ));
                 }
             None
@@ -215,12 +230,19 @@ pub fn classify(
             };
             // closed automatic solids are tested for enclosing others
             let automatic = c.is_none() && facts[inst.mesh].is_some_and(|f| f.closed);
-            let (kind, rule, render_only) = c.unwrap_or_else(|| {
+            let (kind, rule, render_only, asked) = c.unwrap_or_else(|| {
                 let f = facts[inst.mesh].expect("analysed");
                 let extent = world.map_or(0.0, |(lo, hi)| (hi - lo).max_element());
                 let (kind, rule) = auto(&f, tolerance, concave_max, extent, &shape);
-                (kind, rule, false)
+                (kind, rule, false, false)
             });
+            // convex pieces: asked for by name, or a dynamic body's (a
+            // physics engine simulates a moving body only as convex shapes)
+            let mut shape = shape;
+            let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
+            if asked || (dynamic && kind == ColliderKind::Bsp) {
+                shape.decompose = true;
+            }
             (automatic, kind, rule, shape, render_only)
         })
         .collect();
@@ -608,6 +630,22 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     }
 }
 
+/// How an instance moves: as the first project rule that matches it (or
+/// its mesh) and says so decides, else as the file says.
+fn motion_of(
+    scene: &Scene,
+    settings: &BakeSettings,
+    inst: &crate::scene::SceneInstance,
+) -> crate::scene::Motion {
+    let mesh_name = scene.meshes[inst.mesh].name.as_str();
+    settings
+        .rules
+        .iter()
+        .filter(|r| r.matches(&inst.name) || r.matches(mesh_name))
+        .find_map(|r| r.motion)
+        .unwrap_or(inst.motion)
+}
+
 /// Every scene instance's archive flags (`kiln_formats::level::Instance::
 /// flags`): its motion and whether it is a trigger, each as the first
 /// project rule that matches the object (or its mesh) and says so
@@ -625,7 +663,7 @@ pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
                     .iter()
                     .filter(|r| r.matches(&inst.name) || r.matches(mesh_name))
             };
-            let motion = matching().find_map(|r| r.motion).unwrap_or(inst.motion);
+            let motion = motion_of(scene, settings, inst);
             let trigger = matching().find_map(|r| r.trigger).unwrap_or(inst.trigger);
             motion.bits() | if trigger { TRIGGER } else { 0 }
         })

@@ -264,6 +264,31 @@ impl ArchivedCollider {
     }
 }
 
+/// Most pieces one decomposition may have.
+pub const MAX_PIECES: usize = 1024;
+
+/// The convex pieces of one collider: what a physics engine simulates a
+/// moving concave object with (Rapier, Avian, Jolt and PhysX take only
+/// convex shapes for moving bodies). Kiln's own queries keep answering on
+/// the collider itself; every instance of the collider shares its pieces.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub struct Decomposition {
+    /// Index into [`Level::colliders`] of the collider the pieces stand in
+    /// for.
+    pub collider: u32,
+    /// The pieces: convex polytopes in the collider's local space, from 1
+    /// to [`MAX_PIECES`].
+    pub pieces: Vec<Polytope>,
+    /// How far the pieces reach beyond the object's render mesh, at most
+    /// (local units; sampled): the bulge of the pieces over the collider
+    /// plus the collider's own over the render mesh.
+    pub concavity: f32,
+    /// How far the object's render mesh lies outside the pieces, at most
+    /// (local units): the collider's deviation inward (the pieces hold the
+    /// whole collider).
+    pub coverage: f32,
+}
+
 /// The layer every object no rule puts elsewhere belongs to (bit 0).
 pub const DEFAULT_LAYER: &str = "default";
 /// Most collision layers a level may have (a 32-bit mask).
@@ -290,9 +315,21 @@ pub struct Level {
     pub layer_names: Vec<String>,
     /// Top-level tree over the instances' world boxes; leaves hold one instance.
     pub top: TopTree,
+    /// Convex decompositions of colliders, at most one per collider, by
+    /// ascending [`Decomposition::collider`].
+    pub decompositions: Vec<Decomposition>,
 }
 
 impl ArchivedLevel {
+    /// The convex pieces of collider `collider`, if it has them.
+    pub fn decomposition(&self, collider: u32) -> Option<&ArchivedDecomposition> {
+        let k = self
+            .decompositions
+            .binary_search_by_key(&collider, |d| d.collider.to_native())
+            .ok()?;
+        self.decompositions.get(k)
+    }
+
     /// The f32 matrices of instance `inst`'s placement (computed from a
     /// similarity's quaternion, or read from [`Level::affines`]). An
     /// affine index out of range (only in an unverified archive) gives the
@@ -566,6 +603,7 @@ mod tests {
                 nodes: TopNodes::default(),
                 leaves,
             },
+            decompositions: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ mod broken_gltf;
 mod bsp;
 mod character;
 mod corrupt;
+mod decomposition;
 mod differential;
 mod draco;
 mod export;

@@ -1,9 +1,11 @@
-//! The decomposition bench: convex pieces made by the peers — CoACD (Wei
-//! et al., SIGGRAPH 2022) and V-HACD 4 — for every concave prop of the
-//! shared levels and samples and for shapes whose least piece count is
-//! known, judged by one measure ([`kiln_tests::decomposition::measure`]):
-//! concavity, coverage, piece count, hull vertices, wall time. Kiln's own
-//! decomposer joins the table when it exists.
+//! The decomposition bench: convex pieces made by Kiln (on one thread and
+//! on two, with the concavity bound set to CoACD's default threshold in
+//! metres) and by the peers — CoACD (Wei et al., SIGGRAPH 2022) and
+//! V-HACD 4 — for every concave prop of the shared levels and samples and
+//! for shapes whose least piece count is known, judged by one measure
+//! ([`kiln_tests::decomposition::measure`]): concavity, coverage, piece
+//! count, hull vertices, wall time (Kiln's from the render mesh: its
+//! low-poly surface and BSP tree, then the pieces).
 //!
 //! ```text
 //! python3 -m venv target/decomp-venv && target/decomp-venv/bin/pip install coacd vhacdx numpy
@@ -16,6 +18,8 @@
 //! objects whose name contains it.
 
 use glam::DVec3;
+use kiln_baker::collider::{bsp, pieces, pieces::PieceSettings};
+use kiln_baker::geom::weld::WeldedMesh;
 use kiln_baker::{BakeSettings, bake_scene};
 use kiln_runtime::Level;
 use kiln_tests::decomposition::{cells_surface, known_shapes, measure};
@@ -24,6 +28,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 /// Samples per surface for the measure (every vertex is taken too): the
 /// judging is brute force, samples × triangles.
@@ -88,7 +93,12 @@ fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/decompose_peers.py");
     let (vertices, triangles) = indexed(tris);
     let input = serde_json::json!({"vertices": vertices, "triangles": triangles}).to_string();
-    let mut child = Command::new(python)
+    // a peer may take many minutes on a large mesh: coreutils' `timeout`
+    // stops it after `$KILN_DECOMP_PEER_SECONDS` (default 600)
+    let limit = std::env::var("KILN_DECOMP_PEER_SECONDS").unwrap_or_else(|_| "600".into());
+    let mut child = Command::new("timeout")
+        .arg(&limit)
+        .arg(python)
         .arg(&script)
         .arg(tool)
         .stdin(Stdio::piped())
@@ -103,6 +113,9 @@ fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3
         .write_all(input.as_bytes())
         .map_err(|e| e.to_string())?;
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.code() == Some(124) {
+        return Err(format!("{tool} ran past {limit} s"));
+    }
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(err.lines().last().unwrap_or("failed").to_string());
@@ -124,6 +137,67 @@ fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3
         })
         .collect();
     Ok((pieces, v["seconds"].as_f64().unwrap_or(f64::NAN)))
+}
+
+/// Kiln's pieces of a render mesh (welded by exact position) and the wall
+/// time on `threads` threads: the concave collider's surface and tree,
+/// then the merged cells, with the concavity bound `bound` (m).
+fn kiln(tris: &[[DVec3; 3]], bound: f64, threads: usize) -> Result<(Vec<Vec<DVec3>>, f64), String> {
+    let (vertices, triangles) = indexed(tris);
+    let welded = WeldedMesh {
+        name: String::new(),
+        vertices: vertices.iter().map(|v| v.map(|x| x as f32)).collect(),
+        source_ids: (0..triangles.len() as u32).collect(),
+        triangles,
+    };
+    let settings = BakeSettings::default();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let mut solid_seconds = 0.0;
+    let d = pool.install(|| {
+        let (collider, _) = bsp::build(&welded, settings.shape_settings(), 1.0)?;
+        solid_seconds = start.elapsed().as_secs_f64();
+        pieces::of_collider(
+            &collider,
+            &PieceSettings {
+                concavity: bound,
+                max_pieces: 256,
+                max_planes: settings.max_planes.get(),
+            },
+        )
+        .ok_or("no solid")?
+        .map_err(|e| e.to_string())
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    let pieces = d
+        .pieces
+        .iter()
+        .map(|p| {
+            p.vertices
+                .iter()
+                .map(|v| DVec3::from(v.map(f64::from)))
+                .collect()
+        })
+        .collect();
+    eprintln!(
+        "  kiln on {threads} thread(s): solid {solid_seconds:.2} s, {} cells merged in {:.2} s",
+        d.cells,
+        seconds - solid_seconds
+    );
+    Ok((pieces, seconds))
+}
+
+/// CoACD's default threshold (0.05 of a mesh scaled to a longest side of
+/// 2) in metres for these triangles.
+fn coacd_bound(tris: &[[DVec3; 3]]) -> f64 {
+    let (lo, hi) = tris.iter().flatten().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    0.05 * 0.5 * (hi - lo).max_element()
 }
 
 fn main() {
@@ -152,14 +226,20 @@ fn main() {
     }
     objects.retain(|o| o.0.contains(&filter));
     println!(
-        "{:<44} {:>9} {:<6} {:>6} {:>5} {:>9} {:>9} {:>9}",
+        "{:<44} {:>9} {:<7} {:>6} {:>5} {:>9} {:>9} {:>9}",
         "object", "triangles", "peer", "pieces", "verts", "concavity", "coverage", "seconds"
     );
     let mut skipped = Vec::new();
     for (name, tris, known) in &objects {
         let solid = Solid::new(tris.clone());
-        for tool in ["coacd", "vhacd"] {
-            match peer(&python, tool, tris) {
+        let bound = coacd_bound(tris);
+        for tool in ["kiln", "kiln-2t", "coacd", "vhacd"] {
+            let run = match tool {
+                "kiln" => kiln(tris, bound, 1),
+                "kiln-2t" => kiln(tris, bound, 2),
+                _ => peer(&python, tool, tris),
+            };
+            match run {
                 Ok((pieces, seconds)) => {
                     let m = measure(&solid, &pieces, SAMPLES, 1);
                     let mut notes = Vec::new();
@@ -170,7 +250,7 @@ fn main() {
                         notes.push(format!("least: {n}"));
                     }
                     println!(
-                        "{:<44} {:>9} {:<6} {:>6} {:>5} {:>9.4} {:>9.4} {:>9.2}  {}",
+                        "{:<44} {:>9} {:<7} {:>6} {:>5} {:>9.4} {:>9.4} {:>9.2}  {}",
                         name,
                         tris.len(),
                         tool,
@@ -181,6 +261,9 @@ fn main() {
                         seconds,
                         notes.join("; ")
                     );
+                }
+                Err(e) if e.contains("ran past") => {
+                    println!("{:<44} {:>9} {:<7} {e}", name, tris.len(), tool);
                 }
                 Err(e) => {
                     if !skipped.iter().any(|(t, _)| *t == tool) {

@@ -7,7 +7,8 @@ use anyhow::{Context, Result, bail};
 use baker_tools::{inspect, json_lines};
 use clap::{Parser, Subcommand};
 use kiln_baker::config::{
-    ConfigError, FaceBudget, MaxPlanes, Metres, Overrides, VolumeFraction, parse_tree,
+    Concavity, ConfigError, FaceBudget, MaxPieces, MaxPlanes, Metres, Overrides, VolumeFraction,
+    parse_tree,
 };
 use kiln_baker::{BakeSettings, Outcome, export, write};
 use kiln_formats::TreeKind;
@@ -162,6 +163,18 @@ struct SettingsArgs {
     /// [default: 128].
     #[arg(long, value_name = "N")]
     max_faces: Option<FaceBudget>,
+    /// Give every concave solid its convex pieces, stored beside it for
+    /// physics engines (objects that ask by name, and dynamic bodies, get
+    /// them anyway).
+    #[arg(long)]
+    decompose: bool,
+    /// How far convex pieces may bulge beyond their object: metres
+    /// (`0.05`) or a percentage of its diagonal (`2%`) [default: 2%].
+    #[arg(long, value_name = "M|P%")]
+    decompose_concavity: Option<Concavity>,
+    /// Most convex pieces per object, 1 to 1024 [default: 64].
+    #[arg(long, value_name = "N")]
+    max_pieces: Option<MaxPieces>,
     /// Concave colliders: add bevel planes below the BSP's solid leaves
     /// (off by default: no query needs them since concave solids answer
     /// on their surface; kept to measure what they cost).
@@ -220,6 +233,9 @@ impl SettingsArgs {
             concave_max_triangles: self.concave_max_triangles,
             max_deviation: self.max_deviation,
             max_faces: self.max_faces,
+            decompose: self.decompose.then_some(true),
+            decompose_concavity: self.decompose_concavity,
+            max_pieces: self.max_pieces,
         }
         .apply(&mut settings);
         if self.bevels {

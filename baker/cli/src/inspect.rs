@@ -29,6 +29,9 @@ pub struct Sections {
     pub top_nodes: usize,
     /// Names (meshes and objects) and classification rules.
     pub names: usize,
+    /// Convex pieces (the decompositions' polytopes: vertices, planes and
+    /// face loops).
+    pub pieces: usize,
     /// Everything else.
     pub other: usize,
 }
@@ -55,6 +58,7 @@ impl Sections {
             + self.source_ids
             + self.mesh_nodes
             + self.planes
+            + self.pieces
             + self.instances
             + self.top_nodes
             + self.names
@@ -92,6 +96,21 @@ pub struct ObjectRow {
     /// Payload bytes of its collider (vertices, leaves, source ids, nodes,
     /// planes; a collider shared by several objects counts for each).
     pub collider_bytes: usize,
+    /// Its convex pieces for physics engines, if its collider has them.
+    pub pieces: Option<PiecesRow>,
+}
+
+/// An object's convex pieces, in world units at its placement.
+#[derive(Debug, Serialize)]
+pub struct PiecesRow {
+    /// Number of pieces.
+    pub count: usize,
+    /// Vertices over all pieces.
+    pub vertices: usize,
+    /// How far the pieces reach beyond the render mesh, at most (m).
+    pub concavity: f32,
+    /// How far the render mesh lies outside the pieces, at most (m).
+    pub coverage: f32,
 }
 
 /// The full inspection report.
@@ -201,6 +220,14 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         }
         shape_bytes.push(s.payload() - before);
     }
+    for d in a.decompositions.iter() {
+        for p in d.pieces.iter() {
+            s.pieces += p.vertices.len() * 12
+                + p.planes.len() * 16
+                + (p.face_starts.len() + p.face_vertices.len()) * 4
+                + p.face_twins.len() * 2;
+        }
+    }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
     s.top_nodes = a.top.nodes.node_bytes();
     s.instances += a.affines.len() * std::mem::size_of::<kiln_formats::level::ArchivedAffine>();
@@ -247,6 +274,19 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     None => placed_box(a, inst),
                 },
                 collider_bytes: shape_bytes[si as usize],
+                pieces: a.decomposition(si).map(|d| {
+                    // the largest length a unit of the collider takes
+                    let m = a.rows(inst).world_from_local;
+                    let scale = (0..3)
+                        .map(|k| (m[k] * m[k] + m[4 + k] * m[4 + k] + m[8 + k] * m[8 + k]).sqrt())
+                        .fold(0.0f32, f32::max);
+                    PiecesRow {
+                        count: d.pieces.len(),
+                        vertices: d.pieces.iter().map(|p| p.vertices.len()).sum(),
+                        concavity: d.concavity.to_native() * scale,
+                        coverage: d.coverage.to_native() * scale,
+                    }
+                }),
             }
         })
         .collect();
@@ -326,13 +366,14 @@ pub fn to_text(r: &InspectReport) -> String {
     let x = &r.sections;
     let _ = writeln!(
         s,
-        "sections: header {} | vertices {} | triangles {} | source ids {} | mesh nodes {} | planes {} | instances {} | top nodes {} | names {} | other {}",
+        "sections: header {} | vertices {} | triangles {} | source ids {} | mesh nodes {} | planes {} | pieces {} | instances {} | top nodes {} | names {} | other {}",
         x.header,
         x.vertices,
         x.triangles,
         x.source_ids,
         x.mesh_nodes,
         x.planes,
+        x.pieces,
         x.instances,
         x.top_nodes,
         x.names,
@@ -381,6 +422,22 @@ pub fn to_text(r: &InspectReport) -> String {
         }
     }
     let _ = writeln!(s, "collision layers: {}", r.layers.join(", "));
+    let decomposed: Vec<&ObjectRow> = r.objects.iter().filter(|o| o.pieces.is_some()).collect();
+    if !decomposed.is_empty() {
+        let _ = writeln!(
+            s,
+            "convex pieces (for physics engines; queries answer on the collider): {} objects",
+            decomposed.len()
+        );
+        for o in decomposed {
+            let p = o.pieces.as_ref().expect("filtered");
+            let _ = writeln!(
+                s,
+                "  {:<24}  {:>4} pieces  {:>5} vertices  concavity {:.4} m  coverage {:.4} m",
+                o.name, p.count, p.vertices, p.concavity, p.coverage
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "{:>6}  {:>8}  {:<9}  {:>9}  {:>6}  {:>5}  {:<24}  {:<16}  {:<17}  rule",

@@ -10,6 +10,7 @@
 
 pub mod bsp;
 pub mod note;
+pub mod pieces;
 pub mod polytope;
 pub mod seams;
 pub mod top;
@@ -106,6 +107,22 @@ pub struct BuiltLevel {
     /// The concave solids' low-poly surfaces made, with their measured
     /// fidelity.
     pub surfaces: Vec<SurfaceReport>,
+    /// Each collider's convex pieces, where it has them (by collider).
+    pub pieces: Vec<Option<BuiltPieces>>,
+}
+
+/// A collider's convex pieces and the figures the archive keeps with
+/// them, in the collider's local units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltPieces {
+    /// The pieces.
+    pub decomposition: pieces::Decomposition,
+    /// How far the pieces reach beyond the render mesh, at most: their
+    /// bulge over the collider plus the collider's over the render mesh.
+    pub concavity: f64,
+    /// How far the render mesh lies outside the pieces, at most (the
+    /// collider's inward deviation: the pieces hold the whole collider).
+    pub coverage: f64,
 }
 
 /// A concave solid's low-poly surface and its fidelity, for the bake
@@ -163,9 +180,29 @@ pub fn build_level(
         .filter_map(|(i, inst)| Some((i, inst, collider_of[i]?)))
         .filter(|&(_, _, (s, _))| !built[s].collider.is_empty())
         .map(|(i, inst, (collider, hull_instead))| {
-            let ColliderBuild { frame, note, .. } = &built[collider];
+            let ColliderBuild {
+                frame,
+                note,
+                pieces,
+                ..
+            } = &built[collider];
             let hull = hull_instead.then_some(&HULL_INSTEAD);
-            let rule = rule_with(&choices[i].rule, hull.into_iter().chain(note));
+            let mut rule = rule_with(&choices[i].rule, hull.into_iter().chain(note));
+            match pieces {
+                Some(Ok(b)) => rule.push_str(&format!(
+                    "; {} convex pieces from {} cells, reaching {:.4} beyond the render mesh{}",
+                    b.decomposition.pieces.len(),
+                    b.decomposition.cells,
+                    b.concavity * inst_scale(inst),
+                    if b.decomposition.over_bound {
+                        " (the piece cap passed the concavity bound)"
+                    } else {
+                        ""
+                    }
+                )),
+                Some(Err(why)) => rule.push_str(&format!("; {why}")),
+                None => {}
+            }
             let (transform, similarity) = stored_placement(inst.transform * *frame);
             Placed {
                 source: i,
@@ -196,7 +233,10 @@ pub fn build_level(
             })
         })
         .collect();
-    let mut colliders: Vec<BuiltCollider> = built.into_iter().map(|b| b.collider).collect();
+    let (mut colliders, pieces): (Vec<BuiltCollider>, Vec<Option<BuiltPieces>>) = built
+        .into_iter()
+        .map(|b| (b.collider, b.pieces.and_then(Result::ok)))
+        .unzip();
     seams::join(&mut colliders, &placed);
     // the static objects under the top tree, the others after them
     let (fixed, loose): (Vec<Placed>, Vec<Placed>) = placed.into_iter().partition(|p| p.flags == 0);
@@ -213,7 +253,17 @@ pub fn build_level(
         top,
         in_top,
         surfaces,
+        pieces,
     }
+}
+
+/// The largest world length of a unit of `inst`'s mesh.
+fn inst_scale(inst: &crate::scene::SceneInstance) -> f64 {
+    let m = inst.transform.matrix3;
+    m.x_axis
+        .length()
+        .max(m.y_axis.length())
+        .max(m.z_axis.length())
 }
 
 /// A transform as the archive will store it: a similarity whose compact
@@ -237,6 +287,8 @@ struct ColliderBuild {
     frame: DAffine3,
     /// A note for the rule (fit error, fallback, collider fidelity).
     note: Option<Note>,
+    /// Convex pieces, when asked for: made, or why not (for the rule).
+    pieces: Option<Result<BuiltPieces, String>>,
 }
 
 /// Builds one prepared collider.
@@ -245,6 +297,7 @@ fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
         collider,
         frame: DAffine3::IDENTITY,
         note,
+        pieces: None,
     };
     let tri = |note: Option<Note>| {
         plain(
@@ -274,8 +327,79 @@ fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
             )
         },
         ColliderInput::Bsp => match bsp::build(welded, p.settings, p.scale) {
-            Ok((collider, note)) => plain(collider, Some(note)),
-            Err(why) => kept(why),
+            Ok((collider, note)) => {
+                let pieces = p
+                    .settings
+                    .decompose
+                    .then(|| built_pieces(welded, &collider, &note, &p));
+                ColliderBuild {
+                    pieces: pieces.flatten(),
+                    ..plain(collider, Some(note))
+                }
+            }
+            Err(why) => ColliderBuild {
+                pieces: p
+                    .settings
+                    .decompose
+                    .then(|| Err(format!("no convex pieces: no solid ({why})"))),
+                ..kept(why)
+            },
         },
     }
+}
+
+/// The convex pieces of a concave object's collider, with the archive's
+/// figures; `None` for a collider that is already convex (a polytope:
+/// physics engines take it as it is).
+fn built_pieces(
+    welded: &WeldedMesh,
+    collider: &BuiltCollider,
+    note: &Note,
+    p: &PreparedCollider,
+) -> Option<Result<BuiltPieces, String>> {
+    let BuiltCollider::Bsp(_) = collider else {
+        return None;
+    };
+    let (lo, hi) = welded.vertices.iter().fold(
+        (
+            glam::DVec3::splat(f64::INFINITY),
+            glam::DVec3::splat(f64::NEG_INFINITY),
+        ),
+        |(lo, hi), v| {
+            let v = glam::DVec3::from(v.map(f64::from));
+            (lo.min(v), hi.max(v))
+        },
+    );
+    let diagonal = (hi - lo).length();
+    let scale = p.scale.max(f64::MIN_POSITIVE);
+    let settings = pieces::PieceSettings {
+        concavity: p.settings.decompose_concavity.local(diagonal, scale),
+        max_pieces: p.settings.max_pieces.get(),
+        max_planes: p.settings.max_planes.get(),
+    };
+    let made = pieces::of_collider(collider, &settings)?;
+    Some(
+        made.map(|d| {
+            // the pieces' bulge over the collider plus the collider's over
+            // the render mesh; what they miss of the render mesh measured
+            // on it (every vertex and as many samples as the collider's
+            // fidelity takes)
+            let out = match note {
+                Note::Surface { fidelity, .. } => fidelity.collider_to_render / scale,
+                _ => 0.0,
+            };
+            let samples = bsp::surface::fidelity::samples(
+                &welded.vertices,
+                &welded.triangles,
+                bsp::surface::fidelity::SAMPLES,
+                0x91ece,
+            );
+            BuiltPieces {
+                concavity: d.concavity + out,
+                coverage: pieces::coverage(&d.pieces, &samples),
+                decomposition: d,
+            }
+        })
+        .map_err(|e| format!("no convex pieces: {e}")),
+    )
 }

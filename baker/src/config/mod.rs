@@ -7,7 +7,7 @@ pub mod values;
 use crate::kind::ColliderKind;
 use kiln_formats::tri_mesh::TreeKind;
 use values::tree_kind;
-pub use values::{FaceBudget, MaxPlanes, Metres, VolumeFraction, parse_tree};
+pub use values::{Concavity, FaceBudget, MaxPieces, MaxPlanes, Metres, VolumeFraction, parse_tree};
 
 /// Settings that change the baked bytes. Hashed into the header's content
 /// hash, so a change of settings makes an archive out of date.
@@ -39,6 +39,14 @@ pub struct BakeSettings {
     /// they served plane-shifted sphere queries, which concave solids no
     /// longer use; on only to measure what they cost).
     pub bevels: bool,
+    /// Give every concave solid its convex pieces (default false: only the
+    /// objects that ask, and dynamic bodies, get them).
+    pub decompose: bool,
+    /// How far convex pieces may bulge beyond their object (default 2% of
+    /// its diagonal).
+    pub decompose_concavity: Concavity,
+    /// Most convex pieces per object (default 64).
+    pub max_pieces: MaxPieces,
     /// Classify at all: when false every drawn object is a triangle mesh
     /// and authored physics colliders are not baked (what triangle-level
     /// oracles and the peer benchmark compare against).
@@ -68,6 +76,12 @@ pub struct ColliderSettings {
     pub max_faces: FaceBudget,
     /// Concave colliders: bevel planes below solid leaves.
     pub bevels: bool,
+    /// Give the collider convex pieces, if it is a concave solid.
+    pub decompose: bool,
+    /// How far the pieces may bulge beyond the object.
+    pub decompose_concavity: Concavity,
+    /// Most pieces.
+    pub max_pieces: MaxPieces,
 }
 
 // settings are keys of the shape table: floats compared by their bits
@@ -81,6 +95,9 @@ impl std::hash::Hash for ColliderSettings {
             self.max_deviation.get().to_bits(),
             self.max_faces,
             self.bevels,
+            self.decompose,
+            self.decompose_concavity.key(),
+            self.max_pieces,
         )
             .hash(h);
     }
@@ -104,6 +121,12 @@ pub struct Overrides {
     pub max_deviation: Option<Metres>,
     /// Concave colliders: face budget.
     pub max_faces: Option<FaceBudget>,
+    /// Convex pieces for concave solids.
+    pub decompose: Option<bool>,
+    /// How far convex pieces may bulge.
+    pub decompose_concavity: Option<Concavity>,
+    /// Most convex pieces.
+    pub max_pieces: Option<MaxPieces>,
 }
 
 impl Overrides {
@@ -116,6 +139,9 @@ impl Overrides {
         s.concave_max_triangles = self.concave_max_triangles.or(s.concave_max_triangles);
         s.max_deviation = self.max_deviation.unwrap_or(s.max_deviation);
         s.max_faces = self.max_faces.unwrap_or(s.max_faces);
+        s.decompose = self.decompose.unwrap_or(s.decompose);
+        s.decompose_concavity = self.decompose_concavity.unwrap_or(s.decompose_concavity);
+        s.max_pieces = self.max_pieces.unwrap_or(s.max_pieces);
     }
 
     /// `base` with the given per-object values set (the classification
@@ -128,6 +154,9 @@ impl Overrides {
             max_deviation: self.max_deviation.unwrap_or(base.max_deviation),
             max_faces: self.max_faces.unwrap_or(base.max_faces),
             bevels: base.bevels,
+            decompose: self.decompose.unwrap_or(base.decompose),
+            decompose_concavity: self.decompose_concavity.unwrap_or(base.decompose_concavity),
+            max_pieces: self.max_pieces.unwrap_or(base.max_pieces),
         }
     }
 
@@ -157,6 +186,15 @@ impl Overrides {
         }
         if let Some(m) = self.max_faces {
             parts.push(format!("max_faces = {m}"));
+        }
+        if let Some(d) = self.decompose {
+            parts.push(format!("decompose = {d}"));
+        }
+        if let Some(c) = self.decompose_concavity {
+            parts.push(format!("decompose_concavity = {c}"));
+        }
+        if let Some(m) = self.max_pieces {
+            parts.push(format!("max_pieces = {m}"));
         }
         parts
     }
@@ -197,11 +235,13 @@ pub enum ColliderName {
     Sphere,
     Capsule,
     None,
+    /// A concave solid with its convex pieces.
+    Decompose,
 }
 
 impl ColliderName {
     /// Every name, in the order error messages list them.
-    pub const ALL: [ColliderName; 8] = [
+    pub const ALL: [ColliderName; 9] = [
         ColliderName::Convex,
         ColliderName::Concave,
         ColliderName::Mesh,
@@ -209,6 +249,7 @@ impl ColliderName {
         ColliderName::Box,
         ColliderName::Sphere,
         ColliderName::Capsule,
+        ColliderName::Decompose,
         ColliderName::None,
     ];
 
@@ -223,6 +264,7 @@ impl ColliderName {
             ColliderName::Sphere => "sphere",
             ColliderName::Capsule => "capsule",
             ColliderName::None => "none",
+            ColliderName::Decompose => "decompose",
         }
     }
 
@@ -234,9 +276,19 @@ impl ColliderName {
     }
 
     /// The name `v` stands for, if any: a file name, or the name `inspect`
-    /// gives the collider it becomes (`polytope`, `bsp`, `trimesh`, `cuboid`).
+    /// gives the collider it becomes (`polytope`, `bsp`, `trimesh`,
+    /// `cuboid`); `decompose` also as `decomposed`, `decomposition`,
+    /// `convex_decomposition` (or with `-` or a space), `compound` and
+    /// `pieces`.
     pub fn parse(v: &str) -> Option<ColliderName> {
         match v {
+            "decomposed"
+            | "decomposition"
+            | "convex_decomposition"
+            | "convex-decomposition"
+            | "convex decomposition"
+            | "compound"
+            | "pieces" => Some(ColliderName::Decompose),
             "polytope" => Some(ColliderName::Convex),
             "cuboid" => Some(ColliderName::Box),
             "bsp" => Some(ColliderName::Concave),
@@ -266,6 +318,7 @@ impl From<ColliderName> for ColliderKind {
             ColliderName::Sphere => ColliderKind::Sphere,
             ColliderName::Capsule => ColliderKind::Capsule,
             ColliderName::None => ColliderKind::None,
+            ColliderName::Decompose => ColliderKind::Bsp,
         }
     }
 }
@@ -343,6 +396,10 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// concave_max_triangles = 20000 # optional: larger props stay triangle meshes (default: no cap)
 /// max_deviation = 0.05       # concave colliders: metres
 /// max_faces = 128            # concave colliders: face budget, 4 to 65536
+/// decompose = false          # convex pieces for every concave solid (dynamic
+///                            # bodies and objects that ask get them anyway)
+/// decompose_concavity = "2%" # how far pieces may bulge: metres or "N%" of the diagonal
+/// max_pieces = 64            # most pieces per object, 1 to 1024
 /// mesh_tree = "aabb"         # or "sphere", for every triangle mesh
 /// render_meshes = false
 ///
@@ -424,6 +481,12 @@ struct Keys {
     max_deviation: Option<Metres>,
     #[serde(default)]
     max_faces: Option<FaceBudget>,
+    #[serde(default)]
+    decompose: Option<bool>,
+    #[serde(default)]
+    decompose_concavity: Option<Concavity>,
+    #[serde(default)]
+    max_pieces: Option<MaxPieces>,
 }
 
 impl Keys {
@@ -436,6 +499,9 @@ impl Keys {
             concave_max_triangles: self.concave_max_triangles,
             max_deviation: self.max_deviation,
             max_faces: self.max_faces,
+            decompose: self.decompose,
+            decompose_concavity: self.decompose_concavity,
+            max_pieces: self.max_pieces,
         }
     }
 }
@@ -550,7 +616,7 @@ impl ProjectConfig {
                 && settings.is_empty()
             {
                 return Err(err(format!(
-                    "line {}: {what} sets nothing: give collider, layer, motion, trigger, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation or max_faces",
+                    "line {}: {what} sets nothing: give collider, layer, motion, trigger, mesh_tree, max_planes, convex_tolerance, concave_max_triangles, max_deviation, max_faces, decompose, decompose_concavity or max_pieces",
                     line(t)
                 )));
             }
@@ -602,6 +668,9 @@ impl Default for BakeSettings {
             max_deviation: Metres::new(0.05).expect("in range"),
             max_faces: FaceBudget::new(128).expect("in range"),
             bevels: false,
+            decompose: false,
+            decompose_concavity: Concavity::Diagonal(0.02),
+            max_pieces: MaxPieces::new(64).expect("in range"),
             classify: true,
             render_meshes: false,
             rules: Vec::new(),
@@ -631,13 +700,16 @@ impl BakeSettings {
             max_deviation: self.max_deviation,
             max_faces: self.max_faces,
             bevels: self.bevels,
+            decompose: self.decompose,
+            decompose_concavity: self.decompose_concavity,
+            max_pieces: self.max_pieces,
         }
     }
 
     /// A stable description of every setting, for the content hash.
     pub fn fingerprint(&self) -> String {
         format!(
-            "kiln-format={};tree={};convex-tolerance={};max-planes={};concave-max-triangles={};tolerance={};max-faces={};bevels={};classify={};render-meshes={};rules={}",
+            "kiln-format={};tree={};convex-tolerance={};max-planes={};concave-max-triangles={};tolerance={};max-faces={};bevels={};decompose={};decompose-concavity={};max-pieces={};classify={};render-meshes={};rules={}",
             kiln_formats::FORMAT_VERSION,
             self.mesh_tree.name(),
             self.convex_tolerance,
@@ -647,6 +719,9 @@ impl BakeSettings {
             self.max_deviation,
             self.max_faces,
             self.bevels,
+            self.decompose,
+            self.decompose_concavity,
+            self.max_pieces,
             self.classify,
             self.render_meshes,
             self.rules

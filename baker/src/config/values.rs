@@ -113,6 +113,116 @@ impl Metres {
     }
 }
 
+/// Most convex pieces one object's decomposition may have: 1 to
+/// [`kiln_formats::level::MAX_PIECES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(try_from = "i64")]
+pub struct MaxPieces(u16);
+
+impl MaxPieces {
+    /// The most the archive allows.
+    pub const MAX: usize = kiln_formats::level::MAX_PIECES;
+
+    /// The cap, checked.
+    pub fn new(v: i64) -> Result<MaxPieces, String> {
+        if (1..=Self::MAX as i64).contains(&v) {
+            Ok(MaxPieces(v as u16))
+        } else {
+            Err(format!(
+                "{v} is not a piece cap: a decomposition has from 1 to {} pieces",
+                Self::MAX
+            ))
+        }
+    }
+
+    /// The cap.
+    pub fn get(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
+/// How far an object's convex pieces may bulge beyond it: a length in
+/// metres (`0.05`), or a fraction of the object's diagonal written as a
+/// percentage (`"2%"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Concavity {
+    /// World units (metres), at the largest scale the object is placed
+    /// with.
+    Metres(f64),
+    /// A fraction of the diagonal of the object's box (0.02 for `2%`).
+    Diagonal(f64),
+}
+
+impl Concavity {
+    /// The bound in the mesh's own units, for a mesh whose box has this
+    /// `diagonal` and whose unit is at most `scale` metres long.
+    pub fn local(self, diagonal: f64, scale: f64) -> f64 {
+        match self {
+            Concavity::Metres(m) => m / scale.max(f64::MIN_POSITIVE),
+            Concavity::Diagonal(f) => f * diagonal,
+        }
+    }
+
+    /// Bits that identify the bound (for hashing settings).
+    pub fn key(self) -> (u8, u64) {
+        match self {
+            Concavity::Metres(m) => (0, m.to_bits()),
+            Concavity::Diagonal(f) => (1, f.to_bits()),
+        }
+    }
+}
+
+impl FromStr for Concavity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Concavity, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "{s:?} is not a concavity bound: a length in metres (0.05) or a percentage of the object's diagonal (\"2%\"), positive"
+            )
+        };
+        if let Some(p) = t.strip_suffix('%') {
+            let v: f64 = p.trim().parse().map_err(|_| bad())?;
+            if v.is_finite() && v > 0.0 && v <= 100.0 {
+                return Ok(Concavity::Diagonal(v / 100.0));
+            }
+            return Err(bad());
+        }
+        let v: f64 = t.parse().map_err(|_| bad())?;
+        if v.is_finite() && v > 0.0 {
+            Ok(Concavity::Metres(v))
+        } else {
+            Err(bad())
+        }
+    }
+}
+
+impl fmt::Display for Concavity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Concavity::Metres(m) => m.fmt(f),
+            Concavity::Diagonal(x) => write!(f, "\"{}%\"", x * 100.0),
+        }
+    }
+}
+
+/// `kiln.toml` writes a bound as a number (metres) or a string (`"2%"`).
+impl<'de> serde::Deserialize<'de> for Concavity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Concavity, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(v) => v.to_string().parse(),
+            Raw::Text(t) => t.parse(),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}
+
 macro_rules! parse_and_show {
     ($t:ty, $raw:ty, $what:literal) => {
         impl TryFrom<$raw> for $t {
@@ -143,6 +253,7 @@ parse_and_show!(MaxPlanes, i64, "a whole number");
 parse_and_show!(FaceBudget, i64, "a whole number");
 parse_and_show!(VolumeFraction, f64, "a number");
 parse_and_show!(Metres, f64, "a number");
+parse_and_show!(MaxPieces, i64, "a whole number");
 
 /// The tree over a triangle mesh's triangles, by name (`aabb` or
 /// `sphere`): the one spelling of [`TreeKind`] in files and flags.

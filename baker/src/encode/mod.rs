@@ -17,7 +17,9 @@ use crate::geom::sah::BinNode;
 use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
-use kiln_formats::level::{Affine, Collider, Instance, Level, TopNodes, TopTree, name_runs};
+use kiln_formats::level::{
+    Affine, Collider, Decomposition, Instance, Level, TopNodes, TopTree, name_runs,
+};
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
 use kiln_formats::tri_mesh::{MeshTree, SphereTree, TreeKind, TriMesh};
@@ -80,6 +82,20 @@ pub fn level(
         layer_names,
         top,
         colliders: built.colliders.into_par_iter().map(collider).collect(),
+        decompositions: built
+            .pieces
+            .iter()
+            .enumerate()
+            .filter_map(|(k, b)| {
+                let b = b.as_ref()?;
+                Some(Decomposition {
+                    collider: k as u32,
+                    pieces: b.decomposition.pieces.iter().map(polytope).collect(),
+                    concavity: at_least(b.concavity),
+                    coverage: at_least(b.coverage),
+                })
+            })
+            .collect(),
     };
     (level, built.surfaces)
 }
@@ -147,6 +163,12 @@ fn bsp(b: BuiltBsp) -> Bsp {
 }
 
 /// A built polytope in archive form: f32 planes, loops flattened.
+/// `x` in f32, rounded up: a bound stays a bound.
+fn at_least(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) < x { f.next_up() } else { f }
+}
+
 fn polytope(p: &BuiltPolytope) -> Polytope {
     // the offsets are recomputed from the same f32 vertices, as the
     // builder computed them

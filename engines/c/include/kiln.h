@@ -66,7 +66,7 @@
  field of an archive's header; `baker inspect` prints it). An archive of
  another version is refused with `KilnStatus::BadArchive`.
  */
-#define KILN_FORMAT_VERSION 18
+#define KILN_FORMAT_VERSION 19
 
 /*
  `KilnRayHit::feature` and friends when no feature is named.
@@ -345,6 +345,24 @@ typedef struct {
    */
   uint32_t layers;
 } KilnObjectInfo;
+
+/*
+ The sizes of one convex piece.
+ */
+typedef struct {
+  /*
+   Vertices (3 floats each).
+   */
+  uint32_t vertices;
+  /*
+   Faces: planes (4 floats each), and `faces + 1` face starts.
+   */
+  uint32_t faces;
+  /*
+   Entries of all the face loops together.
+   */
+  uint32_t loop_entries;
+} KilnPieceSizes;
 
 /*
  A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
@@ -755,6 +773,48 @@ KilnStatus kiln_level_layer(const KilnLevel *level, const char *name, uint32_t *
  `kiln_world_object_name` on a world of the level.
  */
 KilnStatus kiln_level_object_info(const KilnLevel *level, uint32_t index, KilnObjectInfo *out);
+
+/*
+ Where object `index` was baked: its world-from-local matrix, row-major
+ 3×4 (`out[4·r + c]`, the translation in column 3), which places its
+ collider's local space — and its convex pieces' vertices and planes —
+ in the world. It may scale, mirror or shear.
+ */
+KilnStatus kiln_level_object_transform(const KilnLevel *level, uint32_t index, float (*out)[12]);
+
+/*
+ How many convex pieces object `index` has, for a physics engine that
+ simulates a concave object as convex shapes (Jolt's `ConvexHullShape`
+ under a `StaticCompoundShape`, PhysX's `PxConvexMesh`es on one actor):
+ 0 when its collider has none (a box, sphere, capsule or polytope is
+ convex already; a triangle mesh is static geometry).
+ */
+KilnStatus kiln_level_object_piece_count(const KilnLevel *level, uint32_t index, uint32_t *count);
+
+/*
+ Piece `piece` of object `index` (`0 ≤ piece <
+ kiln_level_object_piece_count`), copied into the caller's arrays, in
+ the collider's local space (`kiln_level_object_transform` places it):
+ `vertices` (`x, y, z` each, room for `vertex_cap` vertices), `planes`
+ (`nx, ny, nz, d` each, inside where `n · x ≤ d`, room for `face_cap`
+ faces), `face_starts` (room for `face_cap + 1`: the loop of face f is
+ the entries of `face_vertices` from face f's start up to face f + 1's,
+ counter-clockwise seen from outside, lying in plane f) and
+ `face_vertices` (room for `loop_cap`). `sizes` is set first; arrays too small give
+ `KILN_STATUS_BUFFER_TOO_SMALL` (call with null arrays and capacities of 0 to
+ learn the sizes). Every vertex lies on or behind every plane.
+ */
+KilnStatus kiln_level_object_piece(const KilnLevel *level,
+                                   uint32_t index,
+                                   uint32_t piece,
+                                   KilnPieceSizes *sizes,
+                                   float *vertices,
+                                   size_t vertex_cap,
+                                   float *planes,
+                                   size_t face_cap,
+                                   uint32_t *face_starts,
+                                   uint32_t *face_vertices,
+                                   size_t loop_cap);
 
 /*
  A world of `level` (which the world keeps; the handle may be freed).

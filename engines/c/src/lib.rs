@@ -166,7 +166,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
 /// field of an archive's header; `baker inspect` prints it). An archive of
 /// another version is refused with [`KilnStatus::BadArchive`].
-pub const KILN_FORMAT_VERSION: u32 = 18;
+pub const KILN_FORMAT_VERSION: u32 = 19;
 
 /// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]
@@ -1016,6 +1016,172 @@ pub unsafe extern "C" fn kiln_level_object_info(
             trigger: level.0.is_trigger(object),
             layers: level.0.object_layers(object).unwrap_or(0),
         };
+        Ok(())
+    })
+}
+
+/// The object `index` of `level`, or a not-found failure.
+fn level_instance(
+    level: &KilnLevel,
+    index: u32,
+) -> Result<&kiln_formats::level::ArchivedInstance, Fail> {
+    level
+        .0
+        .archive()
+        .instances
+        .get(index as usize)
+        .ok_or_else(|| {
+            Fail::new(
+                KilnStatus::NotFound,
+                format!(
+                    "object {index}: the level has {} objects",
+                    level.0.object_count()
+                ),
+            )
+        })
+}
+
+/// Where object `index` was baked: its world-from-local matrix, row-major
+/// 3×4 (`out[4·r + c]`, the translation in column 3), which places its
+/// collider's local space — and its convex pieces' vertices and planes —
+/// in the world. It may scale, mirror or shear.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_transform(
+    level: *const KilnLevel,
+    index: u32,
+    out: *mut [f32; 12],
+) -> KilnStatus {
+    run("kiln_level_object_transform", || {
+        let identity = [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.];
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe { (answer(out, "out", identity)?, read(level, "level")?) };
+        let inst = level_instance(level, index)?;
+        *out = level.0.archive().rows(inst).world_from_local;
+        Ok(())
+    })
+}
+
+/// How many convex pieces object `index` has, for a physics engine that
+/// simulates a concave object as convex shapes (Jolt's `ConvexHullShape`
+/// under a `StaticCompoundShape`, PhysX's `PxConvexMesh`es on one actor):
+/// 0 when its collider has none (a box, sphere, capsule or polytope is
+/// convex already; a triangle mesh is static geometry).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_piece_count(
+    level: *const KilnLevel,
+    index: u32,
+    count: *mut u32,
+) -> KilnStatus {
+    run("kiln_level_object_piece_count", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (count, level) = unsafe { (answer(count, "count", 0)?, read(level, "level")?) };
+        let inst = level_instance(level, index)?;
+        *count = level
+            .0
+            .archive()
+            .decomposition(inst.collider.to_native())
+            .map_or(0, |d| d.pieces.len() as u32);
+        Ok(())
+    })
+}
+
+/// The sizes of one convex piece.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KilnPieceSizes {
+    /// Vertices (3 floats each).
+    pub vertices: u32,
+    /// Faces: planes (4 floats each), and `faces + 1` face starts.
+    pub faces: u32,
+    /// Entries of all the face loops together.
+    pub loop_entries: u32,
+}
+
+/// Piece `piece` of object `index` (`0 ≤ piece <
+/// kiln_level_object_piece_count`), copied into the caller's arrays, in
+/// the collider's local space (`kiln_level_object_transform` places it):
+/// `vertices` (`x, y, z` each, room for `vertex_cap` vertices), `planes`
+/// (`nx, ny, nz, d` each, inside where `n · x ≤ d`, room for `face_cap`
+/// faces), `face_starts` (room for `face_cap + 1`: the loop of face f is
+/// the entries of `face_vertices` from face f's start up to face f + 1's,
+/// counter-clockwise seen from outside, lying in plane f) and
+/// `face_vertices` (room for `loop_cap`). `sizes` is set first; arrays too small give
+/// `KILN_STATUS_BUFFER_TOO_SMALL` (call with null arrays and capacities of 0 to
+/// learn the sizes). Every vertex lies on or behind every plane.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_level_object_piece(
+    level: *const KilnLevel,
+    index: u32,
+    piece: u32,
+    sizes: *mut KilnPieceSizes,
+    vertices: *mut f32,
+    vertex_cap: usize,
+    planes: *mut f32,
+    face_cap: usize,
+    face_starts: *mut u32,
+    face_vertices: *mut u32,
+    loop_cap: usize,
+) -> KilnStatus {
+    run("kiln_level_object_piece", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (sizes, level) = unsafe {
+            (
+                answer(sizes, "sizes", KilnPieceSizes::default())?,
+                read(level, "level")?,
+            )
+        };
+        let inst = level_instance(level, index)?;
+        let d = level.0.archive().decomposition(inst.collider.to_native());
+        let n = d.map_or(0, |d| d.pieces.len());
+        let p = d
+            .and_then(|d| d.pieces.get(piece as usize))
+            .ok_or_else(|| {
+                Fail::new(
+                    KilnStatus::NotFound,
+                    format!("piece {piece}: object {index} has {n} convex pieces"),
+                )
+            })?;
+        *sizes = KilnPieceSizes {
+            vertices: p.vertices.len() as u32,
+            faces: p.planes.len() as u32,
+            loop_entries: p.face_vertices.len() as u32,
+        };
+        if vertex_cap < p.vertices.len()
+            || face_cap < p.planes.len()
+            || loop_cap < p.face_vertices.len()
+        {
+            return Err(Fail::new(
+                KilnStatus::BufferTooSmall,
+                format!(
+                    "piece {piece} of object {index} has {} vertices, {} faces and {} loop entries; room for {vertex_cap}, {face_cap} and {loop_cap}",
+                    p.vertices.len(),
+                    p.planes.len(),
+                    p.face_vertices.len()
+                ),
+            ));
+        }
+        // SAFETY: the API's contract: each array holds its capacity.
+        let (vs, ps, starts, loops) = unsafe {
+            (
+                array_mut(vertices, 3 * vertex_cap, "vertices")?,
+                array_mut(planes, 4 * face_cap, "planes")?,
+                array_mut(face_starts, face_cap + 1, "face_starts")?,
+                array_mut(face_vertices, loop_cap, "face_vertices")?,
+            )
+        };
+        for (o, v) in vs.chunks_exact_mut(3).zip(p.vertices.iter()) {
+            o.copy_from_slice(&v.map(|x| x.to_native()));
+        }
+        for (o, pl) in ps.chunks_exact_mut(4).zip(p.planes.iter()) {
+            o.copy_from_slice(&pl.map(|x| x.to_native()));
+        }
+        for (o, k) in starts.iter_mut().zip(p.face_starts.iter()) {
+            *o = k.to_native();
+        }
+        for (o, k) in loops.iter_mut().zip(p.face_vertices.iter()) {
+            *o = k.to_native();
+        }
         Ok(())
     })
 }

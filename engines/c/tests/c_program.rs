@@ -48,6 +48,16 @@ fn archive(dir: &Path) -> PathBuf {
     path
 }
 
+/// The props sample baked: dynamic concave props with convex pieces.
+fn props(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let baked = kiln_baker::bake_file(&root.join("samples/props.gltf"), &Default::default())
+        .expect("the sample bakes");
+    let path = dir.join("props.kiln");
+    std::fs::write(&path, &baked.bytes).unwrap();
+    path
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kiln-c-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -160,8 +170,12 @@ fn c_program_against_the_shared_library() {
     let archive = archive(&dir);
     let exe = dir.join("kiln_test");
     compile("tests/c/kiln_test.c", &exe, &[], &shared_link());
-    let out = run(&exe, &[&archive], &[]);
+    let out = run(&exe, &[&archive, &props(&dir)], &[]);
     assert!(out.contains("all checks passed"), "{out}");
+    assert!(
+        out.contains("2 props with convex pieces read back"),
+        "{out}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -194,10 +208,14 @@ fn c_program_under_address_sanitizer() {
     );
     let out = run(
         &exe,
-        &[&archive],
+        &[&archive, &props(&dir)],
         &[("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")],
     );
     assert!(out.contains("all checks passed"), "{out}");
+    assert!(
+        out.contains("2 props with convex pieces read back"),
+        "{out}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

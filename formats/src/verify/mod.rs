@@ -195,6 +195,16 @@ pub enum VerifyError {
         /// What is wrong.
         problem: String,
     },
+    /// A convex decomposition is malformed: its collider is out of range or
+    /// out of order, it has no pieces or too many, a piece breaks the
+    /// polytope invariants, or its figures are not finite.
+    #[error("decomposition {decomposition}: {problem}")]
+    Decomposition {
+        /// Index into the decompositions.
+        decomposition: usize,
+        /// What is wrong.
+        problem: String,
+    },
     /// A primitive is placed by a transform that is not a similarity.
     #[error("instance {instance}: a primitive placed by a transform that is not a similarity")]
     NotSimilar {
@@ -244,6 +254,45 @@ pub enum VerifyError {
     },
 }
 
+/// Checks the convex decompositions: each names an existing collider, in
+/// ascending order with none twice, has from 1 to
+/// [`MAX_PIECES`](crate::level::MAX_PIECES) pieces that are valid
+/// polytopes, and finite, non-negative figures.
+fn verify_decompositions(level: &ArchivedLevel) -> Result<(), VerifyError> {
+    let mut last: Option<u32> = None;
+    for (k, d) in level.decompositions.iter().enumerate() {
+        let bad = |problem: String| VerifyError::Decomposition {
+            decomposition: k,
+            problem,
+        };
+        let c = d.collider.to_native();
+        if c as usize >= level.colliders.len() || last.is_some_and(|l| c <= l) {
+            return Err(bad(format!(
+                "collider {c} of {} (after {last:?}: ascending, each once)",
+                level.colliders.len()
+            )));
+        }
+        last = Some(c);
+        let n = d.pieces.len();
+        if !(1..=crate::level::MAX_PIECES).contains(&n) {
+            return Err(bad(format!(
+                "{n} pieces (1..={} allowed)",
+                crate::level::MAX_PIECES
+            )));
+        }
+        for (i, p) in d.pieces.iter().enumerate() {
+            verify_polytope(i, p).map_err(|e| bad(format!("piece {i}: {e}")))?;
+        }
+        let (cv, cov) = (d.concavity.to_native(), d.coverage.to_native());
+        if !(cv.is_finite() && cv >= 0.0 && cov.is_finite() && cov >= 0.0) {
+            return Err(bad(format!(
+                "concavity {cv} and coverage {cov} are not finite and non-negative"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks every semantic invariant of an archived level (see module docs).
 pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     // colliders on the rayon pool; the error of the first bad collider is reported
@@ -269,6 +318,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     } else if let Some(s) = level.colliders.first() {
         collider((0, s))?;
     }
+    verify_decompositions(level)?;
     let layers = level.layer_names.len();
     if !(1..=crate::level::MAX_LAYERS).contains(&layers)
         || level.layer_names[0].as_str() != crate::level::DEFAULT_LAYER

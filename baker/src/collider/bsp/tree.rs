@@ -371,6 +371,63 @@ pub fn build(
     })
 }
 
+/// Whether the stored tree puts `p` in the solid, as the runtime says
+/// (points on a plane go behind it; bevels change nothing).
+pub fn inside(bsp: &BuiltBsp, p: DVec3) -> bool {
+    descend(&bsp.nodes, &bsp.planes, p)
+}
+
+/// The convex cells of the stored tree's solid leaves, each as its corner
+/// points: cut from a box around the surface by the (f32) planes on the
+/// way down, so together they are the solid the runtime answers with.
+/// A bevel chain is one leaf (bevels only touch their cell).
+pub fn solid_cells(bsp: &BuiltBsp) -> Vec<Vec<DVec3>> {
+    let verts = &bsp.surface.vertices;
+    let Some(first) = verts.first() else {
+        return Vec::new();
+    };
+    if bsp.nodes.is_empty() {
+        return Vec::new();
+    }
+    let first = DVec3::from(first.map(f64::from));
+    let (lo, hi) = verts.iter().fold((first, first), |(lo, hi), p| {
+        let p = DVec3::from(p.map(f64::from));
+        (lo.min(p), hi.max(p))
+    });
+    let size = verts
+        .iter()
+        .flatten()
+        .fold(1.0f64, |m, &c| m.max(f64::from(c).abs()));
+    let eps = 1e-6 * size;
+    let margin = (hi - lo).max_element().max(1e-3);
+    let root = box_cell(lo - DVec3::splat(margin), hi + DVec3::splat(margin));
+    let mut out = Vec::new();
+    // depth first, front before back: the cells in a fixed order
+    let mut stack = vec![(0u32, root)];
+    while let Some((at, cell)) = stack.pop() {
+        if at == EMPTY || cell.is_empty() {
+            continue;
+        }
+        if at == SOLID || bsp.nodes[at as usize][0] & BEVEL != 0 {
+            let mut pts: Vec<DVec3> = Vec::new();
+            for p in cell.iter().flat_map(|f| &f.points) {
+                if !pts.iter().any(|q| q.distance_squared(*p) <= eps * eps) {
+                    pts.push(*p);
+                }
+            }
+            out.push(pts);
+            continue;
+        }
+        let [k, front, back] = bsp.nodes[at as usize];
+        let pl = bsp.planes[k as usize].map(f64::from);
+        let n = DVec3::new(pl[0], pl[1], pl[2]);
+        let (f, b) = clip_cell(&cell, n, pl[3], eps);
+        stack.push((back, b));
+        stack.push((front, f));
+    }
+    out
+}
+
 impl Builder {
     /// Reserves a node, returning its index.
     fn reserve(&mut self, depth: usize) -> Result<u32, BspError> {

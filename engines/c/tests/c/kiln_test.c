@@ -558,9 +558,82 @@ static void hostile(KilnWorld *world, const char *archive) {
   }
 }
 
+/* Convex pieces as a Jolt or PhysX integration reads them: each dynamic
+   concave prop of the props sample has them (an L-shaped crate 2, a
+   U-shaped tray 3, the box none: it is convex), every vertex lies on or
+   behind every plane of its piece, every face loop in its plane, and the
+   pieces' volumes add up to the prop's (3 and 5 cells of 0.5 m: the
+   pieces part it exactly). */
+static void pieces(const char *path) {
+  KilnLevel *level = NULL;
+  OK(kiln_level_open(path, &level));
+  if (!level) return;
+  uint32_t n = kiln_level_object_count(level), decomposed = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    KilnObjectInfo info;
+    OK(kiln_level_object_info(level, i, &info));
+    uint32_t count = 99;
+    OK(kiln_level_object_piece_count(level, i, &count));
+    CHECK((count > 0) == (info.collider == KILN_COLLIDER_BSP));
+    if (count == 0) continue;
+    decomposed++;
+    CHECK(info.motion == KILN_MOTION_DYNAMIC);
+    float m[12];
+    OK(kiln_level_object_transform(level, i, &m));
+    double det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
+                 m[2] * (m[4] * m[9] - m[5] * m[8]);
+    double volume = 0;
+    for (uint32_t k = 0; k < count; k++) {
+      KilnPieceSizes sizes;
+      EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_object_piece(level, i, k, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
+      CHECK(sizes.vertices >= 4 && sizes.faces >= 4 && sizes.loop_entries >= 3 * sizes.faces);
+      float *v = malloc(3 * sizeof(float) * sizes.vertices);
+      float *p = malloc(4 * sizeof(float) * sizes.faces);
+      uint32_t *starts = malloc(sizeof(uint32_t) * (sizes.faces + 1));
+      uint32_t *loops = malloc(sizeof(uint32_t) * sizes.loop_entries);
+      if (!v || !p || !starts || !loops) {
+        CHECK(0);
+        break;
+      }
+      OK(kiln_level_object_piece(level, i, k, &sizes, v, sizes.vertices, p, sizes.faces, starts, loops, sizes.loop_entries));
+      CHECK(starts[0] == 0 && starts[sizes.faces] == sizes.loop_entries);
+      for (uint32_t f = 0; f < sizes.faces; f++) {
+        const float *pl = p + 4 * f;
+        for (uint32_t j = 0; j < sizes.vertices; j++) {
+          const float *x = v + 3 * j;
+          CHECK(pl[0] * x[0] + pl[1] * x[1] + pl[2] * x[2] - pl[3] <= 1e-4f);
+        }
+        const float *a = v + 3 * loops[starts[f]];
+        for (uint32_t e = starts[f]; e < starts[f + 1]; e++) {
+          const float *x = v + 3 * loops[e];
+          CHECK(loops[e] < sizes.vertices);
+          CHECK(near(pl[0] * x[0] + pl[1] * x[1] + pl[2] * x[2], pl[3], 1e-4f));
+          /* the face's fan triangles, for the volume (divergence theorem) */
+          if (e > starts[f] && e + 1 < starts[f + 1]) {
+            const float *b = x, *c = v + 3 * loops[e + 1];
+            volume += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                       a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+          }
+        }
+      }
+      free(v);
+      free(p);
+      free(starts);
+      free(loops);
+    }
+    double cells = count == 2 ? 3 : 5;
+    CHECK(fabs(volume * fabs(det) - cells * 0.125) <= 1e-4);
+    KilnPieceSizes sizes;
+    EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_piece(level, i, count, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
+  }
+  CHECK(decomposed == 2);
+  printf("%u props with convex pieces read back\n", decomposed);
+  kiln_level_free(level);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s <moving_course.kiln>\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: %s <moving_course.kiln> [props.kiln]\n", argv[0]);
     return 2;
   }
   /* the engine's allocator, set before anything else */
@@ -594,6 +667,7 @@ int main(int argc, char **argv) {
   logging(world);
   level_alone(level, world);
   defined_on_failure(world);
+  if (argc == 3) pieces(argv[2]);
   /* capsules take the radius first, as characters do */
   KilnShape capsule = kiln_shape_capsule(0.3f, 0.6f);
   CHECK(capsule.radius == 0.3f && capsule.half_height == 0.6f);

@@ -72,7 +72,7 @@ pub fn measure(
 
 /// Every vertex used by `triangles` and `n` area-weighted points of them
 /// (deterministic).
-fn samples(vertices: &[[f32; 3]], triangles: &[[u32; 3]], n: usize, seed: u64) -> Vec<DVec3> {
+pub fn samples(vertices: &[[f32; 3]], triangles: &[[u32; 3]], n: usize, seed: u64) -> Vec<DVec3> {
     let tris: Vec<[DVec3; 3]> = triangles
         .iter()
         .map(|t| t.map(|i| DVec3::from(vertices[i as usize].map(f64::from))))
