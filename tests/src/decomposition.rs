@@ -13,14 +13,19 @@
 //! Both are sampled: every vertex of each surface, then area-stratified
 //! random points (`samples` per surface, drawn from the one seeded
 //! generator), so a figure can only be less than the true supremum, by
-//! at most the sample spacing. Distances are brute force over every
-//! triangle and plane, in f64. Also here: generated objects whose least
+//! at most the sample spacing. Distances to a piece are brute force over
+//! its faces in f64; distances to the object through a box tree over its
+//! triangles (`kiln_baker::geom::nearest`: each candidate's closest point
+//! exact, the query point rounded to f32), and the object's winding
+//! number (inside or not) is taken for the farthest samples first, until
+//! one lies outside. Also here: generated objects whose least
 //! piece count is known (an L needs 2, a U 3, stairs one a step).
 
 use crate::Rng;
 use crate::dist_point_triangle;
 use crate::solid::Solid;
 use glam::DVec3;
+use kiln_baker::geom::nearest::Nearest;
 use kiln_geometry::hull::{Hull, hull};
 use rayon::prelude::*;
 
@@ -118,11 +123,33 @@ pub fn measure(
         .flat_map(|piece| samples(&piece.tris, samples_per_surface, &mut rng))
         .collect();
     let on_object = samples(object.triangles(), samples_per_surface, &mut rng);
-    let concavity = on_pieces
+    // every piece sample's distance to the object's surface (a box tree
+    // over its triangles, each candidate's closest point exact), then the
+    // winding number only for the farthest ones, farthest first, until one
+    // lies outside: no nearer point can raise the figure
+    let verts: Vec<[f32; 3]> = object
+        .triangles()
+        .iter()
+        .flatten()
+        .map(|v| v.as_vec3().to_array())
+        .collect();
+    let tris: Vec<[u32; 3]> = (0..object.triangles().len() as u32)
+        .map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
+        .collect();
+    let near = Nearest::new(&verts, &tris);
+    let mut far: Vec<(f64, DVec3)> = on_pieces
         .par_iter()
-        .filter(|p| !object.inside(**p))
-        .map(|p| object.distance(*p))
-        .reduce(|| 0.0, f64::max);
+        .map(|p| (near.distance(*p), *p))
+        .collect();
+    far.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut concavity = 0.0;
+    for chunk in far.chunks(64) {
+        let outside: Vec<bool> = chunk.par_iter().map(|(_, p)| !object.inside(*p)).collect();
+        if let Some(k) = outside.iter().position(|&o| o) {
+            concavity = chunk[k].0;
+            break;
+        }
+    }
     let coverage = on_object
         .par_iter()
         .map(|p| {

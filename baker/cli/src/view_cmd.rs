@@ -36,6 +36,11 @@ pub(crate) struct Args {
     /// --source, its distance heat map).
     #[arg(long, value_name = "NAME")]
     select: Option<String>,
+    /// Show the convex pieces (for physics engines) of the objects that
+    /// have them, each in its own colour, in place of their colliders (the
+    /// page's "convex pieces" box; `?pieces=1` in the address).
+    #[arg(long)]
+    pieces: bool,
 }
 
 fn parse_size(s: &str) -> Option<(u32, u32)> {
@@ -91,6 +96,9 @@ pub(crate) fn view_cmd(a: Args) -> Result<()> {
         if let Some(s) = &a.select {
             query.push(format!("select={}", percent_encode(s)));
         }
+        if a.pieces {
+            query.push("pieces=1".into());
+        }
         let page = if query.is_empty() {
             url
         } else {
@@ -98,7 +106,11 @@ pub(crate) fn view_cmd(a: Args) -> Result<()> {
         };
         return screenshot(&page, &out, size);
     }
-    let url = viewer.url();
+    let url = if a.pieces {
+        format!("{}?pieces=1", viewer.url())
+    } else {
+        viewer.url()
+    };
     println!(
         "baker view: serving {} at {url} (127.0.0.1 only; Ctrl-C stops)",
         a.archive.display()

@@ -236,6 +236,44 @@ fn the_level_api_describes_every_object_and_its_geometry() {
     assert_eq!(get_json(server.addr, "/api/fidelity?object=x").0, 400);
 }
 
+/// The props sample's dynamic concave props come with their convex pieces
+/// (the L crate 2, the U tray 3, the box none), each piece's corners
+/// inside the object's bounds, for the page to draw in their own colours.
+#[test]
+fn the_level_api_carries_each_object_s_convex_pieces() {
+    let archive = tmpdir("pieces").join("props.kiln");
+    bake(&sample("props.gltf"), &archive);
+    let server = serve(&archive, None);
+    let (status, l) = get_json(server.addr, "/api/level");
+    assert_eq!(status, 200);
+    let (_, geo) = get(server.addr, "/api/geometry");
+    let mut counts = std::collections::BTreeMap::new();
+    for o in l["objects"].as_array().unwrap() {
+        let pieces = o["pieces"].as_array().unwrap();
+        counts.insert(o["name"].as_str().unwrap().to_string(), pieces.len());
+        let (lo, hi) = (&o["bounds"][0], &o["bounds"][1]);
+        for g in pieces {
+            let at = g["positions"].as_u64().unwrap() as usize;
+            assert!(g["triangles"].as_u64().unwrap() >= 4);
+            for v in 0..g["vertices"].as_u64().unwrap() as usize {
+                for k in 0..3 {
+                    let b = at + (v * 3 + k) * 4;
+                    let x = f32::from_le_bytes(geo[b..b + 4].try_into().unwrap()) as f64;
+                    assert!(
+                        x >= lo[k].as_f64().unwrap() - 1e-3 && x <= hi[k].as_f64().unwrap() + 1e-3
+                    );
+                }
+            }
+        }
+    }
+    let expected: std::collections::BTreeMap<String, usize> =
+        [("box", 0), ("floor", 0), ("l_crate", 2), ("u_tray", 3)]
+            .into_iter()
+            .map(|(n, c)| (n.to_string(), c))
+            .collect();
+    assert_eq!(counts, expected);
+}
+
 /// The heat map measures something: a simplified torus strays from its
 /// render mesh, by about what the baker reported.
 #[test]

@@ -8,7 +8,9 @@
 // the archive generation shown; #hit[data-object] the object the last
 // click hit; #errors collects script errors. URL parameters:
 // camera=px,py,pz,tx,ty,tz sets the view; select=NAME selects an object;
-// click=X,Y clicks that pixel once the level is shown.
+// click=X,Y clicks that pixel once the level is shown; pieces=1 shows the
+// convex pieces (for physics engines) of the objects that have them, each
+// piece in its own colour, in place of their colliders.
 
 import * as THREE from 'three';
 import { OrbitControls } from '/vendor/OrbitControls.js';
@@ -42,13 +44,15 @@ scene.add(sun);
 const colliders = new THREE.Group();
 const renders = new THREE.Group();
 const marks = new THREE.Group();
-scene.add(renders, colliders, marks);
+const pieces = new THREE.Group();
+scene.add(renders, colliders, pieces, marks);
 
 const state = { generation: -1, level: null, shown: {}, selected: -1, meshes: [] };
 // for scripts and tests (e.g. the camera, which a reload keeps)
 window.kilnView = { camera, controls, state, click };
 for (const k of Object.keys(KIND_COLOURS)) state.shown[k] = true;
 state.shown.render = true;
+state.shown.pieces = params.get('pieces') === '1';
 
 function resize() {
   const w = view.clientWidth, h = view.clientHeight;
@@ -88,8 +92,9 @@ async function load() {
   const level = await (await fetch('/api/level')).json();
   const buf = await (await fetch('/api/geometry?generation=' + level.generation)).arrayBuffer();
   if (buf.byteLength !== level.geometry_bytes) throw new Error('geometry is from another generation');
-  clear(colliders); clear(renders);
+  clear(colliders); clear(renders); clear(pieces);
   state.meshes = [];
+  state.decomposed = new Set();
   for (const o of level.objects) {
     // triggers are ghosts; movers are drawn as they were baked
     const mat = new THREE.MeshLambertMaterial({ color: KIND_COLOURS[o.kind] || 0xffffff, transparent: true, opacity: o.trigger ? 0.2 : 0.6, wireframe: !!o.trigger, flatShading: true, side: THREE.DoubleSide, depthWrite: false });
@@ -98,7 +103,16 @@ async function load() {
     mesh.renderOrder = 1;
     colliders.add(mesh);
     state.meshes[o.index] = mesh;
+    // each piece its own hue (golden-angle steps apart)
+    (o.pieces || []).forEach((g, k) => {
+      const colour = new THREE.Color().setHSL((k * 0.618034) % 1, 0.75, 0.55);
+      const pm = new THREE.Mesh(geometry(buf, g), new THREE.MeshLambertMaterial({ color: colour, flatShading: true, side: THREE.DoubleSide }));
+      pm.userData = { object: o.index, kind: 'piece' };
+      pieces.add(pm);
+      state.decomposed.add(o.index);
+    });
   }
+  document.body.dataset.pieces = pieces.children.length;
   for (const r of level.render) {
     const mat = new THREE.MeshLambertMaterial({ color: 0x8a8d94, flatShading: true, side: THREE.DoubleSide, polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 });
     renders.add(new THREE.Mesh(geometry(buf, r.geometry), mat));
@@ -152,11 +166,16 @@ function kinds() {
   };
   for (const [k, col] of Object.entries(KIND_COLOURS)) add(k, KIND_LABELS[k], '#' + col.toString(16).padStart(6, '0'));
   add('render', 'render meshes', '#8a8d94');
+  add('pieces', 'convex pieces (in place of their colliders)', 'linear-gradient(90deg, #e04040, #40c040, #4060e0)');
 }
 
 function applyVisibility() {
-  for (const m of colliders.children) m.visible = state.shown[m.userData.kind] !== false;
+  const decomposed = state.decomposed || new Set();
+  for (const m of colliders.children) {
+    m.visible = state.shown[m.userData.kind] !== false && !(state.shown.pieces && decomposed.has(m.userData.object));
+  }
   renders.visible = state.shown.render;
+  pieces.visible = state.shown.pieces;
   redraw();
 }
 

@@ -57,6 +57,46 @@ fn push(buf: &mut Vec<u8>, o: &ExportObject) -> Value {
     })
 }
 
+/// The convex pieces of instance `i`'s collider, if it has them, each as
+/// world-space triangles (its faces fanned).
+fn piece_objects(a: &kiln_formats::level::ArchivedLevel, i: usize) -> Vec<ExportObject> {
+    let inst = &a.instances[i];
+    let Some(d) = a.decomposition(inst.collider.to_native()) else {
+        return Vec::new();
+    };
+    let m = a.rows(inst).world_from_local;
+    let place =
+        |v: [f32; 3]| [0, 4, 8].map(|r| m[r] * v[0] + m[r + 1] * v[1] + m[r + 2] * v[2] + m[r + 3]);
+    d.pieces
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let starts: Vec<usize> = p
+                .face_starts
+                .iter()
+                .map(|x| x.to_native() as usize)
+                .collect();
+            let loops: Vec<u32> = p.face_vertices.iter().map(|x| x.to_native()).collect();
+            let mut triangles = Vec::new();
+            for w in starts.windows(2) {
+                let lp = &loops[w[0]..w[1]];
+                for e in lp.windows(2).skip(1) {
+                    triangles.push([lp[0], e[0], e[1]]);
+                }
+            }
+            ExportObject {
+                name: format!("piece {k}"),
+                positions: p
+                    .vertices
+                    .iter()
+                    .map(|v| place(v.map(|x| x.to_native())))
+                    .collect(),
+                triangles,
+            }
+        })
+        .collect()
+}
+
 impl Snapshot {
     /// Describes `level` (opened from `archive`) with the render meshes of
     /// `source` (already loaded, or empty).
@@ -70,11 +110,16 @@ impl Snapshot {
         let colliders = world_objects(level.archive());
         let render = source.map_or_else(Vec::new, |(_, s)| render_objects(s));
         let mut geometry = Vec::new();
+        let a = level.archive();
         let objects: Vec<Value> = report
             .objects
             .iter()
             .zip(&colliders)
             .map(|(row, c)| {
+                let pieces: Vec<Value> = piece_objects(a, row.instance)
+                    .iter()
+                    .map(|p| push(&mut geometry, p))
+                    .collect();
                 json!({
                     "index": row.instance,
                     "name": row.name,
@@ -87,6 +132,7 @@ impl Snapshot {
                     "bytes": row.collider_bytes,
                     "bounds": row.bounds,
                     "geometry": push(&mut geometry, c),
+                    "pieces": pieces,
                 })
             })
             .collect();
