@@ -310,3 +310,121 @@ fn random_and_broken_meshes_get_pieces_or_an_error_never_a_panic() {
     }
     assert!(made >= 20, "only {made} of 60 meshes decomposed");
 }
+
+/// Which objects get pieces: those that ask (node extras `collider =
+/// "decompose"` in any of its spellings; a project rule's `collider =
+/// "decompose"` or `decompose = true`), dynamic bodies whose collider is a
+/// concave solid, and every concave solid with `decompose` on; never a
+/// static concave solid that does not ask, nor a convex object.
+#[test]
+fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
+    use kiln_baker::config::{ColliderName, Overrides, Rule};
+    use kiln_baker::{Motion, Scene, SceneInstance, SceneMesh};
+    let l = |name: &str| {
+        let tris = cells_surface(&[[0, 0, 0], [1, 0, 0], [0, 1, 0]]);
+        let v: Vec<[f32; 3]> = tris
+            .iter()
+            .flatten()
+            .map(|p| p.as_vec3().to_array())
+            .collect();
+        let t: Vec<[u32; 3]> = (0..tris.len() as u32)
+            .map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
+            .collect();
+        SceneMesh::new(name, v, &t)
+    };
+    let cube = {
+        let tris = cells_surface(&[[0, 0, 0]]);
+        let v: Vec<[f32; 3]> = tris
+            .iter()
+            .flatten()
+            .map(|p| p.as_vec3().to_array())
+            .collect();
+        let t: Vec<[u32; 3]> = (0..tris.len() as u32)
+            .map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
+            .collect();
+        SceneMesh::new("cube", v, &t)
+    };
+    let at = |x: f64| glam::DAffine3::from_translation(DVec3::new(4.0 * x, 0.0, 0.0));
+    let object =
+        |name: &str, mesh: usize, x: f64, extras: Option<&str>, motion: Motion| SceneInstance {
+            name: name.into(),
+            mesh,
+            transform: at(x),
+            extras_collider: extras.map(Into::into),
+            motion,
+            ..SceneInstance::default()
+        };
+    let scene = Scene {
+        meshes: vec![l("l"), cube],
+        instances: vec![
+            object("static", 0, 0.0, None, Motion::Static),
+            object("asks", 0, 1.0, Some("decompose"), Motion::Static),
+            object(
+                "asks_too",
+                0,
+                2.0,
+                Some("convex_decomposition"),
+                Motion::Static,
+            ),
+            object("dynamic", 0, 3.0, None, Motion::Dynamic),
+            object("ruled", 0, 4.0, None, Motion::Static),
+            object("ruled_kind", 0, 5.0, None, Motion::Static),
+            object("convex_dynamic", 1, 6.0, None, Motion::Dynamic),
+        ],
+        ..Scene::default()
+    };
+    let pieces_of = |settings: &BakeSettings| {
+        let level = Level::from_bytes(&bake_scene(&scene, settings).bytes).expect("opens");
+        let a = level.archive();
+        let mut out: Vec<(String, usize)> = (0..a.instances.len())
+            .map(|i| {
+                let inst = &a.instances[i];
+                let n = a
+                    .decomposition(inst.collider.to_native())
+                    .map_or(0, |d| d.pieces.len());
+                (a.instance_name(i).to_string(), n)
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let mut settings = BakeSettings::default();
+    let mut ruled = Rule::collider("ruled", ColliderName::Concave);
+    ruled.settings = Overrides {
+        decompose: Some(true),
+        ..Overrides::default()
+    };
+    settings.rules = vec![ruled, Rule::collider("ruled_kind", ColliderName::Decompose)];
+    let expect = |names: &[(&str, usize)]| {
+        let mut v: Vec<(String, usize)> = names.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        pieces_of(&settings),
+        expect(&[
+            ("static", 0),
+            ("asks", 2),
+            ("asks_too", 2),
+            ("dynamic", 2),
+            ("ruled", 2),
+            ("ruled_kind", 2),
+            ("convex_dynamic", 0),
+        ])
+    );
+    // `--decompose`: every concave solid
+    settings.rules.clear();
+    settings.decompose = true;
+    assert_eq!(
+        pieces_of(&settings),
+        expect(&[
+            ("static", 2),
+            ("asks", 2),
+            ("asks_too", 2),
+            ("dynamic", 2),
+            ("ruled", 2),
+            ("ruled_kind", 2),
+            ("convex_dynamic", 0),
+        ])
+    );
+}

@@ -786,6 +786,30 @@ mod tests {
             e.contains("line 1") && e.contains("trigger belong in a [[rules]]"),
             "{e}"
         );
+        // convex pieces: metres or a percentage, per rule or for all
+        let c = ProjectConfig::parse(
+            "[settings]\ndecompose = true\ndecompose_concavity = 0.03\n\n[[rules]]\nmatch = \"Crate*\"\ncollider = \"convex-decomposition\"\ndecompose_concavity = \"5%\"\nmax_pieces = 8\n",
+            p,
+        )
+        .unwrap();
+        assert_eq!(c.settings.decompose, Some(true));
+        assert_eq!(
+            c.settings.decompose_concavity,
+            Some(Concavity::Metres(0.03))
+        );
+        assert_eq!(c.rules[0].collider, Some(ColliderName::Decompose));
+        assert_eq!(
+            c.rules[0].describe(),
+            "collider = decompose, decompose_concavity = \"5%\", max_pieces = 8"
+        );
+        let base = c.apply(BakeSettings::default()).shape_settings();
+        let s = c.rules[0].settings.shape_settings(base);
+        assert!(s.decompose && s.max_pieces.get() == 8);
+        assert_eq!(s.decompose_concavity, Concavity::Diagonal(0.05));
+        let e = ProjectConfig::parse("[settings]\ndecompose_concavity = \"-2%\"\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("concavity bound") && e.contains("line 2"), "{e}");
         // movers and triggers by rule
         let c = ProjectConfig::parse(
             "[[rules]]\nmatch = \"Lift*\"\nmotion = \"kinematic\"\n\n[[rules]]\nmatch = \"Zone*\"\ntrigger = true\n",

@@ -298,5 +298,21 @@ mod tests {
         assert_eq!(Metres::new(0.05).unwrap().to_string(), "0.05");
         assert_eq!(parse_tree("sphere"), Ok(TreeKind::Sphere));
         assert!(parse_tree("obb").is_err());
+        assert_eq!("0.05".parse::<Concavity>(), Ok(Concavity::Metres(0.05)));
+        assert_eq!(" 2 % ".parse::<Concavity>(), Ok(Concavity::Diagonal(0.02)));
+        for bad in ["0", "-1", "0%", "101%", "x", "inf", "NaN%"] {
+            let e = bad.parse::<Concavity>().unwrap_err();
+            assert!(e.contains("concavity bound"), "{bad}: {e}");
+        }
+        assert_eq!(Concavity::Diagonal(0.02).to_string(), "\"2%\"");
+        assert_eq!(Concavity::Diagonal(0.5).local(3.0, 10.0), 1.5);
+        assert_eq!(Concavity::Metres(0.5).local(3.0, 10.0), 0.05);
+        assert!(MaxPieces::new(0).is_err() && MaxPieces::new(1024).is_ok());
+        assert!(
+            "1025"
+                .parse::<MaxPieces>()
+                .unwrap_err()
+                .contains("from 1 to 1024")
+        );
     }
 }
