@@ -43,16 +43,16 @@ def tile(n=10, size=10.0):
     return p, t
 
 
-def prism(outline, depth):
+def prism(outline, caps, depth):
     """The closed prism of a simple polygon (x, y counter-clockwise) from
-    z = 0 to z = depth; caps fanned from `outline[0]`, which must see every
-    other corner (a reflex corner of an L or a U does)."""
+    z = 0 to z = depth; `caps` triangulates the polygon (corner indices,
+    counter-clockwise)."""
     n = len(outline)
     p = [[x, y, 0.0] for x, y in outline] + [[x, y, depth] for x, y in outline]
     t = []
-    for i in range(1, n - 1):
-        t.append((0, i + 1, i))  # the z = 0 cap faces -z
-        t.append((n, n + i, n + i + 1))  # the z = depth cap faces +z
+    for a, b, c in caps:
+        t.append((a, c, b))  # the z = 0 cap faces -z
+        t.append((n + a, n + b, n + c))  # the z = depth cap faces +z
     for i in range(n):
         j = (i + 1) % n
         t += [(i, j, n + j), (i, n + j, n + i)]
@@ -60,10 +60,12 @@ def prism(outline, depth):
 
 
 def props():
-    # an L (reflex corner first) and a U (a reflex corner first), unit cells
-    l_shape = [(1, 1), (1, 2), (0, 2), (0, 0), (2, 0), (2, 1)]
-    u_shape = [(1, 1), (1, 2), (0, 2), (0, 0), (3, 0), (3, 2), (2, 2), (2, 1)]
-    meshes = [("tile", *tile()), ("l_crate", *prism(l_shape, 1.0)), ("u_tray", *prism(u_shape, 1.0)), ("cube", CUBE_P, CUBE_T)]
+    # an L and a U of unit cells, each cap cut into triangles of its corners
+    l_shape = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
+    l_caps = [(0, 1, 2), (0, 2, 3), (0, 3, 5), (3, 4, 5)]
+    u_shape = [(0, 0), (3, 0), (3, 2), (2, 2), (2, 1), (1, 1), (1, 2), (0, 2)]
+    u_caps = [(0, 1, 4), (0, 4, 5), (0, 5, 7), (5, 6, 7), (1, 2, 4), (4, 2, 3)]
+    meshes = [("tile", *tile()), ("l_crate", *prism(l_shape, l_caps, 1.0)), ("u_tray", *prism(u_shape, u_caps, 1.0)), ("cube", CUBE_P, CUBE_T)]
     nodes = [
         {"name": "floor", "mesh": 0, "translation": [0, 0, 0]},
         {"name": "l_crate", "mesh": 1, "translation": [2, 0, 2], "scale": [0.5, 0.5, 0.5], "extras": {"motion": "dynamic"}},
