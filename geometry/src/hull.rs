@@ -12,6 +12,40 @@
 
 use glam::DVec3;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The multiply-rotate hash of rustc and Firefox ("FxHash"): the maps here
+/// are keyed by vertex and triangle indices, which need none of SipHash's
+/// protection, and the hull's output never depends on a map's order.
+#[derive(Clone, Copy, Default)]
+struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for Fx {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by indices.
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// A convex hull: vertices and planar faces (vertex loops, counter-clockwise
 /// seen from outside), each with its outward unit normal and offset.
@@ -101,8 +135,8 @@ pub fn hull(points: &[DVec3]) -> Option<Hull> {
         return None;
     }
     let mut tris: Vec<Tri> = Vec::new();
-    let mut edges: HashMap<(usize, usize), usize> = HashMap::new();
-    let add = |tris: &mut Vec<Tri>, edges: &mut HashMap<(usize, usize), usize>, v: [usize; 3]| {
+    let mut edges: Map<(usize, usize), usize> = Map::default();
+    let add = |tris: &mut Vec<Tri>, edges: &mut Map<(usize, usize), usize>, v: [usize; 3]| {
         let t = tris.len();
         for k in 0..3 {
             edges.insert((v[k], v[(k + 1) % 3]), t);
@@ -254,7 +288,8 @@ fn beyond(tris: &[Tri], faces: std::ops::Range<usize>, p: DVec3, eps: f64) -> Op
 /// corner starts one edge and ends one, and following them from the first
 /// visits every edge.
 fn one_loop(edges: &[(usize, usize)]) -> bool {
-    let mut next: HashMap<usize, usize> = HashMap::with_capacity(edges.len());
+    let mut next: Map<usize, usize> =
+        Map::with_capacity_and_hasher(edges.len(), Default::default());
     for &(a, b) in edges {
         if next.insert(a, b).is_some() {
             return false;
@@ -283,7 +318,7 @@ fn one_loop(edges: &[(usize, usize)]) -> bool {
 /// vertices the faces use.
 fn merge(points: &[DVec3], tris: &[Tri], eps: f64) -> Option<Hull> {
     let alive: Vec<usize> = (0..tris.len()).filter(|&t| tris[t].alive).collect();
-    let mut by_edge: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut by_edge: Map<(usize, usize), usize> = Map::default();
     for (i, &t) in alive.iter().enumerate() {
         let v = tris[t].v;
         for k in 0..3 {
@@ -321,7 +356,7 @@ fn merge(points: &[DVec3], tris: &[Tri], eps: f64) -> Option<Hull> {
     let root_of: Vec<usize> = (0..alive.len()).map(|i| find(&mut parent, i)).collect();
     // boundary loops per group
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    let mut group_of: Map<usize, usize> = Map::default();
     for (i, &r) in root_of.iter().enumerate() {
         let g = *group_of.entry(r).or_insert_with(|| {
             groups.push((r, Vec::new()));
@@ -329,11 +364,11 @@ fn merge(points: &[DVec3], tris: &[Tri], eps: f64) -> Option<Hull> {
         });
         groups[g].1.push(i);
     }
-    let mut remap: HashMap<usize, u32> = HashMap::new();
+    let mut remap: Map<usize, u32> = Map::default();
     let mut vertices = Vec::new();
     let mut faces = Vec::new();
     for (root, members) in &groups {
-        let mut next: HashMap<usize, usize> = HashMap::new();
+        let mut next: Map<usize, usize> = Map::default();
         for &i in members {
             let v = tris[alive[i]].v;
             for k in 0..3 {
