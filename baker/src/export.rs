@@ -70,19 +70,7 @@ pub fn shape_mesh(shape: &ArchivedCollider) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
             mesh.vertices.iter().collect(),
             mesh.triangles().map(|(t, _)| t).collect(),
         ),
-        ArchivedCollider::Polytope(p) => {
-            let loops: Vec<Vec<u32>> = (0..p.planes.len())
-                .map(|k| p.face(k).iter().map(|v| v.to_native()).collect())
-                .collect();
-            let tris = fan(loops.iter().map(|l| &l[..]));
-            (
-                p.vertices
-                    .iter()
-                    .map(|v| v.map(|c| c.to_native()))
-                    .collect(),
-                tris,
-            )
-        }
+        ArchivedCollider::Polytope(p) => polytope_mesh(p),
         ArchivedCollider::Cuboid(c) => {
             let h = c.half_extents.map(|x| x.to_native());
             let v = (0..8).map(|i| Cuboid::corner(h, i)).collect();
@@ -101,6 +89,47 @@ pub fn shape_mesh(shape: &ArchivedCollider) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
             )
         }
     }
+}
+
+/// A polytope's faces fanned into triangles, in its local space.
+pub fn polytope_mesh(
+    p: &kiln_formats::polytope::ArchivedPolytope,
+) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+    let loops: Vec<Vec<u32>> = (0..p.planes.len())
+        .map(|k| p.face(k).iter().map(|v| v.to_native()).collect())
+        .collect();
+    let tris = fan(loops.iter().map(|l| &l[..]));
+    (
+        p.vertices
+            .iter()
+            .map(|v| v.map(|c| c.to_native()))
+            .collect(),
+        tris,
+    )
+}
+
+/// The convex pieces of instance `i`'s collider (none when it has no
+/// decomposition), each as world-space triangles named `piece K`.
+pub fn piece_objects(a: &ArchivedLevel, i: usize) -> Vec<ExportObject> {
+    let Some(inst) = a.instances.get(i) else {
+        return Vec::new();
+    };
+    let Some(d) = a.decomposition(inst.collider.to_native()) else {
+        return Vec::new();
+    };
+    let m = a.rows(inst).world_from_local;
+    d.pieces
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let (positions, triangles) = polytope_mesh(p);
+            ExportObject {
+                name: format!("piece {k}"),
+                positions: positions.iter().map(|v| place(&m, *v)).collect(),
+                triangles,
+            }
+        })
+        .collect()
 }
 
 /// Convex face loops fanned into triangles (winding kept).

@@ -9,66 +9,28 @@
 use glam::DVec3;
 use kiln_baker::collider::pieces::{self, PieceSettings};
 use kiln_baker::collider::{BuiltCollider, bsp};
-use kiln_baker::geom::weld::WeldedMesh;
 use kiln_baker::{BakeSettings, bake_scene};
+use kiln_baker::{Motion, Scene, SceneInstance, SceneMesh};
 use kiln_runtime::Level;
 use kiln_tests::Rng;
-use kiln_tests::decomposition::{cells_surface, known_shapes, measure};
+use kiln_tests::decomposition::{
+    cells_surface, indexed, kiln_pieces, kiln_solid, known_shapes, measure, piece_points, welded,
+};
 use kiln_tests::solid::Solid;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Triangles welded by exact position.
-fn welded(tris: &[[DVec3; 3]]) -> WeldedMesh {
-    let mut index: HashMap<[u64; 3], u32> = HashMap::new();
-    let mut vertices: Vec<[f32; 3]> = Vec::new();
-    let triangles: Vec<[u32; 3]> = tris
-        .iter()
-        .map(|t| {
-            t.map(|v| {
-                let key = v.to_array().map(f64::to_bits);
-                *index.entry(key).or_insert_with(|| {
-                    vertices.push(v.as_vec3().to_array());
-                    vertices.len() as u32 - 1
-                })
-            })
-        })
-        .collect();
-    WeldedMesh {
-        name: "test".into(),
-        vertices,
-        source_ids: (0..triangles.len() as u32).collect(),
-        triangles,
-    }
-}
-
-/// The pieces of a closed mesh at the default settings but `concavity`
-/// (mesh units), as point sets.
+/// Kiln's pieces of a closed mesh at the default settings but
+/// `concavity` (mesh units).
 fn pieces_of(tris: &[[DVec3; 3]], concavity: f64) -> Result<pieces::Decomposition, String> {
-    let settings = BakeSettings::default();
-    let (collider, _) = bsp::build(&welded(tris), settings.shape_settings(), 1.0)?;
-    pieces::of_collider(
-        &collider,
-        &PieceSettings {
-            concavity,
-            max_pieces: 64,
-            max_planes: settings.max_planes.get(),
-        },
-    )
-    .ok_or("no solid")?
-    .map_err(|e| e.to_string())
+    kiln_pieces(&kiln_solid(tris)?, concavity, 64)
 }
 
-fn points(d: &pieces::Decomposition) -> Vec<Vec<DVec3>> {
-    d.pieces
-        .iter()
-        .map(|p| {
-            p.vertices
-                .iter()
-                .map(|v| DVec3::from(v.map(f64::from)))
-                .collect()
-        })
-        .collect()
+/// The closed surface of unit cells as a scene mesh.
+fn cells_mesh(name: &str, cells: &[[i32; 3]]) -> SceneMesh {
+    let (v, t) = indexed(&cells_surface(cells));
+    let v: Vec<[f32; 3]> = v.iter().map(|p| p.map(|x| x as f32)).collect();
+    SceneMesh::new(name, v, &t)
 }
 
 #[test]
@@ -77,7 +39,7 @@ fn shapes_of_known_least_piece_counts_get_them_and_fit_exactly() {
         let tris = cells_surface(&cells);
         let d = pieces_of(&tris, 0.05).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(d.pieces.len(), least, "{name}: {} cells", d.cells);
-        let m = measure(&Solid::new(tris), &points(&d), 2000, 1);
+        let m = measure(&Solid::new(tris), &piece_points(&d), 2000, 1);
         assert!(m.concavity < 1e-5 && m.coverage < 1e-5, "{name}: {m:?}");
     }
 }
@@ -111,7 +73,7 @@ fn a_torus_needs_at_least_eight_pieces_below_its_tube_radius() {
     assert!(solid.inside(DVec3::new(1.0, 0.0, 0.0)) && !solid.inside(DVec3::ZERO));
     let d = pieces_of(&tris, 0.1).expect("a torus has pieces");
     assert!(d.pieces.len() >= 8, "{} pieces", d.pieces.len());
-    let measured = measure(&solid, &points(&d), 4000, 2);
+    let measured = measure(&solid, &piece_points(&d), 4000, 2);
     assert!(measured.concavity <= 0.1 + 0.06, "{measured:?}");
 }
 
@@ -319,31 +281,10 @@ fn random_and_broken_meshes_get_pieces_or_an_error_never_a_panic() {
 #[test]
 fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
     use kiln_baker::config::{ColliderName, Overrides, Rule};
-    use kiln_baker::{Motion, Scene, SceneInstance, SceneMesh};
-    let l = |name: &str| {
-        let tris = cells_surface(&[[0, 0, 0], [1, 0, 0], [0, 1, 0]]);
-        let v: Vec<[f32; 3]> = tris
-            .iter()
-            .flatten()
-            .map(|p| p.as_vec3().to_array())
-            .collect();
-        let t: Vec<[u32; 3]> = (0..tris.len() as u32)
-            .map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
-            .collect();
-        SceneMesh::new(name, v, &t)
-    };
-    let cube = {
-        let tris = cells_surface(&[[0, 0, 0]]);
-        let v: Vec<[f32; 3]> = tris
-            .iter()
-            .flatten()
-            .map(|p| p.as_vec3().to_array())
-            .collect();
-        let t: Vec<[u32; 3]> = (0..tris.len() as u32)
-            .map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
-            .collect();
-        SceneMesh::new("cube", v, &t)
-    };
+    let (l, cube) = (
+        |name: &str| cells_mesh(name, &[[0, 0, 0], [1, 0, 0], [0, 1, 0]]),
+        cells_mesh("cube", &[[0, 0, 0]]),
+    );
     let at = |x: f64| glam::DAffine3::from_translation(DVec3::new(4.0 * x, 0.0, 0.0));
     let object =
         |name: &str, mesh: usize, x: f64, extras: Option<&str>, motion: Motion| SceneInstance {

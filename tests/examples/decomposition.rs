@@ -18,11 +18,11 @@
 //! objects whose name contains it.
 
 use glam::DVec3;
-use kiln_baker::collider::{bsp, pieces, pieces::PieceSettings};
-use kiln_baker::geom::weld::WeldedMesh;
 use kiln_baker::{BakeSettings, bake_scene};
 use kiln_runtime::Level;
-use kiln_tests::decomposition::{cells_surface, known_shapes, measure};
+use kiln_tests::decomposition::{
+    cells_surface, indexed, kiln_pieces, kiln_solid, known_shapes, measure, piece_points,
+};
 use kiln_tests::solid::Solid;
 use std::collections::HashMap;
 use std::io::Write;
@@ -67,25 +67,6 @@ fn concave_props(path: &Path) -> Vec<(String, Vec<[DVec3; 3]>)> {
         .collect();
     out.sort_by(|x, y| x.0.cmp(&y.0));
     out
-}
-
-/// The triangles welded by exact position, as the peers take them.
-fn indexed(tris: &[[DVec3; 3]]) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
-    let mut index: HashMap<[u64; 3], u32> = HashMap::new();
-    let mut vertices = Vec::new();
-    let faces = tris
-        .iter()
-        .map(|t| {
-            t.map(|v| {
-                let key = v.to_array().map(f64::to_bits);
-                *index.entry(key).or_insert_with(|| {
-                    vertices.push(v.to_array());
-                    vertices.len() as u32 - 1
-                })
-            })
-        })
-        .collect();
-    (vertices, faces)
 }
 
 /// A peer's pieces and wall time, or why not.
@@ -143,14 +124,6 @@ fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3
 /// time on `threads` threads: the concave collider's surface and tree,
 /// then the merged cells, with the concavity bound `bound` (m).
 fn kiln(tris: &[[DVec3; 3]], bound: f64, threads: usize) -> Result<(Vec<Vec<DVec3>>, f64), String> {
-    let (vertices, triangles) = indexed(tris);
-    let welded = WeldedMesh {
-        name: String::new(),
-        vertices: vertices.iter().map(|v| v.map(|x| x as f32)).collect(),
-        source_ids: (0..triangles.len() as u32).collect(),
-        triangles,
-    };
-    let settings = BakeSettings::default();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -158,36 +131,17 @@ fn kiln(tris: &[[DVec3; 3]], bound: f64, threads: usize) -> Result<(Vec<Vec<DVec
     let start = Instant::now();
     let mut solid_seconds = 0.0;
     let d = pool.install(|| {
-        let (collider, _) = bsp::build(&welded, settings.shape_settings(), 1.0)?;
+        let collider = kiln_solid(tris)?;
         solid_seconds = start.elapsed().as_secs_f64();
-        pieces::of_collider(
-            &collider,
-            &PieceSettings {
-                concavity: bound,
-                max_pieces: 256,
-                max_planes: settings.max_planes.get(),
-            },
-        )
-        .ok_or("no solid")?
-        .map_err(|e| e.to_string())
+        kiln_pieces(&collider, bound, 256)
     })?;
     let seconds = start.elapsed().as_secs_f64();
-    let pieces = d
-        .pieces
-        .iter()
-        .map(|p| {
-            p.vertices
-                .iter()
-                .map(|v| DVec3::from(v.map(f64::from)))
-                .collect()
-        })
-        .collect();
     eprintln!(
         "  kiln on {threads} thread(s): solid {solid_seconds:.2} s, {} cells merged in {:.2} s",
         d.cells,
         seconds - solid_seconds
     );
-    Ok((pieces, seconds))
+    Ok((piece_points(&d), seconds))
 }
 
 /// CoACD's default threshold (0.05 of a mesh scaled to a longest side of

@@ -25,7 +25,9 @@ use crate::Rng;
 use crate::dist_point_triangle;
 use crate::solid::Solid;
 use glam::DVec3;
+use kiln_baker::collider::{BuiltCollider, bsp, pieces};
 use kiln_baker::geom::nearest::Nearest;
+use kiln_baker::geom::weld::WeldedMesh;
 use kiln_geometry::hull::{Hull, hull};
 use rayon::prelude::*;
 
@@ -165,6 +167,77 @@ pub fn measure(
         flat: pieces.len() - made.len(),
         vertices: made.iter().map(|p| p.hull.vertices.len()).sum(),
     }
+}
+
+/// Triangles welded by exact position: the vertices (f64) and the
+/// triangles over them, as the peers take them.
+pub fn indexed(tris: &[[DVec3; 3]]) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
+    let mut index: std::collections::HashMap<[u64; 3], u32> = Default::default();
+    let mut vertices = Vec::new();
+    let faces = tris
+        .iter()
+        .map(|t| {
+            t.map(|v| {
+                let key = v.to_array().map(f64::to_bits);
+                *index.entry(key).or_insert_with(|| {
+                    vertices.push(v.to_array());
+                    vertices.len() as u32 - 1
+                })
+            })
+        })
+        .collect();
+    (vertices, faces)
+}
+
+/// [`indexed`] as the baker's welded mesh (f32 vertices).
+pub fn welded(tris: &[[DVec3; 3]]) -> WeldedMesh {
+    let (vertices, triangles) = indexed(tris);
+    WeldedMesh {
+        name: "decomposed".into(),
+        vertices: vertices.iter().map(|v| v.map(|x| x as f32)).collect(),
+        source_ids: (0..triangles.len() as u32).collect(),
+        triangles,
+    }
+}
+
+/// Kiln's concave collider of a mesh at the default settings (its
+/// low-poly surface and BSP tree), as a bake builds it.
+pub fn kiln_solid(tris: &[[DVec3; 3]]) -> Result<BuiltCollider, String> {
+    let settings = kiln_baker::BakeSettings::default();
+    bsp::build(&welded(tris), settings.shape_settings(), 1.0).map(|(c, _)| c)
+}
+
+/// Kiln's convex pieces of `collider` within `concavity` (mesh units), at
+/// most `max_pieces`, with the default plane cap.
+pub fn kiln_pieces(
+    collider: &BuiltCollider,
+    concavity: f64,
+    max_pieces: usize,
+) -> Result<pieces::Decomposition, String> {
+    let max_planes = kiln_baker::BakeSettings::default().max_planes.get();
+    pieces::of_collider(
+        collider,
+        &pieces::PieceSettings {
+            concavity,
+            max_pieces,
+            max_planes,
+        },
+    )
+    .ok_or("no solid")?
+    .map_err(|e| e.to_string())
+}
+
+/// Each piece's vertices, for [`measure`].
+pub fn piece_points(d: &pieces::Decomposition) -> Vec<Vec<DVec3>> {
+    d.pieces
+        .iter()
+        .map(|p| {
+            p.vertices
+                .iter()
+                .map(|v| DVec3::from(v.map(f64::from)))
+                .collect()
+        })
+        .collect()
 }
 
 /// The surface of the union of unit cells (least corners `cells`), as

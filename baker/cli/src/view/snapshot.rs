@@ -5,7 +5,7 @@
 //! JSON points into.
 
 use crate::inspect::inspect_level;
-use kiln_baker::export::{ExportObject, render_objects, world_objects};
+use kiln_baker::export::{ExportObject, piece_objects, render_objects, world_objects};
 use kiln_runtime::Level;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -55,46 +55,6 @@ fn push(buf: &mut Vec<u8>, o: &ExportObject) -> Value {
         "indices": indices,
         "triangles": o.triangles.len(),
     })
-}
-
-/// The convex pieces of instance `i`'s collider, if it has them, each as
-/// world-space triangles (its faces fanned).
-fn piece_objects(a: &kiln_formats::level::ArchivedLevel, i: usize) -> Vec<ExportObject> {
-    let inst = &a.instances[i];
-    let Some(d) = a.decomposition(inst.collider.to_native()) else {
-        return Vec::new();
-    };
-    let m = a.rows(inst).world_from_local;
-    let place =
-        |v: [f32; 3]| [0, 4, 8].map(|r| m[r] * v[0] + m[r + 1] * v[1] + m[r + 2] * v[2] + m[r + 3]);
-    d.pieces
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            let starts: Vec<usize> = p
-                .face_starts
-                .iter()
-                .map(|x| x.to_native() as usize)
-                .collect();
-            let loops: Vec<u32> = p.face_vertices.iter().map(|x| x.to_native()).collect();
-            let mut triangles = Vec::new();
-            for w in starts.windows(2) {
-                let lp = &loops[w[0]..w[1]];
-                for e in lp.windows(2).skip(1) {
-                    triangles.push([lp[0], e[0], e[1]]);
-                }
-            }
-            ExportObject {
-                name: format!("piece {k}"),
-                positions: p
-                    .vertices
-                    .iter()
-                    .map(|v| place(v.map(|x| x.to_native())))
-                    .collect(),
-                triangles,
-            }
-        })
-        .collect()
 }
 
 impl Snapshot {
