@@ -236,11 +236,13 @@ pub fn classify(
                 let (kind, rule) = auto(&f, tolerance, concave_max, extent, &shape);
                 (kind, rule, false, false)
             });
-            // convex pieces: asked for by name, or a dynamic body's (a
-            // physics engine simulates a moving body only as convex shapes)
+            // convex pieces: asked for by name, authored (a compound), or a
+            // dynamic body's (a physics engine simulates a moving body
+            // only as convex shapes)
             let mut shape = shape;
             let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
-            if asked || (dynamic && kind == ColliderKind::Bsp) {
+            let authored = scene.pieces.contains_key(&inst.mesh);
+            if asked || authored || (dynamic && kind == ColliderKind::Bsp) {
                 shape.decompose = true;
             }
             (automatic, kind, rule, shape, render_only)

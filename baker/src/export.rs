@@ -379,7 +379,15 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 /// own mesh with `convexHull` for polytopes, and the node's own mesh as
 /// triangles for triangle meshes and concave solids (which also say
 /// `"extras": {"kiln_collider": "concave"}`, so Kiln bakes them back as
-/// solids). Each node's mesh is also its preview (spheres and capsules
+/// solids). A concave solid with convex pieces (not a trigger) is a
+/// compound instead, as the extension makes one: its node holds the body
+/// (its motion) and no collider, and one child node per piece holds that
+/// piece's mesh as a `convexHull` collider, so physics engines simulate the
+/// pieces; the object's node says `"kiln_pieces": N` and each piece's
+/// `"kiln_piece": k` (with its faces' normals and loops, `kiln_normals`
+/// and `kiln_faces`) in `extras`, so Kiln bakes the object back as the
+/// same concave solid with the same pieces. Each node's mesh is also its
+/// preview (spheres and capsules
 /// tessellated with [`SEGMENTS`] segments), so any glTF viewer shows the
 /// colliders and physics-aware tools (Blender, Godot, Bevy) read them as
 /// what they are. An instance whose transform has shear (no glTF node can
@@ -393,9 +401,16 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
     // of layers (objects only in `default` name none)
     let layer_names: Vec<&str> = a.layer_names.iter().map(|s| s.as_str()).collect();
     let mut filters: Vec<u32> = Vec::new();
+    let mut roots: Vec<usize> = Vec::new();
+    // each piece's preview mesh, by (collider, piece), shared by instances
+    let mut mesh_of_piece: std::collections::HashMap<(u32, usize), usize> = Default::default();
     for (i, inst) in a.instances.iter().enumerate() {
         let name = a.instance_name(i);
         let shape = &a.colliders[inst.collider.to_native() as usize];
+        // a decomposed solid is a compound of its pieces
+        let pieces = a
+            .decomposition(inst.collider.to_native())
+            .filter(|_| matches!(shape, S::Bsp(_)) && !inst.is_trigger());
         let m = a.rows(inst).world_from_local;
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
         // a glTF node holds rotation and (non-uniform) scale, not shear
@@ -433,6 +448,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         .unwrap_or_else(|| {
             let ni = nodes.len();
             match shape {
+                S::Bsp(_) if pieces.is_some() => serde_json::Value::Null,
                 S::Polytope(_) => json!({"node": ni, "convexHull": true}),
                 S::Bsp(_) => {
                     node["extras"]["kiln_collider"] = json!("concave");
@@ -441,28 +457,38 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
                 _ => json!({"node": ni}),
             }
         });
-        let mut collider = json!({"geometry": geometry});
         let mask = inst.layers.to_native();
-        if mask != 1 {
-            let k = filters.iter().position(|&f| f == mask).unwrap_or_else(|| {
+        let filter = (mask != 1).then(|| {
+            filters.iter().position(|&f| f == mask).unwrap_or_else(|| {
                 filters.push(mask);
                 filters.len() - 1
-            });
-            collider["collisionFilter"] = json!(k);
-        }
-        // a trigger volume is a trigger, not a collider; a mover's body
-        // says how it moves
-        let mut body = if inst.is_trigger() {
-            json!({"trigger": collider})
+            })
+        });
+        let collider = |geometry: serde_json::Value| {
+            let mut c = json!({"geometry": geometry});
+            if let Some(k) = filter {
+                c["collisionFilter"] = json!(k);
+            }
+            c
+        };
+        // a trigger volume is a trigger, not a collider; a compound's
+        // colliders are its pieces'; a mover's body says how it moves
+        let mut body = if pieces.is_some() {
+            node["extras"]["kiln_collider"] = json!("concave");
+            json!({})
+        } else if inst.is_trigger() {
+            json!({"trigger": collider(geometry)})
         } else {
-            json!({"collider": collider})
+            json!({"collider": collider(geometry)})
         };
         match inst.motion() {
             kiln_formats::level::Motion::Kinematic => body["motion"] = json!({"isKinematic": true}),
             kiln_formats::level::Motion::Dynamic => body["motion"] = json!({}),
             kiln_formats::level::Motion::Static => {}
         }
-        node["extensions"] = json!({"KHR_physics_rigid_bodies": body});
+        if body.as_object().is_some_and(|b| !b.is_empty()) {
+            node["extensions"] = json!({"KHR_physics_rigid_bodies": body});
+        }
         // the preview: one mesh per shape where nodes place it (instances
         // share it), in world space under a shearing transform
         let shared = orthogonal.then(|| inst.collider.to_native());
@@ -486,9 +512,69 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         if let Some(mi) = mesh {
             node["mesh"] = json!(mi);
         }
+        let Some(d) = pieces else {
+            roots.push(nodes.len());
+            nodes.push(node);
+            continue;
+        };
+        // the compound's pieces, in the object's frame (in world space
+        // under a shearing transform, as its own preview)
+        node["extras"]["kiln_pieces"] = json!(d.pieces.len());
+        let pi = nodes.len();
+        roots.push(pi);
         nodes.push(node);
+        let mut children = Vec::new();
+        for (k, p) in d.pieces.iter().enumerate() {
+            let key = (inst.collider.to_native(), k);
+            let mi = match shared.and_then(|_| mesh_of_piece.get(&key)) {
+                Some(&mi) => mi,
+                None => {
+                    let (mut positions, triangles) = polytope_mesh(p);
+                    if !orthogonal {
+                        for v in &mut positions {
+                            *v = place(&m, *v);
+                        }
+                    }
+                    let mi = out.mesh(&format!("{name} piece {k}"), &positions, &triangles, None);
+                    if shared.is_some() {
+                        mesh_of_piece.insert(key, mi);
+                    }
+                    mi
+                }
+            };
+            let ci = nodes.len();
+            // the faces as stored, so Kiln takes the piece back as it is
+            // (a hull of f32 corners can come out with other faces)
+            let mut extras = json!({"kiln_piece": k});
+            if orthogonal {
+                extras["kiln_normals"] = json!(
+                    p.planes
+                        .iter()
+                        .map(|pl| [pl[0].to_native(), pl[1].to_native(), pl[2].to_native()])
+                        .collect::<Vec<_>>()
+                );
+                extras["kiln_faces"] = json!(
+                    (0..p.planes.len())
+                        .map(|f| p
+                            .face(f)
+                            .iter()
+                            .map(|v| v.to_native())
+                            .collect::<Vec<u32>>())
+                        .collect::<Vec<_>>()
+                );
+            }
+            nodes.push(json!({
+                "name": format!("{name} piece {k}"),
+                "mesh": mi,
+                "extras": extras,
+                "extensions": {"KHR_physics_rigid_bodies": {
+                    "collider": collider(json!({"node": ci, "convexHull": true}))
+                }},
+            }));
+            children.push(ci);
+        }
+        nodes[pi]["children"] = json!(children);
     }
-    let roots: Vec<usize> = (0..nodes.len()).collect();
     let filters: Vec<serde_json::Value> = filters
         .iter()
         .map(|&mask| {

@@ -167,6 +167,31 @@ pub struct Scene {
     /// (`OMI_physics_body`, `KHR_physics_rigid_bodies`): then objects
     /// without an authored collider get none by default.
     pub authored_physics: Option<String>,
+    /// Convex pieces the file authors for a mesh (by mesh index), each as
+    /// its points in the mesh's own space: a compound `baker export`
+    /// wrote (a concave object whose children are its convex pieces).
+    /// Such a mesh's solid takes these pieces instead of decomposing.
+    pub pieces: std::collections::BTreeMap<usize, Vec<AuthoredPiece>>,
+}
+
+/// A convex piece a file authors for a mesh (see [`Scene::pieces`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AuthoredPiece {
+    /// Its points, in the mesh's own space.
+    pub points: Vec<[f32; 3]>,
+    /// Its faces as `baker export` wrote them beside the points (given only when
+    /// the piece's node places the points as they are). The piece is then
+    /// taken as it was, not rebuilt as a hull of its points.
+    pub faces: Option<PieceFaces>,
+}
+
+/// An authored piece's faces (see [`AuthoredPiece::faces`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PieceFaces {
+    /// Each face's outward unit normal.
+    pub normals: Vec<[f64; 3]>,
+    /// Each face's loop of point indices, counter-clockwise from outside.
+    pub loops: Vec<Vec<u32>>,
 }
 
 impl Scene {

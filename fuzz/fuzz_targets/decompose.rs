@@ -33,7 +33,11 @@ fuzz_target!(|data: &[u8]| {
         max_pieces: 16,
         max_planes: 32,
     };
-    if let Some(Ok(d)) = pieces::of_collider(&collider, &asked) {
+    if let Some(Ok(d)) = pieces::of_collider(&collider, &asked, Some(&welded)) {
         assert!(!d.pieces.is_empty());
+    }
+    // and the bake's whole path (a finer solid where the collider stands off)
+    if let Ok(b) = kiln_baker::collider::concave_pieces(&welded, settings.shape_settings()) {
+        assert!(!b.decomposition.pieces.is_empty());
     }
 });

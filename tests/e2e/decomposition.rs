@@ -259,6 +259,7 @@ fn random_and_broken_meshes_get_pieces_or_an_error_never_a_panic() {
                 max_pieces: 1 + rng.below(8),
                 max_planes: 6 + rng.below(60),
             },
+            Some(&w),
         );
         match (&collider, got) {
             (BuiltCollider::Bsp(_) | BuiltCollider::Polytope(_), Some(Ok(d))) => {

@@ -21,7 +21,7 @@ use glam::DVec3;
 use kiln_baker::{BakeSettings, bake_scene};
 use kiln_runtime::Level;
 use kiln_tests::decomposition::{
-    cells_surface, indexed, kiln_pieces, kiln_solid, known_shapes, measure, piece_points,
+    bake_pieces, cells_surface, indexed, known_shapes, measure, piece_points,
 };
 use kiln_tests::solid::Solid;
 use std::collections::HashMap;
@@ -120,28 +120,22 @@ fn peer(python: &Path, tool: &str, tris: &[[DVec3; 3]]) -> Result<(Vec<Vec<DVec3
     Ok((pieces, v["seconds"].as_f64().unwrap_or(f64::NAN)))
 }
 
-/// Kiln's pieces of a render mesh (welded by exact position) and the wall
-/// time on `threads` threads: the concave collider's surface and tree,
-/// then the merged cells, with the concavity bound `bound` (m).
+/// Kiln's pieces of a render mesh as a bake makes them ([`bake_pieces`])
+/// and the wall time on `threads` threads, with the concavity bound
+/// `bound` (m).
 fn kiln(tris: &[[DVec3; 3]], bound: f64, threads: usize) -> Result<(Vec<Vec<DVec3>>, f64), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let mut solid_seconds = 0.0;
-    let d = pool.install(|| {
-        let collider = kiln_solid(tris)?;
-        solid_seconds = start.elapsed().as_secs_f64();
-        kiln_pieces(&collider, bound, 256)
-    })?;
+    let b = pool.install(|| bake_pieces(tris, bound, 256))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
-        "  kiln on {threads} thread(s): solid {solid_seconds:.2} s, {} cells merged in {:.2} s",
-        d.cells,
-        seconds - solid_seconds
+        "  kiln on {threads} thread(s), bound {bound:.4}: {} cells merged; stated concavity {:.4}, coverage {:.4}",
+        b.decomposition.cells, b.concavity, b.coverage
     );
-    Ok((piece_points(&d), seconds))
+    Ok((piece_points(&b.decomposition), seconds))
 }
 
 /// CoACD's default threshold (0.05 of a mesh scaled to a longest side of

@@ -222,9 +222,28 @@ pub fn kiln_pieces(
             max_pieces,
             max_planes,
         },
+        None,
     )
     .ok_or("no solid")?
     .map_err(|e| e.to_string())
+}
+
+/// The convex pieces a bake gives a concave render mesh (welded by exact
+/// position, placed at scale 1): the collider, then the pieces within
+/// `concavity` metres of the render mesh, at most `max_pieces`, the other
+/// settings the defaults'.
+pub fn bake_pieces(
+    tris: &[[DVec3; 3]],
+    concavity: f64,
+    max_pieces: usize,
+) -> Result<kiln_baker::collider::BuiltPieces, String> {
+    use kiln_baker::config::{Concavity, MaxPieces};
+    let settings = kiln_baker::config::ColliderSettings {
+        decompose_concavity: Concavity::Metres(concavity),
+        max_pieces: MaxPieces::new(max_pieces as i64)?,
+        ..kiln_baker::BakeSettings::default().shape_settings()
+    };
+    kiln_baker::collider::concave_pieces(&welded(tris), settings)
 }
 
 /// Each piece's vertices, for [`measure`].

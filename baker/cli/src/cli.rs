@@ -105,8 +105,8 @@ enum Command {
     },
     /// Write the colliders as glTF physics (.glb: `KHR_physics_rigid_bodies`
     /// with `KHR_implicit_shapes` boxes, spheres and capsules, convex and
-    /// triangle meshes, each with a preview mesh) or as world-space
-    /// triangles (.obj).
+    /// triangle meshes, and a decomposed object as a compound of its convex
+    /// pieces, each with a preview mesh) or as world-space triangles (.obj).
     Export {
         /// The archive.
         archive: PathBuf,

@@ -17,6 +17,7 @@ pub mod top;
 pub mod tri_mesh;
 
 use crate::classify::Choice;
+use crate::config::ColliderSettings;
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::weld::WeldedMesh;
@@ -117,11 +118,12 @@ pub struct BuiltLevel {
 pub struct BuiltPieces {
     /// The pieces.
     pub decomposition: pieces::Decomposition,
-    /// How far the pieces reach beyond the render mesh, at most: their
-    /// bulge over the collider plus the collider's over the render mesh.
+    /// How far the pieces reach beyond the render mesh, at most: the
+    /// sampled bulge of their merged hulls past it, or the bulge of the
+    /// solid they were cut from (the collider, or a finer one), the larger.
     pub concavity: f64,
-    /// How far the render mesh lies outside the pieces, at most (the
-    /// collider's inward deviation: the pieces hold the whole collider).
+    /// How far the render mesh lies outside the pieces, at most, measured
+    /// on it (the pieces hold the whole solid they were cut from).
     pub coverage: f64,
 }
 
@@ -171,7 +173,10 @@ pub fn build_level(
         .collect();
     let built: Vec<ColliderBuild> = colliders
         .into_par_iter()
-        .map(|p| build_collider(&welded[p.mesh], p))
+        .map(|p| {
+            let authored = scene.pieces.get(&p.mesh).map(Vec::as_slice);
+            build_collider(&welded[p.mesh], p, authored)
+        })
         .collect();
     let placed: Vec<Placed> = scene
         .instances
@@ -189,6 +194,11 @@ pub fn build_level(
             let hull = hull_instead.then_some(&HULL_INSTEAD);
             let mut rule = rule_with(&choices[i].rule, hull.into_iter().chain(note));
             match pieces {
+                Some(Ok(b)) if b.decomposition.authored => rule.push_str(&format!(
+                    "; {} convex pieces from the file, reaching {:.4} beyond the render mesh",
+                    b.decomposition.pieces.len(),
+                    b.concavity * inst_scale(inst),
+                )),
                 Some(Ok(b)) => rule.push_str(&format!(
                     "; {} convex pieces from {} cells, reaching {:.4} beyond the render mesh{}",
                     b.decomposition.pieces.len(),
@@ -291,8 +301,13 @@ struct ColliderBuild {
     pieces: Option<Result<BuiltPieces, String>>,
 }
 
-/// Builds one prepared collider.
-fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
+/// Builds one prepared collider; `authored`: the convex pieces the file
+/// gives its mesh, if any.
+fn build_collider(
+    welded: &WeldedMesh,
+    p: PreparedCollider,
+    authored: Option<&[crate::scene::AuthoredPiece]>,
+) -> ColliderBuild {
     let plain = |collider: BuiltCollider, note: Option<Note>| ColliderBuild {
         collider,
         frame: DAffine3::IDENTITY,
@@ -328,10 +343,10 @@ fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
         },
         ColliderInput::Bsp => match bsp::build(welded, p.settings, p.scale) {
             Ok((collider, note)) => {
-                let pieces = p
-                    .settings
-                    .decompose
-                    .then(|| built_pieces(welded, &collider, &note, &p));
+                let pieces = p.settings.decompose.then(|| match authored {
+                    Some(a) => authored_pieces(welded, &collider, a, p.settings),
+                    None => built_pieces(welded, &collider, &note, p.settings, p.scale),
+                });
                 ColliderBuild {
                     pieces: pieces.flatten(),
                     ..plain(collider, Some(note))
@@ -348,6 +363,56 @@ fn build_collider(welded: &WeldedMesh, p: PreparedCollider) -> ColliderBuild {
     }
 }
 
+/// The convex pieces of a concave mesh as a bake makes them, with the
+/// figures the archive keeps: its collider at `settings` (mesh units; the
+/// bake places it at scale 1), then the pieces. For benches and tests that
+/// hold the bake's pieces to other tools'.
+pub fn concave_pieces(
+    welded: &WeldedMesh,
+    settings: ColliderSettings,
+) -> Result<BuiltPieces, String> {
+    let settings = ColliderSettings {
+        decompose: true,
+        ..settings
+    };
+    let (collider, note) = bsp::build(welded, settings, 1.0)?;
+    built_pieces(welded, &collider, &note, settings, 1.0)
+        .unwrap_or_else(|| Err("no convex pieces: the collider is convex".into()))
+}
+
+/// The convex pieces a file authors for a concave object (a compound
+/// `baker export` wrote), each the hull of its points (capped at the
+/// object's plane cap), with the archive's figures measured as for made
+/// ones: how far they bulge past the render mesh, how much of it they
+/// miss. `None` for a collider that is not a solid.
+fn authored_pieces(
+    welded: &WeldedMesh,
+    collider: &BuiltCollider,
+    authored: &[crate::scene::AuthoredPiece],
+    settings: ColliderSettings,
+) -> Option<Result<BuiltPieces, String>> {
+    let BuiltCollider::Bsp(bsp) = collider else {
+        return None;
+    };
+    let made = pieces::authored(bsp, authored, settings.max_planes.get(), welded);
+    Some(
+        made.map(|d| {
+            let samples = bsp::surface::fidelity::samples(
+                &welded.vertices,
+                &welded.triangles,
+                bsp::surface::fidelity::SAMPLES,
+                0x91ece,
+            );
+            BuiltPieces {
+                concavity: d.concavity,
+                coverage: pieces::coverage(&d.pieces, &samples),
+                decomposition: d,
+            }
+        })
+        .map_err(|e| format!("no convex pieces: {e}")),
+    )
+}
+
 /// The convex pieces of a concave object's collider, with the archive's
 /// figures; `None` for a collider that is already convex (a polytope:
 /// physics engines take it as it is).
@@ -355,7 +420,8 @@ fn built_pieces(
     welded: &WeldedMesh,
     collider: &BuiltCollider,
     note: &Note,
-    p: &PreparedCollider,
+    settings: ColliderSettings,
+    scale: f64,
 ) -> Option<Result<BuiltPieces, String>> {
     let BuiltCollider::Bsp(_) = collider else {
         return None;
@@ -371,23 +437,42 @@ fn built_pieces(
         },
     );
     let diagonal = (hi - lo).length();
-    let scale = p.scale.max(f64::MIN_POSITIVE);
-    let settings = pieces::PieceSettings {
-        concavity: p.settings.decompose_concavity.local(diagonal, scale),
-        max_pieces: p.settings.max_pieces.get(),
-        max_planes: p.settings.max_planes.get(),
+    let scale = scale.max(f64::MIN_POSITIVE);
+    let bound = settings.decompose_concavity.local(diagonal, scale);
+    // how far the collider stands outside the render mesh (mesh units)
+    let out = match note {
+        Note::Surface { fidelity, .. } => fidelity.collider_to_render / scale,
+        _ => 0.0,
     };
-    let made = pieces::of_collider(collider, &settings)?;
+    // the pieces hold the whole solid they are cut from, so they reach as
+    // far out as it does: a collider standing off by more than the bound
+    // gets the pieces a surface of their own, asked to stay within 0.9 of
+    // the bound (the simplifier's error is an estimate; what counts is
+    // the measured one, and the surface is kept only when it is nearer)
+    let finer = (out > bound)
+        .then(|| bsp::solid_for_pieces(welded, 0.9 * bound).ok())
+        .flatten()
+        .filter(|(_, o)| *o < out);
+    let (solid, out) = match &finer {
+        Some((s, o)) => (s, *o),
+        None => (collider, out),
+    };
+    // merged hulls are judged against the render mesh itself
+    let made = pieces::of_collider(
+        solid,
+        &pieces::PieceSettings {
+            concavity: bound,
+            max_pieces: settings.max_pieces.get(),
+            max_planes: settings.max_planes.get(),
+        },
+        Some(welded),
+    )?;
     Some(
         made.map(|d| {
-            // the pieces' bulge over the collider plus the collider's over
-            // the render mesh; what they miss of the render mesh measured
-            // on it (every vertex and as many samples as the collider's
-            // fidelity takes)
-            let out = match note {
-                Note::Surface { fidelity, .. } => fidelity.collider_to_render / scale,
-                _ => 0.0,
-            };
+            // the pieces' bulge past the render mesh where they merged
+            // cells, or the solid's where a piece is its own; what they
+            // miss of the render mesh measured on it (every vertex and as
+            // many samples as the collider's fidelity takes)
             let samples = bsp::surface::fidelity::samples(
                 &welded.vertices,
                 &welded.triangles,
@@ -395,7 +480,7 @@ fn built_pieces(
                 0x91ece,
             );
             BuiltPieces {
-                concavity: d.concavity + out,
+                concavity: d.concavity.max(out),
                 coverage: pieces::coverage(&d.pieces, &samples),
                 decomposition: d,
             }

@@ -5,23 +5,32 @@
 //!
 //! The method: a solid BSP tree's solid leaves are convex cells that
 //! together are exactly the solid ([`tree::solid_cells`]), so they already
-//! are a convex decomposition, only a fine one. Neighbouring pieces are
-//! merged, the merge that bulges least first, for as long as the convex
-//! hull of the merged pair stays within the concavity bound of the solid —
-//! the bottom-up merging of HACD (Mamou and Ghorbel, "A simple and
-//! efficient approach for 3D mesh approximate convex decomposition", ICIP
-//! 2009), on volume cells instead of surface patches. The concavity of a
-//! hull is the one CoACD judges by (Wei et al., "Approximate convex
-//! decomposition for 3D meshes with collision-aware concavity and tree
-//! search", SIGGRAPH 2022), here taken on the hull's surface only: the
-//! farthest a point of the hull's surface outside the solid lies from the
-//! solid's surface. A hull reaching across a gap of the object wider than
-//! twice the bound is refused by it, as the collision-aware measure means.
+//! are a convex decomposition, only a fine one. Neighbouring pieces (cells
+//! sharing a face of positive area, and the pieces made of them) are
+//! merged, the merge that adds the least volume first, for as long as the
+//! convex hull of the merged pair stays within the concavity bound — the
+//! bottom-up merging of HACD (Mamou and Ghorbel, "A simple and efficient
+//! approach for 3D mesh approximate convex decomposition", ICIP 2009), on
+//! volume cells instead of surface patches. The concavity of a hull is the
+//! one CoACD judges by (Wei et al., "Approximate convex decomposition for
+//! 3D meshes with collision-aware concavity and tree search", SIGGRAPH
+//! 2022), here taken on the hull's surface only: the farthest a point of
+//! the hull's surface outside the solid lies from the object's surface —
+//! the render mesh itself when the caller gives it, so pieces of a
+//! collider that stands off the render mesh are held to the render mesh.
+//! A hull reaching across a gap of the object wider than twice the bound
+//! is refused by it, as the collision-aware measure means.
 //!
 //! The concavity is sampled: a regular grid on each hull face, spaced at
 //! half the bound, its coarse points first (a bad merge is refused after a
 //! few samples), tested against the stored tree (inside or not) and, when
-//! outside, measured against the collider's surface ([`Nearest`]).
+//! outside, measured against the object's surface ([`Nearest`]). Only the
+//! faces that bridge the two pieces are sampled.
+//!
+//! The keys of the candidates a merge makes are estimated from the keys
+//! its parts had with the same neighbour, and taken exactly (a hull) only
+//! when a candidate comes out of the queue (lazy evaluation: most go stale
+//! first, and hulls are most of the time).
 //!
 //! Deterministic: pieces have ids in creation order, candidate merges are
 //! judged in parallel but collected in order, and the queue breaks ties by
@@ -31,12 +40,14 @@ use super::BuiltCollider;
 use super::bsp::{BuiltBsp, tree};
 use super::polytope::{self, BuiltPolytope, capped};
 use crate::geom::nearest::Nearest;
+use crate::geom::weld::WeldedMesh;
+use crate::scene::{AuthoredPiece, PieceFaces};
 use glam::DVec3;
-use kiln_geometry::hull::hull;
+use kiln_geometry::hull::{Hull, hull};
 use kiln_geometry::sphere_triangle::closest_point;
 use rayon::prelude::*;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, BinaryHeap, HashSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 
 /// Most vertices a piece may have (physics engines take convex hulls of up
 /// to 256 vertices: PhysX's cooking limit, Jolt's default).
@@ -65,6 +76,8 @@ pub struct Decomposition {
     pub cells: usize,
     /// Whether the piece cap made merges past the bound.
     pub over_bound: bool,
+    /// Whether the pieces are the file's own (a compound), not made here.
+    pub authored: bool,
 }
 
 /// Why a solid has no pieces.
@@ -76,6 +89,9 @@ pub enum PiecesError {
     /// A piece could not be made a polytope.
     #[error("a piece has no polytope: {0}")]
     Polytope(String),
+    /// More pieces than an archive holds.
+    #[error("{0} pieces, over the {max} an archive holds", max = kiln_formats::level::MAX_PIECES)]
+    TooMany(usize),
 }
 
 /// A convex piece while merging: its hull's corners.
@@ -91,11 +107,16 @@ struct Part {
 /// A candidate merge in the queue, keyed by the volume its hull adds to
 /// the two pieces (least first, then the lowest ids): judged against the
 /// bound only when it comes out, so the many candidates a merge makes
-/// stale are never sampled.
+/// stale are never sampled. A candidate a merge makes is queued with an
+/// estimate (the least key its new piece's parts had with the same
+/// neighbour) and its hull is taken only when it comes out, then queued
+/// again with its exact key when that is no longer the least: most go
+/// stale before that, and their hulls are never taken.
 struct Candidate {
     added: f64,
     a: usize,
     b: usize,
+    exact: bool,
 }
 
 impl PartialEq for Candidate {
@@ -140,7 +161,11 @@ impl Judge<'_> {
     /// bulges too far is refused before it is capped, which costs more),
     /// then capped (what is stored: it only grows the hull).
     fn part(&self, points: &[DVec3], limit: f64, from: Option<(&Part, &Part)>) -> Option<Part> {
-        let h = hull(points)?;
+        self.part_of(hull(points)?, limit, from)
+    }
+
+    /// [`Judge::part`] of a hull already taken.
+    fn part_of(&self, h: Hull, limit: f64, from: Option<(&Part, &Part)>) -> Option<Part> {
         // a face of the merged hull whose corners are all one piece's lies
         // on that piece's hull (the plane holding the whole hull holds the
         // piece, so the face is the piece's face or edge), which was judged
@@ -256,36 +281,122 @@ impl Judge<'_> {
     }
 }
 
-/// Whether two parts' boxes touch (within `eps`).
-fn touch(a: &Part, b: &Part, eps: f64) -> bool {
-    (a.lo - b.hi).max_element() <= eps && (b.lo - a.hi).max_element() <= eps
+/// The pairs of cells (ascending) that share a face of positive area:
+/// faces in one plane, facing opposite ways, whose loops overlap by more
+/// than `eps`. Cells meeting only at an edge or a corner are not
+/// neighbours (their merge could only be reached through a third).
+fn face_neighbours(cells: &[&tree::SolidCell], eps: f64) -> Vec<(usize, usize)> {
+    // faces by plane, in one orientation: exactly opposite (n, d) meet
+    type Side = Vec<(usize, usize)>;
+    let mut planes: HashMap<[u64; 4], (Side, Side)> = HashMap::new();
+    for (c, cell) in cells.iter().enumerate() {
+        for (f, (n, d, _)) in cell.faces.iter().enumerate() {
+            let first = if n.x != 0.0 {
+                n.x
+            } else if n.y != 0.0 {
+                n.y
+            } else {
+                n.z
+            };
+            let s = if first > 0.0 { 1.0 } else { -1.0 };
+            // + 0.0 turns a negative zero into zero
+            let key = [n.x * s + 0.0, n.y * s + 0.0, n.z * s + 0.0, d * s + 0.0].map(f64::to_bits);
+            let e = planes.entry(key).or_default();
+            if s > 0.0 { &mut e.0 } else { &mut e.1 }.push((c, f));
+        }
+    }
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (plus, minus) in planes.values() {
+        for &(a, fa) in plus {
+            for &(b, fb) in minus {
+                let (n, _, la) = &cells[a].faces[fa];
+                let lb = &cells[b].faces[fb].2;
+                if a != b && loops_overlap(la, lb, *n, eps) {
+                    pairs.push((a.min(b), a.max(b)));
+                }
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
-/// The convex pieces of the solid `bsp`.
-pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decomposition, PiecesError> {
-    let tris: Vec<[u32; 3]> = bsp
-        .surface
-        .leaves
-        .iter()
-        .flat_map(|l| {
-            let second = (l[3] != l[2]).then_some([l[2], l[1], l[3]]);
-            std::iter::once([l[0], l[1], l[2]]).chain(second)
-        })
-        .collect();
+/// Whether two convex loops in a plane with normal `n` overlap by more
+/// than `eps` (no edge of either separates them: Gottschalk's separating
+/// axes, in the plane).
+fn loops_overlap(a: &[DVec3], b: &[DVec3], n: DVec3, eps: f64) -> bool {
+    let u = n.any_orthonormal_vector();
+    let w = n.cross(u);
+    let flat = |l: &[DVec3]| -> Vec<glam::DVec2> {
+        l.iter()
+            .map(|p| glam::DVec2::new(p.dot(u), p.dot(w)))
+            .collect()
+    };
+    let (pa, pb) = (flat(a), flat(b));
+    for (p, q) in [(&pa, &pb), (&pb, &pa)] {
+        let c = p.iter().copied().sum::<glam::DVec2>() / p.len().max(1) as f64;
+        for i in 0..p.len() {
+            let (e0, e1) = (p[i], p[(i + 1) % p.len()]);
+            let d = e1 - e0;
+            let mut m = glam::DVec2::new(d.y, -d.x);
+            let len = m.length();
+            if len <= 0.0 {
+                continue;
+            }
+            m /= len;
+            if m.dot(c - e0) > 0.0 {
+                m = -m;
+            }
+            let off = m.dot(e0);
+            if q.iter().all(|x| m.dot(*x) >= off - eps) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The convex pieces of the solid `bsp`. A hull's points outside the
+/// solid are measured against `reference` (the render mesh the solid was
+/// made from, in the same units) when given, else against the solid's
+/// own surface: the pieces then bulge past the object itself by at most
+/// the bound, wherever the solid stands off it.
+pub fn decompose(
+    bsp: &BuiltBsp,
+    settings: &PieceSettings,
+    reference: Option<&WeldedMesh>,
+) -> Result<Decomposition, PiecesError> {
+    let near = match reference {
+        Some(r) if !r.triangles.is_empty() => Nearest::new(&r.vertices, &r.triangles),
+        _ => {
+            let tris: Vec<[u32; 3]> = bsp
+                .surface
+                .leaves
+                .iter()
+                .flat_map(|l| {
+                    let second = (l[3] != l[2]).then_some([l[2], l[1], l[3]]);
+                    std::iter::once([l[0], l[1], l[2]]).chain(second)
+                })
+                .collect();
+            Nearest::new(&bsp.surface.vertices, &tris)
+        }
+    };
     let bound = settings.concavity.max(0.0);
     let judge = Judge {
         bsp,
-        near: Nearest::new(&bsp.surface.vertices, &tris),
+        near,
         max_planes: settings.max_planes.max(6),
         spacing: 0.5 * bound,
     };
     let cells = tree::solid_cells(bsp);
     // a cell is inside the solid: it is not judged
-    let mut parts: Vec<Option<Part>> = cells
+    let made: Vec<Option<Part>> = cells
         .par_iter()
-        .map(|c| judge.part(c, f64::INFINITY, None))
+        .map(|c| judge.part(&c.points, f64::INFINITY, None))
         .collect();
-    parts.retain(Option::is_some);
+    let (cells, mut parts): (Vec<&tree::SolidCell>, Vec<Option<Part>>) =
+        cells.iter().zip(made).filter(|(_, p)| p.is_some()).unzip();
     let n_cells = parts.len();
     if n_cells == 0 {
         return Err(PiecesError::Empty);
@@ -295,23 +406,11 @@ pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decompositi
         .flatten()
         .fold(0.0f64, |m, p| m.max((p.hi - p.lo).max_element()));
     let eps = 1e-6 * size.max(1e-9);
-    // neighbours: parts whose boxes touch (sweep along x)
+    // neighbours: cells sharing a face (a merged piece has its parts')
     let mut neighbours: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n_cells];
-    let lo_x = |i: usize| parts[i].as_ref().map_or(f64::INFINITY, |p| p.lo.x);
-    let mut order: Vec<usize> = (0..n_cells).collect();
-    order.sort_by(|&i, &j| lo_x(i).total_cmp(&lo_x(j)).then(i.cmp(&j)));
-    for (k, &i) in order.iter().enumerate() {
-        let a = parts[i].as_ref().expect("alive");
-        for &j in &order[k + 1..] {
-            let b = parts[j].as_ref().expect("alive");
-            if b.lo.x > a.hi.x + eps {
-                break;
-            }
-            if touch(a, b, eps) {
-                neighbours[i].insert(j);
-                neighbours[j].insert(i);
-            }
-        }
+    for (i, j) in face_neighbours(&cells, eps) {
+        neighbours[i].insert(j);
+        neighbours[j].insert(i);
     }
     let mut alive = n_cells;
     let mut limit = bound.max(eps);
@@ -326,7 +425,11 @@ pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decompositi
             .filter(|(i, _)| parts[*i].is_some())
             .flat_map(|(i, ns)| ns.range(i + 1..).map(move |&j| (i, j)))
             .collect();
-        let mut heap: BinaryHeap<Candidate> = candidates(&parts, &pairs).into_iter().collect();
+        let first = candidates(&parts, &pairs);
+        // the last exact key of each pair, for the estimates
+        let mut known: HashMap<(usize, usize), f64> =
+            first.iter().map(|c| ((c.a, c.b), c.added)).collect();
+        let mut heap: BinaryHeap<Candidate> = first.into_iter().collect();
         while alive > 1 && !(over_bound && alive <= settings.max_pieces) {
             // the next candidates on distinct live pieces
             let mut batch: Vec<Candidate> = Vec::new();
@@ -349,15 +452,38 @@ pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decompositi
             if batch.is_empty() {
                 break;
             }
-            let judged: Vec<Option<Part>> = batch
+            // an estimate whose exact key is no longer the least goes back
+            let next = heap.peek().map_or(f64::INFINITY, |c| c.added);
+            let judged: Vec<Result<Option<Part>, f64>> = batch
                 .par_iter()
                 .map(|c| {
-                    let (pa, pb) = (parts[c.a].as_ref()?, parts[c.b].as_ref()?);
+                    let (Some(pa), Some(pb)) = (parts[c.a].as_ref(), parts[c.b].as_ref()) else {
+                        return Ok(None);
+                    };
                     let points: Vec<DVec3> = pa.points.iter().chain(&pb.points).copied().collect();
-                    judge.part(&points, limit, Some((pa, pb)))
+                    let Some(h) = hull(&points) else {
+                        return Ok(None);
+                    };
+                    let added = h.volume() - pa.volume - pb.volume;
+                    if !c.exact && added > next {
+                        return Err(added);
+                    }
+                    Ok(judge.part_of(h, limit, Some((pa, pb))))
                 })
                 .collect();
             for (c, part) in batch.into_iter().zip(judged) {
+                let part = match part {
+                    Ok(p) => p,
+                    Err(added) => {
+                        known.insert((c.a, c.b), added);
+                        heap.push(Candidate {
+                            added,
+                            exact: true,
+                            ..c
+                        });
+                        continue;
+                    }
+                };
                 let Some(part) = part else { continue };
                 if over_bound && alive <= settings.max_pieces {
                     break;
@@ -376,10 +502,23 @@ pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decompositi
                 }
                 neighbours[c.a].clear();
                 neighbours[c.b].clear();
-                let new_pairs: Vec<(usize, usize)> = ns.iter().map(|&n| (n, m)).collect();
+                // the new piece's candidates, estimated from its parts'
+                for &n in &ns {
+                    let key = |x: usize| known.get(&(n.min(x), n.max(x))).copied();
+                    let added = match (key(c.a), key(c.b)) {
+                        (Some(x), Some(y)) => x.min(y),
+                        (Some(x), None) | (None, Some(x)) => x,
+                        (None, None) => f64::NEG_INFINITY,
+                    };
+                    heap.push(Candidate {
+                        added,
+                        a: n,
+                        b: m,
+                        exact: false,
+                    });
+                }
                 neighbours.push(ns);
                 alive -= 1;
-                heap.extend(candidates(&parts, &new_pairs));
             }
         }
         if alive <= settings.max_pieces.max(1) || alive == 1 {
@@ -417,23 +556,142 @@ pub fn decompose(bsp: &BuiltBsp, settings: &PieceSettings) -> Result<Decompositi
         concavity,
         cells: n_cells,
         over_bound,
+        authored: false,
+    })
+}
+
+/// Pieces a file authors for the solid `bsp`: each as written where its
+/// faces are given and hold together (see `exact`), else the hull of its
+/// points capped at `max_planes` faces; with their concavity judged as
+/// merged pieces are (sampled on every face at 1/64 of the solid's size; a
+/// cap's reach counted), against `reference` (the render mesh).
+pub fn authored(
+    bsp: &BuiltBsp,
+    pieces: &[AuthoredPiece],
+    max_planes: usize,
+    reference: &WeldedMesh,
+) -> Result<Decomposition, PiecesError> {
+    if pieces.is_empty() {
+        return Err(PiecesError::Empty);
+    }
+    if pieces.len() > kiln_formats::level::MAX_PIECES {
+        return Err(PiecesError::TooMany(pieces.len()));
+    }
+    let (lo, hi) = bsp.surface.vertices.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), v| {
+            let v = DVec3::from(v.map(f64::from));
+            (lo.min(v), hi.max(v))
+        },
+    );
+    let size = (hi - lo).max_element();
+    let judge = Judge {
+        bsp,
+        near: Nearest::new(&reference.vertices, &reference.triangles),
+        max_planes: max_planes.max(6),
+        spacing: (size / 64.0).max(f64::MIN_POSITIVE),
+    };
+    let made = pieces
+        .par_iter()
+        .map(|a| {
+            let (poly, cap) = match exact(a, max_planes) {
+                Some(p) => (p, None),
+                None => polytope::polytope(&a.points, max_planes).map_err(PiecesError::Polytope)?,
+            };
+            if poly.vertices.len() > MAX_PIECE_VERTICES {
+                return Err(PiecesError::Polytope(format!(
+                    "{} corners, over {MAX_PIECE_VERTICES}",
+                    poly.vertices.len()
+                )));
+            }
+            let corners: Vec<DVec3> = poly
+                .vertices
+                .iter()
+                .map(|v| DVec3::from(v.map(f64::from)))
+                .collect();
+            let bulge = judge
+                .concavity(&corners, &poly.faces, f64::INFINITY)
+                .unwrap_or(f64::INFINITY);
+            Ok((poly, bulge + cap.map_or(0.0, |c| c.reach)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let concavity = made.iter().fold(0.0f64, |m, p| m.max(p.1));
+    Ok(Decomposition {
+        cells: made.len(),
+        pieces: made.into_iter().map(|p| p.0).collect(),
+        concavity,
+        over_bound: false,
+        authored: true,
+    })
+}
+
+/// An authored piece as written: its faces' unit normals and loops over
+/// its points, when they hold together — at most `max_planes` (and the
+/// archive's) faces and at most [`MAX_PIECE_VERTICES`] points, finite,
+/// every loop of three or more points in range and on its plane (the
+/// plane's offset is its farthest point, as the polytope builder sets it,
+/// so every point is on or behind every plane). `None`: take the hull.
+fn exact(a: &AuthoredPiece, max_planes: usize) -> Option<BuiltPolytope> {
+    let PieceFaces { normals, loops } = a.faces.as_ref()?;
+    let cap = max_planes.min(kiln_formats::polytope::MAX_PLANES);
+    let n = a.points.len();
+    if normals.len() != loops.len()
+        || !(4..=cap).contains(&normals.len())
+        || !(4..=MAX_PIECE_VERTICES).contains(&n)
+    {
+        return None;
+    }
+    let pts: Vec<DVec3> = a
+        .points
+        .iter()
+        .map(|p| DVec3::from(p.map(f64::from)))
+        .collect();
+    if pts.iter().any(|p| !p.is_finite()) {
+        return None;
+    }
+    let size = pts.iter().fold(1.0f64, |m, p| m.max(p.abs().max_element()));
+    let tol = f64::from(kiln_formats::polytope::PLANE_TOLERANCE) * size;
+    let mut planes = Vec::with_capacity(normals.len());
+    for (nv, lp) in normals.iter().zip(loops) {
+        let nm = DVec3::from(*nv);
+        if !nm.is_finite() || (nm.length() - 1.0).abs() > 1e-4 || lp.len() < 3 {
+            return None;
+        }
+        let d = pts
+            .iter()
+            .map(|p| nm.dot(*p))
+            .fold(f64::NEG_INFINITY, f64::max);
+        if lp
+            .iter()
+            .any(|&i| (i as usize) >= n || nm.dot(pts[i as usize]) < d - tol)
+        {
+            return None;
+        }
+        planes.push((nm, d));
+    }
+    Some(BuiltPolytope {
+        planes,
+        vertices: a.points.clone(),
+        faces: loops.clone(),
     })
 }
 
 /// The convex pieces of a built collider: a BSP solid's merged cells; a
-/// polytope is its own one piece. A triangle mesh or a primitive has none
+/// polytope is its own one piece. `reference` as for [`decompose`]. A triangle mesh or a primitive has none
 /// here (`None`): a mesh bounds no solid, a primitive is already convex.
 pub fn of_collider(
     collider: &BuiltCollider,
     settings: &PieceSettings,
+    reference: Option<&WeldedMesh>,
 ) -> Option<Result<Decomposition, PiecesError>> {
     match collider {
-        BuiltCollider::Bsp(b) => Some(decompose(b, settings)),
+        BuiltCollider::Bsp(b) => Some(decompose(b, settings, reference)),
         BuiltCollider::Polytope(p) => Some(Ok(Decomposition {
             pieces: vec![p.clone()],
             concavity: 0.0,
             cells: 1,
             over_bound: false,
+            authored: false,
         })),
         BuiltCollider::TriMesh(_) | BuiltCollider::Primitive(_) => None,
     }
@@ -512,6 +770,7 @@ fn candidates(parts: &[Option<Part>], pairs: &[(usize, usize)]) -> Vec<Candidate
                 added: h.volume() - pa.volume - pb.volume,
                 a: a.min(b),
                 b: a.max(b),
+                exact: true,
             })
         })
         .collect()
@@ -529,6 +788,46 @@ mod tests {
         build(&v, &tris, BspOptions::default()).expect("a closed surface")
     }
 
+    #[test]
+    fn written_faces_are_taken_when_they_hold_together_else_the_hull() {
+        let (poly, _) = polytope::polytope(
+            &(0..8)
+                .map(|i| [(i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32])
+                .collect::<Vec<_>>(),
+            64,
+        )
+        .unwrap();
+        let written = |normals: Vec<[f64; 3]>, loops: Vec<Vec<u32>>| AuthoredPiece {
+            points: poly.vertices.clone(),
+            faces: Some(PieceFaces { normals, loops }),
+        };
+        let normals: Vec<[f64; 3]> = poly.planes.iter().map(|(n, _)| n.to_array()).collect();
+        let got = exact(&written(normals.clone(), poly.faces.clone()), 64).unwrap();
+        assert_eq!(got.faces, poly.faces);
+        assert_eq!(got.vertices, poly.vertices);
+        for ((n0, d0), (n1, d1)) in got.planes.iter().zip(&poly.planes) {
+            assert!((*n0 - *n1).length() < 1e-12 && (d0 - d1).abs() < 1e-9);
+        }
+        // over the plane cap, a loop off its plane, an index out of range,
+        // a normal not of unit length, counts that disagree: the hull
+        assert!(exact(&written(normals.clone(), poly.faces.clone()), 5).is_none());
+        let mut off = poly.faces.clone();
+        off[0] = poly.faces[1].clone();
+        assert!(exact(&written(normals.clone(), off), 64).is_none());
+        let mut far = poly.faces.clone();
+        far[2][0] = 99;
+        assert!(exact(&written(normals.clone(), far), 64).is_none());
+        let mut long = normals.clone();
+        long[3] = [2.0, 0.0, 0.0];
+        assert!(exact(&written(long, poly.faces.clone()), 64).is_none());
+        assert!(exact(&written(normals[1..].to_vec(), poly.faces.clone()), 64).is_none());
+        let plain = AuthoredPiece {
+            points: poly.vertices.clone(),
+            faces: None,
+        };
+        assert!(exact(&plain, 64).is_none());
+    }
+
     fn settings(concavity: f64) -> PieceSettings {
         PieceSettings {
             concavity,
@@ -542,7 +841,7 @@ mod tests {
         // the L's hull bulges half a cell over its inside corner: within
         // a bound of 0.6 one piece does
         let l = vec![[0, 0, 0], [1, 0, 0], [0, 1, 0]];
-        let d = decompose(&cells_bsp(&l), &settings(0.6)).unwrap();
+        let d = decompose(&cells_bsp(&l), &settings(0.6), None).unwrap();
         assert_eq!(d.pieces.len(), 1, "{d:?}");
         assert!(d.concavity > 0.45 && d.concavity <= 0.6, "{d:?}");
     }
@@ -552,7 +851,7 @@ mod tests {
         let u = vec![[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0], [2, 1, 0]];
         let mut s = settings(0.05);
         s.max_pieces = 2;
-        let d = decompose(&cells_bsp(&u), &s).unwrap();
+        let d = decompose(&cells_bsp(&u), &s, None).unwrap();
         assert_eq!(d.pieces.len(), 2, "{d:?}");
         assert!(d.over_bound && d.concavity > 0.05, "{d:?}");
     }

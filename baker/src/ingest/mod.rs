@@ -177,6 +177,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     let mut worlds: Vec<Option<DAffine3>> = vec![None; root.nodes.len()];
     let mut colliders: Vec<NodeShape> = Vec::new();
     let mut unread_triggers = 0usize;
+    // compounds `baker export` writes: a concave object's node (by node,
+    // its scene mesh) whose children are its convex pieces
+    let mut compounds = Compounds::new(root.nodes.len());
 
     // which nodes start the walk
     let roots: Vec<usize> = match root.scene.map(|s| s.value()).or(if root.scenes.is_empty() {
@@ -206,13 +209,13 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     // walk the hierarchy depth-first, in document order
     let mut visited = vec![false; root.nodes.len()];
     // (node, parent's world transform, depth, the motion of the body the
-    // node is in)
-    let mut stack: Vec<(usize, DAffine3, usize, Motion)> = roots
+    // node is in, the parent node)
+    let mut stack: Vec<(usize, DAffine3, usize, Motion, Option<usize>)> = roots
         .iter()
         .rev()
-        .map(|&n| (n, DAffine3::IDENTITY, 0, Motion::Static))
+        .map(|&n| (n, DAffine3::IDENTITY, 0, Motion::Static, None))
         .collect();
-    while let Some((ni, parent, depth, inherited)) = stack.pop() {
+    while let Some((ni, parent, depth, inherited, parent_node)) = stack.pop() {
         let node = root
             .nodes
             .get(ni)
@@ -229,6 +232,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         }
         let world = parent * local_transform(node, ni)?;
         worlds[ni] = Some(world);
+        compounds.parent[ni] = parent_node;
         let body = physics::node_body(node)
             .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: {e}")))?;
         unread_triggers += usize::from(body.unread_trigger);
@@ -247,7 +251,9 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         // a mesh node's own extras say how its object moves
         let (own_motion, own_trigger) = extras_role(node)
             .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: extras: {e}")))?;
-        if let Some(mi) = node.mesh.map(|m| m.value()) {
+        // a compound's piece is read with its collider, not drawn
+        let piece = compounds.piece_of(node, ni).is_some();
+        if let Some(mi) = node.mesh.map(|m| m.value()).filter(|_| !piece) {
             let scene_mesh = scene_mesh_of(
                 doc,
                 &views,
@@ -295,6 +301,19 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     .collect(),
             };
             let corners = box_corners(&scene.meshes[scene_mesh]);
+            // a concave object whose children are its convex pieces
+            let compound = extras(node)
+                .and_then(|x| x.get("kiln_pieces").and_then(|v| v.as_u64()))
+                .filter(|_| instancing.is_none());
+            let physics = compound.map(|n| {
+                compounds.mesh_of.insert(ni, scene_mesh);
+                Authored {
+                    kind: ColliderKind::Bsp,
+                    rule: format!(
+                        "a concave solid whose {n} child nodes are its convex pieces (extras kiln_pieces)"
+                    ),
+                }
+            });
             let mut singular = 0usize;
             for (name, transform) in placements {
                 if !placeable(&corners, &transform)
@@ -309,8 +328,8 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     transform,
                     extras_collider: extras_collider.clone(),
                     layers: layers.clone(),
-                    physics: None,
-                    beside_collider,
+                    physics: physics.clone(),
+                    beside_collider: beside_collider && physics.is_none(),
                     motion: own_motion.unwrap_or(motion),
                     trigger: own_trigger,
                 });
@@ -322,7 +341,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             }
         }
         for c in node.children.iter().flatten().rev() {
-            stack.push((c.value(), world, depth + 1, motion));
+            stack.push((c.value(), world, depth + 1, motion, Some(ni)));
         }
     }
     add_colliders(
@@ -330,7 +349,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         &views,
         &catalog,
         &colliders,
-        &worlds,
+        (&worlds, &compounds),
         &mut scene,
         &mut mesh_map,
     )?;
@@ -386,6 +405,107 @@ fn extras_role(node: &json::Node) -> Result<(Option<Motion>, bool), String> {
         Some(v) => return Err(format!("trigger {v} is not true or false")),
     };
     Ok((motion, trigger))
+}
+
+/// The compounds `baker export` writes: a concave object's node says
+/// `"extras": {"kiln_pieces": N}` and each child carrying one of its convex
+/// pieces says `"extras": {"kiln_piece": k}` (with a convex-hull collider
+/// of its own mesh, which physics engines read as the body's compound).
+struct Compounds {
+    /// Each reached node's parent.
+    parent: Vec<Option<usize>>,
+    /// The compound objects' nodes and their scene meshes (ordered, so the
+    /// first node placing a mesh is found the same way every time).
+    mesh_of: std::collections::BTreeMap<usize, usize>,
+}
+
+impl Compounds {
+    fn new(nodes: usize) -> Self {
+        Compounds {
+            parent: vec![None; nodes],
+            mesh_of: Default::default(),
+        }
+    }
+
+    /// The compound object node `ni` is a piece of, if it is one.
+    fn piece_of(&self, node: &json::Node, ni: usize) -> Option<usize> {
+        let parent = self.parent.get(ni).copied().flatten()?;
+        extras(node)?.get("kiln_piece")?;
+        self.mesh_of.contains_key(&parent).then_some(parent)
+    }
+}
+
+/// A compound piece in its object's mesh space: its collider's mesh under
+/// the piece node's own transform (the object's frame is the parent's),
+/// with the faces `baker export` wrote in its extras (`kiln_normals`,
+/// `kiln_faces`) when the node places the mesh as it is.
+fn piece_points(
+    doc: &document::Document,
+    views: &accessor::Views,
+    (node, ni): (&json::Node, usize),
+    c: physics::NodeCollider,
+    cache: &mut MeshCache,
+    warnings: &mut Vec<String>,
+) -> Result<crate::scene::AuthoredPiece, IngestErrorKind> {
+    let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: convex piece: {e}"));
+    let physics::NodeCollider::Node { node: target, .. } = c else {
+        return Err(bad("its collider is not its mesh's hull".into()));
+    };
+    if target != ni {
+        return Err(bad(format!(
+            "its collider names node {target}, not its own mesh"
+        )));
+    }
+    let mi = node
+        .mesh
+        .map(|m| m.value())
+        .ok_or_else(|| bad("no mesh".into()))?;
+    if let Some(u) = cache.used.get_mut(mi) {
+        *u = true;
+    }
+    let weights = node.weights.clone().unwrap_or_default();
+    let m = read_mesh(doc, views, mi, &weights, warnings)?;
+    let local = local_transform(node, ni)?;
+    let points = m
+        .positions
+        .iter()
+        .map(|p| {
+            local
+                .transform_point3(DVec3::from(p.map(f64::from)))
+                .as_vec3()
+                .to_array()
+        })
+        .collect();
+    // the faces as written, read leniently: anything off and the piece is
+    // the hull of its points
+    let faces = (local == DAffine3::IDENTITY)
+        .then(|| {
+            let x = extras(node)?;
+            let normals = x
+                .get("kiln_normals")?
+                .as_array()?
+                .iter()
+                .map(|n| {
+                    let a = n.as_array()?;
+                    let v: Vec<f64> = a.iter().filter_map(serde_json::Value::as_f64).collect();
+                    (v.len() == 3 && a.len() == 3).then(|| [v[0], v[1], v[2]])
+                })
+                .collect::<Option<Vec<[f64; 3]>>>()?;
+            let loops = x
+                .get("kiln_faces")?
+                .as_array()?
+                .iter()
+                .map(|l| {
+                    l.as_array()?
+                        .iter()
+                        .map(|i| i.as_u64().and_then(|i| u32::try_from(i).ok()))
+                        .collect::<Option<Vec<u32>>>()
+                })
+                .collect::<Option<Vec<Vec<u32>>>>()?;
+            Some(crate::scene::PieceFaces { normals, loops })
+        })
+        .flatten();
+    Ok(crate::scene::AuthoredPiece { points, faces })
 }
 
 /// A collider or trigger a node's physics extension authors, with the
@@ -489,7 +609,7 @@ fn add_colliders(
     views: &accessor::Views,
     catalog: &physics::Catalog,
     colliders: &[NodeShape],
-    worlds: &[Option<DAffine3>],
+    (worlds, compounds): (&[Option<DAffine3>], &Compounds),
     scene: &mut Scene,
     mesh_map: &mut MeshCache,
 ) -> Result<(), IngestErrorKind> {
@@ -510,6 +630,22 @@ fn add_colliders(
         scene
             .authored_physics
             .get_or_insert_with(|| c.extension().to_string());
+        // a compound's piece: its hull's points join its object's pieces
+        // (the object's first node, when several place one mesh)
+        if let Some(object) = compounds.piece_of(node, ni) {
+            let mesh = compounds.mesh_of[&object];
+            let first = compounds
+                .mesh_of
+                .iter()
+                .find(|(_, m)| **m == mesh)
+                .map(|(&n, _)| n);
+            if first == Some(object) {
+                let points =
+                    piece_points(doc, views, (node, ni), c, mesh_map, &mut scene.warnings)?;
+                scene.pieces.entry(mesh).or_default().push(points);
+            }
+            continue;
+        }
         let name = node.name.clone().unwrap_or_else(|| format!("node{ni}"));
         let (mesh, transform, authored) = match c {
             NodeCollider::Node {

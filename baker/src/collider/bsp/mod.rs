@@ -141,3 +141,37 @@ fn collider(
     }
     Ok(c)
 }
+
+/// A solid for convex pieces, nearer the render mesh than a collider need
+/// be: the watertight surface of `welded` within `tolerance` (mesh units),
+/// with as few faces as that allows, and its tree without bevels (the
+/// pieces take its solid cells; bevels would only cut them finer). Returns
+/// the solid and how far its surface stands outside the render mesh (mesh
+/// units, measured).
+pub fn solid_for_pieces(
+    welded: &WeldedMesh,
+    tolerance: f64,
+) -> Result<(BuiltCollider, f64), String> {
+    let c = watertight(
+        welded,
+        SurfaceSettings {
+            tolerance,
+            max_faces: 4,
+        },
+    )?;
+    let out = c.fidelity.collider_to_render;
+    if c.convex {
+        // a hull of last resort stands far off: no better than the collider
+        return Err("the surface for pieces fell back to the convex hull".into());
+    }
+    let b = tree::build(
+        &c.vertices,
+        &c.triangles,
+        tree::BspOptions {
+            bevels: false,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| format!("no BSP tree for pieces: {e}"))?;
+    Ok((BuiltCollider::Bsp(b), out))
+}

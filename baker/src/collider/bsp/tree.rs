@@ -377,11 +377,22 @@ pub fn inside(bsp: &BuiltBsp, p: DVec3) -> bool {
     descend(&bsp.nodes, &bsp.planes, p)
 }
 
-/// The convex cells of the stored tree's solid leaves, each as its corner
-/// points: cut from a box around the surface by the (f32) planes on the
-/// way down, so together they are the solid the runtime answers with.
-/// A bevel chain is one leaf (bevels only touch their cell).
-pub fn solid_cells(bsp: &BuiltBsp) -> Vec<Vec<DVec3>> {
+/// A convex cell of a solid leaf: its corners and its faces.
+#[derive(Clone, Debug)]
+pub struct SolidCell {
+    /// The corners, each once.
+    pub points: Vec<DVec3>,
+    /// The faces, each as its outward normal, offset (`n·p = d` on it) and
+    /// convex loop. Two cells on either side of a splitting plane have
+    /// faces with exactly opposite `(n, d)`.
+    pub faces: Vec<(DVec3, f64, Vec<DVec3>)>,
+}
+
+/// The convex cells of the stored tree's solid leaves: cut from a box
+/// around the surface by the (f32) planes on the way down, so together
+/// they are the solid the runtime answers with. A bevel chain is one leaf
+/// (bevels only touch their cell).
+pub fn solid_cells(bsp: &BuiltBsp) -> Vec<SolidCell> {
     let verts = &bsp.surface.vertices;
     let Some(first) = verts.first() else {
         return Vec::new();
@@ -415,7 +426,10 @@ pub fn solid_cells(bsp: &BuiltBsp) -> Vec<Vec<DVec3>> {
                     pts.push(*p);
                 }
             }
-            out.push(pts);
+            out.push(SolidCell {
+                points: pts,
+                faces: cell.into_iter().map(|f| (f.n, f.d, f.points)).collect(),
+            });
             continue;
         }
         let [k, front, back] = bsp.nodes[at as usize];
