@@ -237,12 +237,13 @@ pub fn classify(
                 (kind, rule, false, false)
             });
             // convex pieces: asked for by name, authored (a compound), or a
-            // dynamic body's (a physics engine simulates a moving body
-            // only as convex shapes)
+            // dynamic body's whose collider is not convex (a physics engine
+            // simulates a moving body only as convex shapes)
             let mut shape = shape;
             let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
             let authored = scene.pieces.contains_key(&inst.mesh);
-            if asked || authored || (dynamic && kind == ColliderKind::Bsp) {
+            let concave = matches!(kind, ColliderKind::Bsp | ColliderKind::TriMesh);
+            if asked || authored || (dynamic && concave) {
                 shape.decompose = true;
             }
             (automatic, kind, rule, shape, render_only)
@@ -275,13 +276,21 @@ pub fn classify(
         .into_iter()
         .zip(enclosed)
         .zip(scene.instances.iter().zip(&rule_of))
-        .map(|(((_, mut kind, mut rule, shape, render_only), enclosed), (inst, project_rule))| {
+        .map(|(((_, mut kind, mut rule, mut shape, render_only), enclosed), (inst, project_rule))| {
             if let Some(o) = enclosed {
                 kind = ColliderKind::TriMesh;
                 rule = format!(
                     "auto: triangle mesh (a level shell: it encloses {}, so it is a surface, not a solid)",
                     scene.instances[o].name
                 );
+            }
+            // a triangle mesh bounds no solid: its pieces are cut from one
+            // remeshed for them, which a dynamic body needs and a static
+            // mesh (a level's floors, walls and shells, on `--decompose`)
+            // does not
+            let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
+            if kind == ColliderKind::TriMesh && !dynamic && !scene.pieces.contains_key(&inst.mesh) {
+                shape.decompose = false;
             }
             if let Some((k, r)) = project_rule
                 && (r.collider.is_none() || inst.physics.is_some())

@@ -379,14 +379,14 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 /// own mesh with `convexHull` for polytopes, and the node's own mesh as
 /// triangles for triangle meshes and concave solids (which also say
 /// `"extras": {"kiln_collider": "concave"}`, so Kiln bakes them back as
-/// solids). A concave solid with convex pieces (not a trigger) is a
-/// compound instead, as the extension makes one: its node holds the body
+/// solids). A concave solid or triangle mesh with convex pieces (not a
+/// trigger) is a compound instead, as the extension makes one: its node holds the body
 /// (its motion) and no collider, and one child node per piece holds that
 /// piece's mesh as a `convexHull` collider, so physics engines simulate the
 /// pieces; the object's node says `"kiln_pieces": N` and each piece's
 /// `"kiln_piece": k` (with its faces' normals and loops, `kiln_normals`
 /// and `kiln_faces`) in `extras`, so Kiln bakes the object back as the
-/// same concave solid with the same pieces. Each node's mesh is also its
+/// same concave solid or triangle mesh with the same pieces. Each node's mesh is also its
 /// preview (spheres and capsules
 /// tessellated with [`SEGMENTS`] segments), so any glTF viewer shows the
 /// colliders and physics-aware tools (Blender, Godot, Bevy) read them as
@@ -410,7 +410,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         // a decomposed solid is a compound of its pieces
         let pieces = a
             .decomposition(inst.collider.to_native())
-            .filter(|_| matches!(shape, S::Bsp(_)) && !inst.is_trigger());
+            .filter(|_| matches!(shape, S::Bsp(_) | S::TriMesh(_)) && !inst.is_trigger());
         let m = a.rows(inst).world_from_local;
         let cols = [0, 1, 2].map(|c| glam::Vec3::new(m[c], m[4 + c], m[8 + c]));
         // a glTF node holds rotation and (non-uniform) scale, not shear
@@ -448,7 +448,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         .unwrap_or_else(|| {
             let ni = nodes.len();
             match shape {
-                S::Bsp(_) if pieces.is_some() => serde_json::Value::Null,
+                S::Bsp(_) | S::TriMesh(_) if pieces.is_some() => serde_json::Value::Null,
                 S::Polytope(_) => json!({"node": ni, "convexHull": true}),
                 S::Bsp(_) => {
                     node["extras"]["kiln_collider"] = json!("concave");
@@ -474,7 +474,9 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         // a trigger volume is a trigger, not a collider; a compound's
         // colliders are its pieces'; a mover's body says how it moves
         let mut body = if pieces.is_some() {
-            node["extras"]["kiln_collider"] = json!("concave");
+            if matches!(shape, S::Bsp(_)) {
+                node["extras"]["kiln_collider"] = json!("concave");
+            }
             json!({})
         } else if inst.is_trigger() {
             json!({"trigger": collider(geometry)})

@@ -239,10 +239,32 @@ fn broken_mesh(rng: &mut Rng) -> Vec<[DVec3; 3]> {
 #[test]
 fn random_and_broken_meshes_get_pieces_or_an_error_never_a_panic() {
     let mut rng = Rng::new(68);
-    let mut made = 0;
+    let (mut made, mut baked) = (0, 0);
     for case in 0..60 {
         let tris = broken_mesh(&mut rng);
         let w = welded(&tris);
+        // the whole bake, as a dynamic body (pieces for any collider that
+        // is not convex, a triangle mesh's from a solid made for them):
+        // an archive that opens, whatever the mesh
+        let (v, t) = indexed(&tris);
+        let mesh = SceneMesh::new(
+            "broken",
+            v.iter().map(|p| p.map(|x| x as f32)).collect(),
+            &t,
+        );
+        let scene = Scene {
+            instances: vec![SceneInstance {
+                name: "broken".into(),
+                mesh: 0,
+                motion: Motion::Dynamic,
+                ..SceneInstance::default()
+            }],
+            meshes: vec![mesh],
+            ..Scene::default()
+        };
+        let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes)
+            .unwrap_or_else(|e| panic!("case {case}: {e}"));
+        baked += usize::from(level.archive().decompositions.len() == 1);
         let settings = BakeSettings::default();
         let Ok((collider, _)) = bsp::build(&w, settings.shape_settings(), 1.0) else {
             continue;
@@ -272,6 +294,10 @@ fn random_and_broken_meshes_get_pieces_or_an_error_never_a_panic() {
         }
     }
     assert!(made >= 20, "only {made} of 60 meshes decomposed");
+    assert!(
+        baked >= 20,
+        "only {baked} of 60 dynamic bodies baked with pieces"
+    );
 }
 
 /// Which objects get pieces: those that ask (node extras `collider =
@@ -296,9 +322,15 @@ fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
             motion,
             ..SceneInstance::default()
         };
+    // an L with a face missing: open, so its collider is its triangles
+    let mut open = l("open_l");
+    open.triangles.remove(0);
+    open.source_ids.remove(0);
     let scene = Scene {
-        meshes: vec![l("l"), cube],
+        meshes: vec![l("l"), cube, open],
         instances: vec![
+            object("open_static", 2, 7.0, None, Motion::Static),
+            object("open_dynamic", 2, 8.0, None, Motion::Dynamic),
             object("static", 0, 0.0, None, Motion::Static),
             object("asks", 0, 1.0, Some("decompose"), Motion::Static),
             object(
@@ -318,12 +350,39 @@ fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
     let pieces_of = |settings: &BakeSettings| {
         let level = Level::from_bytes(&bake_scene(&scene, settings).bytes).expect("opens");
         let a = level.archive();
+        // the open L's collider is its triangles; its pieces are cut from
+        // a solid remeshed for them (the voxel remesh rounds the L's
+        // edges, so more than the closed L's two), within the bound of
+        // the render mesh (2% of the diagonal) and covering it
+        for i in 0..a.instances.len() {
+            let c = a.instances[i].collider.to_native();
+            if a.instance_name(i).starts_with("open") {
+                assert_eq!(a.colliders[c as usize].kind_name(), "trimesh");
+                if let Some(d) = a.decomposition(c) {
+                    let n = d.pieces.len();
+                    assert!((2..=16).contains(&n), "{n}: {}", a.instance_rule(i));
+                    let bound = 0.02 * DVec3::new(2.0, 2.0, 1.0).length() as f32;
+                    assert!(
+                        d.concavity.to_native() <= 1.1 * bound,
+                        "{}",
+                        a.instance_rule(i)
+                    );
+                    assert!(d.coverage.to_native() <= bound, "{}", a.instance_rule(i));
+                }
+            }
+        }
         let mut out: Vec<(String, usize)> = (0..a.instances.len())
             .map(|i| {
                 let inst = &a.instances[i];
                 let n = a
                     .decomposition(inst.collider.to_native())
                     .map_or(0, |d| d.pieces.len());
+                // the open L: whether it has pieces (counted above)
+                let n = if a.instance_name(i).starts_with("open") {
+                    n.min(1)
+                } else {
+                    n
+                };
                 (a.instance_name(i).to_string(), n)
             })
             .collect();
@@ -352,9 +411,12 @@ fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
             ("ruled", 2),
             ("ruled_kind", 2),
             ("convex_dynamic", 0),
+            ("open_static", 0),
+            ("open_dynamic", 1),
         ])
     );
-    // `--decompose`: every concave solid
+    // `--decompose`: every concave solid (a static triangle mesh stays
+    // without: its pieces would need a solid made for them)
     settings.rules.clear();
     settings.decompose = true;
     assert_eq!(
@@ -367,6 +429,8 @@ fn pieces_go_to_the_objects_that_ask_and_to_dynamic_bodies() {
             ("ruled", 2),
             ("ruled_kind", 2),
             ("convex_dynamic", 0),
+            ("open_static", 0),
+            ("open_dynamic", 1),
         ])
     );
 }

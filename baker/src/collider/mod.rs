@@ -321,9 +321,25 @@ fn build_collider(
         )
     };
     let kept = |why: String| tri(Some(Note::KeptAsTriangles(why)));
+    // a triangle mesh bounds no solid: its pieces are cut from one made
+    // for them; a solid that could not be made (kept as triangles) has
+    // none, and says why
+    let no_solid = |why: String| ColliderBuild {
+        pieces: p
+            .settings
+            .decompose
+            .then(|| Err(format!("no convex pieces: no solid ({why})"))),
+        ..kept(why)
+    };
     match p.input {
-        ColliderInput::Triangles => tri(None),
-        ColliderInput::Fallback(why) => kept(why),
+        ColliderInput::Triangles => ColliderBuild {
+            pieces: p
+                .settings
+                .decompose
+                .then(|| triangle_pieces(welded, p.settings, p.scale, authored)),
+            ..tri(None)
+        },
+        ColliderInput::Fallback(why) => no_solid(why),
         ColliderInput::Polytope => {
             match polytope::polytope(&welded.vertices, p.settings.max_planes.get()) {
                 Ok((poly, cap)) => plain(BuiltCollider::Polytope(poly), cap.map(Note::Capped)),
@@ -352,13 +368,7 @@ fn build_collider(
                     ..plain(collider, Some(note))
                 }
             }
-            Err(why) => ColliderBuild {
-                pieces: p
-                    .settings
-                    .decompose
-                    .then(|| Err(format!("no convex pieces: no solid ({why})"))),
-                ..kept(why)
-            },
+            Err(why) => no_solid(why),
         },
     }
 }
@@ -426,19 +436,8 @@ fn built_pieces(
     let BuiltCollider::Bsp(_) = collider else {
         return None;
     };
-    let (lo, hi) = welded.vertices.iter().fold(
-        (
-            glam::DVec3::splat(f64::INFINITY),
-            glam::DVec3::splat(f64::NEG_INFINITY),
-        ),
-        |(lo, hi), v| {
-            let v = glam::DVec3::from(v.map(f64::from));
-            (lo.min(v), hi.max(v))
-        },
-    );
-    let diagonal = (hi - lo).length();
     let scale = scale.max(f64::MIN_POSITIVE);
-    let bound = settings.decompose_concavity.local(diagonal, scale);
+    let bound = concavity_bound(welded, settings, scale);
     // how far the collider stands outside the render mesh (mesh units)
     let out = match note {
         Note::Surface { fidelity, .. } => fidelity.collider_to_render / scale,
@@ -457,8 +456,59 @@ fn built_pieces(
         Some((s, o)) => (s, *o),
         None => (collider, out),
     };
+    Some(merged_pieces(welded, solid, out, bound, settings))
+}
+
+/// The concavity bound of a mesh's pieces in its own units, for a mesh
+/// placed at most `scale` times its size.
+fn concavity_bound(welded: &WeldedMesh, settings: ColliderSettings, scale: f64) -> f64 {
+    let (lo, hi) = welded.vertices.iter().fold(
+        (
+            glam::DVec3::splat(f64::INFINITY),
+            glam::DVec3::splat(f64::NEG_INFINITY),
+        ),
+        |(lo, hi), v| {
+            let v = glam::DVec3::from(v.map(f64::from));
+            (lo.min(v), hi.max(v))
+        },
+    );
+    settings
+        .decompose_concavity
+        .local((hi - lo).length(), scale.max(f64::MIN_POSITIVE))
+}
+
+/// The convex pieces of an object whose collider is a triangle mesh (an
+/// open or broken mesh, or one kept as triangles): the pieces are cut from
+/// a watertight solid made for them (within 0.9 of the bound), or taken
+/// from the file's compound; `Err` says why there are none (a floor-like
+/// sheet has no solid).
+fn triangle_pieces(
+    welded: &WeldedMesh,
+    settings: ColliderSettings,
+    scale: f64,
+    authored: Option<&[crate::scene::AuthoredPiece]>,
+) -> Result<BuiltPieces, String> {
+    let bound = concavity_bound(welded, settings, scale);
+    let (solid, out) = bsp::solid_for_pieces(welded, 0.9 * bound)
+        .map_err(|e| format!("no convex pieces: no solid ({e})"))?;
+    match authored {
+        Some(a) => authored_pieces(welded, &solid, a, settings),
+        None => Some(merged_pieces(welded, &solid, out, bound, settings)),
+    }
+    .unwrap_or_else(|| Err("no convex pieces: no solid".into()))
+}
+
+/// The merged cells of `solid` (standing `out` outside the render mesh at
+/// most) within `bound` of the render mesh, with the archive's figures.
+fn merged_pieces(
+    welded: &WeldedMesh,
+    solid: &BuiltCollider,
+    out: f64,
+    bound: f64,
+    settings: ColliderSettings,
+) -> Result<BuiltPieces, String> {
     // merged hulls are judged against the render mesh itself
-    let made = pieces::of_collider(
+    let Some(made) = pieces::of_collider(
         solid,
         &pieces::PieceSettings {
             concavity: bound,
@@ -466,25 +516,25 @@ fn built_pieces(
             max_planes: settings.max_planes.get(),
         },
         Some(welded),
-    )?;
-    Some(
-        made.map(|d| {
-            // the pieces' bulge past the render mesh where they merged
-            // cells, or the solid's where a piece is its own; what they
-            // miss of the render mesh measured on it (every vertex and as
-            // many samples as the collider's fidelity takes)
-            let samples = bsp::surface::fidelity::samples(
-                &welded.vertices,
-                &welded.triangles,
-                bsp::surface::fidelity::SAMPLES,
-                0x91ece,
-            );
-            BuiltPieces {
-                concavity: d.concavity.max(out),
-                coverage: pieces::coverage(&d.pieces, &samples),
-                decomposition: d,
-            }
-        })
-        .map_err(|e| format!("no convex pieces: {e}")),
-    )
+    ) else {
+        return Err("no convex pieces: no solid".into());
+    };
+    made.map(|d| {
+        // the pieces' bulge past the render mesh where they merged
+        // cells, or the solid's where a piece is its own; what they
+        // miss of the render mesh measured on it (every vertex and as
+        // many samples as the collider's fidelity takes)
+        let samples = bsp::surface::fidelity::samples(
+            &welded.vertices,
+            &welded.triangles,
+            bsp::surface::fidelity::SAMPLES,
+            0x91ece,
+        );
+        BuiltPieces {
+            concavity: d.concavity.max(out),
+            coverage: pieces::coverage(&d.pieces, &samples),
+            decomposition: d,
+        }
+    })
+    .map_err(|e| format!("no convex pieces: {e}"))
 }

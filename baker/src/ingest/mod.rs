@@ -307,10 +307,17 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                 .filter(|_| instancing.is_none());
             let physics = compound.map(|n| {
                 compounds.mesh_of.insert(ni, scene_mesh);
+                // a concave solid, else the triangles it was
+                let (kind, what) =
+                    if extras_str(node, "kiln_collider").as_deref() == Some("concave") {
+                        (ColliderKind::Bsp, "a concave solid")
+                    } else {
+                        (ColliderKind::TriMesh, "a triangle mesh")
+                    };
                 Authored {
-                    kind: ColliderKind::Bsp,
+                    kind,
                     rule: format!(
-                        "a concave solid whose {n} child nodes are its convex pieces (extras kiln_pieces)"
+                        "{what} whose {n} child nodes are its convex pieces (extras kiln_pieces)"
                     ),
                 }
             });
