@@ -478,10 +478,10 @@ fn concavity_bound(welded: &WeldedMesh, settings: ColliderSettings, scale: f64) 
 }
 
 /// The convex pieces of an object whose collider is a triangle mesh (an
-/// open or broken mesh, or one kept as triangles): the pieces are cut from
-/// a watertight solid made for them (within 0.9 of the bound), or taken
-/// from the file's compound; `Err` says why there are none (a floor-like
-/// sheet has no solid).
+/// open or broken mesh): the pieces are cut from a watertight solid made
+/// for them (its holes filled where each is a simple loop, else remeshed;
+/// within 0.9 of the bound), or taken from the file's compound; `Err` says
+/// why there are none (a floor-like sheet has no solid).
 fn triangle_pieces(
     welded: &WeldedMesh,
     settings: ColliderSettings,
@@ -489,7 +489,12 @@ fn triangle_pieces(
     authored: Option<&[crate::scene::AuthoredPiece]>,
 ) -> Result<BuiltPieces, String> {
     let bound = concavity_bound(welded, settings, scale);
-    let (solid, out) = bsp::solid_for_pieces(welded, 0.9 * bound)
+    // an open prop (a crate without its bottom) closed by filling its
+    // holes keeps its corners, where the voxel remesher would round them
+    // (not for a solid's finer surface: there a capped opening, such as a
+    // hose's end, would count as the object)
+    let filled = bsp::fill_holes(welded);
+    let (solid, out) = bsp::solid_for_pieces(filled.as_ref().unwrap_or(welded), 0.9 * bound)
         .map_err(|e| format!("no convex pieces: no solid ({e})"))?;
     match authored {
         Some(a) => authored_pieces(welded, &solid, a, settings),

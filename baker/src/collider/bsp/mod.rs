@@ -175,3 +175,124 @@ pub fn solid_for_pieces(
     .map_err(|e| format!("no BSP tree for pieces: {e}"))?;
     Ok((BuiltCollider::Bsp(b), out))
 }
+
+/// Most edges a hole [`fill_holes`] closes may have.
+pub const MAX_HOLE_EDGES: usize = 64;
+
+/// `mesh` with each hole closed by a fan from the hole's centroid, when
+/// every hole is a simple loop of at most [`MAX_HOLE_EDGES`] edges and
+/// every edge is used once each way or once only (on a hole); `None` when
+/// the mesh is closed already or its holes are not that simple (the
+/// watertight surface then remeshes it).
+pub fn fill_holes(mesh: &WeldedMesh) -> Option<WeldedMesh> {
+    use std::collections::{BTreeMap, HashMap};
+    let mut directed: HashMap<(u32, u32), u32> = HashMap::new();
+    for t in &mesh.triangles {
+        for k in 0..3 {
+            *directed.entry((t[k], t[(k + 1) % 3])).or_default() += 1;
+        }
+    }
+    // a hole's edge is used one way only; the fill runs it the other way
+    let mut next: BTreeMap<u32, u32> = BTreeMap::new();
+    for (&(a, b), &n) in &directed {
+        let back = directed.get(&(b, a)).copied().unwrap_or(0);
+        if n > 1 || back > 1 {
+            return None;
+        }
+        if back == 0 && next.insert(b, a).is_some() {
+            // two holes meet at a vertex
+            return None;
+        }
+    }
+    if next.is_empty() {
+        return None;
+    }
+    let mut out = mesh.clone();
+    let source = mesh.source_ids.iter().max().map_or(0, |m| m + 1);
+    let mut left = next;
+    while let Some((&start, _)) = left.iter().next() {
+        let mut ring = vec![start];
+        let mut at = start;
+        loop {
+            let to = left.remove(&at)?;
+            if to == start {
+                break;
+            }
+            if ring.len() >= MAX_HOLE_EDGES {
+                return None;
+            }
+            ring.push(to);
+            at = to;
+        }
+        let c = ring
+            .iter()
+            .map(|&v| glam::DVec3::from(mesh.vertices[v as usize].map(f64::from)))
+            .sum::<glam::DVec3>()
+            / ring.len() as f64;
+        let ci = out.vertices.len() as u32;
+        out.vertices.push(c.as_vec3().to_array());
+        for k in 0..ring.len() {
+            out.triangles
+                .push([ring[k], ring[(k + 1) % ring.len()], ci]);
+            out.source_ids.push(source);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geom::topology::closed_and_volume;
+    use crate::geom::weld::weld;
+    use crate::scene::SceneMesh;
+
+    #[test]
+    fn holes_are_filled_only_when_each_is_a_simple_loop() {
+        let cube = weld(&SceneMesh::cuboid("cube", [0.0; 3], [1.0, 2.0, 3.0]));
+        assert_eq!(
+            closed_and_volume(&cube.vertices, &cube.triangles),
+            (true, 48.0)
+        );
+        // closed already: nothing to fill
+        assert!(fill_holes(&cube).is_none());
+        // a face missing: the square hole closed, the volume the box's
+        let mut open = cube.clone();
+        open.triangles.drain(0..2);
+        open.source_ids.drain(0..2);
+        assert!(!closed_and_volume(&open.vertices, &open.triangles).0);
+        let filled = fill_holes(&open).expect("one square hole");
+        let (closed, volume) = closed_and_volume(&filled.vertices, &filled.triangles);
+        assert!(closed && (volume - 48.0).abs() < 1e-9, "{volume}");
+        assert_eq!(filled.triangles.len(), 10 + 4);
+        // two faces missing that share an edge: one hole of six edges,
+        // not flat (its fan cuts the missing corner off)
+        let faces = |t: &[u32; 3]| {
+            let n = glam::Vec3::from(cube.vertices[t[1] as usize])
+                - glam::Vec3::from(cube.vertices[t[0] as usize]);
+            let m = glam::Vec3::from(cube.vertices[t[2] as usize])
+                - glam::Vec3::from(cube.vertices[t[0] as usize]);
+            n.cross(m).normalize()
+        };
+        let without = |drop: &[glam::Vec3]| {
+            let mut m = cube.clone();
+            let keep: Vec<bool> = m
+                .triangles
+                .iter()
+                .map(|t| !drop.iter().any(|d| faces(t).dot(*d) > 0.99))
+                .collect();
+            let mut k = keep.iter();
+            m.triangles.retain(|_| *k.next().unwrap());
+            let mut k = keep.iter();
+            m.source_ids.retain(|_| *k.next().unwrap());
+            m
+        };
+        let two = fill_holes(&without(&[glam::Vec3::X, glam::Vec3::Y])).expect("one hole");
+        let (closed, volume) = closed_and_volume(&two.vertices, &two.triangles);
+        assert!(closed && volume > 0.0 && volume <= 48.0, "{volume}");
+        // a box's two opposite faces missing: two square holes, both filled
+        let tube = fill_holes(&without(&[glam::Vec3::Z, glam::Vec3::NEG_Z])).expect("two holes");
+        let (closed, volume) = closed_and_volume(&tube.vertices, &tube.triangles);
+        assert!(closed && (volume - 48.0).abs() < 1e-9, "{volume}");
+    }
+}
