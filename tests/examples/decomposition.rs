@@ -178,6 +178,8 @@ fn main() {
         "object", "triangles", "peer", "pieces", "verts", "concavity", "coverage", "seconds"
     );
     let mut skipped = Vec::new();
+    // (object, tool) -> (pieces, concavity, seconds), for the summary
+    let mut rows: HashMap<(String, &str), (usize, f64, f64)> = HashMap::new();
     for (name, tris, known) in &objects {
         let solid = Solid::new(tris.clone());
         let bound = coacd_bound(tris);
@@ -190,6 +192,7 @@ fn main() {
             match run {
                 Ok((pieces, seconds)) => {
                     let m = measure(&solid, &pieces, SAMPLES, 1);
+                    rows.insert((name.clone(), tool), (m.pieces, m.concavity, seconds));
                     let mut notes = Vec::new();
                     if m.flat > 0 {
                         notes.push(format!("{} flat, left out", m.flat));
@@ -221,7 +224,55 @@ fn main() {
             }
         }
     }
+    summary(
+        &objects.iter().map(|o| o.0.clone()).collect::<Vec<_>>(),
+        &rows,
+    );
     for (tool, why) in skipped {
         println!("SKIPPED {tool}: {why} (see this example's header to install it)");
     }
+}
+
+/// A tool's figures for one object: pieces, concavity, seconds.
+type Row = (usize, f64, f64);
+
+/// The targets over the objects every tool ran on: Kiln's
+/// concavity no worse than CoACD's, the median piece counts, at least 20×
+/// CoACD's speed, faster than V-HACD (one thread each).
+fn summary(names: &[String], rows: &HashMap<(String, &str), (usize, f64, f64)>) {
+    let both: Vec<(&Row, &Row, Option<&Row>)> = names
+        .iter()
+        .filter_map(|n| {
+            let k = rows.get(&(n.clone(), "kiln"))?;
+            let c = rows.get(&(n.clone(), "coacd"))?;
+            Some((k, c, rows.get(&(n.clone(), "vhacd"))))
+        })
+        .collect();
+    if both.is_empty() {
+        println!("summary: no object has both Kiln's and CoACD's row");
+        return;
+    }
+    let n = both.len();
+    let median = |mut v: Vec<usize>| {
+        v.sort_unstable();
+        let m = v.len() / 2;
+        if v.len().is_multiple_of(2) {
+            (v[m - 1] + v[m]) as f64 / 2.0
+        } else {
+            v[m] as f64
+        }
+    };
+    let no_worse = both.iter().filter(|(k, c, _)| k.1 <= c.1).count();
+    let fast = both.iter().filter(|(k, c, _)| 20.0 * k.2 <= c.2).count();
+    let with_v: Vec<_> = both
+        .iter()
+        .filter_map(|(k, _, v)| Some((k, (*v)?)))
+        .collect();
+    let beats_v = with_v.iter().filter(|(k, v)| k.2 < v.2).count();
+    println!(
+        "summary over {n} objects: concavity no worse than CoACD's on {no_worse}; median pieces {} (Kiln) against {} (CoACD); at least 20x CoACD on {fast}; faster than V-HACD on {beats_v} of {}",
+        median(both.iter().map(|b| b.0.0).collect()),
+        median(both.iter().map(|b| b.1.0).collect()),
+        with_v.len()
+    );
 }
