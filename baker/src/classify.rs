@@ -210,7 +210,9 @@ pub fn classify(
         .map(|i| world_box(&welded[i.mesh], &i.transform))
         .collect();
     // the kind each instance gets before the shell test
-    let first: Vec<(bool, ColliderKind, String, ColliderSettings, bool)> = scene
+    // (automatic, kind, rule, settings, render only, pieces asked for by name)
+    type First = (bool, ColliderKind, String, ColliderSettings, bool, bool);
+    let first: Vec<First> = scene
         .instances
         .iter()
         .zip(explicit)
@@ -236,17 +238,7 @@ pub fn classify(
                 let (kind, rule) = auto(&f, tolerance, concave_max, extent, &shape);
                 (kind, rule, false, false)
             });
-            // convex pieces: asked for by name, authored (a compound), or a
-            // dynamic body's whose collider is not convex (a physics engine
-            // simulates a moving body only as convex shapes)
-            let mut shape = shape;
-            let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
-            let authored = scene.pieces.contains_key(&inst.mesh);
-            let concave = matches!(kind, ColliderKind::Bsp | ColliderKind::TriMesh);
-            if asked || authored || (dynamic && concave) {
-                shape.decompose = true;
-            }
-            (automatic, kind, rule, shape, render_only)
+            (automatic, kind, rule, shape, render_only, asked)
         })
         .collect();
     // shells: a closed automatic solid that encloses another object is a
@@ -258,7 +250,7 @@ pub fn classify(
     let enclosed: Vec<Option<usize>> = first
         .par_iter()
         .enumerate()
-        .map(|(ii, (automatic, kind, _, _, _))| {
+        .map(|(ii, (automatic, kind, _, _, _, _))| {
             let solid = *automatic && !matches!(kind, ColliderKind::TriMesh | ColliderKind::None);
             if !solid {
                 return None;
@@ -276,7 +268,7 @@ pub fn classify(
         .into_iter()
         .zip(enclosed)
         .zip(scene.instances.iter().zip(&rule_of))
-        .map(|(((_, mut kind, mut rule, mut shape, render_only), enclosed), (inst, project_rule))| {
+        .map(|(((_, mut kind, mut rule, mut shape, render_only, asked), enclosed), (inst, project_rule))| {
             if let Some(o) = enclosed {
                 kind = ColliderKind::TriMesh;
                 rule = format!(
@@ -284,14 +276,22 @@ pub fn classify(
                     scene.instances[o].name
                 );
             }
-            // a triangle mesh bounds no solid: its pieces are cut from one
-            // remeshed for them, which a dynamic body needs and a static
-            // mesh (a level's floors, walls and shells, on `--decompose`)
-            // does not
+            // convex pieces (the kind final, shells found): asked for by
+            // name, authored (a compound), or a dynamic body's whose collider
+            // is not convex (a physics engine simulates a moving body only
+            // as convex shapes); a triangle mesh bounds no solid, so its
+            // pieces are cut from one made for them, which a dynamic body
+            // needs and a static mesh (a level's floors, walls and shells,
+            // on `--decompose`) does not
             let dynamic = motion_of(scene, settings, inst) == crate::scene::Motion::Dynamic;
-            if kind == ColliderKind::TriMesh && !dynamic && !scene.pieces.contains_key(&inst.mesh) {
-                shape.decompose = false;
-            }
+            let authored = scene.pieces.contains_key(&inst.mesh);
+            shape.decompose = match kind {
+                ColliderKind::Bsp => shape.decompose || asked || authored || dynamic,
+                ColliderKind::TriMesh => dynamic || authored,
+                // convex already: nothing to decompose (and no second
+                // collider for a flag that changes nothing)
+                _ => false,
+            };
             if let Some((k, r)) = project_rule
                 && (r.collider.is_none() || inst.physics.is_some())
             {

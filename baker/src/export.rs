@@ -380,14 +380,14 @@ fn glb_of(groups: &[Group]) -> Vec<u8> {
 /// triangles for triangle meshes and concave solids (which also say
 /// `"extras": {"kiln_collider": "concave"}`, so Kiln bakes them back as
 /// solids). A concave solid or triangle mesh with convex pieces (not a
-/// trigger) is a compound instead, as the extension makes one: its node holds the body
-/// (its motion) and no collider, and one child node per piece holds that
-/// piece's mesh as a `convexHull` collider, so physics engines simulate the
-/// pieces; the object's node says `"kiln_pieces": N` and each piece's
-/// `"kiln_piece": k` (with its faces' normals and loops, `kiln_normals`
-/// and `kiln_faces`) in `extras`, so Kiln bakes the object back as the
-/// same concave solid or triangle mesh with the same pieces. Each node's mesh is also its
-/// preview (spheres and capsules
+/// trigger) is a compound instead, as the extension makes one: its node
+/// holds the body (its motion) and no collider, and one child node per
+/// piece holds that piece's mesh as a `convexHull` collider, so physics
+/// engines simulate the pieces; the object's node says `"kiln_pieces": N`
+/// and each piece's `"kiln_piece": k` (with its faces' normals and loops,
+/// `kiln_normals` and `kiln_faces`) in `extras`, so Kiln bakes the object
+/// back as the same concave solid or triangle mesh with the same pieces.
+/// Each node's mesh is also its preview (spheres and capsules
 /// tessellated with [`SEGMENTS`] segments), so any glTF viewer shows the
 /// colliders and physics-aware tools (Blender, Godot, Bevy) read them as
 /// what they are. An instance whose transform has shear (no glTF node can
@@ -426,6 +426,10 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
                 m[11], 1.0
             ]);
         }
+        // glTF physics has no concave solid: the extras say it is one
+        if matches!(shape, S::Bsp(_)) {
+            node["extras"]["kiln_collider"] = json!("concave");
+        }
         // primitives are analytic (verification guarantees they are placed
         // by similarities); the rest name the node's own mesh
         let geometry = match shape {
@@ -450,10 +454,6 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
             match shape {
                 S::Bsp(_) | S::TriMesh(_) if pieces.is_some() => serde_json::Value::Null,
                 S::Polytope(_) => json!({"node": ni, "convexHull": true}),
-                S::Bsp(_) => {
-                    node["extras"]["kiln_collider"] = json!("concave");
-                    json!({"node": ni})
-                }
                 _ => json!({"node": ni}),
             }
         });
@@ -474,9 +474,6 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         // a trigger volume is a trigger, not a collider; a compound's
         // colliders are its pieces'; a mover's body says how it moves
         let mut body = if pieces.is_some() {
-            if matches!(shape, S::Bsp(_)) {
-                node["extras"]["kiln_collider"] = json!("concave");
-            }
             json!({})
         } else if inst.is_trigger() {
             json!({"trigger": collider(geometry)})

@@ -280,12 +280,10 @@ pub struct Decomposition {
     /// to [`MAX_PIECES`].
     pub pieces: Vec<Polytope>,
     /// How far the pieces reach beyond the object's render mesh, at most
-    /// (local units; sampled): the bulge of the pieces over the collider
-    /// plus the collider's own over the render mesh.
+    /// (local units; sampled on the pieces' surfaces).
     pub concavity: f32,
     /// How far the object's render mesh lies outside the pieces, at most
-    /// (local units): the collider's deviation inward (the pieces hold the
-    /// whole collider).
+    /// (local units; measured on the render mesh's vertices and samples).
     pub coverage: f32,
 }
 

@@ -113,6 +113,17 @@ pub struct PiecesRow {
     pub coverage: f32,
 }
 
+/// A polytope's payload bytes: its vertices, and its planes with their
+/// face loops and twins.
+fn polytope_bytes(p: &kiln_formats::polytope::ArchivedPolytope) -> (usize, usize) {
+    (
+        p.vertices.len() * 12,
+        p.planes.len() * 16
+            + (p.face_starts.len() + p.face_vertices.len()) * 4
+            + p.face_twins.len() * 2,
+    )
+}
+
 /// The full inspection report.
 #[derive(Debug, Serialize)]
 pub struct InspectReport {
@@ -199,10 +210,9 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                 max_depth = max_depth.max(st.depth);
             }
             ArchivedCollider::Polytope(p) => {
-                s.vertices += p.vertices.len() * 12;
-                s.planes += p.planes.len() * 16
-                    + (p.face_starts.len() + p.face_vertices.len()) * 4
-                    + p.face_twins.len() * 2;
+                let (vertices, planes) = polytope_bytes(p);
+                s.vertices += vertices;
+                s.planes += planes;
                 shape_rows.push((0, 0, "-"));
             }
             ArchivedCollider::Cuboid(_)
@@ -220,13 +230,9 @@ pub fn inspect(archive: &Archive) -> InspectReport {
         }
         shape_bytes.push(s.payload() - before);
     }
-    for d in a.decompositions.iter() {
-        for p in d.pieces.iter() {
-            s.pieces += p.vertices.len() * 12
-                + p.planes.len() * 16
-                + (p.face_starts.len() + p.face_vertices.len()) * 4
-                + p.face_twins.len() * 2;
-        }
+    for p in a.decompositions.iter().flat_map(|d| d.pieces.iter()) {
+        let (vertices, planes) = polytope_bytes(p);
+        s.pieces += vertices + planes;
     }
     s.instances = a.instances.len() * std::mem::size_of::<kiln_formats::level::ArchivedInstance>();
     s.top_nodes = a.top.nodes.node_bytes();

@@ -406,21 +406,27 @@ fn authored_pieces(
     };
     let made = pieces::authored(bsp, authored, settings.max_planes.get(), welded);
     Some(
-        made.map(|d| {
-            let samples = bsp::surface::fidelity::samples(
-                &welded.vertices,
-                &welded.triangles,
-                bsp::surface::fidelity::SAMPLES,
-                0x91ece,
-            );
-            BuiltPieces {
-                concavity: d.concavity,
-                coverage: pieces::coverage(&d.pieces, &samples),
-                decomposition: d,
-            }
-        })
-        .map_err(|e| format!("no convex pieces: {e}")),
+        made.map(|d| figured(welded, d, 0.0))
+            .map_err(|e| format!("no convex pieces: {e}")),
     )
+}
+
+/// Pieces with the archive's figures: their concavity, or `out` (how far
+/// the solid they were cut from stands outside the render mesh) where
+/// that is more, and what they miss of the render mesh, measured on it
+/// (every vertex and as many samples as the collider's fidelity takes).
+fn figured(welded: &WeldedMesh, d: pieces::Decomposition, out: f64) -> BuiltPieces {
+    let samples = bsp::surface::fidelity::samples(
+        &welded.vertices,
+        &welded.triangles,
+        bsp::surface::fidelity::SAMPLES,
+        0x91ece,
+    );
+    BuiltPieces {
+        concavity: d.concavity.max(out),
+        coverage: pieces::coverage(&d.pieces, &samples),
+        decomposition: d,
+    }
 }
 
 /// The convex pieces of a concave object's collider, with the archive's
@@ -462,16 +468,7 @@ fn built_pieces(
 /// The concavity bound of a mesh's pieces in its own units, for a mesh
 /// placed at most `scale` times its size.
 fn concavity_bound(welded: &WeldedMesh, settings: ColliderSettings, scale: f64) -> f64 {
-    let (lo, hi) = welded.vertices.iter().fold(
-        (
-            glam::DVec3::splat(f64::INFINITY),
-            glam::DVec3::splat(f64::NEG_INFINITY),
-        ),
-        |(lo, hi), v| {
-            let v = glam::DVec3::from(v.map(f64::from));
-            (lo.min(v), hi.max(v))
-        },
-    );
+    let (lo, hi) = crate::geom::topology::bounds(&welded.vertices);
     settings
         .decompose_concavity
         .local((hi - lo).length(), scale.max(f64::MIN_POSITIVE))
@@ -524,22 +521,8 @@ fn merged_pieces(
     ) else {
         return Err("no convex pieces: no solid".into());
     };
-    made.map(|d| {
-        // the pieces' bulge past the render mesh where they merged
-        // cells, or the solid's where a piece is its own; what they
-        // miss of the render mesh measured on it (every vertex and as
-        // many samples as the collider's fidelity takes)
-        let samples = bsp::surface::fidelity::samples(
-            &welded.vertices,
-            &welded.triangles,
-            bsp::surface::fidelity::SAMPLES,
-            0x91ece,
-        );
-        BuiltPieces {
-            concavity: d.concavity.max(out),
-            coverage: pieces::coverage(&d.pieces, &samples),
-            decomposition: d,
-        }
-    })
-    .map_err(|e| format!("no convex pieces: {e}"))
+    // the pieces' bulge past the render mesh where they merged cells, or
+    // the solid's where a piece is its own
+    made.map(|d| figured(welded, d, out))
+        .map_err(|e| format!("no convex pieces: {e}"))
 }

@@ -40,6 +40,7 @@ use super::BuiltCollider;
 use super::bsp::{BuiltBsp, tree};
 use super::polytope::{self, BuiltPolytope, capped};
 use crate::geom::nearest::Nearest;
+use crate::geom::topology::bounds;
 use crate::geom::weld::WeldedMesh;
 use crate::scene::{AuthoredPiece, PieceFaces};
 use glam::DVec3;
@@ -72,7 +73,8 @@ pub struct Decomposition {
     pub pieces: Vec<BuiltPolytope>,
     /// The largest sampled concavity of any piece against the solid.
     pub concavity: f64,
-    /// Solid cells the merging started from.
+    /// Solid cells the merging started from (authored pieces: their
+    /// count).
     pub cells: usize,
     /// Whether the piece cap made merges past the bound.
     pub over_bound: bool,
@@ -222,7 +224,8 @@ impl Judge<'_> {
     }
 
     /// The farthest sampled point of the polytope's surface outside the
-    /// solid from the solid's surface, or `None` past `limit`. Samples: a
+    /// solid from the object's surface (the judge's `near`: the render
+    /// mesh, or the solid's own surface), or `None` past `limit`. Samples: a
     /// grid on each face's fan triangles spaced at half the bound, the
     /// coarse grid (corners, edge midpoints, centre) of every triangle
     /// first.
@@ -577,13 +580,7 @@ pub fn authored(
     if pieces.len() > kiln_formats::level::MAX_PIECES {
         return Err(PiecesError::TooMany(pieces.len()));
     }
-    let (lo, hi) = bsp.surface.vertices.iter().fold(
-        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-        |(lo, hi), v| {
-            let v = DVec3::from(v.map(f64::from));
-            (lo.min(v), hi.max(v))
-        },
-    );
+    let (lo, hi) = bounds(&bsp.surface.vertices);
     let size = (hi - lo).max_element();
     let judge = Judge {
         bsp,
@@ -722,10 +719,7 @@ pub fn coverage(pieces: &[BuiltPolytope], points: &[DVec3]) -> f64 {
                     tris.push([v[lp[0] as usize], v[w[0] as usize], v[w[1] as usize]]);
                 }
             }
-            let (lo, hi) = v.iter().fold(
-                (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-                |(lo, hi), x| (lo.min(*x), hi.max(*x)),
-            );
+            let (lo, hi) = bounds(&p.vertices);
             Piece {
                 planes: p.planes.clone(),
                 tris,

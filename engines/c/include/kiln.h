@@ -787,7 +787,8 @@ KilnStatus kiln_level_object_transform(const KilnLevel *level, uint32_t index, f
  simulates a concave object as convex shapes (Jolt's `ConvexHullShape`
  under a `StaticCompoundShape`, PhysX's `PxConvexMesh`es on one actor):
  0 when its collider has none (a box, sphere, capsule or polytope is
- convex already; a triangle mesh is static geometry).
+ convex already; a static triangle mesh is static geometry; a dynamic
+ body's triangle mesh has pieces).
  */
 KilnStatus kiln_level_object_piece_count(const KilnLevel *level, uint32_t index, uint32_t *count);
 

@@ -1065,7 +1065,8 @@ pub unsafe extern "C" fn kiln_level_object_transform(
 /// simulates a concave object as convex shapes (Jolt's `ConvexHullShape`
 /// under a `StaticCompoundShape`, PhysX's `PxConvexMesh`es on one actor):
 /// 0 when its collider has none (a box, sphere, capsule or polytope is
-/// convex already; a triangle mesh is static geometry).
+/// convex already; a static triangle mesh is static geometry; a dynamic
+/// body's triangle mesh has pieces).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_level_object_piece_count(
     level: *const KilnLevel,

@@ -394,17 +394,10 @@ pub struct SolidCell {
 /// (bevels only touch their cell).
 pub fn solid_cells(bsp: &BuiltBsp) -> Vec<SolidCell> {
     let verts = &bsp.surface.vertices;
-    let Some(first) = verts.first() else {
-        return Vec::new();
-    };
-    if bsp.nodes.is_empty() {
+    if verts.is_empty() || bsp.nodes.is_empty() {
         return Vec::new();
     }
-    let first = DVec3::from(first.map(f64::from));
-    let (lo, hi) = verts.iter().fold((first, first), |(lo, hi), p| {
-        let p = DVec3::from(p.map(f64::from));
-        (lo.min(p), hi.max(p))
-    });
+    let (lo, hi) = crate::geom::topology::bounds(verts);
     let size = verts
         .iter()
         .flatten()
