@@ -608,23 +608,7 @@ pub fn analyse(w: &WeldedMesh) -> MeshFacts {
     let fitting = (hull_volume > 0.0)
         .then(|| crate::geom::fit::Fitting::new(&w.vertices, hull))
         .flatten();
-    let primitive = fitting.and_then(|fitting| {
-        let fills: Vec<(ColliderKind, f64)> = [
-            ColliderKind::Cuboid,
-            ColliderKind::Sphere,
-            ColliderKind::Capsule,
-        ]
-        .into_iter()
-        .filter_map(|kind| {
-            let (p, _, _) = fitting.fit(kind)?;
-            Some((kind, hull_volume / p.volume()))
-        })
-        .collect();
-        // the simplest primitive within half a percent of the best fill (a
-        // sphere is a capsule with no segment)
-        let best = fills.iter().map(|f| f.1).fold(0.0, f64::max);
-        fills.into_iter().find(|f| f.1 >= best - 0.005)
-    });
+    let primitive = fitting.and_then(|fitting| fitting.best_fill(hull_volume));
     let (mut sum, mut area) = (glam::DVec3::ZERO, 0.0);
     for t in &w.triangles {
         let n = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0]));

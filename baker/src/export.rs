@@ -177,6 +177,36 @@ fn rounded(half: f32, r: f32) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     (v, tris)
 }
 
+/// A piece's `KHR_implicit_shapes` shape when it is given as a box,
+/// sphere or capsule (`None` for its hull).
+fn piece_implicit(s: &kiln_formats::level::ArchivedPieceShape) -> Option<serde_json::Value> {
+    use kiln_formats::level::ArchivedPieceKind as K;
+    Some(match &s.kind {
+        K::Hull => return None,
+        K::Cuboid(c) => box_shape(c),
+        K::Sphere(b) => sphere_shape(b),
+        K::Capsule(c) => capsule_shape(c),
+    })
+}
+
+/// A box as a `KHR_implicit_shapes` shape.
+fn box_shape(c: &kiln_formats::primitive::ArchivedCuboid) -> serde_json::Value {
+    json!({"type": "box", "box": {"size": c.half_extents.map(|h| 2.0 * h.to_native())}})
+}
+
+/// A sphere as a `KHR_implicit_shapes` shape.
+fn sphere_shape(b: &kiln_formats::primitive::ArchivedSphere) -> serde_json::Value {
+    json!({"type": "sphere", "sphere": {"radius": b.radius.to_native()}})
+}
+
+/// A capsule as a `KHR_implicit_shapes` shape: its `height` is between
+/// the caps' centres, along y.
+fn capsule_shape(c: &kiln_formats::primitive::ArchivedCapsule) -> serde_json::Value {
+    json!({"type": "capsule", "capsule": {
+        "height": 2.0 * c.half_height.to_native(),
+        "radiusTop": c.radius.to_native(), "radiusBottom": c.radius.to_native()}})
+}
+
 /// Wavefront OBJ text.
 pub fn to_obj(objects: &[ExportObject]) -> String {
     let mut s = String::from("# Kiln collision export (world space)\n");
@@ -433,16 +463,9 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         // primitives are analytic (verification guarantees they are placed
         // by similarities); the rest name the node's own mesh
         let geometry = match shape {
-            S::Cuboid(c) => Some(
-                json!({"type": "box", "box": {"size": c.half_extents.map(|h| 2.0 * h.to_native())}}),
-            ),
-            S::Sphere(s) => {
-                Some(json!({"type": "sphere", "sphere": {"radius": s.radius.to_native()}}))
-            }
-            // KHR capsules: `height` between the caps' centres, along y
-            S::Capsule(c) => Some(json!({"type": "capsule", "capsule": {
-                "height": 2.0 * c.half_height.to_native(),
-                "radiusTop": c.radius.to_native(), "radiusBottom": c.radius.to_native()}})),
+            S::Cuboid(c) => Some(box_shape(c)),
+            S::Sphere(b) => Some(sphere_shape(b)),
+            S::Capsule(c) => Some(capsule_shape(c)),
             _ => None,
         }
         .map(|implicit| {
@@ -522,9 +545,27 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         let pi = nodes.len();
         roots.push(pi);
         nodes.push(node);
+        // a box, sphere or capsule stays one only under a similarity (a
+        // glTF node scales an implicit shape with it)
+        let similar = orthogonal && {
+            let l = cols.map(|c| c.length());
+            (l[0] - l[1]).abs() <= 1e-5 * l[0] && (l[0] - l[2]).abs() <= 1e-5 * l[0]
+        };
         let mut children = Vec::new();
         for (k, p) in d.pieces.iter().enumerate() {
             let key = (inst.collider.to_native(), k);
+            // a primitive piece's node stands at the primitive's frame,
+            // its preview mesh and faces in that frame
+            let frame = d
+                .shapes
+                .get(k)
+                .and_then(|s| Some((piece_implicit(s)?, s)))
+                .filter(|_| similar)
+                .map(|(implicit, s)| {
+                    let q = glam::Quat::from_array(s.rotation.map(|x| x.to_native())).normalize();
+                    let c = glam::Vec3::from(s.centre.map(|x| x.to_native()));
+                    (implicit, glam::Affine3A::from_rotation_translation(q, c))
+                });
             let mi = match shared.and_then(|_| mesh_of_piece.get(&key)) {
                 Some(&mi) => mi,
                 None => {
@@ -532,6 +573,12 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
                     if !orthogonal {
                         for v in &mut positions {
                             *v = place(&m, *v);
+                        }
+                    }
+                    if let Some((_, f)) = &frame {
+                        let to_local = f.inverse();
+                        for v in &mut positions {
+                            *v = to_local.transform_point3(glam::Vec3::from(*v)).to_array();
                         }
                     }
                     let mi = out.mesh(&format!("{name} piece {k}"), &positions, &triangles, None);
@@ -546,10 +593,20 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
             // (a hull of f32 corners can come out with other faces)
             let mut extras = json!({"kiln_piece": k});
             if orthogonal {
+                let turn = frame.as_ref().map_or(glam::Quat::IDENTITY, |(_, f)| {
+                    glam::Quat::from_mat3a(&f.matrix3).inverse()
+                });
                 extras["kiln_normals"] = json!(
                     p.planes
                         .iter()
-                        .map(|pl| [pl[0].to_native(), pl[1].to_native(), pl[2].to_native()])
+                        .map(|pl| {
+                            let n = glam::Vec3::new(
+                                pl[0].to_native(),
+                                pl[1].to_native(),
+                                pl[2].to_native(),
+                            );
+                            (turn * n).to_array()
+                        })
                         .collect::<Vec<_>>()
                 );
                 extras["kiln_faces"] = json!(
@@ -562,14 +619,27 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
                         .collect::<Vec<_>>()
                 );
             }
-            nodes.push(json!({
+            let geometry = match &frame {
+                Some((implicit, _)) => {
+                    shapes.push(implicit.clone());
+                    json!({"shape": shapes.len() - 1})
+                }
+                None => json!({"node": ci, "convexHull": true}),
+            };
+            let mut piece = json!({
                 "name": format!("{name} piece {k}"),
                 "mesh": mi,
                 "extras": extras,
                 "extensions": {"KHR_physics_rigid_bodies": {
-                    "collider": collider(json!({"node": ci, "convexHull": true}))
+                    "collider": collider(geometry)
                 }},
-            }));
+            });
+            if let Some((_, f)) = frame {
+                let (_, q, t) = f.to_scale_rotation_translation();
+                piece["rotation"] = json!(q.to_array());
+                piece["translation"] = json!(t.to_array());
+            }
+            nodes.push(piece);
             children.push(ci);
         }
         nodes[pi]["children"] = json!(children);

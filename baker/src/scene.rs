@@ -183,6 +183,10 @@ pub struct AuthoredPiece {
     /// the piece's node places the points as they are). The piece is then
     /// taken as it was, not rebuilt as a hull of its points.
     pub faces: Option<PieceFaces>,
+    /// The box, sphere or capsule the file gives physics engines for it (a
+    /// `KHR_implicit_shapes` shape on a node under the piece's), with its
+    /// frame in the mesh's own space.
+    pub primitive: Option<(crate::geom::fit::Primitive, glam::DAffine3)>,
 }
 
 /// An authored piece's faces (see [`AuthoredPiece::faces`]).

@@ -279,12 +279,67 @@ pub struct Decomposition {
     /// The pieces: convex polytopes in the collider's local space, from 1
     /// to [`MAX_PIECES`].
     pub pieces: Vec<Polytope>,
+    /// What each piece is to a physics engine, one per piece: its polytope,
+    /// or the box, sphere or capsule that fills it (and encloses it), which
+    /// an engine should take instead (primitives collide faster and roll
+    /// smoothly). The stated `concavity` holds for either.
+    pub shapes: Vec<PieceShape>,
     /// How far the pieces reach beyond the object's render mesh, at most
     /// (local units; sampled on the pieces' surfaces).
     pub concavity: f32,
     /// How far the object's render mesh lies outside the pieces, at most
     /// (local units; measured on the render mesh's vertices and samples).
     pub coverage: f32,
+}
+
+/// What one convex piece is to a physics engine.
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+pub struct PieceShape {
+    /// The primitive, or [`PieceKind::Hull`]: the piece's polytope.
+    pub kind: PieceKind,
+    /// The primitive's orientation in the collider's local space: a unit
+    /// quaternion `[x, y, z, w]` (identity for a hull).
+    pub rotation: [f32; 4],
+    /// The primitive's centre in the collider's local space (zero for a
+    /// hull).
+    pub centre: [f32; 3],
+}
+
+/// The shape a piece is given to a physics engine as; a primitive is
+/// centred on [`PieceShape::centre`] and turned by
+/// [`PieceShape::rotation`] (a capsule along its local y).
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+pub enum PieceKind {
+    /// The piece's polytope, as stored in [`Decomposition::pieces`].
+    Hull,
+    /// A box that fills the piece.
+    Cuboid(Cuboid),
+    /// A sphere that fills the piece.
+    Sphere(Sphere),
+    /// A capsule that fills the piece.
+    Capsule(Capsule),
+}
+
+impl PieceShape {
+    /// A piece given as its polytope.
+    pub const HULL: PieceShape = PieceShape {
+        kind: PieceKind::Hull,
+        rotation: [0.0, 0.0, 0.0, 1.0],
+        centre: [0.0; 3],
+    };
+}
+
+impl ArchivedPieceKind {
+    /// The kind's name, as `inspect` prints it: `hull`, `cuboid`,
+    /// `sphere` or `capsule`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ArchivedPieceKind::Hull => "hull",
+            ArchivedPieceKind::Cuboid(_) => "cuboid",
+            ArchivedPieceKind::Sphere(_) => "sphere",
+            ArchivedPieceKind::Capsule(_) => "capsule",
+        }
+    }
 }
 
 /// The layer every object no rule puts elsewhere belongs to (bit 0).

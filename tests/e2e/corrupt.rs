@@ -888,3 +888,59 @@ fn walk_verdict(mesh: &kiln_formats::tri_mesh::ArchivedTriMesh) -> bool {
     }
     queue.len() == n && next_leaf == leaves
 }
+
+#[test]
+fn hostile_piece_shapes_are_rejected_by_verification() {
+    use kiln_formats::level::ArchivedPieceKind as K;
+    // the props sample's dynamic L and U: their pieces are given as boxes
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/props.gltf");
+    let good = bake_file(&path, &BakeSettings::default()).unwrap().bytes;
+    let aligned = aligned(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    let d = &level.decompositions[0];
+    let s = &d.shapes[0];
+    let K::Cuboid(c) = &s.kind else {
+        panic!("the L's first piece is given as a {}", s.kind.name())
+    };
+    let h = c.half_extents.map(|x| x.to_native());
+    let len = d.shapes.len() as u32;
+    let cases = vec![
+        // a box too small to hold its piece
+        (
+            at(std::ptr::from_ref(&c.half_extents[0]).cast()),
+            (0.5 * h[0]).to_le_bytes(),
+            "outside the cuboid that stands in for it",
+        ),
+        (
+            at(std::ptr::from_ref(&c.half_extents[1]).cast()),
+            f32::NAN.to_le_bytes(),
+            "is not finite and positive",
+        ),
+        // a rotation that is no rotation
+        (
+            at(std::ptr::from_ref(&s.rotation[3]).cast()),
+            3.0f32.to_le_bytes(),
+            "not of unit length",
+        ),
+        (
+            at(std::ptr::from_ref(&s.centre[2]).cast()),
+            f32::INFINITY.to_le_bytes(),
+            "not finite",
+        ),
+        // the box moved off its piece
+        (
+            at(std::ptr::from_ref(&s.centre[0]).cast()),
+            (s.centre[0].to_native() + 4.0 * h[0]).to_le_bytes(),
+            "outside the cuboid",
+        ),
+        // one shape fewer than pieces (rkyv's u32 length after the pointer)
+        (
+            at(std::ptr::from_ref(&d.shapes).cast()) + 4,
+            (len - 1).to_le_bytes(),
+            "piece shapes for",
+        ),
+    ];
+    assert_rejected(&good, cases);
+}

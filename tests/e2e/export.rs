@@ -277,6 +277,54 @@ fn the_export_declares_analytic_shapes_and_static_colliders() {
     assert_eq!(torus_meshes[0], torus_meshes[1]);
 }
 
+/// A piece's shape as [`world_piece_shapes`] lists it: its kind's name,
+/// its sizes and centre.
+type PieceShape = (String, Vec<f32>);
+
+/// Every decomposed object's piece shapes, by object name: each as its
+/// kind's name and its parameters with its centre in world space (a box's
+/// half extents, a sphere's radius, a capsule's half height and radius, all
+/// times the placement's scale), sorted; a hull is its kind alone.
+fn world_piece_shapes(level: &Level) -> Vec<(String, Vec<PieceShape>)> {
+    use kiln_formats::level::ArchivedPieceKind as K;
+    let a = level.archive();
+    let mut v: Vec<(String, Vec<PieceShape>)> = (0..a.instances.len())
+        .filter_map(|i| {
+            let inst = &a.instances[i];
+            let d = a.decomposition(inst.collider.to_native())?;
+            let m = a.rows(inst).world_from_local;
+            let scale = Vec3::new(m[0], m[4], m[8]).length();
+            let mut shapes: Vec<PieceShape> = d
+                .shapes
+                .iter()
+                .map(|s| {
+                    let sizes: Vec<f32> = match &s.kind {
+                        K::Hull => return ("hull".to_string(), Vec::new()),
+                        K::Cuboid(c) => c.half_extents.iter().map(|x| x.to_native()).collect(),
+                        K::Sphere(b) => vec![b.radius.to_native()],
+                        K::Capsule(c) => vec![c.half_height.to_native(), c.radius.to_native()],
+                    };
+                    let c = place(&m, s.centre.map(|x| x.to_native()));
+                    let mut p: Vec<f32> = sizes.iter().map(|x| x * scale).collect();
+                    // a box's sides in order: its frame may name them otherwise
+                    p.sort_by(|x, y| x.total_cmp(y));
+                    p.extend(c);
+                    (s.kind.name().to_string(), p)
+                })
+                .collect();
+            shapes.sort_by(|x, y| x.partial_cmp(y).unwrap());
+            Some((a.instance_name(i).to_string(), shapes))
+        })
+        .collect();
+    v.sort_by(|x, y| x.0.cmp(&y.0));
+    v
+}
+
+/// `p` placed by the row-major 3×4 matrix `m`.
+fn place(m: &[f32; 12], p: [f32; 3]) -> [f32; 3] {
+    [0, 1, 2].map(|r| m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3])
+}
+
 /// Every decomposed object's pieces in world space, by object name: each
 /// piece's corners, sorted, the pieces sorted.
 fn world_pieces(level: &Level) -> Vec<(String, Vec<Vec<[f32; 3]>>)> {
@@ -373,6 +421,20 @@ fn a_decomposed_object_exports_as_a_physics_compound_and_bakes_back_with_its_pie
         let level = Level::from_bytes(&baked).unwrap();
         let before = world_pieces(&level);
         assert_eq!(before.len(), objects, "{what}: decomposed objects");
+        // the props' pieces are boxes of cells, given as boxes; the tori's
+        // hulls
+        let shapes = world_piece_shapes(&level);
+        let boxes = shapes
+            .iter()
+            .flat_map(|(_, s)| s)
+            .filter(|s| s.0 == "cuboid")
+            .count();
+        let all = shapes.iter().map(|(_, s)| s.len()).sum::<usize>();
+        match what {
+            "props" => assert_eq!(boxes, all, "{what}: {shapes:?}"),
+            "shapes" => assert_eq!(boxes, 0, "{what}: {shapes:?}"),
+            _ => {}
+        }
         let (doc, again) = export_and_bake(what, &baked);
         // the compound as glTF physics says it: the object's node holds the
         // body (its motion) and no collider; each child one convex piece
@@ -398,8 +460,21 @@ fn a_decomposed_object_exports_as_a_physics_compound_and_bakes_back_with_its_pie
                 let child = &nodes[ci as usize];
                 let geometry =
                     &child["extensions"]["KHR_physics_rigid_bodies"]["collider"]["geometry"];
-                assert_eq!(geometry["node"], ci, "{what}: {child}");
-                assert_eq!(geometry["convexHull"], true, "{what}: {child}");
+                // a hull names the piece's own mesh; a box is an implicit
+                // shape at the node's frame
+                match geometry["shape"].as_u64() {
+                    Some(si) => {
+                        let shape =
+                            &doc["extensions"]["KHR_implicit_shapes"]["shapes"][si as usize];
+                        assert_eq!(shape["type"], "box", "{what}: {shape}");
+                        assert!(child["rotation"].is_array(), "{what}: {child}");
+                        assert!(child["translation"].is_array(), "{what}: {child}");
+                    }
+                    None => {
+                        assert_eq!(geometry["node"], ci, "{what}: {child}");
+                        assert_eq!(geometry["convexHull"], true, "{what}: {child}");
+                    }
+                }
                 assert_eq!(child["extras"]["kiln_piece"], k, "{what}: {child}");
                 assert!(child["mesh"].is_u64(), "{what}: {child}");
             }
@@ -426,6 +501,19 @@ fn a_decomposed_object_exports_as_a_physics_compound_and_bakes_back_with_its_pie
                     off <= 1e-4 * size,
                     "{what}: {n0}: a piece came back {off} off"
                 );
+            }
+        }
+        // and as the same shapes: each primitive's sizes and centre within
+        // 1e-5 of the object's size
+        let again_shapes = world_piece_shapes(&back);
+        assert_eq!(again_shapes.len(), shapes.len(), "{what}");
+        for ((n0, s0), (_, s1)) in shapes.iter().zip(&again_shapes) {
+            assert_eq!(s0.len(), s1.len(), "{what}: {n0}");
+            for (x, y) in s0.iter().zip(s1) {
+                assert_eq!(x.0, y.0, "{what}: {n0}: {s0:?} against {s1:?}");
+                for (a, b) in x.1.iter().zip(&y.1) {
+                    assert!((a - b).abs() <= 1e-4, "{what}: {n0}: {s0:?} against {s1:?}");
+                }
             }
         }
         let a = back.archive();

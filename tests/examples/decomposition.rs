@@ -132,8 +132,11 @@ fn kiln(tris: &[[DVec3; 3]], bound: f64, threads: usize) -> Result<(Vec<Vec<DVec
     let b = pool.install(|| bake_pieces(tris, bound, 256))?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
-        "  kiln on {threads} thread(s), bound {bound:.4}: {} cells merged; stated concavity {:.4}, coverage {:.4}",
-        b.decomposition.cells, b.concavity, b.coverage
+        "  kiln on {threads} thread(s), bound {bound:.4}: {} cells merged; {} pieces given as a box, sphere or capsule; stated concavity {:.4}, coverage {:.4}",
+        b.decomposition.cells,
+        b.decomposition.primitives.iter().flatten().count(),
+        b.concavity,
+        b.coverage
     );
     Ok((piece_points(&b.decomposition), seconds))
 }

@@ -246,15 +246,48 @@ pub fn bake_pieces(
     kiln_baker::collider::concave_pieces(&welded(tris), settings)
 }
 
-/// Each piece's vertices, for [`measure`].
+/// Each piece as a physics engine gets it, for [`measure`]: its
+/// polytope's vertices, or points of the box, sphere or capsule it is
+/// given as (a box's corners; a sphere's or capsule's rings every 5°, a
+/// point every 5° along each: the measure takes their hull).
 pub fn piece_points(d: &pieces::Decomposition) -> Vec<Vec<DVec3>> {
+    use kiln_baker::geom::fit::Primitive;
     d.pieces
         .iter()
-        .map(|p| {
-            p.vertices
+        .zip(&d.primitives)
+        .map(|(p, prim)| match *prim {
+            None => p
+                .vertices
                 .iter()
                 .map(|v| DVec3::from(v.map(f64::from)))
-                .collect()
+                .collect(),
+            Some((Primitive::Cuboid(h), frame)) => (0..8)
+                .map(|i| {
+                    let s = |k: u32| if i & (1 << k) != 0 { 1.0 } else { -1.0 };
+                    let c = DVec3::new(s(0), s(1), s(2)) * DVec3::from(h.map(f64::from));
+                    frame.transform_point3(c)
+                })
+                .collect(),
+            Some((round, frame)) => {
+                let (hh, r) = match round {
+                    Primitive::Capsule(hh, r) => (f64::from(hh), f64::from(r)),
+                    Primitive::Sphere(r) => (0.0, f64::from(r)),
+                    Primitive::Cuboid(_) => unreachable!("boxes above"),
+                };
+                let mut out = Vec::new();
+                for i in 0..=36 {
+                    let lat = std::f64::consts::PI * (i as f64 / 36.0 - 0.5);
+                    for j in 0..72 {
+                        let lon = std::f64::consts::TAU * j as f64 / 72.0;
+                        let dir =
+                            DVec3::new(lat.cos() * lon.cos(), lat.sin(), lat.cos() * lon.sin());
+                        for end in [-hh, hh] {
+                            out.push(frame.transform_point3(dir * r + DVec3::Y * end));
+                        }
+                    }
+                }
+                out
+            }
         })
         .collect()
 }

@@ -107,6 +107,9 @@ pub struct PiecesRow {
     pub count: usize,
     /// Vertices over all pieces.
     pub vertices: usize,
+    /// Pieces given to physics engines as a box, a sphere and a capsule
+    /// (the rest as their hulls).
+    pub primitives: [usize; 3],
     /// How far the pieces reach beyond the render mesh, at most (m).
     pub concavity: f32,
     /// How far the render mesh lies outside the pieces, at most (m).
@@ -289,6 +292,8 @@ pub fn inspect(archive: &Archive) -> InspectReport {
                     PiecesRow {
                         count: d.pieces.len(),
                         vertices: d.pieces.iter().map(|p| p.vertices.len()).sum(),
+                        primitives: ["cuboid", "sphere", "capsule"]
+                            .map(|k| d.shapes.iter().filter(|s| s.kind.name() == k).count()),
                         concavity: d.concavity.to_native() * scale,
                         coverage: d.coverage.to_native() * scale,
                     }
@@ -437,9 +442,15 @@ pub fn to_text(r: &InspectReport) -> String {
         );
         for o in decomposed {
             let p = o.pieces.as_ref().expect("filtered");
+            let [b, sp, c] = p.primitives;
+            let prims = if b + sp + c > 0 {
+                format!("  as primitives: {b} boxes, {sp} spheres, {c} capsules")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
-                "  {:<24}  {:>4} pieces  {:>5} vertices  concavity {:.4} m  coverage {:.4} m",
+                "  {:<24}  {:>4} pieces  {:>5} vertices  concavity {:.4} m  coverage {:.4} m{prims}",
                 o.name, p.count, p.vertices, p.concavity, p.coverage
             );
         }

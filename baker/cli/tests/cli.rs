@@ -1172,3 +1172,56 @@ fn a_ray_starting_inside_a_solid_reports_no_feature_not_a_sentinel() {
     assert_eq!(outside["t"], 9.0, "{outside}");
     assert!(outside["feature"].is_u64(), "{outside}");
 }
+
+#[test]
+fn inspect_lists_each_objects_pieces_and_which_are_boxes() {
+    // the props sample's dynamic L (two boxes of cells) and U (three)
+    let dir = tmpdir("pieces");
+    let out = dir.join("props.kiln");
+    let st = baker()
+        .args([
+            "bake",
+            sample("props.gltf").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let st = baker()
+        .args(["inspect", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let text = String::from_utf8(st.stdout).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name) && l.contains("pieces"))
+            .unwrap_or_else(|| panic!("no pieces line for {name}:\n{text}"))
+            .to_string()
+    };
+    for (name, n) in [("l_crate", 2), ("u_tray", 3)] {
+        let l = line(name);
+        assert!(l.contains(&format!("{n} pieces")), "{l}");
+        assert!(
+            l.contains(&format!("as primitives: {n} boxes, 0 spheres, 0 capsules")),
+            "{l}"
+        );
+    }
+    let st = baker()
+        .args(["inspect", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    let objects = json["objects"].as_array().unwrap();
+    let l = objects.iter().find(|o| o["name"] == "l_crate").unwrap();
+    assert_eq!(
+        l["pieces"]["primitives"],
+        serde_json::json!([2, 0, 0]),
+        "{l}"
+    );
+}

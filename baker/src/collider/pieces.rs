@@ -39,16 +39,26 @@
 use super::BuiltCollider;
 use super::bsp::{BuiltBsp, tree};
 use super::polytope::{self, BuiltPolytope, capped};
+use crate::geom::fit::{Fitting, Primitive};
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::bounds;
 use crate::geom::weld::WeldedMesh;
 use crate::scene::{AuthoredPiece, PieceFaces};
-use glam::DVec3;
+use glam::{DAffine3, DVec3};
 use kiln_geometry::hull::{Hull, hull};
 use kiln_geometry::sphere_triangle::closest_point;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+
+/// Least share of a fitted box, sphere or capsule a piece must fill to be
+/// given to physics engines as that primitive (with the primitive's
+/// bulge past the piece within what the bound leaves it, see [`filled`]).
+/// Lower than the classifier's 98% for whole meshes: a piece has at most
+/// [`MAX_PIECE_VERTICES`] corners and the plane cap's faces, and a ball of
+/// 256 points fills 96% of its sphere. A wedge fills half its box, a
+/// cylinder 79%: they stay hulls.
+pub const PRIMITIVE_FILL: f64 = 0.9;
 
 /// Most vertices a piece may have (physics engines take convex hulls of up
 /// to 256 vertices: PhysX's cooking limit, Jolt's default).
@@ -71,6 +81,9 @@ pub struct PieceSettings {
 pub struct Decomposition {
     /// The pieces, each a polytope.
     pub pieces: Vec<BuiltPolytope>,
+    /// The primitive that fills each piece, where one does (see
+    /// [`filled`]), with its frame in the collider's space.
+    pub primitives: Vec<Option<(Primitive, DAffine3)>>,
     /// The largest sampled concavity of any piece against the solid.
     pub concavity: f64,
     /// Solid cells the merging started from (authored pieces: their
@@ -543,19 +556,26 @@ pub fn decompose(
     }
     let kept: Vec<&Part> = parts.iter().flatten().collect();
     // a piece the polytope builder caps grows by at most its reach
+    // a piece that fills a box, sphere or capsule is given as it where
+    // the primitive's bulge past the piece keeps it within the bound
     let made = kept
         .par_iter()
         .map(|p| {
             let pts: Vec<[f32; 3]> = p.points.iter().map(|v| v.as_vec3().to_array()).collect();
-            polytope::polytope(&pts, settings.max_planes)
-                .map(|(poly, cap)| (poly, p.concavity + cap.map_or(0.0, |c| c.reach)))
-                .map_err(PiecesError::Polytope)
+            let (poly, cap) =
+                polytope::polytope(&pts, settings.max_planes).map_err(PiecesError::Polytope)?;
+            let c = p.concavity + cap.map_or(0.0, |c| c.reach);
+            Ok(match filled(&poly, bound - c) {
+                Some((prim, frame, bulge)) => (poly, Some((prim, frame)), c + bulge),
+                None => (poly, None, c),
+            })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let concavity = made.iter().fold(0.0f64, |m, p| m.max(p.1));
-    let pieces = made.into_iter().map(|p| p.0).collect();
+        .collect::<Result<Vec<_>, PiecesError>>()?;
+    let concavity = made.iter().fold(0.0f64, |m, p| m.max(p.2));
+    let (pieces, primitives) = made.into_iter().map(|p| (p.0, p.1)).unzip();
     Ok(Decomposition {
         pieces,
+        primitives,
         concavity,
         cells: n_cells,
         over_bound,
@@ -609,13 +629,24 @@ pub fn authored(
             let bulge = judge
                 .concavity(&corners, &poly.faces, f64::INFINITY)
                 .unwrap_or(f64::INFINITY);
-            Ok((poly, bulge + cap.map_or(0.0, |c| c.reach)))
+            let c = bulge + cap.map_or(0.0, |c| c.reach);
+            // the file's primitive where it holds the whole piece, its
+            // reach past the piece counted
+            let prim = a
+                .primitive
+                .and_then(|(prim, frame)| Some((prim, frame, standing_out(&poly, prim, frame)?)));
+            Ok(match prim {
+                Some((prim, frame, out)) => (poly, Some((prim, frame)), c + out),
+                None => (poly, None, c),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let concavity = made.iter().fold(0.0f64, |m, p| m.max(p.1));
+    let concavity = made.iter().fold(0.0f64, |m, p| m.max(p.2));
+    let (pieces, primitives): (Vec<_>, Vec<_>) = made.into_iter().map(|p| (p.0, p.1)).unzip();
     Ok(Decomposition {
-        cells: made.len(),
-        pieces: made.into_iter().map(|p| p.0).collect(),
+        cells: pieces.len(),
+        pieces,
+        primitives,
         concavity,
         over_bound: false,
         authored: true,
@@ -685,6 +716,7 @@ pub fn of_collider(
         BuiltCollider::Bsp(b) => Some(decompose(b, settings, reference)),
         BuiltCollider::Polytope(p) => Some(Ok(Decomposition {
             pieces: vec![p.clone()],
+            primitives: vec![None],
             concavity: 0.0,
             cells: 1,
             over_bound: false,
@@ -751,6 +783,119 @@ pub fn coverage(pieces: &[BuiltPolytope], points: &[DVec3]) -> f64 {
         .reduce(|| 0.0, f64::max)
 }
 
+/// The box, sphere or capsule a piece fills — the simplest fitted one
+/// within half a percent of the best fill, filled to at least
+/// [`PRIMITIVE_FILL`] — with its frame and how far its surface lies
+/// outside the piece, when that is within `budget` (what the bound leaves
+/// the piece: the primitive then bulges past the object no more than the
+/// bound allows, and holds all of the piece). A box's farthest point from the piece is one of its corners
+/// (the distance to a convex body is convex); a sphere's or capsule's is
+/// sampled (a ring every 7.5° of latitude, a point every 7.5° of
+/// longitude).
+pub fn filled(poly: &BuiltPolytope, budget: f64) -> Option<(Primitive, DAffine3, f64)> {
+    let pts: Vec<DVec3> = poly
+        .vertices
+        .iter()
+        .map(|v| DVec3::from(v.map(f64::from)))
+        .collect();
+    let h = hull(&pts)?;
+    let volume = h.volume();
+    let fitting = Fitting::new(&poly.vertices, Some(h.clone()))?;
+    let (kind, fill) = fitting.best_fill(volume)?;
+    if fill < PRIMITIVE_FILL {
+        return None;
+    }
+    let (prim, frame, _) = fitting.fit(kind)?;
+    let (lo, hi) = bounds(&poly.vertices);
+    let slack = 1e-6 * (hi - lo).max_element().max(1e-9);
+    let bulge = bulge(&h, prim, frame);
+    (bulge <= budget.max(0.0) + slack).then_some((prim, frame, bulge))
+}
+
+/// How far the surface of `prim` (placed by `frame`) lies outside the
+/// hull `h`, at most (sampled as [`filled`] says).
+fn bulge(h: &Hull, prim: Primitive, frame: DAffine3) -> f64 {
+    surface_points(prim)
+        .into_iter()
+        .map(|p| polytope::distance_to_hull(h, frame.transform_point3(p)))
+        .fold(0.0f64, f64::max)
+}
+
+/// How far an authored primitive's surface lies outside the piece it
+/// stands in for, or `None` when it does not hold every corner of the
+/// piece (within a millionth of its size) or is not a rigid placement.
+fn standing_out(poly: &BuiltPolytope, prim: Primitive, frame: DAffine3) -> Option<f64> {
+    let m = frame.matrix3;
+    let rigid = (m.transpose() * m - glam::DMat3::IDENTITY)
+        .to_cols_array()
+        .iter()
+        .all(|x| x.abs() <= 1e-6)
+        && m.determinant() > 0.0;
+    let (lo, hi) = bounds(&poly.vertices);
+    let slack = 1e-6 * (hi - lo).max_element().max(1e-9);
+    let to_local = frame.inverse();
+    let holds = poly.vertices.iter().all(|v| {
+        let q = to_local.transform_point3(DVec3::from(v.map(f64::from)));
+        let out = match prim {
+            Primitive::Cuboid(h) => (q.abs() - DVec3::from(h.map(f64::from))).max_element(),
+            Primitive::Sphere(r) => q.length() - f64::from(r),
+            Primitive::Capsule(hh, r) => {
+                let y = (q.y.abs() - f64::from(hh)).max(0.0);
+                DVec3::new(q.x, y, q.z).length() - f64::from(r)
+            }
+        };
+        out <= slack
+    });
+    let pts: Vec<DVec3> = poly
+        .vertices
+        .iter()
+        .map(|v| DVec3::from(v.map(f64::from)))
+        .collect();
+    (rigid && holds).then(|| hull(&pts).map(|h| bulge(&h, prim, frame)))?
+}
+
+/// Points of a primitive's surface in its own frame: a box's corners; a
+/// sphere's or capsule's rings every 7.5° of latitude (each hemisphere
+/// moved to its end of a capsule's segment), a point every 7.5° along
+/// each.
+fn surface_points(prim: Primitive) -> Vec<DVec3> {
+    let (hh, r) = match prim {
+        Primitive::Cuboid(h) => {
+            return (0..8)
+                .map(|i| DVec3::from(kiln_formats::primitive::Cuboid::corner(h, i).map(f64::from)))
+                .collect();
+        }
+        Primitive::Sphere(r) => (0.0, f64::from(r)),
+        Primitive::Capsule(hh, r) => (f64::from(hh), f64::from(r)),
+    };
+    const STEPS: usize = 24; // per quarter turn: 7.5°
+    let mut out = Vec::new();
+    for i in 0..=2 * STEPS {
+        let lat = std::f64::consts::PI * (i as f64 / (2 * STEPS) as f64 - 0.5);
+        let y = r * lat.sin();
+        let ring = r * lat.cos();
+        let shift = if lat > 0.0 {
+            hh
+        } else if lat < 0.0 {
+            -hh
+        } else {
+            0.0
+        };
+        for j in 0..4 * STEPS {
+            let lon = std::f64::consts::TAU * j as f64 / (4 * STEPS) as f64;
+            let p = DVec3::new(ring * lon.cos(), 0.0, ring * lon.sin());
+            // the equator on both ends of the segment
+            if lat == 0.0 {
+                out.push(p + DVec3::Y * hh);
+                out.push(p - DVec3::Y * hh);
+            } else {
+                out.push(p + DVec3::Y * (y + shift));
+            }
+        }
+    }
+    out
+}
+
 /// The candidate merges of `pairs`, in the pairs' order: each keyed by
 /// the volume of the two pieces' hull beyond theirs.
 fn candidates(parts: &[Option<Part>], pairs: &[(usize, usize)]) -> Vec<Candidate> {
@@ -794,6 +939,7 @@ mod tests {
         let written = |normals: Vec<[f64; 3]>, loops: Vec<Vec<u32>>| AuthoredPiece {
             points: poly.vertices.clone(),
             faces: Some(PieceFaces { normals, loops }),
+            primitive: None,
         };
         let normals: Vec<[f64; 3]> = poly.planes.iter().map(|(n, _)| n.to_array()).collect();
         let got = exact(&written(normals.clone(), poly.faces.clone()), 64).unwrap();
@@ -818,8 +964,69 @@ mod tests {
         let plain = AuthoredPiece {
             points: poly.vertices.clone(),
             faces: None,
+            primitive: None,
         };
         assert!(exact(&plain, 64).is_none());
+    }
+
+    fn poly(points: &[[f32; 3]]) -> BuiltPolytope {
+        polytope::polytope(points, 256).expect("a polytope").0
+    }
+
+    #[test]
+    fn a_piece_that_fills_a_box_or_sphere_is_given_as_one_within_its_budget() {
+        let cube: Vec<[f32; 3]> = (0..8)
+            .map(|i| {
+                [
+                    (i & 1) as f32,
+                    ((i >> 1) & 1) as f32 * 2.0,
+                    ((i >> 2) & 1) as f32,
+                ]
+            })
+            .collect();
+        let (prim, frame, bulge) = filled(&poly(&cube), 0.0).expect("a box");
+        assert_eq!(prim, Primitive::Cuboid([0.5, 1.0, 0.5]), "{prim:?}");
+        assert!(frame.translation.distance(DVec3::new(0.5, 1.0, 0.5)) < 1e-6);
+        assert!(bulge < 1e-6, "{bulge}");
+        // a corner cut off by 0.1 along each edge: 99.9% of the box, whose
+        // corner stands 0.1/√3 off the cut
+        let mut cut: Vec<[f32; 3]> = cube[1..].to_vec();
+        cut.extend([[0.1, 0.0, 0.0], [0.0, 0.1, 0.0], [0.0, 0.0, 0.1]]);
+        let p = poly(&cut);
+        assert!(filled(&p, 0.05).is_none());
+        let (prim, _, bulge) = filled(&p, 0.06).expect("a box");
+        assert!(matches!(prim, Primitive::Cuboid(_)), "{prim:?}");
+        assert!((bulge - 0.1 / 3f64.sqrt()).abs() < 1e-4, "{bulge}");
+        // a tetrahedron fills a sixth of its box: its hull
+        let tet = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ];
+        assert!(filled(&poly(&tet), 1.0).is_none());
+        // a fine ball of points: a sphere whose surface stands off the
+        // facets by the sampled bulge
+        let n = 250;
+        let ball: Vec<[f32; 3]> = (0..n)
+            .map(|i| {
+                let y = 1.0 - 2.0 * (i as f64 + 0.5) / n as f64;
+                let r = (1.0 - y * y).sqrt();
+                let a = i as f64 * std::f64::consts::PI * (3.0 - 5f64.sqrt());
+                [(r * a.cos()) as f32, y as f32, (r * a.sin()) as f32]
+            })
+            .collect();
+        let p = poly(&ball);
+        let (prim, frame, bulge) = filled(&p, 0.2).expect("a sphere");
+        let Primitive::Sphere(r) = prim else {
+            panic!("{prim:?}")
+        };
+        assert!(
+            (r - 1.0).abs() < 0.01 && frame.translation.length() < 0.01,
+            "{r}"
+        );
+        assert!(bulge > 0.0 && bulge < 0.05, "{bulge}");
+        assert!(filled(&p, 0.5 * bulge).is_none());
     }
 
     fn settings(concavity: f64) -> PieceSettings {

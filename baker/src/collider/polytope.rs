@@ -224,7 +224,7 @@ fn clip(poly: &[DVec3], n: DVec3, d: f64) -> Vec<DVec3> {
 
 /// Distance from `p` to the hull's surface when `p` lies outside it (0
 /// inside), over the hull's faces fanned into triangles.
-fn distance_to_hull(h: &hull::Hull, p: DVec3) -> f64 {
+pub(crate) fn distance_to_hull(h: &hull::Hull, p: DVec3) -> f64 {
     if h.faces.iter().all(|(_, n, d)| n.dot(p) <= *d) {
         return 0.0;
     }

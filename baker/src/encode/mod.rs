@@ -18,7 +18,8 @@ use crate::geom::sah::leaf_range;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{
-    Affine, Collider, Decomposition, Instance, Level, TopNodes, TopTree, name_runs,
+    Affine, Collider, Decomposition, Instance, Level, PieceKind, PieceShape, TopNodes, TopTree,
+    name_runs,
 };
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
@@ -91,6 +92,12 @@ pub fn level(
                 Some(Decomposition {
                     collider: k as u32,
                     pieces: b.decomposition.pieces.iter().map(polytope).collect(),
+                    shapes: b
+                        .decomposition
+                        .primitives
+                        .iter()
+                        .map(|p| p.as_ref().map_or(PieceShape::HULL, piece_shape))
+                        .collect(),
                     concavity: at_least(b.concavity),
                     coverage: at_least(b.coverage),
                 })
@@ -98,6 +105,25 @@ pub fn level(
             .collect(),
     };
     (level, built.surfaces)
+}
+
+/// A primitive that fills a piece, in archive form: its parameters, its
+/// frame's rotation as a unit quaternion and its centre.
+fn piece_shape((prim, frame): &(Primitive, DAffine3)) -> PieceShape {
+    let kind = match *prim {
+        Primitive::Cuboid(h) => PieceKind::Cuboid(Cuboid { half_extents: h }),
+        Primitive::Sphere(r) => PieceKind::Sphere(Sphere { radius: r }),
+        Primitive::Capsule(half_height, radius) => PieceKind::Capsule(Capsule {
+            half_height,
+            radius,
+        }),
+    };
+    let q = glam::DQuat::from_mat3(&frame.matrix3).normalize();
+    PieceShape {
+        kind,
+        rotation: q.as_quat().to_array(),
+        centre: frame.translation.as_vec3().to_array(),
+    }
 }
 
 fn collider(s: BuiltCollider) -> Collider {

@@ -110,6 +110,27 @@ impl Fitting {
         })
     }
 
+    /// The fitted primitive a convex body of `volume` (the points' hull's)
+    /// fills best, with the fraction of the primitive's volume it fills
+    /// (the fit encloses every point, so the rest is space the primitive
+    /// adds): the simplest kind within half a percent of the best fill (a
+    /// sphere is a capsule with no segment).
+    pub fn best_fill(&self, volume: f64) -> Option<(ColliderKind, f64)> {
+        let fills: Vec<(ColliderKind, f64)> = [
+            ColliderKind::Cuboid,
+            ColliderKind::Sphere,
+            ColliderKind::Capsule,
+        ]
+        .into_iter()
+        .filter_map(|kind| {
+            let (p, _, _) = self.fit(kind)?;
+            Some((kind, volume / p.volume()))
+        })
+        .collect();
+        let best = fills.iter().map(|f| f.1).fold(0.0, f64::max);
+        fills.into_iter().find(|f| f.1 >= best - 0.005)
+    }
+
     /// The primitive of `kind` (box, sphere or capsule), its frame and fit
     /// error, as [`fit`] describes.
     pub fn fit(&self, kind: ColliderKind) -> Option<(Primitive, DAffine3, f64)> {

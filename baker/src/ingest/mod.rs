@@ -442,27 +442,57 @@ impl Compounds {
     }
 }
 
-/// A compound piece in its object's mesh space: its collider's mesh under
-/// the piece node's own transform (the object's frame is the parent's),
-/// with the faces `baker export` wrote in its extras (`kiln_normals`,
-/// `kiln_faces`) when the node places the mesh as it is.
+/// A compound piece in its object's mesh space: its node's mesh under the
+/// node's own transform (the object's frame is the parent's), with the
+/// faces `baker export` wrote in its extras (`kiln_normals`, `kiln_faces`)
+/// when the node places the mesh rigidly. Its collider is its mesh's hull,
+/// or a box, sphere or capsule (an implicit shape, placed by the node's
+/// rigid transform) that stands in for it in physics engines.
 fn piece_points(
     doc: &document::Document,
     views: &accessor::Views,
     (node, ni): (&json::Node, usize),
-    c: physics::NodeCollider,
+    (c, catalog): (physics::NodeCollider, &physics::Catalog),
     cache: &mut MeshCache,
     warnings: &mut Vec<String>,
 ) -> Result<crate::scene::AuthoredPiece, IngestErrorKind> {
+    use crate::geom::fit::Primitive;
+    use physics::Geometry;
     let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: convex piece: {e}"));
-    let physics::NodeCollider::Node { node: target, .. } = c else {
-        return Err(bad("its collider is not its mesh's hull".into()));
+    let local = local_transform(node, ni)?;
+    let m3 = local.matrix3;
+    let rigid = (m3.transpose() * m3 - glam::DMat3::IDENTITY)
+        .to_cols_array()
+        .iter()
+        .all(|x| x.abs() <= 1e-5)
+        && m3.determinant() > 0.0;
+    let primitive = match c {
+        physics::NodeCollider::Node { node: target, .. } if target == ni => None,
+        physics::NodeCollider::Node { node: target, .. } => {
+            return Err(bad(format!(
+                "its collider names node {target}, not its own mesh"
+            )));
+        }
+        physics::NodeCollider::Shape(r) => {
+            let (g, ext, si) = catalog.shape(r).map_err(bad)?;
+            let prim = match g {
+                Geometry::Box(size) => Primitive::Cuboid((size * 0.5).as_vec3().to_array()),
+                Geometry::Sphere(r) => Primitive::Sphere(r as f32),
+                Geometry::Capsule(hh, b, t) if b == t => Primitive::Capsule(hh as f32, b as f32),
+                _ => {
+                    return Err(bad(format!(
+                        "{ext} {si} is not a box, sphere or capsule (a piece's shape must be one, or its mesh's hull)"
+                    )));
+                }
+            };
+            if !rigid {
+                return Err(bad(format!(
+                    "{ext} {si} is placed by a transform that is not a rotation and translation"
+                )));
+            }
+            Some((prim, local))
+        }
     };
-    if target != ni {
-        return Err(bad(format!(
-            "its collider names node {target}, not its own mesh"
-        )));
-    }
     let mi = node
         .mesh
         .map(|m| m.value())
@@ -472,7 +502,6 @@ fn piece_points(
     }
     let weights = node.weights.clone().unwrap_or_default();
     let m = read_mesh(doc, views, mi, &weights, warnings)?;
-    let local = local_transform(node, ni)?;
     let points = m
         .positions
         .iter()
@@ -483,9 +512,9 @@ fn piece_points(
                 .to_array()
         })
         .collect();
-    // the faces as written, read leniently: anything off and the piece is
-    // the hull of its points
-    let faces = (local == DAffine3::IDENTITY)
+    // the faces as written (their normals turned as the points are), read
+    // leniently: anything off and the piece is the hull of its points
+    let faces = rigid
         .then(|| {
             let x = extras(node)?;
             let normals = x
@@ -495,7 +524,8 @@ fn piece_points(
                 .map(|n| {
                     let a = n.as_array()?;
                     let v: Vec<f64> = a.iter().filter_map(serde_json::Value::as_f64).collect();
-                    (v.len() == 3 && a.len() == 3).then(|| [v[0], v[1], v[2]])
+                    (v.len() == 3 && a.len() == 3)
+                        .then(|| m3.mul_vec3(DVec3::new(v[0], v[1], v[2])).to_array())
                 })
                 .collect::<Option<Vec<[f64; 3]>>>()?;
             let loops = x
@@ -512,7 +542,11 @@ fn piece_points(
             Some(crate::scene::PieceFaces { normals, loops })
         })
         .flatten();
-    Ok(crate::scene::AuthoredPiece { points, faces })
+    Ok(crate::scene::AuthoredPiece {
+        points,
+        faces,
+        primitive,
+    })
 }
 
 /// A collider or trigger a node's physics extension authors, with the
@@ -647,8 +681,14 @@ fn add_colliders(
                 .find(|(_, m)| **m == mesh)
                 .map(|(&n, _)| n);
             if first == Some(object) {
-                let points =
-                    piece_points(doc, views, (node, ni), c, mesh_map, &mut scene.warnings)?;
+                let points = piece_points(
+                    doc,
+                    views,
+                    (node, ni),
+                    (c, catalog),
+                    mesh_map,
+                    &mut scene.warnings,
+                )?;
                 scene.pieces.entry(mesh).or_default().push(points);
             }
             continue;

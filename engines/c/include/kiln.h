@@ -66,7 +66,7 @@
  field of an archive's header; `baker inspect` prints it). An archive of
  another version is refused with `KilnStatus::BadArchive`.
  */
-#define KILN_FORMAT_VERSION 19
+#define KILN_FORMAT_VERSION 20
 
 /*
  `KilnRayHit::feature` and friends when no feature is named.
@@ -345,6 +345,44 @@ typedef struct {
    */
   uint32_t layers;
 } KilnObjectInfo;
+
+/*
+ What one convex piece is to a physics engine (`kiln_level_object_piece_shape`).
+ */
+typedef struct {
+  /*
+   `KILN_COLLIDER_POLYTOPE`: take the piece's polytope
+   (`kiln_level_object_piece`); `KILN_COLLIDER_CUBOID`,
+   `KILN_COLLIDER_SPHERE` or `KILN_COLLIDER_CAPSULE`: take this
+   primitive instead (Jolt's `BoxShape`, `SphereShape` or `CapsuleShape`
+   under a `RotatedTranslatedShape`; PhysX's `PxBoxGeometry`,
+   `PxSphereGeometry` or `PxCapsuleGeometry`, whose axis is x: turn it
+   onto y), which fills and encloses the piece.
+   */
+  uint32_t kind;
+  /*
+   A box's half size along its local axes.
+   */
+  float half_extents[3];
+  /*
+   A sphere's or capsule's radius.
+   */
+  float radius;
+  /*
+   Half the length of a capsule's inner segment, along its local y.
+   */
+  float half_height;
+  /*
+   The primitive's orientation in the collider's local space: a unit
+   quaternion `x, y, z, w` (identity for a polytope).
+   */
+  float rotation[4];
+  /*
+   The primitive's centre in the collider's local space
+   (`kiln_level_object_transform` places it).
+   */
+  float centre[3];
+} KilnPieceShape;
 
 /*
  The sizes of one convex piece.
@@ -791,6 +829,15 @@ KilnStatus kiln_level_object_transform(const KilnLevel *level, uint32_t index, f
  body's triangle mesh has pieces).
  */
 KilnStatus kiln_level_object_piece_count(const KilnLevel *level, uint32_t index, uint32_t *count);
+
+/*
+ Piece `piece` of object `index` as a physics engine should take it: its
+ polytope, or the box, sphere or capsule that fills it.
+ */
+KilnStatus kiln_level_object_piece_shape(const KilnLevel *level,
+                                         uint32_t index,
+                                         uint32_t piece,
+                                         KilnPieceShape *out);
 
 /*
  Piece `piece` of object `index` (`0 ≤ piece <

@@ -166,7 +166,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
 /// field of an archive's header; `baker inspect` prints it). An archive of
 /// another version is refused with [`KilnStatus::BadArchive`].
-pub const KILN_FORMAT_VERSION: u32 = 19;
+pub const KILN_FORMAT_VERSION: u32 = 20;
 
 /// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]
@@ -1082,6 +1082,87 @@ pub unsafe extern "C" fn kiln_level_object_piece_count(
             .archive()
             .decomposition(inst.collider.to_native())
             .map_or(0, |d| d.pieces.len() as u32);
+        Ok(())
+    })
+}
+
+/// What one convex piece is to a physics engine (`kiln_level_object_piece_shape`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KilnPieceShape {
+    /// `KILN_COLLIDER_POLYTOPE`: take the piece's polytope
+    /// (`kiln_level_object_piece`); `KILN_COLLIDER_CUBOID`,
+    /// `KILN_COLLIDER_SPHERE` or `KILN_COLLIDER_CAPSULE`: take this
+    /// primitive instead (Jolt's `BoxShape`, `SphereShape` or `CapsuleShape`
+    /// under a `RotatedTranslatedShape`; PhysX's `PxBoxGeometry`,
+    /// `PxSphereGeometry` or `PxCapsuleGeometry`, whose axis is x: turn it
+    /// onto y), which fills and encloses the piece.
+    pub kind: u32,
+    /// A box's half size along its local axes.
+    pub half_extents: [f32; 3],
+    /// A sphere's or capsule's radius.
+    pub radius: f32,
+    /// Half the length of a capsule's inner segment, along its local y.
+    pub half_height: f32,
+    /// The primitive's orientation in the collider's local space: a unit
+    /// quaternion `x, y, z, w` (identity for a polytope).
+    pub rotation: [f32; 4],
+    /// The primitive's centre in the collider's local space
+    /// (`kiln_level_object_transform` places it).
+    pub centre: [f32; 3],
+}
+
+/// Piece `piece` of object `index` as a physics engine should take it: its
+/// polytope, or the box, sphere or capsule that fills it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_piece_shape(
+    level: *const KilnLevel,
+    index: u32,
+    piece: u32,
+    out: *mut KilnPieceShape,
+) -> KilnStatus {
+    run("kiln_level_object_piece_shape", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", KilnPieceShape::default())?,
+                read(level, "level")?,
+            )
+        };
+        let inst = level_instance(level, index)?;
+        let d = level.0.archive().decomposition(inst.collider.to_native());
+        let n = d.map_or(0, |d| d.pieces.len());
+        let s = d
+            .and_then(|d| d.shapes.get(piece as usize))
+            .ok_or_else(|| {
+                Fail::new(
+                    KilnStatus::NotFound,
+                    format!("piece {piece}: object {index} has {n} convex pieces"),
+                )
+            })?;
+        use kiln_formats::level::ArchivedPieceKind as K;
+        let mut shape = KilnPieceShape {
+            rotation: s.rotation.map(|x| x.to_native()),
+            centre: s.centre.map(|x| x.to_native()),
+            ..KilnPieceShape::default()
+        };
+        match &s.kind {
+            K::Hull => shape.kind = KILN_COLLIDER_POLYTOPE,
+            K::Cuboid(c) => {
+                shape.kind = KILN_COLLIDER_CUBOID;
+                shape.half_extents = c.half_extents.map(|x| x.to_native());
+            }
+            K::Sphere(b) => {
+                shape.kind = KILN_COLLIDER_SPHERE;
+                shape.radius = b.radius.to_native();
+            }
+            K::Capsule(c) => {
+                shape.kind = KILN_COLLIDER_CAPSULE;
+                shape.radius = c.radius.to_native();
+                shape.half_height = c.half_height.to_native();
+            }
+        }
+        *out = shape;
         Ok(())
     })
 }

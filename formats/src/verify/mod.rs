@@ -283,11 +283,96 @@ fn verify_decompositions(level: &ArchivedLevel) -> Result<(), VerifyError> {
         for (i, p) in d.pieces.iter().enumerate() {
             verify_polytope(i, p).map_err(|e| bad(format!("piece {i}: {e}")))?;
         }
+        if d.shapes.len() != n {
+            return Err(bad(format!(
+                "{} piece shapes for {n} pieces",
+                d.shapes.len()
+            )));
+        }
+        for (i, (shape, p)) in d.shapes.iter().zip(d.pieces.iter()).enumerate() {
+            verify_piece_shape(shape, p).map_err(|e| bad(format!("piece {i}: {e}")))?;
+        }
         let (cv, cov) = (d.concavity.to_native(), d.coverage.to_native());
         if !(cv.is_finite() && cv >= 0.0 && cov.is_finite() && cov >= 0.0) {
             return Err(bad(format!(
                 "concavity {cv} and coverage {cov} are not finite and non-negative"
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a piece's shape: a hull as it is; a primitive with valid
+/// parameters, a finite unit rotation and centre, and every corner of the
+/// piece's polytope inside it (within a thousandth of its size: the
+/// primitive stands in for the piece, so it must hold all of it).
+fn verify_piece_shape(
+    shape: &crate::level::ArchivedPieceShape,
+    p: &crate::polytope::ArchivedPolytope,
+) -> Result<(), String> {
+    use crate::level::ArchivedPieceKind as K;
+    let at = |e: VerifyError| e.to_string();
+    // a box's half extents, or a sphere's or capsule's segment half
+    // length and radius (a sphere: a capsule with no segment)
+    let (half, round) = match &shape.kind {
+        K::Hull => return Ok(()),
+        K::Cuboid(c) => {
+            verify_cuboid(0, c).map_err(at)?;
+            (
+                Some(c.half_extents.map(|x| f64::from(x.to_native()))),
+                (0.0, 0.0),
+            )
+        }
+        K::Sphere(b) => {
+            verify_sphere(0, b).map_err(at)?;
+            (None, (0.0, f64::from(b.radius.to_native())))
+        }
+        K::Capsule(c) => {
+            verify_capsule(0, c).map_err(at)?;
+            let hh = f64::from(c.half_height.to_native()).max(0.0);
+            (None, (hh, f64::from(c.radius.to_native())))
+        }
+    };
+    // how far a point in the primitive's frame lies outside it
+    let outside = |q: [f64; 3]| match half {
+        Some(h) => (0..3).fold(f64::NEG_INFINITY, |m, k| m.max(q[k].abs() - h[k])),
+        None => {
+            let y = (q[1].abs() - round.0).max(0.0);
+            (q[0] * q[0] + y * y + q[2] * q[2]).sqrt() - round.1
+        }
+    };
+    let size = half.map_or(round.0 + round.1, |h| h[0].max(h[1]).max(h[2]));
+    let q = shape.rotation.map(|x| f64::from(x.to_native()));
+    let c = shape.centre.map(|x| f64::from(x.to_native()));
+    let len2: f64 = q.iter().map(|x| x * x).sum();
+    if !q.iter().chain(&c).all(|x| x.is_finite() && x.abs() < 1e30) || (len2 - 1.0).abs() > 1e-3 {
+        return Err(format!(
+            "the {} has rotation {q:?} (not of unit length) or centre {c:?} (not finite)",
+            shape.kind.name()
+        ));
+    }
+    for v in p.vertices.iter() {
+        let v = v.map(|x| f64::from(x.to_native()));
+        let d = [v[0] - c[0], v[1] - c[1], v[2] - c[2]];
+        // into the primitive's frame: by the conjugate rotation
+        let u = [-q[0], -q[1], -q[2]];
+        let cross = |a: [f64; 3], b: [f64; 3]| {
+            [
+                a[1] * b[2] - a[2] * b[1],
+                a[2] * b[0] - a[0] * b[2],
+                a[0] * b[1] - a[1] * b[0],
+            ]
+        };
+        let t = cross(u, d).map(|x| 2.0 * x);
+        let ut = cross(u, t);
+        let local = [0, 1, 2].map(|k| d[k] + q[3] * t[k] + ut[k]);
+        let out = outside(local);
+        // NaN is outside too
+        if out.is_nan() || out > 1e-3 * size + 1e-6 {
+            return Err(format!(
+                "corner {v:?} lies {out} outside the {} that stands in for it",
+                shape.kind.name()
+            ));
         }
     }
     Ok(())

@@ -563,7 +563,9 @@ static void hostile(KilnWorld *world, const char *archive) {
    U-shaped tray 3, the box none: it is convex), every vertex lies on or
    behind every plane of its piece, every face loop in its plane, and the
    pieces' volumes add up to the prop's (3 and 5 cells of 0.5 m: the
-   pieces part it exactly). */
+   pieces part it exactly). Each piece is a box of cells, so it is given as
+   a box (what a physics engine should take): one of the piece's volume
+   that holds every vertex of it. */
 static void pieces(const char *path) {
   KilnLevel *level = NULL;
   OK(kiln_level_open(path, &level));
@@ -597,6 +599,7 @@ static void pieces(const char *path) {
       }
       OK(kiln_level_object_piece(level, i, k, &sizes, v, sizes.vertices, p, sizes.faces, starts, loops, sizes.loop_entries));
       CHECK(starts[0] == 0 && starts[sizes.faces] == sizes.loop_entries);
+      double before = volume;
       for (uint32_t f = 0; f < sizes.faces; f++) {
         const float *pl = p + 4 * f;
         for (uint32_t j = 0; j < sizes.vertices; j++) {
@@ -616,11 +619,27 @@ static void pieces(const char *path) {
           }
         }
       }
+      KilnPieceShape shape;
+      OK(kiln_level_object_piece_shape(level, i, k, &shape));
+      CHECK(shape.kind == KILN_COLLIDER_CUBOID);
+      const float *h = shape.half_extents, *q = shape.rotation;
+      CHECK(fabs(8.0 * h[0] * h[1] * h[2] - (volume - before)) <= 1e-4);
+      for (uint32_t j = 0; j < sizes.vertices; j++) {
+        /* into the box's frame: by the conjugate rotation */
+        float d[3] = {v[3 * j] - shape.centre[0], v[3 * j + 1] - shape.centre[1], v[3 * j + 2] - shape.centre[2]};
+        float u[3] = {-q[0], -q[1], -q[2]};
+        float t[3] = {2 * (u[1] * d[2] - u[2] * d[1]), 2 * (u[2] * d[0] - u[0] * d[2]), 2 * (u[0] * d[1] - u[1] * d[0])};
+        float x[3] = {d[0] + q[3] * t[0] + u[1] * t[2] - u[2] * t[1], d[1] + q[3] * t[1] + u[2] * t[0] - u[0] * t[2],
+                      d[2] + q[3] * t[2] + u[0] * t[1] - u[1] * t[0]};
+        for (int a = 0; a < 3; a++) CHECK(fabsf(x[a]) <= h[a] + 1e-4f);
+      }
       free(v);
       free(p);
       free(starts);
       free(loops);
     }
+    KilnPieceShape none;
+    EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_piece_shape(level, i, count, &none));
     double cells = count == 2 ? 3 : 5;
     CHECK(fabs(volume * fabs(det) - cells * 0.125) <= 1e-4);
     KilnPieceSizes sizes;
