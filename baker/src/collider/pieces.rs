@@ -32,6 +32,18 @@
 //! when a candidate comes out of the queue (lazy evaluation: most go stale
 //! first, and hulls are most of the time).
 //!
+//! Greedy merging can end in more pieces than needed: on a ring, pieces
+//! grown everywhere at once meet at odd angles and leave slivers (a torus:
+//! 22 where 8 segments hold the bound). Where the merging leaves few
+//! pieces (at most 32) of a solid of few cells (at most 1,024), a
+//! top-down search over cuts is run too (after CoACD's): the cells, while
+//! a connected group's hull bulges past the bound, are cut by the axis or
+//! diagonal plane that wastes least, then the groups are merged as above;
+//! the fewest pieces (then the least concavity) are kept.
+//!
+//! A piece that fills a box, sphere or capsule is also given as it
+//! ([`filled`]), for physics engines.
+//!
 //! Deterministic: pieces have ids in creation order, candidate merges are
 //! judged in parallel but collected in order, and the queue breaks ties by
 //! ids, so the same solid gives the same pieces on any thread count.
@@ -411,7 +423,7 @@ pub fn decompose(
         .par_iter()
         .map(|c| judge.part(&c.points, f64::INFINITY, None))
         .collect();
-    let (cells, mut parts): (Vec<&tree::SolidCell>, Vec<Option<Part>>) =
+    let (cells, parts): (Vec<&tree::SolidCell>, Vec<Option<Part>>) =
         cells.iter().zip(made).filter(|(_, p)| p.is_some()).unzip();
     let n_cells = parts.len();
     if n_cells == 0 {
@@ -428,133 +440,28 @@ pub fn decompose(
         neighbours[i].insert(j);
         neighbours[j].insert(i);
     }
-    let mut alive = n_cells;
-    let mut limit = bound.max(eps);
-    let mut over_bound = false;
-    let mut rounds = 0;
-    loop {
-        rounds += 1;
-        let alive_before = alive;
-        let pairs: Vec<(usize, usize)> = neighbours
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| parts[*i].is_some())
-            .flat_map(|(i, ns)| ns.range(i + 1..).map(move |&j| (i, j)))
-            .collect();
-        let first = candidates(&parts, &pairs);
-        // the last exact key of each pair, for the estimates
-        let mut known: HashMap<(usize, usize), f64> =
-            first.iter().map(|c| ((c.a, c.b), c.added)).collect();
-        let mut heap: BinaryHeap<Candidate> = first.into_iter().collect();
-        while alive > 1 && !(over_bound && alive <= settings.max_pieces) {
-            // the next candidates on distinct live pieces
-            let mut batch: Vec<Candidate> = Vec::new();
-            let mut later: Vec<Candidate> = Vec::new();
-            while batch.len() < BATCH {
-                let Some(c) = heap.pop() else { break };
-                if parts[c.a].is_none() || parts[c.b].is_none() {
-                    continue;
-                }
-                if batch
-                    .iter()
-                    .any(|o| [o.a, o.b].iter().any(|x| *x == c.a || *x == c.b))
-                {
-                    later.push(c);
-                } else {
-                    batch.push(c);
-                }
-            }
-            heap.extend(later);
-            if batch.is_empty() {
-                break;
-            }
-            // an estimate whose exact key is no longer the least goes back
-            let next = heap.peek().map_or(f64::INFINITY, |c| c.added);
-            let judged: Vec<Result<Option<Part>, f64>> = batch
-                .par_iter()
-                .map(|c| {
-                    let (Some(pa), Some(pb)) = (parts[c.a].as_ref(), parts[c.b].as_ref()) else {
-                        return Ok(None);
-                    };
-                    let points: Vec<DVec3> = pa.points.iter().chain(&pb.points).copied().collect();
-                    let Some(h) = hull(&points) else {
-                        return Ok(None);
-                    };
-                    let added = h.volume() - pa.volume - pb.volume;
-                    if !c.exact && added > next {
-                        return Err(added);
-                    }
-                    Ok(judge.part_of(h, limit, Some((pa, pb))))
-                })
-                .collect();
-            for (c, part) in batch.into_iter().zip(judged) {
-                let part = match part {
-                    Ok(p) => p,
-                    Err(added) => {
-                        known.insert((c.a, c.b), added);
-                        heap.push(Candidate {
-                            added,
-                            exact: true,
-                            ..c
-                        });
-                        continue;
-                    }
-                };
-                let Some(part) = part else { continue };
-                if over_bound && alive <= settings.max_pieces {
-                    break;
-                }
-                let m = parts.len();
-                parts[c.a] = None;
-                parts[c.b] = None;
-                parts.push(Some(part));
-                let mut ns: BTreeSet<usize> = &neighbours[c.a] | &neighbours[c.b];
-                ns.remove(&c.a);
-                ns.remove(&c.b);
-                for &n in &ns {
-                    neighbours[n].remove(&c.a);
-                    neighbours[n].remove(&c.b);
-                    neighbours[n].insert(m);
-                }
-                neighbours[c.a].clear();
-                neighbours[c.b].clear();
-                // the new piece's candidates, estimated from its parts'
-                for &n in &ns {
-                    let key = |x: usize| known.get(&(n.min(x), n.max(x))).copied();
-                    let added = match (key(c.a), key(c.b)) {
-                        (Some(x), Some(y)) => x.min(y),
-                        (Some(x), None) | (None, Some(x)) => x,
-                        (None, None) => f64::NEG_INFINITY,
-                    };
-                    heap.push(Candidate {
-                        added,
-                        a: n,
-                        b: m,
-                        exact: false,
-                    });
-                }
-                neighbours.push(ns);
-                alive -= 1;
+    let merged = |parts: Vec<Option<Part>>, neighbours: Vec<BTreeSet<usize>>| {
+        merge(&judge, parts, neighbours, settings, bound.max(eps))
+    };
+    let mut best = merged(parts, neighbours);
+    // where few pieces do, the top-down search over cuts too: the fewer
+    // pieces (then the least concavity) win
+    if best.0.len() <= SEARCH_PIECES && n_cells <= SEARCH_CELLS {
+        for search in [Search::Diagonals, Search::Axes] {
+            let Some((cut, groups)) = split_down(&judge, &cells, bound.max(eps), eps, search)
+            else {
+                continue;
+            };
+            let (parts, neighbours) = grouped(&cut, groups, eps);
+            let other = merged(parts, neighbours);
+            let worst = |m: &(Vec<Part>, bool)| m.0.iter().fold(0.0f64, |w, p| w.max(p.concavity));
+            if (other.0.len(), worst(&other)) < (best.0.len(), worst(&best)) {
+                best = other;
             }
         }
-        if alive <= settings.max_pieces.max(1) || alive == 1 {
-            break;
-        }
-        // nothing merges even with no bound (pieces too flat or with too
-        // many corners to join): the cap cannot be met
-        if !limit.is_finite() && alive == alive_before {
-            break;
-        }
-        // over the cap: the least-bulging merges go on past the bound,
-        // which grows until something merges (then without one)
-        over_bound = true;
-        limit = if rounds >= 40 {
-            f64::INFINITY
-        } else {
-            limit * 1.5
-        };
     }
-    let kept: Vec<&Part> = parts.iter().flatten().collect();
+    let (parts, over_bound) = best;
+    let kept: Vec<&Part> = parts.iter().collect();
     // a piece the polytope builder caps grows by at most its reach
     // a piece that fills a box, sphere or capsule is given as it where
     // the primitive's bulge past the piece keeps it within the bound
@@ -1056,4 +963,451 @@ mod tests {
         assert_eq!(d.pieces.len(), 2, "{d:?}");
         assert!(d.over_bound && d.concavity > 0.05, "{d:?}");
     }
+}
+
+/// Most pieces the bottom-up merging may leave for the top-down search to
+/// be tried too (its cost grows with the pieces and the cells).
+const SEARCH_PIECES: usize = 32;
+/// Most cells a solid may have for the top-down search.
+const SEARCH_CELLS: usize = 1024;
+/// Most cells the top-down search may cut a solid into, and most cuts it
+/// may make, before it gives up.
+const SEARCH_CUT_CELLS: usize = 4 * SEARCH_CELLS;
+/// See [`SEARCH_CUT_CELLS`].
+const SEARCH_CUTS: usize = 4 * SEARCH_PIECES;
+/// Offsets tried along each cutting direction: planes at the eighths of
+/// a piece's extent along it (1/8 to 7/8).
+const CUT_STEPS: usize = 8;
+
+/// The cutting planes the top-down search tries, and how it scores a cut.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Search {
+    /// The three axes and the six face diagonals; a cut scored by the
+    /// larger of its two sides' waste (hull volume past the solid's).
+    Diagonals,
+    /// The three axes; a cut scored by the two sides' waste together.
+    Axes,
+}
+
+/// A cell while cutting: the cell and its volume.
+type Cut = (tree::SolidCell, f64);
+
+/// A group the top-down search keeps: its cells' indices and its piece.
+type Group = (Vec<usize>, Part);
+
+/// The top-down search over cuts (after CoACD's, Wei et al. 2022, with
+/// the solid's cells standing in for its mesh: cutting convex cells by a
+/// plane is exact and needs no capping): the cells, while a connected
+/// group's hull bulges past the bound, cut by the candidate plane that
+/// wastes least (see [`Search`]), each side split into its connected
+/// groups. Returns the cut cells and the groups (their cells' indices and
+/// piece), or `None` past [`SEARCH_CUT_CELLS`] or [`SEARCH_CUTS`]. Deterministic:
+/// candidates are scored in parallel, chosen in order.
+fn split_down(
+    judge: &Judge,
+    cells: &[&tree::SolidCell],
+    bound: f64,
+    eps: f64,
+    search: Search,
+) -> Option<(Vec<tree::SolidCell>, Vec<Group>)> {
+    let r = std::f64::consts::FRAC_1_SQRT_2;
+    let mut dirs = vec![DVec3::X, DVec3::Y, DVec3::Z];
+    if search == Search::Diagonals {
+        dirs.extend([
+            DVec3::new(r, r, 0.0),
+            DVec3::new(r, -r, 0.0),
+            DVec3::new(r, 0.0, r),
+            DVec3::new(r, 0.0, -r),
+            DVec3::new(0.0, r, r),
+            DVec3::new(0.0, r, -r),
+        ]);
+    }
+    let all: Vec<Cut> = cells
+        .iter()
+        .map(|c| ((*c).clone(), cell_volume(c)))
+        .collect();
+    let mut stack: Vec<Vec<Cut>> = components(all, eps);
+    let mut cuts = 0;
+    let (mut out, mut groups) = (Vec::new(), Vec::new());
+    let mut keep = |g: Vec<Cut>, part: Part, out: &mut Vec<tree::SolidCell>| {
+        let start = out.len();
+        out.extend(g.into_iter().map(|c| c.0));
+        groups.push(((start..out.len()).collect(), part));
+    };
+    while let Some(g) = stack.pop() {
+        let mut pts: Vec<DVec3> = g.iter().flat_map(|c| c.0.points.iter().copied()).collect();
+        distinct(&mut pts);
+        let within = hull(&pts).and_then(|h| {
+            let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
+            let bulge = judge.concavity(&h.vertices, &faces, bound)?;
+            let mut part = judge.part_of(h, bound, None)?;
+            part.concavity = part.concavity.max(bulge);
+            Some(part)
+        });
+        // a single cell is convex: a piece whatever its capped hull
+        // bulges (as it starts the merging)
+        let within = match within {
+            None if g.len() == 1 => judge.part(&g[0].0.points, f64::INFINITY, None),
+            w => w,
+        };
+        if let Some(part) = within {
+            keep(g, part, &mut out);
+            continue;
+        }
+        // past its budget the search gives up (the merging's pieces stand)
+        cuts += 1;
+        if cuts > SEARCH_CUTS
+            || out.len() + g.len() + stack.iter().map(Vec::len).sum::<usize>() > SEARCH_CUT_CELLS
+        {
+            return None;
+        }
+        let planes: Vec<(DVec3, f64)> = dirs
+            .iter()
+            .flat_map(|&n| {
+                let (lo, hi) = pts
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                        (a.min(n.dot(*p)), b.max(n.dot(*p)))
+                    });
+                (1..CUT_STEPS).map(move |k| (n, lo + (hi - lo) * k as f64 / CUT_STEPS as f64))
+            })
+            .collect();
+        // scored without copying a cell: the sides' points and volumes
+        // only (a cell the plane crosses is cut for them)
+        let scored: Vec<Option<f64>> = planes
+            .par_iter()
+            .map(|&(n, d)| {
+                // per side: points, volume, cells
+                let mut sides: [(Vec<DVec3>, f64, usize); 2] = Default::default();
+                split_group(&g, (n, d), eps, |front, c| {
+                    let s = &mut sides[usize::from(!front)];
+                    let (cell, v) = c.cell();
+                    s.0.extend_from_slice(&cell.points);
+                    s.1 += v;
+                    s.2 += 1;
+                });
+                if sides.iter().any(|s| s.2 == 0) {
+                    return None;
+                }
+                let [wf, wb] = sides
+                    .each_mut()
+                    .map(|s| hull(distinct(&mut s.0)).map_or(0.0, |h| h.volume()) - s.1);
+                Some(match search {
+                    Search::Diagonals => wf.max(wb),
+                    Search::Axes => wf + wb,
+                })
+            })
+            .collect();
+        let mut best: Option<(f64, usize)> = None;
+        for (k, s) in scored.into_iter().enumerate() {
+            if let Some(s) = s
+                && best.is_none_or(|b| s < b.0)
+            {
+                best = Some((s, k));
+            }
+        }
+        let cut = best.map(|(_, k)| {
+            let (n, d) = planes[k];
+            let (mut front, mut back) = (Vec::new(), Vec::new());
+            split_group(&g, (n, d), eps, |f, c| {
+                if f {
+                    front.push(c.owned())
+                } else {
+                    back.push(c.owned())
+                }
+            });
+            (front, back)
+        });
+        match cut {
+            Some((front, back)) => {
+                stack.extend(components(front, eps));
+                stack.extend(components(back, eps));
+            }
+            // nothing cuts it: each cell a piece of its own
+            None => {
+                for c in g {
+                    if let Some(part) = judge.part(&c.0.points, f64::INFINITY, None) {
+                        keep(vec![c], part, &mut out);
+                    }
+                }
+            }
+        }
+    }
+    Some((out, groups))
+}
+
+/// A convex cell's volume: pyramids from its centre over its faces.
+fn cell_volume(c: &tree::SolidCell) -> f64 {
+    let centre = c.points.iter().copied().sum::<DVec3>() / c.points.len().max(1) as f64;
+    c.faces
+        .iter()
+        .map(|(_, _, l)| {
+            let a = l[1..]
+                .windows(2)
+                .map(|w| (w[0] - l[0]).cross(w[1] - l[0]))
+                .sum::<DVec3>();
+            let len = a.length();
+            if len <= 0.0 {
+                return 0.0;
+            }
+            (a / len).dot(l[0] - centre).abs() * len / 6.0
+        })
+        .sum()
+}
+
+/// A cell on one side of a cutting plane: a whole cell of the group, or
+/// the part of one the plane crosses.
+enum Sided<'a> {
+    Whole(&'a Cut),
+    Part(Cut),
+}
+
+impl Sided<'_> {
+    fn cell(&self) -> &Cut {
+        match self {
+            Sided::Whole(c) => c,
+            Sided::Part(c) => c,
+        }
+    }
+
+    fn owned(self) -> Cut {
+        match self {
+            Sided::Whole(c) => c.clone(),
+            Sided::Part(c) => c,
+        }
+    }
+}
+
+/// Hands each cell of `g` to `take` with its side of the plane `n·p = d`
+/// (true: in front), cutting the cells the plane crosses by more than
+/// `eps`.
+fn split_group<'a>(
+    g: &'a [Cut],
+    (n, d): (DVec3, f64),
+    eps: f64,
+    mut take: impl FnMut(bool, Sided<'a>),
+) {
+    for c in g {
+        let (lo, hi) =
+            c.0.points
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(n.dot(*p) - d), b.max(n.dot(*p) - d))
+                });
+        if lo >= -eps {
+            take(true, Sided::Whole(c));
+        } else if hi <= eps {
+            take(false, Sided::Whole(c));
+        } else {
+            let [f, b] = tree::cut_cell(&c.0, n, d, eps);
+            for (side, part) in [(true, f), (false, b)] {
+                if let Some(x) = part {
+                    let v = cell_volume(&x);
+                    take(side, Sided::Part((x, v)));
+                }
+            }
+        }
+    }
+}
+
+/// `points` with each position once (cells share their corners), in a
+/// fixed order.
+fn distinct(points: &mut Vec<DVec3>) -> &[DVec3] {
+    let key = |p: &DVec3| p.to_array().map(|x| (x + 0.0).to_bits());
+    points.sort_unstable_by_key(key);
+    points.dedup_by_key(|p| key(p));
+    points
+}
+
+/// The groups of cut cells as pieces to merge: each group's piece, and
+/// the groups whose cells share a face as neighbours.
+fn grouped(
+    cells: &[tree::SolidCell],
+    groups: Vec<Group>,
+    eps: f64,
+) -> (Vec<Option<Part>>, Vec<BTreeSet<usize>>) {
+    let refs: Vec<&tree::SolidCell> = cells.iter().collect();
+    let mut group_of = vec![0usize; cells.len()];
+    let mut parts = Vec::with_capacity(groups.len());
+    for (g, (members, part)) in groups.into_iter().enumerate() {
+        for m in members {
+            group_of[m] = g;
+        }
+        parts.push(Some(part));
+    }
+    let mut neighbours = vec![BTreeSet::new(); parts.len()];
+    for (i, j) in face_neighbours(&refs, eps) {
+        let (a, b) = (group_of[i], group_of[j]);
+        if a != b {
+            neighbours[a].insert(b);
+            neighbours[b].insert(a);
+        }
+    }
+    (parts, neighbours)
+}
+
+/// The connected groups of `cells` (cells sharing a face of positive
+/// area), in the order of their first cells.
+fn components(cells: Vec<Cut>, eps: f64) -> Vec<Vec<Cut>> {
+    let refs: Vec<&tree::SolidCell> = cells.iter().map(|c| &c.0).collect();
+    let mut root: Vec<usize> = (0..cells.len()).collect();
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
+    for (a, b) in face_neighbours(&refs, eps) {
+        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+        if ra != rb {
+            root[ra.max(rb)] = ra.min(rb);
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<Cut>> = Default::default();
+    for (i, c) in cells.into_iter().enumerate() {
+        let r = find(&mut root, i);
+        groups.entry(r).or_default().push(c);
+    }
+    groups.into_values().collect()
+}
+
+/// The bottom-up merging: neighbouring pieces merged, the one adding the
+/// least volume first, while the hull stays within `bound` (then past it
+/// while over the piece cap). The pieces left, and whether the cap made
+/// merges past the bound.
+fn merge(
+    judge: &Judge,
+    mut parts: Vec<Option<Part>>,
+    mut neighbours: Vec<BTreeSet<usize>>,
+    settings: &PieceSettings,
+    bound: f64,
+) -> (Vec<Part>, bool) {
+    let mut alive = parts.iter().flatten().count();
+    let mut limit = bound;
+    let mut over_bound = false;
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let alive_before = alive;
+        let pairs: Vec<(usize, usize)> = neighbours
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| parts[*i].is_some())
+            .flat_map(|(i, ns)| ns.range(i + 1..).map(move |&j| (i, j)))
+            .collect();
+        let first = candidates(&parts, &pairs);
+        // the last exact key of each pair, for the estimates
+        let mut known: HashMap<(usize, usize), f64> =
+            first.iter().map(|c| ((c.a, c.b), c.added)).collect();
+        let mut heap: BinaryHeap<Candidate> = first.into_iter().collect();
+        while alive > 1 && !(over_bound && alive <= settings.max_pieces) {
+            // the next candidates on distinct live pieces
+            let mut batch: Vec<Candidate> = Vec::new();
+            let mut later: Vec<Candidate> = Vec::new();
+            while batch.len() < BATCH {
+                let Some(c) = heap.pop() else { break };
+                if parts[c.a].is_none() || parts[c.b].is_none() {
+                    continue;
+                }
+                if batch
+                    .iter()
+                    .any(|o| [o.a, o.b].iter().any(|x| *x == c.a || *x == c.b))
+                {
+                    later.push(c);
+                } else {
+                    batch.push(c);
+                }
+            }
+            heap.extend(later);
+            if batch.is_empty() {
+                break;
+            }
+            // an estimate whose exact key is no longer the least goes back
+            let next = heap.peek().map_or(f64::INFINITY, |c| c.added);
+            let judged: Vec<Result<Option<Part>, f64>> = batch
+                .par_iter()
+                .map(|c| {
+                    let (Some(pa), Some(pb)) = (parts[c.a].as_ref(), parts[c.b].as_ref()) else {
+                        return Ok(None);
+                    };
+                    let points: Vec<DVec3> = pa.points.iter().chain(&pb.points).copied().collect();
+                    let Some(h) = hull(&points) else {
+                        return Ok(None);
+                    };
+                    let added = h.volume() - pa.volume - pb.volume;
+                    if !c.exact && added > next {
+                        return Err(added);
+                    }
+                    Ok(judge.part_of(h, limit, Some((pa, pb))))
+                })
+                .collect();
+            for (c, part) in batch.into_iter().zip(judged) {
+                let part = match part {
+                    Ok(p) => p,
+                    Err(added) => {
+                        known.insert((c.a, c.b), added);
+                        heap.push(Candidate {
+                            added,
+                            exact: true,
+                            ..c
+                        });
+                        continue;
+                    }
+                };
+                let Some(part) = part else { continue };
+                if over_bound && alive <= settings.max_pieces {
+                    break;
+                }
+                let m = parts.len();
+                parts[c.a] = None;
+                parts[c.b] = None;
+                parts.push(Some(part));
+                let mut ns: BTreeSet<usize> = &neighbours[c.a] | &neighbours[c.b];
+                ns.remove(&c.a);
+                ns.remove(&c.b);
+                for &n in &ns {
+                    neighbours[n].remove(&c.a);
+                    neighbours[n].remove(&c.b);
+                    neighbours[n].insert(m);
+                }
+                neighbours[c.a].clear();
+                neighbours[c.b].clear();
+                // the new piece's candidates, estimated from its parts'
+                for &n in &ns {
+                    let key = |x: usize| known.get(&(n.min(x), n.max(x))).copied();
+                    let added = match (key(c.a), key(c.b)) {
+                        (Some(x), Some(y)) => x.min(y),
+                        (Some(x), None) | (None, Some(x)) => x,
+                        (None, None) => f64::NEG_INFINITY,
+                    };
+                    heap.push(Candidate {
+                        added,
+                        a: n,
+                        b: m,
+                        exact: false,
+                    });
+                }
+                neighbours.push(ns);
+                alive -= 1;
+            }
+        }
+        if alive <= settings.max_pieces.max(1) || alive == 1 {
+            break;
+        }
+        // nothing merges even with no bound (pieces too flat or with too
+        // many corners to join): the cap cannot be met
+        if !limit.is_finite() && alive == alive_before {
+            break;
+        }
+        // over the cap: the least-bulging merges go on past the bound,
+        // which grows until something merges (then without one)
+        over_bound = true;
+        limit = if rounds >= 40 {
+            f64::INFINITY
+        } else {
+            limit * 1.5
+        };
+    }
+    (parts.into_iter().flatten().collect(), over_bound)
 }

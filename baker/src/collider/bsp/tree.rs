@@ -413,16 +413,7 @@ pub fn solid_cells(bsp: &BuiltBsp) -> Vec<SolidCell> {
             continue;
         }
         if at == SOLID || bsp.nodes[at as usize][0] & BEVEL != 0 {
-            let mut pts: Vec<DVec3> = Vec::new();
-            for p in cell.iter().flat_map(|f| &f.points) {
-                if !pts.iter().any(|q| q.distance_squared(*p) <= eps * eps) {
-                    pts.push(*p);
-                }
-            }
-            out.push(SolidCell {
-                points: pts,
-                faces: cell.into_iter().map(|f| (f.n, f.d, f.points)).collect(),
-            });
+            out.push(solid_cell(cell, eps));
             continue;
         }
         let [k, front, back] = bsp.nodes[at as usize];
@@ -433,6 +424,39 @@ pub fn solid_cells(bsp: &BuiltBsp) -> Vec<SolidCell> {
         stack.push((front, f));
     }
     out
+}
+
+/// A cell's faces as a [`SolidCell`]: its corners once each (within
+/// `eps`).
+fn solid_cell(cell: Vec<CellFace>, eps: f64) -> SolidCell {
+    let mut pts: Vec<DVec3> = Vec::new();
+    for p in cell.iter().flat_map(|f| &f.points) {
+        if !pts.iter().any(|q| q.distance_squared(*p) <= eps * eps) {
+            pts.push(*p);
+        }
+    }
+    SolidCell {
+        points: pts,
+        faces: cell.into_iter().map(|f| (f.n, f.d, f.points)).collect(),
+    }
+}
+
+/// `cell` cut by the plane `n·p = d` (when it crosses it by more than
+/// `eps`): the part in front and the part behind, either empty. The two
+/// have faces with exactly opposite `(n, d)` on the cut, as the tree's own
+/// cells do on a splitting plane.
+pub fn cut_cell(cell: &SolidCell, n: DVec3, d: f64, eps: f64) -> [Option<SolidCell>; 2] {
+    let faces: Vec<CellFace> = cell
+        .faces
+        .iter()
+        .map(|(n, d, points)| CellFace {
+            n: *n,
+            d: *d,
+            points: points.clone(),
+        })
+        .collect();
+    let (f, b) = clip_cell(&faces, n, d, eps);
+    [f, b].map(|x| (x.len() >= 4).then(|| solid_cell(x, eps)))
 }
 
 impl Builder {
