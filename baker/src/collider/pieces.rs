@@ -448,7 +448,11 @@ pub fn decompose(
     // pieces (then the least concavity) win
     if best.0.len() <= SEARCH_PIECES && n_cells <= SEARCH_CELLS {
         for search in [Search::Diagonals, Search::Axes] {
-            let Some((cut, groups)) = split_down(&judge, &cells, bound.max(eps), eps, search)
+            // a search past twice the pieces of the best answer so far
+            // stops: the merging after it has not halved its groups
+            let most = 2 * best.0.len();
+            let Some((cut, groups)) =
+                split_down(&judge, &cells, (bound.max(eps), eps), search, most)
             else {
                 continue;
             };
@@ -1001,14 +1005,15 @@ type Group = (Vec<usize>, Part);
 /// group's hull bulges past the bound, cut by the candidate plane that
 /// wastes least (see [`Search`]), each side split into its connected
 /// groups. Returns the cut cells and the groups (their cells' indices and
-/// piece), or `None` past [`SEARCH_CUT_CELLS`] or [`SEARCH_CUTS`]. Deterministic:
+/// piece), or `None` past [`SEARCH_CUT_CELLS`], [`SEARCH_CUTS`] or
+/// `most_groups` groups. Deterministic:
 /// candidates are scored in parallel, chosen in order.
 fn split_down(
     judge: &Judge,
     cells: &[&tree::SolidCell],
-    bound: f64,
-    eps: f64,
+    (bound, eps): (f64, f64),
     search: Search,
+    most_groups: usize,
 ) -> Option<(Vec<tree::SolidCell>, Vec<Group>)> {
     let r = std::f64::consts::FRAC_1_SQRT_2;
     let mut dirs = vec![DVec3::X, DVec3::Y, DVec3::Z];
@@ -1027,7 +1032,7 @@ fn split_down(
         .map(|c| ((*c).clone(), cell_volume(c)))
         .collect();
     let mut stack: Vec<Vec<Cut>> = components(all, eps);
-    let mut cuts = 0;
+    let (mut cuts, mut kept) = (0, 0);
     let (mut out, mut groups) = (Vec::new(), Vec::new());
     let mut keep = |g: Vec<Cut>, part: Part, out: &mut Vec<tree::SolidCell>| {
         let start = out.len();
@@ -1052,6 +1057,10 @@ fn split_down(
         };
         if let Some(part) = within {
             keep(g, part, &mut out);
+            kept += 1;
+            if kept > most_groups {
+                return None;
+            }
             continue;
         }
         // past its budget the search gives up (the merging's pieces stand)
