@@ -547,10 +547,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
         nodes.push(node);
         // a box, sphere or capsule stays one only under a similarity (a
         // glTF node scales an implicit shape with it)
-        let similar = orthogonal && {
-            let l = cols.map(|c| c.length());
-            (l[0] - l[1]).abs() <= 1e-5 * l[0] && (l[0] - l[2]).abs() <= 1e-5 * l[0]
-        };
+        let similar = kiln_formats::level::similarity_scale(&m.map(f64::from), 1e-5).is_some();
         let mut children = Vec::new();
         for (k, p) in d.pieces.iter().enumerate() {
             let key = (inst.collider.to_native(), k);

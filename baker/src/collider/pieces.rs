@@ -736,12 +736,7 @@ fn bulge(h: &Hull, prim: Primitive, frame: DAffine3) -> f64 {
 /// stands in for, or `None` when it does not hold every corner of the
 /// piece (within a millionth of its size) or is not a rigid placement.
 fn standing_out(poly: &BuiltPolytope, prim: Primitive, frame: DAffine3) -> Option<f64> {
-    let m = frame.matrix3;
-    let rigid = (m.transpose() * m - glam::DMat3::IDENTITY)
-        .to_cols_array()
-        .iter()
-        .all(|x| x.abs() <= 1e-6)
-        && m.determinant() > 0.0;
+    let rigid = crate::geom::fit::is_rigid(&frame.matrix3, 1e-6);
     let (lo, hi) = bounds(&poly.vertices);
     let slack = 1e-6 * (hi - lo).max_element().max(1e-9);
     let to_local = frame.inverse();

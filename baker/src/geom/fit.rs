@@ -44,6 +44,16 @@ impl Primitive {
     }
 }
 
+/// Whether `m` turns without scaling or mirroring, to `tol` (a
+/// primitive's frame must: a box stays a box of its size).
+pub fn is_rigid(m: &DMat3, tol: f64) -> bool {
+    (m.transpose() * *m - DMat3::IDENTITY)
+        .to_cols_array()
+        .iter()
+        .all(|x| x.abs() <= tol)
+        && m.determinant() > 0.0
+}
+
 /// Fits a primitive of `kind` to `points` (mesh space): the primitive,
 /// its frame in mesh space, and the fit error — the largest distance from
 /// a point to the primitive's surface. Every point is enclosed.

@@ -461,11 +461,7 @@ fn piece_points(
     let bad = |e: String| IngestErrorKind::Invalid(format!("node {ni}: convex piece: {e}"));
     let local = local_transform(node, ni)?;
     let m3 = local.matrix3;
-    let rigid = (m3.transpose() * m3 - glam::DMat3::IDENTITY)
-        .to_cols_array()
-        .iter()
-        .all(|x| x.abs() <= 1e-5)
-        && m3.determinant() > 0.0;
+    let rigid = crate::geom::fit::is_rigid(&m3, 1e-5);
     let primitive = match c {
         physics::NodeCollider::Node { node: target, .. } if target == ni => None,
         physics::NodeCollider::Node { node: target, .. } => {

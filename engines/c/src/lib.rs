@@ -1020,6 +1020,27 @@ pub unsafe extern "C" fn kiln_level_object_info(
     })
 }
 
+/// The decomposition of object `index` and its piece `piece` (an index
+/// that verification makes valid in both `pieces` and `shapes`), or a
+/// not-found failure.
+fn level_piece(
+    level: &KilnLevel,
+    index: u32,
+    piece: u32,
+) -> Result<(&kiln_formats::level::ArchivedDecomposition, usize), Fail> {
+    let inst = level_instance(level, index)?;
+    let d = level.0.archive().decomposition(inst.collider.to_native());
+    let n = d.map_or(0, |d| d.pieces.len());
+    d.filter(|_| (piece as usize) < n)
+        .map(|d| (d, piece as usize))
+        .ok_or_else(|| {
+            Fail::new(
+                KilnStatus::NotFound,
+                format!("piece {piece}: object {index} has {n} convex pieces"),
+            )
+        })
+}
+
 /// The object `index` of `level`, or a not-found failure.
 fn level_instance(
     level: &KilnLevel,
@@ -1129,17 +1150,8 @@ pub unsafe extern "C" fn kiln_level_object_piece_shape(
                 read(level, "level")?,
             )
         };
-        let inst = level_instance(level, index)?;
-        let d = level.0.archive().decomposition(inst.collider.to_native());
-        let n = d.map_or(0, |d| d.pieces.len());
-        let s = d
-            .and_then(|d| d.shapes.get(piece as usize))
-            .ok_or_else(|| {
-                Fail::new(
-                    KilnStatus::NotFound,
-                    format!("piece {piece}: object {index} has {n} convex pieces"),
-                )
-            })?;
+        let (d, k) = level_piece(level, index, piece)?;
+        let s = &d.shapes[k];
         use kiln_formats::level::ArchivedPieceKind as K;
         let mut shape = KilnPieceShape {
             rotation: s.rotation.map(|x| x.to_native()),
@@ -1213,17 +1225,8 @@ pub unsafe extern "C" fn kiln_level_object_piece(
                 read(level, "level")?,
             )
         };
-        let inst = level_instance(level, index)?;
-        let d = level.0.archive().decomposition(inst.collider.to_native());
-        let n = d.map_or(0, |d| d.pieces.len());
-        let p = d
-            .and_then(|d| d.pieces.get(piece as usize))
-            .ok_or_else(|| {
-                Fail::new(
-                    KilnStatus::NotFound,
-                    format!("piece {piece}: object {index} has {n} convex pieces"),
-                )
-            })?;
+        let (d, k) = level_piece(level, index, piece)?;
+        let p = &d.pieces[k];
         *sizes = KilnPieceSizes {
             vertices: p.vertices.len() as u32,
             faces: p.planes.len() as u32,
