@@ -51,7 +51,7 @@
 use super::BuiltCollider;
 use super::bsp::{BuiltBsp, tree};
 use super::polytope::{self, BuiltPolytope, capped};
-use crate::geom::fit::{Fitting, Primitive};
+use crate::geom::fit::{Fitting, Primitive, principal_axes};
 use crate::geom::nearest::Nearest;
 use crate::geom::topology::bounds;
 use crate::geom::weld::WeldedMesh;
@@ -248,6 +248,18 @@ impl Judge<'_> {
         })
     }
 
+    /// The piece of a group of cells with corners `points` (each once):
+    /// its hull judged whole (no face of it is known to lie on a judged
+    /// piece), or `None` past `limit`.
+    fn whole(&self, points: &[DVec3], limit: f64) -> Option<Part> {
+        let h = hull(points)?;
+        let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
+        let bulge = self.concavity(&h.vertices, &faces, limit)?;
+        let mut part = self.part_of(h, limit, None)?;
+        part.concavity = part.concavity.max(bulge);
+        Some(part)
+    }
+
     /// The farthest sampled point of the polytope's surface outside the
     /// solid from the object's surface (the judge's `near`: the render
     /// mesh, or the solid's own surface), or `None` past `limit`. Samples: a
@@ -255,6 +267,18 @@ impl Judge<'_> {
     /// coarse grid (corners, edge midpoints, centre) of every triangle
     /// first.
     fn concavity(&self, vertices: &[DVec3], faces: &[Vec<u32>], limit: f64) -> Option<f64> {
+        self.sampled(vertices, faces, limit, false)
+    }
+
+    /// [`Judge::concavity`], or with `coarse` on the coarse grid only (a
+    /// quick test that can pass where the full one fails).
+    fn sampled(
+        &self,
+        vertices: &[DVec3],
+        faces: &[Vec<u32>],
+        limit: f64,
+        coarse: bool,
+    ) -> Option<f64> {
         let spacing = self.spacing;
         let tris: Vec<[DVec3; 3]> = faces
             .iter()
@@ -288,6 +312,9 @@ impl Judge<'_> {
                     return None;
                 }
             }
+        }
+        if coarse {
+            return Some(worst);
         }
         for t in &tris {
             let longest = (t[1] - t[0])
@@ -395,6 +422,17 @@ pub fn decompose(
     settings: &PieceSettings,
     reference: Option<&WeldedMesh>,
 ) -> Result<Decomposition, PiecesError> {
+    decompose_in(bsp, settings, reference, true)
+}
+
+/// [`decompose`], with or without the regrouping ([`regroup`]; without
+/// it only to test what it saves).
+fn decompose_in(
+    bsp: &BuiltBsp,
+    settings: &PieceSettings,
+    reference: Option<&WeldedMesh>,
+    regrouped: bool,
+) -> Result<Decomposition, PiecesError> {
     let near = match reference {
         Some(r) if !r.triangles.is_empty() => Nearest::new(&r.vertices, &r.triangles),
         _ => {
@@ -443,10 +481,15 @@ pub fn decompose(
     let merged = |parts: Vec<Option<Part>>, neighbours: Vec<BTreeSet<usize>>| {
         merge(&judge, parts, neighbours, settings, bound.max(eps))
     };
-    let mut best = merged(parts, neighbours);
+    let (pieces, mut over_bound) = merged(parts, neighbours);
+    let worst = |p: &[Group]| p.iter().fold(0.0f64, |w, p| w.max(p.1.concavity));
+    // the answer so far: its pieces, and their cells when cut (`None`:
+    // the solid's cells)
+    let mut best: (Vec<Group>, Option<Vec<tree::SolidCell>>) = (pieces, None);
     // where few pieces do, the top-down search over cuts too: the fewer
     // pieces (then the least concavity) win
-    if best.0.len() <= SEARCH_PIECES && n_cells <= SEARCH_CELLS {
+    let searched = best.0.len() <= SEARCH_PIECES && n_cells <= SEARCH_CELLS && !over_bound;
+    if searched {
         for search in [Search::Diagonals, Search::Axes] {
             // a search past twice the pieces of the best answer so far
             // stops: the merging after it has not halved its groups
@@ -456,16 +499,62 @@ pub fn decompose(
             else {
                 continue;
             };
+            let members: Vec<Vec<usize>> = groups.iter().map(|g| g.0.clone()).collect();
             let (parts, neighbours) = grouped(&cut, groups, eps);
-            let other = merged(parts, neighbours);
-            let worst = |m: &(Vec<Part>, bool)| m.0.iter().fold(0.0f64, |w, p| w.max(p.concavity));
-            if (other.0.len(), worst(&other)) < (best.0.len(), worst(&best)) {
-                best = other;
+            let (other, over) = merged(parts, neighbours);
+            if (other.len(), worst(&other)) < (best.0.len(), worst(&best.0)) && !over {
+                // each piece's cells
+                let pieces = other
+                    .into_iter()
+                    .map(|(gs, p)| {
+                        (
+                            gs.iter()
+                                .flat_map(|&g| members[g].iter().copied())
+                                .collect(),
+                            p,
+                        )
+                    })
+                    .collect();
+                best = (pieces, Some(cut));
             }
         }
+        // then chains of three or four pieces cut again into fewer along
+        // their length, while one is (and what that leaves merged)
+        if best.0.len() >= 3 && regrouped {
+            let cut: Vec<Cut> = match best.1.take() {
+                Some(cut) => cut
+                    .into_iter()
+                    .map(|c| {
+                        let v = cell_volume(&c);
+                        (c, v)
+                    })
+                    .collect(),
+                None => cells
+                    .iter()
+                    .map(|c| ((*c).clone(), cell_volume(c)))
+                    .collect(),
+            };
+            // no piece bulging more than the answer's worst already does
+            let limit = worst(&best.0).min(bound).max(eps);
+            let (cut, pieces) = regroup(&judge, cut, std::mem::take(&mut best.0), (limit, eps));
+            let members: Vec<Vec<usize>> = pieces.iter().map(|p| p.0.clone()).collect();
+            let (parts, neighbours) = grouped(&cut, pieces, eps);
+            let (other, over) = merged(parts, neighbours);
+            over_bound |= over;
+            best.0 = other
+                .into_iter()
+                .map(|(gs, p)| {
+                    (
+                        gs.iter()
+                            .flat_map(|&g| members[g].iter().copied())
+                            .collect(),
+                        p,
+                    )
+                })
+                .collect();
+        }
     }
-    let (parts, over_bound) = best;
-    let kept: Vec<&Part> = parts.iter().collect();
+    let kept: Vec<&Part> = best.0.iter().map(|p| &p.1).collect();
     // a piece the polytope builder caps grows by at most its reach
     // a piece that fills a box, sphere or capsule is given as it where
     // the primitive's bulge past the piece keeps it within the bound
@@ -944,6 +1033,70 @@ mod tests {
     }
 
     #[test]
+    fn three_or_four_pieces_of_a_ring_are_cut_again_into_fewer() {
+        // a torus (ring radius 1, tube 0.25, 32 × 12 quads): the merging and
+        // the search leave ring segments that stop short of the bound; cut
+        // again along the ring, chains of them become fewer pieces that
+        // bulge no more than the worst already did
+        let (r, t, n, m) = (1.0f64, 0.25f64, 32usize, 12usize);
+        let at = |i: usize, j: usize| ((i % n) * m + j % m) as u32;
+        let v: Vec<[f32; 3]> = (0..n)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                let (u, v) = (
+                    i as f64 / n as f64 * std::f64::consts::TAU,
+                    j as f64 / m as f64 * std::f64::consts::TAU,
+                );
+                [
+                    ((r + t * v.cos()) * u.cos()) as f32,
+                    (t * v.sin()) as f32,
+                    ((r + t * v.cos()) * u.sin()) as f32,
+                ]
+            })
+            .collect();
+        let tris: Vec<[u32; 3]> = (0..n)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .flat_map(|(i, j)| {
+                let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
+                [[a, c, b], [a, d, c]]
+            })
+            .collect();
+        let bsp = build(&v, &tris, BspOptions::default()).expect("a closed torus");
+        let s = settings(0.05);
+        let once = decompose_in(&bsp, &s, None, false).unwrap();
+        let again = decompose_in(&bsp, &s, None, true).unwrap();
+        assert!(
+            again.pieces.len() < once.pieces.len(),
+            "{} pieces, {} before",
+            again.pieces.len(),
+            once.pieces.len()
+        );
+        assert!(!again.over_bound && again.concavity <= once.concavity + 1e-9);
+        // the pieces still fill the ring: their volumes add up to the
+        // solid's (they meet only on their faces)
+        let volume = |d: &Decomposition| {
+            d.pieces
+                .iter()
+                .map(|p| {
+                    let pts: Vec<DVec3> = p
+                        .vertices
+                        .iter()
+                        .map(|v| DVec3::from(v.map(f64::from)))
+                        .collect();
+                    hull(&pts).map_or(0.0, |h| h.volume())
+                })
+                .sum::<f64>()
+        };
+        let ring = std::f64::consts::TAU * r * std::f64::consts::PI * t * t;
+        assert!(
+            (volume(&again) - volume(&once)).abs() < 0.02 * ring,
+            "{} {}",
+            volume(&again),
+            volume(&once)
+        );
+    }
+
+    #[test]
     fn a_looser_bound_merges_across_the_inside_corner() {
         // the L's hull bulges half a cell over its inside corner: within
         // a bound of 0.6 one piece does
@@ -1037,13 +1190,7 @@ fn split_down(
     while let Some(g) = stack.pop() {
         let mut pts: Vec<DVec3> = g.iter().flat_map(|c| c.0.points.iter().copied()).collect();
         distinct(&mut pts);
-        let within = hull(&pts).and_then(|h| {
-            let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
-            let bulge = judge.concavity(&h.vertices, &faces, bound)?;
-            let mut part = judge.part_of(h, bound, None)?;
-            part.concavity = part.concavity.max(bulge);
-            Some(part)
-        });
+        let within = judge.whole(&pts, bound);
         // a single cell is convex: a piece whatever its capped hull
         // bulges (as it starts the merging)
         let within = match within {
@@ -1138,6 +1285,288 @@ fn split_down(
         }
     }
     Some((out, groups))
+}
+
+/// Rounds of [`regroup`] at most.
+const REGROUP_ROUNDS: usize = 16;
+/// Most chains of pieces [`regroup`] judges in a round.
+const REGROUP_CHAINS: usize = 256;
+
+/// Fewer pieces by cutting again: a chain of three or four neighbouring
+/// pieces whose cells [`reslice`] cuts into fewer slabs, each one
+/// connected group within `bound`, becomes those slabs. Each round judges
+/// every chain not judged before with the same pieces (in parallel), then
+/// takes the successes on distinct pieces, the most pieces saved first
+/// (then the first chain). Returns the cells (the ones cut added, the ones
+/// no piece holds dropped) and the pieces (their cells' indices and
+/// piece).
+fn regroup(
+    judge: &Judge,
+    mut cells: Vec<Cut>,
+    mut pieces: Vec<Group>,
+    (bound, eps): (f64, f64),
+) -> (Vec<tree::SolidCell>, Vec<Group>) {
+    // each piece's lasting id, and the chains (of ids) that did not
+    // reslice: their cells are the same next round
+    let mut ids: Vec<usize> = (0..pieces.len()).collect();
+    let mut failed: HashSet<Vec<usize>> = HashSet::new();
+    for _ in 0..REGROUP_ROUNDS {
+        let mut piece_of = vec![usize::MAX; cells.len()];
+        for (k, (m, _)) in pieces.iter().enumerate() {
+            for &c in m {
+                piece_of[c] = k;
+            }
+        }
+        let live: Vec<usize> = (0..cells.len())
+            .filter(|&c| piece_of[c] != usize::MAX)
+            .collect();
+        let refs: Vec<&tree::SolidCell> = live.iter().map(|&c| &cells[c].0).collect();
+        let mut nb = vec![BTreeSet::new(); pieces.len()];
+        for (i, j) in face_neighbours(&refs, eps) {
+            let (a, b) = (piece_of[live[i]], piece_of[live[j]]);
+            if a != b {
+                nb[a].insert(b);
+                nb[b].insert(a);
+            }
+        }
+        // paths of three and four pieces, each set once
+        let mut chains: Vec<Vec<usize>> = Vec::new();
+        for (b, nbs) in nb.iter().enumerate() {
+            for &a in nbs {
+                for &c in nbs.range(a + 1..) {
+                    chains.push(vec![a, b, c]);
+                }
+                for &c in nbs {
+                    if c == a {
+                        continue;
+                    }
+                    for &d in nb[c].iter().filter(|&&d| d != a && d != b) {
+                        if (a, b) < (d, c) {
+                            chains.push(vec![a, b, c, d]);
+                        }
+                    }
+                }
+            }
+        }
+        for c in chains.iter_mut() {
+            c.sort_unstable();
+        }
+        chains.sort_unstable();
+        chains.dedup();
+        let key = |c: &[usize]| -> Vec<usize> {
+            let mut k: Vec<usize> = c.iter().map(|&p| ids[p]).collect();
+            k.sort_unstable();
+            k
+        };
+        chains.retain(|c| !failed.contains(&key(c)));
+        chains.truncate(REGROUP_CHAINS);
+        let judged: Vec<Option<(Vec<Group>, Vec<Cut>)>> = chains
+            .par_iter()
+            .map(|t| {
+                let g: Vec<Cut> = t
+                    .iter()
+                    .flat_map(|&k| pieces[k].0.iter().map(|&c| cells[c].clone()))
+                    .collect();
+                reslice(judge, g, t.len(), (bound, eps))
+            })
+            .collect();
+        for (c, j) in chains.iter().zip(&judged) {
+            if j.is_none() {
+                failed.insert(key(c));
+            }
+        }
+        // the most pieces saved first, then the first chain
+        let mut order: Vec<usize> = (0..chains.len()).filter(|&i| judged[i].is_some()).collect();
+        order.sort_by_key(|&i| {
+            let saved = chains[i].len() - judged[i].as_ref().map_or(chains[i].len(), |j| j.0.len());
+            (std::cmp::Reverse(saved), i)
+        });
+        let mut used = vec![false; pieces.len()];
+        let mut made: Vec<Group> = Vec::new();
+        let mut judged: Vec<Option<_>> = judged;
+        for i in order {
+            if chains[i].iter().any(|&k| used[k]) {
+                continue;
+            }
+            let Some((sides, cut)) = judged[i].take() else {
+                continue;
+            };
+            for &k in &chains[i] {
+                used[k] = true;
+            }
+            let start = cells.len();
+            cells.extend(cut);
+            for (members, part) in sides {
+                made.push((members.into_iter().map(|m| start + m).collect(), part));
+            }
+        }
+        if made.is_empty() {
+            break;
+        }
+        let next = ids.iter().max().map_or(0, |m| m + 1);
+        ids = ids
+            .into_iter()
+            .zip(&used)
+            .filter(|(_, u)| !**u)
+            .map(|(i, _)| i)
+            .chain(next..next + made.len())
+            .collect();
+        pieces = pieces
+            .into_iter()
+            .zip(used)
+            .filter(|(_, u)| !u)
+            .map(|(p, _)| p)
+            .chain(made)
+            .collect();
+    }
+    // the cells the pieces hold, in the pieces' order
+    let mut out = Vec::new();
+    let mut cells: Vec<Option<Cut>> = cells.into_iter().map(Some).collect();
+    let groups = pieces
+        .into_iter()
+        .map(|(members, part)| {
+            let start = out.len();
+            out.extend(
+                members
+                    .into_iter()
+                    .filter_map(|m| cells[m].take().map(|c| c.0)),
+            );
+            ((start..out.len()).collect(), part)
+        })
+        .collect();
+    (out, groups)
+}
+
+/// Steps of the search for each slab's far plane in [`reslice`].
+const SLAB_STEPS: usize = 6;
+
+/// The cells `g` of `k` neighbouring pieces cut again into fewer slabs
+/// across their principal axis, if that holds: from the low end, each
+/// slab as long as it stays one connected group within `bound` (its far
+/// plane found by bisection: greedy covering, which is optimal along a
+/// line where a shorter slab holds whenever a longer one does). Returns
+/// the slabs (their indices into the cut cells, and piece) and the cut
+/// cells, or `None` when it takes `k` slabs or more.
+fn reslice(
+    judge: &Judge,
+    g: Vec<Cut>,
+    k: usize,
+    (bound, eps): (f64, f64),
+) -> Option<(Vec<Group>, Vec<Cut>)> {
+    let centres = g.iter().map(|c| {
+        let n = c.0.points.len().max(1) as f64;
+        (c.0.points.iter().copied().sum::<DVec3>() / n, c.1)
+    });
+    let axes = principal_axes(centres.clone())?;
+    let n = axes[0];
+    // slabs only across a chain at least k − 1 times as long as it is
+    // wide (spread along its principal axes): each slab then no thinner
+    // than the chain is wide, where a rounder chain's slabs would be flat
+    // and bulge
+    let total: f64 = centres.clone().map(|c| c.1).sum();
+    let mid = centres.clone().map(|(p, w)| p * w).sum::<DVec3>() / total;
+    let spread = |a: DVec3| {
+        centres
+            .clone()
+            .map(|(p, w)| w * a.dot(p - mid).powi(2))
+            .sum::<f64>()
+    };
+    if spread(axes[0]) < ((k - 1) as f64).powi(2) * spread(axes[1]) {
+        return None;
+    }
+    let hi = g
+        .iter()
+        .flat_map(|c| c.0.points.iter())
+        .fold(f64::NEG_INFINITY, |m, p| m.max(n.dot(*p)));
+    let slab = |cells: &[Cut], d: f64| -> Option<(Vec<Cut>, Part, Vec<Cut>)> {
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        split_group(cells, (n, d), eps, |f, c| {
+            if f {
+                front.push(c.owned())
+            } else {
+                back.push(c.owned())
+            }
+        });
+        let mut parts = components(back, eps);
+        if parts.len() != 1 {
+            return None;
+        }
+        let back = parts.pop()?;
+        let mut pts: Vec<DVec3> = back
+            .iter()
+            .flat_map(|c| c.0.points.iter().copied())
+            .collect();
+        let part = judge.whole(distinct(&mut pts), bound)?;
+        Some((back, part, front))
+    };
+    // the slab's coarse test: one connected group whose hull's coarse
+    // samples hold the bound
+    let rough = |cells: &[Cut], d: f64| -> bool {
+        let mut back = Vec::new();
+        split_group(cells, (n, d), eps, |f, c| {
+            if !f {
+                back.push(c.owned())
+            }
+        });
+        let mut pts: Vec<DVec3> = back
+            .iter()
+            .flat_map(|c| c.0.points.iter().copied())
+            .collect();
+        hull(distinct(&mut pts)).is_some_and(|h| {
+            let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
+            judge.sampled(&h.vertices, &faces, bound, true).is_some()
+        }) && components(back, eps).len() == 1
+    };
+    let (mut rest, mut out, mut groups) = (g, Vec::new(), Vec::new());
+    while !rest.is_empty() {
+        if groups.len() + 1 >= k {
+            return None;
+        }
+        let lo = rest
+            .iter()
+            .flat_map(|c| c.0.points.iter())
+            .fold(f64::INFINITY, |m, p| m.min(n.dot(*p)));
+        // the whole rest (not all k pieces: they did not merge), else the
+        // longest slab found
+        let whole = if groups.is_empty() {
+            None
+        } else {
+            slab(&rest, hi + eps)
+        };
+        let (back, part, front) = match whole {
+            Some(s) => s,
+            None => {
+                // bisection on the coarse test, then the full one at the
+                // slab found, stepping back while it fails
+                let (mut a, mut b) = (lo, hi);
+                for _ in 0..SLAB_STEPS {
+                    let d = 0.5 * (a + b);
+                    if rough(&rest, d) {
+                        a = d;
+                    } else {
+                        b = d;
+                    }
+                }
+                let mut found = None;
+                for _ in 0..SLAB_STEPS {
+                    if a <= lo {
+                        break;
+                    }
+                    if let Some(s) = slab(&rest, a) {
+                        found = Some(s);
+                        break;
+                    }
+                    a = lo + 0.75 * (a - lo);
+                }
+                found?
+            }
+        };
+        let start = out.len();
+        out.extend(back);
+        groups.push(((start..out.len()).collect(), part));
+        rest = front;
+    }
+    Some((groups, out))
 }
 
 /// A convex cell's volume: pyramids from its centre over its faces.
@@ -1278,15 +1707,17 @@ fn components(cells: Vec<Cut>, eps: f64) -> Vec<Vec<Cut>> {
 
 /// The bottom-up merging: neighbouring pieces merged, the one adding the
 /// least volume first, while the hull stays within `bound` (then past it
-/// while over the piece cap). The pieces left, and whether the cap made
-/// merges past the bound.
+/// while over the piece cap). The pieces left, each with the indices of
+/// the parts it was merged from, and whether the cap made merges past
+/// the bound.
 fn merge(
     judge: &Judge,
     mut parts: Vec<Option<Part>>,
     mut neighbours: Vec<BTreeSet<usize>>,
     settings: &PieceSettings,
     bound: f64,
-) -> (Vec<Part>, bool) {
+) -> (Vec<Group>, bool) {
+    let mut members: Vec<Vec<usize>> = (0..parts.len()).map(|i| vec![i]).collect();
     let mut alive = parts.iter().flatten().count();
     let mut limit = bound;
     let mut over_bound = false;
@@ -1367,6 +1798,12 @@ fn merge(
                 parts[c.a] = None;
                 parts[c.b] = None;
                 parts.push(Some(part));
+                let joined = [
+                    std::mem::take(&mut members[c.a]),
+                    std::mem::take(&mut members[c.b]),
+                ]
+                .concat();
+                members.push(joined);
                 let mut ns: BTreeSet<usize> = &neighbours[c.a] | &neighbours[c.b];
                 ns.remove(&c.a);
                 ns.remove(&c.b);
@@ -1413,5 +1850,10 @@ fn merge(
             limit * 1.5
         };
     }
-    (parts.into_iter().flatten().collect(), over_bound)
+    let kept = parts
+        .into_iter()
+        .zip(members)
+        .filter_map(|(p, m)| Some((m, p?)))
+        .collect();
+    (kept, over_bound)
 }

@@ -389,9 +389,82 @@ fn hull_2d(pts: &[DVec2]) -> Vec<DVec2> {
     h
 }
 
+/// The principal axes of weighted points (the eigenvectors of their
+/// covariance about the weighted centre, by cyclic Jacobi rotations:
+/// Golub and Van Loan, "Matrix Computations", §8.5), the axis of the
+/// largest spread first; `None` without positive weight. Deterministic:
+/// a fixed sweep order and count.
+pub fn principal_axes(points: impl Iterator<Item = (DVec3, f64)> + Clone) -> Option<[DVec3; 3]> {
+    let total: f64 = points.clone().map(|(_, w)| w).sum();
+    if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let c = points.clone().map(|(p, w)| p * w).sum::<DVec3>() / total;
+    let mut a = [[0.0f64; 3]; 3];
+    for (p, w) in points {
+        let d = (p - c).to_array();
+        for (i, row) in a.iter_mut().enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x += w * d[i] * d[j];
+            }
+        }
+    }
+    let mut v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0f64]];
+    for _ in 0..32 {
+        let off = a[0][1].abs() + a[0][2].abs() + a[1][2].abs();
+        if off <= 1e-30 * (a[0][0].abs() + a[1][1].abs() + a[2][2].abs()) {
+            break;
+        }
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            if a[p][q] == 0.0 {
+                continue;
+            }
+            // the rotation that zeroes a[p][q]
+            let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+            let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+            let t = if theta == 0.0 { 1.0 } else { t };
+            let (cs, sn) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
+            for row in a.iter_mut() {
+                let (akp, akq) = (row[p], row[q]);
+                row[p] = cs * akp - sn * akq;
+                row[q] = sn * akp + cs * akq;
+            }
+            let (rp, rq) = (a[p], a[q]);
+            a[p] = std::array::from_fn(|k| cs * rp[k] - sn * rq[k]);
+            a[q] = std::array::from_fn(|k| sn * rp[k] + cs * rq[k]);
+            for row in v.iter_mut() {
+                let (vp, vq) = (row[p], row[q]);
+                row[p] = cs * vp - sn * vq;
+                row[q] = sn * vp + cs * vq;
+            }
+        }
+    }
+    let mut order = [0usize, 1, 2];
+    order.sort_by(|&i, &j| a[j][j].total_cmp(&a[i][i]));
+    Some(order.map(|k| DVec3::new(v[0][k], v[1][k], v[2][k]).normalize()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn principal_axes_follow_the_longest_spread() {
+        let rot = DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1);
+        // a grid 4 × 2 × 1 long, turned
+        let pts: Vec<(DVec3, f64)> = (0..5)
+            .flat_map(|i| (0..5).flat_map(move |j| (0..5).map(move |k| (i, j, k))))
+            .map(|(i, j, k)| {
+                let p = DVec3::new(i as f64, j as f64 * 0.5, k as f64 * 0.25);
+                (rot * p + DVec3::new(3.0, -2.0, 1.0), 1.0)
+            })
+            .collect();
+        let axes = principal_axes(pts.iter().copied()).unwrap();
+        for (axis, want) in axes.iter().zip([DVec3::X, DVec3::Y, DVec3::Z]) {
+            assert!(axis.dot(rot * want).abs() > 1.0 - 1e-9, "{axis} {want}");
+        }
+        assert!(principal_axes(std::iter::empty()).is_none());
+    }
 
     #[test]
     fn primitive_volumes() {
