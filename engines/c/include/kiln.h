@@ -403,6 +403,20 @@ typedef struct {
 } KilnPieceSizes;
 
 /*
+ The sizes of a triangle mesh (`kiln_level_object_triangles`).
+ */
+typedef struct {
+  /*
+   Vertices (3 floats each).
+   */
+  uint32_t vertices;
+  /*
+   Triangles (3 vertex indices each).
+   */
+  uint32_t triangles;
+} KilnMeshSizes;
+
+/*
  A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
  */
 typedef struct {
@@ -863,6 +877,59 @@ KilnStatus kiln_level_object_piece(const KilnLevel *level,
                                    uint32_t *face_starts,
                                    uint32_t *face_vertices,
                                    size_t loop_cap);
+
+/*
+ The shape of object `index`'s own collider, as a physics engine takes
+ it, into `out`: its kind (`KILN_COLLIDER_*`); a box, sphere or capsule
+ has its sizes there, centred on the collider's local origin along its
+ axes (rotation identity, centre zero: `kiln_level_object_transform`
+ places it, and is a similarity for primitives). A polytope's faces come
+ from `kiln_level_object_polytope`; a triangle mesh's or a concave
+ solid's triangles from `kiln_level_object_triangles`, and a concave
+ solid's convex pieces from `kiln_level_object_piece` (what a moving
+ body should be simulated with).
+ */
+KilnStatus kiln_level_object_shape(const KilnLevel *level, uint32_t index, KilnPieceShape *out);
+
+/*
+ Object `index`'s polytope (its collider is `KILN_COLLIDER_POLYTOPE`;
+ others give `KILN_STATUS_NOT_FOUND`), copied as
+ `kiln_level_object_piece` copies a piece: in the collider's local
+ space, `sizes` first, `KILN_STATUS_BUFFER_TOO_SMALL` when an array is
+ short. A Jolt `ConvexHullShape` or a PhysX `PxConvexMesh` takes its
+ vertices as they are (no hull to recompute).
+ */
+KilnStatus kiln_level_object_polytope(const KilnLevel *level,
+                                      uint32_t index,
+                                      KilnPieceSizes *sizes,
+                                      float *vertices,
+                                      size_t vertex_cap,
+                                      float *planes,
+                                      size_t face_cap,
+                                      uint32_t *face_starts,
+                                      uint32_t *face_vertices,
+                                      size_t loop_cap);
+
+/*
+ Object `index`'s triangles, in the collider's local space
+ (`kiln_level_object_transform` places them): a triangle mesh's stored
+ triangles (`KILN_COLLIDER_TRIMESH`), or a concave solid's low-poly
+ collider surface (`KILN_COLLIDER_BSP`: closed, counter-clockwise seen
+ from outside), which is what its queries answer on — for a static
+ triangle-mesh shape (Jolt's `MeshShape`, PhysX's `PxTriangleMesh`);
+ other colliders give `KILN_STATUS_NOT_FOUND`. `vertices`: `x, y, z`
+ each, room for `vertex_cap`; `indices`: 3 per triangle, room for
+ `triangle_cap` triangles, in the order the tree stores them. `sizes`
+ is set first; arrays too small give `KILN_STATUS_BUFFER_TOO_SMALL`
+ (call with null arrays and capacities of 0 to learn the sizes).
+ */
+KilnStatus kiln_level_object_triangles(const KilnLevel *level,
+                                       uint32_t index,
+                                       KilnMeshSizes *sizes,
+                                       float *vertices,
+                                       size_t vertex_cap,
+                                       uint32_t *indices,
+                                       size_t triangle_cap);
 
 /*
  A world of `level` (which the world keeps; the handle may be freed).

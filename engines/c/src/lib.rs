@@ -1226,46 +1226,266 @@ pub unsafe extern "C" fn kiln_level_object_piece(
             )
         };
         let (d, k) = level_piece(level, index, piece)?;
-        let p = &d.pieces[k];
-        *sizes = KilnPieceSizes {
-            vertices: p.vertices.len() as u32,
-            faces: p.planes.len() as u32,
-            loop_entries: p.face_vertices.len() as u32,
+        let what = format!("piece {piece} of object {index}");
+        // SAFETY: the API's contract: each array holds its capacity.
+        unsafe {
+            copy_polytope(
+                &d.pieces[k],
+                &what,
+                sizes,
+                (vertices, vertex_cap),
+                (planes, face_cap),
+                (face_starts, face_vertices, loop_cap),
+            )
+        }
+    })
+}
+
+/// Copies a polytope into a caller's arrays (see
+/// `kiln_level_object_piece`), its sizes first.
+///
+/// # Safety
+/// Each non-null array holds its capacity: `3 · vertex_cap` floats,
+/// `4 · face_cap` floats, `face_cap + 1` and `loop_cap` entries.
+unsafe fn copy_polytope(
+    p: &kiln_formats::polytope::ArchivedPolytope,
+    what: &str,
+    sizes: &mut KilnPieceSizes,
+    (vertices, vertex_cap): (*mut f32, usize),
+    (planes, face_cap): (*mut f32, usize),
+    (face_starts, face_vertices, loop_cap): (*mut u32, *mut u32, usize),
+) -> Result<(), Fail> {
+    *sizes = KilnPieceSizes {
+        vertices: p.vertices.len() as u32,
+        faces: p.planes.len() as u32,
+        loop_entries: p.face_vertices.len() as u32,
+    };
+    if vertex_cap < p.vertices.len()
+        || face_cap < p.planes.len()
+        || loop_cap < p.face_vertices.len()
+    {
+        return Err(Fail::new(
+            KilnStatus::BufferTooSmall,
+            format!(
+                "{what} has {} vertices, {} faces and {} loop entries; room for {vertex_cap}, {face_cap} and {loop_cap}",
+                p.vertices.len(),
+                p.planes.len(),
+                p.face_vertices.len()
+            ),
+        ));
+    }
+    // SAFETY: the caller's contract: each array holds its capacity.
+    let (vs, ps, starts, loops) = unsafe {
+        (
+            array_mut(vertices, 3 * vertex_cap, "vertices")?,
+            array_mut(planes, 4 * face_cap, "planes")?,
+            array_mut(face_starts, face_cap + 1, "face_starts")?,
+            array_mut(face_vertices, loop_cap, "face_vertices")?,
+        )
+    };
+    for (o, v) in vs.chunks_exact_mut(3).zip(p.vertices.iter()) {
+        o.copy_from_slice(&v.map(|x| x.to_native()));
+    }
+    for (o, pl) in ps.chunks_exact_mut(4).zip(p.planes.iter()) {
+        o.copy_from_slice(&pl.map(|x| x.to_native()));
+    }
+    for (o, k) in starts.iter_mut().zip(p.face_starts.iter()) {
+        *o = k.to_native();
+    }
+    for (o, k) in loops.iter_mut().zip(p.face_vertices.iter()) {
+        *o = k.to_native();
+    }
+    Ok(())
+}
+
+/// The collider of object `index` of `level`, or a not-found failure.
+fn level_collider(
+    level: &KilnLevel,
+    index: u32,
+) -> Result<&kiln_formats::level::ArchivedCollider, Fail> {
+    let inst = level_instance(level, index)?;
+    Ok(&level.0.archive().colliders[inst.collider.to_native() as usize])
+}
+
+/// The shape of object `index`'s own collider, as a physics engine takes
+/// it, into `out`: its kind (`KILN_COLLIDER_*`); a box, sphere or capsule
+/// has its sizes there, centred on the collider's local origin along its
+/// axes (rotation identity, centre zero: `kiln_level_object_transform`
+/// places it, and is a similarity for primitives). A polytope's faces come
+/// from `kiln_level_object_polytope`; a triangle mesh's or a concave
+/// solid's triangles from `kiln_level_object_triangles`, and a concave
+/// solid's convex pieces from `kiln_level_object_piece` (what a moving
+/// body should be simulated with).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_shape(
+    level: *const KilnLevel,
+    index: u32,
+    out: *mut KilnPieceShape,
+) -> KilnStatus {
+    run("kiln_level_object_shape", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", KilnPieceShape::default())?,
+                read(level, "level")?,
+            )
         };
-        if vertex_cap < p.vertices.len()
-            || face_cap < p.planes.len()
-            || loop_cap < p.face_vertices.len()
-        {
+        use kiln_formats::level::ArchivedCollider as S;
+        let mut shape = KilnPieceShape {
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            ..KilnPieceShape::default()
+        };
+        match level_collider(level, index)? {
+            S::TriMesh(_) => shape.kind = KILN_COLLIDER_TRIMESH,
+            S::Polytope(_) => shape.kind = KILN_COLLIDER_POLYTOPE,
+            S::Bsp(_) => shape.kind = KILN_COLLIDER_BSP,
+            S::Cuboid(c) => {
+                shape.kind = KILN_COLLIDER_CUBOID;
+                shape.half_extents = c.half_extents.map(|x| x.to_native());
+            }
+            S::Sphere(b) => {
+                shape.kind = KILN_COLLIDER_SPHERE;
+                shape.radius = b.radius.to_native();
+            }
+            S::Capsule(c) => {
+                shape.kind = KILN_COLLIDER_CAPSULE;
+                shape.radius = c.radius.to_native();
+                shape.half_height = c.half_height.to_native();
+            }
+        }
+        *out = shape;
+        Ok(())
+    })
+}
+
+/// Object `index`'s polytope (its collider is `KILN_COLLIDER_POLYTOPE`;
+/// others give `KILN_STATUS_NOT_FOUND`), copied as
+/// `kiln_level_object_piece` copies a piece: in the collider's local
+/// space, `sizes` first, `KILN_STATUS_BUFFER_TOO_SMALL` when an array is
+/// short. A Jolt `ConvexHullShape` or a PhysX `PxConvexMesh` takes its
+/// vertices as they are (no hull to recompute).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kiln_level_object_polytope(
+    level: *const KilnLevel,
+    index: u32,
+    sizes: *mut KilnPieceSizes,
+    vertices: *mut f32,
+    vertex_cap: usize,
+    planes: *mut f32,
+    face_cap: usize,
+    face_starts: *mut u32,
+    face_vertices: *mut u32,
+    loop_cap: usize,
+) -> KilnStatus {
+    run("kiln_level_object_polytope", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (sizes, level) = unsafe {
+            (
+                answer(sizes, "sizes", KilnPieceSizes::default())?,
+                read(level, "level")?,
+            )
+        };
+        let kiln_formats::level::ArchivedCollider::Polytope(p) = level_collider(level, index)?
+        else {
+            return Err(Fail::new(
+                KilnStatus::NotFound,
+                format!(
+                    "object {index} is not a polytope (kiln_level_object_shape says what it is)"
+                ),
+            ));
+        };
+        // SAFETY: the API's contract: each array holds its capacity.
+        unsafe {
+            copy_polytope(
+                p,
+                &format!("object {index}"),
+                sizes,
+                (vertices, vertex_cap),
+                (planes, face_cap),
+                (face_starts, face_vertices, loop_cap),
+            )
+        }
+    })
+}
+
+/// The sizes of a triangle mesh (`kiln_level_object_triangles`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KilnMeshSizes {
+    /// Vertices (3 floats each).
+    pub vertices: u32,
+    /// Triangles (3 vertex indices each).
+    pub triangles: u32,
+}
+
+/// Object `index`'s triangles, in the collider's local space
+/// (`kiln_level_object_transform` places them): a triangle mesh's stored
+/// triangles (`KILN_COLLIDER_TRIMESH`), or a concave solid's low-poly
+/// collider surface (`KILN_COLLIDER_BSP`: closed, counter-clockwise seen
+/// from outside), which is what its queries answer on — for a static
+/// triangle-mesh shape (Jolt's `MeshShape`, PhysX's `PxTriangleMesh`);
+/// other colliders give `KILN_STATUS_NOT_FOUND`. `vertices`: `x, y, z`
+/// each, room for `vertex_cap`; `indices`: 3 per triangle, room for
+/// `triangle_cap` triangles, in the order the tree stores them. `sizes`
+/// is set first; arrays too small give `KILN_STATUS_BUFFER_TOO_SMALL`
+/// (call with null arrays and capacities of 0 to learn the sizes).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_triangles(
+    level: *const KilnLevel,
+    index: u32,
+    sizes: *mut KilnMeshSizes,
+    vertices: *mut f32,
+    vertex_cap: usize,
+    indices: *mut u32,
+    triangle_cap: usize,
+) -> KilnStatus {
+    run("kiln_level_object_triangles", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (sizes, level) = unsafe {
+            (
+                answer(sizes, "sizes", KilnMeshSizes::default())?,
+                read(level, "level")?,
+            )
+        };
+        use kiln_formats::level::ArchivedCollider as S;
+        let mesh = match level_collider(level, index)? {
+            S::TriMesh(m) => m,
+            S::Bsp(b) => &b.surface,
+            _ => {
+                return Err(Fail::new(
+                    KilnStatus::NotFound,
+                    format!(
+                        "object {index} has no triangles: it is convex (kiln_level_object_shape says what it is)"
+                    ),
+                ));
+            }
+        };
+        let (nv, nt) = (mesh.vertices.len(), mesh.triangle_count());
+        *sizes = KilnMeshSizes {
+            vertices: nv as u32,
+            triangles: nt as u32,
+        };
+        if vertex_cap < nv || triangle_cap < nt {
             return Err(Fail::new(
                 KilnStatus::BufferTooSmall,
                 format!(
-                    "piece {piece} of object {index} has {} vertices, {} faces and {} loop entries; room for {vertex_cap}, {face_cap} and {loop_cap}",
-                    p.vertices.len(),
-                    p.planes.len(),
-                    p.face_vertices.len()
+                    "object {index} has {nv} vertices and {nt} triangles; room for {vertex_cap} and {triangle_cap}"
                 ),
             ));
         }
         // SAFETY: the API's contract: each array holds its capacity.
-        let (vs, ps, starts, loops) = unsafe {
+        let (vs, is) = unsafe {
             (
                 array_mut(vertices, 3 * vertex_cap, "vertices")?,
-                array_mut(planes, 4 * face_cap, "planes")?,
-                array_mut(face_starts, face_cap + 1, "face_starts")?,
-                array_mut(face_vertices, loop_cap, "face_vertices")?,
+                array_mut(indices, 3 * triangle_cap, "indices")?,
             )
         };
-        for (o, v) in vs.chunks_exact_mut(3).zip(p.vertices.iter()) {
-            o.copy_from_slice(&v.map(|x| x.to_native()));
+        for (i, o) in vs.chunks_exact_mut(3).take(nv).enumerate() {
+            o.copy_from_slice(&mesh.vertices.get(i as u32));
         }
-        for (o, pl) in ps.chunks_exact_mut(4).zip(p.planes.iter()) {
-            o.copy_from_slice(&pl.map(|x| x.to_native()));
-        }
-        for (o, k) in starts.iter_mut().zip(p.face_starts.iter()) {
-            *o = k.to_native();
-        }
-        for (o, k) in loops.iter_mut().zip(p.face_vertices.iter()) {
-            *o = k.to_native();
+        for (o, (t, _)) in is.chunks_exact_mut(3).zip(mesh.triangles()) {
+            o.copy_from_slice(&t);
         }
         Ok(())
     })
@@ -2639,6 +2859,172 @@ pub unsafe extern "C" fn kiln_character_ride(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Every object's own collider read through the API is the archive's:
+    /// the shape's kind and sizes, a polytope's arrays, the triangles of a
+    /// triangle mesh or of a concave solid's surface (vertex positions as
+    /// the tree decodes them); on one object of every kind, turned and
+    /// moved.
+    #[test]
+    fn object_geometry_is_the_archive_s() {
+        use glam::{DAffine3, DQuat, DVec3};
+        use kiln_baker::{Scene, SceneInstance, SceneMesh};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../samples/shape_collection.glb");
+        let torus = kiln_baker::ingest::load(&path)
+            .expect("the shape collection loads")
+            .scene
+            .meshes
+            .into_iter()
+            .find(|m| m.name == "Torus")
+            .expect("a torus");
+        let objects = [
+            ("convex", 0, DVec3::new(0.0, 1.0, 0.0)),
+            ("box", 0, DVec3::new(2.0, 1.0, 0.0)),
+            ("sphere", 0, DVec3::new(4.0, 1.0, 0.0)),
+            ("capsule", 1, DVec3::new(0.0, 1.5, 2.5)),
+            ("concave", 2, DVec3::new(2.5, 1.0, 2.5)),
+            ("mesh", 2, DVec3::new(-4.0, 0.0, -1.0)),
+        ];
+        let turn = DAffine3::from_rotation_translation(
+            DQuat::from_rotation_y(0.4),
+            DVec3::new(3.0, 0.5, -2.0),
+        );
+        let scene = Scene {
+            meshes: vec![
+                SceneMesh::cuboid("cube", [0.0; 3], [0.5, 0.4, 0.6]),
+                SceneMesh::cuboid("long", [0.0; 3], [0.3, 1.0, 0.3]),
+                torus,
+            ],
+            instances: objects
+                .iter()
+                .map(|&(collider, mesh, at)| SceneInstance {
+                    name: collider.into(),
+                    mesh,
+                    transform: turn * DAffine3::from_translation(at),
+                    extras_collider: Some(collider.into()),
+                    ..SceneInstance::default()
+                })
+                .collect(),
+            ..Scene::default()
+        };
+        let bytes = kiln_baker::bake_scene(&scene, &kiln_baker::BakeSettings::default()).bytes;
+        let mut level: *mut KilnLevel = std::ptr::null_mut();
+        // SAFETY: the bytes and the out pointer are valid for the call.
+        let status = unsafe { kiln_level_from_bytes(bytes.as_ptr(), bytes.len(), &mut level) };
+        assert_eq!(status, KilnStatus::Ok);
+        // SAFETY: a level the call above made, freed below.
+        let l = unsafe { &*level };
+        let a = l.0.archive();
+        let mut kinds = [0usize; 6];
+        for i in 0..a.instances.len() as u32 {
+            let collider = &a.colliders[a.instances[i as usize].collider.to_native() as usize];
+            let mut shape = KilnPieceShape::default();
+            // SAFETY: valid pointers for every call in this loop.
+            unsafe {
+                assert_eq!(
+                    kiln_level_object_shape(level, i, &mut shape),
+                    KilnStatus::Ok
+                );
+            }
+            kinds[shape.kind as usize] += 1;
+            use kiln_formats::level::ArchivedCollider as S;
+            let mut sizes = KilnPieceSizes::default();
+            let mut mesh = KilnMeshSizes::default();
+            match collider {
+                S::Cuboid(c) => {
+                    assert_eq!(shape.kind, KILN_COLLIDER_CUBOID);
+                    assert_eq!(shape.half_extents, c.half_extents.map(|x| x.to_native()));
+                }
+                S::Sphere(b) => {
+                    assert_eq!(shape.kind, KILN_COLLIDER_SPHERE);
+                    assert_eq!(shape.radius, b.radius.to_native());
+                }
+                S::Capsule(c) => {
+                    assert_eq!(shape.kind, KILN_COLLIDER_CAPSULE);
+                    assert_eq!(
+                        (shape.radius, shape.half_height),
+                        (c.radius.to_native(), c.half_height.to_native())
+                    );
+                }
+                S::Polytope(p) => {
+                    assert_eq!(shape.kind, KILN_COLLIDER_POLYTOPE);
+                    let (nv, nf, nl) = (p.vertices.len(), p.planes.len(), p.face_vertices.len());
+                    let (mut v, mut pl) = (vec![0f32; 3 * nv], vec![0f32; 4 * nf]);
+                    let (mut st, mut lp) = (vec![0u32; nf + 1], vec![0u32; nl]);
+                    // SAFETY: each array holds its capacity.
+                    let status = unsafe {
+                        kiln_level_object_polytope(
+                            level,
+                            i,
+                            &mut sizes,
+                            v.as_mut_ptr(),
+                            nv,
+                            pl.as_mut_ptr(),
+                            nf,
+                            st.as_mut_ptr(),
+                            lp.as_mut_ptr(),
+                            nl,
+                        )
+                    };
+                    assert_eq!(status, KilnStatus::Ok);
+                    let flat = |xs: &[[f32; 3]]| xs.concat();
+                    let vs: Vec<[f32; 3]> = p
+                        .vertices
+                        .iter()
+                        .map(|x| x.map(|c| c.to_native()))
+                        .collect();
+                    let ps: Vec<[f32; 4]> =
+                        p.planes.iter().map(|x| x.map(|c| c.to_native())).collect();
+                    assert_eq!(v, flat(&vs));
+                    assert_eq!(pl, ps.concat());
+                    assert!(
+                        st.iter()
+                            .zip(p.face_starts.iter())
+                            .all(|(a, b)| *a == b.to_native())
+                    );
+                    assert!(
+                        lp.iter()
+                            .zip(p.face_vertices.iter())
+                            .all(|(a, b)| *a == b.to_native())
+                    );
+                }
+                S::TriMesh(_) | S::Bsp(_) => {
+                    let m = match collider {
+                        S::TriMesh(m) => m,
+                        S::Bsp(b) => &b.surface,
+                        _ => unreachable!(),
+                    };
+                    let (nv, nt) = (m.vertices.len(), m.triangle_count());
+                    let (mut v, mut t) = (vec![0f32; 3 * nv], vec![0u32; 3 * nt]);
+                    // SAFETY: each array holds its capacity.
+                    let status = unsafe {
+                        kiln_level_object_triangles(
+                            level,
+                            i,
+                            &mut mesh,
+                            v.as_mut_ptr(),
+                            nv,
+                            t.as_mut_ptr(),
+                            nt,
+                        )
+                    };
+                    assert_eq!(status, KilnStatus::Ok);
+                    assert_eq!((mesh.vertices as usize, mesh.triangles as usize), (nv, nt));
+                    let want: Vec<f32> = (0..nv as u32).flat_map(|k| m.vertices.get(k)).collect();
+                    assert_eq!(v, want);
+                    let tris: Vec<u32> = m.triangles().flat_map(|(t, _)| t).collect();
+                    assert_eq!(t, tris);
+                }
+            }
+        }
+        // every kind is there to be read
+        assert!(kinds.iter().all(|&k| k > 0), "{kinds:?}");
+        // SAFETY: made above, not used after.
+        unsafe { kiln_level_free(level) };
+    }
+
     /// The header's version macros are the crate's version, and its format
     /// version the one the library reads.
     #[test]

@@ -558,6 +558,158 @@ static void hostile(KilnWorld *world, const char *archive) {
   }
 }
 
+/* A point `p` of object `i`'s surface (in the world, where the level baked
+   it) with outward normal `n`: a level ray from 1 cm outside straight at it,
+   seeing only that object, hits that object there. */
+static void aimed_at(KilnLevel *level, uint32_t i, const double p[3], double n[3]) {
+  double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  if (len < 1e-9) return; /* a sliver: no normal to aim along */
+  uint32_t count = kiln_level_object_count(level);
+  KilnObjectId *others = malloc(sizeof(KilnObjectId) * count);
+  if (!others) {
+    CHECK(0);
+    return;
+  }
+  size_t k = 0;
+  for (uint32_t j = 0; j < count; j++)
+    if (j != i) others[k++] = j;
+  KilnFilter only = kiln_filter_all();
+  only.skip = others;
+  only.skip_count = k;
+  for (int a = 0; a < 3; a++) n[a] /= len;
+  KilnRay r = ray(v3((float)(p[0] + 0.01 * n[0]), (float)(p[1] + 0.01 * n[1]), (float)(p[2] + 0.01 * n[2])),
+                  v3((float)-n[0], (float)-n[1], (float)-n[2]), 0.05f);
+  KilnRayHit hit;
+  OK(kiln_level_raycast(level, r, &only, &hit));
+  CHECK(hit.hit && hit.object == i && near(hit.t, 0.01f, 1e-3f));
+  free(others);
+}
+
+/* `m` (row-major 3×4) applied to the local point `x`. */
+static void placed(const float m[12], const float *x, double out[3]) {
+  for (int r = 0; r < 3; r++) out[r] = m[4 * r] * x[0] + m[4 * r + 1] * x[1] + m[4 * r + 2] * x[2] + m[4 * r + 3];
+}
+
+/* The normal of the world triangle a, b, c (counter-clockwise seen from
+   outside in the local space; `flip` when the placement mirrors). */
+static void normal_of(const double a[3], const double b[3], const double c[3], int flip, double n[3]) {
+  double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  n[0] = u[1] * w[2] - u[2] * w[1];
+  n[1] = u[2] * w[0] - u[0] * w[2];
+  n[2] = u[0] * w[1] - u[1] * w[0];
+  if (flip)
+    for (int k = 0; k < 3; k++) n[k] = -n[k];
+}
+
+/* Every object's own collider as a Jolt or PhysX integration builds its
+   shape from the archive: the shape's kind is the one the object lists; a
+   box, sphere or capsule has positive sizes; a polytope's vertices lie on
+   or behind its planes and each face loop in its plane; triangles index
+   their vertices, and a concave solid's surface is closed (each edge used
+   once each way). On static objects (`rays`), a level ray aimed at the
+   middle of every face and of triangles spread over the mesh, placed by
+   the object's transform, hits that object there. */
+static void geometry(KilnLevel *level, int rays) {
+  uint32_t n = kiln_level_object_count(level), kinds[6] = {0, 0, 0, 0, 0, 0};
+  for (uint32_t i = 0; i < n; i++) {
+    KilnObjectInfo info;
+    OK(kiln_level_object_info(level, i, &info));
+    KilnPieceShape shape;
+    OK(kiln_level_object_shape(level, i, &shape));
+    CHECK(shape.kind == info.collider && shape.kind < 6);
+    if (shape.kind >= 6) continue;
+    kinds[shape.kind]++;
+    CHECK(shape.rotation[3] == 1 && shape.centre[0] == 0 && shape.centre[1] == 0 && shape.centre[2] == 0);
+    float m[12];
+    OK(kiln_level_object_transform(level, i, &m));
+    double det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
+                 m[2] * (m[4] * m[9] - m[5] * m[8]);
+    int aim = rays && info.motion == KILN_MOTION_STATIC;
+    KilnPieceSizes sizes;
+    KilnMeshSizes mesh;
+    if (shape.kind == KILN_COLLIDER_CUBOID) CHECK(shape.half_extents[0] > 0 && shape.half_extents[1] > 0 && shape.half_extents[2] > 0);
+    if (shape.kind == KILN_COLLIDER_SPHERE || shape.kind == KILN_COLLIDER_CAPSULE) CHECK(shape.radius > 0);
+    if (shape.kind != KILN_COLLIDER_POLYTOPE)
+      EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_polytope(level, i, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
+    if (shape.kind != KILN_COLLIDER_TRIMESH && shape.kind != KILN_COLLIDER_BSP)
+      EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_triangles(level, i, &mesh, NULL, 0, NULL, 0));
+    if (shape.kind == KILN_COLLIDER_POLYTOPE) {
+      EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_object_polytope(level, i, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
+      CHECK(sizes.vertices >= 4 && sizes.faces >= 4);
+      float *v = malloc(3 * sizeof(float) * sizes.vertices), *p = malloc(4 * sizeof(float) * sizes.faces);
+      uint32_t *starts = malloc(sizeof(uint32_t) * (sizes.faces + 1)), *loops = malloc(sizeof(uint32_t) * sizes.loop_entries);
+      if (v && p && starts && loops) {
+        OK(kiln_level_object_polytope(level, i, &sizes, v, sizes.vertices, p, sizes.faces, starts, loops, sizes.loop_entries));
+        CHECK(starts[0] == 0 && starts[sizes.faces] == sizes.loop_entries);
+        for (uint32_t f = 0; f < sizes.faces; f++) {
+          const float *pl = p + 4 * f;
+          for (uint32_t j = 0; j < sizes.vertices; j++) {
+            const float *x = v + 3 * j;
+            CHECK(pl[0] * x[0] + pl[1] * x[1] + pl[2] * x[2] - pl[3] <= 1e-4f);
+          }
+          double mid[3] = {0, 0, 0}, w[3][3];
+          uint32_t corners = starts[f + 1] - starts[f];
+          for (uint32_t e = starts[f]; e < starts[f + 1]; e++) {
+            const float *x = v + 3 * loops[e];
+            CHECK(loops[e] < sizes.vertices);
+            CHECK(near(pl[0] * x[0] + pl[1] * x[1] + pl[2] * x[2], pl[3], 1e-4f));
+            double at[3];
+            placed(m, x, at);
+            for (int a = 0; a < 3; a++) mid[a] += at[a] / corners;
+            if (e - starts[f] < 3)
+              for (int a = 0; a < 3; a++) w[e - starts[f]][a] = at[a];
+          }
+          double nrm[3];
+          normal_of(w[0], w[1], w[2], det < 0, nrm);
+          if (aim) aimed_at(level, i, mid, nrm);
+        }
+      } else {
+        CHECK(0);
+      }
+      free(v);
+      free(p);
+      free(starts);
+      free(loops);
+    }
+    if (shape.kind == KILN_COLLIDER_TRIMESH || shape.kind == KILN_COLLIDER_BSP) {
+      EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_object_triangles(level, i, &mesh, NULL, 0, NULL, 0));
+      CHECK(mesh.vertices >= 3 && mesh.triangles >= 1);
+      float *v = malloc(3 * sizeof(float) * mesh.vertices);
+      uint32_t *t = malloc(3 * sizeof(uint32_t) * mesh.triangles);
+      if (v && t) {
+        EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_object_triangles(level, i, &mesh, v, mesh.vertices, t, mesh.triangles - 1));
+        OK(kiln_level_object_triangles(level, i, &mesh, v, mesh.vertices, t, mesh.triangles));
+        for (uint32_t k = 0; k < 3 * mesh.triangles; k++) CHECK(t[k] < mesh.vertices);
+        if (shape.kind == KILN_COLLIDER_BSP) {
+          /* closed: every directed edge has its reverse, once */
+          for (uint32_t k = 0; k < 3 * mesh.triangles; k++) {
+            uint32_t a = t[k], b = t[k % 3 == 2 ? k - 2 : k + 1], back = 0;
+            for (uint32_t j = 0; j < 3 * mesh.triangles; j++)
+              back += t[j] == b && t[j % 3 == 2 ? j - 2 : j + 1] == a;
+            CHECK(back == 1);
+          }
+        }
+        uint32_t step = mesh.triangles / 50 + 1;
+        for (uint32_t k = 0; aim && k < mesh.triangles; k += step) {
+          double w[3][3], mid[3], nrm[3];
+          for (int c = 0; c < 3; c++) placed(m, v + 3 * t[3 * k + c], w[c]);
+          for (int a = 0; a < 3; a++) mid[a] = (w[0][a] + w[1][a] + w[2][a]) / 3;
+          normal_of(w[0], w[1], w[2], det < 0, nrm);
+          aimed_at(level, i, mid, nrm);
+        }
+      } else {
+        CHECK(0);
+      }
+      free(v);
+      free(t);
+    }
+  }
+  KilnPieceShape none;
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_shape(level, n, &none));
+  printf("colliders read back: %u triangle meshes, %u polytopes, %u boxes, %u spheres, %u capsules, %u solids\n",
+         kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5]);
+}
+
 /* Convex pieces as a Jolt or PhysX integration reads them: each dynamic
    concave prop of the props sample has them (an L-shaped crate 2, a
    U-shaped tray 3, the box none: it is convex), every vertex lies on or
@@ -570,6 +722,7 @@ static void pieces(const char *path) {
   KilnLevel *level = NULL;
   OK(kiln_level_open(path, &level));
   if (!level) return;
+  geometry(level, 0);
   uint32_t n = kiln_level_object_count(level), decomposed = 0;
   for (uint32_t i = 0; i < n; i++) {
     KilnObjectInfo info;
@@ -685,6 +838,7 @@ int main(int argc, char **argv) {
   hostile(world, argv[1]);
   logging(world);
   level_alone(level, world);
+  geometry(level, 1);
   defined_on_failure(world);
   if (argc == 3) pieces(argv[2]);
   /* capsules take the radius first, as characters do */
