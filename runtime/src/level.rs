@@ -320,7 +320,10 @@ impl Level {
         (a.top.leaves.to_native()..a.instances.len() as u32).map(ObjectId::level)
     }
 
-    fn instance(&self, object: ObjectId) -> Option<&kiln_formats::level::ArchivedInstance> {
+    pub(crate) fn instance(
+        &self,
+        object: ObjectId,
+    ) -> Option<&kiln_formats::level::ArchivedInstance> {
         self.archive().instances.get(object.level_index()? as usize)
     }
 

@@ -12,6 +12,7 @@ mod draco;
 mod export;
 mod ingest;
 mod levels;
+mod mass;
 mod movers;
 mod query_shapes;
 mod rays;

@@ -417,6 +417,31 @@ typedef struct {
 } KilnMeshSizes;
 
 /*
+ The mass properties of one object (`kiln_level_object_mass`), in the
+ level's world frame as baked.
+ */
+typedef struct {
+  /*
+   The solid's volume (m³).
+   */
+  float volume;
+  /*
+   Density × volume (kg for a density in kg/m³).
+   */
+  float mass;
+  /*
+   Centre of mass (world).
+   */
+  float centre[3];
+  /*
+   Inertia tensor about the centre of mass along the world axes,
+   row-major 3×3 and symmetric (kg·m²): Jolt's `mInertia` as it is,
+   PhysX's after `PxDiagonalize`.
+   */
+  float inertia[9];
+} KilnMass;
+
+/*
  A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
  */
 typedef struct {
@@ -930,6 +955,19 @@ KilnStatus kiln_level_object_triangles(const KilnLevel *level,
                                        size_t vertex_cap,
                                        uint32_t *indices,
                                        size_t triangle_cap);
+
+/*
+ The mass properties of object `index`'s solid at `density` (> 0,
+ e.g. 1000 kg/m³ for water) where the level baked it, exact for its
+ archived box, sphere, capsule, polytope or concave solid under any
+ placement, into `out`. A triangle mesh bounds no solid
+ (`KILN_STATUS_NOT_FOUND`). Masses a glTF file authors are not read
+ yet: this is the density's answer.
+ */
+KilnStatus kiln_level_object_mass(const KilnLevel *level,
+                                  uint32_t index,
+                                  float density,
+                                  KilnMass *out);
 
 /*
  A world of `level` (which the world keeps; the handle may be freed).

@@ -633,6 +633,9 @@ static void geometry(KilnLevel *level, int rays) {
       EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_polytope(level, i, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
     if (shape.kind != KILN_COLLIDER_TRIMESH && shape.kind != KILN_COLLIDER_BSP)
       EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_triangles(level, i, &mesh, NULL, 0, NULL, 0));
+    KilnMass mass;
+    EXPECT(shape.kind == KILN_COLLIDER_TRIMESH ? KILN_STATUS_NOT_FOUND : KILN_STATUS_OK, kiln_level_object_mass(level, i, 1.0f, &mass));
+    CHECK((mass.volume > 0) == (shape.kind != KILN_COLLIDER_TRIMESH));
     if (shape.kind == KILN_COLLIDER_POLYTOPE) {
       EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_object_polytope(level, i, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
       CHECK(sizes.vertices >= 4 && sizes.faces >= 4);
@@ -795,6 +798,16 @@ static void pieces(const char *path) {
     EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_piece_shape(level, i, count, &none));
     double cells = count == 2 ? 3 : 5;
     CHECK(fabs(volume * fabs(det) - cells * 0.125) <= 1e-4);
+    /* its mass at 1000 kg/m³: the cells' volume, and a symmetric inertia
+       with positive moments that meet the triangle inequality */
+    KilnMass mass;
+    OK(kiln_level_object_mass(level, i, 1000.0f, &mass));
+    CHECK(near(mass.volume, (float)(cells * 0.125), 1e-4f) && near(mass.mass, 1000.0f * mass.volume, 1e-2f));
+    const float *in = mass.inertia;
+    CHECK(in[1] == in[3] && in[2] == in[6] && in[5] == in[7]);
+    CHECK(in[0] > 0 && in[4] > 0 && in[8] > 0 && in[0] + in[4] >= in[8] && in[4] + in[8] >= in[0] && in[0] + in[8] >= in[4]);
+    EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_level_object_mass(level, i, -1.0f, &mass));
+    CHECK(mass.mass == 0);
     KilnPieceSizes sizes;
     EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_piece(level, i, count, &sizes, NULL, 0, NULL, 0, NULL, NULL, 0));
   }
