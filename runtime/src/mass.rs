@@ -95,7 +95,7 @@ impl Level {
     /// box, sphere, capsule, polytope or concave solid (the collider Kiln's
     /// queries answer on). `None` when `object` is not one of this level's,
     /// is a triangle mesh (static geometry: it bounds no solid), or has no
-    /// volume.
+    /// volume, or when `density` is not a positive finite number.
     ///
     /// ```
     /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/props.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
@@ -103,8 +103,12 @@ impl Level {
     /// let m = level.object_mass_properties(crate_, 1000.0).unwrap();
     /// // three cells of 0.5 m at 1000 kg/m³
     /// assert!((m.mass - 375.0).abs() < 1e-3 && (m.volume - 0.375).abs() < 1e-6);
+    /// assert!(level.object_mass_properties(crate_, -1.0).is_none());
     /// ```
     pub fn object_mass_properties(&self, object: ObjectId, density: f64) -> Option<MassProperties> {
+        if !density.is_finite() || density <= 0.0 {
+            return None;
+        }
         let inst = self.instance(object)?;
         let a = self.archive();
         let local = match &a.colliders[inst.collider.to_native() as usize] {
