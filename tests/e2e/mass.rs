@@ -4,48 +4,17 @@
 //! every solid kind under rigid, scaled, non-uniform, mirrored and
 //! sheared placements.
 
-use glam::{DAffine3, DMat3, DQuat, DVec3};
-use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
+use glam::{DAffine3, DMat3, DVec3};
+use kiln_baker::{BakeSettings, bake_scene};
 use kiln_runtime::{Filter, Level};
 
 /// Cells of the oracle's grid along each axis of an object's box.
 const GRID: usize = 64;
 
-/// One object of every solid kind, and a triangle mesh, placed by `xf`.
+/// One object of every collider kind ([`kiln_tests::every_kind_scene`]),
+/// placed by `xf`.
 fn every_kind(xf: DAffine3) -> Level {
-    let torus = kiln_baker::ingest::load(&kiln_tests::samples_dir().join("shape_collection.glb"))
-        .unwrap()
-        .scene
-        .meshes
-        .into_iter()
-        .find(|m| m.name == "Torus")
-        .expect("a torus");
-    let objects = [
-        ("convex", 0, DVec3::new(0.0, 1.0, 0.0)),
-        ("box", 0, DVec3::new(2.0, 1.0, 0.0)),
-        ("sphere", 0, DVec3::new(4.0, 1.0, 0.0)),
-        ("capsule", 1, DVec3::new(0.0, 1.5, 2.5)),
-        ("concave", 2, DVec3::new(2.5, 1.0, 2.5)),
-        ("mesh", 2, DVec3::new(6.0, 1.0, 3.0)),
-    ];
-    let scene = Scene {
-        meshes: vec![
-            SceneMesh::cuboid("cube", [0.0; 3], [0.5, 0.4, 0.6]),
-            SceneMesh::cuboid("long", [0.0; 3], [0.3, 1.0, 0.3]),
-            torus,
-        ],
-        instances: objects
-            .iter()
-            .map(|&(collider, mesh, at)| SceneInstance {
-                name: collider.into(),
-                mesh,
-                transform: xf * DAffine3::from_translation(at),
-                extras_collider: Some(collider.into()),
-                ..SceneInstance::default()
-            })
-            .collect(),
-        ..Scene::default()
-    };
+    let scene = kiln_tests::every_kind_scene(xf);
     Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
 }
 
@@ -94,26 +63,7 @@ fn sampled(level: &Level, i: usize) -> (f64, DVec3, DMat3) {
 
 #[test]
 fn mass_properties_are_the_sampled_solid_s_under_every_placement() {
-    let mut placements = kiln_tests::placements();
-    placements.push((
-        "mirrored",
-        DAffine3::from_scale_rotation_translation(
-            DVec3::new(-0.8, 1.3, 1.1),
-            DQuat::from_rotation_y(-0.3),
-            DVec3::new(2.0, 0.5, -1.0),
-        ),
-    ));
-    placements.push((
-        "sheared",
-        DAffine3 {
-            matrix3: DMat3::from_cols(
-                DVec3::new(1.0, 0.0, 0.0),
-                DVec3::new(0.45, 1.0, 0.0),
-                DVec3::new(0.0, -0.3, 1.2),
-            ),
-            translation: DVec3::new(-1.0, 0.2, 3.0),
-        },
-    ));
+    let placements = kiln_tests::affine_placements();
     let mut worst = [0.0f64; 3];
     for (what, xf) in placements {
         let level = every_kind(xf);

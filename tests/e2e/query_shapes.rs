@@ -16,88 +16,27 @@ use kiln_runtime::{CastOptions, ConvexHull, Filter, Level, Pose, QueryShape, Sha
 use kiln_tests::Rng;
 use kiln_tests::judge::*;
 
-/// A tessellated floor patch `n × n` quads of side `cell`, gently bumped.
-fn floor(n: u32, cell: f32) -> SceneMesh {
-    let mut pos = Vec::new();
-    for y in 0..=n {
-        for x in 0..=n {
-            let h = ((x as f32 * 0.9).sin() * (y as f32 * 0.7).cos()) * 0.15;
-            pos.push([x as f32 * cell, h, y as f32 * cell]);
-        }
-    }
-    SceneMesh::new("floor", pos, &kiln_tests::grid_triangles(n))
-}
-
 /// One object of every collider kind side by side, placed by `xf`.
 fn every_kind(xf: DAffine3) -> Level {
-    let torus = kiln_baker::ingest::load(&kiln_tests::samples_dir().join("shape_collection.glb"))
-        .unwrap()
-        .scene
-        .meshes
-        .into_iter()
-        .find(|m| m.name == "Torus")
-        .expect("a torus");
-    let meshes = vec![
-        SceneMesh::cuboid("cube", [0.0; 3], [0.5, 0.4, 0.6]),
-        SceneMesh::cuboid("long", [0.0; 3], [0.3, 1.0, 0.3]),
-        torus,
-        floor(12, 0.5),
-    ];
-    let objects = [
-        ("polytope", 0, "convex", DVec3::new(0.0, 1.0, 0.0)),
-        ("cuboid", 0, "box", DVec3::new(2.0, 1.0, 0.0)),
-        ("sphere", 0, "sphere", DVec3::new(4.0, 1.0, 0.0)),
-        ("capsule", 1, "capsule", DVec3::new(0.0, 1.5, 2.5)),
-        ("bsp", 2, "concave", DVec3::new(2.5, 1.0, 2.5)),
-        ("floor", 3, "mesh", DVec3::new(-1.0, 0.0, -1.0)),
-    ];
-    let scene = Scene {
-        meshes,
-        instances: objects
-            .iter()
-            .map(|&(name, mesh, collider, at)| SceneInstance {
-                name: name.into(),
-                mesh,
-                transform: xf * DAffine3::from_translation(at),
-                extras_collider: Some(collider.into()),
-                ..SceneInstance::default()
-            })
-            .collect(),
-        ..Scene::default()
-    };
+    let scene = kiln_tests::every_kind_scene(xf);
     Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes).unwrap()
 }
 
 #[test]
 fn query_shapes_against_every_collider_kind() {
-    let mut placements = kiln_tests::placements();
-    placements.push((
-        "10 km out",
-        DAffine3::from_rotation_translation(
-            DQuat::from_rotation_y(0.4),
-            DVec3::new(-10_000.0, 30.0, 9_000.0),
-        ),
-    ));
-    // a mirror (an editor's "scale −1" on a non-uniform scale) and a shear
-    placements.push((
-        "mirrored",
-        DAffine3::from_scale_rotation_translation(
-            DVec3::new(-0.8, 1.3, 1.1),
-            DQuat::from_rotation_y(-0.3),
-            DVec3::new(2.0, 0.5, -1.0),
-        ),
-    ));
-    placements.push((
-        "sheared",
-        DAffine3 {
-            matrix3: glam::DMat3::from_cols(
-                DVec3::new(1.0, 0.0, 0.0),
-                DVec3::new(0.45, 1.0, 0.0),
-                DVec3::new(0.0, -0.3, 1.2),
+    // the rigid and scaled placements, 10 km out (before the mirror and
+    // the shear, so each keeps its seed)
+    let mut placements = kiln_tests::affine_placements();
+    placements.insert(
+        3,
+        (
+            "10 km out",
+            DAffine3::from_rotation_translation(
+                DQuat::from_rotation_y(0.4),
+                DVec3::new(-10_000.0, 30.0, 9_000.0),
             ),
-            translation: DVec3::new(-1.0, 0.2, 3.0),
-        },
-    ));
+        ),
+    );
     let mut total = Stats::default();
     for (k, (what, xf)) in placements.into_iter().enumerate() {
         let level = every_kind(xf);
@@ -522,7 +461,7 @@ fn shapes_slide_across_tessellated_floors_and_seams_without_ghost_contacts() {
 /// onto every collider kind, plain and mirrored.
 #[test]
 fn every_answer_names_its_feature_the_same_way() {
-    let floor_mesh = floor(12, 0.5);
+    let floor_mesh = kiln_tests::floor(12, 0.5);
     let mirrored = DAffine3::from_scale_rotation_translation(
         DVec3::new(-0.8, 1.3, 1.1),
         DQuat::from_rotation_y(-0.3),

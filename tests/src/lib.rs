@@ -472,6 +472,87 @@ pub fn placements() -> Vec<(&'static str, glam::DAffine3)> {
     ]
 }
 
+/// [`placements`] and the two no similarity reaches: a mirror (an
+/// editor's "scale −1" on a non-uniform scale) and a shear.
+pub fn affine_placements() -> Vec<(&'static str, glam::DAffine3)> {
+    let mut all = placements();
+    all.push((
+        "mirrored",
+        glam::DAffine3::from_scale_rotation_translation(
+            glam::DVec3::new(-0.8, 1.3, 1.1),
+            glam::DQuat::from_rotation_y(-0.3),
+            glam::DVec3::new(2.0, 0.5, -1.0),
+        ),
+    ));
+    all.push((
+        "sheared",
+        glam::DAffine3 {
+            matrix3: glam::DMat3::from_cols(
+                glam::DVec3::new(1.0, 0.0, 0.0),
+                glam::DVec3::new(0.45, 1.0, 0.0),
+                glam::DVec3::new(0.0, -0.3, 1.2),
+            ),
+            translation: glam::DVec3::new(-1.0, 0.2, 3.0),
+        },
+    ));
+    all
+}
+
+/// A tessellated floor patch `n × n` quads of side `cell`, gently bumped.
+pub fn floor(n: u32, cell: f32) -> kiln_baker::SceneMesh {
+    let mut pos = Vec::new();
+    for y in 0..=n {
+        for x in 0..=n {
+            let h = ((x as f32 * 0.9).sin() * (y as f32 * 0.7).cos()) * 0.15;
+            pos.push([x as f32 * cell, h, y as f32 * cell]);
+        }
+    }
+    kiln_baker::SceneMesh::new("floor", pos, &grid_triangles(n))
+}
+
+/// One object of every collider kind side by side, placed by `xf`, each
+/// named for the kind its `extras.collider` asks: `polytope`, `cuboid`,
+/// `sphere`, `capsule`, `bsp` (the shape collection's torus) and `floor`
+/// (a triangle mesh).
+pub fn every_kind_scene(xf: glam::DAffine3) -> Scene {
+    use glam::{DAffine3, DVec3};
+    let torus = kiln_baker::ingest::load(&samples_dir().join("shape_collection.glb"))
+        .expect("the shape collection loads")
+        .scene
+        .meshes
+        .into_iter()
+        .find(|m| m.name == "Torus")
+        .expect("a torus");
+    let meshes = vec![
+        kiln_baker::SceneMesh::cuboid("cube", [0.0; 3], [0.5, 0.4, 0.6]),
+        kiln_baker::SceneMesh::cuboid("long", [0.0; 3], [0.3, 1.0, 0.3]),
+        torus,
+        floor(12, 0.5),
+    ];
+    let objects = [
+        ("polytope", 0, "convex", DVec3::new(0.0, 1.0, 0.0)),
+        ("cuboid", 0, "box", DVec3::new(2.0, 1.0, 0.0)),
+        ("sphere", 0, "sphere", DVec3::new(4.0, 1.0, 0.0)),
+        ("capsule", 1, "capsule", DVec3::new(0.0, 1.5, 2.5)),
+        ("bsp", 2, "concave", DVec3::new(2.5, 1.0, 2.5)),
+        ("floor", 3, "mesh", DVec3::new(-1.0, 0.0, -1.0)),
+    ];
+    Scene {
+        meshes,
+        instances: objects
+            .iter()
+            .map(|&(name, mesh, collider, at)| kiln_baker::SceneInstance {
+                name: name.into(),
+                mesh,
+                transform: xf * DAffine3::from_translation(at),
+                extras_collider: Some(collider.into()),
+                ..kiln_baker::SceneInstance::default()
+            })
+            .collect(),
+        ..Scene::default()
+    }
+}
+
 /// Object `i` of `level` as world-space triangles in f64, as export
 /// writes them (the oracle's view of a baked shape).
 pub fn object_triangles(level: &kiln_runtime::Level, i: usize) -> Vec<[DVec3; 3]> {

@@ -270,8 +270,17 @@ impl Judge<'_> {
         self.sampled(vertices, faces, limit, false)
     }
 
-    /// [`Judge::concavity`], or with `coarse` on the coarse grid only (a
-    /// quick test that can pass where the full one fails).
+    /// Whether the hull of `points` holds `limit` on the coarse grid of
+    /// [`Judge::concavity`]'s samples (a quick test that can pass where the
+    /// full one fails).
+    fn rough(&self, points: &[DVec3], limit: f64) -> bool {
+        hull(points).is_some_and(|h| {
+            let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
+            self.sampled(&h.vertices, &faces, limit, true).is_some()
+        })
+    }
+
+    /// [`Judge::concavity`], or with `coarse` on the coarse grid only.
     fn sampled(
         &self,
         vertices: &[DVec3],
@@ -481,6 +490,24 @@ fn decompose_in(
     let merged = |parts: Vec<Option<Part>>, neighbours: Vec<BTreeSet<usize>>| {
         merge(&judge, parts, neighbours, settings, bound.max(eps))
     };
+    // groups of cut cells merged: each piece with its cells' indices
+    let merged_groups = |cut: &[tree::SolidCell], groups: Vec<Group>| {
+        let members: Vec<Vec<usize>> = groups.iter().map(|g| g.0.clone()).collect();
+        let (parts, neighbours) = grouped(cut, groups, eps);
+        let (merged, over) = merged(parts, neighbours);
+        let pieces: Vec<Group> = merged
+            .into_iter()
+            .map(|(gs, p)| {
+                (
+                    gs.iter()
+                        .flat_map(|&g| members[g].iter().copied())
+                        .collect(),
+                    p,
+                )
+            })
+            .collect();
+        (pieces, over)
+    };
     let (pieces, mut over_bound) = merged(parts, neighbours);
     let worst = |p: &[Group]| p.iter().fold(0.0f64, |w, p| w.max(p.1.concavity));
     // the answer so far: its pieces, and their cells when cut (`None`:
@@ -499,23 +526,9 @@ fn decompose_in(
             else {
                 continue;
             };
-            let members: Vec<Vec<usize>> = groups.iter().map(|g| g.0.clone()).collect();
-            let (parts, neighbours) = grouped(&cut, groups, eps);
-            let (other, over) = merged(parts, neighbours);
+            let (other, over) = merged_groups(&cut, groups);
             if (other.len(), worst(&other)) < (best.0.len(), worst(&best.0)) && !over {
-                // each piece's cells
-                let pieces = other
-                    .into_iter()
-                    .map(|(gs, p)| {
-                        (
-                            gs.iter()
-                                .flat_map(|&g| members[g].iter().copied())
-                                .collect(),
-                            p,
-                        )
-                    })
-                    .collect();
-                best = (pieces, Some(cut));
+                best = (other, Some(cut));
             }
         }
         // then chains of three or four pieces cut again into fewer along
@@ -537,21 +550,9 @@ fn decompose_in(
             // no piece bulging more than the answer's worst already does
             let limit = worst(&best.0).min(bound).max(eps);
             let (cut, pieces) = regroup(&judge, cut, std::mem::take(&mut best.0), (limit, eps));
-            let members: Vec<Vec<usize>> = pieces.iter().map(|p| p.0.clone()).collect();
-            let (parts, neighbours) = grouped(&cut, pieces, eps);
-            let (other, over) = merged(parts, neighbours);
+            let (other, over) = merged_groups(&cut, pieces);
             over_bound |= over;
-            best.0 = other
-                .into_iter()
-                .map(|(gs, p)| {
-                    (
-                        gs.iter()
-                            .flat_map(|&g| members[g].iter().copied())
-                            .collect(),
-                        p,
-                    )
-                })
-                .collect();
+            best.0 = other;
         }
     }
     let kept: Vec<&Part> = best.0.iter().map(|p| &p.1).collect();
@@ -1360,7 +1361,7 @@ fn regroup(
         };
         chains.retain(|c| !failed.contains(&key(c)));
         chains.truncate(REGROUP_CHAINS);
-        let judged: Vec<Option<(Vec<Group>, Vec<Cut>)>> = chains
+        let mut judged: Vec<Option<(Vec<Group>, Vec<Cut>)>> = chains
             .par_iter()
             .map(|t| {
                 let g: Vec<Cut> = t
@@ -1383,7 +1384,6 @@ fn regroup(
         });
         let mut used = vec![false; pieces.len()];
         let mut made: Vec<Group> = Vec::new();
-        let mut judged: Vec<Option<_>> = judged;
         for i in order {
             if chains[i].iter().any(|&k| used[k]) {
                 continue;
@@ -1457,65 +1457,54 @@ fn reslice(
         let n = c.0.points.len().max(1) as f64;
         (c.0.points.iter().copied().sum::<DVec3>() / n, c.1)
     });
-    let axes = principal_axes(centres.clone())?;
+    let (axes, spread) = principal_axes(centres)?;
     let n = axes[0];
     // slabs only across a chain at least k − 1 times as long as it is
     // wide (spread along its principal axes): each slab then no thinner
     // than the chain is wide, where a rounder chain's slabs would be flat
     // and bulge
-    let total: f64 = centres.clone().map(|c| c.1).sum();
-    let mid = centres.clone().map(|(p, w)| p * w).sum::<DVec3>() / total;
-    let spread = |a: DVec3| {
-        centres
-            .clone()
-            .map(|(p, w)| w * a.dot(p - mid).powi(2))
-            .sum::<f64>()
-    };
-    if spread(axes[0]) < ((k - 1) as f64).powi(2) * spread(axes[1]) {
+    if spread[0] < ((k - 1) as f64).powi(2) * spread[1] {
         return None;
     }
     let hi = g
         .iter()
         .flat_map(|c| c.0.points.iter())
         .fold(f64::NEG_INFINITY, |m, p| m.max(n.dot(*p)));
-    let slab = |cells: &[Cut], d: f64| -> Option<(Vec<Cut>, Part, Vec<Cut>)> {
+    // the cells behind the plane `n·x = d`, and those in front when asked
+    let behind = |cells: &[Cut], d: f64, front_too: bool| {
         let (mut front, mut back) = (Vec::new(), Vec::new());
-        split_group(cells, (n, d), eps, |f, c| {
-            if f {
-                front.push(c.owned())
-            } else {
-                back.push(c.owned())
-            }
+        split_group(cells, (n, d), eps, |f, c| match f {
+            false => back.push(c.owned()),
+            true if front_too => front.push(c.owned()),
+            true => {}
         });
+        (back, front)
+    };
+    let corners = |cells: &[Cut]| {
+        let mut pts: Vec<DVec3> = cells
+            .iter()
+            .flat_map(|c| c.0.points.iter().copied())
+            .collect();
+        distinct(&mut pts);
+        pts
+    };
+    // the slab behind `d` as one connected piece within the bound, and the
+    // rest
+    let slab = |cells: &[Cut], d: f64| -> Option<(Vec<Cut>, Part, Vec<Cut>)> {
+        let (back, front) = behind(cells, d, true);
         let mut parts = components(back, eps);
         if parts.len() != 1 {
             return None;
         }
         let back = parts.pop()?;
-        let mut pts: Vec<DVec3> = back
-            .iter()
-            .flat_map(|c| c.0.points.iter().copied())
-            .collect();
-        let part = judge.whole(distinct(&mut pts), bound)?;
+        let part = judge.whole(&corners(&back), bound)?;
         Some((back, part, front))
     };
-    // the slab's coarse test: one connected group whose hull's coarse
-    // samples hold the bound
+    // its quick test: the coarse samples of its hull (first: cheaper than
+    // the connection) within the bound, and one connected group
     let rough = |cells: &[Cut], d: f64| -> bool {
-        let mut back = Vec::new();
-        split_group(cells, (n, d), eps, |f, c| {
-            if !f {
-                back.push(c.owned())
-            }
-        });
-        let mut pts: Vec<DVec3> = back
-            .iter()
-            .flat_map(|c| c.0.points.iter().copied())
-            .collect();
-        hull(distinct(&mut pts)).is_some_and(|h| {
-            let faces: Vec<Vec<u32>> = h.faces.iter().map(|f| f.0.clone()).collect();
-            judge.sampled(&h.vertices, &faces, bound, true).is_some()
-        }) && components(back, eps).len() == 1
+        let (back, _) = behind(cells, d, false);
+        judge.rough(&corners(&back), bound) && components(back, eps).len() == 1
     };
     let (mut rest, mut out, mut groups) = (g, Vec::new(), Vec::new());
     while !rest.is_empty() {

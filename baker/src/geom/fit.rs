@@ -392,9 +392,12 @@ fn hull_2d(pts: &[DVec2]) -> Vec<DVec2> {
 /// The principal axes of weighted points (the eigenvectors of their
 /// covariance about the weighted centre, by cyclic Jacobi rotations:
 /// Golub and Van Loan, "Matrix Computations", §8.5), the axis of the
-/// largest spread first; `None` without positive weight. Deterministic:
+/// largest spread first, with each spread (the weighted sum of squared
+/// distances along it); `None` without positive weight. Deterministic:
 /// a fixed sweep order and count.
-pub fn principal_axes(points: impl Iterator<Item = (DVec3, f64)> + Clone) -> Option<[DVec3; 3]> {
+pub fn principal_axes(
+    points: impl Iterator<Item = (DVec3, f64)> + Clone,
+) -> Option<([DVec3; 3], [f64; 3])> {
     let total: f64 = points.clone().map(|(_, w)| w).sum();
     if total.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return None;
@@ -441,7 +444,10 @@ pub fn principal_axes(points: impl Iterator<Item = (DVec3, f64)> + Clone) -> Opt
     }
     let mut order = [0usize, 1, 2];
     order.sort_by(|&i, &j| a[j][j].total_cmp(&a[i][i]));
-    Some(order.map(|k| DVec3::new(v[0][k], v[1][k], v[2][k]).normalize()))
+    Some((
+        order.map(|k| DVec3::new(v[0][k], v[1][k], v[2][k]).normalize()),
+        order.map(|k| a[k][k]),
+    ))
 }
 
 #[cfg(test)]
@@ -459,9 +465,15 @@ mod tests {
                 (rot * p + DVec3::new(3.0, -2.0, 1.0), 1.0)
             })
             .collect();
-        let axes = principal_axes(pts.iter().copied()).unwrap();
+        let (axes, spread) = principal_axes(pts.iter().copied()).unwrap();
         for (axis, want) in axes.iter().zip([DVec3::X, DVec3::Y, DVec3::Z]) {
             assert!(axis.dot(rot * want).abs() > 1.0 - 1e-9, "{axis} {want}");
+        }
+        // 125 points on 5 levels of spacing 1, 0.5, 0.25: each level
+        // (-2..=2 steps from the middle) 25 times
+        for (s, step) in spread.iter().zip([1.0, 0.5, 0.25f64]) {
+            let want = 25.0 * 10.0 * step * step;
+            assert!((s - want).abs() < 1e-9 * want, "{s} {want}");
         }
         assert!(principal_axes(std::iter::empty()).is_none());
     }

@@ -985,29 +985,10 @@ pub unsafe extern "C" fn kiln_level_object_info(
                 read(level, "level")?,
             )
         };
-        let object = level.0.object(index).ok_or_else(|| {
-            Fail::new(
-                KilnStatus::NotFound,
-                format!(
-                    "object {index}: the level has {} objects",
-                    level.0.object_count()
-                ),
-            )
-        })?;
-        let archive = level.0.archive();
-        let shape =
-            &archive.colliders[archive.instances[index as usize].collider.to_native() as usize];
-        use kiln_formats::level::ArchivedCollider as S;
+        let object = level_object(level, index)?;
         use kiln_runtime::Motion;
         *out = KilnObjectInfo {
-            collider: match shape {
-                S::TriMesh(_) => KILN_COLLIDER_TRIMESH,
-                S::Polytope(_) => KILN_COLLIDER_POLYTOPE,
-                S::Cuboid(_) => KILN_COLLIDER_CUBOID,
-                S::Sphere(_) => KILN_COLLIDER_SPHERE,
-                S::Capsule(_) => KILN_COLLIDER_CAPSULE,
-                S::Bsp(_) => KILN_COLLIDER_BSP,
-            },
+            collider: collider_kind(level_collider(level, index)?),
             motion: match level.0.object_motion(object).unwrap_or(Motion::Static) {
                 Motion::Static => KILN_MOTION_STATIC,
                 Motion::Kinematic => KILN_MOTION_KINEMATIC,
@@ -1051,15 +1032,18 @@ fn level_instance(
         .archive()
         .instances
         .get(index as usize)
-        .ok_or_else(|| {
-            Fail::new(
-                KilnStatus::NotFound,
-                format!(
-                    "object {index}: the level has {} objects",
-                    level.0.object_count()
-                ),
-            )
-        })
+        .ok_or_else(|| no_object(level, index))
+}
+
+/// The failure for an object `index` past `level`'s objects.
+fn no_object(level: &KilnLevel, index: u32) -> Fail {
+    Fail::new(
+        KilnStatus::NotFound,
+        format!(
+            "object {index}: the level has {} objects",
+            level.0.object_count()
+        ),
+    )
 }
 
 /// Where object `index` was baked: its world-from-local matrix, row-major
@@ -1133,6 +1117,42 @@ pub struct KilnPieceShape {
     pub centre: [f32; 3],
 }
 
+impl KilnPieceShape {
+    /// A shape of `kind` at the identity frame, with no sizes.
+    fn of_kind(kind: u32) -> Self {
+        KilnPieceShape {
+            kind,
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            ..KilnPieceShape::default()
+        }
+    }
+
+    /// A box at the identity frame.
+    fn cuboid(c: &kiln_formats::primitive::ArchivedCuboid) -> Self {
+        KilnPieceShape {
+            half_extents: c.half_extents.map(|x| x.to_native()),
+            ..Self::of_kind(KILN_COLLIDER_CUBOID)
+        }
+    }
+
+    /// A sphere at the identity frame.
+    fn sphere(b: &kiln_formats::primitive::ArchivedSphere) -> Self {
+        KilnPieceShape {
+            radius: b.radius.to_native(),
+            ..Self::of_kind(KILN_COLLIDER_SPHERE)
+        }
+    }
+
+    /// A capsule at the identity frame.
+    fn capsule(c: &kiln_formats::primitive::ArchivedCapsule) -> Self {
+        KilnPieceShape {
+            radius: c.radius.to_native(),
+            half_height: c.half_height.to_native(),
+            ..Self::of_kind(KILN_COLLIDER_CAPSULE)
+        }
+    }
+}
+
 /// Piece `piece` of object `index` as a physics engine should take it: its
 /// polytope, or the box, sphere or capsule that fills it.
 #[unsafe(no_mangle)]
@@ -1153,27 +1173,17 @@ pub unsafe extern "C" fn kiln_level_object_piece_shape(
         let (d, k) = level_piece(level, index, piece)?;
         let s = &d.shapes[k];
         use kiln_formats::level::ArchivedPieceKind as K;
-        let mut shape = KilnPieceShape {
+        let shape = match &s.kind {
+            K::Hull => KilnPieceShape::of_kind(KILN_COLLIDER_POLYTOPE),
+            K::Cuboid(c) => KilnPieceShape::cuboid(c),
+            K::Sphere(b) => KilnPieceShape::sphere(b),
+            K::Capsule(c) => KilnPieceShape::capsule(c),
+        };
+        let shape = KilnPieceShape {
             rotation: s.rotation.map(|x| x.to_native()),
             centre: s.centre.map(|x| x.to_native()),
-            ..KilnPieceShape::default()
+            ..shape
         };
-        match &s.kind {
-            K::Hull => shape.kind = KILN_COLLIDER_POLYTOPE,
-            K::Cuboid(c) => {
-                shape.kind = KILN_COLLIDER_CUBOID;
-                shape.half_extents = c.half_extents.map(|x| x.to_native());
-            }
-            K::Sphere(b) => {
-                shape.kind = KILN_COLLIDER_SPHERE;
-                shape.radius = b.radius.to_native();
-            }
-            K::Capsule(c) => {
-                shape.kind = KILN_COLLIDER_CAPSULE;
-                shape.radius = c.radius.to_native();
-                shape.half_height = c.half_height.to_native();
-            }
-        }
         *out = shape;
         Ok(())
     })
@@ -1298,6 +1308,24 @@ unsafe fn copy_polytope(
     Ok(())
 }
 
+/// Object `index` of `level`, or a not-found failure.
+fn level_object(level: &KilnLevel, index: u32) -> Result<kiln_runtime::ObjectId, Fail> {
+    level.0.object(index).ok_or_else(|| no_object(level, index))
+}
+
+/// The `KILN_COLLIDER_*` code of a collider.
+fn collider_kind(c: &kiln_formats::level::ArchivedCollider) -> u32 {
+    use kiln_formats::level::ArchivedCollider as S;
+    match c {
+        S::TriMesh(_) => KILN_COLLIDER_TRIMESH,
+        S::Polytope(_) => KILN_COLLIDER_POLYTOPE,
+        S::Cuboid(_) => KILN_COLLIDER_CUBOID,
+        S::Sphere(_) => KILN_COLLIDER_SPHERE,
+        S::Capsule(_) => KILN_COLLIDER_CAPSULE,
+        S::Bsp(_) => KILN_COLLIDER_BSP,
+    }
+}
+
 /// The collider of object `index` of `level`, or a not-found failure.
 fn level_collider(
     level: &KilnLevel,
@@ -1331,28 +1359,12 @@ pub unsafe extern "C" fn kiln_level_object_shape(
             )
         };
         use kiln_formats::level::ArchivedCollider as S;
-        let mut shape = KilnPieceShape {
-            rotation: [0.0, 0.0, 0.0, 1.0],
-            ..KilnPieceShape::default()
+        let shape = match level_collider(level, index)? {
+            S::Cuboid(c) => KilnPieceShape::cuboid(c),
+            S::Sphere(b) => KilnPieceShape::sphere(b),
+            S::Capsule(c) => KilnPieceShape::capsule(c),
+            other => KilnPieceShape::of_kind(collider_kind(other)),
         };
-        match level_collider(level, index)? {
-            S::TriMesh(_) => shape.kind = KILN_COLLIDER_TRIMESH,
-            S::Polytope(_) => shape.kind = KILN_COLLIDER_POLYTOPE,
-            S::Bsp(_) => shape.kind = KILN_COLLIDER_BSP,
-            S::Cuboid(c) => {
-                shape.kind = KILN_COLLIDER_CUBOID;
-                shape.half_extents = c.half_extents.map(|x| x.to_native());
-            }
-            S::Sphere(b) => {
-                shape.kind = KILN_COLLIDER_SPHERE;
-                shape.radius = b.radius.to_native();
-            }
-            S::Capsule(c) => {
-                shape.kind = KILN_COLLIDER_CAPSULE;
-                shape.radius = c.radius.to_native();
-                shape.half_height = c.half_height.to_native();
-            }
-        }
         *out = shape;
         Ok(())
     })
@@ -1535,13 +1547,7 @@ pub unsafe extern "C" fn kiln_level_object_mass(
                 format!("density {density} is not a positive finite number"),
             ));
         }
-        level_instance(level, index)?;
-        let object = level.0.object(index).ok_or_else(|| {
-            Fail::new(
-                KilnStatus::NotFound,
-                format!("object {index} is not in the level"),
-            )
-        })?;
+        let object = level_object(level, index)?;
         let m = level
             .0
             .object_mass_properties(object, f64::from(density))
@@ -2934,51 +2940,12 @@ mod tests {
     /// Every object's own collider read through the API is the archive's:
     /// the shape's kind and sizes, a polytope's arrays, the triangles of a
     /// triangle mesh or of a concave solid's surface (vertex positions as
-    /// the tree decodes them); on one object of every kind, turned and
-    /// moved.
+    /// the tree decodes them); on one object of every kind, turned, scaled
+    /// and moved.
     #[test]
     fn object_geometry_is_the_archive_s() {
-        use glam::{DAffine3, DQuat, DVec3};
-        use kiln_baker::{Scene, SceneInstance, SceneMesh};
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../samples/shape_collection.glb");
-        let torus = kiln_baker::ingest::load(&path)
-            .expect("the shape collection loads")
-            .scene
-            .meshes
-            .into_iter()
-            .find(|m| m.name == "Torus")
-            .expect("a torus");
-        let objects = [
-            ("convex", 0, DVec3::new(0.0, 1.0, 0.0)),
-            ("box", 0, DVec3::new(2.0, 1.0, 0.0)),
-            ("sphere", 0, DVec3::new(4.0, 1.0, 0.0)),
-            ("capsule", 1, DVec3::new(0.0, 1.5, 2.5)),
-            ("concave", 2, DVec3::new(2.5, 1.0, 2.5)),
-            ("mesh", 2, DVec3::new(-4.0, 0.0, -1.0)),
-        ];
-        let turn = DAffine3::from_rotation_translation(
-            DQuat::from_rotation_y(0.4),
-            DVec3::new(3.0, 0.5, -2.0),
-        );
-        let scene = Scene {
-            meshes: vec![
-                SceneMesh::cuboid("cube", [0.0; 3], [0.5, 0.4, 0.6]),
-                SceneMesh::cuboid("long", [0.0; 3], [0.3, 1.0, 0.3]),
-                torus,
-            ],
-            instances: objects
-                .iter()
-                .map(|&(collider, mesh, at)| SceneInstance {
-                    name: collider.into(),
-                    mesh,
-                    transform: turn * DAffine3::from_translation(at),
-                    extras_collider: Some(collider.into()),
-                    ..SceneInstance::default()
-                })
-                .collect(),
-            ..Scene::default()
-        };
+        let turn = kiln_tests::placements()[1].1;
+        let scene = kiln_tests::every_kind_scene(turn);
         let bytes = kiln_baker::bake_scene(&scene, &kiln_baker::BakeSettings::default()).bytes;
         let mut level: *mut KilnLevel = std::ptr::null_mut();
         // SAFETY: the bytes and the out pointer are valid for the call.
