@@ -19,7 +19,10 @@ at x = 12, z = 7; a sliding door (0.2 x 2 x 2 m) across z = 10 at x = 14.5.
 And samples/props.gltf: props authored as dynamic bodies (node extras
 `{"motion": "dynamic"}`) on a floor tile, which the baker gives convex
 pieces by default: an L-shaped crate (two pieces), a U-shaped tray
-(three) and a box (convex: its own one piece, none stored).
+(three) and a box (convex: its own one piece, none stored); and, for
+physics engines on the level, a static table (a top on four legs: a
+concave prop) with a dynamic crate above it, and a static tub (a 3 x 3 m
+block with a 1 x 1 m pit 0.5 m deep in its middle).
 
 Re-run after editing: python3 samples/make_walk_course.py"""
 import base64, json, math, os, struct
@@ -59,18 +62,76 @@ def prism(outline, caps, depth):
     return p, t
 
 
+def boxes(parts):
+    """One mesh of closed boxes, each (lo, hi) corners."""
+    p, t = [], []
+    for lo, hi in parts:
+        base = len(p)
+        p += [[(lo, hi)[x > 0][0], (lo, hi)[y > 0][1], (lo, hi)[z > 0][2]] for x, y, z in CUBE_P]
+        t += [(base + a, base + b, base + c) for a, b, c in CUBE_T]
+    return p, t
+
+
+def columns(heights, cell):
+    """The closed solid of square columns on a grid, `heights[z][x]` tall
+    (all > 0), each `cell` wide: tops, the walls where a neighbour is
+    lower or missing, and the bottom; vertices shared."""
+    nz, nx = len(heights), len(heights[0])
+    p, index, t = [], {}, []
+
+    def v(x, y, z):
+        key = (x, y, z)
+        if key not in index:
+            index[key] = len(p)
+            p.append([x * cell, y, z * cell])
+        return index[key]
+
+    def quad(a, b, c, d):
+        t.extend([(a, b, c), (a, c, d)])
+
+    def h(x, z):
+        return heights[z][x] if 0 <= x < nx and 0 <= z < nz else 0.0
+
+    for z in range(nz):
+        for x in range(nx):
+            y = heights[z][x]
+            quad(v(x, y, z), v(x, y, z + 1), v(x + 1, y, z + 1), v(x + 1, y, z))  # top, +y
+            quad(v(x, 0, z), v(x + 1, 0, z), v(x + 1, 0, z + 1), v(x, 0, z + 1))  # bottom, -y
+            # a wall where the neighbour is lower: from its height up to ours
+            for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                low = h(x + dx, z + dz)
+                if low >= y:
+                    continue
+                if dx == 1:
+                    quad(v(x + 1, low, z), v(x + 1, y, z), v(x + 1, y, z + 1), v(x + 1, low, z + 1))
+                elif dx == -1:
+                    quad(v(x, low, z), v(x, low, z + 1), v(x, y, z + 1), v(x, y, z))
+                elif dz == 1:
+                    quad(v(x, low, z + 1), v(x + 1, low, z + 1), v(x + 1, y, z + 1), v(x, y, z + 1))
+                else:
+                    quad(v(x, low, z), v(x, y, z), v(x + 1, y, z), v(x + 1, low, z))
+    return p, t
+
+
 def props():
     # an L and a U of unit cells, each cap cut into triangles of its corners
     l_shape = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
     l_caps = [(0, 1, 2), (0, 2, 3), (0, 3, 5), (3, 4, 5)]
     u_shape = [(0, 0), (3, 0), (3, 2), (2, 2), (2, 1), (1, 1), (1, 2), (0, 2)]
     u_caps = [(0, 1, 4), (0, 4, 5), (0, 5, 7), (5, 6, 7), (1, 2, 4), (4, 2, 3)]
-    meshes = [("tile", *tile()), ("l_crate", *prism(l_shape, l_caps, 1.0)), ("u_tray", *prism(u_shape, u_caps, 1.0)), ("cube", CUBE_P, CUBE_T)]
+    # a table 1.2 x 0.8 m, its top from 0.7 to 0.8 m on legs 0.1 m square
+    legs = [((x, 0.0, z), (x + 0.1, 0.7, z + 0.1)) for x in (-0.6, 0.5) for z in (-0.4, 0.3)]
+    table = boxes([((-0.6, 0.7, -0.4), (0.6, 0.8, 0.4))] + legs)
+    tub = columns([[0.6, 0.6, 0.6], [0.6, 0.1, 0.6], [0.6, 0.6, 0.6]], 1.0)
+    meshes = [("tile", *tile()), ("l_crate", *prism(l_shape, l_caps, 1.0)), ("u_tray", *prism(u_shape, u_caps, 1.0)), ("cube", CUBE_P, CUBE_T), ("table", *table), ("tub", *tub)]
     nodes = [
         {"name": "floor", "mesh": 0, "translation": [0, 0, 0]},
         {"name": "l_crate", "mesh": 1, "translation": [2, 0, 2], "scale": [0.5, 0.5, 0.5], "extras": {"motion": "dynamic"}},
         {"name": "u_tray", "mesh": 2, "translation": [5, 0, 2], "scale": [0.5, 0.5, 0.5], "extras": {"motion": "dynamic"}},
         {"name": "box", "mesh": 3, "translation": [8, 0.25, 2], "scale": [0.25, 0.25, 0.25], "extras": {"motion": "dynamic"}},
+        {"name": "table", "mesh": 4, "translation": [2, 0, 7]},
+        {"name": "crate", "mesh": 3, "translation": [2.1, 1.5, 7], "scale": [0.2, 0.2, 0.2], "extras": {"motion": "dynamic"}},
+        {"name": "tub", "mesh": 5, "translation": [5, 0, 6]},
     ]
     return meshes, nodes
 

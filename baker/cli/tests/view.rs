@@ -266,11 +266,18 @@ fn the_level_api_carries_each_object_s_convex_pieces() {
             }
         }
     }
-    let expected: std::collections::BTreeMap<String, usize> =
-        [("box", 0), ("floor", 0), ("l_crate", 2), ("u_tray", 3)]
-            .into_iter()
-            .map(|(n, c)| (n.to_string(), c))
-            .collect();
+    let expected: std::collections::BTreeMap<String, usize> = [
+        ("box", 0),
+        ("crate", 0),
+        ("floor", 0),
+        ("l_crate", 2),
+        ("table", 0),
+        ("tub", 0),
+        ("u_tray", 3),
+    ]
+    .into_iter()
+    .map(|(n, c)| (n.to_string(), c))
+    .collect();
     assert_eq!(counts, expected);
 }
 

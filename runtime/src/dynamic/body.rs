@@ -203,15 +203,7 @@ impl BodyState {
             .level_index()
             .and_then(|i| a.instances.get(i as usize))
             .ok_or(WorldError::NotInLevel(object))?;
-        let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
-        let (q, t) = rigid_part(&m);
-        let inv = q.conjugate();
-        let mut base = compose(inv, -(inv * t), &m);
-        // exact where it can be: an unscaled, unturned placement's base is
-        // the identity
-        if base.iter().zip(&ID).all(|(a, b)| (a - b).abs() < 1e-12) {
-            base = ID;
-        }
+        let (pose, base) = rest(&a.rows(inst).world_from_local);
         let similar = inst.rotation.iter().any(|v| v.to_native() != 0.0);
         let mut body = BodyState::new(
             object,
@@ -225,7 +217,7 @@ impl BodyState {
         body.base = base;
         body.similar = similar;
         body.trigger = inst.is_trigger();
-        Ok((body, Pose::new(q.as_quat(), t.as_vec3())))
+        Ok((body, pose))
     }
 
     /// The body's collider.
@@ -373,6 +365,37 @@ fn collider_source(collider: &BodyCollider) -> Result<(Source, [f64; 12], bool),
             )
         }
     })
+}
+
+impl Level {
+    /// Object `object`'s placement split in two, `placement = pose ∘
+    /// base`: the pose it was baked at (the rotation and translation a
+    /// mover starts at, [`crate::World::pose`]) and the rest of its
+    /// placement in that pose's frame (scale, shear or mirroring; the
+    /// identity for a rigid placement), row-major 3×4. What a physics
+    /// engine's body needs: the pose for its transform, the base applied
+    /// to the collider's local geometry. `None` for an id the level does
+    /// not have.
+    pub fn object_rest(&self, object: ObjectId) -> Option<(Pose, [f64; 12])> {
+        let a = self.archive();
+        let inst = a.instances.get(object.level_index()? as usize)?;
+        Some(rest(&a.rows(inst).world_from_local))
+    }
+}
+
+/// A placement's rigid part as a pose, and what is left of it in that
+/// pose's frame.
+fn rest(world_from_local: &[f32; 12]) -> (Pose, [f64; 12]) {
+    let m: [f64; 12] = world_from_local.map(f64::from);
+    let (q, t) = rigid_part(&m);
+    let inv = q.conjugate();
+    let mut base = compose(inv, -(inv * t), &m);
+    // exact where it can be: an unscaled, unturned placement's base is
+    // the identity
+    if base.iter().zip(&ID).all(|(a, b)| (a - b).abs() < 1e-12) {
+        base = ID;
+    }
+    (Pose::new(q.as_quat(), t.as_vec3()), base)
 }
 
 /// Whether `pose` can place a body.
