@@ -59,6 +59,8 @@
 //! ```
 
 mod asset;
+#[cfg(feature = "avian")]
+mod avian;
 #[cfg(feature = "bake")]
 mod bake;
 mod body;
@@ -71,6 +73,10 @@ mod query;
 mod world;
 
 pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
+#[cfg(feature = "avian")]
+pub use avian::{KilnAvianPlugin, KilnStaticCollider};
+#[cfg(feature = "avian")]
+pub use avian3d;
 #[cfg(feature = "bake")]
 pub use bake::{KilnBake, KilnBakeError, KilnBakeSettings, MeshTree};
 pub use body::{KilnBody, KilnBodyCollider, KilnBodyRejected, KilnShape};

@@ -1,0 +1,476 @@
+//! Avian physics on the level's own colliders (feature `avian`): every
+//! object of the level becomes an Avian body whose collider is built from
+//! the archive — no hull recomputed, no decomposition run, no render mesh
+//! read.
+//!
+//! | Kiln collider | Avian collider |
+//! |---|---|
+//! | box, sphere, capsule | `cuboid`, `sphere`, `capsule` (scaled by the placement) |
+//! | polytope | a convex polyhedron of its stored vertices and faces |
+//! | triangle mesh | a triangle mesh of its stored triangles (`FIX_INTERNAL_EDGES`) |
+//! | concave solid, static or kinematic | a triangle mesh of its low-poly surface: what Kiln's queries answer on |
+//! | concave solid or triangle mesh, dynamic | a compound of its convex pieces (box, sphere, capsule or hull each) |
+//!
+//! A static or kinematic concave solid is given its surface rather than
+//! its pieces so that Kiln's queries and Avian's spatial queries answer
+//! alike (the pieces stand out of the surface by up to the decomposition's
+//! concavity); a dynamic one needs volumes, so it gets its pieces, and a
+//! dynamic object with no pieces falls back to its triangles.
+//!
+//! A placement that is not a similarity (non-uniform scale, shear, a
+//! mirror) is applied to the vertices, so the entity's `Transform` stays
+//! rigid: the pose Kiln's world holds for it ([`Level::object_rest`]).
+
+use std::sync::Arc;
+
+use avian3d::parry::shape::SharedShape;
+use avian3d::prelude::*;
+use bevy::app::{App, Plugin, PostUpdate};
+use bevy::ecs::prelude::*;
+use bevy::ecs::schedule::IntoScheduleConfigs;
+use bevy::math::{DMat3, DVec3, Quat, Vec3};
+use bevy::prelude::{ChildOf, Name, Transform};
+use kiln_formats::level::{
+    ArchivedCollider, ArchivedDecomposition, ArchivedPieceKind, ArchivedPieceShape,
+};
+use kiln_formats::polytope::ArchivedPolytope;
+use kiln_formats::tri_mesh::ArchivedTriMesh;
+use kiln_runtime::{Level, Motion, ObjectId};
+
+use crate::world::{KilnMover, KilnSystems, KilnTrigger, KilnWorld};
+
+/// Adds Avian bodies for the level's objects (with [`crate::KilnPlugin`]
+/// and Avian's `PhysicsPlugins`): static objects as child entities of the
+/// level entity marked [`KilnStaticCollider`], movers and triggers on
+/// their own entities. Movers authored kinematic are
+/// `RigidBody::Kinematic` (the game moves them by `Transform`), movers
+/// authored dynamic (glTF `KHR_physics_rigid_bodies` or `"motion":
+/// "dynamic"`) are `RigidBody::Dynamic` with their solid's mass, centre of
+/// mass and inertia at [`KilnAvianPlugin::density`]; triggers are
+/// `Sensor`s with collision events; layers become `CollisionLayers`
+/// (memberships; every filter). A reloaded level's colliders replace the
+/// old ones, and movers, dynamic bodies included, keep their entities,
+/// poses and velocities.
+///
+/// ```no_run
+/// use bevy::prelude::*;
+/// use kiln_bevy::avian3d::prelude::*;
+/// use kiln_bevy::{KilnAvianPlugin, KilnBody, KilnLevel, KilnPlugin};
+///
+/// fn main() {
+///     App::new()
+///         .add_plugins((DefaultPlugins, KilnPlugin))
+///         .add_plugins((PhysicsPlugins::default(), KilnAvianPlugin::default()))
+///         .add_systems(Startup, |mut commands: Commands, assets: Res<AssetServer>| {
+///             commands.spawn(KilnLevel(assets.load("moving_course.kiln")));
+///             // Avian simulates the ball; its KilnBody puts it in Kiln's world too
+///             commands.spawn((
+///                 RigidBody::Dynamic,
+///                 Collider::sphere(0.2),
+///                 KilnBody::shape(Sphere::new(0.2)),
+///                 Transform::from_xyz(13.0, 2.0, 5.0),
+///             ));
+///         })
+///         .run();
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct KilnAvianPlugin {
+    /// Density of dynamic objects (kg/m³; default 1000, water's).
+    pub density: f32,
+}
+
+impl Default for KilnAvianPlugin {
+    fn default() -> Self {
+        KilnAvianPlugin { density: 1000.0 }
+    }
+}
+
+/// A static object of the level as an Avian collider (a child of the
+/// level entity, named as in the source).
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KilnStaticCollider {
+    /// Its object in the level.
+    pub object: ObjectId,
+}
+
+/// What the plugin keeps: its settings and the level its colliders were
+/// built for.
+#[derive(Resource)]
+struct Built {
+    density: f32,
+    level: Option<Arc<Level>>,
+}
+
+impl Plugin for KilnAvianPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(Built {
+            density: self.density,
+            level: None,
+        })
+        .add_systems(PostUpdate, build_colliders.after(KilnSystems::Sync));
+    }
+}
+
+/// Gives the level's objects their Avian colliders: all of them when the
+/// level is new or reloaded, else movers and triggers that have none yet.
+#[allow(clippy::type_complexity)] // a system: its parameters are what it touches
+fn build_colliders(
+    mut commands: Commands,
+    kiln: Res<KilnWorld>,
+    mut built: ResMut<Built>,
+    own: Query<(Entity, Has<Collider>), Or<(With<KilnMover>, With<KilnTrigger>)>>,
+    statics: Query<Entity, With<KilnStaticCollider>>,
+) {
+    let Some(level) = kiln.level() else {
+        built.level = None;
+        return;
+    };
+    let new = built.level.as_ref().is_none_or(|l| !Arc::ptr_eq(l, level));
+    if new {
+        for e in &statics {
+            commands.entity(e).despawn();
+        }
+        if let Some(parent) = kiln.level_entity() {
+            let movers: Vec<ObjectId> = level.movers_and_triggers().collect();
+            for object in level.objects().filter(|o| !movers.contains(o)) {
+                let Some(body) = object_body(level, object, built.density) else {
+                    continue;
+                };
+                let mut e = commands.spawn((
+                    KilnStaticCollider { object },
+                    Name::new(level.object_name(object).unwrap_or_default().into_owned()),
+                    body.transform,
+                    ChildOf(parent),
+                ));
+                body.insert(&mut e);
+            }
+        }
+        built.level = Some(level.clone());
+    }
+    for (e, has) in &own {
+        if has && !new {
+            continue;
+        }
+        let Some(object) = kiln.object(e) else {
+            continue;
+        };
+        if let Some(body) = object_body(level, object, built.density) {
+            // the entity's transform is the pose the game (or Avian) sets
+            body.insert(&mut commands.entity(e));
+        }
+    }
+}
+
+/// One object as an Avian body: everything but its pose, which the
+/// entity's `Transform` gives (`transform` is where it was baked).
+struct ObjectBody {
+    transform: Transform,
+    rigid: RigidBody,
+    collider: Collider,
+    layers: CollisionLayers,
+    sensor: bool,
+    mass: Option<(Mass, CenterOfMass, AngularInertia)>,
+}
+
+impl ObjectBody {
+    /// Gives entity `e` the body, in one insertion: Avian reads a
+    /// collider's sensor and event flags when the collider is added.
+    fn insert(self, e: &mut EntityCommands) {
+        e.remove::<(
+            Sensor,
+            CollisionEventsEnabled,
+            NoAutoMass,
+            NoAutoCenterOfMass,
+            NoAutoAngularInertia,
+        )>();
+        let body = (self.rigid, self.collider, self.layers);
+        let fixed = (NoAutoMass, NoAutoCenterOfMass, NoAutoAngularInertia);
+        match (self.sensor, self.mass) {
+            (true, Some(m)) => e.insert((body, Sensor, CollisionEventsEnabled, m, fixed)),
+            (true, None) => e.insert((body, Sensor, CollisionEventsEnabled)),
+            (false, Some(m)) => e.insert((body, m, fixed)),
+            (false, None) => e.insert(body),
+        };
+    }
+}
+
+/// Object `object` of `level` as an Avian body (`None` for an id the level
+/// does not have, or a collider Avian cannot take: no triangle left).
+fn object_body(level: &Level, object: ObjectId, density: f32) -> Option<ObjectBody> {
+    let a = level.archive();
+    if object.is_body() {
+        return None;
+    }
+    let inst = a.instances.get(object.index() as usize)?;
+    let (pose, base) = level.object_rest(object)?;
+    let motion = level.object_motion(object)?;
+    let index = inst.collider.to_native();
+    let collider = &a.colliders[index as usize];
+    let dynamic = motion == Motion::Dynamic;
+    let base = Affine::new(&base);
+    let surface = match collider {
+        ArchivedCollider::TriMesh(m) => Some(&**m),
+        ArchivedCollider::Bsp(b) => Some(&b.surface),
+        _ => None,
+    };
+    // a solid's surface is closed and wound outward
+    let closed = matches!(collider, ArchivedCollider::Bsp(_));
+    let s = base.scale();
+    let shape = match (surface, collider) {
+        (Some(mesh), _) => match a.decomposition(index).filter(|_| dynamic) {
+            Some(d) => pieces(d, &base),
+            None => triangles(mesh, &base, closed)?,
+        },
+        (None, ArchivedCollider::Polytope(p)) => polytope(p, &base)?,
+        (None, ArchivedCollider::Cuboid(c)) => {
+            primitive(&base, cuboid(c.half_extents.map(|x| x.to_native() * s)))
+        }
+        (None, ArchivedCollider::Sphere(b)) => {
+            primitive(&base, SharedShape::ball(b.radius.to_native() * s))
+        }
+        (None, ArchivedCollider::Capsule(c)) => primitive(
+            &base,
+            SharedShape::capsule_y(c.half_height.to_native() * s, c.radius.to_native() * s),
+        ),
+        (None, _) => return None,
+    };
+    let rigid = match motion {
+        Motion::Static => RigidBody::Static,
+        Motion::Kinematic => RigidBody::Kinematic,
+        Motion::Dynamic => RigidBody::Dynamic,
+    };
+    let mass = dynamic
+        .then(|| level.object_mass_properties(object, f64::from(density)))
+        .flatten()
+        .map(|m| {
+            // the baked world frame into the body's: p = pose(local)
+            let r = DMat3::from_quat(pose.rotation.as_dquat());
+            let centre = r.transpose() * (m.centre - pose.translation.as_dvec3());
+            let inertia = r.transpose() * m.inertia * r;
+            (
+                Mass(m.mass as f32),
+                CenterOfMass(centre.as_vec3()),
+                AngularInertia::from_tensor(AngularInertiaTensor::from_mat3_unchecked(
+                    inertia.as_mat3(),
+                )),
+            )
+        });
+    Some(ObjectBody {
+        transform: Transform::from_translation(pose.translation).with_rotation(pose.rotation),
+        rigid,
+        collider: Collider::from(shape),
+        layers: CollisionLayers::new(
+            LayerMask(level.object_layers(object).unwrap_or(u32::MAX)),
+            LayerMask::ALL,
+        ),
+        sensor: level.is_trigger(object),
+        mass,
+    })
+}
+
+/// The rest of a placement (`Level::object_rest`'s base) applied to
+/// local geometry.
+struct Affine {
+    linear: DMat3,
+    offset: DVec3,
+}
+
+impl Affine {
+    fn new(m: &[f64; 12]) -> Affine {
+        Affine {
+            linear: DMat3::from_cols(
+                DVec3::new(m[0], m[4], m[8]),
+                DVec3::new(m[1], m[5], m[9]),
+                DVec3::new(m[2], m[6], m[10]),
+            ),
+            offset: DVec3::new(m[3], m[7], m[11]),
+        }
+    }
+
+    fn point(&self, p: [f32; 3]) -> Vec3 {
+        (self.linear * DVec3::from(p.map(f64::from)) + self.offset).as_vec3()
+    }
+
+    /// Whether it turns space inside out (faces' winding must flip).
+    fn mirrors(&self) -> bool {
+        self.linear.determinant() < 0.0
+    }
+
+    /// The scale of a similarity (the first column's length).
+    fn scale(&self) -> f32 {
+        self.linear.x_axis.length() as f32
+    }
+
+    /// Whether it is a similarity: its columns orthogonal and of one
+    /// length (primitives keep their kind only under one).
+    fn similar(&self) -> bool {
+        let (x, y, z) = (self.linear.x_axis, self.linear.y_axis, self.linear.z_axis);
+        let s = x.length_squared();
+        let tol = 1e-9 * s.max(1e-30);
+        (y.length_squared() - s).abs() <= tol * 1e3
+            && (z.length_squared() - s).abs() <= tol * 1e3
+            && x.dot(y).abs() <= tol * 1e3
+            && y.dot(z).abs() <= tol * 1e3
+            && z.dot(x).abs() <= tol * 1e3
+    }
+
+    /// The proper rotation of a similarity: a mirror is taken out by
+    /// turning half-way round every axis (-I), which a box, sphere or
+    /// capsule centred on its origin does not see.
+    fn rotation(&self) -> Quat {
+        let s = f64::from(self.scale()).max(f64::MIN_POSITIVE);
+        let mut r = self.linear * (1.0 / s);
+        if r.determinant() < 0.0 {
+            r = -r;
+        }
+        Quat::from_mat3(&r.as_mat3()).normalize()
+    }
+}
+
+/// A primitive (centred on its local origin, already scaled) turned and
+/// moved by a similarity `base`.
+fn primitive(base: &Affine, shape: SharedShape) -> SharedShape {
+    let rotation = base.rotation();
+    let offset = base.offset.as_vec3();
+    // a rigid or uniformly scaled placement's rest is the identity but for
+    // rounding (an angle of 1e-6 rad moves a 100 m collider's corner 0.1 mm)
+    if rotation.angle_between(Quat::IDENTITY) < 1e-6 && offset.length() < 1e-6 {
+        return shape;
+    }
+    SharedShape::compound(vec![(
+        avian3d::parry::math::Pose::from_parts(offset, rotation),
+        shape,
+    )])
+}
+
+/// A polytope as a convex polyhedron of its stored faces (their loops
+/// fanned into triangles), or the hull of its vertices where parry does not
+/// take the faces as they are.
+fn polytope(p: &ArchivedPolytope, base: &Affine) -> Option<SharedShape> {
+    let points: Vec<Vec3> = p
+        .vertices
+        .iter()
+        .map(|v| base.point(v.map(|x| x.to_native())))
+        .collect();
+    let mut indices = Vec::new();
+    let starts: Vec<u32> = p.face_starts.iter().map(|k| k.to_native()).collect();
+    let loops: Vec<u32> = p.face_vertices.iter().map(|k| k.to_native()).collect();
+    for w in starts.windows(2) {
+        let face = &loops[w[0] as usize..w[1] as usize];
+        for k in 1..face.len().saturating_sub(1) {
+            let t = [face[0], face[k], face[k + 1]];
+            indices.push(if base.mirrors() {
+                [t[0], t[2], t[1]]
+            } else {
+                t
+            });
+        }
+    }
+    SharedShape::convex_mesh(points.clone(), &indices).or_else(|| SharedShape::convex_hull(&points))
+}
+
+/// A triangle mesh of `mesh`'s triangles, with parry's fix for bumps on
+/// internal edges where the triangles have a side that faces out: a
+/// `closed` surface (a solid's, wound outward), or an open mesh whose
+/// every triangle faces up (terrain, floors), or down (turned over, as
+/// Kiln's triangle meshes are two-sided). Parry's fix makes triangles
+/// one-sided, so an open mesh facing several ways (walls, a room, a
+/// fence) stays two-sided as in Kiln, and its internal edges can bump.
+/// `None` when no triangle is left.
+fn triangles(mesh: &ArchivedTriMesh, base: &Affine, closed: bool) -> Option<SharedShape> {
+    use avian3d::parry::shape::TriMeshFlags;
+    let vertices: Vec<Vec3> = (0..mesh.vertices.len() as u32)
+        .map(|i| base.point(mesh.vertices.get(i)))
+        .collect();
+    let mut indices: Vec<[u32; 3]> = mesh
+        .triangles()
+        .map(|(t, _)| {
+            if base.mirrors() {
+                [t[0], t[2], t[1]]
+            } else {
+                t
+            }
+        })
+        .collect();
+    if indices.is_empty() {
+        return None;
+    }
+    let (mut up, mut down) = (false, false);
+    for t in &indices {
+        let [a, b, c] = t.map(|i| vertices[i as usize].as_dvec3());
+        let n = (b - a).cross(c - a);
+        // slivers say nothing about which way a mesh faces
+        if n.length_squared() <= 1e-24 * (b - a).length_squared().max(1e-30) {
+            continue;
+        }
+        up |= n.y > 0.0;
+        down |= n.y <= 0.0;
+    }
+    let one_sided = closed || !(up && down);
+    if !closed && down && !up {
+        for t in &mut indices {
+            t.swap(1, 2);
+        }
+    }
+    let plain = || {
+        SharedShape::trimesh_with_flags(vertices.clone(), indices.clone(), TriMeshFlags::empty())
+            .ok()
+    };
+    if !one_sided {
+        return plain();
+    }
+    SharedShape::trimesh_with_flags(
+        vertices.clone(),
+        indices.clone(),
+        TriMeshFlags::FIX_INTERNAL_EDGES,
+    )
+    .ok()
+    .or_else(plain)
+}
+
+/// A decomposition's pieces as one compound: a piece's box, sphere or
+/// capsule where it has one and the placement keeps it one, else its
+/// polytope.
+fn pieces(d: &ArchivedDecomposition, base: &Affine) -> SharedShape {
+    let mut parts = Vec::new();
+    for (piece, shape) in d.pieces.iter().zip(d.shapes.iter()) {
+        if let Some(part) = piece_primitive(shape, base) {
+            parts.push(part);
+        } else if let Some(hull) = polytope(piece, base) {
+            parts.push((avian3d::parry::math::Pose::IDENTITY, hull));
+        }
+    }
+    SharedShape::compound(parts)
+}
+
+/// A piece's primitive in the body's frame (`None` for a hull, or under a
+/// placement that is not a similarity).
+fn piece_primitive(
+    shape: &ArchivedPieceShape,
+    base: &Affine,
+) -> Option<(avian3d::parry::math::Pose, SharedShape)> {
+    if !base.similar() {
+        return None;
+    }
+    let s = base.scale();
+    let local = match &shape.kind {
+        ArchivedPieceKind::Hull => return None,
+        ArchivedPieceKind::Cuboid(c) => cuboid(c.half_extents.map(|x| x.to_native() * s)),
+        ArchivedPieceKind::Sphere(b) => SharedShape::ball(b.radius.to_native() * s),
+        ArchivedPieceKind::Capsule(c) => {
+            SharedShape::capsule_y(c.half_height.to_native() * s, c.radius.to_native() * s)
+        }
+    };
+    let q = Quat::from_array(shape.rotation.map(|x| x.to_native())).normalize();
+    let centre = base.point(shape.centre.map(|x| x.to_native()));
+    Some((
+        avian3d::parry::math::Pose::from_parts(centre, base.rotation() * q),
+        local,
+    ))
+}
+
+/// A box of half extents `h`.
+fn cuboid(h: [f32; 3]) -> SharedShape {
+    SharedShape::cuboid(h[0], h[1], h[2])
+}
