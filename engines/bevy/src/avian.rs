@@ -127,14 +127,36 @@ fn build_colliders(
         return;
     };
     let new = built.level.as_ref().is_none_or(|l| !Arc::ptr_eq(l, level));
+    // the objects to build: every static one of a new level, and the
+    // movers' and triggers' entities that need one
+    let statics_wanted: Vec<ObjectId> = match (new, kiln.level_entity()) {
+        (true, Some(_)) => {
+            let movers: Vec<ObjectId> = level.movers_and_triggers().collect();
+            level.objects().filter(|o| !movers.contains(o)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let own_wanted: Vec<(Entity, ObjectId)> = own
+        .iter()
+        .filter(|&(_, has)| new || !has)
+        .filter_map(|(e, _)| Some((e, kiln.object(e)?)))
+        .collect();
+    if !new && own_wanted.is_empty() {
+        return;
+    }
+    let objects: Vec<ObjectId> = statics_wanted
+        .iter()
+        .copied()
+        .chain(own_wanted.iter().map(|&(_, o)| o))
+        .collect();
+    let mut bodies = build_all(level, &objects, built.density).into_iter();
     if new {
         for e in &statics {
             commands.entity(e).despawn();
         }
         if let Some(parent) = kiln.level_entity() {
-            let movers: Vec<ObjectId> = level.movers_and_triggers().collect();
-            for object in level.objects().filter(|o| !movers.contains(o)) {
-                let Some(body) = object_body(level, object, built.density) else {
+            for (&object, body) in statics_wanted.iter().zip(bodies.by_ref()) {
+                let Some(body) = body else {
                     continue;
                 };
                 let mut e = commands.spawn((
@@ -148,18 +170,50 @@ fn build_colliders(
         }
         built.level = Some(level.clone());
     }
-    for (e, has) in &own {
-        if has && !new {
-            continue;
-        }
-        let Some(object) = kiln.object(e) else {
-            continue;
-        };
-        if let Some(body) = object_body(level, object, built.density) {
+    for (&(e, _), body) in own_wanted.iter().zip(bodies) {
+        if let Some(body) = body {
             // the entity's transform is the pose the game (or Avian) sets
             body.insert(&mut commands.entity(e));
         }
     }
+}
+
+/// [`object_body`] of each of `objects`, in order, built on as many
+/// threads as the machine has (a triangle mesh's collider builds parry's
+/// tree over its triangles, the bulk of a level's time; Bevy's compute
+/// pool may be a single thread, so scoped threads of our own).
+fn build_all(level: &Level, objects: &[ObjectId], density: f32) -> Vec<Option<ObjectBody>> {
+    let n = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(objects.len() / 8);
+    if n <= 1 {
+        return objects
+            .iter()
+            .map(|&o| object_body(level, o, density))
+            .collect();
+    }
+    // objects dealt round the threads in turn, so large ones spread out
+    let mut all: Vec<(usize, Option<ObjectBody>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..n)
+            .map(|k| {
+                s.spawn(move || {
+                    objects
+                        .iter()
+                        .enumerate()
+                        .skip(k)
+                        .step_by(n)
+                        .map(|(i, &o)| (i, object_body(level, o, density)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a collider build panicked"))
+            .collect()
+    });
+    all.sort_unstable_by_key(|&(i, _)| i);
+    all.into_iter().map(|(_, b)| b).collect()
 }
 
 /// One object as an Avian body: everything but its pose, which the
@@ -303,16 +357,16 @@ impl Affine {
     }
 
     /// Whether it is a similarity: its columns orthogonal and of one
-    /// length (primitives keep their kind only under one).
+    /// length, to rounding (primitives keep their kind only under one).
     fn similar(&self) -> bool {
         let (x, y, z) = (self.linear.x_axis, self.linear.y_axis, self.linear.z_axis);
         let s = x.length_squared();
-        let tol = 1e-9 * s.max(1e-30);
-        (y.length_squared() - s).abs() <= tol * 1e3
-            && (z.length_squared() - s).abs() <= tol * 1e3
-            && x.dot(y).abs() <= tol * 1e3
-            && y.dot(z).abs() <= tol * 1e3
-            && z.dot(x).abs() <= tol * 1e3
+        let near = |v: f64| v.abs() <= 1e-6 * s;
+        near(y.length_squared() - s)
+            && near(z.length_squared() - s)
+            && near(x.dot(y))
+            && near(y.dot(z))
+            && near(z.dot(x))
     }
 
     /// The proper rotation of a similarity: a mirror is taken out by

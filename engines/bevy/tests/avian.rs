@@ -109,6 +109,11 @@ struct Agreement {
 /// something are skipped (a solid answers 0 there, a triangle mesh does
 /// not).
 fn compare(app: &mut App, probes: Vec<Probe>) -> Agreement {
+    compare_with(app, probes, false)
+}
+
+/// [`compare`], seeing dynamic bodies too when `dynamic`.
+fn compare_with(app: &mut App, probes: Vec<Probe>, dynamic: bool) -> Agreement {
     app.world_mut()
         .run_system_once(
             move |kiln: KilnQuery,
@@ -116,7 +121,7 @@ fn compare(app: &mut App, probes: Vec<Probe>) -> Agreement {
                   skip: Query<(Entity, &RigidBody, Has<Sensor>)>| {
                 let skipped: Vec<Entity> = skip
                     .iter()
-                    .filter(|(_, r, sensor)| *sensor || **r == RigidBody::Dynamic)
+                    .filter(|(_, r, sensor)| *sensor || (!dynamic && **r == RigidBody::Dynamic))
                     .map(|(e, _, _)| e)
                     .collect();
                 let kf = KilnFilter::default().exclude(skipped.iter().copied());
@@ -292,6 +297,97 @@ fn every_kind_becomes_the_avian_shape_kiln_baked_under_every_placement() {
         println!(
             "{name}: {} rays, {} hits, {} grazing, worst |Δt| of both hitting {:.2e}",
             agreed.rays, agreed.hits, agreed.grazes, agreed.worst
+        );
+    }
+}
+
+#[test]
+fn a_dynamic_solid_becomes_its_convex_pieces_under_every_placement() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let props = kiln_baker::ingest::load(&root.join("samples/props.gltf"))
+        .unwrap()
+        .scene;
+    let l = props
+        .meshes
+        .iter()
+        .position(|m| m.name == "l_crate")
+        .unwrap();
+    // and a mirror that keeps every length: still a similarity, so the
+    // pieces stay boxes, turned a half-turn round every axis
+    let mut placements = kiln_tests::affine_placements();
+    placements.push((
+        "mirrored uniformly",
+        bevy::math::DAffine3::from_scale_rotation_translation(
+            bevy::math::DVec3::new(-1.5, 1.5, 1.5),
+            bevy::math::DQuat::from_rotation_z(0.4),
+            bevy::math::DVec3::new(1.0, 2.0, -3.0),
+        ),
+    ));
+    for (name, xf) in placements {
+        let scene = kiln_baker::Scene {
+            meshes: vec![props.meshes[l].clone()],
+            instances: vec![kiln_baker::SceneInstance {
+                name: "l".into(),
+                mesh: 0,
+                transform: xf,
+                motion: kiln_baker::scene::Motion::Dynamic,
+                ..kiln_baker::SceneInstance::default()
+            }],
+            ..kiln_baker::Scene::default()
+        };
+        let bytes = kiln_baker::bake_scene(&scene, &BakeSettings::default()).bytes;
+        let dir = assets(&format!("pieces-{}", name.replace([' ', ','], "-")));
+        std::fs::write(dir.join("assets/level.kiln"), &bytes).unwrap();
+        // no gravity: the body stays where it was baked while rays are asked
+        let mut app = app(&dir);
+        app.insert_resource(Gravity(Vec3::ZERO));
+        let handle = app.world().resource::<AssetServer>().load("level.kiln");
+        app.world_mut().spawn(KilnLevel(handle));
+        until(&mut app, "the level loads", |app| {
+            app.world().resource::<KilnWorld>().world().is_some()
+        });
+        run(&mut app, 3);
+        let body = named(&mut app, "l");
+        let collider = app.world().get::<Collider>(body).unwrap();
+        let parts = collider
+            .shape()
+            .as_compound()
+            .unwrap_or_else(|| panic!("{name}: not a compound"))
+            .shapes()
+            .iter()
+            .map(|(_, s)| format!("{:?}", s.shape_type()))
+            .collect::<Vec<_>>();
+        let similar = !matches!(name, "non-uniform" | "mirrored" | "sheared");
+        let want = if similar {
+            "Cuboid"
+        } else {
+            "ConvexPolyhedron"
+        };
+        assert!(
+            parts.len() == 2 && parts.iter().all(|p| p == want),
+            "{name}: {parts:?}"
+        );
+        // the pieces part the solid exactly, so Avian's rays on them meet
+        // Kiln's on the solid
+        let probes = aimed_probes(&mut app, 600, 17);
+        let agreed = compare_with(&mut app, probes, true);
+        assert!(
+            agreed.disagreements.is_empty() && agreed.hits > agreed.rays / 4,
+            "{name}: {} of {} rays disagree (hits {}), first: {:?}",
+            agreed.disagreements.len(),
+            agreed.rays,
+            agreed.hits,
+            &agreed.disagreements[..agreed.disagreements.len().min(5)]
+        );
+        // its mass is Kiln's solid's at the plugin's density
+        let level = app.world().resource::<KilnWorld>().level().unwrap().clone();
+        let object = level.find_object("l").unwrap();
+        let kiln_mass = level.object_mass_properties(object, 1000.0).unwrap();
+        let mass = app.world().get::<Mass>(body).unwrap().0;
+        assert!(
+            (f64::from(mass) - kiln_mass.mass).abs() <= 1e-5 * kiln_mass.mass,
+            "{name}: {mass} against {}",
+            kiln_mass.mass
         );
     }
 }
