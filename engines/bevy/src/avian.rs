@@ -25,11 +25,11 @@ use std::sync::Arc;
 
 use avian3d::parry::shape::SharedShape;
 use avian3d::prelude::*;
-use bevy::app::{App, Plugin, PostUpdate};
+use bevy::app::{App, FixedLast, FixedPreUpdate, Plugin, PostUpdate};
 use bevy::ecs::prelude::*;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::math::{DMat3, DVec3, Quat, Vec3};
-use bevy::prelude::{ChildOf, Name, Transform};
+use bevy::prelude::{ChildOf, Fixed, Name, Time, Transform};
 use kiln_formats::level::{
     ArchivedCollider, ArchivedDecomposition, ArchivedPieceKind, ArchivedPieceShape,
 };
@@ -43,7 +43,9 @@ use crate::world::{KilnMover, KilnSystems, KilnTrigger, KilnWorld};
 /// and Avian's `PhysicsPlugins`): static objects as child entities of the
 /// level entity marked [`KilnStaticCollider`], movers and triggers on
 /// their own entities. Movers authored kinematic are
-/// `RigidBody::Kinematic` (the game moves them by `Transform`), movers
+/// `RigidBody::Kinematic`: the game moves them by `Transform`, and each
+/// move becomes the velocity that makes it in one physics step, so what
+/// rests on them rides along; movers
 /// authored dynamic (glTF `KHR_physics_rigid_bodies` or `"motion":
 /// "dynamic"`) are `RigidBody::Dynamic` with their solid's mass, centre of
 /// mass and inertia at [`KilnAvianPlugin::density`]; triggers are
@@ -108,7 +110,9 @@ impl Plugin for KilnAvianPlugin {
             density: self.density,
             level: None,
         })
-        .add_systems(PostUpdate, build_colliders.after(KilnSystems::Sync));
+        .add_systems(PostUpdate, build_colliders.after(KilnSystems::Sync))
+        .add_systems(FixedPreUpdate, drive_kinematic)
+        .add_systems(FixedLast, mark_stepped);
     }
 }
 
@@ -216,6 +220,104 @@ fn build_all(level: &Level, objects: &[ObjectId], density: f32) -> Vec<Option<Ob
     all.into_iter().map(|(_, b)| b).collect()
 }
 
+/// A kinematic mover Avian moves by velocity: the game sets its
+/// `Transform` (the pose it should have), and before each physics step the
+/// difference from where Avian has it becomes its linear and angular
+/// velocity, so bodies resting on it are carried by contact and friction
+/// (a box on a turntable turns with it), not only pushed out. A velocity
+/// the game sets itself, with no `Transform` move, is left alone.
+#[derive(Component, Clone, Copy, Debug)]
+struct KilnKinematic {
+    /// Whether Avian has stepped since the collider was given: its
+    /// position is only then its own.
+    stepped: bool,
+    /// Whether the last step's velocity came from a `Transform` move (to
+    /// be stopped when the moves stop; a velocity the game sets itself is
+    /// left alone).
+    driving: bool,
+    /// The pose this step moves it to: set exactly after the step (Avian's
+    /// integration of a turn falls a little short, and a game that turns
+    /// a mover a little every frame would see the shortfalls add up).
+    target: Option<(Vec3, Quat)>,
+}
+
+/// Turns each kinematic mover's new `Transform` into the velocity that
+/// takes it there in one step, and puts the `Transform` back where Avian
+/// has the body (Avian would otherwise jump it there and then move it on
+/// by that velocity).
+#[allow(clippy::type_complexity)] // a system: its parameters are what it touches
+fn drive_kinematic(
+    time: bevy::ecs::system::Res<Time<Fixed>>,
+    mut movers: Query<(
+        &mut Transform,
+        &Position,
+        &Rotation,
+        &mut LinearVelocity,
+        &mut AngularVelocity,
+        &mut KilnKinematic,
+    )>,
+) {
+    let dt = time.delta_secs();
+    if dt <= 0.0 {
+        return;
+    }
+    for (mut t, p, r, mut v, mut w, mut k) in &mut movers {
+        if !k.stepped {
+            continue;
+        }
+        let (at, turned) = (p.0, r.0);
+        let (to, turn) = (t.translation, t.rotation);
+        if to == at && turn == turned {
+            if k.driving {
+                // the moves stopped
+                v.0 = Vec3::ZERO;
+                w.0 = Vec3::ZERO;
+                k.driving = false;
+            }
+            continue;
+        }
+        k.driving = true;
+        k.target = Some((to, turn));
+        v.0 = (to - at) / dt;
+        // the shorter way round
+        let mut d = turn * turned.inverse();
+        if d.w < 0.0 {
+            d = -d;
+        }
+        let (axis, angle) = d.to_axis_angle();
+        w.0 = if angle.is_finite() && angle > 1e-7 {
+            axis * (angle / dt)
+        } else {
+            Vec3::ZERO
+        };
+        t.translation = at;
+        t.rotation = turned;
+    }
+}
+
+/// After a physics step: marks kinematic movers Avian has stepped with,
+/// and puts those it drove exactly where the game asked.
+fn mark_stepped(
+    mut movers: Query<(
+        &mut KilnKinematic,
+        &mut Position,
+        &mut Rotation,
+        &mut Transform,
+    )>,
+) {
+    for (mut k, mut p, mut r, mut t) in &mut movers {
+        if !k.stepped {
+            k.stepped = true;
+        }
+        if let Some((to, turn)) = k.target.take() {
+            p.0 = to;
+            r.0 = turn;
+            t.translation = to;
+            t.rotation = turn;
+        }
+    }
+}
+
 /// One object as an Avian body: everything but its pose, which the
 /// entity's `Transform` gives (`transform` is where it was baked).
 struct ObjectBody {
@@ -238,6 +340,15 @@ impl ObjectBody {
             NoAutoCenterOfMass,
             NoAutoAngularInertia,
         )>();
+        if self.rigid == RigidBody::Kinematic {
+            e.insert(KilnKinematic {
+                stepped: false,
+                driving: false,
+                target: None,
+            });
+        } else {
+            e.remove::<KilnKinematic>();
+        }
         let body = (self.rigid, self.collider, self.layers);
         let fixed = (NoAutoMass, NoAutoCenterOfMass, NoAutoAngularInertia);
         match (self.sensor, self.mass) {

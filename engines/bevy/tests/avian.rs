@@ -838,3 +838,53 @@ fn a_reloaded_level_replaces_the_colliders_and_dynamic_bodies_keep_their_motion(
     let rest = at(&app, crate_);
     assert!((rest.y - 0.2).abs() < 0.01, "{rest}");
 }
+
+#[test]
+fn a_turntable_turned_by_its_transform_carries_a_box_round() {
+    let dir = assets("turntable");
+    let mut app = level_app(&dir, &bake("samples/moving_course.gltf"));
+    let table = named(&mut app, "turntable");
+    let centre = at(&app, table);
+    let b = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.3, 0.3, 0.3),
+            Transform::from_translation(centre + Vec3::new(1.0, 0.3, 0.0)),
+        ))
+        .id();
+    run(&mut app, 60);
+    let before = at(&app, b);
+    // a quarter turn over 3 s, by its transform, as a game turns it
+    let quarter = std::f32::consts::FRAC_PI_2;
+    for _ in 0..180 {
+        app.world_mut()
+            .get_mut::<Transform>(table)
+            .unwrap()
+            .rotate_y(quarter / 180.0);
+        app.update();
+    }
+    run(&mut app, 30);
+    let after = at(&app, b);
+    let want = centre + Quat::from_rotation_y(quarter) * (before - centre);
+    let turned = app.world().get::<Transform>(b).unwrap().rotation;
+    assert!(
+        after.xz().distance(want.xz()) < 0.02
+            && (after.y - before.y).abs() < 0.01
+            && turned.angle_between(Quat::from_rotation_y(quarter)) < 0.02,
+        "the box went from {before} to {after} (turned {turned}); carried round it would be at {want}"
+    );
+    // Kiln's world has the turntable where Avian turned it
+    let kiln_turn = app
+        .world()
+        .resource::<KilnWorld>()
+        .world()
+        .unwrap()
+        .pose(app.world().resource::<KilnWorld>().object(table).unwrap())
+        .unwrap()
+        .rotation;
+    assert!(
+        kiln_turn.angle_between(Quat::from_rotation_y(quarter)) < 1e-3,
+        "{kiln_turn}"
+    );
+}
