@@ -7,7 +7,7 @@
 //! |---|---|
 //! | box, sphere, capsule | `cuboid`, `sphere`, `capsule` (scaled by the placement) |
 //! | polytope | a convex polyhedron of its stored vertices and faces |
-//! | triangle mesh | a triangle mesh of its stored triangles (`FIX_INTERNAL_EDGES`) |
+//! | triangle mesh | a triangle mesh of its stored triangles (`FIX_INTERNAL_EDGES` where they have an outside: [`triangles`]) |
 //! | concave solid, static or kinematic | a triangle mesh of its low-poly surface: what Kiln's queries answer on |
 //! | concave solid or triangle mesh, dynamic | a compound of its convex pieces (box, sphere, capsule or hull each) |
 //!
@@ -20,6 +20,7 @@
 //! A placement that is not a similarity (non-uniform scale, shear, a
 //! mirror) is applied to the vertices, so the entity's `Transform` stays
 //! rigid: the pose Kiln's world holds for it ([`Level::object_rest`]).
+//! Kinematic movers are driven by velocity ([`KilnKinematic`]).
 
 use std::sync::Arc;
 

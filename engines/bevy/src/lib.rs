@@ -33,6 +33,10 @@
 //!   `FixedUpdate`, riding what moves under it.
 //! - **Gizmos** (feature `gizmos`): collider wireframes coloured by kind,
 //!   as `baker view` colours them (`KilnGizmos`).
+//! - **Avian** (feature `avian`): `KilnAvianPlugin` gives avian3d 0.7 every
+//!   object's own collider from the archive — static, kinematic or dynamic
+//!   bodies, sensors, layers — so a game with physics builds no second
+//!   collider set.
 //!
 //! The world is brought up to date once a frame in `PostUpdate`, after
 //! transforms propagate ([`KilnSystems::Sync`]): bodies moved in `Update`
