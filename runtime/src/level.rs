@@ -320,6 +320,13 @@ impl Level {
         (a.top.leaves.to_native()..a.instances.len() as u32).map(ObjectId::level)
     }
 
+    /// The level's fixed objects: static and not triggers, the top-level
+    /// tree's leaves (every object [`Level::movers_and_triggers`] leaves
+    /// out).
+    pub fn static_objects(&self) -> impl Iterator<Item = ObjectId> + use<> {
+        (0..self.archive().top.leaves.to_native()).map(ObjectId::level)
+    }
+
     pub(crate) fn instance(
         &self,
         object: ObjectId,

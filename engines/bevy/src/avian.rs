@@ -135,10 +135,7 @@ fn build_colliders(
     // the objects to build: every static one of a new level, and the
     // movers' and triggers' entities that need one
     let statics_wanted: Vec<ObjectId> = match (new, kiln.level_entity()) {
-        (true, Some(_)) => {
-            let movers: Vec<ObjectId> = level.movers_and_triggers().collect();
-            level.objects().filter(|o| !movers.contains(o)).collect()
-        }
+        (true, Some(_)) => level.static_objects().collect(),
         _ => Vec::new(),
     };
     let own_wanted: Vec<(Entity, ObjectId)> = own

@@ -5,8 +5,8 @@
 //! with settings from `.meta` files, and an archive reloaded while the app
 //! runs (a broken one reported, the last good level kept).
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use bevy::asset::AssetPlugin;
 use bevy::asset::processor::{AssetProcessor, FileTransactionLogFactory};
@@ -21,24 +21,8 @@ use kiln_bevy::{
 };
 use std::f32::consts::FRAC_PI_2;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A fresh folder of assets for one test.
-fn assets(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kiln-bevy-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("assets")).unwrap();
-    dir
-}
-
-/// `source` (relative to the repository) baked as an archive's bytes.
-fn bake(source: &str) -> Vec<u8> {
-    kiln_baker::bake_file(&root().join(source), &Default::default())
-        .expect("the source bakes")
-        .bytes
-}
+mod common;
+use common::{assets, bake, bake_edited, root, until};
 
 /// Replaces `path` at once, as the baker does (write aside, rename).
 fn replace(path: &Path, bytes: &[u8]) {
@@ -122,19 +106,6 @@ fn walking_character(app: &mut App, at: Vec3, walk: Vec3) -> Entity {
         .unwrap()
         .walk = walk;
     player
-}
-
-/// Updates `app` until `done` says so (at most 30 s).
-fn until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
-        app.update();
-        if done(app) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("{what}: not within 30 s");
 }
 
 fn ready(app: &mut App) -> bool {
@@ -938,19 +909,8 @@ fn a_level_replaced_in_one_frame_brings_its_own_movers() {
 /// An edit of a glTF's JSON.
 type Edit = dyn Fn(&mut serde_json::Value);
 
-/// `tests/fixtures/colliders/movers.gltf` with `edit` applied to its JSON,
-/// baked as an archive's bytes.
-fn bake_edited(dir: &Path, name: &str, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
-    let source = root().join("tests/fixtures/colliders/movers.gltf");
-    let mut gltf: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(source).unwrap()).unwrap();
-    edit(&mut gltf);
-    let path = dir.join(format!("{name}.gltf"));
-    std::fs::write(&path, serde_json::to_vec(&gltf).unwrap()).unwrap();
-    kiln_baker::bake_file(&path, &Default::default())
-        .expect("the edited source bakes")
-        .bytes
-}
+/// The fixture the reload tests edit.
+const MOVERS: &str = "tests/fixtures/colliders/movers.gltf";
 
 /// Every mover and trigger of the current level has exactly one entity,
 /// named as its object, mapped both ways, with the components of what it
@@ -1071,7 +1031,7 @@ fn every_reload_edit_leaves_one_entity_per_mover_and_trigger() {
         let file = format!("edit{}.kiln", k + 1);
         std::fs::write(
             dir.join("assets").join(&file),
-            bake_edited(&dir, &format!("edit{}", k + 1), edit),
+            bake_edited(&dir, MOVERS, &format!("edit{}", k + 1), edit),
         )
         .unwrap();
         let handle = app.world().resource::<AssetServer>().load(file);
@@ -1175,7 +1135,7 @@ fn prefab_copies_follow_their_archive_s_reload() {
     assert_eq!(before.entity, copy);
     // the prefab re-baked with its floor 2 m higher, swapped in as a
     // reload swaps it
-    let raised = bake_edited(&dir, "raised", |g| {
+    let raised = bake_edited(&dir, MOVERS, "raised", |g| {
         g["nodes"][0]["translation"] = serde_json::json!([0, 2, 0]);
     });
     let level = std::sync::Arc::new(kiln_bevy::kiln_runtime::Level::from_bytes(&raised).unwrap());
