@@ -133,6 +133,19 @@ impl ArchivedPolytope {
         &self.face_vertices[a..b]
     }
 
+    /// Every face fanned into triangles from its loop's first vertex, as
+    /// vertex indices wound as the loops are (counter-clockwise seen from
+    /// outside): the closed surface a physics engine or a volume integral
+    /// takes.
+    pub fn fan_triangles(&self) -> impl Iterator<Item = [u32; 3]> + '_ {
+        (0..self.planes.len()).flat_map(move |k| {
+            let lp = self.face(k);
+            lp.windows(2)
+                .skip(1)
+                .map(move |e| [lp[0].to_native(), e[0].to_native(), e[1].to_native()])
+        })
+    }
+
     /// The faces across the edges of face `k`'s loop, entry for entry
     /// (verified: as long as the loop, each in range or [`NO_TWIN`]).
     #[inline]

@@ -126,18 +126,7 @@ impl Level {
             ArchivedCollider::Polytope(p) => {
                 let v =
                     |k: u32| DVec3::from(p.vertices[k as usize].map(|x| f64::from(x.to_native())));
-                let starts: Vec<usize> = p
-                    .face_starts
-                    .iter()
-                    .map(|s| s.to_native() as usize)
-                    .collect();
-                Moments::of_surface(starts.windows(2).flat_map(|w| {
-                    let lp = &p.face_vertices[w[0]..w[1]];
-                    let first = lp.first().map(|k| k.to_native());
-                    lp.windows(2).skip(1).filter_map(move |e| {
-                        Some([v(first?), v(e[0].to_native()), v(e[1].to_native())])
-                    })
-                }))
+                Moments::of_surface(p.fan_triangles().map(|t| t.map(v)))
             }
             ArchivedCollider::Bsp(b) => {
                 let s = &b.surface;

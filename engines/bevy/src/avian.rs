@@ -516,20 +516,16 @@ fn polytope(p: &ArchivedPolytope, base: &Affine) -> Option<SharedShape> {
         .iter()
         .map(|v| base.point(v.map(|x| x.to_native())))
         .collect();
-    let mut indices = Vec::new();
-    let starts: Vec<u32> = p.face_starts.iter().map(|k| k.to_native()).collect();
-    let loops: Vec<u32> = p.face_vertices.iter().map(|k| k.to_native()).collect();
-    for w in starts.windows(2) {
-        let face = &loops[w[0] as usize..w[1] as usize];
-        for k in 1..face.len().saturating_sub(1) {
-            let t = [face[0], face[k], face[k + 1]];
-            indices.push(if base.mirrors() {
+    let indices: Vec<[u32; 3]> = p
+        .fan_triangles()
+        .map(|t| {
+            if base.mirrors() {
                 [t[0], t[2], t[1]]
             } else {
                 t
-            });
-        }
-    }
+            }
+        })
+        .collect();
     SharedShape::convex_mesh(points.clone(), &indices).or_else(|| SharedShape::convex_hull(&points))
 }
 
