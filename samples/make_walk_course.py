@@ -24,6 +24,15 @@ physics engines on the level, a static table (a top on four legs: a
 concave prop) with a dynamic crate above it, and a static tub (a 3 x 3 m
 block with a 1 x 1 m pit 0.5 m deep in its middle).
 
+And samples/bodies.gltf: rigid bodies authored with KHR_physics_rigid_bodies
+and KHR_implicit_shapes (so only authored colliders collide): a static
+floor slab (10 x 0.2 x 10 m, top at y = 0); a dynamic dumbbell of three
+colliders (a bar along x and two weights of radius 0.12 m at x = +-0.4 m)
+with an authored mass of 12 kg, centre of mass and inertia; a kinematic
+gate of two posts and a beam that move as one; and a dynamic barrel (a
+cylinder on a child node, 0.45 m above the body's origin) with an
+authored mass of 30 kg and nothing else.
+
 Re-run after editing: python3 samples/make_walk_course.py"""
 import base64, json, math, os, struct
 
@@ -140,6 +149,45 @@ def main():
     write("walk_course.gltf", course(False))
     write("moving_course.gltf", course(True))
     write("props.gltf", props())
+    write("bodies.gltf", ([], []), bodies())
+
+
+def bodies():
+    shapes = [
+        {"type": "box", "box": {"size": [10, 0.2, 10]}},
+        {"type": "capsule", "capsule": {"height": 0.6, "radiusBottom": 0.03, "radiusTop": 0.03}},
+        {"type": "sphere", "sphere": {"radius": 0.12}},
+        {"type": "box", "box": {"size": [0.2, 2, 0.2]}},
+        {"type": "box", "box": {"size": [2.2, 0.2, 0.2]}},
+        {"type": "cylinder", "cylinder": {"height": 0.9, "radiusBottom": 0.3, "radiusTop": 0.3}},
+    ]
+
+    def collider(name, shape, **place):
+        return {"name": name, **place, "extensions": {"KHR_physics_rigid_bodies": {"collider": {"geometry": {"shape": shape}}}}}
+
+    def body(name, motion, children, **place):
+        return {"name": name, **place, "children": children, "extensions": {"KHR_physics_rigid_bodies": {"motion": motion}}}
+
+    s45 = math.sqrt(0.5)
+    nodes = [
+        collider("floor", 0, translation=[5, -0.1, 5]),
+        body("dumbbell", {"mass": 12, "centerOfMass": [0.05, 0, 0], "inertiaDiagonal": [0.05, 0.6, 0.6]}, [2, 3, 4], translation=[2, 1.0, 5]),
+        collider("dumbbell_bar", 1, rotation=[0, 0, s45, s45]),
+        collider("dumbbell_left", 2, translation=[-0.4, 0, 0]),
+        collider("dumbbell_right", 2, translation=[0.4, 0, 0]),
+        body("gate", {"isKinematic": True}, [6, 7, 8], translation=[6, 0, 5]),
+        collider("gate_post_a", 3, translation=[-1, 1, 0]),
+        collider("gate_post_b", 3, translation=[1, 1, 0]),
+        collider("gate_beam", 4, translation=[0, 2.1, 0]),
+        body("barrel", {"mass": 30}, [10], translation=[8, 1.0, 2]),
+        collider("barrel_shell", 5, translation=[0, 0.45, 0]),
+    ]
+    return {
+        "scenes": [{"nodes": [0, 1, 5, 9]}],
+        "nodes": nodes,
+        "extensionsUsed": ["KHR_physics_rigid_bodies", "KHR_implicit_shapes"],
+        "extensions": {"KHR_implicit_shapes": {"shapes": shapes}},
+    }
 
 
 def course(movers):
@@ -176,7 +224,7 @@ def course(movers):
     return meshes, nodes
 
 
-def write(name, course):
+def write(name, course, extra=None):
     meshes, nodes = course
     blob = b""
     accessors, views, gmeshes = [], [], []
@@ -201,6 +249,11 @@ def write(name, course):
         "bufferViews": views,
         "buffers": [{"byteLength": len(blob), "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode()}],
     }
+    if extra:
+        doc.update(extra)
+        if not meshes:
+            for k in ("meshes", "accessors", "bufferViews", "buffers"):
+                del doc[k]
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)

@@ -143,6 +143,20 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         if let Some(a) = &i.physics {
             hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
         }
+        hasher.update(format!("{:?}|", i.body).as_bytes());
+    }
+    for b in &scene.bodies {
+        // Debug of f64 is exact (shortest round-trip)
+        hasher.update(
+            format!(
+                "{}|{}|{:?}|{:?}|",
+                b.name,
+                b.motion.name(),
+                b.transform,
+                b.mass
+            )
+            .as_bytes(),
+        );
     }
     if let Some(ext) = &scene.authored_physics {
         hasher.update(ext.as_bytes());
@@ -188,7 +202,9 @@ fn bake_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -
     let built = collider::build_level(scene, &welded, &choices, prepared, &flags);
     stages.build_colliders_ms = laps.lap();
     let (layer_names, layer_masks, layer_warnings) = classify::layers(scene, settings);
-    let (level, colliders) = encode::level(built, layer_names, &layer_masks);
+    let body_of: Vec<Option<usize>> = scene.instances.iter().map(|i| i.body).collect();
+    let (level, colliders) =
+        encode::level(built, layer_names, &layer_masks, (&scene.bodies, &body_of));
     stages.encode_ms = laps.lap();
     let bytes = kiln_formats::encode(&level, content_hash, baker_version());
     stages.serialize_ms = laps.lap();

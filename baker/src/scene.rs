@@ -133,6 +133,37 @@ pub struct SceneInstance {
     /// Whether the file makes the object a trigger volume (a glTF physics
     /// trigger, or `extras.trigger`).
     pub trigger: bool,
+    /// The authored rigid body ([`Scene::bodies`]) the object belongs to:
+    /// a glTF physics body on its node or an ancestor, whose motion it has.
+    pub body: Option<usize>,
+}
+
+/// A kinematic or dynamic rigid body a glTF physics extension authors
+/// (`KHR_physics_rigid_bodies` or `OMI_physics_body` with a motion): its
+/// objects move as one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneBody {
+    /// The body node's name (`node<k>` for an unnamed one).
+    pub name: String,
+    /// Kinematic or dynamic.
+    pub motion: Motion,
+    /// The body node's local-to-world transform.
+    pub transform: DAffine3,
+    /// What the file says of its mass (node-local frame).
+    pub mass: AuthoredMass,
+}
+
+/// The mass properties a glTF physics body's motion gives (each where
+/// authored), in its node's local frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AuthoredMass {
+    /// `mass` (kg).
+    pub mass: Option<f64>,
+    /// `centerOfMass`.
+    pub centre: Option<DVec3>,
+    /// `inertiaDiagonal` (kg·m²) and `inertiaOrientation` (the identity
+    /// where not given), a unit quaternion.
+    pub inertia: Option<(DVec3, glam::DQuat)>,
 }
 
 pub use kiln_formats::level::Motion;
@@ -158,6 +189,8 @@ pub struct Scene {
     pub meshes: Vec<SceneMesh>,
     /// Placements, in source order.
     pub instances: Vec<SceneInstance>,
+    /// Rigid bodies the file authors (glTF physics), in document order.
+    pub bodies: Vec<SceneBody>,
     /// Things the user should know that did not stop the bake.
     pub warnings: Vec<String>,
     /// Things worth saying that are not problems (e.g. a required

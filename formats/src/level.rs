@@ -371,6 +371,54 @@ pub struct Level {
     /// Convex decompositions of colliders, at most one per collider, by
     /// ascending [`Decomposition::collider`].
     pub decompositions: Vec<Decomposition>,
+    /// Rigid bodies authored in glTF physics, in document order: the
+    /// objects that move as one, and the mass properties the file gives.
+    pub bodies: Vec<Body>,
+}
+
+/// [`Body::authored`]: the file gives the body's mass.
+pub const AUTHORED_MASS: u32 = 1;
+/// [`Body::authored`]: the file gives the body's centre of mass.
+pub const AUTHORED_CENTRE: u32 = 2;
+/// [`Body::authored`]: the file gives the body's principal moments of
+/// inertia (and their axes' orientation, the identity where not given).
+pub const AUTHORED_INERTIA: u32 = 4;
+
+/// A kinematic or dynamic rigid body authored in glTF physics (a node with
+/// a `KHR_physics_rigid_bodies` or `OMI_physics_body` motion): the objects
+/// of the colliders and triggers on it and below it (down to the next
+/// body), which move as one, and what the file says of its mass.
+///
+/// The body's frame is the rigid part of its node's world transform at
+/// bake ([`Body::rotation`], [`Body::translation`]); the authored centre
+/// of mass and inertia are in that frame. A body node's scale moves the
+/// centre of mass with it but does not scale the authored inertia.
+#[derive(Archive, Serialize, Clone, Debug, PartialEq)]
+pub struct Body {
+    /// The body node's name (`node<k>` for an unnamed node).
+    pub name: String,
+    /// [`KINEMATIC`] or [`DYNAMIC`]; every member has this motion.
+    pub motion: u32,
+    /// The frame's rotation, a unit quaternion `(x, y, z, w)`.
+    pub rotation: [f32; 4],
+    /// The frame's origin (world, as baked).
+    pub translation: [f32; 3],
+    /// Its objects: indices into [`Level::instances`], ascending, at
+    /// least one; no object is in two bodies.
+    pub members: Vec<u32>,
+    /// Which of the values below the file gives ([`AUTHORED_MASS`],
+    /// [`AUTHORED_CENTRE`], [`AUTHORED_INERTIA`]); those it does not give
+    /// are zero (the orientation the identity).
+    pub authored: u32,
+    /// Mass (kg; non-negative).
+    pub mass: f32,
+    /// Centre of mass, in the body's frame.
+    pub centre_of_mass: [f32; 3],
+    /// Principal moments of inertia (kg·m²; non-negative).
+    pub inertia_diagonal: [f32; 3],
+    /// The rotation from the principal axes into the body's frame, a unit
+    /// quaternion `(x, y, z, w)`.
+    pub inertia_orientation: [f32; 4],
 }
 
 impl ArchivedLevel {
@@ -657,6 +705,7 @@ mod tests {
                 leaves,
             },
             decompositions: Vec::new(),
+            bodies: Vec::new(),
         }
     }
 

@@ -173,7 +173,7 @@ pub fn aligned(bytes: &[u8]) -> AlignedBytes {
 /// ```
 /// # let level = kiln_formats::Level {
 /// #     colliders: vec![], instances: vec![], affines: vec![], names: vec![], rules: vec![],
-/// #     layer_names: vec![kiln_formats::level::DEFAULT_LAYER.into()], top: Default::default(), decompositions: vec![],
+/// #     layer_names: vec![kiln_formats::level::DEFAULT_LAYER.into()], top: Default::default(), decompositions: vec![], bodies: vec![],
 /// # };
 /// # let file = kiln_formats::encode(&level, [0; 16], [0, 1, 0]);
 /// let bytes = kiln_formats::aligned(&file);

@@ -69,6 +69,7 @@
 //! # Ok::<(), kiln_runtime::OpenError>(())
 //! ```
 
+mod authored;
 pub mod character;
 mod collider;
 mod dynamic;
@@ -85,6 +86,7 @@ mod space;
 mod walk;
 mod world;
 
+pub use authored::AuthoredBody;
 pub use dynamic::body::{BodyCollider, BodyShapeError, WorldError};
 pub use filter::Filter;
 pub use glam;

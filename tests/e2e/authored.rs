@@ -350,3 +350,198 @@ fn collision_layers_come_from_physics_filters_extras_and_project_rules() {
             .content_hash
     );
 }
+
+/// The bodies sample (`samples/bodies.gltf`).
+fn bodies_sample() -> Level {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/bodies.gltf");
+    Level::from_bytes(&bake_file(&path, &BakeSettings::default()).unwrap().bytes).unwrap()
+}
+
+#[test]
+fn gltf_physics_bodies_group_their_colliders_and_keep_authored_masses() {
+    use kiln_runtime::Motion;
+    let level = bodies_sample();
+    let bodies: Vec<_> = level.authored_bodies().collect();
+    let summary: Vec<(&str, Motion, Vec<String>)> = bodies
+        .iter()
+        .map(|b| {
+            let mut names: Vec<String> = b
+                .members
+                .iter()
+                .map(|&m| level.object_name(m).unwrap().into_owned())
+                .collect();
+            names.sort();
+            (b.name, b.motion, names)
+        })
+        .collect();
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        summary,
+        vec![
+            (
+                "dumbbell",
+                Motion::Dynamic,
+                names(&["dumbbell_bar", "dumbbell_left", "dumbbell_right"])
+            ),
+            (
+                "gate",
+                Motion::Kinematic,
+                names(&["gate_beam", "gate_post_a", "gate_post_b"])
+            ),
+            ("barrel", Motion::Dynamic, names(&["barrel_shell"])),
+        ]
+    );
+    // the static floor is in no body; every member says which body it is in
+    let floor = level.find_object("floor").unwrap();
+    assert_eq!(level.authored_body_of(floor), None);
+    for (k, b) in bodies.iter().enumerate() {
+        for &m in &b.members {
+            assert_eq!(level.authored_body_of(m), Some(k));
+            assert_eq!(level.object_motion(m), Some(b.motion));
+        }
+    }
+    // the dumbbell: as authored, in its frame (the node at (2, 1, 5), unturned)
+    let d = &bodies[0];
+    assert_eq!(d.pose.translation, Vec3::new(2.0, 1.0, 5.0));
+    assert_eq!(d.mass, Some(12.0));
+    assert_eq!(d.centre_of_mass, Some(Vec3::new(0.05, 0.0, 0.0)));
+    let (moments, axes) = d.inertia.unwrap();
+    assert_eq!(moments, Vec3::new(0.05, 0.6, 0.6));
+    assert!(axes.angle_between(glam::Quat::IDENTITY) < 1e-6);
+    let m = level.authored_body_mass(0, 1000.0).unwrap();
+    assert_eq!(m.mass, 12.0);
+    assert!((m.centre - glam::DVec3::new(2.05, 1.0, 5.0)).length() < 1e-6);
+    let want = glam::DMat3::from_diagonal(glam::DVec3::new(0.05, 0.6, 0.6));
+    assert!(
+        (m.inertia - want)
+            .to_cols_array()
+            .iter()
+            .all(|x| x.abs() < 1e-6)
+    );
+    // the gate: nothing authored, so its three boxes' solids at the density
+    assert_eq!(
+        (bodies[1].mass, bodies[1].centre_of_mass, bodies[1].inertia),
+        (None, None, None)
+    );
+    let g = level.authored_body_mass(1, 1000.0).unwrap();
+    let volume = 2.0 * 0.2 * 2.0 * 0.2 + 2.2 * 0.2 * 0.2;
+    assert!((g.volume - volume).abs() < 1e-5 && (g.mass - 1000.0 * volume).abs() < 1e-2);
+    // the posts balance in x and z; in y the beam lifts the centre
+    let cy = (2.0 * 0.08 * 1.0 + 0.088 * 2.1) / volume;
+    assert!(
+        (g.centre - glam::DVec3::new(6.0, cy, 5.0)).length() < 1e-5,
+        "{:?}",
+        g.centre
+    );
+    // about the vertical: each post's own (m (0.2² + 0.2²)/12) and 1 m off-axis, the beam's own
+    let (post, beam) = (80.0, 88.0);
+    let iyy = 2.0 * (post * 0.08 / 12.0 + post * 1.0) + beam * (2.2f64 * 2.2 + 0.04) / 12.0;
+    assert!(
+        (g.inertia.y_axis.y - iyy).abs() < 1e-3,
+        "{} {iyy}",
+        g.inertia.y_axis.y
+    );
+    // the barrel: its mass authored, its centre and inertia its cylinder's scaled to it
+    let b = level.authored_body_mass(2, 1000.0).unwrap();
+    let shell = level
+        .object_mass_properties(level.find_object("barrel_shell").unwrap(), 1000.0)
+        .unwrap();
+    assert_eq!(b.mass, 30.0);
+    assert!((b.centre - glam::DVec3::new(8.0, 1.45, 2.0)).length() < 1e-5);
+    assert!((b.centre - shell.centre).length() < 1e-9);
+    let scaled = shell.inertia * (30.0 / shell.mass);
+    assert!(
+        (b.inertia - scaled)
+            .to_cols_array()
+            .iter()
+            .all(|x| x.abs() < 1e-9)
+    );
+    // and the density changes nothing authored
+    assert_eq!(level.authored_body_mass(2, 10.0).unwrap().mass, 30.0);
+    assert!(level.authored_body_mass(2, 0.0).is_none());
+    assert!(level.authored_body_mass(3, 1000.0).is_none());
+}
+
+#[test]
+fn omi_bodies_and_a_scaled_body_node_keep_their_frames() {
+    // an OMI body scaled 2x with a box child offset 1 along x: the centre of
+    // mass moves with the scale, the moments stay as written
+    let h = std::f64::consts::FRAC_1_SQRT_2;
+    let gltf = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [
+            {"name": "cart", "translation": [0, 3, 0], "rotation": [0, h, 0, h], "scale": [2, 2, 2],
+             "children": [1],
+             "extensions": {"OMI_physics_body": {"motion": {"type": "dynamic", "mass": 5,
+                 "centerOfMass": [0.5, 0, 0], "inertiaDiagonal": [1, 2, 3],
+                 "inertiaOrientation": [0, 0, h, h]}}}},
+            {"name": "cart_box", "translation": [1, 0, 0],
+             "extensions": {"OMI_physics_body": {"collider": {"shape": 0}}}}
+        ],
+        "extensionsUsed": ["OMI_physics_body", "OMI_physics_shape"],
+        "extensions": {"OMI_physics_shape": {"shapes": [{"type": "box", "box": {"size": [1, 1, 1]}}]}}
+    });
+    let dir = std::env::temp_dir().join(format!("kiln-bodies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cart.gltf");
+    std::fs::write(&path, gltf.to_string()).unwrap();
+    let level =
+        Level::from_bytes(&bake_file(&path, &BakeSettings::default()).unwrap().bytes).unwrap();
+    let b = level.authored_body(0).unwrap();
+    assert_eq!((b.name, b.members.len(), b.mass), ("cart", 1, Some(5.0)));
+    // the frame drops the scale: the centre (0.5, 0, 0) is 1 m out in it
+    assert!((b.centre_of_mass.unwrap() - Vec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
+    assert_eq!(b.inertia.unwrap().0, Vec3::new(1.0, 2.0, 3.0));
+    // in the world: turned 90° about y, so +x goes to −z
+    let m = level.authored_body_mass(0, 1000.0).unwrap();
+    assert!(
+        (m.centre - glam::DVec3::new(0.0, 3.0, -1.0)).length() < 1e-5,
+        "{:?}",
+        m.centre
+    );
+    // the principal axes: about z by 90° in the body, then the body's turn;
+    // the tensor's trace is the moments' sum whatever the axes
+    let trace = m.inertia.x_axis.x + m.inertia.y_axis.y + m.inertia.z_axis.z;
+    assert!((trace - 6.0).abs() < 1e-5);
+    // the principal axes turned by 90° about z keep the third (moment 3)
+    // on the body's z, which the body's turn about y lays on world x
+    assert!((m.inertia.x_axis.x - 3.0).abs() < 1e-5, "{}", m.inertia);
+}
+
+#[test]
+fn malformed_authored_masses_are_errors_naming_the_node() {
+    for (motion, want) in [
+        (
+            serde_json::json!({"mass": -1}),
+            "mass -1 is not a number, finite and not negative",
+        ),
+        (
+            serde_json::json!({"centerOfMass": [0, 1]}),
+            "centerOfMass [0,1] is not 3 numbers",
+        ),
+        (
+            serde_json::json!({"inertiaDiagonal": [1, 1, 1], "inertiaOrientation": [0, 0, 0, 0]}),
+            "inertiaOrientation is not a rotation",
+        ),
+    ] {
+        let gltf = serde_json::json!({
+            "asset": {"version": "2.0"},
+            "scenes": [{"nodes": [0]}],
+            "nodes": [{"name": "b", "extensions": {"KHR_physics_rigid_bodies": {"motion": motion}}}],
+        });
+        let dir = std::env::temp_dir().join(format!("kiln-bad-mass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad.gltf");
+        std::fs::write(&path, gltf.to_string()).unwrap();
+        let Err(e) = bake_file(&path, &BakeSettings::default()) else {
+            panic!("a malformed mass ({want}) baked");
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("bad.gltf") && e.contains("node 0") && e.contains(want),
+            "{e}"
+        );
+    }
+}

@@ -944,3 +944,73 @@ fn hostile_piece_shapes_are_rejected_by_verification() {
     ];
     assert_rejected(&good, cases);
 }
+
+#[test]
+fn hostile_bodies_are_rejected_by_verification() {
+    // the bodies sample: a dumbbell of three objects, a gate, a barrel
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/bodies.gltf");
+    let good = bake_file(&path, &BakeSettings::default()).unwrap().bytes;
+    let aligned = aligned(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let at = |p: *const ()| p as usize - base;
+    let (d, g) = (&level.bodies[0], &level.bodies[1]);
+    let n = level.instances.len() as u32;
+    let cases = vec![
+        (
+            at(std::ptr::from_ref(&d.motion).cast()),
+            3u32.to_le_bytes(),
+            "is not kinematic or dynamic",
+        ),
+        (
+            at(std::ptr::from_ref(&d.members[1]).cast()),
+            n.to_le_bytes(),
+            "ascending, each once",
+        ),
+        // out of order
+        (
+            at(std::ptr::from_ref(&d.members[1]).cast()),
+            d.members[0].to_native().to_le_bytes(),
+            "ascending, each once",
+        ),
+        // a kinematic gate post in the dynamic dumbbell
+        (
+            at(std::ptr::from_ref(&d.members[2]).cast()),
+            g.members[2].to_native().to_le_bytes(),
+            "does not have the body's motion",
+        ),
+        // the barrel's one object made the dumbbell's first (both dynamic)
+        (
+            at(std::ptr::from_ref(&level.bodies[2].members[0]).cast()),
+            d.members[0].to_native().to_le_bytes(),
+            "is in an earlier body too",
+        ),
+        (
+            at(std::ptr::from_ref(&d.rotation[3]).cast()),
+            2.0f32.to_le_bytes(),
+            "not of unit length",
+        ),
+        (
+            at(std::ptr::from_ref(&d.mass).cast()),
+            f32::NAN.to_le_bytes(),
+            "are not finite, non-negative",
+        ),
+        (
+            at(std::ptr::from_ref(&d.inertia_diagonal[1]).cast()),
+            (-1.0f32).to_le_bytes(),
+            "are not finite, non-negative",
+        ),
+        (
+            at(std::ptr::from_ref(&d.authored).cast()),
+            8u32.to_le_bytes(),
+            "unknown authored bits",
+        ),
+        // no members (rkyv's u32 length after the pointer)
+        (
+            at(std::ptr::from_ref(&d.members).cast()) + 4,
+            0u32.to_le_bytes(),
+            "no members",
+        ),
+    ];
+    assert_rejected(&good, cases);
+}

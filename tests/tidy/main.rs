@@ -197,6 +197,7 @@ fn runtime_modules_import_only_from_the_layers_below() {
             &["world", "handle"],
             &["query"],
             &["dynamic"],
+            &["authored"],
             &["level", "mass"],
             &["collider"],
             &["shape", "placement", "walk"],

@@ -173,6 +173,25 @@ pub struct InspectReport {
     pub layers: Vec<String>,
     /// One row per instance.
     pub objects: Vec<ObjectRow>,
+    /// The rigid bodies glTF physics authors (objects that move as one).
+    pub bodies: Vec<BodyRow>,
+}
+
+/// A rigid body glTF physics authors.
+#[derive(Debug, Serialize)]
+pub struct BodyRow {
+    /// The body node's name.
+    pub name: String,
+    /// `kinematic` or `dynamic`.
+    pub motion: &'static str,
+    /// Its objects' names.
+    pub members: Vec<String>,
+    /// The authored mass (kg), if the file gives one.
+    pub mass: Option<f32>,
+    /// The authored centre of mass (body frame), if given.
+    pub centre_of_mass: Option<[f32; 3]>,
+    /// The authored principal moments of inertia (kg·m²), if given.
+    pub inertia: Option<[f32; 3]>,
 }
 
 /// [`inspect`] of a level the runtime has opened.
@@ -301,7 +320,33 @@ pub fn inspect(archive: &Archive) -> InspectReport {
             }
         })
         .collect();
+    let bodies = a
+        .bodies
+        .iter()
+        .map(|b| {
+            use kiln_formats::level::{AUTHORED_CENTRE, AUTHORED_INERTIA, AUTHORED_MASS};
+            let has = |bit: u32| b.authored.to_native() & bit != 0;
+            BodyRow {
+                name: b.name.to_string(),
+                motion: if b.motion.to_native() == kiln_formats::level::DYNAMIC {
+                    "dynamic"
+                } else {
+                    "kinematic"
+                },
+                members: b
+                    .members
+                    .iter()
+                    .map(|m| a.instance_name(m.to_native() as usize).into_owned())
+                    .collect(),
+                mass: has(AUTHORED_MASS).then(|| b.mass.to_native()),
+                centre_of_mass: has(AUTHORED_CENTRE)
+                    .then(|| b.centre_of_mass.map(|x| x.to_native())),
+                inertia: has(AUTHORED_INERTIA).then(|| b.inertia_diagonal.map(|x| x.to_native())),
+            }
+        })
+        .collect();
     InspectReport {
+        bodies,
         format_version: h.format_version,
         baker_version: format!(
             "{}.{}.{}",
@@ -452,6 +497,35 @@ pub fn to_text(r: &InspectReport) -> String {
                 s,
                 "  {:<24}  {:>4} pieces  {:>5} vertices  concavity {:.4} m  coverage {:.4} m{prims}",
                 o.name, p.count, p.vertices, p.concavity, p.coverage
+            );
+        }
+    }
+    if !r.bodies.is_empty() {
+        let _ = writeln!(
+            s,
+            "rigid bodies (glTF physics; their objects move as one): {}",
+            r.bodies.len()
+        );
+        for b in &r.bodies {
+            let mut said = String::new();
+            if let Some(m) = b.mass {
+                let _ = write!(said, "  mass {m} kg");
+            }
+            if let Some(c) = b.centre_of_mass {
+                let _ = write!(said, "  centre of mass {c:?}");
+            }
+            if let Some(i) = b.inertia {
+                let _ = write!(said, "  inertia {i:?} kg m²");
+            }
+            if said.is_empty() {
+                said.push_str("  mass from the density");
+            }
+            let _ = writeln!(
+                s,
+                "  {:<24}  {:<9}  {}{said}",
+                b.name,
+                b.motion,
+                b.members.join(", ")
             );
         }
     }

@@ -15,11 +15,12 @@ use crate::collider::{BuiltCollider, BuiltLevel, SurfaceReport};
 use crate::geom::fit::Primitive;
 use crate::geom::sah::BinNode;
 use crate::geom::sah::leaf_range;
+use crate::scene::SceneBody;
 use glam::DAffine3;
 use kiln_formats::bsp::{Bsp, BspNode};
 use kiln_formats::level::{
-    Affine, Collider, Decomposition, Instance, Level, PieceKind, PieceShape, TopNodes, TopTree,
-    name_runs,
+    AUTHORED_CENTRE, AUTHORED_INERTIA, AUTHORED_MASS, Affine, Body, Collider, Decomposition,
+    Instance, Level, MOTION, PieceKind, PieceShape, TopNodes, TopTree, name_runs,
 };
 use kiln_formats::polytope::Polytope;
 use kiln_formats::primitive::{Capsule, Cuboid, Sphere};
@@ -35,6 +36,7 @@ pub fn level(
     built: BuiltLevel,
     layer_names: Vec<String>,
     layers: &[u32],
+    bodies: (&[SceneBody], &[Option<usize>]),
 ) -> (Level, Vec<SurfaceReport>) {
     // static instances in the top tree's leaf order (leaf k is instance
     // k), then the movers and triggers
@@ -67,6 +69,7 @@ pub fn level(
             }
         })
         .collect();
+    let bodies = rigid_bodies(&placed, bodies);
     // names and rules in runs by source
     let mut by_source = placed;
     by_source.sort_unstable_by_key(|p| p.source);
@@ -103,8 +106,74 @@ pub fn level(
                 })
             })
             .collect(),
+        bodies,
     };
     (level, built.surfaces)
+}
+
+/// The authored rigid bodies (`bodies.0`, with each scene instance's body
+/// in `bodies.1`) as archive records: each takes the placed instances of
+/// its objects that kept its motion (a project rule may have moved one
+/// otherwise, or left it without a collider); a body left with none is
+/// dropped. `placed` is in instance order.
+fn rigid_bodies(
+    placed: &[&crate::collider::Placed],
+    (bodies, body_of): (&[SceneBody], &[Option<usize>]),
+) -> Vec<Body> {
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); bodies.len()];
+    for (i, p) in placed.iter().enumerate() {
+        if let Some(b) = body_of.get(p.source).copied().flatten()
+            && p.flags & MOTION == bodies[b].motion.bits()
+        {
+            members[b].push(i as u32);
+        }
+    }
+    bodies
+        .iter()
+        .zip(members)
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(b, members)| {
+            let (q, t) = rigid_part(&b.transform);
+            let m = &b.mass;
+            let mut authored = 0;
+            let mut flag = |on: bool, bit: u32| authored |= if on { bit } else { 0 };
+            flag(m.mass.is_some(), AUTHORED_MASS);
+            flag(m.centre.is_some(), AUTHORED_CENTRE);
+            flag(m.inertia.is_some(), AUTHORED_INERTIA);
+            // the centre through the node's scale, into the rigid frame
+            let centre = m.centre.map_or(glam::DVec3::ZERO, |c| {
+                q.inverse() * (b.transform.matrix3 * c)
+            });
+            let (diagonal, axes) = m
+                .inertia
+                .unwrap_or((glam::DVec3::ZERO, glam::DQuat::IDENTITY));
+            Body {
+                name: b.name.clone(),
+                motion: b.motion.bits(),
+                rotation: q.as_quat().to_array(),
+                translation: t.as_vec3().to_array(),
+                members,
+                authored,
+                mass: m.mass.unwrap_or(0.0) as f32,
+                centre_of_mass: centre.as_vec3().to_array(),
+                inertia_diagonal: diagonal.as_vec3().to_array(),
+                inertia_orientation: axes.as_quat().normalize().to_array(),
+            }
+        })
+        .collect()
+}
+
+/// The rigid part of a placement: the rotation of its columns made
+/// orthonormal (Gram–Schmidt from the first, so a mirror stays in what is
+/// left) and its translation; the runtime splits an object's placement
+/// the same way.
+fn rigid_part(t: &DAffine3) -> (glam::DQuat, glam::DVec3) {
+    let m = t.matrix3;
+    let x = m.x_axis.normalize_or(glam::DVec3::X);
+    let y = (m.y_axis - x * x.dot(m.y_axis)).normalize_or(x.any_orthonormal_vector());
+    let z = x.cross(y);
+    let q = glam::DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).normalize();
+    (q, t.translation)
 }
 
 /// A primitive that fills a piece, in archive form: its parameters, its

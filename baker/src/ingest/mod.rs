@@ -209,11 +209,19 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
     // walk the hierarchy depth-first, in document order
     let mut visited = vec![false; root.nodes.len()];
     // (node, parent's world transform, depth, the motion of the body the
-    // node is in, the parent node)
-    let mut stack: Vec<(usize, DAffine3, usize, Motion, Option<usize>)> = roots
+    // node is in and that body in `scene.bodies` where it is a moving one,
+    // the parent node)
+    type Visit = (
+        usize,
+        DAffine3,
+        usize,
+        (Motion, Option<usize>),
+        Option<usize>,
+    );
+    let mut stack: Vec<Visit> = roots
         .iter()
         .rev()
-        .map(|&n| (n, DAffine3::IDENTITY, 0, Motion::Static, None))
+        .map(|&n| (n, DAffine3::IDENTITY, 0, (Motion::Static, None), None))
         .collect();
     while let Some((ni, parent, depth, inherited, parent_node)) = stack.pop() {
         let node = root
@@ -236,7 +244,21 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
         let body = physics::node_body(node)
             .map_err(|e| IngestErrorKind::Invalid(format!("node {ni}: {e}")))?;
         unread_triggers += usize::from(body.unread_trigger);
-        let motion = body.motion.unwrap_or(inherited);
+        // a body with a motion starts here: a moving one is a rigid body
+        // of its own, a static one ends the body above
+        let (motion, in_body) = match body.motion {
+            None => inherited,
+            Some(Motion::Static) => (Motion::Static, None),
+            Some(m) => {
+                scene.bodies.push(crate::scene::SceneBody {
+                    name: node.name.clone().unwrap_or_else(|| format!("node{ni}")),
+                    motion: m,
+                    transform: world,
+                    mass: body.mass,
+                });
+                (m, Some(scene.bodies.len() - 1))
+            }
+        };
         let beside_collider = body.collider.is_some() || body.trigger.is_some();
         for (shape, trigger) in [(body.collider, false), (body.trigger, true)] {
             if let Some(c) = shape {
@@ -244,6 +266,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     node: ni,
                     collider: c,
                     motion,
+                    body: in_body,
                     trigger,
                 });
             }
@@ -339,6 +362,8 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
                     beside_collider: beside_collider && physics.is_none(),
                     motion: own_motion.unwrap_or(motion),
                     trigger: own_trigger,
+                    // the body's, unless its own extras move it otherwise
+                    body: in_body.filter(|_| own_motion.is_none_or(|m| m == motion)),
                 });
             }
             if singular > 0 {
@@ -348,7 +373,7 @@ fn build_scene(doc: &document::Document) -> Result<Scene, IngestErrorKind> {
             }
         }
         for c in node.children.iter().flatten().rev() {
-            stack.push((c.value(), world, depth + 1, motion, Some(ni)));
+            stack.push((c.value(), world, depth + 1, (motion, in_body), Some(ni)));
         }
     }
     add_colliders(
@@ -552,6 +577,8 @@ struct NodeShape {
     node: usize,
     collider: physics::NodeCollider,
     motion: Motion,
+    /// The rigid body it belongs to (`Scene::bodies`).
+    body: Option<usize>,
     trigger: bool,
 }
 
@@ -659,6 +686,7 @@ fn add_colliders(
         node: ni,
         collider: c,
         motion,
+        body,
         trigger,
     } in colliders
     {
@@ -777,6 +805,7 @@ fn add_colliders(
             beside_collider: false,
             motion,
             trigger,
+            body,
         });
     }
     Ok(())

@@ -27,8 +27,8 @@
 //!   of the nodes below it, down to the next body that says otherwise.
 
 use crate::kind::ColliderKind;
-use crate::scene::{Motion, SceneMesh};
-use glam::DVec3;
+use crate::scene::{AuthoredMass, Motion, SceneMesh};
+use glam::{DQuat, DVec3};
 use gltf::json;
 use serde_json::Value;
 
@@ -147,7 +147,7 @@ impl Catalog {
 }
 
 /// What a node's physics extension says about it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct NodeBody {
     /// Its collider.
     pub collider: Option<NodeCollider>,
@@ -159,6 +159,8 @@ pub(super) struct NodeBody {
     /// Its body's motion, where the node has one (it applies to the
     /// colliders of the node and its descendants).
     pub motion: Option<Motion>,
+    /// The mass properties the motion gives.
+    pub mass: AuthoredMass,
 }
 
 /// The physics extension a node carries a collider, a trigger or a
@@ -200,6 +202,7 @@ pub(super) fn node_body(node: &json::Node) -> Result<NodeBody, String> {
                 .transpose()?,
             unread_trigger: false,
             motion,
+            mass: authored_mass(body.get("motion"), "OMI_physics_body motion")?,
         });
     }
     if let Some(body) = ext.others.get("KHR_physics_rigid_bodies") {
@@ -227,9 +230,77 @@ pub(super) fn node_body(node: &json::Node) -> Result<NodeBody, String> {
             trigger,
             unread_trigger,
             motion,
+            mass: authored_mass(body.get("motion"), "KHR_physics_rigid_bodies motion")?,
         });
     }
     Ok(NodeBody::default())
+}
+
+/// The mass properties a body's `motion` object gives (the same names in
+/// `KHR_physics_rigid_bodies` and `OMI_physics_body`): `mass`,
+/// `centerOfMass`, `inertiaDiagonal` and `inertiaOrientation` (read only
+/// beside a diagonal). A value that is there but malformed is an error.
+fn authored_mass(motion: Option<&Value>, what: &str) -> Result<AuthoredMass, String> {
+    let Some(m) = motion else {
+        return Ok(AuthoredMass::default());
+    };
+    let numbers = |key: &str, n: usize, non_negative: bool| -> Result<Option<Vec<f64>>, String> {
+        let Some(v) = m.get(key) else {
+            return Ok(None);
+        };
+        let xs: Option<Vec<f64>> = match v {
+            Value::Number(x) if n == 1 => x.as_f64().map(|x| vec![x]),
+            Value::Array(a) if a.len() == n && n > 1 => a.iter().map(Value::as_f64).collect(),
+            _ => None,
+        };
+        match xs {
+            Some(xs)
+                if xs
+                    .iter()
+                    .all(|x| x.is_finite() && (!non_negative || *x >= 0.0)) =>
+            {
+                Ok(Some(xs))
+            }
+            _ => Err(format!(
+                "{what} {key} {v} is not {}{}",
+                if n == 1 {
+                    "a number".to_string()
+                } else {
+                    format!("{n} numbers")
+                },
+                if non_negative {
+                    ", finite and not negative"
+                } else {
+                    ", finite"
+                }
+            )),
+        }
+    };
+    let mass = numbers("mass", 1, true)?.map(|x| x[0]);
+    let centre = numbers("centerOfMass", 3, false)?.map(|x| DVec3::new(x[0], x[1], x[2]));
+    let inertia = match numbers("inertiaDiagonal", 3, true)? {
+        None => None,
+        Some(d) => {
+            let q = match numbers("inertiaOrientation", 4, false)? {
+                None => DQuat::IDENTITY,
+                Some(q) => {
+                    let q = DQuat::from_xyzw(q[0], q[1], q[2], q[3]);
+                    if q.length() < 1e-6 {
+                        return Err(format!(
+                            "{what} inertiaOrientation is not a rotation (length 0)"
+                        ));
+                    }
+                    q.normalize()
+                }
+            };
+            Some((DVec3::new(d[0], d[1], d[2]), q))
+        }
+    };
+    Ok(AuthoredMass {
+        mass,
+        centre,
+        inertia,
+    })
 }
 
 /// A KHR collider's or trigger's geometry: a document shape or another

@@ -205,6 +205,18 @@ pub enum VerifyError {
         /// What is wrong.
         problem: String,
     },
+    /// An authored rigid body is malformed: a motion that is not kinematic
+    /// or dynamic, a frame or mass figure that is not finite (or a
+    /// quaternion not of unit length, a negative mass or moment), no
+    /// members, a member out of range, out of order, of another motion or
+    /// in another body, or unknown authored bits.
+    #[error("body {body}: {problem}")]
+    Body {
+        /// Index into the bodies.
+        body: usize,
+        /// What is wrong.
+        problem: String,
+    },
     /// A primitive is placed by a transform that is not a similarity.
     #[error("instance {instance}: a primitive placed by a transform that is not a similarity")]
     NotSimilar {
@@ -296,6 +308,72 @@ fn verify_decompositions(level: &ArchivedLevel) -> Result<(), VerifyError> {
         if !(cv.is_finite() && cv >= 0.0 && cov.is_finite() && cov >= 0.0) {
             return Err(bad(format!(
                 "concavity {cv} and coverage {cov} are not finite and non-negative"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the authored bodies (see [`VerifyError::Body`]).
+fn verify_bodies(level: &ArchivedLevel) -> Result<(), VerifyError> {
+    use crate::level::{AUTHORED_CENTRE, AUTHORED_INERTIA, AUTHORED_MASS, DYNAMIC, KINEMATIC};
+    let mut taken = vec![false; level.instances.len()];
+    let unit = |q: [f32; 4]| {
+        let len2: f64 = q.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+        q.iter().all(|x| x.is_finite()) && (len2 - 1.0).abs() <= 1e-3
+    };
+    for (k, b) in level.bodies.iter().enumerate() {
+        let bad = |problem: String| VerifyError::Body { body: k, problem };
+        let motion = b.motion.to_native();
+        if motion != KINEMATIC && motion != DYNAMIC {
+            return Err(bad(format!("motion {motion} is not kinematic or dynamic")));
+        }
+        let rotation = b.rotation.map(|x| x.to_native());
+        let translation = b.translation.map(|x| x.to_native());
+        if !unit(rotation) || !translation.iter().all(|x| x.is_finite()) {
+            return Err(bad(format!(
+                "frame rotation {rotation:?} (not of unit length) or origin {translation:?} (not finite)"
+            )));
+        }
+        if b.members.is_empty() {
+            return Err(bad("no members".into()));
+        }
+        let mut last: Option<u32> = None;
+        for m in b.members.iter().map(|m| m.to_native()) {
+            let inst = level
+                .instances
+                .get(m as usize)
+                .filter(|_| last.is_none_or(|l| m > l));
+            let Some(inst) = inst else {
+                return Err(bad(format!(
+                    "member {m} of {} instances (after {last:?}: ascending, each once)",
+                    level.instances.len()
+                )));
+            };
+            if inst.flags.to_native() & crate::level::MOTION != motion {
+                return Err(bad(format!("member {m} does not have the body's motion")));
+            }
+            if std::mem::replace(&mut taken[m as usize], true) {
+                return Err(bad(format!("member {m} is in an earlier body too")));
+            }
+            last = Some(m);
+        }
+        let authored = b.authored.to_native();
+        if authored & !(AUTHORED_MASS | AUTHORED_CENTRE | AUTHORED_INERTIA) != 0 {
+            return Err(bad(format!("unknown authored bits {authored:#x}")));
+        }
+        let mass = b.mass.to_native();
+        let centre = b.centre_of_mass.map(|x| x.to_native());
+        let diagonal = b.inertia_diagonal.map(|x| x.to_native());
+        let orientation = b.inertia_orientation.map(|x| x.to_native());
+        let sound = mass.is_finite()
+            && mass >= 0.0
+            && centre.iter().all(|x| x.is_finite())
+            && diagonal.iter().all(|x| x.is_finite() && *x >= 0.0)
+            && unit(orientation);
+        if !sound {
+            return Err(bad(format!(
+                "mass {mass}, centre {centre:?}, moments {diagonal:?} or axes {orientation:?} are not finite, non-negative and of unit length"
             )));
         }
     }
@@ -472,6 +550,7 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
         }
     }
     verify_names(level)?;
+    verify_bodies(level)?;
     verify_top(level).map_err(VerifyError::TopTree)?;
     Ok(())
 }
