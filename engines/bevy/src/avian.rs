@@ -21,6 +21,13 @@
 //! mirror) is applied to the vertices, so the entity's `Transform` stays
 //! rigid: the pose Kiln's world holds for it ([`Level::object_rest`]).
 //! Kinematic movers are driven by velocity ([`KilnKinematic`]).
+//!
+//! A rigid body authored in glTF physics with several colliders is one
+//! Avian body: its [`KilnAuthoredBody`] entity carries the `RigidBody` and
+//! the mass, and its objects' entities, its children, carry the colliders.
+//! A dynamic body's mass, centre of mass and inertia are what the file
+//! authors, the rest computed from its solids at the density
+//! ([`Level::authored_body_mass`]).
 
 use std::sync::Arc;
 
@@ -38,7 +45,7 @@ use kiln_formats::polytope::ArchivedPolytope;
 use kiln_formats::tri_mesh::ArchivedTriMesh;
 use kiln_runtime::{Level, Motion, ObjectId};
 
-use crate::world::{KilnMover, KilnSystems, KilnTrigger, KilnWorld};
+use crate::world::{KilnAuthoredBody, KilnMover, KilnSystems, KilnTrigger, KilnWorld};
 
 /// Adds Avian bodies for the level's objects (with [`crate::KilnPlugin`]
 /// and Avian's `PhysicsPlugins`): static objects as child entities of the
@@ -48,8 +55,10 @@ use crate::world::{KilnMover, KilnSystems, KilnTrigger, KilnWorld};
 /// move becomes the velocity that makes it in one physics step, so what
 /// rests on them rides along; movers
 /// authored dynamic (glTF `KHR_physics_rigid_bodies` or `"motion":
-/// "dynamic"`) are `RigidBody::Dynamic` with their solid's mass, centre of
-/// mass and inertia at [`KilnAvianPlugin::density`]; triggers are
+/// "dynamic"`) are `RigidBody::Dynamic` with the mass, centre of mass and
+/// inertia the file authors, else their solid's at
+/// [`KilnAvianPlugin::density`]; an authored body of several colliders is
+/// one rigid body on its [`KilnAuthoredBody`] entity; triggers are
 /// `Sensor`s with collision events; layers become `CollisionLayers`
 /// (memberships; every filter). A reloaded level's colliders replace the
 /// old ones, and movers, dynamic bodies included, keep their entities,
@@ -126,6 +135,7 @@ fn build_colliders(
     mut built: ResMut<Built>,
     own: Query<(Entity, Has<Collider>), Or<(With<KilnMover>, With<KilnTrigger>)>>,
     statics: Query<Entity, With<KilnStaticCollider>>,
+    groups: Query<(Entity, &KilnAuthoredBody, Has<RigidBody>)>,
 ) {
     let Some(level) = kiln.level() else {
         built.level = None;
@@ -143,6 +153,14 @@ fn build_colliders(
         .filter(|&(_, has)| new || !has)
         .filter_map(|(e, _)| Some((e, kiln.object(e)?)))
         .collect();
+    // the bodies of several objects: their entities carry the rigid body
+    for (e, group, has) in &groups {
+        if (new || !has)
+            && let Some((rigid, mass)) = group_body(level, group.index, built.density)
+        {
+            insert_rigid(&mut commands.entity(e), rigid, mass);
+        }
+    }
     if !new && own_wanted.is_empty() {
         return;
     }
@@ -320,16 +338,22 @@ fn mark_stepped(
 /// entity's `Transform` gives (`transform` is where it was baked).
 struct ObjectBody {
     transform: Transform,
-    rigid: RigidBody,
+    /// `None` for a member of an authored body of several objects.
+    rigid: Option<RigidBody>,
     collider: Collider,
     layers: CollisionLayers,
     sensor: bool,
-    mass: Option<(Mass, CenterOfMass, AngularInertia)>,
+    mass: Option<BodyMass>,
 }
+
+/// A body's mass, centre of mass and inertia in its own frame.
+type BodyMass = (Mass, CenterOfMass, AngularInertia);
 
 impl ObjectBody {
     /// Gives entity `e` the body, in one insertion: Avian reads a
-    /// collider's sensor and event flags when the collider is added.
+    /// collider's sensor and event flags when the collider is added. A
+    /// member of an authored body of several objects (`rigid` `None`) gets
+    /// its collider alone: its parent entity is the rigid body.
     fn insert(self, e: &mut EntityCommands) {
         e.remove::<(
             Sensor,
@@ -338,24 +362,74 @@ impl ObjectBody {
             NoAutoCenterOfMass,
             NoAutoAngularInertia,
         )>();
-        if self.rigid == RigidBody::Kinematic {
-            e.insert(KilnKinematic {
-                stepped: false,
-                driving: false,
-                target: None,
-            });
-        } else {
-            e.remove::<KilnKinematic>();
+        let shape = (self.collider, self.layers);
+        match self.rigid {
+            Some(rigid) => {
+                insert_rigid(e, rigid, self.mass);
+            }
+            None => {
+                e.remove::<(RigidBody, KilnKinematic, Mass, CenterOfMass, AngularInertia)>();
+            }
         }
-        let body = (self.rigid, self.collider, self.layers);
-        let fixed = (NoAutoMass, NoAutoCenterOfMass, NoAutoAngularInertia);
-        match (self.sensor, self.mass) {
-            (true, Some(m)) => e.insert((body, Sensor, CollisionEventsEnabled, m, fixed)),
-            (true, None) => e.insert((body, Sensor, CollisionEventsEnabled)),
-            (false, Some(m)) => e.insert((body, m, fixed)),
-            (false, None) => e.insert(body),
-        };
+        if self.sensor {
+            e.insert((shape, Sensor, CollisionEventsEnabled));
+        } else {
+            e.insert(shape);
+        }
     }
+}
+
+/// Makes entity `e` a rigid body: kinematic ones driven by their
+/// `Transform` ([`KilnKinematic`]), dynamic ones with `mass` where known
+/// (else Avian's own from the colliders).
+fn insert_rigid(e: &mut EntityCommands, rigid: RigidBody, mass: Option<BodyMass>) {
+    if rigid == RigidBody::Kinematic {
+        e.insert(KilnKinematic {
+            stepped: false,
+            driving: false,
+            target: None,
+        });
+    } else {
+        e.remove::<KilnKinematic>();
+    }
+    let fixed = (NoAutoMass, NoAutoCenterOfMass, NoAutoAngularInertia);
+    match mass {
+        Some(m) => e.insert((rigid, m, fixed)),
+        None => e
+            .remove::<(NoAutoMass, NoAutoCenterOfMass, NoAutoAngularInertia)>()
+            .insert(rigid),
+    };
+}
+
+/// Authored body `k` of several objects as an Avian rigid body: its motion
+/// and, for a dynamic one, its mass properties (as authored, the rest from
+/// its members' solids at `density`) in its entity's frame, the body's
+/// baked pose.
+fn group_body(level: &Level, k: usize, density: f32) -> Option<(RigidBody, Option<BodyMass>)> {
+    let b = level.authored_body(k)?;
+    let rigid = match b.motion {
+        Motion::Dynamic => RigidBody::Dynamic,
+        Motion::Kinematic => RigidBody::Kinematic,
+        Motion::Static => RigidBody::Static,
+    };
+    let mass = (b.motion == Motion::Dynamic)
+        .then(|| level.authored_body_mass(k, f64::from(density)))
+        .flatten()
+        .map(|m| body_mass(&m, &b.pose));
+    Some((rigid, mass))
+}
+
+/// Mass properties in the level's world frame as baked, in the frame of a
+/// body at `pose`.
+fn body_mass(m: &kiln_runtime::MassProperties, pose: &kiln_runtime::Pose) -> BodyMass {
+    let r = DMat3::from_quat(pose.rotation.as_dquat());
+    let centre = r.transpose() * (m.centre - pose.translation.as_dvec3());
+    let inertia = r.transpose() * m.inertia * r;
+    (
+        Mass(m.mass as f32),
+        CenterOfMass(centre.as_vec3()),
+        AngularInertia::from_tensor(AngularInertiaTensor::from_mat3_unchecked(inertia.as_mat3())),
+    )
 }
 
 /// Object `object` of `level` as an Avian body (`None` for an id the level
@@ -398,27 +472,26 @@ fn object_body(level: &Level, object: ObjectId, density: f32) -> Option<ObjectBo
         ),
         (None, _) => return None,
     };
+    // an authored body of several objects is its parent entity's; one of
+    // one object is this entity's, with the masses the file gives
+    let authored = level.authored_body_of(object);
+    let members = authored
+        .and_then(|k| level.authored_body(k))
+        .map_or(1, |b| b.members.len());
     let rigid = match motion {
-        Motion::Static => RigidBody::Static,
-        Motion::Kinematic => RigidBody::Kinematic,
-        Motion::Dynamic => RigidBody::Dynamic,
+        _ if members > 1 => None,
+        Motion::Static => Some(RigidBody::Static),
+        Motion::Kinematic => Some(RigidBody::Kinematic),
+        Motion::Dynamic => Some(RigidBody::Dynamic),
     };
     let mass = dynamic
-        .then(|| level.object_mass_properties(object, f64::from(density)))
+        .then(|| match authored {
+            Some(k) => level.authored_body_mass(k, f64::from(density)),
+            None => level.object_mass_properties(object, f64::from(density)),
+        })
         .flatten()
-        .map(|m| {
-            // the baked world frame into the body's: p = pose(local)
-            let r = DMat3::from_quat(pose.rotation.as_dquat());
-            let centre = r.transpose() * (m.centre - pose.translation.as_dvec3());
-            let inertia = r.transpose() * m.inertia * r;
-            (
-                Mass(m.mass as f32),
-                CenterOfMass(centre.as_vec3()),
-                AngularInertia::from_tensor(AngularInertiaTensor::from_mat3_unchecked(
-                    inertia.as_mat3(),
-                )),
-            )
-        });
+        // the baked world frame into the body's: p = pose(local)
+        .map(|m| body_mass(&m, &pose));
     Some(ObjectBody {
         transform: Transform::from_translation(pose.translation).with_rotation(pose.rotation),
         rigid,

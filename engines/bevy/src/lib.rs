@@ -93,7 +93,8 @@ pub use gizmos::{KilnGizmos, kind_colour};
 pub use kiln_runtime;
 pub use query::{KilnCastHit, KilnFilter, KilnOverlap, KilnQuery, KilnRayHit};
 pub use world::{
-    KilnLevel, KilnLevelFailed, KilnMover, KilnSystems, KilnTrigger, KilnTriggerEvent, KilnWorld,
+    KilnAuthoredBody, KilnLevel, KilnLevelFailed, KilnMover, KilnSystems, KilnTrigger,
+    KilnTriggerEvent, KilnWorld,
 };
 
 use bevy::app::{App, FixedUpdate, Plugin, PostUpdate};

@@ -34,6 +34,19 @@ pub struct KilnMover {
     pub object: ObjectId,
 }
 
+/// A rigid body authored in glTF physics whose objects (two or more)
+/// move as one, as an entity named as its node and placed at its pose:
+/// its movers and triggers are its children, their `Transform`s relative
+/// to it, so setting this entity's `Transform` moves them all (a gate of
+/// three boxes, a dumbbell of three colliders). A body of one object is
+/// that object's own entity.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
+#[require(Transform)]
+pub struct KilnAuthoredBody {
+    /// Its index in [`Level::authored_bodies`].
+    pub index: usize,
+}
+
 /// A baked trigger volume as an entity (with a [`KilnMover`] when it
 /// moves too), and who is inside it ([`KilnTriggerContacts`]).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,9 +177,11 @@ pub(crate) fn sync_level(
             &Name,
             Option<&mut KilnMover>,
             Option<&mut KilnTrigger>,
+            Option<&ChildOf>,
         ),
         Or<(With<KilnMover>, With<KilnTrigger>)>,
     >,
+    groups: Query<(Entity, &Name), With<KilnAuthoredBody>>,
 ) {
     for f in failed.read() {
         failures.write(KilnLevelFailed {
@@ -211,6 +226,8 @@ pub(crate) fn sync_level(
         None => kiln.world = Some(World::new(level.clone())),
     }
     kiln.level = Some((entity, id));
+    // the authored bodies of several objects: kept by name, or new
+    let (group_of, unwanted) = sync_groups(&mut commands, &level, entity, &groups);
     if !first {
         // mover and trigger entities despawned since (with a level entity
         // replaced in the same frame) name nothing now
@@ -227,7 +244,7 @@ pub(crate) fn sync_level(
         // name, all unmapped first (an object's new id may be the old id
         // of one being dropped), one entity an object (the first found)
         let mut kept: Vec<(ObjectId, Entity)> = Vec::new();
-        for (e, name, mover, trigger) in spawned.iter_mut() {
+        for (e, name, mover, trigger, parent) in spawned.iter_mut() {
             kiln.unmap(e);
             let found = level
                 .find_object(name.as_str())
@@ -241,13 +258,97 @@ pub(crate) fn sync_level(
             let (moves, triggers) = kinds(&level, o);
             keep(&mut commands, e, mover, moves);
             keep(&mut commands, e, trigger, triggers);
+            // into its body's entity, or out of one it has left
+            match group_of(&level, o) {
+                Some((g, relative)) => {
+                    commands.entity(e).insert((ChildOf(g), relative));
+                }
+                None if parent.is_some_and(|p| p.parent() != entity) => {
+                    let pose = world_pose(&kiln, o);
+                    commands.entity(e).insert((ChildOf(entity), pose));
+                }
+                None => {}
+            }
             kept.push((o, e));
         }
         for (o, e) in kept {
             kiln.map(o, e);
         }
     }
-    spawn_movers(&mut commands, &mut kiln, entity, &level);
+    spawn_movers(&mut commands, &mut kiln, entity, &level, &group_of);
+    // after its members have moved out
+    for g in unwanted {
+        commands.entity(g).despawn();
+    }
+}
+
+/// Object `object`'s pose in the Kiln world as a `Transform`.
+fn world_pose(kiln: &KilnWorld, object: ObjectId) -> Transform {
+    let pose = kiln
+        .world
+        .as_ref()
+        .and_then(|w| w.pose(object))
+        .unwrap_or(kiln_runtime::Pose::IDENTITY);
+    Transform::from_translation(pose.translation).with_rotation(pose.rotation)
+}
+
+/// The entity of an object's authored body and the object's `Transform`
+/// relative to it, for an object in a body of several.
+type GroupOf<'a> = Box<dyn Fn(&Level, ObjectId) -> Option<(Entity, Transform)> + 'a>;
+
+/// Gives each authored body of two or more objects in `level` its entity:
+/// the entity of the same name kept, else a new child of the level
+/// entity at the body's baked pose. Returns how to find an object's body
+/// entity, and the body entities no body wants any more (to despawn once
+/// their members have moved out).
+fn sync_groups<'a>(
+    commands: &mut Commands,
+    level: &Level,
+    level_entity: Entity,
+    groups: &Query<(Entity, &Name), With<KilnAuthoredBody>>,
+) -> (GroupOf<'a>, Vec<Entity>) {
+    let mut free: Vec<(Entity, String)> = groups
+        .iter()
+        .map(|(e, n)| (e, n.as_str().to_owned()))
+        .collect();
+    let mut entities: HashMap<usize, (Entity, kiln_runtime::Pose)> = HashMap::new();
+    for (k, b) in level.authored_bodies().enumerate() {
+        if b.members.len() < 2 {
+            continue;
+        }
+        let e = match free.iter().position(|(_, n)| n == b.name) {
+            Some(i) => {
+                let (e, _) = free.swap_remove(i);
+                commands.entity(e).insert(KilnAuthoredBody { index: k });
+                e
+            }
+            None => {
+                let t =
+                    Transform::from_translation(b.pose.translation).with_rotation(b.pose.rotation);
+                commands
+                    .spawn((
+                        Name::new(b.name.to_owned()),
+                        KilnAuthoredBody { index: k },
+                        t,
+                        GlobalTransform::from(t),
+                        ChildOf(level_entity),
+                    ))
+                    .id()
+            }
+        };
+        entities.insert(k, (e, b.pose));
+    }
+    let group_of: GroupOf<'a> = Box::new(move |level: &Level, o: ObjectId| {
+        let k = level.authored_body_of(o)?;
+        let &(e, body) = entities.get(&k)?;
+        let (rest, _) = level.object_rest(o)?;
+        // the object's baked pose in its body's baked frame
+        let inv = body.rotation.inverse();
+        let relative = Transform::from_translation(inv * (rest.translation - body.translation))
+            .with_rotation(inv * rest.rotation);
+        Some((e, relative))
+    });
+    (group_of, free.into_iter().map(|(e, _)| e).collect())
 }
 
 /// Spawns an entity for each mover and trigger of `level` that has none.
@@ -256,6 +357,7 @@ fn spawn_movers(
     kiln: &mut KilnWorld,
     level_entity: Entity,
     level: &Level,
+    group_of: &GroupOf<'_>,
 ) {
     let Some(world) = kiln.world.as_ref() else {
         return;
@@ -271,11 +373,13 @@ fn spawn_movers(
         // with its global transform already where it is: the movers'
         // sync later in this frame, before transforms propagate again,
         // must not take a default one for a move to the origin
+        // a member of a body of several objects is its body's child
+        let (parent, local) = group_of(level, object).unwrap_or((level_entity, transform));
         let mut e = commands.spawn((
             name,
-            transform,
+            local,
             GlobalTransform::from(transform),
-            ChildOf(level_entity),
+            ChildOf(parent),
         ));
         let (moves, triggers) = kinds(level, object);
         if let Some(m) = moves {

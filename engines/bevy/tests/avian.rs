@@ -14,8 +14,8 @@ use bevy::time::TimeUpdateStrategy;
 use kiln_baker::BakeSettings;
 use kiln_bevy::avian3d::prelude::*;
 use kiln_bevy::{
-    KilnAvianPlugin, KilnFilter, KilnLevel, KilnMover, KilnPlugin, KilnQuery, KilnShape,
-    KilnStaticCollider, KilnWorld,
+    KilnAuthoredBody, KilnAvianPlugin, KilnFilter, KilnLevel, KilnMover, KilnPlugin, KilnQuery,
+    KilnShape, KilnStaticCollider, KilnWorld,
 };
 use kiln_tests::Rng;
 
@@ -845,4 +845,163 @@ fn a_turntable_turned_by_its_transform_carries_a_box_round() {
         kiln_turn.angle_between(Quat::from_rotation_y(quarter)) < 1e-3,
         "{kiln_turn}"
     );
+}
+
+/// Entity `e`'s world position (a child's through its parents).
+fn world_at(app: &App, e: Entity) -> Vec3 {
+    app.world().get::<GlobalTransform>(e).unwrap().translation()
+}
+
+#[test]
+fn an_authored_body_of_several_colliders_is_one_avian_body_with_its_authored_mass() {
+    let dir = assets("dumbbell");
+    let mut app = level_app(&dir, &bake("samples/bodies.gltf"));
+    let dumbbell = named(&mut app, "dumbbell");
+    let (left, right, bar) = (
+        named(&mut app, "dumbbell_left"),
+        named(&mut app, "dumbbell_right"),
+        named(&mut app, "dumbbell_bar"),
+    );
+    // one rigid body, on the body's entity, with the mass the file gives
+    assert!(app.world().get::<KilnAuthoredBody>(dumbbell).is_some());
+    assert_eq!(
+        app.world().get::<RigidBody>(dumbbell),
+        Some(&RigidBody::Dynamic)
+    );
+    assert_eq!(app.world().get::<Mass>(dumbbell).unwrap().0, 12.0);
+    let com = app.world().get::<CenterOfMass>(dumbbell).unwrap().0;
+    assert!((com - Vec3::new(0.05, 0.0, 0.0)).length() < 1e-6, "{com}");
+    let inertia = app.world().get::<AngularInertia>(dumbbell).unwrap();
+    let moments = inertia.principal;
+    let mut m = moments.to_array();
+    m.sort_by(f32::total_cmp);
+    assert!(
+        (Vec3::from(m) - Vec3::new(0.05, 0.6, 0.6)).length() < 1e-5,
+        "{moments}"
+    );
+    // its three colliders are children with no body of their own
+    for e in [left, right, bar] {
+        assert!(app.world().get::<Collider>(e).is_some());
+        assert!(app.world().get::<RigidBody>(e).is_none());
+        assert_eq!(app.world().get::<ChildOf>(e).unwrap().parent(), dumbbell);
+    }
+    // dropped from 1 m, it comes to rest on its two weights (radius 0.12 m)
+    // as one: the weights still 0.8 m apart, level, on the floor
+    run(&mut app, 180);
+    let (l, r) = (world_at(&app, left), world_at(&app, right));
+    assert!((l.distance(r) - 0.8).abs() < 1e-4, "{l} {r}");
+    assert!(
+        (l.y - 0.12).abs() < 0.01 && (r.y - 0.12).abs() < 0.01,
+        "the weights rest at {l} and {r}, not on the floor"
+    );
+    // Kiln's world has each collider where Avian has it
+    for e in [left, right, bar] {
+        let p = kiln_pose(&app, e).translation;
+        assert!(p.distance(world_at(&app, e)) < 1e-4, "{p}");
+    }
+    let top = app
+        .world_mut()
+        .run_system_once(move |kiln: KilnQuery| {
+            kiln.raycast(l + Vec3::Y * 2.0, Dir3::NEG_Y, 5.0, &KilnFilter::default())
+        })
+        .unwrap()
+        .expect("Kiln sees the weight");
+    assert_eq!(top.entity, left);
+    assert!((top.point.y - (l.y + 0.12)).abs() < 1e-3, "{top:?}");
+    // the barrel, a body of one collider, is that collider's entity, with
+    // its authored 30 kg about its cylinder's own centre
+    let barrel = named(&mut app, "barrel_shell");
+    assert_eq!(
+        app.world().get::<RigidBody>(barrel),
+        Some(&RigidBody::Dynamic)
+    );
+    assert_eq!(app.world().get::<Mass>(barrel).unwrap().0, 30.0);
+    let com = app.world().get::<CenterOfMass>(barrel).unwrap().0;
+    assert!(com.length() < 1e-5, "{com}");
+    // it stands on the floor: the cylinder's centre 0.45 m up
+    assert!(
+        (at(&app, barrel).y - 0.45).abs() < 0.01,
+        "{}",
+        at(&app, barrel)
+    );
+}
+
+#[test]
+fn a_kinematic_body_of_several_colliders_moves_as_one_by_its_transform() {
+    let dir = assets("gate");
+    let mut app = level_app(&dir, &bake("samples/bodies.gltf"));
+    let gate = named(&mut app, "gate");
+    let beam = named(&mut app, "gate_beam");
+    let post = named(&mut app, "gate_post_a");
+    assert_eq!(
+        app.world().get::<RigidBody>(gate),
+        Some(&RigidBody::Kinematic)
+    );
+    // a box on the beam (top at 2.2 m)
+    let b = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.2, 0.2, 0.2),
+            Transform::from_xyz(6.0, 2.4, 5.0),
+        ))
+        .id();
+    run(&mut app, 60);
+    assert!((at(&app, b).y - 2.3).abs() < 0.01, "{}", at(&app, b));
+    // the game raises the gate 1 m over a second, by its Transform alone
+    for _ in 0..60 {
+        app.world_mut()
+            .get_mut::<Transform>(gate)
+            .unwrap()
+            .translation
+            .y += 1.0 / 60.0;
+        app.update();
+    }
+    run(&mut app, 30);
+    assert!((at(&app, gate).y - 1.0).abs() < 1e-4, "{}", at(&app, gate));
+    // every part moved with it, in Kiln's world as in Bevy's
+    assert!((kiln_pose(&app, beam).translation - Vec3::new(6.0, 3.1, 5.0)).length() < 1e-4);
+    assert!((kiln_pose(&app, post).translation - Vec3::new(5.0, 2.0, 5.0)).length() < 1e-4);
+    // and the box rode up on the beam
+    assert!((at(&app, b).y - 3.3).abs() < 0.02, "{}", at(&app, b));
+}
+
+#[test]
+fn a_reload_keeps_an_authored_body_entity_and_takes_its_new_mass() {
+    let dir = assets("bodies_reload");
+    let mut app = level_app(&dir, &bake("samples/bodies.gltf"));
+    let dumbbell = named(&mut app, "dumbbell");
+    let left = named(&mut app, "dumbbell_left");
+    run(&mut app, 180);
+    let rest = at(&app, dumbbell);
+    // the same file with the dumbbell authored at 20 kg
+    let bytes = bake_edited(&dir, "samples/bodies.gltf", "bodies_edited", |doc| {
+        for node in doc["nodes"].as_array_mut().unwrap() {
+            if node["name"] == "dumbbell" {
+                node["extensions"]["KHR_physics_rigid_bodies"]["motion"]["mass"] =
+                    serde_json::json!(20.0);
+            }
+        }
+    });
+    std::fs::write(dir.join("assets/edited.kiln"), bytes).unwrap();
+    let handle = app.world().resource::<AssetServer>().load("edited.kiln");
+    let mut levels = app.world_mut().query::<&mut KilnLevel>();
+    levels.single_mut(app.world_mut()).unwrap().0 = handle;
+    let old = app.world().resource::<KilnWorld>().level().unwrap().clone();
+    until(&mut app, "the edited level loads", |app| {
+        !std::sync::Arc::ptr_eq(app.world().resource::<KilnWorld>().level().unwrap(), &old)
+    });
+    run(&mut app, 3);
+    // the same entities, where they rested, with the new mass
+    assert_eq!(named(&mut app, "dumbbell"), dumbbell);
+    assert_eq!(named(&mut app, "dumbbell_left"), left);
+    assert_eq!(app.world().get::<ChildOf>(left).unwrap().parent(), dumbbell);
+    assert_eq!(app.world().get::<Mass>(dumbbell).unwrap().0, 20.0);
+    assert!(
+        at(&app, dumbbell).distance(rest) < 0.01,
+        "{rest} {}",
+        at(&app, dumbbell)
+    );
+    let mut q = app.world_mut().query::<&KilnAuthoredBody>();
+    assert_eq!(q.iter(app.world()).count(), 2, "the dumbbell and the gate");
 }
