@@ -141,6 +141,22 @@
 #define KILN_MOTION_DYNAMIC 2
 
 /*
+ `KilnBodyInfo::authored`: the file gives the body's mass.
+ */
+#define KILN_AUTHORED_MASS 1
+
+/*
+ `KilnBodyInfo::authored`: the file gives the body's centre of mass.
+ */
+#define KILN_AUTHORED_CENTRE 2
+
+/*
+ `KilnBodyInfo::authored`: the file gives the body's principal
+ moments of inertia and their axes.
+ */
+#define KILN_AUTHORED_INERTIA 4
+
+/*
  `KilnGround::state`: nothing below (falling or jumping).
  */
 #define KILN_GROUND_IN_AIR 0
@@ -440,6 +456,57 @@ typedef struct {
    */
   float inertia[9];
 } KilnMass;
+
+/*
+ A kinematic or dynamic rigid body a glTF physics extension authors
+ (`kiln_level_body_info`): its objects (`kiln_level_body_members`) move
+ as one. One engine body (a Jolt `Body` with a `StaticCompoundShape`, a
+ PhysX `PxRigidDynamic` with one shape per object) at `rotation` and
+ `translation`, each object's shape at its place relative to that
+ frame (`kiln_level_object_transform`, taken into the body's frame).
+ */
+typedef struct {
+  /*
+   `KILN_MOTION_KINEMATIC` or `KILN_MOTION_DYNAMIC`.
+   */
+  uint32_t motion;
+  /*
+   How many objects it has (at least 1).
+   */
+  uint32_t member_count;
+  /*
+   Its frame's rotation at bake, a unit quaternion `(x, y, z, w)`.
+   */
+  float rotation[4];
+  /*
+   Its frame's origin at bake (world).
+   */
+  float translation[3];
+  /*
+   Which values below the file gives (`KILN_AUTHORED_*`); the others
+   are zero (the axes the identity): `kiln_level_body_mass` fills
+   them in.
+   */
+  uint32_t authored;
+  /*
+   Mass (kg).
+   */
+  float mass;
+  /*
+   Centre of mass, in the body's frame.
+   */
+  float centre_of_mass[3];
+  /*
+   Principal moments of inertia (kg·m²).
+   */
+  float inertia_diagonal[3];
+  /*
+   The rotation from the principal axes into the body's frame, a unit
+   quaternion `(x, y, z, w)` (Jolt's `mRotation` of a diagonal
+   `MassProperties`; PhysX's `cMassLocalPose.q`).
+   */
+  float inertia_orientation[4];
+} KilnBodyInfo;
 
 /*
  A rotation as a unit quaternion (x, y, z, w), as glTF writes them.
@@ -961,13 +1028,66 @@ KilnStatus kiln_level_object_triangles(const KilnLevel *level,
  e.g. 1000 kg/m³ for water) where the level baked it, exact for its
  archived box, sphere, capsule, polytope or concave solid under any
  placement, into `out`. A triangle mesh bounds no solid
- (`KILN_STATUS_NOT_FOUND`). Masses a glTF file authors are not read
- yet: this is the density's answer.
+ (`KILN_STATUS_NOT_FOUND`). This is the density's answer for the one
+ object; an object in a rigid body the glTF file authors is simulated
+ with its body (`kiln_level_object_body`, `kiln_level_body_mass`).
  */
 KilnStatus kiln_level_object_mass(const KilnLevel *level,
                                   uint32_t index,
                                   float density,
                                   KilnMass *out);
+
+/*
+ How many rigid bodies the level's glTF file authors (0 for null).
+ Movers authored otherwise (node extras, project rules) are bodies of
+ one object each and not counted.
+ */
+uint32_t kiln_level_body_count(const KilnLevel *level);
+
+/*
+ What rigid body `k` is, into `out`.
+ */
+KilnStatus kiln_level_body_info(const KilnLevel *level, uint32_t k, KilnBodyInfo *out);
+
+/*
+ The name of rigid body `k` (its glTF node's), NUL-terminated, into
+ `buf` (`cap` bytes); `*len` is its length without the NUL. Too long
+ for `buf`: as much as fits is written, NUL-terminated, with
+ `KILN_STATUS_BUFFER_TOO_SMALL`.
+ */
+KilnStatus kiln_level_body_name(const KilnLevel *level,
+                                uint32_t k,
+                                char *buf,
+                                size_t cap,
+                                size_t *len);
+
+/*
+ The objects of rigid body `k` (level object indices, ascending) into
+ `members` (room for `cap`; `KilnBodyInfo::member_count` of them):
+ `KILN_STATUS_BUFFER_TOO_SMALL`, with nothing written, when `cap` is
+ short.
+ */
+KilnStatus kiln_level_body_members(const KilnLevel *level,
+                                   uint32_t k,
+                                   uint32_t *members,
+                                   uint32_t cap);
+
+/*
+ The rigid body object `index` belongs to, into `*body`:
+ `KILN_STATUS_NOT_FOUND` (and `*body` `UINT32_MAX`) for an object in
+ none (static, or a mover of its own).
+ */
+KilnStatus kiln_level_object_body(const KilnLevel *level, uint32_t index, uint32_t *body);
+
+/*
+ The mass properties of rigid body `k` in the level's world frame as
+ baked, into `out`: each value the glTF file gives, and the rest from
+ its objects' solids at `density` (> 0; summed by the parallel-axis
+ rule; an authored mass alone scales the computed inertia, an authored
+ centre moves it). `KILN_STATUS_NOT_FOUND` when what the file leaves
+ out cannot be computed (no object bounds a solid).
+ */
+KilnStatus kiln_level_body_mass(const KilnLevel *level, uint32_t k, float density, KilnMass *out);
 
 /*
  A world of `level` (which the world keeps; the handle may be freed).

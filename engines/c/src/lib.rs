@@ -1524,8 +1524,9 @@ pub struct KilnMass {
 /// e.g. 1000 kg/m³ for water) where the level baked it, exact for its
 /// archived box, sphere, capsule, polytope or concave solid under any
 /// placement, into `out`. A triangle mesh bounds no solid
-/// (`KILN_STATUS_NOT_FOUND`). Masses a glTF file authors are not read
-/// yet: this is the density's answer.
+/// (`KILN_STATUS_NOT_FOUND`). This is the density's answer for the one
+/// object; an object in a rigid body the glTF file authors is simulated
+/// with its body (`kiln_level_object_body`, `kiln_level_body_mass`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kiln_level_object_mass(
     level: *const KilnLevel,
@@ -1555,6 +1556,262 @@ pub unsafe extern "C" fn kiln_level_object_mass(
                 Fail::new(
                     KilnStatus::NotFound,
                     format!("object {index} has no solid to weigh: it is a triangle mesh, or flat"),
+                )
+            })?;
+        *out = KilnMass {
+            volume: m.volume as f32,
+            mass: m.mass as f32,
+            centre: m.centre.as_vec3().to_array(),
+            inertia: m.inertia.transpose().to_cols_array().map(|x| x as f32),
+        };
+        Ok(())
+    })
+}
+
+/// [`KilnBodyInfo::authored`]: the file gives the body's mass.
+pub const KILN_AUTHORED_MASS: u32 = 1;
+/// [`KilnBodyInfo::authored`]: the file gives the body's centre of mass.
+pub const KILN_AUTHORED_CENTRE: u32 = 2;
+/// [`KilnBodyInfo::authored`]: the file gives the body's principal
+/// moments of inertia and their axes.
+pub const KILN_AUTHORED_INERTIA: u32 = 4;
+
+/// A kinematic or dynamic rigid body a glTF physics extension authors
+/// (`kiln_level_body_info`): its objects (`kiln_level_body_members`) move
+/// as one. One engine body (a Jolt `Body` with a `StaticCompoundShape`, a
+/// PhysX `PxRigidDynamic` with one shape per object) at `rotation` and
+/// `translation`, each object's shape at its place relative to that
+/// frame (`kiln_level_object_transform`, taken into the body's frame).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KilnBodyInfo {
+    /// `KILN_MOTION_KINEMATIC` or `KILN_MOTION_DYNAMIC`.
+    pub motion: u32,
+    /// How many objects it has (at least 1).
+    pub member_count: u32,
+    /// Its frame's rotation at bake, a unit quaternion `(x, y, z, w)`.
+    pub rotation: [f32; 4],
+    /// Its frame's origin at bake (world).
+    pub translation: [f32; 3],
+    /// Which values below the file gives (`KILN_AUTHORED_*`); the others
+    /// are zero (the axes the identity): `kiln_level_body_mass` fills
+    /// them in.
+    pub authored: u32,
+    /// Mass (kg).
+    pub mass: f32,
+    /// Centre of mass, in the body's frame.
+    pub centre_of_mass: [f32; 3],
+    /// Principal moments of inertia (kg·m²).
+    pub inertia_diagonal: [f32; 3],
+    /// The rotation from the principal axes into the body's frame, a unit
+    /// quaternion `(x, y, z, w)` (Jolt's `mRotation` of a diagonal
+    /// `MassProperties`; PhysX's `cMassLocalPose.q`).
+    pub inertia_orientation: [f32; 4],
+}
+
+/// How many rigid bodies the level's glTF file authors (0 for null).
+/// Movers authored otherwise (node extras, project rules) are bodies of
+/// one object each and not counted.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_body_count(level: *const KilnLevel) -> u32 {
+    // SAFETY: the API's contract (module docs); null is checked.
+    unsafe { read(level, "level") }.map_or(0, |l| l.0.authored_bodies().len() as u32)
+}
+
+/// Authored body `k`, 0 ≤ k < `kiln_level_body_count`.
+fn authored_body(level: &KilnLevel, k: u32) -> Result<kiln_runtime::AuthoredBody<'_>, Fail> {
+    level.0.authored_body(k as usize).ok_or_else(|| {
+        Fail::new(
+            KilnStatus::NotFound,
+            format!(
+                "body {k}: the level has {} authored bodies",
+                level.0.authored_bodies().len()
+            ),
+        )
+    })
+}
+
+/// What rigid body `k` is, into `out`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_body_info(
+    level: *const KilnLevel,
+    k: u32,
+    out: *mut KilnBodyInfo,
+) -> KilnStatus {
+    run("kiln_level_body_info", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", KilnBodyInfo::default())?,
+                read(level, "level")?,
+            )
+        };
+        let b = authored_body(level, k)?;
+        let (moments, axes) = b.inertia.unwrap_or_default();
+        *out = KilnBodyInfo {
+            motion: match b.motion {
+                kiln_runtime::Motion::Dynamic => KILN_MOTION_DYNAMIC,
+                _ => KILN_MOTION_KINEMATIC,
+            },
+            member_count: b.members.len() as u32,
+            rotation: b.pose.rotation.to_array(),
+            translation: b.pose.translation.to_array(),
+            authored: [
+                (b.mass.is_some(), KILN_AUTHORED_MASS),
+                (b.centre_of_mass.is_some(), KILN_AUTHORED_CENTRE),
+                (b.inertia.is_some(), KILN_AUTHORED_INERTIA),
+            ]
+            .into_iter()
+            .filter(|&(on, _)| on)
+            .fold(0, |bits, (_, bit)| bits | bit),
+            mass: b.mass.unwrap_or(0.0),
+            centre_of_mass: b.centre_of_mass.unwrap_or_default().to_array(),
+            inertia_diagonal: moments.to_array(),
+            inertia_orientation: axes.to_array(),
+        };
+        Ok(())
+    })
+}
+
+/// The name of rigid body `k` (its glTF node's), NUL-terminated, into
+/// `buf` (`cap` bytes); `*len` is its length without the NUL. Too long
+/// for `buf`: as much as fits is written, NUL-terminated, with
+/// `KILN_STATUS_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_body_name(
+    level: *const KilnLevel,
+    k: u32,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> KilnStatus {
+    run("kiln_level_body_name", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (len, buf, level) = unsafe {
+            let len = answer(len, "len", 0)?;
+            let buf = array_mut(buf.cast::<u8>(), cap, "buf")?;
+            if let Some(first) = buf.first_mut() {
+                *first = 0;
+            }
+            (len, buf, read(level, "level")?)
+        };
+        let name = authored_body(level, k)?.name;
+        *len = name.len();
+        copy_text(name, buf)
+    })
+}
+
+/// `text` and a NUL into `buf`: as much as fits, and
+/// `KILN_STATUS_BUFFER_TOO_SMALL` when that is not all of it.
+fn copy_text(text: &str, buf: &mut [u8]) -> Result<(), Fail> {
+    let cap = buf.len();
+    let Some(room) = cap.checked_sub(1) else {
+        return Err(Fail::new(
+            KilnStatus::BufferTooSmall,
+            format!("{} bytes and a NUL, room for 0", text.len()),
+        ));
+    };
+    let n = text.len().min(room);
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    buf[n] = 0;
+    if n < text.len() {
+        return Err(Fail::new(
+            KilnStatus::BufferTooSmall,
+            format!("{} bytes and a NUL, room for {cap}", text.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The objects of rigid body `k` (level object indices, ascending) into
+/// `members` (room for `cap`; `KilnBodyInfo::member_count` of them):
+/// `KILN_STATUS_BUFFER_TOO_SMALL`, with nothing written, when `cap` is
+/// short.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_body_members(
+    level: *const KilnLevel,
+    k: u32,
+    members: *mut u32,
+    cap: u32,
+) -> KilnStatus {
+    run("kiln_level_body_members", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let level = unsafe { read(level, "level")? };
+        let b = authored_body(level, k)?;
+        if (cap as usize) < b.members.len() {
+            return Err(Fail::new(
+                KilnStatus::BufferTooSmall,
+                format!("body {k} has {} objects, room for {cap}", b.members.len()),
+            ));
+        }
+        // SAFETY: the API's contract: `members` holds `cap` values.
+        let out = unsafe { array_mut(members, cap as usize, "members")? };
+        for (o, m) in out.iter_mut().zip(&b.members) {
+            *o = m.index();
+        }
+        Ok(())
+    })
+}
+
+/// The rigid body object `index` belongs to, into `*body`:
+/// `KILN_STATUS_NOT_FOUND` (and `*body` `UINT32_MAX`) for an object in
+/// none (static, or a mover of its own).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_object_body(
+    level: *const KilnLevel,
+    index: u32,
+    body: *mut u32,
+) -> KilnStatus {
+    run("kiln_level_object_body", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (body, level) = unsafe { (answer(body, "body", u32::MAX)?, read(level, "level")?) };
+        let object = level_object(level, index)?;
+        let k = level.0.authored_body_of(object).ok_or_else(|| {
+            Fail::new(
+                KilnStatus::NotFound,
+                format!("object {index} is in no authored body"),
+            )
+        })?;
+        *body = k as u32;
+        Ok(())
+    })
+}
+
+/// The mass properties of rigid body `k` in the level's world frame as
+/// baked, into `out`: each value the glTF file gives, and the rest from
+/// its objects' solids at `density` (> 0; summed by the parallel-axis
+/// rule; an authored mass alone scales the computed inertia, an authored
+/// centre moves it). `KILN_STATUS_NOT_FOUND` when what the file leaves
+/// out cannot be computed (no object bounds a solid).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_level_body_mass(
+    level: *const KilnLevel,
+    k: u32,
+    density: f32,
+    out: *mut KilnMass,
+) -> KilnStatus {
+    run("kiln_level_body_mass", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, level) = unsafe {
+            (
+                answer(out, "out", KilnMass::default())?,
+                read(level, "level")?,
+            )
+        };
+        if !(density > 0.0 && density.is_finite()) {
+            return Err(Fail::new(
+                KilnStatus::InvalidArgument,
+                format!("density {density} is not a positive finite number"),
+            ));
+        }
+        authored_body(level, k)?;
+        let m = level
+            .0
+            .authored_body_mass(k as usize, f64::from(density))
+            .ok_or_else(|| {
+                Fail::new(
+                    KilnStatus::NotFound,
+                    format!("body {k}: its file gives too little and no object bounds a solid"),
                 )
             })?;
         *out = KilnMass {
@@ -1686,22 +1943,7 @@ pub unsafe extern "C" fn kiln_world_object_name(
         known(&world.0, id)?;
         let name = world.0.object_name(id).unwrap_or_default();
         *len = name.len();
-        let Some(room) = cap.checked_sub(1) else {
-            return Err(Fail::new(
-                KilnStatus::BufferTooSmall,
-                format!("{} bytes and a NUL, room for 0", name.len()),
-            ));
-        };
-        let n = name.len().min(room);
-        buf[..n].copy_from_slice(&name.as_bytes()[..n]);
-        buf[n] = 0;
-        if n < name.len() {
-            return Err(Fail::new(
-                KilnStatus::BufferTooSmall,
-                format!("{} bytes and a NUL, room for {cap}", name.len()),
-            ));
-        }
-        Ok(())
+        copy_text(&name, buf)
     })
 }
 

@@ -50,10 +50,23 @@ fn archive(dir: &Path) -> PathBuf {
 
 /// The props sample baked: dynamic concave props with convex pieces.
 fn props(dir: &Path) -> PathBuf {
+    sample(dir, "props")
+}
+
+/// The bodies sample baked: rigid bodies glTF physics authors.
+fn bodies(dir: &Path) -> PathBuf {
+    sample(dir, "bodies")
+}
+
+/// `samples/{name}.gltf` baked into `dir/{name}.kiln`.
+fn sample(dir: &Path, name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let baked = kiln_baker::bake_file(&root.join("samples/props.gltf"), &Default::default())
-        .expect("the sample bakes");
-    let path = dir.join("props.kiln");
+    let baked = kiln_baker::bake_file(
+        &root.join(format!("samples/{name}.gltf")),
+        &Default::default(),
+    )
+    .expect("the sample bakes");
+    let path = dir.join(format!("{name}.kiln"));
     std::fs::write(&path, &baked.bytes).unwrap();
     path
 }
@@ -170,12 +183,13 @@ fn c_program_against_the_shared_library() {
     let archive = archive(&dir);
     let exe = dir.join("kiln_test");
     compile("tests/c/kiln_test.c", &exe, &[], &shared_link());
-    let out = run(&exe, &[&archive, &props(&dir)], &[]);
+    let out = run(&exe, &[&archive, &props(&dir), &bodies(&dir)], &[]);
     assert!(out.contains("all checks passed"), "{out}");
     assert!(
         out.contains("2 props with convex pieces read back"),
         "{out}"
     );
+    assert!(out.contains("3 authored bodies read back"), "{out}");
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -208,7 +222,7 @@ fn c_program_under_address_sanitizer() {
     );
     let out = run(
         &exe,
-        &[&archive, &props(&dir)],
+        &[&archive, &props(&dir), &bodies(&dir)],
         &[("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")],
     );
     assert!(out.contains("all checks passed"), "{out}");

@@ -817,9 +817,90 @@ static void pieces(const char *path) {
   kiln_level_free(level);
 }
 
+/* The bodies sample: rigid bodies glTF physics authors, read back as a
+   Jolt or PhysX integration would build them. */
+static void authored_bodies(const char *path) {
+  KilnLevel *level = NULL;
+  OK(kiln_level_open(path, &level));
+  if (!level) return;
+  CHECK(kiln_level_body_count(level) == 3);
+  CHECK(kiln_level_body_count(NULL) == 0);
+  const char *names[3] = {"dumbbell", "gate", "barrel"};
+  const uint32_t motions[3] = {KILN_MOTION_DYNAMIC, KILN_MOTION_KINEMATIC, KILN_MOTION_DYNAMIC};
+  const uint32_t counts[3] = {3, 3, 1};
+  uint32_t seen = 0;
+  for (uint32_t k = 0; k < 3; k++) {
+    KilnBodyInfo info;
+    OK(kiln_level_body_info(level, k, &info));
+    char name[32];
+    size_t len = 0;
+    OK(kiln_level_body_name(level, k, name, sizeof name, &len));
+    CHECK(strcmp(name, names[k]) == 0 && len == strlen(names[k]));
+    CHECK(info.motion == motions[k] && info.member_count == counts[k]);
+    CHECK(near(info.rotation[3], 1.0f, 1e-6f));
+    uint32_t members[8];
+    OK(kiln_level_body_members(level, k, members, 8));
+    for (uint32_t j = 0; j < info.member_count; j++) {
+      uint32_t body = 99;
+      OK(kiln_level_object_body(level, members[j], &body));
+      CHECK(body == k);
+      KilnObjectInfo o;
+      OK(kiln_level_object_info(level, members[j], &o));
+      CHECK(o.motion == info.motion);
+      CHECK(j == 0 || members[j] > members[j - 1]);
+      seen++;
+    }
+    KilnMass mass;
+    OK(kiln_level_body_mass(level, k, 1000.0f, &mass));
+    if (k == 0) {
+      /* the dumbbell: mass, centre and inertia as the file authors them */
+      CHECK(info.authored == (KILN_AUTHORED_MASS | KILN_AUTHORED_CENTRE | KILN_AUTHORED_INERTIA));
+      CHECK(info.mass == 12.0f && near(info.centre_of_mass[0], 0.05f, 1e-7f));
+      CHECK(info.inertia_diagonal[0] == 0.05f && info.inertia_diagonal[1] == 0.6f && info.inertia_diagonal[2] == 0.6f);
+      CHECK(near(info.translation[0], 2, 1e-6f) && near(info.translation[1], 1, 1e-6f) && near(info.translation[2], 5, 1e-6f));
+      CHECK(mass.mass == 12.0f && near(mass.centre[0], 2.05f, 1e-5f) && near(mass.inertia[0], 0.05f, 1e-6f) && near(mass.inertia[4], 0.6f, 1e-6f));
+      /* a weight 0.4 m along the bar from the body's origin */
+      float m[12];
+      OK(kiln_level_object_transform(level, members[1], &m));
+      CHECK(near(fabsf(m[3] - info.translation[0]), 0.4f, 1e-5f) && near(m[7], 1.0f, 1e-6f));
+      /* too little room: nothing written */
+      uint32_t one[1] = {77};
+      EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_body_members(level, k, one, 1));
+      CHECK(one[0] == 77);
+      char small[4];
+      EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_level_body_name(level, k, small, sizeof small, &len));
+      CHECK(len == 8 && strcmp(small, "dum") == 0);
+    } else if (k == 1) {
+      /* the gate: nothing authored, its three boxes at the density */
+      CHECK(info.authored == 0 && info.mass == 0 && info.inertia_orientation[3] == 1.0f);
+      CHECK(near(mass.volume, 0.248f, 1e-5f) && near(mass.mass, 248.0f, 1e-2f));
+    } else {
+      /* the barrel: its mass alone authored */
+      CHECK(info.authored == KILN_AUTHORED_MASS && info.mass == 30.0f);
+      CHECK(mass.mass == 30.0f && near(mass.centre[1], 1.45f, 1e-5f));
+    }
+  }
+  /* every moving object is in a body; the floor in none */
+  CHECK(seen == kiln_level_object_count(level) - 1);
+  uint32_t floor = 0, body = 0;
+  for (uint32_t i = 0; i < kiln_level_object_count(level); i++) {
+    KilnObjectInfo o;
+    OK(kiln_level_object_info(level, i, &o));
+    if (o.motion == KILN_MOTION_STATIC) floor = i;
+  }
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_object_body(level, floor, &body));
+  CHECK(body == UINT32_MAX);
+  KilnBodyInfo none;
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_level_body_info(level, 3, &none));
+  KilnMass m;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_level_body_mass(level, 0, 0.0f, &m));
+  printf("%u authored bodies read back\n", kiln_level_body_count(level));
+  kiln_level_free(level);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2 && argc != 3) {
-    fprintf(stderr, "usage: %s <moving_course.kiln> [props.kiln]\n", argv[0]);
+  if (argc < 2 || argc > 4) {
+    fprintf(stderr, "usage: %s <moving_course.kiln> [props.kiln [bodies.kiln]]\n", argv[0]);
     return 2;
   }
   /* the engine's allocator, set before anything else */
@@ -854,7 +935,8 @@ int main(int argc, char **argv) {
   level_alone(level, world);
   geometry(level, 1);
   defined_on_failure(world);
-  if (argc == 3) pieces(argv[2]);
+  if (argc >= 3) pieces(argv[2]);
+  if (argc == 4) authored_bodies(argv[3]);
   /* capsules take the radius first, as characters do */
   KilnShape capsule = kiln_shape_capsule(0.3f, 0.6f);
   CHECK(capsule.radius == 0.3f && capsule.half_height == 0.6f);
