@@ -6,6 +6,7 @@
 //! cargo bench -p kiln-bevy --features avian --bench avian                 # every level, every constructor
 //! cargo bench -p kiln-bevy --features avian --bench avian -- --quick      # small levels, no decomposition
 //! cargo bench -p kiln-bevy --features avian --bench avian -- sauer_pandora.glb   # one level
+//! cargo bench -p kiln-bevy --features avian --bench avian -- --kiln-only     # Kiln's side alone (to profile it)
 //! ```
 //!
 //! **Ready.** Kiln: from spawning the `KilnLevel` entity (the archive,
@@ -22,9 +23,10 @@
 //! would also pay, are not counted.
 //!
 //! **Frame.** 200 dynamic balls and boxes dropped over the level, then the
-//! mean wall time of a fixed step (1/60 s, Avian's default solver and
-//! substeps) over 240 frames, on Kiln's colliders and on the render meshes'
-//! triangle meshes.
+//! mean wall time over 240 frames of an update (one fixed step of 1/60 s,
+//! Avian's default solver and substeps, and every other system of the
+//! app: Kiln's own in the Kiln app) and of the fixed step alone (Avian's
+//! physics), on Kiln's colliders and on the render meshes' triangle meshes.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -108,7 +110,7 @@ fn render_colliders(scene: &kiln_baker::Scene, how: Constructor) -> Vec<(Transfo
 
 /// Drops 200 balls and boxes over the level's box and returns the mean
 /// wall time of an update over 240 frames once they are falling.
-fn frame_cost(app: &mut App, lo: Vec3, hi: Vec3) -> Duration {
+fn frame_cost(app: &mut App, lo: Vec3, hi: Vec3) -> (Duration, Duration) {
     let mut rng = kiln_tests::Rng::new(5);
     let size = (hi - lo).max_element();
     let r = (size * 0.01).clamp(0.05, 0.5);
@@ -133,7 +135,15 @@ fn frame_cost(app: &mut App, lo: Vec3, hi: Vec3) -> Duration {
     for _ in 0..240 {
         app.update();
     }
-    start.elapsed() / 240
+    let whole = start.elapsed() / 240;
+    // the fixed step alone (Avian's physics; no Kiln system runs there
+    // without characters): what the colliders cost, apart from each
+    // app's other systems
+    let start = Instant::now();
+    for _ in 0..240 {
+        app.world_mut().run_schedule(bevy::app::FixedMain);
+    }
+    (whole, start.elapsed() / 240)
 }
 
 /// An app with Kiln's plugins brought from nothing to a ready Avian world
@@ -181,6 +191,7 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let kiln_only = args.iter().any(|a| a == "--kiln-only");
     let only: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let Some(levels) = kiln_tests::levels_dir() else {
         return;
@@ -198,7 +209,7 @@ fn main() {
     let assets = root.join("target/kiln-avian-bench");
     std::fs::create_dir_all(&assets).unwrap();
     println!(
-        "ready (ms, best of three): Kiln from the archive (of it, frames waiting on the asset \
+        "ready (ms, best of five): Kiln from the archive (of it, frames waiting on the asset \
          server); Avian's constructors on the render meshes"
     );
     println!(
@@ -215,8 +226,9 @@ fn main() {
         std::fs::write(assets.join("level.kiln"), &baked.bytes).unwrap();
         let scene = kiln_baker::ingest::load(&path).unwrap().scene;
 
-        // Kiln: the archive to a ready Avian world, best of three
-        let (mut kiln_app, kiln_ready, kiln_loaded) = (0..3)
+        // Kiln: the archive to a ready Avian world, best of five (this
+        // machine's runs of either side spread over ±15%)
+        let (mut kiln_app, kiln_ready, kiln_loaded) = (0..5)
             .map(|_| kiln_ready(&assets, file))
             .min_by_key(|r| r.1)
             .unwrap();
@@ -237,15 +249,15 @@ fn main() {
             Constructor::ConvexHull,
             Constructor::ConvexDecomposition,
         ] {
-            if quick && how == Constructor::ConvexDecomposition {
+            if kiln_only || (quick && how == Constructor::ConvexDecomposition) {
                 ready.push(None);
                 continue;
             }
-            // best of three, but one run of the decomposition
+            // best of five, but one run of the decomposition
             let runs = if how == Constructor::ConvexDecomposition {
                 1
             } else {
-                3
+                5
             };
             let (a, took) = (0..runs)
                 .map(|_| {
@@ -274,6 +286,9 @@ fn main() {
             cell(ready[2]),
             objects
         );
+        if kiln_only {
+            continue;
+        }
         let on_kiln = frame_cost(&mut kiln_app, lo, hi);
         let on_render = frame_cost(trimesh_app.as_mut().unwrap(), lo, hi);
         frames.push((
@@ -286,15 +301,30 @@ fn main() {
     }
     println!();
     println!(
-        "{:<26} {:>16} {:>20} {:>10} {:>14} {:>14}",
-        "level", "frame on Kiln ms", "frame on render ms", "ratio", "Kiln tris", "render tris"
+        "frames (ms, mean of 240): the whole update, and the physics step alone, on Kiln's \
+         colliders and on the render meshes' triangles"
     );
-    for (file, k, r, kt, rt) in frames {
+    println!(
+        "{:<26} {:>12} {:>12} {:>8} {:>12} {:>12} {:>8} {:>11} {:>11}",
+        "level",
+        "Kiln frame",
+        "render",
+        "ratio",
+        "Kiln step",
+        "render",
+        "ratio",
+        "Kiln tris",
+        "render tris"
+    );
+    for (file, (k, kp), (r, rp), kt, rt) in frames {
         println!(
-            "{file:<26} {:>16.3} {:>20.3} {:>9.2}× {:>14} {:>14}",
+            "{file:<26} {:>12.3} {:>12.3} {:>7.2}× {:>12.3} {:>12.3} {:>7.2}× {:>11} {:>11}",
             ms(k),
             ms(r),
             r.as_secs_f64() / k.as_secs_f64(),
+            ms(kp),
+            ms(rp),
+            rp.as_secs_f64() / kp.as_secs_f64(),
             kt,
             rt
         );

@@ -212,25 +212,40 @@ fn build_all(level: &Level, objects: &[ObjectId], density: f32) -> Vec<Option<Ob
             .map(|&o| object_body(level, o, density))
             .collect();
     }
-    // objects dealt round the threads in turn, so large ones spread out
+    // largest first, each thread taking the next one left (the longest
+    // builds start at once and the small ones fill in behind them); this
+    // thread works too
+    let a = level.archive();
+    let cost = |o: ObjectId| {
+        let Some(inst) = a.instances.get(o.index() as usize) else {
+            return 0;
+        };
+        match &a.colliders[inst.collider.to_native() as usize] {
+            ArchivedCollider::TriMesh(m) => m.triangle_count(),
+            ArchivedCollider::Bsp(b) => b.surface.triangle_count(),
+            _ => 1,
+        }
+    };
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(objects[i])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else {
+                return done;
+            };
+            done.push((i, object_body(level, objects[i], density)));
+        }
+    };
     let mut all: Vec<(usize, Option<ObjectBody>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..n)
-            .map(|k| {
-                s.spawn(move || {
-                    objects
-                        .iter()
-                        .enumerate()
-                        .skip(k)
-                        .step_by(n)
-                        .map(|(i, &o)| (i, object_body(level, o, density)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a collider build panicked"))
-            .collect()
+        let workers: Vec<_> = (1..n).map(|_| s.spawn(work)).collect();
+        let mut all = work();
+        for w in workers {
+            all.extend(w.join().expect("a collider build panicked"));
+        }
+        all
     });
     all.sort_unstable_by_key(|&(i, _)| i);
     all.into_iter().map(|(_, b)| b).collect()
@@ -645,12 +660,8 @@ fn triangles(mesh: &ArchivedTriMesh, base: &Affine, closed: bool) -> Option<Shar
             t.swap(1, 2);
         }
     }
-    let plain = || {
-        SharedShape::trimesh_with_flags(vertices.clone(), indices.clone(), TriMeshFlags::empty())
-            .ok()
-    };
     if !one_sided {
-        return plain();
+        return SharedShape::trimesh_with_flags(vertices, indices, TriMeshFlags::empty()).ok();
     }
     SharedShape::trimesh_with_flags(
         vertices.clone(),
@@ -658,7 +669,7 @@ fn triangles(mesh: &ArchivedTriMesh, base: &Affine, closed: bool) -> Option<Shar
         TriMeshFlags::FIX_INTERNAL_EDGES,
     )
     .ok()
-    .or_else(plain)
+    .or_else(|| SharedShape::trimesh_with_flags(vertices, indices, TriMeshFlags::empty()).ok())
 }
 
 /// A decomposition's pieces as one compound: a piece's box, sphere or
