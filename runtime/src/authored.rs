@@ -91,13 +91,16 @@ impl Level {
         self.archive().bodies.get(k).map(AuthoredBody::of)
     }
 
-    /// The authored body `object` belongs to, by index.
+    /// The authored body `object` belongs to, by index (a table of every
+    /// object's body, made on the first call).
     pub fn authored_body_of(&self, object: ObjectId) -> Option<usize> {
-        let i = object.level_index()?;
-        self.archive()
-            .bodies
-            .iter()
-            .position(|b| b.members.iter().any(|m| m.to_native() == i))
+        let k = *self.body_table().get(object.level_index()? as usize)?;
+        (k != u32::MAX).then_some(k as usize)
+    }
+
+    /// How many objects authored body `k` has (0 past the last).
+    pub fn authored_body_len(&self, k: usize) -> usize {
+        self.archive().bodies.get(k).map_or(0, |b| b.members.len())
     }
 
     /// The mass properties of authored body `k` in the level's world frame

@@ -73,6 +73,9 @@ impl Storage {
 pub struct Level {
     storage: Storage,
     header: Header,
+    /// Each object's authored body (`u32::MAX`: none), made on first
+    /// use ([`Level::authored_body_of`]), not at load.
+    body_of: std::sync::OnceLock<Box<[u32]>>,
 }
 
 impl Level {
@@ -158,7 +161,11 @@ impl Level {
                 path: path.to_path_buf(),
                 error,
             })?;
-        Ok(Level { storage, header })
+        Ok(Level {
+            storage,
+            header,
+            body_of: std::sync::OnceLock::new(),
+        })
     }
 
     /// The archive's fixed header: format version, content hash, the
@@ -362,6 +369,22 @@ impl Level {
         }
         let v = |a: &[rkyv::rend::f32_le; 3]| glam::Vec3::from(a.map(|x| x.to_native()));
         Some((v(&a.top.min), v(&a.top.max)))
+    }
+}
+
+impl Level {
+    /// Each object's authored body by object index (`u32::MAX`: none).
+    pub(crate) fn body_table(&self) -> &[u32] {
+        self.body_of.get_or_init(|| {
+            let a = self.archive();
+            let mut of = vec![u32::MAX; a.instances.len()].into_boxed_slice();
+            for (k, b) in a.bodies.iter().enumerate() {
+                for m in b.members.iter() {
+                    of[m.to_native() as usize] = k as u32;
+                }
+            }
+            of
+        })
     }
 }
 

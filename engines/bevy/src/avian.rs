@@ -490,9 +490,7 @@ fn object_body(level: &Level, object: ObjectId, density: f32) -> Option<ObjectBo
     // an authored body of several objects is its parent entity's; one of
     // one object is this entity's, with the masses the file gives
     let authored = level.authored_body_of(object);
-    let members = authored
-        .and_then(|k| level.authored_body(k))
-        .map_or(1, |b| b.members.len());
+    let members = authored.map_or(1, |k| level.authored_body_len(k));
     let rigid = match motion {
         _ if members > 1 => None,
         Motion::Static => Some(RigidBody::Static),
