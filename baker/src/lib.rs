@@ -37,6 +37,7 @@ pub mod limits;
 pub mod prepare;
 pub mod report;
 pub mod scene;
+pub mod tile;
 pub mod write;
 
 pub use bake::{

@@ -1,4 +1,6 @@
-//! The fixed 64-byte header that precedes every archive body.
+//! The fixed 64-byte header that precedes every archive body, and every
+//! world manifest's ([`crate::world`]: the same layout under its own magic
+//! and version, [`FileKind`]).
 //!
 //! The header is read and checked *before* any rkyv validation (the rkyv
 //! practice of checking a version first): a file from another tool, another
@@ -34,6 +36,28 @@ pub const HEADER_LEN: usize = 64;
 /// archived type).
 pub const BODY_ALIGN: usize = 16;
 
+/// What a file with this header is: its magic bytes, the version this
+/// build reads, the flag bits it may set, and its name in errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKind {
+    /// The first eight bytes.
+    pub magic: [u8; 8],
+    /// The version this build reads and writes.
+    pub version: u32,
+    /// The flag bits it may set.
+    pub flags: u32,
+    /// What errors call it ("Kiln archive").
+    pub what: &'static str,
+}
+
+/// A baked level's archive.
+pub const ARCHIVE: FileKind = FileKind {
+    magic: MAGIC,
+    version: FORMAT_VERSION,
+    flags: flags::AABB_NODES | flags::SPHERE_NODES,
+    what: "Kiln archive",
+};
+
 /// Header flag bits.
 pub mod flags {
     /// Some mesh trees use box nodes (informational: each mesh says its
@@ -66,12 +90,19 @@ pub enum HeaderError {
     /// The file is shorter than the fixed header.
     #[error("file is {0} bytes, shorter than the {HEADER_LEN}-byte Kiln header")]
     TooShort(usize),
-    /// The magic bytes are wrong: not a Kiln archive.
-    #[error("not a Kiln archive (bad magic bytes {0:02x?})")]
-    BadMagic([u8; 8]),
+    /// The magic bytes are wrong: not a file of the kind wanted.
+    #[error("not a {what} (bad magic bytes {found:02x?})")]
+    BadMagic {
+        /// What was wanted ([`FileKind::what`]).
+        what: &'static str,
+        /// The bytes found.
+        found: [u8; 8],
+    },
     /// The format version is not the one this build reads.
-    #[error("archive format version {found}, this build reads version {expected}; re-bake it")]
+    #[error("{what} format version {found}, this build reads version {expected}; re-bake it")]
     Version {
+        /// What the file is ([`FileKind::what`]).
+        what: &'static str,
         /// Version in the file.
         found: u32,
         /// Version this build understands.
@@ -106,10 +137,15 @@ pub enum HeaderError {
 }
 
 impl Header {
-    /// Encodes the header into its fixed little-endian form.
+    /// Encodes the header of an archive into its fixed little-endian form.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        self.to_bytes_of(&ARCHIVE)
+    }
+
+    /// Encodes the header of a file of `kind`.
+    pub fn to_bytes_of(&self, kind: &FileKind) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
-        out[0..8].copy_from_slice(&MAGIC);
+        out[0..8].copy_from_slice(&kind.magic);
         out[8..12].copy_from_slice(&self.format_version.to_le_bytes());
         out[12..16].copy_from_slice(&self.flags.to_le_bytes());
         for (i, v) in self.baker_version.iter().enumerate() {
@@ -125,26 +161,35 @@ impl Header {
     /// including the body length. Does not check the body hash; see
     /// [`Header::check_body`].
     pub fn parse(file: &[u8]) -> Result<Header, HeaderError> {
+        Header::parse_of(file, &ARCHIVE)
+    }
+
+    /// [`Header::parse`] for a file of `kind`.
+    pub fn parse_of(file: &[u8], kind: &FileKind) -> Result<Header, HeaderError> {
         if file.len() < HEADER_LEN {
             return Err(HeaderError::TooShort(file.len()));
         }
         let h = &file[..HEADER_LEN];
         let magic: [u8; 8] = h[0..8].try_into().expect("8-byte slice");
-        if magic != MAGIC {
-            return Err(HeaderError::BadMagic(magic));
+        if magic != kind.magic {
+            return Err(HeaderError::BadMagic {
+                what: kind.what,
+                found: magic,
+            });
         }
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let u16_at = |o: usize| u16::from_le_bytes(h[o..o + 2].try_into().expect("2 bytes"));
         let format_version = u32_at(8);
-        if format_version != FORMAT_VERSION {
+        if format_version != kind.version {
             return Err(HeaderError::Version {
+                what: kind.what,
                 found: format_version,
-                expected: FORMAT_VERSION,
+                expected: kind.version,
             });
         }
         let flags = u32_at(12);
-        if flags & !(flags::AABB_NODES | flags::SPHERE_NODES) != 0 {
+        if flags & !kind.flags != 0 {
             return Err(HeaderError::Flags(flags));
         }
         if u16_at(22) != 0 || h[56..64].iter().any(|&b| b != 0) {
@@ -219,7 +264,10 @@ mod tests {
         assert_eq!(Header::parse(&file[..10]), Err(HeaderError::TooShort(10)));
         let mut bad = file.clone();
         bad[0] = b'X';
-        assert!(matches!(Header::parse(&bad), Err(HeaderError::BadMagic(_))));
+        assert!(matches!(
+            Header::parse(&bad),
+            Err(HeaderError::BadMagic { .. })
+        ));
         let mut bad = file.clone();
         bad[8] = 99;
         assert!(matches!(

@@ -8,7 +8,8 @@
 //!
 //! An archive file is `[Header; 64 bytes][rkyv body]`. Reading one is:
 //! [`Header::parse`] → [`Header::check_body`] → [`access_body`] (rkyv's
-//! checked access plus [`verify::verify_level`]).
+//! checked access plus [`verify::verify_level`]). A world too large for one
+//! archive is tile archives listed by a [`world`] manifest.
 
 pub mod bsp;
 pub mod header;
@@ -19,6 +20,7 @@ pub mod primitive;
 pub mod tri_mesh;
 pub mod verify;
 pub mod vertices;
+pub mod world;
 
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, HeaderError};
 pub use level::{ArchivedCollider, ArchivedLevel, Collider, Instance, Level, TopTree};
@@ -38,6 +40,9 @@ pub enum ArchiveError {
     /// The body is structurally valid but breaks a semantic invariant.
     #[error("archive content is invalid: {0}")]
     Semantic(#[from] verify::VerifyError),
+    /// A world manifest's body breaks an invariant.
+    #[error("world manifest content is invalid: {0}")]
+    Manifest(#[from] world::ManifestError),
     /// The body is not aligned for zero-copy access.
     #[error("archive body is not {align}-byte aligned in memory")]
     Misaligned {

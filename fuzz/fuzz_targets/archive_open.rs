@@ -115,13 +115,19 @@ fuzz_target!(|data: &[u8]| {
         let level = std::sync::Arc::new(level);
         let mut world = kiln_runtime::World::new(level.clone());
         let ball = QueryShape::Sphere { radius: 0.5 };
-        let _ = world.insert(kiln_runtime::Body::shape(ball, Pose::at(Vec3::new(0.0, 1.0, 0.0))));
+        let _ = world.insert(kiln_runtime::Body::shape(
+            ball,
+            Pose::at(Vec3::new(0.0, 1.0, 0.0)),
+        ));
         for o in level.objects().take(16) {
             let _ = world.insert(kiln_runtime::Body::copy(&level, o, Pose::at(Vec3::Y)));
         }
         let movers: Vec<_> = level.movers_and_triggers().collect();
         for (k, &o) in movers.iter().enumerate() {
-            let _ = world.set_pose(o, Pose::new(Quat::from_rotation_y(k as f32), Vec3::X * k as f32));
+            let _ = world.set_pose(
+                o,
+                Pose::new(Quat::from_rotation_y(k as f32), Vec3::X * k as f32),
+            );
         }
         world.step();
         let _ = world.trigger_events();
@@ -129,9 +135,15 @@ fuzz_target!(|data: &[u8]| {
         let _ = world.raycast(&Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 50.0), &all);
         let _ = world.overlap(&ball, &Pose::IDENTITY, &all);
         let _ = world.contains_point(Vec3::new(0.1, 0.2, 0.3), &all);
-        let _ = world.cast(&ShapeCast::new(ball, Pose::at(Vec3::Y * 4.0), Vec3::NEG_Y, 10.0), &all);
+        let _ = world.cast(
+            &ShapeCast::new(ball, Pose::at(Vec3::Y * 4.0), Vec3::NEG_Y, 10.0),
+            &all,
+        );
         let player = kiln_runtime::character::Character::capsule(0.3, 0.6);
-        let (mut at, mut ground) = (Vec3::new(0.0, 2.0, 0.0), kiln_runtime::character::Ground::InAir);
+        let (mut at, mut ground) = (
+            Vec3::new(0.0, 2.0, 0.0),
+            kiln_runtime::character::Ground::InAir,
+        );
         for _ in 0..4 {
             world.step();
             (at, _) = player.ride(&world, at, &ground);

@@ -21,4 +21,5 @@ mod reload;
 mod shells;
 mod solid_colliders;
 mod spheres;
+mod tiles;
 mod world;

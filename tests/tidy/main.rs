@@ -215,7 +215,7 @@ fn baker_steps_import_no_later_step() {
     layered(
         "baker/src",
         &[
-            &["export"],
+            &["export", "tile"],
             &["bake"],
             &["report"],
             &["write"],
@@ -313,6 +313,7 @@ const PARSERS: &[(&str, &str, &str)] = &[
         "http::read_request",
     ),
     ("formats/src/lib.rs", "archive_open", "Level::from_bytes"),
+    ("formats/src/world.rs", "world_manifest", "read_world"),
 ];
 
 /// What marks a file as parsing untrusted input.

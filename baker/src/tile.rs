@@ -1,0 +1,219 @@
+//! Tiles: a scene too large for one archive split on a horizontal grid
+//! (x and z) into tiles baked one by one, each an ordinary archive whose
+//! coordinates are relative to its tile's origin, and the world manifest
+//! that lists them (`kiln_formats::world`).
+//!
+//! An object goes to the cell of its world box's centre; the objects of an
+//! authored rigid body go together, to the cell of the body's origin, so a
+//! body is never split. Each tile's placements are moved by minus its
+//! origin in f64 before anything is rounded to f32, so a tile 100 km out
+//! keeps the precision of one at the world's origin.
+//!
+//! Not yet: large triangle meshes (terrain) are not cut at tile borders;
+//! an object stays whole in the tile of its centre, however far it
+//! reaches.
+
+use std::collections::BTreeMap;
+
+use glam::{DAffine3, DVec3};
+use kiln_formats::world::{Tile, WorldManifest, encode_world};
+use thiserror::Error;
+
+use crate::bake::{Baked, bake_scene, baker_version};
+use crate::config::BakeSettings;
+use crate::scene::Scene;
+
+/// Why a scene could not be tiled.
+#[derive(Debug, Error, PartialEq)]
+pub enum TileError {
+    /// The tile size is not a positive finite number.
+    #[error("tile size {0} is not a positive number of metres")]
+    Size(f64),
+    /// An object lies in a cell past what the manifest can number.
+    #[error("object {object:?} lies in cell {cell:?}, past ±2³¹ tiles of {size} m")]
+    Cell {
+        /// Its name.
+        object: String,
+        /// Its cell, as far as it goes.
+        cell: [f64; 2],
+        /// The tile size.
+        size: f64,
+    },
+}
+
+/// A tiled bake: the manifest, its file, and each tile's archive in
+/// manifest order.
+pub struct TiledWorld {
+    /// The manifest.
+    pub manifest: WorldManifest,
+    /// The manifest file (header + body).
+    pub manifest_bytes: Vec<u8>,
+    /// Each tile's bake, in the manifest's order.
+    pub tiles: Vec<Baked>,
+}
+
+/// The world box of instance `i` of `scene` (its translation alone for an
+/// empty mesh).
+fn world_box(scene: &Scene, i: usize) -> (DVec3, DVec3) {
+    let inst = &scene.instances[i];
+    let positions = &scene.meshes[inst.mesh].positions;
+    if positions.is_empty() {
+        return (inst.transform.translation, inst.transform.translation);
+    }
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for p in positions {
+        let w = inst
+            .transform
+            .transform_point3(DVec3::from(p.map(f64::from)));
+        lo = lo.min(w);
+        hi = hi.max(w);
+    }
+    (lo, hi)
+}
+
+/// The box around every object of `scene`, rounded outward to f32.
+fn bounds(scene: &Scene) -> [[f32; 3]; 2] {
+    let (lo, hi) = (0..scene.instances.len())
+        .map(|i| world_box(scene, i))
+        .fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(l, h), (a, b)| (l.min(a), h.max(b)),
+        );
+    if lo.x > hi.x {
+        return [[0.0; 3]; 2];
+    }
+    let down = |x: f64| {
+        let f = x as f32;
+        if f64::from(f) > x { f.next_down() } else { f }
+    };
+    let up = |x: f64| {
+        let f = x as f32;
+        if f64::from(f) < x { f.next_up() } else { f }
+    };
+    [lo.to_array().map(down), hi.to_array().map(up)]
+}
+
+/// Splits `scene` on a grid of `size` m: each cell's scene, its
+/// placements moved by minus the cell's origin, by ascending cell.
+pub fn split(scene: &Scene, size: f64) -> Result<Vec<([i32; 2], Scene)>, TileError> {
+    if !(size.is_finite() && size > 0.0) {
+        return Err(TileError::Size(size));
+    }
+    let cell_of = |p: DVec3, name: &str| -> Result<[i32; 2], TileError> {
+        let c = [(p.x / size).floor(), (p.z / size).floor()];
+        if c.iter()
+            .all(|&x| x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX))
+        {
+            Ok([c[0] as i32, c[1] as i32])
+        } else {
+            Err(TileError::Cell {
+                object: name.to_string(),
+                cell: c,
+                size,
+            })
+        }
+    };
+    // each instance's cell: its body's origin's, else its own centre's
+    let mut cells: BTreeMap<[i32; 2], Vec<usize>> = BTreeMap::new();
+    for (i, inst) in scene.instances.iter().enumerate() {
+        let at = match inst.body {
+            Some(b) => scene.bodies[b].transform.translation,
+            None => {
+                let (lo, hi) = world_box(scene, i);
+                (lo + hi) * 0.5
+            }
+        };
+        cells.entry(cell_of(at, &inst.name)?).or_default().push(i);
+    }
+    Ok(cells
+        .into_iter()
+        .map(|(cell, members)| {
+            let o = Tile::grid_origin(cell, size);
+            (cell, tile_scene(scene, &members, DVec3::from(o)))
+        })
+        .collect())
+}
+
+/// The scene of instances `members` of `scene`, moved by `-origin`, with
+/// only the meshes and bodies they use.
+fn tile_scene(scene: &Scene, members: &[usize], origin: DVec3) -> Scene {
+    let shift = DAffine3::from_translation(-origin);
+    let mut mesh_map: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut body_map: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out = Scene {
+        warnings: scene.warnings.clone(),
+        notes: scene.notes.clone(),
+        authored_physics: scene.authored_physics.clone(),
+        ..Scene::default()
+    };
+    for &i in members {
+        let mut inst = scene.instances[i].clone();
+        let next = mesh_map.len();
+        let m = *mesh_map.entry(inst.mesh).or_insert(next);
+        if m == out.meshes.len() {
+            out.meshes.push(scene.meshes[inst.mesh].clone());
+            if let Some(p) = scene.pieces.get(&inst.mesh) {
+                out.pieces.insert(m, p.clone());
+            }
+        }
+        inst.mesh = m;
+        inst.transform = shift * inst.transform;
+        inst.body = inst.body.map(|b| {
+            let next = body_map.len();
+            let k = *body_map.entry(b).or_insert(next);
+            if k == out.bodies.len() {
+                let mut body = scene.bodies[b].clone();
+                body.transform = shift * body.transform;
+                out.bodies.push(body);
+            }
+            k
+        });
+        out.instances.push(inst);
+    }
+    out
+}
+
+/// Bakes `scene` as tiles of `size` m named `{stem}.{i}.{k}.kiln` (the
+/// manifest's paths, beside it), each with [`bake_scene`]: the same bytes
+/// whatever else is in the world. The manifest's content hash covers
+/// every tile's cell and content hash, in order.
+pub fn bake_tiled(
+    scene: &Scene,
+    settings: &BakeSettings,
+    size: f64,
+    stem: &str,
+) -> Result<TiledWorld, TileError> {
+    let parts = split(scene, size)?;
+    let mut tiles = Vec::with_capacity(parts.len());
+    let mut baked = Vec::with_capacity(parts.len());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for (cell, part) in parts {
+        let b = bake_scene(&part, settings);
+        // (the tile's scene stays for its bounds)
+        let header = kiln_formats::Header::parse(&b.bytes).expect("the baker's own archive");
+        hasher.update(&cell[0].to_le_bytes());
+        hasher.update(&cell[1].to_le_bytes());
+        hasher.update(&header.content_hash);
+        tiles.push(Tile {
+            cell,
+            origin: Tile::grid_origin(cell, size),
+            bounds: bounds(&part),
+            file: format!("{stem}.{}.{}.kiln", cell[0], cell[1]),
+            objects: b.report.instances as u32,
+            content_hash: header.content_hash,
+            bytes: b.bytes.len() as u64,
+        });
+        baked.push(b);
+    }
+    let manifest = WorldManifest {
+        tile_size: size,
+        tiles,
+    };
+    let manifest_bytes = encode_world(&manifest, hasher.digest128().to_le_bytes(), baker_version());
+    Ok(TiledWorld {
+        manifest,
+        manifest_bytes,
+        tiles: baked,
+    })
+}
