@@ -108,6 +108,16 @@ const HASH_CHUNK: usize = 48 * 1024;
 /// [`crate::ingest`] never do: ingest rejects such files with an error.
 pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
     let mut laps = Laps::start();
+    let content_hash = scene_hash(scene, settings);
+    let hash_ms = laps.lap();
+    let mut baked = bake_hashed(scene, settings, content_hash);
+    baked.report.stages.hash_ms = hash_ms;
+    baked
+}
+
+/// The content hash [`bake_scene`] gives `scene` baked with `settings`
+/// (known before anything is built: a tile's up-to-date check).
+pub fn scene_hash(scene: &Scene, settings: &BakeSettings) -> [u8; 16] {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     // 48 KB at a time: per-value updates dominated the bake of large
     // meshes, and one buffer for a whole mesh cost its size in fresh pages
@@ -162,11 +172,12 @@ pub fn bake_scene(scene: &Scene, settings: &BakeSettings) -> Baked {
         hasher.update(ext.as_bytes());
     }
     hasher.update(settings.fingerprint().as_bytes());
-    let content_hash = hasher.digest128().to_le_bytes();
-    let hash_ms = laps.lap();
-    let mut baked = bake_hashed(scene, settings, content_hash);
-    baked.report.stages.hash_ms = hash_ms;
-    baked
+    hasher.digest128().to_le_bytes()
+}
+
+/// [`bake_scene`] with its content hash already known ([`scene_hash`]).
+pub fn bake_scene_hashed(scene: &Scene, settings: &BakeSettings, content_hash: [u8; 16]) -> Baked {
+    bake_hashed(scene, settings, content_hash)
 }
 
 /// Hands `words` to `hasher` as little-endian bytes, [`HASH_CHUNK`] bytes

@@ -190,7 +190,6 @@ pub fn bake_tiled(
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for (cell, part) in parts {
         let b = bake_scene(&part, settings);
-        // (the tile's scene stays for its bounds)
         let header = kiln_formats::Header::parse(&b.bytes).expect("the baker's own archive");
         hasher.update(&cell[0].to_le_bytes());
         hasher.update(&cell[1].to_le_bytes());
@@ -216,4 +215,163 @@ pub fn bake_tiled(
         manifest_bytes,
         tiles: baked,
     })
+}
+
+/// What [`bake_tiled_to_dir`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TiledReport {
+    /// The manifest written.
+    pub manifest: std::path::PathBuf,
+    /// Tiles in the world.
+    pub tiles: usize,
+    /// Tiles baked and written this time.
+    pub baked: usize,
+    /// Tiles whose archive was already what the bake would write.
+    pub up_to_date: usize,
+    /// Tile archives of cells that are empty now, removed.
+    pub removed: usize,
+    /// Objects over every tile.
+    pub objects: usize,
+    /// Bytes over every tile archive.
+    pub bytes: u64,
+}
+
+/// Why [`bake_tiled_to_dir`] stopped. Tiles written before the error stay
+/// (each is whole and correct); the manifest is written last, so the old
+/// one still lists the old tiles' content until a bake finishes.
+#[derive(Debug, Error)]
+pub enum TiledError {
+    /// The input could not be read or decoded.
+    #[error(transparent)]
+    Ingest(#[from] crate::IngestError),
+    /// The scene could not be tiled.
+    #[error("{input}: {source}")]
+    Tile {
+        /// The input file.
+        input: String,
+        /// Why.
+        source: TileError,
+    },
+    /// A file could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Whether the archive at `path` is what a bake with content hash `hash`
+/// would write (this baker's version, that hash, an intact body).
+fn tile_up_to_date(path: &std::path::Path, hash: [u8; 16]) -> Option<u64> {
+    let file = std::fs::read(path).ok()?;
+    let h = kiln_formats::Header::parse(&file).ok()?;
+    (h.baker_version == baker_version()
+        && h.content_hash == hash
+        && h.check_body(&file[kiln_formats::HEADER_LEN..]).is_ok())
+    .then_some(file.len() as u64)
+}
+
+/// Bakes glTF file `input` as tiles of `size` m into `out_dir`:
+/// `STEM.kilnworld` and `STEM.i.k.kiln` per tile. A tile whose archive is
+/// already what its bake would write (its content hash: its own objects
+/// and the settings) is not baked again unless `force`; the bytes are the
+/// same as a full bake's either way. Archives of cells the old manifest
+/// listed and the new one does not are removed. Each file is written
+/// atomically, the manifest last.
+pub fn bake_tiled_to_dir(
+    input: &std::path::Path,
+    out_dir: &std::path::Path,
+    size: f64,
+    force: bool,
+    settings: &BakeSettings,
+) -> Result<TiledReport, TiledError> {
+    let scene = crate::ingest::load(input)?.scene;
+    let parts = split(&scene, size).map_err(|source| TiledError::Tile {
+        input: input.display().to_string(),
+        source,
+    })?;
+    let stem = input
+        .file_stem()
+        .map_or("world".into(), |s| s.to_string_lossy().into_owned());
+    let manifest_path = out_dir.join(format!("{stem}.kilnworld"));
+    // the old manifest's tiles, by cell
+    let old: BTreeMap<[i32; 2], Tile> = std::fs::read(&manifest_path)
+        .ok()
+        .and_then(|bytes| {
+            let (_, aligned) = kiln_formats::world::read_world(&bytes).ok()?;
+            let (_, m) = kiln_formats::world::access_world_file(&aligned).ok()?;
+            Some(
+                m.tiles
+                    .iter()
+                    .map(|t| (t.cell.map(|c| c.to_native()), t.to_tile()))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
+    let write = |path: &std::path::Path, bytes: &[u8]| {
+        crate::write::write_atomic(path, bytes).map_err(|source| TiledError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let mut report = TiledReport {
+        manifest: manifest_path.clone(),
+        tiles: parts.len(),
+        ..TiledReport::default()
+    };
+    let mut tiles = Vec::with_capacity(parts.len());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for (cell, part) in &parts {
+        let hash = crate::bake::scene_hash(part, settings);
+        let file = format!("{stem}.{}.{}.kiln", cell[0], cell[1]);
+        let path = out_dir.join(&file);
+        let kept = old
+            .get(cell)
+            .filter(|t| !force && t.content_hash == hash && t.file == file)
+            .and_then(|t| tile_up_to_date(&path, hash).map(|bytes| (t, bytes)));
+        let (objects, bytes) = match kept {
+            Some((t, bytes)) => {
+                report.up_to_date += 1;
+                (t.objects, bytes)
+            }
+            None => {
+                let b = crate::bake::bake_scene_hashed(part, settings, hash);
+                write(&path, &b.bytes)?;
+                report.baked += 1;
+                (b.report.instances as u32, b.bytes.len() as u64)
+            }
+        };
+        hasher.update(&cell[0].to_le_bytes());
+        hasher.update(&cell[1].to_le_bytes());
+        hasher.update(&hash);
+        report.objects += objects as usize;
+        report.bytes += bytes;
+        tiles.push(Tile {
+            cell: *cell,
+            origin: Tile::grid_origin(*cell, size),
+            bounds: bounds(part),
+            file,
+            objects,
+            content_hash: hash,
+            bytes,
+        });
+    }
+    let manifest = WorldManifest {
+        tile_size: size,
+        tiles,
+    };
+    let bytes = encode_world(&manifest, hasher.digest128().to_le_bytes(), baker_version());
+    write(&manifest_path, &bytes)?;
+    // the archives of cells that are empty now
+    for (cell, t) in &old {
+        if manifest.tiles.iter().all(|n| n.cell != *cell)
+            && kiln_formats::world::safe_tile_path(&t.file)
+            && std::fs::remove_file(out_dir.join(&t.file)).is_ok()
+        {
+            report.removed += 1;
+        }
+    }
+    Ok(report)
 }

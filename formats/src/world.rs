@@ -77,6 +77,21 @@ impl Tile {
     }
 }
 
+impl ArchivedTile {
+    /// The tile as a plain value.
+    pub fn to_tile(&self) -> Tile {
+        Tile {
+            cell: self.cell.map(|c| c.to_native()),
+            origin: self.origin.map(|x| x.to_native()),
+            bounds: self.bounds.map(|c| c.map(|x| x.to_native())),
+            file: self.file.as_str().to_owned(),
+            objects: self.objects.to_native(),
+            content_hash: self.content_hash,
+            bytes: self.bytes.to_native(),
+        }
+    }
+}
+
 /// Why a manifest's content was rejected.
 #[derive(Debug, Error, PartialEq)]
 pub enum ManifestError {

@@ -63,6 +63,13 @@ enum Command {
         /// deviates from its render mesh by more than the tolerance.
         #[arg(long)]
         strict: bool,
+        /// Bake each input as a world of tiles of this many metres on an
+        /// x-z grid: DIR/STEM.kilnworld (the manifest) and a
+        /// DIR/STEM.I.K.kiln archive per tile, each relative to its tile's
+        /// origin; only tiles whose objects changed are baked again (needs
+        /// --out-dir).
+        #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
+        tile_size: Option<f64>,
     },
     /// Bake every glTF file named (or found under a directory named), then
     /// re-bake each whenever it or a buffer it reads changes, until Ctrl-C.
@@ -287,6 +294,7 @@ pub fn main() -> ExitCode {
             force,
             depfile,
             strict,
+            tile_size,
         } => {
             let opts = BakeOpts {
                 json,
@@ -295,13 +303,21 @@ pub fn main() -> ExitCode {
                 depfile,
                 strict,
             };
-            bake(
-                &inputs,
-                out.as_deref(),
-                out_dir.as_deref(),
-                &opts,
-                &settings,
-            )
+            match (tile_size, out_dir.as_deref()) {
+                (Some(size), Some(dir)) => bake_tiles(&inputs, dir, size, force, &settings),
+                (Some(_), None) => Err(Usage(
+                    "--tile-size writes a manifest and its tiles: say where with --out-dir <DIR>"
+                        .into(),
+                )
+                .into()),
+                _ => bake(
+                    &inputs,
+                    out.as_deref(),
+                    out_dir.as_deref(),
+                    &opts,
+                    &settings,
+                ),
+            }
         }
         Command::Watch {
             paths,
@@ -481,6 +497,54 @@ fn bake(
             .with_context(|| format!("{}: cannot write the depfile", dep.display()))?;
     }
     Ok(outcomes.iter().all(|o| !matches!(o, Outcome::Failed(_))))
+}
+
+/// Bakes each input as a world of tiles of `size` m into `dir`; returns
+/// false if any failed (the others still bake).
+fn bake_tiles(
+    inputs: &[PathBuf],
+    dir: &Path,
+    size: f64,
+    force: bool,
+    settings: &SettingsArgs,
+) -> Result<bool> {
+    if !(size.is_finite() && size > 0.0) {
+        return Err(Usage(format!(
+            "--tile-size {size} is not a positive number of metres"
+        ))
+        .into());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut ok = true;
+    for (n, input) in inputs.iter().enumerate() {
+        let done = settings
+            .resolve(input)
+            .map_err(anyhow::Error::from)
+            .and_then(|(s, _)| {
+                kiln_baker::tile::bake_tiled_to_dir(input, dir, size, force, &s)
+                    .map_err(anyhow::Error::from)
+            });
+        match done {
+            Ok(r) => eprintln!(
+                "[{}/{}] {} -> {}: {} tiles of {size} m ({} baked, {} up to date, {} removed), {} objects, {} bytes",
+                n + 1,
+                inputs.len(),
+                input.display(),
+                r.manifest.display(),
+                r.tiles,
+                r.baked,
+                r.up_to_date,
+                r.removed,
+                r.objects,
+                r.bytes
+            ),
+            Err(e) => {
+                ok = false;
+                eprintln!("[{}/{}] {}: {e:#}", n + 1, inputs.len(), input.display());
+            }
+        }
+    }
+    Ok(ok)
 }
 
 /// A path for a Make/Ninja depfile: spaces and `#` escaped with a

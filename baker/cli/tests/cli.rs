@@ -1225,3 +1225,91 @@ fn inspect_lists_each_objects_pieces_and_which_are_boxes() {
         "{l}"
     );
 }
+
+#[test]
+fn tile_size_bakes_a_world_and_rebakes_only_the_tiles_that_changed() {
+    let dir = tmpdir("tiles");
+    let src = dir.join("course.gltf");
+    std::fs::copy(sample("walk_course.gltf"), &src).unwrap();
+    let out = dir.join("out");
+    let bake = || {
+        let o = baker()
+            .args([
+                "bake",
+                src.to_str().unwrap(),
+                "--tile-size",
+                "10",
+                "--out-dir",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let first = bake();
+    assert!(
+        first.contains("4 tiles of 10 m (4 baked, 0 up to date, 0 removed), 14 objects"),
+        "{first}"
+    );
+    let manifest = std::fs::read(out.join("course.kilnworld")).unwrap();
+    let (_, aligned) = kiln_formats::world::read_world(&manifest).unwrap();
+    let (_, m) = kiln_formats::world::access_world_file(&aligned).unwrap();
+    let tiles: Vec<(String, Vec<u8>)> = m
+        .tiles
+        .iter()
+        .map(|t| {
+            (
+                t.file.to_string(),
+                std::fs::read(out.join(t.file.as_str())).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(tiles.len(), 4);
+    // the same bytes as the library's whole-scene tiled bake
+    let scene = kiln_baker::ingest::load(&src).unwrap().scene;
+    let lib = kiln_baker::tile::bake_tiled(&scene, &Default::default(), 10.0, "course").unwrap();
+    assert_eq!(lib.manifest_bytes, manifest);
+    for ((_, bytes), b) in tiles.iter().zip(&lib.tiles) {
+        assert_eq!(bytes, &b.bytes);
+    }
+    // nothing changed: nothing baked
+    let again = bake();
+    assert!(
+        again.contains("(0 baked, 4 up to date, 0 removed)"),
+        "{again}"
+    );
+    // the wall moved: its tile (1, 1) alone is baked again
+    let text = std::fs::read_to_string(&src).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for node in doc["nodes"].as_array_mut().unwrap() {
+        if node["name"] == "wall" {
+            node["translation"][0] = serde_json::json!(16.0);
+        }
+    }
+    std::fs::write(&src, doc.to_string()).unwrap();
+    let edited = bake();
+    assert!(
+        edited.contains("(1 baked, 3 up to date, 0 removed)"),
+        "{edited}"
+    );
+    for (file, before) in &tiles {
+        let now = std::fs::read(out.join(file)).unwrap();
+        assert_eq!(&now == before, file != "course.1.1.kiln", "{file}");
+    }
+    // a tile size with no --out-dir, or not positive, is a usage error
+    for args in [
+        vec!["--tile-size", "10", "-o", "x.kiln"],
+        vec!["--tile-size", "0", "--out-dir", "o"],
+        vec!["--tile-size", "-5", "--out-dir", "o"],
+    ] {
+        let o = baker()
+            .current_dir(&dir)
+            .arg("bake")
+            .arg(&src)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
