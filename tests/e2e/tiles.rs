@@ -153,3 +153,52 @@ fn a_tile_s_bytes_depend_on_its_own_objects_alone() {
         assert!(bake_tiled(&scene, &settings, size, "x").is_err());
     }
 }
+
+#[test]
+fn a_world_baked_to_a_folder_opens_by_its_manifest_and_finds_the_tiles_near_a_point() {
+    let dir = std::env::temp_dir().join(format!("kiln-tiles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/walk_course.gltf");
+    let r = kiln_baker::tile::bake_tiled_to_dir(&src, &dir, 10.0, false, &BakeSettings::default())
+        .unwrap();
+    assert_eq!((r.tiles, r.baked, r.objects), (4, 4, 14));
+    let m = kiln_runtime::WorldManifest::open(dir.join("walk_course.kilnworld")).unwrap();
+    assert_eq!(m.tile_size(), 10.0);
+    // inside tile (0, 0) far from its borders: that tile alone; at the
+    // course's middle: all four; far away: none
+    assert_eq!(m.tiles_near(DVec3::new(3.0, 0.0, 3.0), 1.0), vec![0]);
+    assert_eq!(m.tiles_near(DVec3::new(10.0, 0.0, 10.0), 0.5).len(), 4);
+    assert!(m.tiles_near(DVec3::new(1e5, 0.0, 1e5), 100.0).is_empty());
+    // each tile opens, and answers in its own frame
+    let whole =
+        Level::from_bytes(&bake_scene(&walk_course(), &BakeSettings::default()).bytes).unwrap();
+    let down = |level: &Level, at: Vec3| {
+        level
+            .raycast(&Ray::new(at, Vec3::NEG_Y, 10.0), &Filter::ALL)
+            .map(|h| h.t)
+    };
+    for (k, t) in m.tiles().iter().enumerate() {
+        let level = m.open_tile(k).unwrap();
+        let centre = DVec3::from(t.origin) + DVec3::new(5.0, 3.0, 5.0);
+        let tile_t = down(&level, (centre - DVec3::from(t.origin)).as_vec3());
+        assert_eq!(tile_t, down(&whole, centre.as_vec3()), "tile {:?}", t.cell);
+    }
+    // a tile gone from the folder is an error naming its file
+    std::fs::remove_file(dir.join("walk_course.1.1.kiln")).unwrap();
+    let e = m.open_tile(3).unwrap_err().to_string();
+    assert!(e.contains("walk_course.1.1.kiln"), "{e}");
+    // a damaged manifest is refused, naming the file
+    let path = dir.join("walk_course.kilnworld");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = kiln_runtime::WorldManifest::open(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("walk_course.kilnworld") && e.contains("checksum"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

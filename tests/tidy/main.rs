@@ -194,7 +194,7 @@ fn runtime_modules_import_only_from_the_layers_below() {
         "runtime/src",
         &[
             &["character", "space"],
-            &["world", "handle"],
+            &["world", "handle", "manifest"],
             &["query"],
             &["dynamic"],
             &["authored"],
