@@ -94,9 +94,10 @@ enum Command {
         #[command(flatten)]
         settings: SettingsArgs,
     },
-    /// Show what an archive holds: counts, bytes, tree quality, objects.
+    /// Show what an archive holds: counts, bytes, tree quality, objects
+    /// (or what a world manifest lists: its tiles).
     Inspect {
-        /// The archive.
+        /// The archive, or a `.kilnworld` manifest.
         archive: PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -582,11 +583,65 @@ fn access<'a>(path: &Path, bytes: &'a [u8]) -> Result<kiln_formats::Archive<'a>>
 
 fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {
     let bytes = read_archive(archive)?;
+    if bytes.starts_with(&kiln_formats::world::WORLD.magic) {
+        return inspect_world(archive, &bytes, json);
+    }
     let report = inspect::inspect(&access(archive, &bytes)?);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", inspect::to_text(&report));
+    }
+    Ok(())
+}
+
+/// `inspect` of a world manifest: its tiles, a line each (or JSON).
+fn inspect_world(path: &Path, bytes: &[u8], json: bool) -> Result<()> {
+    let (header, world) = kiln_formats::world::access_world_file(bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let tiles: Vec<kiln_formats::world::Tile> = world.tiles.iter().map(|t| t.to_tile()).collect();
+    let size = world.tile_size.to_native();
+    if json {
+        let rows: Vec<serde_json::Value> = tiles
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "cell": t.cell, "origin": t.origin, "bounds": t.bounds, "file": t.file,
+                    "objects": t.objects, "bytes": t.bytes,
+                    "content_hash": t.content_hash.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "world_version": header.format_version,
+            "tile_size": size,
+            "tiles": rows,
+            "objects": tiles.iter().map(|t| u64::from(t.objects)).sum::<u64>(),
+            "bytes": tiles.iter().map(|t| t.bytes).sum::<u64>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!(
+        "world manifest v{}: {} tiles of {size} m, {} objects, {} bytes of tiles",
+        header.format_version,
+        tiles.len(),
+        tiles.iter().map(|t| u64::from(t.objects)).sum::<u64>(),
+        tiles.iter().map(|t| t.bytes).sum::<u64>()
+    );
+    println!(
+        "{:>12}  {:>28}  {:>8}  {:>10}  file",
+        "cell", "origin", "objects", "bytes"
+    );
+    for t in &tiles {
+        println!(
+            "{:>12}  {:>28}  {:>8}  {:>10}  {}",
+            format!("{} {}", t.cell[0], t.cell[1]),
+            format!("{} {} {}", t.origin[0], t.origin[1], t.origin[2]),
+            t.objects,
+            t.bytes,
+            t.file
+        );
     }
     Ok(())
 }

@@ -1273,6 +1273,28 @@ fn tile_size_bakes_a_world_and_rebakes_only_the_tiles_that_changed() {
     for ((_, bytes), b) in tiles.iter().zip(&lib.tiles) {
         assert_eq!(bytes, &b.bytes);
     }
+    // inspect reads a manifest as well as an archive
+    let o = baker()
+        .arg("inspect")
+        .arg(out.join("course.kilnworld"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("world manifest v1: 4 tiles of 10 m, 14 objects"),
+        "{text}"
+    );
+    assert!(text.contains("course.1.1.kiln"), "{text}");
+    let o = baker()
+        .args(["inspect", "--json"])
+        .arg(out.join("course.kilnworld"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["tiles"].as_array().unwrap().len(), v["objects"].as_u64()),
+        (4, Some(14))
+    );
     // nothing changed: nothing baked
     let again = bake();
     assert!(
