@@ -588,9 +588,9 @@ fn inspect_cmd(archive: &Path, json: bool) -> Result<()> {
     }
     let report = inspect::inspect(&access(archive, &bytes)?);
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print!("{}", inspect::to_text(&report));
+        stdout(&inspect::to_text(&report))?;
     }
     Ok(())
 }
@@ -619,22 +619,26 @@ fn inspect_world(path: &Path, bytes: &[u8], json: bool) -> Result<()> {
             "objects": tiles.iter().map(|t| u64::from(t.objects)).sum::<u64>(),
             "bytes": tiles.iter().map(|t| t.bytes).sum::<u64>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
+        return stdout(&format!("{}\n", serde_json::to_string_pretty(&out)?));
     }
-    println!(
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "world manifest v{}: {} tiles of {size} m, {} objects, {} bytes of tiles",
         header.format_version,
         tiles.len(),
         tiles.iter().map(|t| u64::from(t.objects)).sum::<u64>(),
         tiles.iter().map(|t| t.bytes).sum::<u64>()
     );
-    println!(
+    let _ = writeln!(
+        text,
         "{:>12}  {:>28}  {:>8}  {:>10}  file",
         "cell", "origin", "objects", "bytes"
     );
     for t in &tiles {
-        println!(
+        let _ = writeln!(
+            text,
             "{:>12}  {:>28}  {:>8}  {:>10}  {}",
             format!("{} {}", t.cell[0], t.cell[1]),
             format!("{} {} {}", t.origin[0], t.origin[1], t.origin[2]),
@@ -643,7 +647,20 @@ fn inspect_world(path: &Path, bytes: &[u8], json: bool) -> Result<()> {
             t.file
         );
     }
-    Ok(())
+    stdout(&text)
+}
+
+/// Writes `text` to stdout; a reader that went away (`baker inspect … |
+/// head`) ends the output quietly instead of panicking as `print!` does.
+fn stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to stdout"))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn query_cmd(archive: &Path, input: Option<&Path>) -> Result<()> {

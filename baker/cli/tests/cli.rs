@@ -1335,3 +1335,56 @@ fn tile_size_bakes_a_world_and_rebakes_only_the_tiles_that_changed() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn inspect_into_a_reader_that_stops_early_ends_quietly() {
+    use std::io::Read;
+    // the walk course with 1,500 more steps: an inspect report far larger
+    // than a pipe holds
+    let dir = tmpdir("pipe");
+    let text = std::fs::read_to_string(sample("walk_course.gltf")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let step = doc["nodes"][4].clone();
+    for k in 0..1500 {
+        let mut n = step.clone();
+        n["name"] = serde_json::json!(format!("extra_{k}"));
+        n["translation"] = serde_json::json!([30.0 + (k % 40) as f64, 0.5, (k / 40) as f64]);
+        let nodes = doc["nodes"].as_array_mut().unwrap();
+        nodes.push(n);
+        let i = nodes.len() - 1;
+        doc["scenes"][0]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!(i));
+    }
+    let src = dir.join("many.gltf");
+    std::fs::write(&src, doc.to_string()).unwrap();
+    let archive = dir.join("many.kiln");
+    let o = baker()
+        .arg("bake")
+        .arg(&src)
+        .arg("-o")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for json in [true, false] {
+        let mut child = baker()
+            .arg("inspect")
+            .arg(&archive)
+            .args(json.then_some("--json"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // read the first bytes, then go away like `head -1`
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !err.contains("panicked"),
+            "json {json}: {err}"
+        );
+    }
+}
