@@ -78,17 +78,19 @@ pub fn bake_plan(plan: Plan, settings: &BakeSettings) -> Result<Baked, IngestErr
 /// reading the file does). Any doubt — a missing, short or foreign file —
 /// says no.
 pub fn is_up_to_date(archive: &Path, plan: &Plan) -> bool {
-    let Ok(file) = std::fs::read(archive) else {
-        return false;
-    };
-    match kiln_formats::header::Header::parse(&file) {
-        Ok(h) => {
-            h.baker_version == baker_version()
-                && h.content_hash == plan.content_hash
-                && h.check_body(&file[kiln_formats::HEADER_LEN..]).is_ok()
-        }
-        Err(_) => false,
-    }
+    up_to_date_size(archive, plan.content_hash).is_some()
+}
+
+/// The size of the archive at `archive` when it is what a bake with
+/// content hash `content_hash` would write (as [`is_up_to_date`] decides),
+/// else `None`.
+pub fn up_to_date_size(archive: &Path, content_hash: [u8; 16]) -> Option<u64> {
+    let file = std::fs::read(archive).ok()?;
+    let h = kiln_formats::header::Header::parse(&file).ok()?;
+    (h.baker_version == baker_version()
+        && h.content_hash == content_hash
+        && h.check_body(&file[kiln_formats::HEADER_LEN..]).is_ok())
+    .then_some(file.len() as u64)
 }
 
 /// Bakes one glTF file.

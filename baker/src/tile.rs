@@ -19,7 +19,7 @@ use glam::{DAffine3, DVec3};
 use kiln_formats::world::{Tile, WorldManifest, encode_world};
 use thiserror::Error;
 
-use crate::bake::{Baked, bake_scene, baker_version};
+use crate::bake::{Baked, baker_version};
 use crate::config::BakeSettings;
 use crate::scene::Scene;
 
@@ -175,46 +175,74 @@ fn tile_scene(scene: &Scene, members: &[usize], origin: DVec3) -> Scene {
 }
 
 /// Bakes `scene` as tiles of `size` m named `{stem}.{i}.{k}.kiln` (the
-/// manifest's paths, beside it), each with [`bake_scene`]: the same bytes
-/// whatever else is in the world. The manifest's content hash covers
-/// every tile's cell and content hash, in order.
+/// manifest's paths, beside it), each as
+/// [`bake_scene`](crate::bake::bake_scene) would: the same
+/// bytes whatever else is in the world.
 pub fn bake_tiled(
     scene: &Scene,
     settings: &BakeSettings,
     size: f64,
     stem: &str,
 ) -> Result<TiledWorld, TileError> {
-    let parts = split(scene, size)?;
-    let mut tiles = Vec::with_capacity(parts.len());
-    let mut baked = Vec::with_capacity(parts.len());
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    for (cell, part) in parts {
-        let b = bake_scene(&part, settings);
-        let header = kiln_formats::Header::parse(&b.bytes).expect("the baker's own archive");
-        hasher.update(&cell[0].to_le_bytes());
-        hasher.update(&cell[1].to_le_bytes());
-        hasher.update(&header.content_hash);
-        tiles.push(Tile {
-            cell,
-            origin: Tile::grid_origin(cell, size),
-            bounds: bounds(&part),
-            file: format!("{stem}.{}.{}.kiln", cell[0], cell[1]),
-            objects: b.report.instances as u32,
-            content_hash: header.content_hash,
-            bytes: b.bytes.len() as u64,
-        });
+    let mut tiles = Vec::new();
+    let mut baked = Vec::new();
+    for (cell, part) in split(scene, size)? {
+        let hash = crate::bake::scene_hash(&part, settings);
+        let b = crate::bake::bake_scene_hashed(&part, settings, hash);
+        let objects = b.report.instances as u32;
+        let bytes = b.bytes.len() as u64;
+        tiles.push(tile_entry(cell, size, &part, stem, hash, (objects, bytes)));
         baked.push(b);
     }
     let manifest = WorldManifest {
         tile_size: size,
         tiles,
     };
-    let manifest_bytes = encode_world(&manifest, hasher.digest128().to_le_bytes(), baker_version());
+    let manifest_bytes = encode_manifest(&manifest);
     Ok(TiledWorld {
         manifest,
         manifest_bytes,
         tiles: baked,
     })
+}
+
+/// The name of cell `cell`'s archive for a world named `stem`.
+fn tile_file(stem: &str, cell: [i32; 2]) -> String {
+    format!("{stem}.{}.{}.kiln", cell[0], cell[1])
+}
+
+/// The manifest's entry for cell `cell` of a `size` m grid holding scene
+/// `part`, baked with content hash `hash` into an archive of
+/// `(objects, bytes)`.
+fn tile_entry(
+    cell: [i32; 2],
+    size: f64,
+    part: &Scene,
+    stem: &str,
+    hash: [u8; 16],
+    (objects, bytes): (u32, u64),
+) -> Tile {
+    Tile {
+        cell,
+        origin: Tile::grid_origin(cell, size),
+        bounds: bounds(part),
+        file: tile_file(stem, cell),
+        objects,
+        content_hash: hash,
+        bytes,
+    }
+}
+
+/// The manifest file: its content hash covers every tile's cell and
+/// content hash, in order.
+fn encode_manifest(manifest: &WorldManifest) -> Vec<u8> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for t in &manifest.tiles {
+        hasher.update(&t.cell[0].to_le_bytes());
+        hasher.update(&t.cell[1].to_le_bytes());
+        hasher.update(&t.content_hash);
+    }
+    encode_world(manifest, hasher.digest128().to_le_bytes(), baker_version())
 }
 
 /// What [`bake_tiled_to_dir`] did.
@@ -262,17 +290,6 @@ pub enum TiledError {
     },
 }
 
-/// Whether the archive at `path` is what a bake with content hash `hash`
-/// would write (this baker's version, that hash, an intact body).
-fn tile_up_to_date(path: &std::path::Path, hash: [u8; 16]) -> Option<u64> {
-    let file = std::fs::read(path).ok()?;
-    let h = kiln_formats::Header::parse(&file).ok()?;
-    (h.baker_version == baker_version()
-        && h.content_hash == hash
-        && h.check_body(&file[kiln_formats::HEADER_LEN..]).is_ok())
-    .then_some(file.len() as u64)
-}
-
 /// Bakes glTF file `input` as tiles of `size` m into `out_dir`:
 /// `STEM.kilnworld` and `STEM.i.k.kiln` per tile. A tile whose archive is
 /// already what its bake would write (its content hash: its own objects
@@ -300,7 +317,7 @@ pub fn bake_tiled_to_dir(
     let old: BTreeMap<[i32; 2], Tile> = std::fs::read(&manifest_path)
         .ok()
         .and_then(|bytes| {
-            let (_, aligned) = kiln_formats::world::read_world(&bytes).ok()?;
+            let aligned = kiln_formats::aligned(&bytes);
             let (_, m) = kiln_formats::world::access_world_file(&aligned).ok()?;
             Some(
                 m.tiles
@@ -322,15 +339,14 @@ pub fn bake_tiled_to_dir(
         ..TiledReport::default()
     };
     let mut tiles = Vec::with_capacity(parts.len());
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     for (cell, part) in &parts {
         let hash = crate::bake::scene_hash(part, settings);
-        let file = format!("{stem}.{}.{}.kiln", cell[0], cell[1]);
+        let file = tile_file(&stem, *cell);
         let path = out_dir.join(&file);
         let kept = old
             .get(cell)
             .filter(|t| !force && t.content_hash == hash && t.file == file)
-            .and_then(|t| tile_up_to_date(&path, hash).map(|bytes| (t, bytes)));
+            .and_then(|t| crate::bake::up_to_date_size(&path, hash).map(|bytes| (t, bytes)));
         let (objects, bytes) = match kept {
             Some((t, bytes)) => {
                 report.up_to_date += 1;
@@ -343,27 +359,15 @@ pub fn bake_tiled_to_dir(
                 (b.report.instances as u32, b.bytes.len() as u64)
             }
         };
-        hasher.update(&cell[0].to_le_bytes());
-        hasher.update(&cell[1].to_le_bytes());
-        hasher.update(&hash);
         report.objects += objects as usize;
         report.bytes += bytes;
-        tiles.push(Tile {
-            cell: *cell,
-            origin: Tile::grid_origin(*cell, size),
-            bounds: bounds(part),
-            file,
-            objects,
-            content_hash: hash,
-            bytes,
-        });
+        tiles.push(tile_entry(*cell, size, part, &stem, hash, (objects, bytes)));
     }
     let manifest = WorldManifest {
         tile_size: size,
         tiles,
     };
-    let bytes = encode_world(&manifest, hasher.digest128().to_le_bytes(), baker_version());
-    write(&manifest_path, &bytes)?;
+    write(&manifest_path, &encode_manifest(&manifest))?;
     // the archives of cells that are empty now
     for (cell, t) in &old {
         if manifest.tiles.iter().all(|n| n.cell != *cell)

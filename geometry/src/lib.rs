@@ -14,6 +14,7 @@
 //! assert!((cube.volume() - 1.0).abs() < 1e-12);
 //! ```
 
+pub mod frame;
 pub mod hull;
 pub mod ray_round;
 pub mod rng;

@@ -313,7 +313,11 @@ const PARSERS: &[(&str, &str, &str)] = &[
         "http::read_request",
     ),
     ("formats/src/lib.rs", "archive_open", "Level::from_bytes"),
-    ("formats/src/world.rs", "world_manifest", "read_world"),
+    (
+        "formats/src/world.rs",
+        "world_manifest",
+        "access_world_file",
+    ),
 ];
 
 /// What marks a file as parsing untrusted input.

@@ -133,7 +133,10 @@ fn rigid_bodies(
         .zip(members)
         .filter(|(_, m)| !m.is_empty())
         .map(|(b, members)| {
-            let (q, t) = rigid_part(&b.transform);
+            let (q, t) = (
+                kiln_geometry::frame::rotation_of(&b.transform.matrix3),
+                b.transform.translation,
+            );
             let m = &b.mass;
             let mut authored = 0;
             let mut flag = |on: bool, bit: u32| authored |= if on { bit } else { 0 };
@@ -161,19 +164,6 @@ fn rigid_bodies(
             }
         })
         .collect()
-}
-
-/// The rigid part of a placement: the rotation of its columns made
-/// orthonormal (Gram–Schmidt from the first, so a mirror stays in what is
-/// left) and its translation; the runtime splits an object's placement
-/// the same way.
-fn rigid_part(t: &DAffine3) -> (glam::DQuat, glam::DVec3) {
-    let m = t.matrix3;
-    let x = m.x_axis.normalize_or(glam::DVec3::X);
-    let y = (m.y_axis - x * x.dot(m.y_axis)).normalize_or(x.any_orthonormal_vector());
-    let z = x.cross(y);
-    let q = glam::DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).normalize();
-    (q, t.translation)
 }
 
 /// A primitive that fills a piece, in archive form: its parameters, its

@@ -11,11 +11,12 @@
 //! | concave solid, static or kinematic | a triangle mesh of its low-poly surface: what Kiln's queries answer on |
 //! | concave solid or triangle mesh, dynamic | a compound of its convex pieces (box, sphere, capsule or hull each) |
 //!
-//! A static or kinematic concave solid is given its surface rather than
-//! its pieces so that Kiln's queries and Avian's spatial queries answer
-//! alike (the pieces stand out of the surface by up to the decomposition's
-//! concavity); a dynamic one needs volumes, so it gets its pieces, and a
-//! dynamic object with no pieces falls back to its triangles.
+//! Not yet as the design asks (concave solids as their pieces): a static
+//! or kinematic concave solid is given its surface, because the baker
+//! decomposes dynamic solids only and pieces stand out of the surface by
+//! the decomposition's concavity, past the 1 mm to which Kiln's and
+//! Avian's rays must agree. A dynamic one gets its pieces, and a dynamic
+//! object with no pieces falls back to its triangles.
 //!
 //! A placement that is not a similarity (non-uniform scale, shear, a
 //! mirror) is applied to the vertices, so the entity's `Transform` stays

@@ -769,14 +769,7 @@ fn a_reloaded_level_replaces_the_colliders_and_dynamic_bodies_keep_their_motion(
             }
         }
     });
-    std::fs::write(dir.join("assets/edited.kiln"), bytes).unwrap();
-    let handle = app.world().resource::<AssetServer>().load("edited.kiln");
-    let mut levels = app.world_mut().query::<&mut KilnLevel>();
-    levels.single_mut(app.world_mut()).unwrap().0 = handle;
-    let old = app.world().resource::<KilnWorld>().level().unwrap().clone();
-    until(&mut app, "the edited level loads", |app| {
-        !std::sync::Arc::ptr_eq(app.world().resource::<KilnWorld>().level().unwrap(), &old)
-    });
+    load_edited(&mut app, &dir, &bytes);
     app.update(); // the new colliders are in Avian's world
     // one collider entity per static object, the table's where it moved to
     let mut statics = app
@@ -845,6 +838,19 @@ fn a_turntable_turned_by_its_transform_carries_a_box_round() {
         kiln_turn.angle_between(Quat::from_rotation_y(quarter)) < 1e-3,
         "{kiln_turn}"
     );
+}
+
+/// Points the level entity at archive `bytes` (written as
+/// `dir/assets/edited.kiln`) and updates until the world has it.
+fn load_edited(app: &mut App, dir: &Path, bytes: &[u8]) {
+    std::fs::write(dir.join("assets/edited.kiln"), bytes).unwrap();
+    let handle = app.world().resource::<AssetServer>().load("edited.kiln");
+    let mut levels = app.world_mut().query::<&mut KilnLevel>();
+    levels.single_mut(app.world_mut()).unwrap().0 = handle;
+    let old = app.world().resource::<KilnWorld>().level().unwrap().clone();
+    until(app, "the edited level loads", |app| {
+        !std::sync::Arc::ptr_eq(app.world().resource::<KilnWorld>().level().unwrap(), &old)
+    });
 }
 
 /// Entity `e`'s world position (a child's through its parents).
@@ -983,14 +989,7 @@ fn a_reload_keeps_an_authored_body_entity_and_takes_its_new_mass() {
             }
         }
     });
-    std::fs::write(dir.join("assets/edited.kiln"), bytes).unwrap();
-    let handle = app.world().resource::<AssetServer>().load("edited.kiln");
-    let mut levels = app.world_mut().query::<&mut KilnLevel>();
-    levels.single_mut(app.world_mut()).unwrap().0 = handle;
-    let old = app.world().resource::<KilnWorld>().level().unwrap().clone();
-    until(&mut app, "the edited level loads", |app| {
-        !std::sync::Arc::ptr_eq(app.world().resource::<KilnWorld>().level().unwrap(), &old)
-    });
+    load_edited(&mut app, &dir, &bytes);
     run(&mut app, 3);
     // the same entities, where they rested, with the new mass
     assert_eq!(named(&mut app, "dumbbell"), dumbbell);

@@ -1542,28 +1542,18 @@ pub unsafe extern "C" fn kiln_level_object_mass(
                 read(level, "level")?,
             )
         };
-        if !(density > 0.0 && density.is_finite()) {
-            return Err(Fail::new(
-                KilnStatus::InvalidArgument,
-                format!("density {density} is not a positive finite number"),
-            ));
-        }
+        let density = density_arg(density)?;
         let object = level_object(level, index)?;
         let m = level
             .0
-            .object_mass_properties(object, f64::from(density))
+            .object_mass_properties(object, density)
             .ok_or_else(|| {
                 Fail::new(
                     KilnStatus::NotFound,
                     format!("object {index} has no solid to weigh: it is a triangle mesh, or flat"),
                 )
             })?;
-        *out = KilnMass {
-            volume: m.volume as f32,
-            mass: m.mass as f32,
-            centre: m.centre.as_vec3().to_array(),
-            inertia: m.inertia.transpose().to_cols_array().map(|x| x as f32),
-        };
+        *out = KilnMass::from(&m);
         Ok(())
     })
 }
@@ -1798,30 +1788,44 @@ pub unsafe extern "C" fn kiln_level_body_mass(
                 read(level, "level")?,
             )
         };
-        if !(density > 0.0 && density.is_finite()) {
-            return Err(Fail::new(
-                KilnStatus::InvalidArgument,
-                format!("density {density} is not a positive finite number"),
-            ));
-        }
+        let density = density_arg(density)?;
         authored_body(level, k)?;
         let m = level
             .0
-            .authored_body_mass(k as usize, f64::from(density))
+            .authored_body_mass(k as usize, density)
             .ok_or_else(|| {
                 Fail::new(
                     KilnStatus::NotFound,
                     format!("body {k}: its file gives too little and no object bounds a solid"),
                 )
             })?;
-        *out = KilnMass {
+        *out = KilnMass::from(&m);
+        Ok(())
+    })
+}
+
+impl From<&kiln_runtime::MassProperties> for KilnMass {
+    fn from(m: &kiln_runtime::MassProperties) -> KilnMass {
+        KilnMass {
             volume: m.volume as f32,
             mass: m.mass as f32,
             centre: m.centre.as_vec3().to_array(),
+            // row-major: glam's matrices are column-major
             inertia: m.inertia.transpose().to_cols_array().map(|x| x as f32),
-        };
-        Ok(())
-    })
+        }
+    }
+}
+
+/// A density argument, checked positive and finite.
+fn density_arg(density: f32) -> Result<f64, Fail> {
+    if density > 0.0 && density.is_finite() {
+        Ok(f64::from(density))
+    } else {
+        Err(Fail::new(
+            KilnStatus::InvalidArgument,
+            format!("density {density} is not a positive finite number"),
+        ))
+    }
 }
 
 // ----------------------------------------------------------------- world

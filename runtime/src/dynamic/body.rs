@@ -405,16 +405,12 @@ pub(crate) fn valid_pose(pose: &Pose) -> bool {
         && pose.rotation.length_squared() > 1e-12
 }
 
-/// The rigid part of a 3×4 placement: the rotation of its columns made
-/// orthonormal (Gram–Schmidt from the first; a mirroring placement keeps
-/// its mirror in what is left) and its translation.
+/// The rigid part of a 3×4 placement ([`kiln_geometry::frame::rotation_of`]
+/// of its linear part) and its translation.
 fn rigid_part(m: &[f64; 12]) -> (DQuat, DVec3) {
     let col = |c: usize| DVec3::new(m[c], m[4 + c], m[8 + c]);
-    let x = col(0).normalize_or(DVec3::X);
-    let y = (col(1) - x * x.dot(col(1))).normalize_or(x.any_orthonormal_vector());
-    let z = x.cross(y);
-    let q = DQuat::from_mat3(&glam::DMat3::from_cols(x, y, z)).normalize();
-    (q, col(3))
+    let linear = glam::DMat3::from_cols(col(0), col(1), col(2));
+    (kiln_geometry::frame::rotation_of(&linear), col(3))
 }
 
 /// `(q, t) ∘ base` as a 3×4 row-major f64 matrix.
