@@ -26,6 +26,10 @@ pub struct Filter<'a> {
     keep: Option<&'a (dyn Fn(ObjectId) -> bool + Sync)>,
     layers: u32,
     triggers: bool,
+    /// The numbering of the level's objects this filter is asked of: 0
+    /// for a level's own, a mounted tile's number for that tile's (so
+    /// `skip` and `keep` see the ids a [`crate::World`] gives them).
+    tag: u32,
 }
 
 impl Default for Filter<'_> {
@@ -60,6 +64,7 @@ impl<'a> Filter<'a> {
         keep: None,
         layers: u32::MAX,
         triggers: false,
+        tag: 0,
     };
 
     /// Every object but these.
@@ -165,6 +170,23 @@ impl<'a> Filter<'a> {
         } else {
             level.instances[instance as usize].layers.to_native()
         };
-        self.accepts(ObjectId::level(instance), layers)
+        self.accepts(ObjectId::in_namespace(instance, self.tag), layers)
+    }
+
+    /// This filter asked of a mounted tile's level: its objects named as
+    /// tile `tag`'s, its layers `mask` in that level's numbering.
+    #[inline]
+    pub(crate) fn in_tile(&self, tag: u32, mask: u32) -> Filter<'a> {
+        Filter {
+            tag,
+            layers: mask,
+            ..*self
+        }
+    }
+
+    /// The layer mask, in the numbering of the level asked.
+    #[inline]
+    pub(crate) fn layer_mask(&self) -> u32 {
+        self.layers
     }
 }

@@ -148,6 +148,32 @@ impl Level {
         Level::from_bytes_named(bytes, Path::new("<memory>"))
     }
 
+    /// A level of no objects, with the default layer alone: the own level
+    /// of a world made only of tiles ([`crate::World::tiled`]).
+    ///
+    /// ```
+    /// let empty = kiln_runtime::Level::empty();
+    /// assert_eq!((empty.object_count(), empty.bounds()), (0, None));
+    /// ```
+    pub fn empty() -> Level {
+        use kiln_formats::level as f;
+        let level = f::Level {
+            colliders: Vec::new(),
+            instances: Vec::new(),
+            affines: Vec::new(),
+            names: Vec::new(),
+            rules: Vec::new(),
+            layer_names: vec![f::DEFAULT_LAYER.to_string()],
+            top: f::TopTree::default(),
+            decompositions: Vec::new(),
+            bodies: Vec::new(),
+        };
+        let bytes = kiln_formats::encode(&level, [0; 16], [0; 3]);
+        // an empty level verifies: nothing in it to refer out of range
+        Level::from_bytes_named(&bytes, Path::new("<empty level>"))
+            .expect("an empty level is a valid archive")
+    }
+
     fn from_bytes_named(bytes: &[u8], path: &Path) -> Result<Level, OpenError> {
         let mut v = rkyv::util::AlignedVec::with_capacity(bytes.len());
         v.extend_from_slice(bytes);

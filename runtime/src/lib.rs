@@ -101,7 +101,7 @@ pub use kiln_formats::level::Motion;
 pub use level::{Level, OpenError};
 pub use manifest::WorldManifest;
 pub use mass::MassProperties;
-pub use object::ObjectId;
+pub use object::{ObjectId, TileId};
 pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap, is_direction};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
 pub use space::Space;

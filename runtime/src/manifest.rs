@@ -2,10 +2,8 @@
 //! world, where each sits (an f64 origin), and which lie near a point (what
 //! a streamer keeps mounted). The manifest is small and read whole; each
 //! tile is an ordinary archive, opened with [`Level::open`] and queried in
-//! its own frame: a world position minus the tile's origin, in f64.
-//!
-//! Not yet: a `World` that mounts tiles and answers across them (each tile
-//! is a `Level` of its own today).
+//! its own frame: a world position minus the tile's origin, in f64, and
+//! mounted into a [`crate::World`] at that origin ([`crate::World::mount`]).
 
 use std::path::{Path, PathBuf};
 

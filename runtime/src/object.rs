@@ -76,13 +76,48 @@ impl ObjectId {
     /// ```
     #[inline]
     pub const fn is_body(self) -> bool {
-        self.0 >> 32 != 0
+        self.0 >> 32 != 0 && self.0 & TILE_BIT == 0
+    }
+
+    /// An object of the tile a [`crate::World`] mounted as `tile`
+    /// ([`TileId`]), numbered `index` among that tile's level's objects.
+    #[inline]
+    pub(crate) const fn tile_object(tile: TileId, index: u32) -> ObjectId {
+        ObjectId(TILE_BIT | ((tile.0 as u64) << 32) | index as u64)
+    }
+
+    /// The same object numbered in namespace `tag`: a level's own object
+    /// as tile `tag`'s (tag 0: the level's own numbering, unchanged).
+    #[inline]
+    pub(crate) const fn in_namespace(index: u32, tag: u32) -> ObjectId {
+        if tag == 0 {
+            ObjectId::level(index)
+        } else {
+            ObjectId::tile_object(TileId(tag), index)
+        }
+    }
+
+    /// The tile whose object this is, for an object of a tile a
+    /// [`crate::World`] mounted ([`crate::World::mount`]); `None` for a
+    /// body or an object of the world's own level.
+    ///
+    /// ```
+    /// # let level = kiln_runtime::Level::from_bytes(&kiln_baker::bake_file("../samples/walk_course.gltf".as_ref(), &Default::default()).unwrap().bytes).unwrap();
+    /// assert_eq!(level.find_object("wall").unwrap().tile(), None);
+    /// ```
+    #[inline]
+    pub const fn tile(self) -> Option<TileId> {
+        if self.0 & TILE_BIT != 0 {
+            Some(TileId(((self.0 & !TILE_BIT) >> 32) as u32))
+        } else {
+            None
+        }
     }
 
     /// The number of a level's object (`None` for a body).
     #[inline]
     pub(crate) const fn level_index(self) -> Option<u32> {
-        if self.is_body() {
+        if self.0 >> 32 != 0 {
             None
         } else {
             Some(self.0 as u32)
@@ -100,8 +135,39 @@ impl std::fmt::Display for ObjectId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.is_body() {
             write!(f, "body {}.{}", self.index(), self.generation())
+        } else if let Some(tile) = self.tile() {
+            write!(f, "object {} of tile {}", self.index(), tile.0)
         } else {
             write!(f, "object {}", self.0)
         }
+    }
+}
+
+/// The top bit of an [`ObjectId`]: set for a mounted tile's object, whose
+/// tile's number is in the 31 bits below it (a body's generation stays
+/// below 2³¹, so the two never meet).
+const TILE_BIT: u64 = 1 << 63;
+
+/// The largest tile number, and body generation, an [`ObjectId`] holds.
+pub(crate) const MAX_TAG: u32 = (1 << 31) - 1;
+
+/// A tile a [`crate::World`] mounted ([`crate::World::mount`]): its
+/// objects' ids carry it ([`ObjectId::tile`]). Every mount gets a new
+/// number, so an id of a tile that was unmounted names nothing, even
+/// after the same tile is mounted again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TileId(pub(crate) u32);
+
+impl TileId {
+    /// The number, to keep in a foreign table; unique among the mounts
+    /// of one world.
+    pub const fn to_bits(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for TileId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tile {}", self.0)
     }
 }

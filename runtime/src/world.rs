@@ -14,6 +14,8 @@
 //! already insists. No lock is taken on the query path. [`World::step`]
 //! is that sync point's housekeeping.
 
+mod tiles;
+
 use crate::dynamic::Bodies;
 use crate::dynamic::body::{BodyCollider, WorldError};
 use crate::filter::Filter;
@@ -129,6 +131,8 @@ pub struct World {
     inside: Vec<(ObjectId, ObjectId)>,
     /// What changed at the last step.
     events: Vec<TriggerEvent>,
+    /// The tiles mounted beside the level, and the world's origin.
+    tiles: tiles::Tiles,
 }
 
 /// A body that entered or left a trigger volume between two steps
@@ -147,8 +151,10 @@ impl World {
     /// A world of `level`: its static objects, and its movers and
     /// triggers placed where they were baked.
     pub fn new(level: impl Into<Arc<Level>>) -> World {
+        let level = level.into();
         let mut world = World {
-            level: level.into(),
+            tiles: tiles::Tiles::new(&level),
+            level,
             bodies: Bodies::default(),
             inside: Vec::new(),
             events: Vec::new(),
@@ -191,6 +197,7 @@ impl World {
         }
         self.level = level.into();
         self.place_level(&poses);
+        self.relayer();
     }
 
     #[inline]
@@ -241,15 +248,25 @@ impl World {
     /// # Errors
     /// An id no body of this world has, or one of the level's objects.
     pub fn remove(&mut self, id: ObjectId) -> Result<(), WorldError> {
-        if !id.is_body() && id.index() < self.level.object_count() {
+        if self.is_level_object(id) {
             return Err(WorldError::Static(id));
         }
         self.bodies.remove(id).map(|_| ())
     }
 
-    /// Whether `id` is one of the level's objects that never move.
+    /// Whether `id` is one of the level's or a mounted tile's objects.
+    fn is_level_object(&self, id: ObjectId) -> bool {
+        if id.tile().is_some() {
+            self.tile_object(id).is_some()
+        } else {
+            !id.is_body() && id.index() < self.level.object_count()
+        }
+    }
+
+    /// Whether `id` is one of the level's (or a tile's) objects that never
+    /// move.
     fn is_static(&self, id: ObjectId) -> bool {
-        !id.is_body() && id.index() < self.level.object_count() && self.bodies.get(id).is_none()
+        self.is_level_object(id) && self.bodies.get(id).is_none()
     }
 
     /// The housekeeping of a sync point, once per frame after the moves:
@@ -379,23 +396,31 @@ impl World {
     pub fn object_name(&self, id: ObjectId) -> Option<std::borrow::Cow<'_, str>> {
         match self.bodies.get(id) {
             Some(b) => Some(b.name.as_str().into()),
+            None if id.tile().is_some() => {
+                let (m, local) = self.tile_object(id)?;
+                m.level.object_name(local)
+            }
             None => self.level.object_name(id),
         }
     }
 
-    /// The layers of a level's object or a body, `None` if neither.
+    /// The layers of a level's or tile's object or a body, `None` if
+    /// none ([`World::layer_names`] numbers them).
     pub fn object_layers(&self, id: ObjectId) -> Option<u32> {
         match self.bodies.get(id) {
             Some(b) => Some(b.layers),
+            None if id.tile().is_some() => self.tile_object_layers(id),
             None => self.level.object_layers(id),
         }
     }
 
-    /// The level's first object called `name`, else the first body so
-    /// named (in slot order).
+    /// The level's first object called `name`, else the first mounted
+    /// tile's (in mount order), else the first body so named (in slot
+    /// order).
     pub fn find_object(&self, name: &str) -> Option<ObjectId> {
         self.level
             .find_object(name)
+            .or_else(|| self.find_tile_object(name))
             .or_else(|| self.bodies.iter().find(|b| b.name == name).map(|b| b.id))
     }
 }
@@ -404,12 +429,16 @@ impl World {
 impl World {
     /// [`Level::raycast`] over the level and the bodies.
     pub fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-        self.scope().raycast(ray, filter)
+        let hit = self.scope().raycast(ray, filter);
+        if self.tiles.mounted.is_empty() {
+            return hit;
+        }
+        self.tiles_raycast(ray, filter, hit)
     }
 
     /// [`Level::raycast_any`] over the level and the bodies.
     pub fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
-        self.scope().raycast_any(ray, filter)
+        self.scope().raycast_any(ray, filter) || self.tiles_raycast_any(ray, filter)
     }
 
     /// [`Level::raycast_batch`] over the level and the bodies.
@@ -472,7 +501,10 @@ impl World {
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        self.scope().overlap_into(shape, pose, filter, out)
+        self.scope().overlap_into(shape, pose, filter, out);
+        if !self.tiles.mounted.is_empty() {
+            self.tiles_overlap(shape, pose, filter, out);
+        }
     }
 
     /// [`Level::overlap_batch`] over the level and the bodies.
@@ -493,6 +525,7 @@ impl World {
     /// [`Level::overlap_any`] over the level and the bodies.
     pub fn overlap_any(&self, shape: &QueryShape, pose: &Pose, filter: &Filter) -> bool {
         self.scope().overlap_any(shape, pose, filter)
+            || (!self.tiles.mounted.is_empty() && self.tiles_overlap_any(shape, pose, filter))
     }
 
     /// [`Level::overlap_any_batch`] over the level and the bodies.
@@ -512,7 +545,11 @@ impl World {
 
     /// [`Level::cast`] over the level and the bodies.
     pub fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
-        self.scope().cast(cast, filter)
+        if self.tiles.mounted.is_empty() {
+            return self.scope().cast(cast, filter);
+        }
+        let best = self.scope().cast_ranked(cast, filter);
+        self.tiles_cast(cast, filter, best).map(|(hit, _)| hit)
     }
 
     /// [`Level::cast_batch`] over the level and the bodies.
@@ -532,7 +569,11 @@ impl World {
 
     /// [`Level::contains_point_into`] over the level and the bodies.
     pub fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
-        self.scope().contains_point_into(p, filter, out)
+        self.scope().contains_point_into(p, filter, out);
+        if !self.tiles.mounted.is_empty() {
+            self.tiles_contains_point(p, filter, out);
+            out.sort_unstable();
+        }
     }
 
     /// [`Level::contains_point_batch`] over the level and the bodies.
@@ -552,7 +593,7 @@ impl World {
 
     /// [`Level::contains_point_any`] over the level and the bodies.
     pub fn contains_point_any(&self, p: Vec3, filter: &Filter) -> bool {
-        self.scope().contains_point_any(p, filter)
+        self.scope().contains_point_any(p, filter) || self.tiles_contains_point_any(p, filter)
     }
 
     /// [`Level::contains_point_any_batch`] over the level and the bodies.
@@ -571,6 +612,8 @@ impl std::fmt::Debug for World {
         f.debug_struct("World")
             .field("level", &self.level)
             .field("bodies", &self.bodies.len())
+            .field("tiles", &self.tiles.mounted.len())
+            .field("origin", &self.tiles.origin)
             .finish()
     }
 }

@@ -5,7 +5,8 @@
 use glam::{DAffine3, DVec3, Vec3};
 use kiln_baker::tile::bake_tiled;
 use kiln_baker::{BakeSettings, Scene, bake_scene};
-use kiln_runtime::{Filter, Level, Ray};
+use kiln_runtime::character::Character;
+use kiln_runtime::{Filter, Level, ObjectId, Pose, Quat, QueryShape, Ray, ShapeCast, World};
 use std::path::PathBuf;
 
 fn walk_course() -> Scene {
@@ -201,4 +202,313 @@ fn a_world_baked_to_a_folder_opens_by_its_manifest_and_finds_the_tiles_near_a_po
         "{e}"
     );
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// A world of every tile of `scene` cut at `size` m, mounted at the
+/// tiles' origins, its f32 frame's zero at `origin`.
+fn mounted(scene: &Scene, settings: &BakeSettings, size: f64, origin: DVec3) -> World {
+    let baked = bake_tiled(scene, settings, size, "t").unwrap();
+    let mut world = World::tiled(origin).unwrap();
+    for (t, b) in baked.manifest.tiles.iter().zip(&baked.tiles) {
+        let level = Level::from_bytes(&b.bytes).unwrap();
+        world.mount(level, DVec3::from(t.origin)).unwrap();
+    }
+    world
+}
+
+/// The name of what an answer met, whichever side answered.
+fn name(space: &dyn Fn(ObjectId) -> Option<String>, id: ObjectId) -> String {
+    space(id).unwrap_or_else(|| panic!("{id} has no name"))
+}
+
+/// Every query kind near the course's tile borders (x or z within 1.5 m
+/// of 10), asked of the whole bake and of the world of its tiles mounted
+/// at their origins: the same answers, at the origin and 100 km out (the
+/// world's origin there, the floating origin a game keeps near its focus).
+#[test]
+fn a_world_of_mounted_tiles_answers_every_query_as_the_whole_bake() {
+    let scene = walk_course();
+    let settings = BakeSettings::default();
+    let whole = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
+    let whole_name = |id: ObjectId| whole.object_name(id).map(|n| n.into_owned());
+    for offset in [DVec3::ZERO, DVec3::new(100_000.0, 0.0, -100_000.0)] {
+        let world = mounted(&moved(scene.clone(), offset), &settings, 10.0, offset);
+        assert_eq!(world.tiles().count(), 4);
+        let world_name = |id: ObjectId| world.object_name(id).map(|n| n.into_owned());
+        let mut rng = kiln_tests::Rng::new(7070);
+        let near_border = |rng: &mut kiln_tests::Rng| {
+            let mut p = Vec3::new(
+                rng.range(-1.0, 21.0),
+                rng.range(0.05, 3.0),
+                rng.range(-1.0, 21.0),
+            );
+            if rng.range(0.0, 1.0) < 0.5 {
+                p.x = 10.0 + rng.range(-1.5, 1.5);
+            } else {
+                p.z = 10.0 + rng.range(-1.5, 1.5);
+            }
+            p
+        };
+        let (mut rays, mut touches, mut casts, mut inside) = (0, 0, 0, 0);
+        for i in 0..1500 {
+            let from = near_border(&mut rng);
+            let dir = Vec3::new(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 0.3),
+                rng.range(-1.0, 1.0),
+            )
+            .normalize();
+            // rays
+            let ray = Ray::new(from, dir, 30.0);
+            let (w, g) = (
+                whole.raycast(&ray, &Filter::ALL),
+                world.raycast(&ray, &Filter::ALL),
+            );
+            assert_eq!(w.is_some(), g.is_some(), "ray {ray:?}: {w:?} {g:?}");
+            assert_eq!(
+                whole.raycast_any(&ray, &Filter::ALL),
+                world.raycast_any(&ray, &Filter::ALL)
+            );
+            if let (Some(w), Some(g)) = (w, g) {
+                rays += 1;
+                assert!(g.object.tile().is_some());
+                assert!(
+                    (w.t - g.t).abs() < 2e-5 * w.t.max(1.0),
+                    "{ray:?}: {w:?} {g:?}"
+                );
+                assert!((w.point - g.point).length() < 1e-4, "{ray:?}: {w:?} {g:?}");
+                if name(&whole_name, w.object) == name(&world_name, g.object) {
+                    assert!((w.normal - g.normal).length() < 1e-4, "{w:?} {g:?}");
+                    assert_eq!(w.front_face, g.front_face);
+                }
+            }
+            // overlaps of a sphere, a box and a capsule
+            let turn = Quat::from_rotation_y(rng.range(0.0, 3.0)) * Quat::from_rotation_x(0.3);
+            let shapes = [
+                QueryShape::Sphere { radius: 0.4 },
+                QueryShape::Cuboid {
+                    half: Vec3::new(0.5, 0.3, 0.4),
+                },
+                QueryShape::Capsule {
+                    half_height: 0.5,
+                    radius: 0.3,
+                },
+            ];
+            let shape = shapes[i % 3];
+            let pose = Pose::new(turn, from);
+            let mut w = whole.overlap(&shape, &pose, &Filter::ALL);
+            let mut g = world.overlap(&shape, &pose, &Filter::ALL);
+            assert_eq!(
+                whole.overlap_any(&shape, &pose, &Filter::ALL),
+                world.overlap_any(&shape, &pose, &Filter::ALL)
+            );
+            w.sort_by_key(|o| name(&whole_name, o.object));
+            g.sort_by_key(|o| name(&world_name, o.object));
+            let names = |v: &[kiln_runtime::ShapeOverlap],
+                         n: &dyn Fn(ObjectId) -> Option<String>| {
+                v.iter().map(|o| name(n, o.object)).collect::<Vec<_>>()
+            };
+            assert_eq!(
+                names(&w, &whole_name),
+                names(&g, &world_name),
+                "{shape:?} at {from}"
+            );
+            for (a, b) in w.iter().zip(&g) {
+                touches += 1;
+                assert!(
+                    (a.depth - b.depth).abs() < 1e-4,
+                    "{shape:?} at {from}: {a:?} {b:?}"
+                );
+                if i % 3 == 0 {
+                    // a sphere's contact is its centre's closest point
+                    assert!((a.point - b.point).length() < 1e-4, "{a:?} {b:?}");
+                    assert!((a.normal - b.normal).length() < 1e-3, "{a:?} {b:?}");
+                }
+            }
+            // casts of the same shape along the ray's direction
+            let cast = ShapeCast::new(shape, pose, dir, 5.0);
+            let (w, g) = (
+                whole.cast(&cast, &Filter::ALL),
+                world.cast(&cast, &Filter::ALL),
+            );
+            assert_eq!(w.is_some(), g.is_some(), "{cast:?}: {w:?} {g:?}");
+            if let (Some(w), Some(g)) = (w, g) {
+                casts += 1;
+                assert!((w.t - g.t).abs() < 1e-4, "{cast:?}: {w:?} {g:?}");
+                if name(&whole_name, w.object) == name(&world_name, g.object) && w.t > 0.0 {
+                    assert!(
+                        (w.normal - g.normal).length() < 1e-3,
+                        "{cast:?}: {w:?} {g:?}"
+                    );
+                }
+            }
+            // points
+            let mut w: Vec<String> = whole
+                .contains_point(from, &Filter::ALL)
+                .into_iter()
+                .map(|o| name(&whole_name, o))
+                .collect();
+            let mut g: Vec<String> = world
+                .contains_point(from, &Filter::ALL)
+                .into_iter()
+                .map(|o| name(&world_name, o))
+                .collect();
+            w.sort();
+            g.sort();
+            assert_eq!(w, g, "point {from}");
+            assert_eq!(
+                whole.contains_point_any(from, &Filter::ALL),
+                world.contains_point_any(from, &Filter::ALL)
+            );
+            inside += w.len();
+        }
+        assert!(
+            rays > 600 && touches > 300 && casts > 500 && inside > 20,
+            "{rays} {touches} {casts} {inside}"
+        );
+    }
+}
+
+/// A character walks across the course's tile borders (up the ramp that
+/// crosses z = 10, along the wall that does too) in the world of tiles as
+/// in the whole bake: the same path, step by step, at the origin and 100
+/// km out.
+#[test]
+fn a_character_crosses_tile_borders_on_the_whole_bake_s_path() {
+    let scene = walk_course();
+    let settings = BakeSettings::default();
+    let whole = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
+    let player = Character::capsule(0.3, 0.6);
+    for offset in [DVec3::ZERO, DVec3::new(-100_000.0, 0.0, 100_000.0)] {
+        let world = mounted(&moved(scene.clone(), offset), &settings, 10.0, offset);
+        for (start, walk) in [
+            (Vec3::new(2.0, 0.9, 9.0), Vec3::new(0.05, 0.0, 0.0)),
+            (Vec3::new(8.0, 0.9, 12.0), Vec3::new(0.0, 0.0, -0.04)),
+            (Vec3::new(15.0, 0.9, 7.0), Vec3::new(0.02, 0.0, 0.05)),
+            (Vec3::new(9.0, 0.9, 9.5), Vec3::new(0.03, 0.0, 0.03)),
+        ] {
+            let (mut a, mut b) = (start, start);
+            let mut crossed = false;
+            for step in 0..240 {
+                let motion = walk + Vec3::new(0.0, -0.1, 0.0);
+                let ma = player.move_and_slide(&whole, a, motion, &Filter::ALL);
+                let mb = player.move_and_slide(&world, b, motion, &Filter::ALL);
+                assert!(
+                    (ma.position - mb.position).length() < 1e-4,
+                    "step {step} from {start}: {} whole, {} tiled",
+                    ma.position,
+                    mb.position
+                );
+                assert_eq!(
+                    std::mem::discriminant(&ma.ground),
+                    std::mem::discriminant(&mb.ground),
+                    "step {step} from {start}: {:?} {:?}",
+                    ma.ground,
+                    mb.ground
+                );
+                crossed |= (a.x - 10.0).signum() != (ma.position.x - 10.0).signum()
+                    || (a.z - 10.0).signum() != (ma.position.z - 10.0).signum();
+                (a, b) = (ma.position, mb.position);
+            }
+            assert!(crossed, "the walk from {start} crossed no border");
+        }
+    }
+}
+
+/// Filters and layers over tiles: a skipped tile object is skipped, a
+/// tile's own layer names join the world's table (whatever their order in
+/// the tile) and masks read in it, movers of a tile are bodies under tile
+/// ids, and unmounting takes a tile's objects away.
+#[test]
+fn tiles_keep_filters_layers_movers_and_ids() {
+    use kiln_baker::config::{Overrides, Rule};
+    let rule = |pattern: &str, layer: &str| Rule {
+        pattern: pattern.into(),
+        collider: None,
+        layer: Some(layer.into()),
+        motion: None,
+        trigger: None,
+        settings: Overrides::default(),
+    };
+    let mut settings = BakeSettings::default();
+    settings.rules = vec![rule("wall", "walls"), rule("floor_*", "floors")];
+    let world = mounted(&walk_course(), &settings, 10.0, DVec3::ZERO);
+    let names: Vec<&str> = world.layer_names().collect();
+    let bit = |n: &str| 1u32 << names.iter().position(|m| *m == n).unwrap();
+    // toward the wall (x 16.25) from the floor's middle
+    let ray = Ray::new(Vec3::new(12.0, 1.0, 10.5), Vec3::X, 20.0);
+    let hit = world.raycast(&ray, &Filter::ALL).unwrap();
+    assert_eq!(world.object_name(hit.object).as_deref(), Some("wall"));
+    assert_eq!(world.object_layers(hit.object), Some(bit("walls")));
+    assert!(
+        world
+            .raycast(&ray, &Filter::ALL.layers(bit("floors")))
+            .is_none()
+    );
+    assert_eq!(
+        world
+            .raycast(&ray, &Filter::ALL.layers(bit("walls")))
+            .map(|h| h.object),
+        Some(hit.object)
+    );
+    let skip = [hit.object];
+    assert!(world.raycast(&ray, &Filter::skip(&skip)).is_none());
+    let not_wall = |o: ObjectId| o != hit.object;
+    assert!(world.raycast(&ray, &Filter::ALL.keep(&not_wall)).is_none());
+    // down onto a floor: in the floors layer, and never the default one
+    let down = Ray::new(Vec3::new(12.0, 1.0, 18.0), Vec3::NEG_Y, 5.0);
+    let floor = world
+        .raycast(&down, &Filter::ALL.layers(bit("floors")))
+        .unwrap();
+    assert_eq!(world.object_layers(floor.object), Some(bit("floors")));
+    assert!(
+        world
+            .raycast(&down, &Filter::ALL.layers(bit("default")))
+            .is_none()
+    );
+    // a tile's static object is not a body: it neither moves nor leaves
+    let mut world = world;
+    assert!(world.set_pose(hit.object, Pose::IDENTITY).is_err());
+    assert!(world.remove(hit.object).is_err());
+    assert_eq!(world.find_object("wall"), Some(hit.object));
+    // unmounted, its tile's objects are gone, and its id names nothing
+    let tile = hit.object.tile().unwrap();
+    world.unmount(tile).unwrap();
+    assert!(world.object_name(hit.object).is_none());
+    assert!(
+        world
+            .raycast(&ray, &Filter::ALL)
+            .is_none_or(|h| h.object != hit.object)
+    );
+    assert!(world.unmount(tile).is_err());
+    assert!(world.find_object("wall").is_none());
+
+    // the bodies sample: the gate's boxes (kinematic) are movers of the
+    // tile that holds them, bodies under that tile's ids
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/bodies.gltf");
+    let scene = kiln_baker::ingest::load(&path).unwrap().scene;
+    let far = DVec3::new(3000.0, 0.0, 4000.0);
+    let mut world = mounted(&moved(scene, far), &BakeSettings::default(), 8.0, far);
+    let movers: Vec<ObjectId> = world.bodies().collect();
+    assert!(!movers.is_empty());
+    assert!(movers.iter().all(|o| o.tile().is_some() && !o.is_body()));
+    let gate = movers[0];
+    let pose = world.pose(gate).unwrap();
+    let lifted = Pose::new(pose.rotation, pose.translation + Vec3::new(0.0, 10.0, 0.0));
+    world.set_pose(gate, lifted).unwrap();
+    assert_eq!(world.pose(gate), Some(lifted));
+    // moving the origin keeps every mover where it is in the world
+    let before = world.to_global(world.pose(gate).unwrap().translation);
+    let shift = world.set_origin(far + DVec3::new(500.0, 0.0, 0.0)).unwrap();
+    assert_eq!(shift, Vec3::new(-500.0, 0.0, 0.0));
+    let after = world.to_global(world.pose(gate).unwrap().translation);
+    assert!((before - after).length() < 1e-3, "{before} {after}");
+    // its tile unmounted, the gate leaves the bodies
+    world.unmount(gate.tile().unwrap()).unwrap();
+    assert!(world.pose(gate).is_none());
+    // a world with its own level keeps its origin
+    let mut own =
+        World::new(Level::from_bytes(&bake_scene(&walk_course(), &settings).bytes).unwrap());
+    assert!(own.set_origin(DVec3::X).is_err());
+    assert!(World::tiled(DVec3::new(f64::NAN, 0.0, 0.0)).is_err());
 }

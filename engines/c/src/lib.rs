@@ -103,9 +103,16 @@ impl Fail {
 impl From<WorldError> for Fail {
     fn from(e: WorldError) -> Fail {
         let status = match e {
-            WorldError::Unknown(_) | WorldError::NotInLevel(_) => KilnStatus::NotFound,
+            WorldError::Unknown(_) | WorldError::NotInLevel(_) | WorldError::UnknownTile(_) => {
+                KilnStatus::NotFound
+            }
             WorldError::Static(_) => KilnStatus::StaticObject,
-            WorldError::BadPose(_) | WorldError::BadShape(_) => KilnStatus::InvalidArgument,
+            WorldError::BadPose(_)
+            | WorldError::BadShape(_)
+            | WorldError::BadOrigin(_)
+            | WorldError::Layers { .. }
+            | WorldError::Rebase
+            | WorldError::Mounts => KilnStatus::InvalidArgument,
         };
         Fail::new(status, e)
     }

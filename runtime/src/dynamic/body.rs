@@ -53,6 +53,34 @@ pub enum WorldError {
     /// The object a copy names is not one of its level's.
     #[error("{0} is not an object of the level to copy from")]
     NotInLevel(ObjectId),
+    /// No tile with this id is mounted (never was, or it was unmounted).
+    #[error("{0} is not mounted")]
+    UnknownTile(crate::object::TileId),
+    /// A tile's position or a world's origin that is not finite or lies
+    /// past [`kiln_formats::world::MAX_ORIGIN`] metres.
+    #[error("the position {0} is not finite or lies past 1e12 m")]
+    BadOrigin(glam::DVec3),
+    /// Mounting the tile would give the world more collision layers than
+    /// a mask holds.
+    #[error(
+        "the tile names {names} collision layers the world lacks, and the world has {have} of the 32 a mask holds"
+    )]
+    Layers {
+        /// The tile's layer names the world lacks.
+        names: usize,
+        /// The layers the world has.
+        have: usize,
+    },
+    /// Only a world of tiles moves its origin: its own level's objects
+    /// would have to move with it.
+    #[error(
+        "the world's own level has objects, which stay at the origin: only a world of tiles (World::tiled) moves its origin"
+    )]
+    Rebase,
+    /// The world has given out every tile id an object id holds (2³¹ − 1
+    /// mounts).
+    #[error("this world has mounted 2^31 - 1 tiles, every id it can give")]
+    Mounts,
 }
 
 /// Why a query shape cannot be a body's collider.

@@ -37,9 +37,9 @@ pub(crate) struct Bodies {
     free: Vec<u32>,
     tree: DynamicTree,
     count: usize,
-    /// The slot of each of the level's movers and triggers, by object
-    /// number.
-    level_slots: std::collections::HashMap<u32, u32>,
+    /// The slot of each of the level's (and the mounted tiles') movers
+    /// and triggers, by object id ([`ObjectId::to_bits`]).
+    level_slots: std::collections::HashMap<u64, u32>,
     /// Bodies moved since the last step.
     dirty: Vec<ObjectId>,
     /// Bodies that moved between the two last steps.
@@ -77,9 +77,10 @@ impl Bodies {
     /// The slot holding `id`, if it is here.
     #[inline]
     fn slot_of(&self, id: ObjectId) -> Option<u32> {
-        let k = match id.level_index() {
-            Some(i) => *self.level_slots.get(&i)?,
-            None => id.index(),
+        let k = if id.is_body() {
+            id.index()
+        } else {
+            *self.level_slots.get(&id.to_bits())?
         };
         let s = self.slots.get(k as usize)?;
         s.body
@@ -108,10 +109,13 @@ impl Bodies {
             return Err(WorldError::BadPose(pose));
         }
         let slot = self.free.last().copied().unwrap_or(self.slots.len() as u32);
-        let generation = self
-            .slots
-            .get(slot as usize)
-            .map_or(1, |s| s.generation.wrapping_add(1).max(1));
+        let generation = self.slots.get(slot as usize).map_or(1, |s| {
+            if s.generation >= crate::object::MAX_TAG {
+                1
+            } else {
+                s.generation + 1
+            }
+        });
         let id = ObjectId::body(slot, generation);
         let mut body = BodyState::new(id, collider, layers, name)?;
         body.trigger = trigger;
@@ -127,15 +131,41 @@ impl Bodies {
         object: ObjectId,
         pose: Option<Pose>,
     ) -> Result<(), WorldError> {
-        let (body, baked) = BodyState::of_level(level, object)?;
-        let pose = pose.filter(valid_pose).unwrap_or(baked);
-        if self.get(object).is_some() {
+        self.insert_level_as(
+            level,
+            object,
+            object,
+            |baked| pose.filter(valid_pose).unwrap_or(baked),
+            |layers| layers,
+        )
+    }
+
+    /// Adds `level`'s mover or trigger `object` under id `id` (a mounted
+    /// tile's object id), at the pose `pose` makes of the one it was baked
+    /// at, in the layers `layers` makes of its own.
+    pub fn insert_level_as(
+        &mut self,
+        level: &std::sync::Arc<crate::level::Level>,
+        object: ObjectId,
+        id: ObjectId,
+        pose: impl FnOnce(Pose) -> Pose,
+        layers: impl FnOnce(u32) -> u32,
+    ) -> Result<(), WorldError> {
+        debug_assert!(!id.is_body());
+        let (mut body, baked) = BodyState::of_level(level, object)?;
+        body.id = id;
+        body.layers = layers(body.layers);
+        let pose = pose(baked);
+        if !valid_pose(&pose) {
+            return Err(WorldError::BadPose(pose));
+        }
+        if self.get(id).is_some() {
             // a second insert of the same object replaces the first
-            self.remove(object)?;
+            self.remove(id)?;
         }
         let slot = self.free.last().copied().unwrap_or(self.slots.len() as u32);
         let generation = self.slots.get(slot as usize).map_or(1, |s| s.generation);
-        self.level_slots.insert(object.index(), slot);
+        self.level_slots.insert(id.to_bits(), slot);
         self.fill(slot, generation, body, pose);
         Ok(())
     }
@@ -175,14 +205,43 @@ impl Bodies {
         Ok(())
     }
 
+    /// Moves every body by `delta` (a world's new origin), adding in f64
+    /// and rounding once; the poses they had at the last steps move with
+    /// them, so the shift is no motion.
+    pub fn shift(&mut self, delta: glam::DVec3) {
+        let by = |p: Pose| Pose {
+            rotation: p.rotation,
+            translation: (p.translation.as_dvec3() + delta).as_vec3(),
+        };
+        for s in &mut self.slots {
+            let Some((body, proxy)) = s.body.as_mut() else {
+                continue;
+            };
+            body.before = body.before.map(by);
+            body.moved = body.moved.map(|(a, b)| (by(a), by(b)));
+            let b = body.place(by(body.pose));
+            self.tree.set_box(*proxy, b);
+        }
+        self.tree.rebuild();
+    }
+
+    /// Gives body `id` the layers `layers` (nothing if it is not here).
+    pub fn set_layers(&mut self, id: ObjectId, layers: u32) {
+        if let Some(k) = self.slot_of(id)
+            && let Some((b, _)) = self.slots[k as usize].body.as_mut()
+        {
+            b.layers = layers;
+        }
+    }
+
     /// Takes body `id` out.
     pub fn remove(&mut self, id: ObjectId) -> Result<BodyState, WorldError> {
         let k = self.slot_of(id).ok_or(WorldError::Unknown(id))?;
         let Some((body, proxy)) = self.slots[k as usize].body.take() else {
             return Err(WorldError::Unknown(id));
         };
-        if let Some(i) = id.level_index() {
-            self.level_slots.remove(&i);
+        if !id.is_body() {
+            self.level_slots.remove(&id.to_bits());
         }
         self.tree.remove(proxy);
         self.free.push(k);

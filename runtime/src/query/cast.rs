@@ -188,7 +188,19 @@ impl Level {
 
 impl Scope<'_> {
     /// [`Level::cast`] over the scope.
+    #[inline]
     pub(crate) fn cast(&self, cast: &ShapeCast, filter: &Filter) -> Option<ShapeHit> {
+        self.cast_ranked(cast, filter).map(|(hit, _)| hit)
+    }
+
+    /// [`Scope::cast`], with what ranks the hit against another scope's
+    /// ([`Ranked::beats`]): its exact time, and its depth when it is a
+    /// contact at the start.
+    pub(crate) fn cast_ranked(
+        &self,
+        cast: &ShapeCast,
+        filter: &Filter,
+    ) -> Option<(ShapeHit, Ranked)> {
         let ShapeCast {
             ref shape,
             ref pose,
@@ -199,7 +211,12 @@ impl Scope<'_> {
         if !options.ignore_leaving
             && let Some((c, r)) = as_sphere(shape, pose)
         {
-            return self.sphere_cast(c, r, motion, max_t, filter);
+            // a sphere's first contact is the first the walk finds, the
+            // deepest at the start or not
+            return self.sphere_cast(c, r, motion, max_t, filter).map(|hit| {
+                let t = f64::from(hit.t);
+                (hit, Ranked { t, depth: None })
+            });
         }
         let posed = Posed::new(shape, pose)?;
         if !cast.is_valid() {
@@ -217,13 +234,44 @@ impl Scope<'_> {
         };
         let grow = Grow::by_extent((h * (1.0 + 1e-5) + 1e-6).as_vec3());
         self.walk_ray(&SlabRay::new(c.as_vec3(), motion), &grow, filter, &mut v);
-        v.best.map(|(t, hit, object, feature)| ShapeHit {
-            t: t as f32,
-            point: hit.point.as_vec3(),
-            normal: hit.normal.as_vec3(),
-            object,
-            feature,
+        v.best.map(|(t, hit, object, feature)| {
+            let shape_hit = ShapeHit {
+                t: t as f32,
+                point: hit.point.as_vec3(),
+                normal: hit.normal.as_vec3(),
+                object,
+                feature,
+            };
+            (
+                shape_hit,
+                Ranked {
+                    t,
+                    depth: Some(hit.depth),
+                },
+            )
         })
+    }
+}
+
+/// What ranks one scope's cast hit against another's: the first contact
+/// wins; of two at the start, the deeper (as within one scope,
+/// [`CastTop`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ranked {
+    /// The exact time of contact.
+    pub t: f64,
+    /// The depth of a contact (none for a sphere's sweep, whose first
+    /// contact found stands).
+    pub depth: Option<f64>,
+}
+
+impl Ranked {
+    /// Whether this hit is to be taken over `other`, found before it.
+    pub(crate) fn beats(&self, other: &Ranked) -> bool {
+        self.t < other.t
+            || (self.t == 0.0
+                && other.t == 0.0
+                && matches!((self.depth, other.depth), (Some(a), Some(b)) if a > b))
     }
 }
 

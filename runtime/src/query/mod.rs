@@ -8,6 +8,7 @@ mod ray_batch;
 mod raycast;
 mod sphere;
 
+pub(crate) use cast::Ranked;
 pub use cast::{CastOptions, ShapeCast, ShapeHit};
 pub use overlap::ShapeOverlap;
 pub use raycast::{Ray, RayHit, is_direction};

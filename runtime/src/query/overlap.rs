@@ -228,10 +228,21 @@ impl Scope<'_> {
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        if let Some((c, r)) = as_sphere(shape, pose) {
-            return self.sphere_overlap_into(c, r, filter, out);
-        }
         out.clear();
+        self.overlap_append(shape, pose, filter, out);
+    }
+
+    /// [`Scope::overlap_into`], adding to what `out` holds.
+    pub(crate) fn overlap_append(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        filter: &Filter,
+        out: &mut Vec<ShapeOverlap>,
+    ) {
+        if let Some((c, r)) = as_sphere(shape, pose) {
+            return self.sphere_overlap_append(c, r, filter, out);
+        }
         // by reference: taken out of the `Option`, the query shape was copied
         // (136 bytes for a box, a memcpy per query)
         if let Some(posed) = &Posed::new(shape, pose) {

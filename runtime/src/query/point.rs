@@ -105,6 +105,12 @@ impl Scope<'_> {
     /// [`Level::contains_point_into`] over the scope.
     pub(crate) fn contains_point_into(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
         out.clear();
+        self.contains_point_append(p, filter, out);
+        out.sort_unstable();
+    }
+
+    /// The solids holding `p`, added to `out` in the order found.
+    pub(crate) fn contains_point_append(&self, p: Vec3, filter: &Filter, out: &mut Vec<ObjectId>) {
         if !p.is_finite() {
             return;
         }
@@ -114,7 +120,6 @@ impl Scope<'_> {
             }
             false
         });
-        out.sort_unstable();
     }
 
     /// [`Level::contains_point_any`] over the scope.

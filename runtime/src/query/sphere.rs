@@ -24,16 +24,15 @@ fn valid_sphere(c: Vec3, r: f32) -> bool {
 }
 
 impl Scope<'_> {
-    /// [`crate::Level::overlap_into`] for a sphere: each object's closest point
+    /// [`crate::Level::overlap_into`] for a sphere, adding to `out`: each object's closest point
     /// to the centre, by closed forms.
-    pub(crate) fn sphere_overlap_into(
+    pub(crate) fn sphere_overlap_append(
         &self,
         center: Vec3,
         radius: f32,
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        out.clear();
         if !valid_sphere(center, radius) {
             return;
         }
