@@ -31,7 +31,10 @@
 //! capsules, boxes, hulls, copies of baked props), inserted, moved and
 //! removed by the game, and answers every question above with the same
 //! method names over both; its bodies live in a dynamic tree of fat boxes
-//! (the world's own: not part of the API).
+//! (the world's own: not part of the API). A world larger than one
+//! archive is tiles ([`WorldManifest`]) mounted into a [`World`] at f64
+//! points ([`World::mount`], [`World::set_origin`]: a floating origin),
+//! or kept mounted around focus points by a [`Streamer`].
 //!
 //! Query shapes ([`QueryShape`]) are spheres, capsules, boxes and convex
 //! hulls, placed by a [`Pose`]. A kinematic character controller
@@ -42,7 +45,7 @@
 //! Inside, the private modules stand in layers, each importing only from
 //! its own and those below (a tidy test holds them to it): `character`
 //! (on the public queries), `space` (the query trait a level and a world
-//! share) → `world` (a level and its bodies), `handle`
+//! share), `stream` → `world` (a level, its tiles and its bodies), `handle`
 //! (hot reload) → `query` (level-wide operations, written once over a
 //! level and a world's bodies: the trees pick objects) → `dynamic` (the
 //! bodies and their tree) → `level` (open → validate) → `collider` (one
@@ -84,6 +87,7 @@ mod placement;
 mod query;
 mod shape;
 mod space;
+mod stream;
 mod walk;
 mod world;
 
@@ -105,6 +109,7 @@ pub use object::{ObjectId, TileId};
 pub use query::{CastOptions, Ray, RayHit, ShapeCast, ShapeHit, ShapeOverlap, is_direction};
 pub use shape::{ConvexHull, HullError, Pose, QueryShape};
 pub use space::Space;
+pub use stream::{StreamError, StreamReport, Streamer};
 pub use world::{Body, TriggerEvent, World};
 
 /// The world's dynamic tree, reachable for the peer benchmark

@@ -512,3 +512,80 @@ fn tiles_keep_filters_layers_movers_and_ids() {
     assert!(own.set_origin(DVec3::X).is_err());
     assert!(World::tiled(DVec3::new(f64::NAN, 0.0, 0.0)).is_err());
 }
+
+/// A streamer keeps the tiles near a walking character mounted: the walk
+/// takes the whole bake's path, every tile within the radius is mounted
+/// when asked, none past the band stays, and a tile whose archive is gone
+/// is reported, naming its file, without stopping the rest.
+#[test]
+fn a_streamer_keeps_the_tiles_around_a_walking_character_mounted() {
+    use kiln_runtime::{Streamer, WorldManifest};
+    let dir = std::env::temp_dir().join(format!("kiln-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/walk_course.gltf");
+    let settings = BakeSettings::default();
+    kiln_baker::tile::bake_tiled_to_dir(&src, &dir, 5.0, false, &settings).unwrap();
+    let whole = Level::from_bytes(&bake_scene(&walk_course(), &settings).bytes).unwrap();
+    let manifest = WorldManifest::open(dir.join("walk_course.kilnworld")).unwrap();
+    assert!(manifest.tiles().len() >= 6, "{}", manifest.tiles().len());
+    let (radius, ahead) = (3.0, 2.0);
+    let mut streamer = Streamer::new(manifest.clone(), radius).ahead(ahead);
+    let mut world = World::tiled(DVec3::ZERO).unwrap();
+    let player = Character::capsule(0.3, 0.6);
+    let (mut a, mut b) = (Vec3::new(1.0, 0.9, 1.0), Vec3::new(1.0, 0.9, 1.0));
+    let (mut mounts, mut drops) = (0, 0);
+    for step in 0..300 {
+        let focus = b.as_dvec3();
+        let report = streamer.update_blocking(&mut world, &[focus]);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        mounts += report.mounted.len();
+        drops += report.dropped.len();
+        // every tile within the radius is mounted, none past the band
+        let mounted: Vec<usize> = streamer.mounted().map(|(k, _)| k).collect();
+        for k in manifest.tiles_near(focus, radius) {
+            assert!(mounted.contains(&k), "step {step}: tile {k} not mounted");
+        }
+        let band = manifest.tiles_near(focus, radius + ahead);
+        assert!(mounted.iter().all(|k| band.contains(k)), "step {step}");
+        assert_eq!(world.tiles().count(), mounted.len());
+        let motion = Vec3::new(0.06, -0.1, 0.05);
+        let ma = player.move_and_slide(&whole, a, motion, &Filter::ALL);
+        let mb = player.move_and_slide(&world, b, motion, &Filter::ALL);
+        assert!(
+            (ma.position - mb.position).length() < 1e-4,
+            "step {step}: {} whole, {} streamed",
+            ma.position,
+            mb.position
+        );
+        (a, b) = (ma.position, mb.position);
+    }
+    assert!(
+        mounts >= 6 && drops >= 3,
+        "{mounts} mounted, {drops} dropped"
+    );
+    // a background update mounts what it has loaded, never waiting
+    let mut quick = Streamer::new(manifest.clone(), radius);
+    let mut world = World::tiled(DVec3::ZERO).unwrap();
+    let target = DVec3::new(10.0, 0.0, 10.0);
+    let want = manifest.tiles_near(target, radius).len();
+    let mut frames = 0;
+    while world.tiles().count() < want {
+        quick.update(&mut world, &[target]);
+        frames += 1;
+        assert!(frames < 100_000, "the loader never answered");
+        std::thread::yield_now();
+    }
+    // a tile gone from the folder fails, naming its file; the rest mount
+    let gone = &manifest.tiles()[manifest.tiles_near(DVec3::new(17.0, 0.0, 17.0), 0.0)[0]].file;
+    std::fs::remove_file(dir.join(gone)).unwrap();
+    let mut world = World::tiled(DVec3::ZERO).unwrap();
+    let mut streamer = Streamer::new(manifest.clone(), 4.0);
+    let report = streamer.update_blocking(&mut world, &[DVec3::new(17.0, 0.0, 17.0)]);
+    assert_eq!(report.failed.len(), 1, "{report:?}");
+    assert!(report.failed[0].1.to_string().contains(gone.as_str()));
+    assert!(!report.mounted.is_empty());
+    // tried once, not again every frame while it stays near
+    let report = streamer.update_blocking(&mut world, &[DVec3::new(17.0, 0.0, 17.0)]);
+    assert!(report.failed.is_empty() && report.mounted.is_empty());
+    std::fs::remove_dir_all(dir).ok();
+}

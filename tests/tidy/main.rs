@@ -193,7 +193,7 @@ fn runtime_modules_import_only_from_the_layers_below() {
     layered(
         "runtime/src",
         &[
-            &["character", "space"],
+            &["character", "space", "stream"],
             &["world", "handle", "manifest"],
             &["query"],
             &["dynamic"],
