@@ -173,6 +173,15 @@ pub fn scene_hash(scene: &Scene, settings: &BakeSettings) -> [u8; 16] {
     if let Some(ext) = &scene.authored_physics {
         hasher.update(ext.as_bytes());
     }
+    // a piece cut at tile borders: its whole mesh's edges and rule
+    for (m, flags) in &scene.edge_flags {
+        hasher.update(&(*m as u64).to_le_bytes());
+        hasher.update(&(flags.len() as u64).to_le_bytes());
+        hasher.update(flags);
+    }
+    for (i, rule) in &scene.cut_from {
+        hasher.update(format!("{i}|{}|{rule}|", rule.len()).as_bytes());
+    }
     hasher.update(settings.fingerprint().as_bytes());
     hasher.digest128().to_le_bytes()
 }

@@ -113,7 +113,16 @@ pub fn classify(
         .instances
         .iter()
         .zip(&rule_of)
-        .map(|(inst, project_rule)| {
+        .enumerate()
+        .map(|(i, (inst, project_rule))| {
+            if let Some(whole) = scene.cut_from.get(&i) {
+                return Some((
+                    ColliderKind::TriMesh,
+                    format!("{whole}; cut at tile borders"),
+                    false,
+                    false,
+                ));
+            }
             if let Some(a) = &inst.physics {
                 return Some((a.kind, format!("glTF physics: {}", a.rule), false, false));
             }
@@ -642,15 +651,17 @@ fn motion_of(
 }
 
 /// Every scene instance's archive flags (`kiln_formats::level::Instance::
-/// flags`): its motion and whether it is a trigger, each as the first
-/// project rule that matches the object (or its mesh) and says so
-/// decides, else as the file says.
+/// flags`): its motion and whether it is a trigger (each as the first
+/// project rule that matches the object, or its mesh, and says so
+/// decides, else as the file says), and whether it is a piece cut at tile
+/// borders ([`Scene::cut_from`]).
 pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
-    use kiln_formats::level::TRIGGER;
+    use kiln_formats::level::{PIECE, TRIGGER};
     scene
         .instances
         .iter()
-        .map(|inst| {
+        .enumerate()
+        .map(|(i, inst)| {
             let mesh_name = scene.meshes[inst.mesh].name.as_str();
             let matching = || {
                 settings
@@ -660,7 +671,12 @@ pub fn roles(scene: &Scene, settings: &BakeSettings) -> Vec<u32> {
             };
             let motion = motion_of(scene, settings, inst);
             let trigger = matching().find_map(|r| r.trigger).unwrap_or(inst.trigger);
-            motion.bits() | if trigger { TRIGGER } else { 0 }
+            let piece = if scene.cut_from.contains_key(&i) {
+                PIECE
+            } else {
+                0
+            };
+            motion.bits() | if trigger { TRIGGER } else { 0 } | piece
         })
         .collect()
 }

@@ -205,6 +205,16 @@ pub struct Scene {
     /// wrote (a concave object whose children are its convex pieces).
     /// Such a mesh's solid takes these pieces instead of decomposing.
     pub pieces: std::collections::BTreeMap<usize, Vec<AuthoredPiece>>,
+    /// For a mesh cut from a larger one at tile borders (by mesh index):
+    /// each triangle's edge flags as the whole mesh gave them (bits 0–2
+    /// flat, 3–5 border, as the triangle-mesh builder computes them), so an
+    /// edge the cut made a border keeps what it was, a flat seam inside a
+    /// floor or a crease (`kiln_baker::tile`).
+    pub edge_flags: std::collections::BTreeMap<usize, Vec<u8>>,
+    /// For an instance cut from a larger one at tile borders (by instance
+    /// index): the rule that made the whole a triangle mesh, in words; the
+    /// piece is one too, whatever its own size or shape would choose.
+    pub cut_from: std::collections::BTreeMap<usize, String>,
 }
 
 /// A convex piece a file authors for a mesh (see [`Scene::pieces`]).

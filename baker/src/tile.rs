@@ -9,9 +9,9 @@
 //! origin in f64 before anything is rounded to f32, so a tile 100 km out
 //! keeps the precision of one at the world's origin.
 //!
-//! Not yet: large triangle meshes (terrain) are not cut at tile borders;
-//! an object stays whole in the tile of its centre, however far it
-//! reaches.
+//! A static triangle mesh over a border (terrain, a long floor) is cut
+//! there, triangle by triangle, each piece keeping the whole mesh's edge
+//! flags (see [`split`]).
 
 use std::collections::BTreeMap;
 
@@ -21,7 +21,7 @@ use thiserror::Error;
 
 use crate::bake::{Baked, baker_version};
 use crate::config::BakeSettings;
-use crate::scene::Scene;
+use crate::scene::{Scene, SceneMesh};
 
 /// Why a scene could not be tiled.
 #[derive(Debug, Error, PartialEq)]
@@ -94,50 +94,192 @@ fn bounds(scene: &Scene) -> [[f32; 3]; 2] {
     [lo.to_array().map(down), hi.to_array().map(up)]
 }
 
+/// The grid cell of world point `p` (x and z) on a grid of `size` m; an
+/// error naming `object` past what a cell number holds.
+fn cell_of(p: DVec3, size: f64, object: &str) -> Result<[i32; 2], TileError> {
+    let c = [(p.x / size).floor(), (p.z / size).floor()];
+    if c.iter()
+        .all(|&x| x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX))
+    {
+        Ok([c[0] as i32, c[1] as i32])
+    } else {
+        Err(TileError::Cell {
+            object: object.to_string(),
+            cell: c,
+            size,
+        })
+    }
+}
+
+/// One piece of a triangle mesh cut at tile borders: the instance it came
+/// from, its own mesh, the whole mesh's edge flags of its triangles, and
+/// the rule that made the whole a triangle mesh.
+struct Piece {
+    instance: usize,
+    mesh: SceneMesh,
+    flags: Vec<u8>,
+    rule: String,
+}
+
+/// What a tile holds: an instance of the scene whole, or a piece.
+#[derive(Clone, Copy)]
+enum Member {
+    Whole(usize),
+    Piece(usize),
+}
+
+/// The pieces of instance `i`'s mesh (welded: `w`, edge flags: `flags`),
+/// each triangle in the cell of its world centroid, by ascending cell.
+fn cut(
+    scene: &Scene,
+    i: usize,
+    size: f64,
+    flags: &[u8],
+    rule: &str,
+) -> Result<Vec<([i32; 2], Piece)>, TileError> {
+    let inst = &scene.instances[i];
+    let mesh = &scene.meshes[inst.mesh];
+    let mut by_cell: BTreeMap<[i32; 2], Vec<usize>> = BTreeMap::new();
+    for (t, tri) in mesh.triangles.iter().enumerate() {
+        let centroid = tri
+            .iter()
+            .map(|&v| {
+                inst.transform
+                    .transform_point3(DVec3::from(mesh.positions[v as usize].map(f64::from)))
+            })
+            .sum::<DVec3>()
+            / 3.0;
+        by_cell
+            .entry(cell_of(centroid, size, &inst.name)?)
+            .or_default()
+            .push(t);
+    }
+    Ok(by_cell
+        .into_iter()
+        .map(|(cell, tris)| {
+            // the vertices the piece uses, numbered in order of first use
+            let mut index = vec![u32::MAX; mesh.positions.len()];
+            let mut positions = Vec::new();
+            let triangles = tris
+                .iter()
+                .map(|&t| {
+                    mesh.triangles[t].map(|v| {
+                        if index[v as usize] == u32::MAX {
+                            index[v as usize] = positions.len() as u32;
+                            positions.push(mesh.positions[v as usize]);
+                        }
+                        index[v as usize]
+                    })
+                })
+                .collect();
+            let piece = SceneMesh {
+                name: mesh.name.clone(),
+                positions,
+                triangles,
+                source_ids: tris.iter().map(|&t| mesh.source_ids[t]).collect(),
+                degenerate: 0,
+                proxy: mesh.proxy,
+            };
+            (
+                cell,
+                Piece {
+                    instance: i,
+                    mesh: piece,
+                    flags: tris.iter().map(|&t| flags[t]).collect(),
+                    rule: rule.to_string(),
+                },
+            )
+        })
+        .collect())
+}
+
 /// Splits `scene` on a grid of `size` m: each cell's scene, its
 /// placements moved by minus the cell's origin, by ascending cell.
-pub fn split(scene: &Scene, size: f64) -> Result<Vec<([i32; 2], Scene)>, TileError> {
+///
+/// A static triangle mesh (as `settings` classify it: terrain, floors)
+/// whose box reaches over a cell border is cut there: each triangle goes
+/// to the cell of its centroid, whole (the tiles hold exactly the whole
+/// mesh's triangles, so they answer as the whole does), and keeps the
+/// edge flags the whole mesh gave it, so an edge the cut made a border is
+/// still a flat seam inside a floor (nothing catches on it) or the crease
+/// it was. Every other object goes whole to the cell of its box's centre,
+/// an authored body's objects to the cell of its origin.
+pub fn split(
+    scene: &Scene,
+    settings: &BakeSettings,
+    size: f64,
+) -> Result<Vec<([i32; 2], Scene)>, TileError> {
     if !(size.is_finite() && size > 0.0) {
         return Err(TileError::Size(size));
     }
-    let cell_of = |p: DVec3, name: &str| -> Result<[i32; 2], TileError> {
-        let c = [(p.x / size).floor(), (p.z / size).floor()];
-        if c.iter()
-            .all(|&x| x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX))
-        {
-            Ok([c[0] as i32, c[1] as i32])
-        } else {
-            Err(TileError::Cell {
-                object: name.to_string(),
-                cell: c,
-                size,
-            })
-        }
+    // which instances are static triangle meshes over a border
+    let boxes: Vec<(DVec3, DVec3)> = (0..scene.instances.len())
+        .map(|i| world_box(scene, i))
+        .collect();
+    let spans = |i: usize| -> Result<bool, TileError> {
+        let (lo, hi) = boxes[i];
+        let name = &scene.instances[i].name;
+        Ok(cell_of(lo, size, name)? != cell_of(hi, size, name)?)
     };
-    // each instance's cell: its body's origin's, else its own centre's
-    let mut cells: BTreeMap<[i32; 2], Vec<usize>> = BTreeMap::new();
+    let mut wide = Vec::new();
     for (i, inst) in scene.instances.iter().enumerate() {
+        let still = inst.motion == crate::scene::Motion::Static && !inst.trigger;
+        if still && inst.body.is_none() && spans(i)? {
+            wide.push(i);
+        }
+    }
+    let mut cut_pieces: BTreeMap<usize, Vec<([i32; 2], Piece)>> = BTreeMap::new();
+    if !wide.is_empty() {
+        let welded = crate::geom::weld::weld_all(scene);
+        let (choices, _) = crate::classify::classify(scene, &welded, settings);
+        let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+        for i in wide {
+            if choices[i].kind != crate::kind::ColliderKind::TriMesh {
+                continue;
+            }
+            let m = scene.instances[i].mesh;
+            let flags = flags_of
+                .entry(m)
+                .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]));
+            cut_pieces.insert(i, cut(scene, i, size, flags, &choices[i].rule)?);
+        }
+    }
+    // each instance's cell: its body's origin's, else its own centre's;
+    // a cut one's pieces, each in its own
+    let mut cells: BTreeMap<[i32; 2], Vec<Member>> = BTreeMap::new();
+    let mut pieces: Vec<Piece> = Vec::new();
+    for (i, inst) in scene.instances.iter().enumerate() {
+        if let Some(cut) = cut_pieces.remove(&i) {
+            for (cell, piece) in cut {
+                cells
+                    .entry(cell)
+                    .or_default()
+                    .push(Member::Piece(pieces.len()));
+                pieces.push(piece);
+            }
+            continue;
+        }
         let at = match inst.body {
             Some(b) => scene.bodies[b].transform.translation,
-            None => {
-                let (lo, hi) = world_box(scene, i);
-                (lo + hi) * 0.5
-            }
+            None => (boxes[i].0 + boxes[i].1) * 0.5,
         };
-        cells.entry(cell_of(at, &inst.name)?).or_default().push(i);
+        cells
+            .entry(cell_of(at, size, &inst.name)?)
+            .or_default()
+            .push(Member::Whole(i));
     }
     Ok(cells
         .into_iter()
         .map(|(cell, members)| {
             let o = Tile::grid_origin(cell, size);
-            (cell, tile_scene(scene, &members, DVec3::from(o)))
+            (cell, tile_scene(scene, &members, &pieces, DVec3::from(o)))
         })
         .collect())
 }
 
-/// The scene of instances `members` of `scene`, moved by `-origin`, with
-/// only the meshes and bodies they use.
-fn tile_scene(scene: &Scene, members: &[usize], origin: DVec3) -> Scene {
+/// The scene of `members` of `scene` (its instances and `pieces`), moved
+/// by `-origin`, with only the meshes and bodies they use.
+fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3) -> Scene {
     let shift = DAffine3::from_translation(-origin);
     let mut mesh_map: BTreeMap<usize, usize> = BTreeMap::new();
     let mut body_map: BTreeMap<usize, usize> = BTreeMap::new();
@@ -147,17 +289,32 @@ fn tile_scene(scene: &Scene, members: &[usize], origin: DVec3) -> Scene {
         authored_physics: scene.authored_physics.clone(),
         ..Scene::default()
     };
-    for &i in members {
+    for &member in members {
+        let i = match member {
+            Member::Whole(i) => i,
+            Member::Piece(k) => pieces[k].instance,
+        };
         let mut inst = scene.instances[i].clone();
-        let next = mesh_map.len();
-        let m = *mesh_map.entry(inst.mesh).or_insert(next);
-        if m == out.meshes.len() {
-            out.meshes.push(scene.meshes[inst.mesh].clone());
-            if let Some(p) = scene.pieces.get(&inst.mesh) {
-                out.pieces.insert(m, p.clone());
+        match member {
+            Member::Whole(_) => {
+                let next = out.meshes.len();
+                let m = *mesh_map.entry(inst.mesh).or_insert(next);
+                if m == out.meshes.len() {
+                    out.meshes.push(scene.meshes[inst.mesh].clone());
+                    if let Some(p) = scene.pieces.get(&inst.mesh) {
+                        out.pieces.insert(m, p.clone());
+                    }
+                }
+                inst.mesh = m;
+            }
+            Member::Piece(k) => {
+                let p = &pieces[k];
+                inst.mesh = out.meshes.len();
+                out.meshes.push(p.mesh.clone());
+                out.edge_flags.insert(inst.mesh, p.flags.clone());
+                out.cut_from.insert(out.instances.len(), p.rule.clone());
             }
         }
-        inst.mesh = m;
         inst.transform = shift * inst.transform;
         inst.body = inst.body.map(|b| {
             let next = body_map.len();
@@ -186,7 +343,7 @@ pub fn bake_tiled(
 ) -> Result<TiledWorld, TileError> {
     let mut tiles = Vec::new();
     let mut baked = Vec::new();
-    for (cell, part) in split(scene, size)? {
+    for (cell, part) in split(scene, settings, size)? {
         let hash = crate::bake::scene_hash(&part, settings);
         let b = crate::bake::bake_scene_hashed(&part, settings, hash);
         let objects = b.report.instances as u32;
@@ -305,7 +462,7 @@ pub fn bake_tiled_to_dir(
     settings: &BakeSettings,
 ) -> Result<TiledReport, TiledError> {
     let scene = crate::ingest::load(input)?.scene;
-    let parts = split(&scene, size).map_err(|source| TiledError::Tile {
+    let parts = split(&scene, settings, size).map_err(|source| TiledError::Tile {
         input: input.display().to_string(),
         source,
     })?;

@@ -53,8 +53,10 @@ pub struct Instance {
     pub layers: u32,
     /// What the object is beside a collider: its motion ([`MOTION`] bits:
     /// 0 static, [`KINEMATIC`] or [`DYNAMIC`]) and whether it is a
-    /// trigger volume ([`TRIGGER`]). Static non-trigger objects (0) are
-    /// the top-level tree's; the others follow them, outside it.
+    /// trigger volume ([`TRIGGER`]), and whether it is a piece of a
+    /// larger triangle mesh cut at tile borders ([`PIECE`]). Static
+    /// non-trigger objects (no motion or trigger bit) are the top-level
+    /// tree's; the others follow them, outside it.
     pub flags: u32,
 }
 
@@ -67,6 +69,13 @@ pub const DYNAMIC: u32 = 2;
 /// [`Instance::flags`]: a trigger volume, which queries see only when
 /// they ask for triggers.
 pub const TRIGGER: u32 = 0b100;
+/// [`Instance::flags`]: a piece of a static triangle mesh the baker cut at
+/// tile borders (`kiln_baker::tile`). A world that mounts the tiles
+/// answers the pieces of one name as one mesh, as the whole would.
+pub const PIECE: u32 = 0b1000;
+/// [`Instance::flags`]: the bits that take an object out of the top-level
+/// tree (a mover or a trigger).
+pub const LOOSE: u32 = MOTION | TRIGGER;
 
 /// How an object moves: static objects are a level's fixed geometry;
 /// movers (kinematic or dynamic) are stored with their collider and first
@@ -125,6 +134,13 @@ impl ArchivedInstance {
     #[inline]
     pub fn is_trigger(&self) -> bool {
         self.flags.to_native() & TRIGGER != 0
+    }
+
+    /// Whether the object is a piece of a mesh cut at tile borders
+    /// ([`PIECE`]).
+    #[inline]
+    pub fn is_piece(&self) -> bool {
+        self.flags.to_native() & PIECE != 0
     }
 }
 

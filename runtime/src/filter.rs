@@ -30,6 +30,9 @@ pub struct Filter<'a> {
     /// for a level's own, a mounted tile's number for that tile's (so
     /// `skip` and `keep` see the ids a [`crate::World`] gives them).
     tag: u32,
+    /// Whether pieces of meshes cut at tile borders are left out (a world
+    /// answers them together, not one by one).
+    no_pieces: bool,
 }
 
 impl Default for Filter<'_> {
@@ -65,6 +68,7 @@ impl<'a> Filter<'a> {
         layers: u32::MAX,
         triggers: false,
         tag: 0,
+        no_pieces: false,
     };
 
     /// Every object but these.
@@ -165,6 +169,9 @@ impl<'a> Filter<'a> {
     /// filter over every layer does not read the layer masks.
     #[inline]
     pub(crate) fn sees(&self, level: &ArchivedLevel, instance: u32) -> bool {
+        if self.no_pieces && level.instances[instance as usize].is_piece() {
+            return false;
+        }
         let layers = if self.layers == u32::MAX {
             u32::MAX
         } else {
@@ -180,6 +187,15 @@ impl<'a> Filter<'a> {
         Filter {
             tag,
             layers: mask,
+            ..*self
+        }
+    }
+
+    /// This filter leaving out the pieces of meshes cut at tile borders.
+    #[inline]
+    pub(crate) fn without_pieces(&self) -> Filter<'a> {
+        Filter {
+            no_pieces: true,
             ..*self
         }
     }

@@ -254,6 +254,12 @@ impl World {
         self.bodies.remove(id).map(|_| ())
     }
 
+    /// Whether `id` names something in the world: one of its level's or a
+    /// mounted tile's objects, or a body.
+    pub fn has_object(&self, id: ObjectId) -> bool {
+        self.is_level_object(id) || self.bodies.get(id).is_some()
+    }
+
     /// Whether `id` is one of the level's or a mounted tile's objects.
     fn is_level_object(&self, id: ObjectId) -> bool {
         if id.tile().is_some() {

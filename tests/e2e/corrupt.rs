@@ -1014,3 +1014,43 @@ fn hostile_bodies_are_rejected_by_verification() {
     ];
     assert_rejected(&good, cases);
 }
+
+/// The piece flag (a mesh cut at tile borders) only on a static triangle
+/// mesh: on another collider, a mover or a trigger it is refused, as is
+/// an unknown flag bit; on a static triangle mesh the archive opens.
+#[test]
+fn hostile_piece_flags_are_rejected_by_verification() {
+    use kiln_formats::level::{KINEMATIC, PIECE, TRIGGER};
+    let good = every_shape();
+    let aligned = aligned(&good);
+    let (_, level) = kiln_formats::access_file(&aligned).unwrap();
+    let base = aligned.as_ptr() as usize;
+    let flags_at = |i: usize| std::ptr::from_ref(&level.instances[i].flags) as usize - base;
+    let in_top = level.top.leaves.to_native() as usize;
+    let is_mesh = |i: usize| {
+        level.colliders[level.instances[i].collider.to_native() as usize]
+            .tri_mesh()
+            .is_some()
+    };
+    let mesh = (0..in_top)
+        .find(|&i| is_mesh(i))
+        .expect("a static triangle mesh");
+    let other = (0..in_top)
+        .find(|&i| !is_mesh(i))
+        .expect("a static primitive");
+    let piece = "a piece cut at tile borders is a static triangle mesh";
+    let cases = vec![
+        (flags_at(other), PIECE.to_le_bytes(), piece),
+        (flags_at(mesh), (PIECE | TRIGGER).to_le_bytes(), piece),
+        (flags_at(mesh), (PIECE | KINEMATIC).to_le_bytes(), piece),
+        (flags_at(mesh), (1u32 << 16).to_le_bytes(), "unknown flags"),
+    ];
+    assert_rejected(&good, cases);
+    // a static triangle mesh may be a piece
+    let mut bytes = good.clone();
+    let at = flags_at(mesh);
+    bytes[at..at + 4].copy_from_slice(&PIECE.to_le_bytes());
+    rehash(&mut bytes);
+    let opened = Level::from_bytes(&bytes).unwrap();
+    assert!(opened.archive().instances[mesh].is_piece());
+}

@@ -221,6 +221,148 @@ fn name(space: &dyn Fn(ObjectId) -> Option<String>, id: ObjectId) -> String {
     space(id).unwrap_or_else(|| panic!("{id} has no name"))
 }
 
+/// Counts of the answers [`same_answers`] compared: rays that hit,
+/// overlap contacts, casts that hit, solids holding a point.
+#[derive(Debug, Default)]
+struct Compared {
+    rays: usize,
+    touches: usize,
+    casts: usize,
+    inside: usize,
+}
+
+/// Asks `whole` (a level baked whole) and `world` (its tiles mounted)
+/// `n` random queries of every kind from points `at` gives — rays, ray
+/// yes/no, overlaps and yes/no of a sphere, a box and a capsule, casts of
+/// them, points — and asserts the same answers: what was met (by name),
+/// `t`, point, normal and depth.
+fn same_answers(
+    whole: &Level,
+    world: &World,
+    seed: u64,
+    n: usize,
+    at: impl Fn(&mut kiln_tests::Rng) -> Vec3,
+) -> Compared {
+    let whole_name = |id: ObjectId| whole.object_name(id).map(|n| n.into_owned());
+    let world_name = |id: ObjectId| world.object_name(id).map(|n| n.into_owned());
+    let mut rng = kiln_tests::Rng::new(seed);
+    let mut c = Compared::default();
+    for i in 0..n {
+        let from = at(&mut rng);
+        let dir = Vec3::new(
+            rng.range(-1.0, 1.0),
+            rng.range(-1.0, 0.3),
+            rng.range(-1.0, 1.0),
+        )
+        .normalize();
+        // rays
+        let ray = Ray::new(from, dir, 30.0);
+        let (w, g) = (
+            whole.raycast(&ray, &Filter::ALL),
+            world.raycast(&ray, &Filter::ALL),
+        );
+        assert_eq!(w.is_some(), g.is_some(), "ray {ray:?}: {w:?} {g:?}");
+        assert_eq!(
+            whole.raycast_any(&ray, &Filter::ALL),
+            world.raycast_any(&ray, &Filter::ALL)
+        );
+        if let (Some(w), Some(g)) = (w, g) {
+            c.rays += 1;
+            assert!(g.object.tile().is_some());
+            assert!(
+                (w.t - g.t).abs() < 2e-5 * w.t.max(1.0),
+                "{ray:?}: {w:?} {g:?}"
+            );
+            assert!((w.point - g.point).length() < 1e-4, "{ray:?}: {w:?} {g:?}");
+            if name(&whole_name, w.object) == name(&world_name, g.object) {
+                assert!((w.normal - g.normal).length() < 1e-4, "{w:?} {g:?}");
+                assert_eq!(w.front_face, g.front_face);
+            }
+        }
+        // overlaps of a sphere, a box and a capsule
+        let turn = Quat::from_rotation_y(rng.range(0.0, 3.0)) * Quat::from_rotation_x(0.3);
+        let shapes = [
+            QueryShape::Sphere { radius: 0.4 },
+            QueryShape::Cuboid {
+                half: Vec3::new(0.5, 0.3, 0.4),
+            },
+            QueryShape::Capsule {
+                half_height: 0.5,
+                radius: 0.3,
+            },
+        ];
+        let shape = shapes[i % 3];
+        let pose = Pose::new(turn, from);
+        let mut w = whole.overlap(&shape, &pose, &Filter::ALL);
+        let mut g = world.overlap(&shape, &pose, &Filter::ALL);
+        assert_eq!(
+            whole.overlap_any(&shape, &pose, &Filter::ALL),
+            world.overlap_any(&shape, &pose, &Filter::ALL)
+        );
+        // by name: a mesh cut into pieces answers once, as the whole does
+        w.sort_by_key(|o| name(&whole_name, o.object));
+        g.sort_by_key(|o| name(&world_name, o.object));
+        let names = |v: &[kiln_runtime::ShapeOverlap], n: &dyn Fn(ObjectId) -> Option<String>| {
+            v.iter().map(|o| name(n, o.object)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(&w, &whole_name),
+            names(&g, &world_name),
+            "{shape:?} at {from}"
+        );
+        for (a, b) in w.iter().zip(&g) {
+            c.touches += 1;
+            assert!(
+                (a.depth - b.depth).abs() < 1e-4,
+                "{shape:?} at {from}: {a:?} {b:?}"
+            );
+            if i % 3 == 0 {
+                // a sphere's contact is its centre's closest point
+                assert!((a.point - b.point).length() < 1e-4, "{a:?} {b:?}");
+                assert!((a.normal - b.normal).length() < 1e-3, "{a:?} {b:?}");
+            }
+        }
+        // casts of the same shape along the ray's direction
+        let cast = ShapeCast::new(shape, pose, dir, 5.0);
+        let (w, g) = (
+            whole.cast(&cast, &Filter::ALL),
+            world.cast(&cast, &Filter::ALL),
+        );
+        assert_eq!(w.is_some(), g.is_some(), "{cast:?}: {w:?} {g:?}");
+        if let (Some(w), Some(g)) = (w, g) {
+            c.casts += 1;
+            assert!((w.t - g.t).abs() < 1e-4, "{cast:?}: {w:?} {g:?}");
+            if name(&whole_name, w.object) == name(&world_name, g.object) && w.t > 0.0 {
+                assert!(
+                    (w.normal - g.normal).length() < 1e-3,
+                    "{cast:?}: {w:?} {g:?}"
+                );
+            }
+        }
+        // points
+        let mut w: Vec<String> = whole
+            .contains_point(from, &Filter::ALL)
+            .into_iter()
+            .map(|o| name(&whole_name, o))
+            .collect();
+        let mut g: Vec<String> = world
+            .contains_point(from, &Filter::ALL)
+            .into_iter()
+            .map(|o| name(&world_name, o))
+            .collect();
+        w.sort();
+        g.sort();
+        g.dedup();
+        assert_eq!(w, g, "point {from}");
+        assert_eq!(
+            whole.contains_point_any(from, &Filter::ALL),
+            world.contains_point_any(from, &Filter::ALL)
+        );
+        c.inside += w.len();
+    }
+    c
+}
+
 /// Every query kind near the course's tile borders (x or z within 1.5 m
 /// of 10), asked of the whole bake and of the world of its tiles mounted
 /// at their origins: the same answers, at the origin and 100 km out (the
@@ -230,13 +372,10 @@ fn a_world_of_mounted_tiles_answers_every_query_as_the_whole_bake() {
     let scene = walk_course();
     let settings = BakeSettings::default();
     let whole = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
-    let whole_name = |id: ObjectId| whole.object_name(id).map(|n| n.into_owned());
     for offset in [DVec3::ZERO, DVec3::new(100_000.0, 0.0, -100_000.0)] {
         let world = mounted(&moved(scene.clone(), offset), &settings, 10.0, offset);
         assert_eq!(world.tiles().count(), 4);
-        let world_name = |id: ObjectId| world.object_name(id).map(|n| n.into_owned());
-        let mut rng = kiln_tests::Rng::new(7070);
-        let near_border = |rng: &mut kiln_tests::Rng| {
+        let c = same_answers(&whole, &world, 7070, 1500, |rng| {
             let mut p = Vec3::new(
                 rng.range(-1.0, 21.0),
                 rng.range(0.05, 3.0),
@@ -248,123 +387,10 @@ fn a_world_of_mounted_tiles_answers_every_query_as_the_whole_bake() {
                 p.z = 10.0 + rng.range(-1.5, 1.5);
             }
             p
-        };
-        let (mut rays, mut touches, mut casts, mut inside) = (0, 0, 0, 0);
-        for i in 0..1500 {
-            let from = near_border(&mut rng);
-            let dir = Vec3::new(
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 0.3),
-                rng.range(-1.0, 1.0),
-            )
-            .normalize();
-            // rays
-            let ray = Ray::new(from, dir, 30.0);
-            let (w, g) = (
-                whole.raycast(&ray, &Filter::ALL),
-                world.raycast(&ray, &Filter::ALL),
-            );
-            assert_eq!(w.is_some(), g.is_some(), "ray {ray:?}: {w:?} {g:?}");
-            assert_eq!(
-                whole.raycast_any(&ray, &Filter::ALL),
-                world.raycast_any(&ray, &Filter::ALL)
-            );
-            if let (Some(w), Some(g)) = (w, g) {
-                rays += 1;
-                assert!(g.object.tile().is_some());
-                assert!(
-                    (w.t - g.t).abs() < 2e-5 * w.t.max(1.0),
-                    "{ray:?}: {w:?} {g:?}"
-                );
-                assert!((w.point - g.point).length() < 1e-4, "{ray:?}: {w:?} {g:?}");
-                if name(&whole_name, w.object) == name(&world_name, g.object) {
-                    assert!((w.normal - g.normal).length() < 1e-4, "{w:?} {g:?}");
-                    assert_eq!(w.front_face, g.front_face);
-                }
-            }
-            // overlaps of a sphere, a box and a capsule
-            let turn = Quat::from_rotation_y(rng.range(0.0, 3.0)) * Quat::from_rotation_x(0.3);
-            let shapes = [
-                QueryShape::Sphere { radius: 0.4 },
-                QueryShape::Cuboid {
-                    half: Vec3::new(0.5, 0.3, 0.4),
-                },
-                QueryShape::Capsule {
-                    half_height: 0.5,
-                    radius: 0.3,
-                },
-            ];
-            let shape = shapes[i % 3];
-            let pose = Pose::new(turn, from);
-            let mut w = whole.overlap(&shape, &pose, &Filter::ALL);
-            let mut g = world.overlap(&shape, &pose, &Filter::ALL);
-            assert_eq!(
-                whole.overlap_any(&shape, &pose, &Filter::ALL),
-                world.overlap_any(&shape, &pose, &Filter::ALL)
-            );
-            w.sort_by_key(|o| name(&whole_name, o.object));
-            g.sort_by_key(|o| name(&world_name, o.object));
-            let names = |v: &[kiln_runtime::ShapeOverlap],
-                         n: &dyn Fn(ObjectId) -> Option<String>| {
-                v.iter().map(|o| name(n, o.object)).collect::<Vec<_>>()
-            };
-            assert_eq!(
-                names(&w, &whole_name),
-                names(&g, &world_name),
-                "{shape:?} at {from}"
-            );
-            for (a, b) in w.iter().zip(&g) {
-                touches += 1;
-                assert!(
-                    (a.depth - b.depth).abs() < 1e-4,
-                    "{shape:?} at {from}: {a:?} {b:?}"
-                );
-                if i % 3 == 0 {
-                    // a sphere's contact is its centre's closest point
-                    assert!((a.point - b.point).length() < 1e-4, "{a:?} {b:?}");
-                    assert!((a.normal - b.normal).length() < 1e-3, "{a:?} {b:?}");
-                }
-            }
-            // casts of the same shape along the ray's direction
-            let cast = ShapeCast::new(shape, pose, dir, 5.0);
-            let (w, g) = (
-                whole.cast(&cast, &Filter::ALL),
-                world.cast(&cast, &Filter::ALL),
-            );
-            assert_eq!(w.is_some(), g.is_some(), "{cast:?}: {w:?} {g:?}");
-            if let (Some(w), Some(g)) = (w, g) {
-                casts += 1;
-                assert!((w.t - g.t).abs() < 1e-4, "{cast:?}: {w:?} {g:?}");
-                if name(&whole_name, w.object) == name(&world_name, g.object) && w.t > 0.0 {
-                    assert!(
-                        (w.normal - g.normal).length() < 1e-3,
-                        "{cast:?}: {w:?} {g:?}"
-                    );
-                }
-            }
-            // points
-            let mut w: Vec<String> = whole
-                .contains_point(from, &Filter::ALL)
-                .into_iter()
-                .map(|o| name(&whole_name, o))
-                .collect();
-            let mut g: Vec<String> = world
-                .contains_point(from, &Filter::ALL)
-                .into_iter()
-                .map(|o| name(&world_name, o))
-                .collect();
-            w.sort();
-            g.sort();
-            assert_eq!(w, g, "point {from}");
-            assert_eq!(
-                whole.contains_point_any(from, &Filter::ALL),
-                world.contains_point_any(from, &Filter::ALL)
-            );
-            inside += w.len();
-        }
+        });
         assert!(
-            rays > 600 && touches > 300 && casts > 500 && inside > 20,
-            "{rays} {touches} {casts} {inside}"
+            c.rays > 600 && c.touches > 300 && c.casts > 500 && c.inside > 20,
+            "{c:?}"
         );
     }
 }
@@ -588,4 +614,117 @@ fn a_streamer_keeps_the_tiles_around_a_walking_character_mounted() {
     let report = streamer.update_blocking(&mut world, &[DVec3::new(17.0, 0.0, 17.0)]);
     assert!(report.failed.is_empty() && report.mounted.is_empty());
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// A generated terrain (64 m, flat then hilly, with crates over it) baked
+/// whole and as 16 tiles of 16 m: the terrain is cut at every border
+/// (each tile holds its own piece of it), the ground heights along every
+/// border agree to 1e-5 m, every query kind near a border answers as the
+/// whole does, and characters walking over borders, flat and hilly, take
+/// the whole bake's path, with no bump at a flat seam.
+#[test]
+fn a_terrain_cut_into_16_tiles_answers_as_the_whole_along_every_border() {
+    let scene = kiln_tests::scenes::terrain_world(64, 1.0, 40, 16);
+    let settings = BakeSettings::default();
+    let whole = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
+    let world = mounted(&scene, &settings, 16.0, DVec3::ZERO);
+    assert_eq!(world.tiles().count(), 16);
+    // every tile holds its own 16 × 16 quads of the terrain, and nothing
+    // of it past its cell
+    for (cell, part) in kiln_baker::tile::split(&scene, &settings, 16.0).unwrap() {
+        let i = part
+            .instances
+            .iter()
+            .position(|i| i.name == "terrain")
+            .unwrap();
+        let piece = &part.meshes[part.instances[i].mesh];
+        assert_eq!(piece.triangles.len(), 512, "{cell:?}");
+        let t = part.instances[i].transform;
+        for p in &piece.positions {
+            let w = t.transform_point3(DVec3::from(p.map(f64::from)));
+            assert!(w.x >= -1e-9 && w.x <= 16.0 + 1e-9 && w.z >= -1e-9 && w.z <= 16.0 + 1e-9);
+        }
+        assert_eq!(part.edge_flags[&part.instances[i].mesh].len(), 512);
+    }
+    for (_, level, _) in world.tiles() {
+        let piece = level
+            .find_object("terrain")
+            .expect("a piece of the terrain");
+        let rule = level.archive().instance_rule(piece.index() as usize);
+        assert!(rule.contains("cut at tile borders"), "{rule}");
+    }
+    // ground heights along every border, and just either side of it
+    let ground = |space: &dyn Fn(&Ray) -> Option<f32>, x: f32, z: f32| {
+        space(&Ray::new(Vec3::new(x, 20.0, z), Vec3::NEG_Y, 40.0)).map(|t| 20.0 - t)
+    };
+    let on_whole = |r: &Ray| whole.raycast(r, &Filter::ALL).map(|h| h.t);
+    let on_world = |r: &Ray| world.raycast(r, &Filter::ALL).map(|h| h.t);
+    let mut samples = 0;
+    for border in [16.0f32, 32.0, 48.0] {
+        for step in 0..=640 {
+            let along = step as f32 * 0.1;
+            for side in [-1e-3f32, 0.0, 1e-3] {
+                for (x, z) in [(border + side, along), (along, border + side)] {
+                    let (a, b) = (ground(&on_whole, x, z), ground(&on_world, x, z));
+                    match (a, b) {
+                        (Some(a), Some(b)) => {
+                            assert!((a - b).abs() <= 1e-5, "({x}, {z}): {a} whole, {b} tiled")
+                        }
+                        _ => assert_eq!(a, b, "({x}, {z})"),
+                    }
+                    samples += 1;
+                }
+            }
+        }
+    }
+    assert!(samples > 11_000);
+    // every query kind near a border
+    let c = same_answers(&whole, &world, 1616, 2000, |rng| {
+        let border = [16.0, 32.0, 48.0][rng.below(3)];
+        let (mut x, mut z) = (rng.range(0.5, 63.5), rng.range(0.5, 63.5));
+        if rng.range(0.0, 1.0) < 0.5 {
+            x = border + rng.range(-1.0, 1.0);
+        } else {
+            z = border + rng.range(-1.0, 1.0);
+        }
+        let h = kiln_tests::scenes::terrain_height(f64::from(x), f64::from(z)) as f32;
+        Vec3::new(x, h + rng.range(-0.2, 1.5), z)
+    });
+    assert!(c.rays > 1000 && c.touches > 800 && c.casts > 800, "{c:?}");
+    // characters over borders: on the flat (x < 24) and over the hills
+    let player = Character::capsule(0.3, 0.6);
+    for (start, walk) in [
+        (Vec3::new(10.0, 0.9, 3.0), Vec3::new(0.04, 0.0, 0.03)),
+        (Vec3::new(14.0, 0.9, 14.0), Vec3::new(0.03, 0.0, 0.04)),
+        (Vec3::new(30.0, 3.0, 10.0), Vec3::new(0.05, 0.0, 0.04)),
+        (Vec3::new(60.0, 3.0, 60.0), Vec3::new(-0.05, 0.0, -0.03)),
+    ] {
+        let (mut a, mut b) = (start, start);
+        let mut crossed = 0;
+        for step in 0..400 {
+            let motion = walk + Vec3::new(0.0, -0.1, 0.0);
+            let ma = player.move_and_slide(&whole, a, motion, &Filter::ALL);
+            let mb = player.move_and_slide(&world, b, motion, &Filter::ALL);
+            assert!(
+                (ma.position - mb.position).length() < 1e-4,
+                "step {step} from {start}: {} whole, {} tiled",
+                ma.position,
+                mb.position
+            );
+            if a.x < 23.5 && ma.position.x < 23.5 {
+                // on the flat: the ground never pushes up or aside at a seam
+                let ground = mb
+                    .hits
+                    .iter()
+                    .filter(|h| world.object_name(h.object).as_deref() == Some("terrain"));
+                for h in ground {
+                    assert!(h.normal.y > 0.9999, "step {step}: {h:?}");
+                }
+            }
+            let cell = |p: Vec3| ((p.x / 16.0).floor(), (p.z / 16.0).floor());
+            crossed += usize::from(cell(a) != cell(ma.position));
+            (a, b) = (ma.position, mb.position);
+        }
+        assert!(crossed >= 1, "the walk from {start} crossed no border");
+    }
 }

@@ -165,7 +165,7 @@ pub fn objects(level: &Level) -> Vec<Object> {
         .map(|inst| {
             let m: [f64; 12] = a.rows(inst).world_from_local.map(f64::from);
             let mut obj = placed_object(&a.colliders[inst.collider.to_native() as usize], &m);
-            if inst.flags.to_native() != 0 {
+            if inst.flags.to_native() & kiln_formats::level::LOOSE != 0 {
                 // a mover or trigger: no query of the level sees it (a
                 // world's oracle puts it where the world has it)
                 obj.pieces.clear();

@@ -411,3 +411,81 @@ impl Fnv {
         }
     }
 }
+
+/// The height of [`terrain_world`]'s ground at `(x, z)`: flat (y = 0)
+/// for `x < 24`, rolling hills past it (continuous at the fold).
+pub fn terrain_height(x: f64, z: f64) -> f64 {
+    if x < 24.0 {
+        0.0
+    } else {
+        1.5 * (0.12 * (x - 24.0)).sin() * (0.09 * z).sin() + 0.4 * (0.05 * (x - 24.0)).sin()
+    }
+}
+
+/// A generated open world: one terrain mesh of `quads` × `quads` cells of
+/// `spacing` m (two triangles each, flat for x < 24 and hills beyond:
+/// [`terrain_height`]), and `props` boxes of one shared mesh scattered
+/// over it (turned, some scaled unevenly), from seed `seed`.
+pub fn terrain_world(quads: u32, spacing: f64, props: usize, seed: u64) -> Scene {
+    let n = quads + 1;
+    let mut positions = Vec::with_capacity((n * n) as usize);
+    for z in 0..n {
+        for x in 0..n {
+            let (fx, fz) = (f64::from(x) * spacing, f64::from(z) * spacing);
+            positions.push([fx as f32, terrain_height(fx, fz) as f32, fz as f32]);
+        }
+    }
+    let terrain = SceneMesh::new("terrain", positions, &crate::grid_triangles(quads));
+    let cube = SceneMesh::new(
+        "crate",
+        (0..8)
+            .map(|k| [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| if b == 1 { 0.5 } else { -0.5 }))
+            .collect(),
+        &[
+            [0, 2, 1],
+            [1, 2, 3],
+            [4, 5, 6],
+            [5, 7, 6],
+            [0, 1, 4],
+            [1, 5, 4],
+            [2, 6, 3],
+            [3, 6, 7],
+            [0, 4, 2],
+            [2, 4, 6],
+            [1, 3, 5],
+            [3, 7, 5],
+        ],
+    );
+    let mut instances = vec![SceneInstance {
+        name: "terrain".into(),
+        mesh: 0,
+        transform: DAffine3::IDENTITY,
+        ..Default::default()
+    }];
+    let mut rng = Rng::new(seed);
+    let extent = f64::from(quads) * spacing;
+    for k in 0..props {
+        let (x, z) = (
+            f64::from(rng.range(1.0, extent as f32 - 1.0)),
+            f64::from(rng.range(1.0, extent as f32 - 1.0)),
+        );
+        let scale = if k % 4 == 0 {
+            DVec3::new(2.0, 0.6, 1.2)
+        } else {
+            DVec3::splat(f64::from(rng.range(0.6, 1.4)))
+        };
+        let turn = glam::DQuat::from_rotation_y(f64::from(rng.range(0.0, 6.3)));
+        let at = DVec3::new(x, terrain_height(x, z) + 0.3 * scale.y, z);
+        instances.push(SceneInstance {
+            name: format!("crate_{k}"),
+            mesh: 1,
+            transform: DAffine3::from_scale_rotation_translation(scale, turn, at),
+            ..Default::default()
+        });
+    }
+    Scene {
+        meshes: vec![terrain, cube],
+        instances,
+        ..Default::default()
+    }
+}

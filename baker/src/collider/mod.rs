@@ -175,7 +175,8 @@ pub fn build_level(
         .into_par_iter()
         .map(|p| {
             let authored = scene.pieces.get(&p.mesh).map(Vec::as_slice);
-            build_collider(&welded[p.mesh], p, authored)
+            let edges = scene.edge_flags.get(&p.mesh).map(Vec::as_slice);
+            build_collider(&welded[p.mesh], p, authored, edges)
         })
         .collect();
     let placed: Vec<Placed> = scene
@@ -249,7 +250,9 @@ pub fn build_level(
         .unzip();
     seams::join(&mut colliders, &placed);
     // the static objects under the top tree, the others after them
-    let (fixed, loose): (Vec<Placed>, Vec<Placed>) = placed.into_iter().partition(|p| p.flags == 0);
+    let (fixed, loose): (Vec<Placed>, Vec<Placed>) = placed
+        .into_iter()
+        .partition(|p| p.flags & kiln_formats::level::LOOSE == 0);
     let (order, top) = top::build(&fixed, &colliders);
     let in_top = fixed.len();
     let placed = order
@@ -302,11 +305,13 @@ struct ColliderBuild {
 }
 
 /// Builds one prepared collider; `authored`: the convex pieces the file
-/// gives its mesh, if any.
+/// gives its mesh, if any; `edges`: the edge flags of the mesh it was cut
+/// from, for a piece of one ([`Scene::edge_flags`](crate::scene::Scene)).
 fn build_collider(
     welded: &WeldedMesh,
     p: PreparedCollider,
     authored: Option<&[crate::scene::AuthoredPiece]>,
+    edges: Option<&[u8]>,
 ) -> ColliderBuild {
     let plain = |collider: BuiltCollider, note: Option<Note>| ColliderBuild {
         collider,
@@ -316,7 +321,7 @@ fn build_collider(
     };
     let tri = |note: Option<Note>| {
         plain(
-            BuiltCollider::TriMesh(tri_mesh::build(welded, p.settings.mesh_tree)),
+            BuiltCollider::TriMesh(tri_mesh::build(welded, p.settings.mesh_tree, edges)),
             note,
         )
     };

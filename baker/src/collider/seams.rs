@@ -35,7 +35,11 @@ struct Border {
 pub fn join(colliders: &mut [BuiltCollider], placed: &[Placed]) {
     let mut uses = vec![0usize; colliders.len()];
     for p in placed {
-        uses[p.collider] += if p.flags == 0 { 1 } else { 2 };
+        uses[p.collider] += if p.flags & kiln_formats::level::LOOSE == 0 {
+            1
+        } else {
+            2
+        };
     }
     // the meshes that take part: a triangle mesh placed once, with border
     // edges, and its placement

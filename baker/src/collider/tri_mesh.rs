@@ -71,13 +71,29 @@ impl BuiltTriMesh {
     }
 }
 
-/// Builds the tree of a welded mesh.
-pub fn build(mesh: &WeldedMesh, kind: TreeKind) -> BuiltTriMesh {
+/// Each triangle's edge flags (bit `k`: edge `k` flat; bit `3 + k`: a
+/// border), as [`build`] computes them for a welded mesh: what a piece cut
+/// from the mesh keeps ([`build`]'s `flags`).
+pub fn edge_flags(mesh: &WeldedMesh) -> Vec<u8> {
+    mesh_edges(&mesh.vertices, &mesh.triangles).flags
+}
+
+/// Builds the tree of a welded mesh; `flags`, when given, stand for the
+/// edge flags its own edges would give (a piece cut from a larger mesh
+/// keeps the whole's: [`edge_flags`]).
+///
+/// # Panics
+/// If `flags` is given with another length than the triangles'.
+pub fn build(mesh: &WeldedMesh, kind: TreeKind, flags: Option<&[u8]>) -> BuiltTriMesh {
     let vertices = &mesh.vertices;
     let triangles = &mesh.triangles;
     // every edge's sides grouped once: pairing candidates, flat edges and
     // border edges all come from it
-    let edges = mesh_edges(vertices, triangles);
+    let mut edges = mesh_edges(vertices, triangles);
+    if let Some(f) = flags {
+        assert_eq!(f.len(), triangles.len(), "one flag byte per triangle");
+        edges.flags.copy_from_slice(f);
+    }
     // pair across shared edges, as leaf quads
     let pairs = pair_triangles(vertices, triangles, &edges.across);
     // tree over pairs
@@ -765,7 +781,7 @@ mod tests {
 
     /// Weld, build and encode: the archived mesh a scene mesh becomes.
     fn build(src: &SceneMesh, kind: TreeKind) -> TriMesh {
-        crate::encode::tri_mesh(super::build(&crate::geom::weld::weld(src), kind))
+        crate::encode::tri_mesh(super::build(&crate::geom::weld::weld(src), kind, None))
     }
 
     /// A grid of `n × n` quads, two triangles each, with split vertices
@@ -940,7 +956,11 @@ mod tests {
 
     #[test]
     fn edge_flags_match_a_brute_force_grouping_of_every_edge() {
-        let t = super::build(&crate::geom::weld::weld(&heightfield(300)), TreeKind::Aabb);
+        let t = super::build(
+            &crate::geom::weld::weld(&heightfield(300)),
+            TreeKind::Aabb,
+            None,
+        );
         let second = |l: usize| t.source_ids[l][1] != u32::MAX;
         // every side of every edge, grouped by a global map
         let mut groups: std::collections::BTreeMap<(u32, u32), Vec<(usize, usize)>> =

@@ -173,7 +173,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
 /// field of an archive's header; `baker inspect` prints it). An archive of
 /// another version is refused with [`KilnStatus::BadArchive`].
-pub const KILN_FORMAT_VERSION: u32 = 21;
+pub const KILN_FORMAT_VERSION: u32 = 22;
 
 /// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]
@@ -1892,8 +1892,7 @@ pub unsafe extern "C" fn kiln_world_body_count(world: *const KilnWorld) -> usize
 
 /// Whether `id` names an object of the world's level or one of its bodies.
 fn known(world: &World, id: ObjectId) -> Result<(), Fail> {
-    let level_object = !id.is_body() && id.index() < world.level().object_count();
-    if level_object || world.pose(id).is_some() {
+    if world.has_object(id) {
         Ok(())
     } else {
         Err(Fail::new(

@@ -519,11 +519,19 @@ pub fn verify_level(level: &ArchivedLevel) -> Result<(), VerifyError> {
     for (i, inst) in level.instances.iter().enumerate() {
         verify_instance(i, inst, colliders, level.affines.len())?;
         let flags = inst.flags.to_native();
-        let problem = if flags & !(crate::level::MOTION | crate::level::TRIGGER) != 0
-            || flags & crate::level::MOTION == crate::level::MOTION
-        {
+        use crate::level::{LOOSE, MOTION, PIECE, TRIGGER};
+        let problem = if flags & !(MOTION | TRIGGER | PIECE) != 0 || flags & MOTION == MOTION {
             Some(format!("unknown flags {flags:#x}"))
-        } else if (i < in_top) != (flags == 0) {
+        } else if flags & PIECE != 0
+            && (flags & LOOSE != 0
+                || level.colliders[inst.collider.to_native() as usize]
+                    .tri_mesh()
+                    .is_none())
+        {
+            Some(format!(
+                "flags {flags:#x}: a piece cut at tile borders is a static triangle mesh"
+            ))
+        } else if (i < in_top) != (flags & LOOSE == 0) {
             Some(format!(
                 "flags {flags:#x} {} the top-level tree's {in_top} static objects",
                 if i < in_top { "inside" } else { "after" }

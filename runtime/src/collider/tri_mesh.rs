@@ -414,9 +414,16 @@ struct Candidate {
     bound: f64,
     /// Its place in the tree walk (ties go to the earlier).
     order: u32,
+    /// Which of the meshes asked together it is in ([`Part`]).
+    part: u32,
     slot: u32,
     tri: [DVec3; 3],
 }
+
+/// One of several triangle meshes asked as one ([`shape_touch_parts`]):
+/// a piece of a mesh cut at tile borders, placed in its tile's frame, and
+/// where that frame sits in the frame the query shape is in.
+pub(crate) type Part<'a> = (&'a Placement, &'a ArchivedTriMesh, DVec3);
 
 thread_local! {
     /// The candidates of [`shape_touch`], reused by every call on a thread.
@@ -482,45 +489,65 @@ pub(crate) fn shape_touch_own(
     mesh: &ArchivedTriMesh,
     posed: &Posed,
 ) -> Option<(Touch, u32, bool)> {
+    shape_touch_with(std::slice::from_ref(&(place, mesh, DVec3::ZERO)), posed)
+        .map(|(t, f, _, own)| (t, f, own))
+}
+
+/// [`shape_touch`] over several meshes asked as one (the pieces of a mesh
+/// cut at tile borders): the deepest contact over all their triangles,
+/// each seeing the others' (a flat region runs on across pieces), with
+/// its feature and the index of the part it is on. `None` for no parts.
+pub(crate) fn shape_touch_parts(parts: &[Part], posed: &Posed) -> Option<(Touch, u32, usize)> {
+    shape_touch_with(parts, posed).map(|(t, f, part, _)| (t, f, part))
+}
+
+/// [`shape_touch_own`] over `parts`, with the part of the contact.
+fn shape_touch_with(parts: &[Part], posed: &Posed) -> Option<(Touch, u32, usize, bool)> {
     CANDIDATES.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut c) => shape_touch_in(place, mesh, posed, &mut c),
+        Ok(mut c) => shape_touch_in(parts, posed, &mut c),
         // a nested call (none today) finds the scratch taken: it uses its own
-        Err(_) => shape_touch_in(place, mesh, posed, &mut Vec::new()),
+        Err(_) => shape_touch_in(parts, posed, &mut Vec::new()),
     })
 }
 
-/// [`shape_touch_own`] with `cands` as its scratch.
+/// [`shape_touch_with`] with `cands` as its scratch.
 fn shape_touch_in(
-    place: &Placement,
-    mesh: &ArchivedTriMesh,
+    parts: &[Part],
     posed: &Posed,
     cands: &mut Vec<Candidate>,
-) -> Option<(Touch, u32, bool)> {
+) -> Option<(Touch, u32, usize, bool)> {
     let (c, h) = posed.bounds();
-    let (lo, hi) = local_box(place, c, h);
     let centre = posed.centre();
     let (core, radius) = (&posed.core, posed.radius);
     cands.clear();
-    TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
-        let (first, count) = leaf_span(mesh, leaf);
-        for slot in first << 1..(first << 1) + count {
-            let tri = world_triangle(place, mesh, slot);
-            cands.push(Candidate {
-                bound: depth_bound(core, radius, &tri, centre),
-                order: cands.len() as u32,
-                slot,
-                tri,
-            });
-        }
-        false
-    });
+    for (k, &(place, mesh, shift)) in parts.iter().enumerate() {
+        let (lo, hi) = local_box(place, c - shift, h);
+        TreeRef::of(mesh).walk_box(lo, hi, |leaf| {
+            let (first, count) = leaf_span(mesh, leaf);
+            for slot in first << 1..(first << 1) + count {
+                let mut tri = world_triangle(place, mesh, slot);
+                if shift != DVec3::ZERO {
+                    tri = tri.map(|p| p + shift);
+                }
+                cands.push(Candidate {
+                    bound: depth_bound(core, radius, &tri, centre),
+                    order: cands.len() as u32,
+                    part: k as u32,
+                    slot,
+                    tri,
+                });
+            }
+            false
+        });
+    }
     // rounding of the bound and the exact tests, and the expanding
     // polytope's tolerance, stay far below this
     let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
     // highest bound first; equal bounds in walk order
     cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
-    let mut best: Option<(Touch, u32, u32, [DVec3; 3], bool)> = None;
+    let mut best: Option<(Touch, u32, u32, [DVec3; 3], bool, usize)> = None;
     for cand in cands.iter() {
+        let mesh = parts[cand.part as usize].1;
         // no contact is deeper than its bound, and every depth is ≥ 0
         let floor = best.map_or(0.0, |(b, ..)| b.depth);
         if cand.bound + slack < floor {
@@ -541,13 +568,15 @@ fn shape_touch_in(
                 cand.order,
                 cand.tri,
                 !raised,
+                cand.part as usize,
             ));
         }
     }
-    best.map(|(t, source, _, tri, own)| {
+    best.map(|(t, source, _, tri, own, part)| {
         (
             convex_contact::settle(core, radius, &Triangle(tri), 0.0, t),
             source,
+            part,
             own,
         )
     })
@@ -848,6 +877,7 @@ mod tests {
                 all.push(Candidate {
                     bound: 0.0,
                     order: all.len() as u32,
+                    part: 0,
                     slot,
                     tri: world_triangle(place, mesh, slot),
                 });

@@ -16,6 +16,15 @@
 //! worlds) and a query 100 km out answers as one at the zero does. The
 //! f64 helpers [`World::to_local`] and [`World::to_global`] convert.
 //!
+//! # Cut meshes
+//!
+//! A static triangle mesh the baker cut at tile borders (terrain) is a
+//! piece per tile, flagged as one; the pieces of one name over the mounted
+//! tiles answer an overlap together, as the whole mesh: once, with the
+//! deepest contact over all their triangles (a flat floor's region runs on
+//! across the border). Rays, casts and sphere contacts need no neighbour:
+//! each piece answers, the first or deepest stands.
+//!
 //! # Ids and layers
 //!
 //! A tile's objects are named by ids that carry the tile ([`TileId`],
@@ -513,6 +522,11 @@ impl World {
         })
     }
 
+    /// The overlaps over the tiles. The pieces of a mesh cut at tile
+    /// borders answer as the whole mesh would: once, with the deepest
+    /// contact over all of them (named by the piece it is on), each
+    /// piece's triangles seeing the others' (a flat floor runs on across
+    /// a border). Pieces are matched by name across the mounted tiles.
     pub(super) fn tiles_overlap(
         &self,
         shape: &QueryShape,
@@ -520,12 +534,141 @@ impl World {
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        for (m, p) in self.tiles_near_shape(shape, pose) {
+        let sphere = matches!(shape, QueryShape::Sphere { .. });
+        let first = out.len();
+        // (name, tile, instance) of the pieces near the shape
+        let mut pieces: Vec<(std::borrow::Cow<'_, str>, usize, u32)> = Vec::new();
+        let bounds = Posed::new(shape, pose).map(|p| p.bounds());
+        for (k, m) in self.tiles.mounted.iter().enumerate() {
+            let Some((c, h)) = bounds else { break };
+            let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
+            let (lo, hi) = ((c - h - pad).as_vec3(), (c + h + pad).as_vec3());
+            if !m.meets(lo, hi) {
+                continue;
+            }
+            let p = Pose {
+                rotation: pose.rotation,
+                translation: pose.translation - m.offset,
+            };
             let start = out.len();
-            Scope::of(&m.level).overlap_append(shape, &p, &m.filter(filter), out);
+            let f = m.filter(filter);
+            if sphere {
+                // a sphere's contact with a mesh is its closest point, which
+                // needs no neighbour: pieces answer alone, the deepest kept
+                Scope::of(&m.level).overlap_append(shape, &p, &f, out);
+            } else {
+                let scope = Scope::of(&m.level);
+                scope.overlap_append(shape, &p, &f.without_pieces(), out);
+                let a = m.level.archive();
+                scope.near(lo - m.offset, hi - m.offset, &f, |id, _, _| {
+                    if a.instances[id.index() as usize].is_piece() {
+                        let name = m.level.object_name(ObjectId::level(id.index()));
+                        pieces.push((name.unwrap_or_default(), k, id.index()));
+                    }
+                    false
+                });
+            }
             for o in &mut out[start..] {
                 o.point += m.offset;
                 o.object = m.object(o.object);
+            }
+        }
+        if sphere {
+            self.deepest_per_mesh(first, out);
+        } else if !pieces.is_empty() {
+            self.touch_pieces(shape, pose, &mut pieces, out);
+        }
+    }
+
+    /// Whether `id` is a mounted tile's piece of a cut mesh, and its name.
+    fn piece_name(&self, id: ObjectId) -> Option<std::borrow::Cow<'_, str>> {
+        let (m, local) = self.tile_object(id)?;
+        m.level.archive().instances[local.index() as usize]
+            .is_piece()
+            .then(|| m.level.object_name(local).unwrap_or_default())
+    }
+
+    /// Keeps one answer per cut mesh among `out[first..]`: its pieces'
+    /// deepest (the first of equals).
+    fn deepest_per_mesh(&self, first: usize, out: &mut Vec<ShapeOverlap>) {
+        let named: Vec<Option<std::borrow::Cow<'_, str>>> = out[first..]
+            .iter()
+            .map(|o| self.piece_name(o.object))
+            .collect();
+        if named.iter().flatten().count() < 2 {
+            return;
+        }
+        let mut keep = vec![true; named.len()];
+        for i in 0..named.len() {
+            let Some(a) = &named[i] else { continue };
+            for j in i + 1..named.len() {
+                if keep[i] && keep[j] && named[j].as_ref() == Some(a) {
+                    if out[first + j].depth > out[first + i].depth {
+                        keep[i] = false;
+                    } else {
+                        keep[j] = false;
+                    }
+                }
+            }
+        }
+        let mut k = 0;
+        out.retain(|_| {
+            k += 1;
+            k <= first || keep[k - 1 - first]
+        });
+    }
+
+    /// The contacts of the cut meshes whose pieces are `pieces` (name,
+    /// tile, instance) with `shape` at `pose`: one per mesh, over all its
+    /// pieces together.
+    fn touch_pieces(
+        &self,
+        shape: &QueryShape,
+        pose: &Pose,
+        pieces: &mut [(std::borrow::Cow<'_, str>, usize, u32)],
+        out: &mut Vec<ShapeOverlap>,
+    ) {
+        let Some(posed) = Posed::new(shape, pose) else {
+            return;
+        };
+        pieces.sort();
+        let mut rest = &pieces[..];
+        while let Some(head) = rest.first() {
+            let n = rest.iter().take_while(|p| p.0 == head.0).count();
+            let (group, after) = rest.split_at(n);
+            rest = after;
+            // each piece (verified: a triangle mesh), placed in its tile's
+            // frame, that frame moved to the world's by the tile's offset
+            let places: Vec<_> = group
+                .iter()
+                .filter_map(|&(_, k, i)| {
+                    let m = &self.tiles.mounted[k];
+                    let a = m.level.archive();
+                    let inst = &a.instances[i as usize];
+                    let mesh = a.colliders[inst.collider.to_native() as usize].tri_mesh()?;
+                    let place = crate::placement::Placement::new(a, inst);
+                    Some((
+                        ObjectId::tile_object(m.id, i),
+                        place,
+                        mesh,
+                        m.offset.as_dvec3(),
+                    ))
+                })
+                .collect();
+            let parts: Vec<crate::collider::tri_mesh::Part> = places
+                .iter()
+                .map(|(_, p, mesh, shift)| (p, *mesh, *shift))
+                .collect();
+            if let Some((t, feature, part)) =
+                crate::collider::tri_mesh::shape_touch_parts(&parts, &posed)
+            {
+                out.push(ShapeOverlap {
+                    object: places[part].0,
+                    point: t.point.as_vec3(),
+                    normal: t.normal.as_vec3(),
+                    depth: t.depth as f32,
+                    feature: Some(feature),
+                });
             }
         }
     }

@@ -367,6 +367,7 @@ pub fn build(
                 source_ids: (0..triangles.len() as u32).collect(),
             },
             TreeKind::Aabb,
+            None,
         ),
     })
 }
