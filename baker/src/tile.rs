@@ -419,6 +419,11 @@ pub struct TiledReport {
     pub objects: usize,
     /// Bytes over every tile archive.
     pub bytes: u64,
+    /// Every file the bake read (the document and its buffers): what each
+    /// tile depends on, for a depfile.
+    pub files: Vec<std::path::PathBuf>,
+    /// Each tile's archive, in the manifest's order.
+    pub archives: Vec<std::path::PathBuf>,
 }
 
 /// Why [`bake_tiled_to_dir`] stopped. Tiles written before the error stay
@@ -445,6 +450,14 @@ pub enum TiledError {
         /// Why.
         source: std::io::Error,
     },
+    /// A tile's archive could not be read, or is no valid archive.
+    #[error("{}: {why}", path.display())]
+    Archive {
+        /// The archive.
+        path: std::path::PathBuf,
+        /// Why.
+        why: String,
+    },
 }
 
 /// Bakes glTF file `input` as tiles of `size` m into `out_dir`:
@@ -461,7 +474,8 @@ pub fn bake_tiled_to_dir(
     force: bool,
     settings: &BakeSettings,
 ) -> Result<TiledReport, TiledError> {
-    let scene = crate::ingest::load(input)?.scene;
+    let source = crate::ingest::Source::read(input)?;
+    let scene = source.scene()?;
     let parts = split(&scene, settings, size).map_err(|source| TiledError::Tile {
         input: input.display().to_string(),
         source,
@@ -493,6 +507,7 @@ pub fn bake_tiled_to_dir(
     let mut report = TiledReport {
         manifest: manifest_path.clone(),
         tiles: parts.len(),
+        files: source.files(),
         ..TiledReport::default()
     };
     let mut tiles = Vec::with_capacity(parts.len());
@@ -518,6 +533,7 @@ pub fn bake_tiled_to_dir(
         };
         report.objects += objects as usize;
         report.bytes += bytes;
+        report.archives.push(path);
         tiles.push(tile_entry(*cell, size, part, &stem, hash, (objects, bytes)));
     }
     let manifest = WorldManifest {
@@ -535,4 +551,72 @@ pub fn bake_tiled_to_dir(
         }
     }
     Ok(report)
+}
+
+/// A world of tiles authored apart: the archives `tiles` names (each a
+/// path relative to `dir`, the manifest's folder, baked on its own as
+/// any level is) at their f64 origins, in that order. The manifest's
+/// tile size is 0 (no grid); tile `k` is cell `[k, 0]`; each tile's
+/// bounds, objects, content hash and size are read from its archive's
+/// header and top-level tree. Returns the manifest and its file.
+///
+/// # Errors
+/// A path outside `dir`, a bad origin, or an archive that cannot be read
+/// or is not valid, naming the file.
+pub fn world_of_archives(
+    dir: &std::path::Path,
+    tiles: &[(String, [f64; 3])],
+) -> Result<(WorldManifest, Vec<u8>), TiledError> {
+    let bad = |file: &str, why: String| TiledError::Archive {
+        path: dir.join(file),
+        why,
+    };
+    let mut out = Vec::with_capacity(tiles.len());
+    for (k, (file, origin)) in tiles.iter().enumerate() {
+        if !kiln_formats::world::safe_tile_path(file) {
+            return Err(bad(
+                file,
+                "a tile's archive must lie in the manifest's folder (a relative path without ..)"
+                    .into(),
+            ));
+        }
+        if !origin
+            .iter()
+            .all(|x| x.is_finite() && x.abs() <= kiln_formats::world::MAX_ORIGIN)
+        {
+            return Err(bad(
+                file,
+                format!("origin {origin:?} is not a finite point within 1e12 m"),
+            ));
+        }
+        let bytes = std::fs::read(dir.join(file)).map_err(|e| bad(file, e.to_string()))?;
+        let aligned = kiln_formats::aligned(&bytes);
+        let (header, level) =
+            kiln_formats::access_file(&aligned).map_err(|e| bad(file, e.to_string()))?;
+        let top = &level.top;
+        let bounds = if top.leaves.to_native() == 0 {
+            [[0.0; 3]; 2]
+        } else {
+            [
+                top.min.map(|x| x.to_native()),
+                top.max.map(|x| x.to_native()),
+            ]
+        };
+        let cell = i32::try_from(k).map_err(|_| bad(file, "too many tiles".into()))?;
+        out.push(Tile {
+            cell: [cell, 0],
+            origin: *origin,
+            bounds,
+            file: file.clone(),
+            objects: level.instances.len() as u32,
+            content_hash: header.content_hash,
+            bytes: bytes.len() as u64,
+        });
+    }
+    let manifest = WorldManifest {
+        tile_size: 0.0,
+        tiles: out,
+    };
+    let bytes = encode_manifest(&manifest);
+    Ok((manifest, bytes))
 }

@@ -70,6 +70,24 @@ enum Command {
         /// --out-dir).
         #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
         tile_size: Option<f64>,
+        /// Bake the inputs as tiles authored apart: each its own archive
+        /// in --out-dir, and DIR/NAME.kilnworld listing them at the origins
+        /// kiln.toml's [tiles.origins] gives their file names.
+        #[arg(long, value_name = "NAME", conflicts_with = "tile_size")]
+        world: Option<String>,
+    },
+    /// Write a world manifest listing tile archives baked apart, each at
+    /// its f64 origin (a build system's last step: archives in, manifest
+    /// out; `baker bake --world` does the same from kiln.toml).
+    World {
+        /// The manifest to write (NAME.kilnworld); every archive must lie
+        /// in its folder or below.
+        #[arg(short = 'o', long = "out")]
+        out: PathBuf,
+        /// Each tile as ARCHIVE@X,Y,Z: its archive and where its origin
+        /// sits in the world (metres).
+        #[arg(required = true, value_name = "ARCHIVE@X,Y,Z")]
+        tiles: Vec<String>,
     },
     /// Bake every glTF file named (or found under a directory named), then
     /// re-bake each whenever it or a buffer it reads changes, until Ctrl-C.
@@ -220,6 +238,16 @@ impl SettingsArgs {
         (self.config.is_some() || path.is_file()).then_some(path)
     }
 
+    /// `input`'s project file, read and checked (`None` if it has none).
+    fn project(
+        &self,
+        input: &Path,
+    ) -> Result<Option<kiln_baker::config::ProjectConfig>, ConfigError> {
+        self.config_for(input)
+            .map(|p| kiln_baker::config::ProjectConfig::load(&p))
+            .transpose()
+    }
+
     /// The settings for `input` (its project file read and checked).
     fn resolve(
         &self,
@@ -296,6 +324,7 @@ pub fn main() -> ExitCode {
             depfile,
             strict,
             tile_size,
+            world,
         } => {
             let opts = BakeOpts {
                 json,
@@ -304,10 +333,24 @@ pub fn main() -> ExitCode {
                 depfile,
                 strict,
             };
-            match (tile_size, out_dir.as_deref()) {
-                (Some(size), Some(dir)) => bake_tiles(&inputs, dir, size, force, &settings),
-                (Some(_), None) => Err(Usage(
+            // the grid: --tile-size, else the first input's [tiles] size
+            // when baking into a folder
+            let grid = tile_size.or_else(|| {
+                let first = inputs.first()?;
+                out_dir.as_ref()?;
+                world.is_none().then_some(())?;
+                settings.project(first).ok()??.tiles.size
+            });
+            match (grid, out_dir.as_deref(), world) {
+                (Some(size), Some(dir), None) => bake_tiles(&inputs, dir, size, &opts, &settings),
+                (Some(_), None, _) => Err(Usage(
                     "--tile-size writes a manifest and its tiles: say where with --out-dir <DIR>"
+                        .into(),
+                )
+                .into()),
+                (_, Some(dir), Some(name)) => bake_world(&inputs, dir, &name, &opts, &settings),
+                (_, None, Some(_)) => Err(Usage(
+                    "--world writes a manifest and its tiles: say where with --out-dir <DIR>"
                         .into(),
                 )
                 .into()),
@@ -320,6 +363,7 @@ pub fn main() -> ExitCode {
                 ),
             }
         }
+        Command::World { out, tiles } => write_world(&out, &tiles),
         Command::Watch {
             paths,
             out_dir,
@@ -500,15 +544,122 @@ fn bake(
     Ok(outcomes.iter().all(|o| !matches!(o, Outcome::Failed(_))))
 }
 
+/// Bakes `inputs` into `dir` as tiles authored apart, each its own
+/// archive, then writes `dir/NAME.kilnworld` listing them at the origins
+/// their project files give their names; false if any failed (then no
+/// manifest is written).
+fn bake_world(
+    inputs: &[PathBuf],
+    dir: &Path,
+    name: &str,
+    opts: &BakeOpts,
+    settings: &SettingsArgs,
+) -> Result<bool> {
+    // every origin first: a missing one stops before anything is baked
+    let mut tiles = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let file = input
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let origin = settings
+            .project(input)?
+            .and_then(|p| p.tiles.origins.get(&file).copied())
+            .ok_or_else(|| {
+                Usage(format!(
+                    "{}: no origin for it: give one in kiln.toml, [tiles.origins] \"{file}\" = [x, y, z]",
+                    input.display()
+                ))
+            })?;
+        let stem = input.file_stem().unwrap_or(input.as_os_str());
+        let archive = Path::new(stem).with_extension("kiln");
+        tiles.push((archive.to_string_lossy().into_owned(), origin));
+    }
+    if !bake(inputs, None, Some(dir), opts, settings)? {
+        return Ok(false);
+    }
+    let (manifest, bytes) = kiln_baker::tile::world_of_archives(dir, &tiles)?;
+    let path = dir.join(format!("{name}.kilnworld"));
+    write::write_atomic(&path, &bytes)
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    eprintln!(
+        "{}: {} tiles authored apart, {} objects",
+        path.display(),
+        manifest.tiles.len(),
+        manifest
+            .tiles
+            .iter()
+            .map(|t| t.objects as usize)
+            .sum::<usize>()
+    );
+    Ok(true)
+}
+
+/// `baker world`: the manifest `out` of the archives `tiles` names
+/// (`ARCHIVE@X,Y,Z`), each in `out`'s folder or below.
+fn write_world(out: &Path, tiles: &[String]) -> Result<bool> {
+    let dir = out.parent().unwrap_or(Path::new(""));
+    let base = std::fs::canonicalize(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    })
+    .with_context(|| format!("{}: the manifest's folder", dir.display()))?;
+    let mut placed = Vec::with_capacity(tiles.len());
+    for t in tiles {
+        let (file, at) = t
+            .rsplit_once('@')
+            .ok_or_else(|| Usage(format!("{t:?}: write each tile as ARCHIVE@X,Y,Z")))?;
+        let origin: Vec<f64> = at
+            .split(',')
+            .map(|x| x.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| Usage(format!("{t:?}: the origin {at:?}: {e}")))?;
+        let origin: [f64; 3] = origin
+            .try_into()
+            .map_err(|_| Usage(format!("{t:?}: the origin {at:?} is not X,Y,Z")))?;
+        let full = std::fs::canonicalize(file).with_context(|| format!("{file}: cannot read"))?;
+        let rel = full.strip_prefix(&base).map_err(|_| {
+            Usage(format!(
+                "{file}: not in {} or below, where the manifest's paths start",
+                base.display()
+            ))
+        })?;
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        placed.push((rel, origin));
+    }
+    let (manifest, bytes) = kiln_baker::tile::world_of_archives(&base, &placed)?;
+    write::write_atomic(out, &bytes).with_context(|| format!("{}: cannot write", out.display()))?;
+    eprintln!(
+        "{}: {} tiles, {} objects",
+        out.display(),
+        manifest.tiles.len(),
+        manifest
+            .tiles
+            .iter()
+            .map(|t| t.objects as usize)
+            .sum::<usize>()
+    );
+    Ok(true)
+}
+
 /// Bakes each input as a world of tiles of `size` m into `dir`; returns
-/// false if any failed (the others still bake).
+/// false if any failed (the others still bake). With a depfile, each
+/// tile's archive and the manifest depend on the files the input's bake
+/// read and its project file.
 fn bake_tiles(
     inputs: &[PathBuf],
     dir: &Path,
     size: f64,
-    force: bool,
+    opts: &BakeOpts,
     settings: &SettingsArgs,
 ) -> Result<bool> {
+    let force = opts.force;
+    let mut deps = String::new();
     if !(size.is_finite() && size > 0.0) {
         return Err(Usage(format!(
             "--tile-size {size} is not a positive number of metres"
@@ -526,24 +677,41 @@ fn bake_tiles(
                     .map_err(anyhow::Error::from)
             });
         match done {
-            Ok(r) => eprintln!(
-                "[{}/{}] {} -> {}: {} tiles of {size} m ({} baked, {} up to date, {} removed), {} objects, {} bytes",
-                n + 1,
-                inputs.len(),
-                input.display(),
-                r.manifest.display(),
-                r.tiles,
-                r.baked,
-                r.up_to_date,
-                r.removed,
-                r.objects,
-                r.bytes
-            ),
+            Ok(r) => {
+                eprintln!(
+                    "[{}/{}] {} -> {}: {} tiles of {size} m ({} baked, {} up to date, {} removed), {} objects, {} bytes",
+                    n + 1,
+                    inputs.len(),
+                    input.display(),
+                    r.manifest.display(),
+                    r.tiles,
+                    r.baked,
+                    r.up_to_date,
+                    r.removed,
+                    r.objects,
+                    r.bytes
+                );
+                let mut files = r.files.clone();
+                files.extend(settings.config_for(input));
+                for out in r.archives.iter().chain([&r.manifest]) {
+                    deps.push_str(&make_escape(out));
+                    deps.push(':');
+                    for f in &files {
+                        deps.push(' ');
+                        deps.push_str(&make_escape(f));
+                    }
+                    deps.push('\n');
+                }
+            }
             Err(e) => {
                 ok = false;
                 eprintln!("[{}/{}] {}: {e:#}", n + 1, inputs.len(), input.display());
             }
         }
+    }
+    if let Some(dep) = &opts.depfile {
+        write::write_atomic(dep, deps.as_bytes())
+            .with_context(|| format!("{}: cannot write the depfile", dep.display()))?;
     }
     Ok(ok)
 }

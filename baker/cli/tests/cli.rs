@@ -1337,6 +1337,150 @@ fn tile_size_bakes_a_world_and_rebakes_only_the_tiles_that_changed() {
 }
 
 #[test]
+fn kiln_toml_tiles_cut_on_its_grid_place_tiles_authored_apart_and_depfiles_list_each_tile() {
+    let dir = tmpdir("tiles-toml");
+    for name in ["course.gltf", "harbour.gltf"] {
+        std::fs::copy(sample("walk_course.gltf"), dir.join(name)).unwrap();
+    }
+    std::fs::write(
+        dir.join("kiln.toml"),
+        "[tiles]\nsize = 10\n[tiles.origins]\n\"course.gltf\" = [0.0, 0.0, 0.0]\n\"harbour.gltf\" = [100000.0, 5.0, -30.0]\n",
+    )
+    .unwrap();
+    // [tiles] size: --out-dir cuts on its grid, and the depfile lists
+    // every tile and the manifest with what they were baked from
+    let out = dir.join("grid");
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "bake",
+            "course.gltf",
+            "--out-dir",
+            "grid",
+            "--depfile",
+            "grid.d",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("4 tiles of 10 m"),
+        "{err}"
+    );
+    let deps = std::fs::read_to_string(dir.join("grid.d")).unwrap();
+    assert_eq!(deps.lines().count(), 5, "{deps}");
+    for line in deps.lines() {
+        assert!(
+            line.contains(": course.gltf") && line.ends_with("kiln.toml"),
+            "{line}"
+        );
+    }
+    assert!(
+        deps.contains("course.1.1.kiln:") && deps.contains("course.kilnworld:"),
+        "{deps}"
+    );
+    assert!(out.join("course.0.0.kiln").is_file());
+    // --world: each input its own archive, listed at its origin
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "bake",
+            "course.gltf",
+            "harbour.gltf",
+            "--out-dir",
+            "apart",
+            "--world",
+            "town",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("2 tiles authored apart, 28 objects"),
+        "{err}"
+    );
+    let m = kiln_runtime::WorldManifest::open(dir.join("apart/town.kilnworld")).unwrap();
+    assert_eq!(m.tile_size(), 0.0);
+    let origins: Vec<[f64; 3]> = m.tiles().iter().map(|t| t.origin).collect();
+    assert_eq!(origins, [[0.0, 0.0, 0.0], [100_000.0, 5.0, -30.0]]);
+    assert_eq!(m.tiles()[1].file, "harbour.kiln");
+    // the same manifest from `baker world`, archives in, manifest out
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "world",
+            "-o",
+            "apart/again.kilnworld",
+            "apart/course.kiln@0,0,0",
+            "apart/harbour.kiln@100000,5,-30",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read(dir.join("apart/again.kilnworld")).unwrap(),
+        std::fs::read(dir.join("apart/town.kilnworld")).unwrap()
+    );
+    // a world mounts them where the manifest says: the harbour's floor
+    // 100 km out, 5 m up
+    let mut world = kiln_runtime::World::tiled(glam::DVec3::new(100_000.0, 0.0, -30.0)).unwrap();
+    for k in 0..m.tiles().len() {
+        let at = glam::DVec3::from(m.tiles()[k].origin);
+        world.mount(m.open_tile(k).unwrap(), at).unwrap();
+    }
+    let down = kiln_runtime::Ray::new(glam::Vec3::new(12.0, 20.0, 5.0), glam::Vec3::NEG_Y, 40.0);
+    let hit = world.raycast(&down, &kiln_runtime::Filter::ALL).unwrap();
+    assert!((hit.point.y - 5.0).abs() < 1e-4, "{hit:?}");
+    // an input kiln.toml gives no origin, an archive outside the
+    // manifest's folder, a malformed tile: usage errors naming them
+    std::fs::copy(sample("walk_course.gltf"), dir.join("market.gltf")).unwrap();
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "bake",
+            "market.gltf",
+            "--out-dir",
+            "apart",
+            "--world",
+            "town",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("market.gltf") && err.contains("[tiles.origins]"),
+        "{err}"
+    );
+    for (tile, want) in [
+        ("grid/course.0.0.kiln@0,0,0", "not in"),
+        ("apart/course.kiln", "ARCHIVE@X,Y,Z"),
+        ("apart/course.kiln@0,0", "is not X,Y,Z"),
+    ] {
+        let o = baker()
+            .current_dir(&dir)
+            .args(["world", "-o", "apart/bad.kilnworld", tile])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{tile}: {err}");
+        assert!(err.contains(want), "{tile}: {err}");
+    }
+    // a bad [tiles] table is an error naming the file
+    std::fs::write(dir.join("kiln.toml"), "[tiles]\nsize = -1\n").unwrap();
+    let o = baker()
+        .current_dir(&dir)
+        .args(["bake", "course.gltf", "--out-dir", "grid"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("kiln.toml") && err.contains("size"),
+        "{err}"
+    );
+}
+
+#[test]
 fn inspect_into_a_reader_that_stops_early_ends_quietly() {
     use std::io::Read;
     // the walk course with 1,500 more steps: an inspect report far larger

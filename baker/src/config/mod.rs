@@ -414,6 +414,11 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 /// [watch]
 /// include = ["*.glb", "*.gltf"]
 /// exclude = ["*_wip.*"]
+///
+/// [tiles]
+/// size = 256                 # `baker bake --out-dir` cuts each input on this grid
+/// [tiles.origins]            # tiles authored apart (`baker bake --world NAME`):
+/// "harbour.gltf" = [2048.0, 0.0, -1024.0] # each file's origin in the world, f64 m
 /// ```
 ///
 /// Unknown keys and bad values are errors naming the key, the file and the
@@ -429,6 +434,9 @@ pub struct ProjectConfig {
     pub rules: Vec<Rule>,
     /// File globs for `baker watch`.
     pub watch: WatchTable,
+    /// `[tiles]`: the grid inputs are cut on, and where tiles authored
+    /// apart sit.
+    pub tiles: TilesTable,
 }
 
 /// Keys renamed since Kiln 0.1: (old spelling, new spelling). The old
@@ -449,6 +457,8 @@ struct ProjectFile {
     rules: Vec<toml::Spanned<Keys>>,
     #[serde(default)]
     watch: WatchTable,
+    #[serde(default)]
+    tiles: TilesTable,
 }
 
 /// The keys of a `[settings]` or `[[rules]]` table as written (one list,
@@ -519,6 +529,20 @@ pub struct WatchTable {
     pub exclude: Vec<String>,
 }
 
+/// `[tiles]` of a project file: the grid size a `baker bake --out-dir`
+/// cuts inputs on (what `--tile-size` says), and the origins of tiles
+/// authored apart (`baker bake --world`), by file name.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TilesTable {
+    /// The grid's cell size (m), if the project cuts its inputs.
+    #[serde(default)]
+    pub size: Option<f64>,
+    /// A tile's origin in the world (f64 m), by its input's file name.
+    #[serde(default)]
+    pub origins: std::collections::BTreeMap<String, [f64; 3]>,
+}
+
 impl WatchTable {
     /// Whether `baker watch` bakes a file called `name`.
     pub fn wants(&self, name: &str) -> bool {
@@ -570,8 +594,24 @@ impl ProjectConfig {
                 .filter(|&&b| b == b'\n')
                 .count()
         };
+        if let Some(size) = file.tiles.size
+            && !(size.is_finite() && size > 0.0)
+        {
+            return Err(err(format!(
+                "[tiles]: size = {size} is not a positive number of metres"
+            )));
+        }
+        if let Some((name, o)) = file.tiles.origins.iter().find(|(_, o)| {
+            !o.iter()
+                .all(|x| x.is_finite() && x.abs() <= kiln_formats::world::MAX_ORIGIN)
+        }) {
+            return Err(err(format!(
+                "[tiles.origins]: {name:?} = {o:?} is not a finite point within 1e12 m"
+            )));
+        }
         let mut c = ProjectConfig {
             watch: file.watch,
+            tiles: file.tiles,
             ..ProjectConfig::default()
         };
         // each table's settings; `what` names the table in messages
