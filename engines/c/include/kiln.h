@@ -230,6 +230,12 @@ typedef struct KilnHull KilnHull;
 typedef struct KilnLevel KilnLevel;
 
 /*
+ Keeps the tiles of a world manifest near focus points mounted in a
+ world, loading them on a background thread (opaque).
+ */
+typedef struct KilnStreamer KilnStreamer;
+
+/*
  A level and the bodies that move beside it (opaque): the level's movers
  and triggers where they were baked, and what the caller inserts.
  */
@@ -561,6 +567,62 @@ typedef struct {
    */
   bool entered;
 } KilnTriggerEvent;
+
+/*
+ A point in the world in f64 (metres): where a tile or a world's origin
+ sits, or a focus point far from the world's zero.
+ */
+typedef struct {
+  /*
+   x
+   */
+  double x;
+  /*
+   y
+   */
+  double y;
+  /*
+   z
+   */
+  double z;
+} KilnDVec3;
+
+/*
+ What one `kiln_streamer_update` did.
+ */
+typedef struct {
+  /*
+   Tiles mounted by this update.
+   */
+  uint32_t mounted;
+  /*
+   Tiles unmounted by this update.
+   */
+  uint32_t dropped;
+  /*
+   Tiles that failed to load or mount (`kiln_streamer_failure` says
+   why); tried again once they leave the loading radius and return.
+   */
+  uint32_t failed;
+} KilnStreamReport;
+
+/*
+ One tile a streamer has mounted.
+ */
+typedef struct {
+  /*
+   Its index among the manifest's tiles.
+   */
+  uint32_t index;
+  /*
+   Its number in the world (`kiln_object_tile`).
+   */
+  uint32_t tile;
+  /*
+   Its grid cell (x, z); `[index, 0]` for tiles authored apart.
+   */
+  int32_t cell[2];
+} KilnStreamTile;
 
 /*
  A ray: `origin + t·dir` for `t` in `[0, max_t]` (`dir` need not be
@@ -1186,6 +1248,96 @@ KilnStatus kiln_world_trigger_events(const KilnWorld *world,
                                      KilnTriggerEvent *out,
                                      size_t cap,
                                      size_t *count);
+
+/*
+ A world of tiles alone (no level of its own), its f32 frame's zero at
+ `origin`: tiles come with `kiln_world_mount` or a `KilnStreamer`. Every
+ query and the character then see all mounted tiles together, as one
+ level baked whole would answer.
+ */
+KilnStatus kiln_world_new_tiled(KilnDVec3 origin, KilnWorld **out);
+
+/*
+ Mounts `level` (a tile, baked in its own frame) with its frame's zero at
+ world point `at`; `tile` gets its number (never 0; object ids of its
+ objects carry it: `kiln_object_tile`). The world keeps the level.
+ */
+KilnStatus kiln_world_mount(KilnWorld *world, const KilnLevel *level, KilnDVec3 at, uint32_t *tile);
+
+/*
+ Unmounts tile `tile`: its objects, movers and triggers leave the world.
+ */
+KilnStatus kiln_world_unmount(KilnWorld *world, uint32_t tile);
+
+/*
+ How many tiles the world has mounted (0 for null).
+ */
+size_t kiln_world_tile_count(const KilnWorld *world);
+
+/*
+ The tile whose object `id` is (0: none, a body or an object of the
+ world's own level).
+ */
+uint32_t kiln_object_tile(KilnObjectId id);
+
+/*
+ The world point (f64) the world's f32 frame's zero sits at.
+ */
+KilnStatus kiln_world_origin(const KilnWorld *world, KilnDVec3 *out);
+
+/*
+ Moves a tiled world's f32 frame so its zero sits at `origin` (a
+ floating origin: keep it near the camera or player). Bodies, movers and
+ triggers keep their places in the world, so their f32 poses change by
+ `shift` (optional), as must every position the caller keeps in the
+ world's frame. A world made of one level keeps its origin
+ (`KILN_STATUS_INVALID_ARGUMENT`).
+ */
+KilnStatus kiln_world_set_origin(KilnWorld *world, KilnDVec3 origin, KilnVec3 *shift);
+
+/*
+ Opens the world manifest at `path` (validated) and starts a streamer of
+ its tiles: it keeps those within `radius` m of a focus point mounted and
+ loads `ahead` m further (a negative `ahead`: half the radius).
+ */
+KilnStatus kiln_streamer_open(const char *path, double radius, double ahead, KilnStreamer **out);
+
+/*
+ Stops the streamer's loader thread and frees it (null is ignored); the
+ tiles it mounted stay in their world.
+ */
+void kiln_streamer_free(KilnStreamer *streamer);
+
+/*
+ One frame's streaming around the `count` focus points (f64 world
+ points): mounts the loaded tiles within the radius, drops those past
+ the band, asks for the rest in the background. With `wait`, waits until
+ every tile within the radius is mounted (a first frame, a teleport).
+ A tile that fails is counted in `report`, not an error of the call.
+ */
+KilnStatus kiln_streamer_update(KilnStreamer *streamer,
+                                KilnWorld *world,
+                                const KilnDVec3 *focus,
+                                size_t count,
+                                bool wait,
+                                KilnStreamReport *report);
+
+/*
+ The tiles the streamer has mounted, by manifest index, into `out`
+ (room for `cap`); `len` gets how many there are
+ (`KILN_STATUS_BUFFER_TOO_SMALL` when more than `cap`).
+ */
+KilnStatus kiln_streamer_mounted(const KilnStreamer *streamer,
+                                 KilnStreamTile *out,
+                                 size_t cap,
+                                 size_t *len);
+
+/*
+ The message of the last tile the streamer failed to load or mount (an
+ empty string if none), into `buf` (room for `cap` bytes with the NUL);
+ `len` gets its length.
+ */
+KilnStatus kiln_streamer_failure(const KilnStreamer *streamer, char *buf, size_t cap, size_t *len);
 
 /*
  The closest hit of `ray` among the objects `filter` sees (null: all

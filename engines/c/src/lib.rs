@@ -2164,6 +2164,340 @@ pub unsafe extern "C" fn kiln_world_trigger_events(
     })
 }
 
+// ----------------------------------------------------------------- tiles
+
+/// A point in the world in f64 (metres): where a tile or a world's origin
+/// sits, or a focus point far from the world's zero.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KilnDVec3 {
+    /// x
+    pub x: f64,
+    /// y
+    pub y: f64,
+    /// z
+    pub z: f64,
+}
+
+impl From<KilnDVec3> for kiln_runtime::glam::DVec3 {
+    fn from(v: KilnDVec3) -> kiln_runtime::glam::DVec3 {
+        kiln_runtime::glam::DVec3::new(v.x, v.y, v.z)
+    }
+}
+
+impl From<kiln_runtime::glam::DVec3> for KilnDVec3 {
+    fn from(v: kiln_runtime::glam::DVec3) -> KilnDVec3 {
+        KilnDVec3 {
+            x: v.x,
+            y: v.y,
+            z: v.z,
+        }
+    }
+}
+
+/// A world of tiles alone (no level of its own), its f32 frame's zero at
+/// `origin`: tiles come with `kiln_world_mount` or a `KilnStreamer`. Every
+/// query and the character then see all mounted tiles together, as one
+/// level baked whole would answer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_new_tiled(
+    origin: KilnDVec3,
+    out: *mut *mut KilnWorld,
+) -> KilnStatus {
+    run("kiln_world_new_tiled", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let out = unsafe { answer(out, "out", std::ptr::null_mut())? };
+        *out = handle(KilnWorld(World::tiled(origin.into())?));
+        Ok(())
+    })
+}
+
+/// Mounts `level` (a tile, baked in its own frame) with its frame's zero at
+/// world point `at`; `tile` gets its number (never 0; object ids of its
+/// objects carry it: `kiln_object_tile`). The world keeps the level.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_mount(
+    world: *mut KilnWorld,
+    level: *const KilnLevel,
+    at: KilnDVec3,
+    tile: *mut u32,
+) -> KilnStatus {
+    run("kiln_world_mount", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (tile, world, level) = unsafe {
+            (
+                answer(tile, "tile", 0)?,
+                write(world, "world")?,
+                read(level, "level")?,
+            )
+        };
+        *tile = world.0.mount(level.0.clone(), at.into())?.to_bits();
+        Ok(())
+    })
+}
+
+/// Unmounts tile `tile`: its objects, movers and triggers leave the world.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_unmount(world: *mut KilnWorld, tile: u32) -> KilnStatus {
+    run("kiln_world_unmount", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let world = unsafe { write(world, "world")? };
+        let id = world
+            .0
+            .tiles()
+            .map(|(id, _, _)| id)
+            .find(|id| id.to_bits() == tile)
+            .ok_or_else(|| {
+                Fail::new(KilnStatus::NotFound, format!("tile {tile} is not mounted"))
+            })?;
+        world.0.unmount(id)?;
+        Ok(())
+    })
+}
+
+/// How many tiles the world has mounted (0 for null).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_tile_count(world: *const KilnWorld) -> usize {
+    // SAFETY: the API's contract (module docs).
+    unsafe { world.as_ref() }.map_or(0, |w| w.0.tiles().count())
+}
+
+/// The tile whose object `id` is (0: none, a body or an object of the
+/// world's own level).
+#[unsafe(no_mangle)]
+pub extern "C" fn kiln_object_tile(id: KilnObjectId) -> u32 {
+    ObjectId::from_bits(id).tile().map_or(0, |t| t.to_bits())
+}
+
+/// The world point (f64) the world's f32 frame's zero sits at.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_origin(
+    world: *const KilnWorld,
+    out: *mut KilnDVec3,
+) -> KilnStatus {
+    run("kiln_world_origin", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, world) = unsafe {
+            (
+                answer(out, "out", KilnDVec3::default())?,
+                read(world, "world")?,
+            )
+        };
+        *out = world.0.origin().into();
+        Ok(())
+    })
+}
+
+/// Moves a tiled world's f32 frame so its zero sits at `origin` (a
+/// floating origin: keep it near the camera or player). Bodies, movers and
+/// triggers keep their places in the world, so their f32 poses change by
+/// `shift` (optional), as must every position the caller keeps in the
+/// world's frame. A world made of one level keeps its origin
+/// (`KILN_STATUS_INVALID_ARGUMENT`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_world_set_origin(
+    world: *mut KilnWorld,
+    origin: KilnDVec3,
+    shift: *mut KilnVec3,
+) -> KilnStatus {
+    run("kiln_world_set_origin", || {
+        // SAFETY: the API's contract (module docs); null is checked, and
+        // `shift` may be null.
+        let world = unsafe { write(world, "world")? };
+        let moved = world.0.set_origin(origin.into())?;
+        // SAFETY: the caller's contract: null or a valid pointer.
+        if let Some(out) = unsafe { shift.as_mut() } {
+            *out = moved.into();
+        }
+        Ok(())
+    })
+}
+
+/// Keeps the tiles of a world manifest near focus points mounted in a
+/// world, loading them on a background thread (opaque).
+pub struct KilnStreamer {
+    streamer: kiln_runtime::Streamer,
+    /// The last failure's message, if a tile failed.
+    failure: String,
+}
+
+/// What one `kiln_streamer_update` did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KilnStreamReport {
+    /// Tiles mounted by this update.
+    pub mounted: u32,
+    /// Tiles unmounted by this update.
+    pub dropped: u32,
+    /// Tiles that failed to load or mount (`kiln_streamer_failure` says
+    /// why); tried again once they leave the loading radius and return.
+    pub failed: u32,
+}
+
+/// One tile a streamer has mounted.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KilnStreamTile {
+    /// Its index among the manifest's tiles.
+    pub index: u32,
+    /// Its number in the world (`kiln_object_tile`).
+    pub tile: u32,
+    /// Its grid cell (x, z); `[index, 0]` for tiles authored apart.
+    pub cell: [i32; 2],
+}
+
+/// Opens the world manifest at `path` (validated) and starts a streamer of
+/// its tiles: it keeps those within `radius` m of a focus point mounted and
+/// loads `ahead` m further (a negative `ahead`: half the radius).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_streamer_open(
+    path: *const c_char,
+    radius: f64,
+    ahead: f64,
+    out: *mut *mut KilnStreamer,
+) -> KilnStatus {
+    run("kiln_streamer_open", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (out, path) = unsafe {
+            (
+                answer(out, "out", std::ptr::null_mut())?,
+                text(path, "path")?,
+            )
+        };
+        if !(radius.is_finite() && radius >= 0.0) || ahead.is_nan() {
+            return Err(Fail::invalid(format!(
+                "radius {radius} and ahead {ahead}: a radius is a finite number of metres, at least 0"
+            )));
+        }
+        let manifest = kiln_runtime::WorldManifest::open(path)?;
+        let mut streamer = kiln_runtime::Streamer::new(manifest, radius);
+        if ahead >= 0.0 {
+            streamer = streamer.ahead(ahead);
+        }
+        *out = handle(KilnStreamer {
+            streamer,
+            failure: String::new(),
+        });
+        Ok(())
+    })
+}
+
+/// Stops the streamer's loader thread and frees it (null is ignored); the
+/// tiles it mounted stay in their world.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_streamer_free(streamer: *mut KilnStreamer) {
+    // SAFETY: the API's contract: null, or made by `kiln_streamer_open` and not yet freed.
+    unsafe { release(streamer) }
+}
+
+/// One frame's streaming around the `count` focus points (f64 world
+/// points): mounts the loaded tiles within the radius, drops those past
+/// the band, asks for the rest in the background. With `wait`, waits until
+/// every tile within the radius is mounted (a first frame, a teleport).
+/// A tile that fails is counted in `report`, not an error of the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_streamer_update(
+    streamer: *mut KilnStreamer,
+    world: *mut KilnWorld,
+    focus: *const KilnDVec3,
+    count: usize,
+    wait: bool,
+    report: *mut KilnStreamReport,
+) -> KilnStatus {
+    run("kiln_streamer_update", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (report, streamer, world, focus) = unsafe {
+            (
+                answer(report, "report", KilnStreamReport::default())?,
+                write(streamer, "streamer")?,
+                write(world, "world")?,
+                array(focus, count, "focus")?,
+            )
+        };
+        let points: Vec<kiln_runtime::glam::DVec3> = focus.iter().map(|&p| p.into()).collect();
+        let r = if wait {
+            streamer.streamer.update_blocking(&mut world.0, &points)
+        } else {
+            streamer.streamer.update(&mut world.0, &points)
+        };
+        if let Some((k, e)) = r.failed.last() {
+            streamer.failure = format!("tile {k}: {e}");
+        }
+        *report = KilnStreamReport {
+            mounted: r.mounted.len() as u32,
+            dropped: r.dropped.len() as u32,
+            failed: r.failed.len() as u32,
+        };
+        Ok(())
+    })
+}
+
+/// The tiles the streamer has mounted, by manifest index, into `out`
+/// (room for `cap`); `len` gets how many there are
+/// (`KILN_STATUS_BUFFER_TOO_SMALL` when more than `cap`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_streamer_mounted(
+    streamer: *const KilnStreamer,
+    out: *mut KilnStreamTile,
+    cap: usize,
+    len: *mut usize,
+) -> KilnStatus {
+    run("kiln_streamer_mounted", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (len, out, streamer) = unsafe {
+            (
+                answer(len, "len", 0)?,
+                array_mut(out, cap, "out")?,
+                read(streamer, "streamer")?,
+            )
+        };
+        let tiles = streamer.streamer.manifest().tiles();
+        let mounted: Vec<KilnStreamTile> = streamer
+            .streamer
+            .mounted()
+            .map(|(k, id)| KilnStreamTile {
+                index: k as u32,
+                tile: id.to_bits(),
+                cell: tiles[k].cell,
+            })
+            .collect();
+        *len = mounted.len();
+        if mounted.len() > out.len() {
+            return Err(Fail::new(
+                KilnStatus::BufferTooSmall,
+                format!("{} tiles mounted, room for {}", mounted.len(), out.len()),
+            ));
+        }
+        out[..mounted.len()].copy_from_slice(&mounted);
+        Ok(())
+    })
+}
+
+/// The message of the last tile the streamer failed to load or mount (an
+/// empty string if none), into `buf` (room for `cap` bytes with the NUL);
+/// `len` gets its length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kiln_streamer_failure(
+    streamer: *const KilnStreamer,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> KilnStatus {
+    run("kiln_streamer_failure", || {
+        // SAFETY: the API's contract (module docs); null is checked.
+        let (len, buf, streamer) = unsafe {
+            let len = answer(len, "len", 0)?;
+            let buf = array_mut(buf.cast::<u8>(), cap, "buf")?;
+            if let Some(first) = buf.first_mut() {
+                *first = 0;
+            }
+            (len, buf, read(streamer, "streamer")?)
+        };
+        *len = streamer.failure.len();
+        copy_text(&streamer.failure, buf)
+    })
+}
+
 // --------------------------------------------------------------- queries
 
 /// A ray: `origin + t·dir` for `t` in `[0, max_t]` (`dir` need not be

@@ -71,6 +71,23 @@ fn sample(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// The walk course baked as four tiles of 10 m into `dir/tiles`: its
+/// manifest.
+fn tiles(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dir.join("tiles");
+    std::fs::create_dir_all(&out).unwrap();
+    kiln_baker::tile::bake_tiled_to_dir(
+        &root.join("samples/walk_course.gltf"),
+        &out,
+        10.0,
+        true,
+        &Default::default(),
+    )
+    .expect("the sample bakes as tiles");
+    out.join("walk_course.kilnworld")
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kiln-c-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -183,13 +200,18 @@ fn c_program_against_the_shared_library() {
     let archive = archive(&dir);
     let exe = dir.join("kiln_test");
     compile("tests/c/kiln_test.c", &exe, &[], &shared_link());
-    let out = run(&exe, &[&archive, &props(&dir), &bodies(&dir)], &[]);
+    let out = run(
+        &exe,
+        &[&archive, &props(&dir), &bodies(&dir), &tiles(&dir)],
+        &[],
+    );
     assert!(out.contains("all checks passed"), "{out}");
     assert!(
         out.contains("2 props with convex pieces read back"),
         "{out}"
     );
     assert!(out.contains("3 authored bodies read back"), "{out}");
+    assert!(out.contains("tiles streamed and mounted"), "{out}");
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -222,7 +244,7 @@ fn c_program_under_address_sanitizer() {
     );
     let out = run(
         &exe,
-        &[&archive, &props(&dir), &bodies(&dir)],
+        &[&archive, &props(&dir), &bodies(&dir), &tiles(&dir)],
         &[("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")],
     );
     assert!(out.contains("all checks passed"), "{out}");

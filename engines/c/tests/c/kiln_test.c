@@ -898,9 +898,74 @@ static void authored_bodies(const char *path) {
   kiln_level_free(level);
 }
 
+/* a world of tiles: the walk course baked as four 10 m tiles, streamed
+   around focus points; a level mounted by hand far out, and the floating
+   origin */
+static void tiles(const char *manifest, const char *course) {
+  KilnWorld *world = NULL;
+  KilnDVec3 zero = {0, 0, 0};
+  OK(kiln_world_new_tiled(zero, &world));
+  if (!world) return;
+  KilnStreamer *streamer = NULL;
+  OK(kiln_streamer_open(manifest, 2.0, 1.0, &streamer));
+  if (!streamer) return;
+  KilnStreamReport report;
+  KilnDVec3 inside = {3, 0, 3}, corner = {9.5, 0, 9.5}, away = {500, 0, 500};
+  OK(kiln_streamer_update(streamer, world, &inside, 1, true, &report));
+  CHECK(report.mounted == 1 && report.dropped == 0 && report.failed == 0);
+  KilnRayHit hit;
+  OK(kiln_world_raycast(world, ray(v3(3, 5, 3), v3(0, -1, 0), 10), NULL, &hit));
+  CHECK(hit.hit && near(hit.point.y, 0, 1e-4f) && kiln_object_tile(hit.object) != 0);
+  OK(kiln_streamer_update(streamer, world, &corner, 1, true, &report));
+  CHECK(report.mounted == 3 && kiln_world_tile_count(world) == 4);
+  KilnStreamTile listed[4];
+  size_t len = 0;
+  EXPECT(KILN_STATUS_BUFFER_TOO_SMALL, kiln_streamer_mounted(streamer, listed, 2, &len));
+  CHECK(len == 4);
+  OK(kiln_streamer_mounted(streamer, listed, 4, &len));
+  CHECK(len == 4 && listed[0].index == 0 && listed[3].cell[0] == 1 && listed[3].cell[1] == 1);
+  OK(kiln_streamer_update(streamer, world, &away, 1, true, &report));
+  CHECK(report.dropped == 4 && kiln_world_tile_count(world) == 0);
+  OK(kiln_world_raycast(world, ray(v3(3, 5, 3), v3(0, -1, 0), 10), NULL, &hit));
+  CHECK(!hit.hit);
+  char text[8];
+  OK(kiln_streamer_failure(streamer, text, sizeof text, &len));
+  CHECK(len == 0 && text[0] == 0);
+  kiln_streamer_free(streamer);
+
+  /* a level mounted 100 km out, asked in a frame whose zero is there */
+  KilnLevel *level = NULL;
+  OK(kiln_level_open(course, &level));
+  KilnDVec3 far = {100000, 0, 0};
+  uint32_t tile = 0;
+  OK(kiln_world_mount(world, level, far, &tile));
+  kiln_level_free(level);
+  CHECK(tile != 0);
+  KilnVec3 shift;
+  OK(kiln_world_set_origin(world, far, &shift));
+  CHECK(shift.x == -100000.0f && shift.y == 0 && shift.z == 0);
+  KilnDVec3 origin;
+  OK(kiln_world_origin(world, &origin));
+  CHECK(origin.x == 100000.0);
+  OK(kiln_world_raycast(world, ray(v3(12, 10, 5), v3(0, -1, 0), 100), NULL, &hit));
+  CHECK(hit.hit && near(hit.t, 10, 1e-5f) && kiln_object_tile(hit.object) == tile);
+  OK(kiln_world_unmount(world, tile));
+  EXPECT(KILN_STATUS_NOT_FOUND, kiln_world_unmount(world, tile));
+  KilnDVec3 bad = {NAN, 0, 0};
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_set_origin(world, bad, NULL));
+  kiln_world_free(world);
+  KilnWorld *none = NULL;
+  EXPECT(KILN_STATUS_INVALID_ARGUMENT, kiln_world_new_tiled(bad, &none));
+  CHECK(none == NULL);
+  KilnStreamer *missing = NULL;
+  EXPECT(KILN_STATUS_IO, kiln_streamer_open("no/such/world.kilnworld", 1.0, -1.0, &missing));
+  CHECK(missing == NULL);
+  printf("tiles streamed and mounted\n");
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 4) {
-    fprintf(stderr, "usage: %s <moving_course.kiln> [props.kiln [bodies.kiln]]\n", argv[0]);
+  if (argc < 2 || argc > 5) {
+    fprintf(stderr, "usage: %s <moving_course.kiln> [props.kiln [bodies.kiln [walk_course.kilnworld]]]\n", argv[0]);
     return 2;
   }
   /* the engine's allocator, set before anything else */
@@ -936,7 +1001,8 @@ int main(int argc, char **argv) {
   geometry(level, 1);
   defined_on_failure(world);
   if (argc >= 3) pieces(argv[2]);
-  if (argc == 4) authored_bodies(argv[3]);
+  if (argc >= 4) authored_bodies(argv[3]);
+  if (argc == 5) tiles(argv[4], argv[1]);
   /* capsules take the radius first, as characters do */
   KilnShape capsule = kiln_shape_capsule(0.3f, 0.6f);
   CHECK(capsule.radius == 0.3f && capsule.half_height == 0.6f);
