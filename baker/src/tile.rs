@@ -341,16 +341,22 @@ pub fn bake_tiled(
     size: f64,
     stem: &str,
 ) -> Result<TiledWorld, TileError> {
-    let mut tiles = Vec::new();
-    let mut baked = Vec::new();
-    for (cell, part) in split(scene, settings, size)? {
-        let hash = crate::bake::scene_hash(&part, settings);
-        let b = crate::bake::bake_scene_hashed(&part, settings, hash);
-        let objects = b.report.instances as u32;
-        let bytes = b.bytes.len() as u64;
-        tiles.push(tile_entry(cell, size, &part, stem, hash, (objects, bytes)));
-        baked.push(b);
-    }
+    use rayon::prelude::*;
+    // tiles bake side by side (each its own bake, the same bytes at any
+    // thread count), each bake's own steps parallel within it too
+    let (tiles, baked): (Vec<Tile>, Vec<Baked>) = split(scene, settings, size)?
+        .into_par_iter()
+        .map(|(cell, part)| {
+            let hash = crate::bake::scene_hash(&part, settings);
+            let b = crate::bake::bake_scene_hashed(&part, settings, hash);
+            let objects = b.report.instances as u32;
+            let bytes = b.bytes.len() as u64;
+            (
+                tile_entry(cell, size, &part, stem, hash, (objects, bytes)),
+                b,
+            )
+        })
+        .unzip();
     let manifest = WorldManifest {
         tile_size: size,
         tiles,
@@ -510,31 +516,42 @@ pub fn bake_tiled_to_dir(
         files: source.files(),
         ..TiledReport::default()
     };
+    // each tile: kept if up to date, else baked and written, side by side
+    use rayon::prelude::*;
+    let done: Vec<Result<(Tile, bool, std::path::PathBuf), TiledError>> = parts
+        .par_iter()
+        .map(|(cell, part)| {
+            let hash = crate::bake::scene_hash(part, settings);
+            let file = tile_file(&stem, *cell);
+            let path = out_dir.join(&file);
+            let kept = old
+                .get(cell)
+                .filter(|t| !force && t.content_hash == hash && t.file == file)
+                .and_then(|t| crate::bake::up_to_date_size(&path, hash).map(|bytes| (t, bytes)));
+            let (objects, bytes, fresh) = match kept {
+                Some((t, bytes)) => (t.objects, bytes, false),
+                None => {
+                    let b = crate::bake::bake_scene_hashed(part, settings, hash);
+                    write(&path, &b.bytes)?;
+                    (b.report.instances as u32, b.bytes.len() as u64, true)
+                }
+            };
+            let entry = tile_entry(*cell, size, part, &stem, hash, (objects, bytes));
+            Ok((entry, fresh, path))
+        })
+        .collect();
     let mut tiles = Vec::with_capacity(parts.len());
-    for (cell, part) in &parts {
-        let hash = crate::bake::scene_hash(part, settings);
-        let file = tile_file(&stem, *cell);
-        let path = out_dir.join(&file);
-        let kept = old
-            .get(cell)
-            .filter(|t| !force && t.content_hash == hash && t.file == file)
-            .and_then(|t| crate::bake::up_to_date_size(&path, hash).map(|bytes| (t, bytes)));
-        let (objects, bytes) = match kept {
-            Some((t, bytes)) => {
-                report.up_to_date += 1;
-                (t.objects, bytes)
-            }
-            None => {
-                let b = crate::bake::bake_scene_hashed(part, settings, hash);
-                write(&path, &b.bytes)?;
-                report.baked += 1;
-                (b.report.instances as u32, b.bytes.len() as u64)
-            }
-        };
-        report.objects += objects as usize;
-        report.bytes += bytes;
+    for d in done {
+        let (entry, fresh, path) = d?;
+        if fresh {
+            report.baked += 1;
+        } else {
+            report.up_to_date += 1;
+        }
+        report.objects += entry.objects as usize;
+        report.bytes += entry.bytes;
         report.archives.push(path);
-        tiles.push(tile_entry(*cell, size, part, &stem, hash, (objects, bytes)));
+        tiles.push(entry);
     }
     let manifest = WorldManifest {
         tile_size: size,

@@ -200,6 +200,13 @@ impl World {
         self.relayer();
     }
 
+    /// The world's own level and bodies, unless both are empty (a world
+    /// of tiles alone skips them).
+    #[inline]
+    fn own_scope(&self) -> Option<Scope<'_>> {
+        (self.level.object_count() > 0 || self.bodies.len() > 0).then(|| self.scope())
+    }
+
     #[inline]
     fn scope(&self) -> Scope<'_> {
         Scope {
@@ -435,10 +442,10 @@ impl World {
 impl World {
     /// [`Level::raycast`] over the level and the bodies.
     pub fn raycast(&self, ray: &Ray, filter: &Filter) -> Option<RayHit> {
-        let hit = self.scope().raycast(ray, filter);
         if self.tiles.mounted.is_empty() {
-            return hit;
+            return self.scope().raycast(ray, filter);
         }
+        let hit = self.own_scope().and_then(|s| s.raycast(ray, filter));
         self.tiles_raycast(ray, filter, hit)
     }
 
@@ -507,10 +514,14 @@ impl World {
         filter: &Filter,
         out: &mut Vec<ShapeOverlap>,
     ) {
-        self.scope().overlap_into(shape, pose, filter, out);
-        if !self.tiles.mounted.is_empty() {
-            self.tiles_overlap(shape, pose, filter, out);
+        if self.tiles.mounted.is_empty() {
+            return self.scope().overlap_into(shape, pose, filter, out);
         }
+        out.clear();
+        if let Some(s) = self.own_scope() {
+            s.overlap_into(shape, pose, filter, out);
+        }
+        self.tiles_overlap(shape, pose, filter, out);
     }
 
     /// [`Level::overlap_batch`] over the level and the bodies.

@@ -168,6 +168,36 @@ impl Mounted {
         self.lo.cmple(hi).all() && lo.cmple(self.hi).all()
     }
 
+    /// Where `ray` enters the tile's box within `[0, max_t]` (0 from
+    /// inside), if it may meet it; `inv` is `1 / ray.dir` and `reach` the
+    /// box around the ray's segment (infinite for an endless ray).
+    #[inline]
+    fn ray_entry(&self, ray: &Ray, inv: Vec3, reach: (Vec3, Vec3), max_t: f32) -> Option<f32> {
+        // most tiles are nowhere near the segment: no arithmetic for them
+        if !self.meets(reach.0, reach.1) {
+            return None;
+        }
+        let (mut t0, mut t1) = (0.0f32, max_t);
+        for k in 0..3 {
+            let (o, d) = (ray.origin[k], ray.dir[k]);
+            if d == 0.0 {
+                if o < self.lo[k] || o > self.hi[k] {
+                    return None;
+                }
+                continue;
+            }
+            let (a, b) = ((self.lo[k] - o) * inv[k], (self.hi[k] - o) * inv[k]);
+            t0 = t0.max(a.min(b));
+            t1 = t1.min(a.max(b));
+        }
+        match t0.partial_cmp(&t1) {
+            Some(std::cmp::Ordering::Greater) => None,
+            // NaN keeps the tile, entered at 0: its own walk decides
+            None => Some(0.0),
+            _ => Some(t0),
+        }
+    }
+
     /// Whether `ray` may meet the tile's box for `t` in `[0, max_t]`.
     fn meets_ray(&self, ray: &Ray, max_t: f32) -> bool {
         let (mut t0, mut t1) = (0.0f32, max_t);
@@ -462,6 +492,60 @@ impl World {
         filter: &Filter,
         mut best: Option<RayHit>,
     ) -> Option<RayHit> {
+        // the tiles the ray meets, nearest entry first, so a hit in a near
+        // tile shortens the ray before the far ones are walked (on the
+        // stack: a world mounts tens of tiles, not thousands)
+        let mut order = [(0.0f32, 0u32); 64];
+        let mut n = 0;
+        let max_t = best.map_or(ray.max_t, |h| h.t);
+        let inv = ray.dir.recip();
+        let end = ray.origin + ray.dir * max_t;
+        let reach = if end.is_finite() {
+            (ray.origin.min(end), ray.origin.max(end))
+        } else {
+            (Vec3::NEG_INFINITY, Vec3::INFINITY)
+        };
+        for (k, m) in self.tiles.mounted.iter().enumerate() {
+            if let Some(t) = m.ray_entry(ray, inv, reach, max_t) {
+                if n == order.len() {
+                    // more than fit: every tile in mount order
+                    return self.tiles_raycast_all(ray, filter, best);
+                }
+                order[n] = (t, k as u32);
+                n += 1;
+            }
+        }
+        let order = &mut order[..n];
+        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for &(entry, k) in order.iter() {
+            let m = &self.tiles.mounted[k as usize];
+            let max_t = best.map_or(ray.max_t, |h| h.t);
+            if entry > max_t {
+                break;
+            }
+            let r = Ray {
+                origin: ray.origin - m.offset,
+                dir: ray.dir,
+                max_t,
+            };
+            if let Some(mut h) = Scope::of(&m.level).raycast(&r, &m.filter(filter))
+                && best.is_none_or(|b| h.t < b.t)
+            {
+                h.point += m.offset;
+                h.object = m.object(h.object);
+                best = Some(h);
+            }
+        }
+        best
+    }
+
+    /// [`World::tiles_raycast`] over every tile in mount order.
+    fn tiles_raycast_all(
+        &self,
+        ray: &Ray,
+        filter: &Filter,
+        mut best: Option<RayHit>,
+    ) -> Option<RayHit> {
         for m in &self.tiles.mounted {
             let max_t = best.map_or(ray.max_t, |h| h.t);
             if !m.meets_ray(ray, max_t) {
@@ -538,7 +622,13 @@ impl World {
         let first = out.len();
         // (name, tile, instance) of the pieces near the shape
         let mut pieces: Vec<(std::borrow::Cow<'_, str>, usize, u32)> = Vec::new();
-        let bounds = Posed::new(shape, pose).map(|p| p.bounds());
+        let bounds = match *shape {
+            QueryShape::Sphere { radius } if radius >= 0.0 && pose.translation.is_finite() => {
+                Some((pose.translation.as_dvec3(), DVec3::splat(f64::from(radius))))
+            }
+            QueryShape::Sphere { .. } => None,
+            _ => Posed::new(shape, pose).map(|p| p.bounds()),
+        };
         for (k, m) in self.tiles.mounted.iter().enumerate() {
             let Some((c, h)) = bounds else { break };
             let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
@@ -591,6 +681,18 @@ impl World {
     /// Keeps one answer per cut mesh among `out[first..]`: its pieces'
     /// deepest (the first of equals).
     fn deepest_per_mesh(&self, first: usize, out: &mut Vec<ShapeOverlap>) {
+        // the common case, no two pieces: no names looked up
+        if out.len() < first + 2 {
+            return;
+        }
+        let is_piece = |o: &ShapeOverlap| {
+            self.tile_object(o.object).is_some_and(|(m, local)| {
+                m.level.archive().instances[local.index() as usize].is_piece()
+            })
+        };
+        if out[first..].iter().filter(|o| is_piece(o)).nth(1).is_none() {
+            return;
+        }
         let named: Vec<Option<std::borrow::Cow<'_, str>>> = out[first..]
             .iter()
             .map(|o| self.piece_name(o.object))
