@@ -154,12 +154,15 @@ fn cut(
             .or_default()
             .push(t);
     }
+    // one vertex map for every piece, reset after each where it was used
+    // (a fresh one per piece made cutting quadratic: cells × vertices)
+    let mut index = vec![u32::MAX; mesh.positions.len()];
     Ok(by_cell
         .into_iter()
         .map(|(cell, tris)| {
             // the vertices the piece uses, numbered in order of first use
-            let mut index = vec![u32::MAX; mesh.positions.len()];
             let mut positions = Vec::new();
+            let mut used = Vec::new();
             let triangles = tris
                 .iter()
                 .map(|&t| {
@@ -167,11 +170,15 @@ fn cut(
                         if index[v as usize] == u32::MAX {
                             index[v as usize] = positions.len() as u32;
                             positions.push(mesh.positions[v as usize]);
+                            used.push(v);
                         }
                         index[v as usize]
                     })
                 })
                 .collect();
+            for v in used {
+                index[v as usize] = u32::MAX;
+            }
             let piece = SceneMesh {
                 name: mesh.name.clone(),
                 positions,
@@ -191,6 +198,35 @@ fn cut(
             )
         })
         .collect())
+}
+
+/// The part of `scene` that decides how instances `wide` are classified:
+/// them, and every object named with an Unreal collider prefix; with, for
+/// each of its instances, its index in `scene`.
+fn classified_part(scene: &Scene, wide: &[usize]) -> (Scene, Vec<usize>) {
+    let of: Vec<usize> = (0..scene.instances.len())
+        .filter(|&i| {
+            wide.binary_search(&i).is_ok()
+                || crate::classify::unreal_prefix(&scene.instances[i].name).is_some()
+        })
+        .collect();
+    let mut mesh_of: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut sub = Scene {
+        authored_physics: scene.authored_physics.clone(),
+        ..Scene::default()
+    };
+    for &i in &of {
+        let mut inst = scene.instances[i].clone();
+        let next = sub.meshes.len();
+        let m = *mesh_of.entry(inst.mesh).or_insert(next);
+        if m == next {
+            sub.meshes.push(scene.meshes[inst.mesh].clone());
+        }
+        inst.mesh = m;
+        inst.body = None;
+        sub.instances.push(inst);
+    }
+    (sub, of)
 }
 
 /// Splits `scene` on a grid of `size` m: each cell's scene, its
@@ -230,18 +266,23 @@ pub fn split(
     }
     let mut cut_pieces: BTreeMap<usize, Vec<([i32; 2], Piece)>> = BTreeMap::new();
     if !wide.is_empty() {
-        let welded = crate::geom::weld::weld_all(scene);
-        let (choices, _) = crate::classify::classify(scene, &welded, settings);
+        // classified among themselves and the objects whose names may
+        // speak for them (Unreal's UCX_ colliders name their render
+        // meshes): the whole scene's shell test over every closed prop
+        // is what a tile's own bake does, and would cost far more here
+        let (sub, of) = classified_part(scene, &wide);
+        let welded = crate::geom::weld::weld_all(&sub);
+        let (choices, _) = crate::classify::classify(&sub, &welded, settings);
         let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-        for i in wide {
-            if choices[i].kind != crate::kind::ColliderKind::TriMesh {
+        for (j, &i) in of.iter().enumerate() {
+            if !wide.contains(&i) || choices[j].kind != crate::kind::ColliderKind::TriMesh {
                 continue;
             }
-            let m = scene.instances[i].mesh;
+            let m = sub.instances[j].mesh;
             let flags = flags_of
                 .entry(m)
                 .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]));
-            cut_pieces.insert(i, cut(scene, i, size, flags, &choices[i].rule)?);
+            cut_pieces.insert(i, cut(scene, i, size, flags, &choices[j].rule)?);
         }
     }
     // each instance's cell: its body's origin's, else its own centre's;
