@@ -30,9 +30,6 @@ pub struct Filter<'a> {
     /// for a level's own, a mounted tile's number for that tile's (so
     /// `skip` and `keep` see the ids a [`crate::World`] gives them).
     tag: u32,
-    /// Whether pieces of meshes cut at tile borders are left out (a world
-    /// answers them together, not one by one).
-    no_pieces: bool,
 }
 
 impl Default for Filter<'_> {
@@ -68,7 +65,6 @@ impl<'a> Filter<'a> {
         layers: u32::MAX,
         triggers: false,
         tag: 0,
-        no_pieces: false,
     };
 
     /// Every object but these.
@@ -169,9 +165,6 @@ impl<'a> Filter<'a> {
     /// filter over every layer does not read the layer masks.
     #[inline]
     pub(crate) fn sees(&self, level: &ArchivedLevel, instance: u32) -> bool {
-        if self.no_pieces && level.instances[instance as usize].is_piece() {
-            return false;
-        }
         let layers = if self.layers == u32::MAX {
             u32::MAX
         } else {
@@ -191,11 +184,21 @@ impl<'a> Filter<'a> {
         }
     }
 
-    /// This filter leaving out the pieces of meshes cut at tile borders.
+    /// Whether the predicate ([`Filter::keep`]) keeps `object`.
     #[inline]
-    pub(crate) fn without_pieces(&self) -> Filter<'a> {
+    pub(crate) fn keeps(&self, object: ObjectId) -> bool {
+        self.keep.is_none_or(|k| k(object))
+    }
+
+    /// This filter with `keep` as its whole predicate (which should ask
+    /// [`Filter::keeps`] of this one to keep its say).
+    #[inline]
+    pub(crate) fn keeping<'b>(&self, keep: &'b (dyn Fn(ObjectId) -> bool + Sync)) -> Filter<'b>
+    where
+        'a: 'b,
+    {
         Filter {
-            no_pieces: true,
+            keep: Some(keep),
             ..*self
         }
     }

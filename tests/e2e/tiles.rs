@@ -395,6 +395,47 @@ fn a_world_of_mounted_tiles_answers_every_query_as_the_whole_bake() {
     }
 }
 
+/// Walks a capsule from `start` by `walk` a step (and a constant fall)
+/// for `steps` steps on the whole bake and on the world of its tiles, side
+/// by side: the same position (to 1e-4 m) and ground kind at every step;
+/// `each` sees every step's world move. Returns how many steps crossed a
+/// border of the `size` m grid.
+fn same_walk(
+    whole: &Level,
+    world: &World,
+    (start, walk): (Vec3, Vec3),
+    steps: usize,
+    size: f32,
+    mut each: impl FnMut(usize, Vec3, &kiln_runtime::character::Move),
+) -> usize {
+    let player = Character::capsule(0.3, 0.6);
+    let cell = |p: Vec3| ((p.x / size).floor(), (p.z / size).floor());
+    let (mut a, mut b) = (start, start);
+    let mut crossed = 0;
+    for step in 0..steps {
+        let motion = walk + Vec3::new(0.0, -0.1, 0.0);
+        let ma = player.move_and_slide(whole, a, motion, &Filter::ALL);
+        let mb = player.move_and_slide(world, b, motion, &Filter::ALL);
+        assert!(
+            (ma.position - mb.position).length() < 1e-4,
+            "step {step} from {start}: {} whole, {} tiled",
+            ma.position,
+            mb.position
+        );
+        assert_eq!(
+            std::mem::discriminant(&ma.ground),
+            std::mem::discriminant(&mb.ground),
+            "step {step} from {start}: {:?} {:?}",
+            ma.ground,
+            mb.ground
+        );
+        each(step, b, &mb);
+        crossed += usize::from(cell(a) != cell(ma.position));
+        (a, b) = (ma.position, mb.position);
+    }
+    crossed
+}
+
 /// A character walks across the course's tile borders (up the ramp that
 /// crosses z = 10, along the wall that does too) in the world of tiles as
 /// in the whole bake: the same path, step by step, at the origin and 100
@@ -404,39 +445,16 @@ fn a_character_crosses_tile_borders_on_the_whole_bake_s_path() {
     let scene = walk_course();
     let settings = BakeSettings::default();
     let whole = Level::from_bytes(&bake_scene(&scene, &settings).bytes).unwrap();
-    let player = Character::capsule(0.3, 0.6);
     for offset in [DVec3::ZERO, DVec3::new(-100_000.0, 0.0, 100_000.0)] {
         let world = mounted(&moved(scene.clone(), offset), &settings, 10.0, offset);
-        for (start, walk) in [
+        for walk in [
             (Vec3::new(2.0, 0.9, 9.0), Vec3::new(0.05, 0.0, 0.0)),
             (Vec3::new(8.0, 0.9, 12.0), Vec3::new(0.0, 0.0, -0.04)),
             (Vec3::new(15.0, 0.9, 7.0), Vec3::new(0.02, 0.0, 0.05)),
             (Vec3::new(9.0, 0.9, 9.5), Vec3::new(0.03, 0.0, 0.03)),
         ] {
-            let (mut a, mut b) = (start, start);
-            let mut crossed = false;
-            for step in 0..240 {
-                let motion = walk + Vec3::new(0.0, -0.1, 0.0);
-                let ma = player.move_and_slide(&whole, a, motion, &Filter::ALL);
-                let mb = player.move_and_slide(&world, b, motion, &Filter::ALL);
-                assert!(
-                    (ma.position - mb.position).length() < 1e-4,
-                    "step {step} from {start}: {} whole, {} tiled",
-                    ma.position,
-                    mb.position
-                );
-                assert_eq!(
-                    std::mem::discriminant(&ma.ground),
-                    std::mem::discriminant(&mb.ground),
-                    "step {step} from {start}: {:?} {:?}",
-                    ma.ground,
-                    mb.ground
-                );
-                crossed |= (a.x - 10.0).signum() != (ma.position.x - 10.0).signum()
-                    || (a.z - 10.0).signum() != (ma.position.z - 10.0).signum();
-                (a, b) = (ma.position, mb.position);
-            }
-            assert!(crossed, "the walk from {start} crossed no border");
+            let crossed = same_walk(&whole, &world, walk, 240, 10.0, |_, _, _| {});
+            assert!(crossed >= 1, "the walk from {} crossed no border", walk.0);
         }
     }
 }
@@ -529,6 +547,12 @@ fn tiles_keep_filters_layers_movers_and_ids() {
     assert_eq!(shift, Vec3::new(-500.0, 0.0, 0.0));
     let after = world.to_global(world.pose(gate).unwrap().translation);
     assert!((before - after).length() < 1e-3, "{before} {after}");
+    // and the bodies' tree moved with them: a ray down through it meets it
+    let above = world.pose(gate).unwrap().translation + Vec3::new(0.0, 20.0, 0.0);
+    let hit = world
+        .raycast(&Ray::new(above, Vec3::NEG_Y, 40.0), &Filter::ALL)
+        .unwrap();
+    assert_eq!(hit.object, gate);
     // its tile unmounted, the gate leaves the bodies
     world.unmount(gate.tile().unwrap()).unwrap();
     assert!(world.pose(gate).is_none());
@@ -692,28 +716,16 @@ fn a_terrain_cut_into_16_tiles_answers_as_the_whole_along_every_border() {
     });
     assert!(c.rays > 1000 && c.touches > 800 && c.casts > 800, "{c:?}");
     // characters over borders: on the flat (x < 24) and over the hills
-    let player = Character::capsule(0.3, 0.6);
-    for (start, walk) in [
+    for walk in [
         (Vec3::new(10.0, 0.9, 3.0), Vec3::new(0.04, 0.0, 0.03)),
         (Vec3::new(14.0, 0.9, 14.0), Vec3::new(0.03, 0.0, 0.04)),
         (Vec3::new(30.0, 3.0, 10.0), Vec3::new(0.05, 0.0, 0.04)),
         (Vec3::new(60.0, 3.0, 60.0), Vec3::new(-0.05, 0.0, -0.03)),
     ] {
-        let (mut a, mut b) = (start, start);
-        let mut crossed = 0;
-        for step in 0..400 {
-            let motion = walk + Vec3::new(0.0, -0.1, 0.0);
-            let ma = player.move_and_slide(&whole, a, motion, &Filter::ALL);
-            let mb = player.move_and_slide(&world, b, motion, &Filter::ALL);
-            assert!(
-                (ma.position - mb.position).length() < 1e-4,
-                "step {step} from {start}: {} whole, {} tiled",
-                ma.position,
-                mb.position
-            );
-            if a.x < 23.5 && ma.position.x < 23.5 {
+        let crossed = same_walk(&whole, &world, walk, 400, 16.0, |step, from, m| {
+            if from.x < 23.5 && m.position.x < 23.5 {
                 // on the flat: the ground never pushes up or aside at a seam
-                let ground = mb
+                let ground = m
                     .hits
                     .iter()
                     .filter(|h| world.object_name(h.object).as_deref() == Some("terrain"));
@@ -721,10 +733,7 @@ fn a_terrain_cut_into_16_tiles_answers_as_the_whole_along_every_border() {
                     assert!(h.normal.y > 0.9999, "step {step}: {h:?}");
                 }
             }
-            let cell = |p: Vec3| ((p.x / 16.0).floor(), (p.z / 16.0).floor());
-            crossed += usize::from(cell(a) != cell(ma.position));
-            (a, b) = (ma.position, mb.position);
-        }
-        assert!(crossed >= 1, "the walk from {start} crossed no border");
+        });
+        assert!(crossed >= 1, "the walk from {} crossed no border", walk.0);
     }
 }

@@ -578,19 +578,20 @@ fn bake_world(
     if !bake(inputs, None, Some(dir), opts, settings)? {
         return Ok(false);
     }
-    let (manifest, bytes) = kiln_baker::tile::world_of_archives(dir, &tiles)?;
-    let path = dir.join(format!("{name}.kilnworld"));
-    write::write_atomic(&path, &bytes)
+    write_manifest(dir, &dir.join(format!("{name}.kilnworld")), &tiles)
+}
+
+/// Writes the manifest `path` of the archives `tiles` (paths relative to
+/// `dir`, at their origins) and says what it lists.
+fn write_manifest(dir: &Path, path: &Path, tiles: &[(String, [f64; 3])]) -> Result<bool> {
+    let (manifest, bytes) = kiln_baker::tile::world_of_archives(dir, tiles)?;
+    write::write_atomic(path, &bytes)
         .with_context(|| format!("{}: cannot write", path.display()))?;
+    let objects: usize = manifest.tiles.iter().map(|t| t.objects as usize).sum();
     eprintln!(
-        "{}: {} tiles authored apart, {} objects",
+        "{}: {} tiles authored apart, {objects} objects",
         path.display(),
-        manifest.tiles.len(),
-        manifest
-            .tiles
-            .iter()
-            .map(|t| t.objects as usize)
-            .sum::<usize>()
+        manifest.tiles.len()
     );
     Ok(true)
 }
@@ -632,19 +633,7 @@ fn write_world(out: &Path, tiles: &[String]) -> Result<bool> {
             .join("/");
         placed.push((rel, origin));
     }
-    let (manifest, bytes) = kiln_baker::tile::world_of_archives(&base, &placed)?;
-    write::write_atomic(out, &bytes).with_context(|| format!("{}: cannot write", out.display()))?;
-    eprintln!(
-        "{}: {} tiles, {} objects",
-        out.display(),
-        manifest.tiles.len(),
-        manifest
-            .tiles
-            .iter()
-            .map(|t| t.objects as usize)
-            .sum::<usize>()
-    );
-    Ok(true)
+    write_manifest(&base, out, &placed)
 }
 
 /// Bakes each input as a world of tiles of `size` m into `dir`; returns

@@ -220,7 +220,7 @@ impl Bodies {
             body.before = body.before.map(by);
             body.moved = body.moved.map(|(a, b)| (by(a), by(b)));
             let b = body.place(by(body.pose));
-            self.tree.set_box(*proxy, b);
+            self.tree.place_leaf(*proxy, b);
         }
         self.tree.rebuild();
     }

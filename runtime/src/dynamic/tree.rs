@@ -347,6 +347,16 @@ impl DynamicTree {
         true
     }
 
+    /// Gives leaf `proxy` a fat box around `tight` and leaves the tree
+    /// above it as it is: for moving every leaf at once, then
+    /// [`DynamicTree::rebuild`] (which re-insertion one by one would only
+    /// repeat).
+    pub fn place_leaf(&mut self, proxy: Proxy, tight: Aabb) {
+        assert!(self.nodes[proxy.0 as usize].is_live_leaf(), "not a leaf");
+        let fat = self.fatten(&tight);
+        self.nodes[proxy.0 as usize].set(&fat);
+    }
+
     fn fatten(&self, tight: &Aabb) -> Aabb {
         if tight.is_valid() {
             tight.grown(self.margin)

@@ -11,6 +11,7 @@ mod sphere;
 pub(crate) use cast::Ranked;
 pub use cast::{CastOptions, ShapeCast, ShapeHit};
 pub use overlap::ShapeOverlap;
+pub(crate) use overlap::cull_box;
 pub use raycast::{Ray, RayHit, is_direction};
 
 use crate::collider::{At, ColliderRef, ObjectVisitor};

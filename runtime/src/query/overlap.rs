@@ -83,7 +83,7 @@ pub struct ShapeOverlap {
 }
 
 /// The f32 box around a world box, grown by a hair for rounding.
-fn cull_box(centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
+pub(crate) fn cull_box(centre: DVec3, half: DVec3) -> (Vec3, Vec3) {
     let pad = half * 1e-5 + centre.abs() * 1e-6 + 1e-6;
     (
         (centre - half - pad).as_vec3(),

@@ -44,7 +44,7 @@ use crate::dynamic::body::WorldError;
 use crate::filter::Filter;
 use crate::level::Level;
 use crate::object::{MAX_TAG, ObjectId, TileId};
-use crate::query::{Ranked, Ray, RayHit, Scope, ShapeCast, ShapeHit, ShapeOverlap};
+use crate::query::{Ranked, Ray, RayHit, Scope, ShapeCast, ShapeHit, ShapeOverlap, cull_box};
 use crate::shape::{Pose, Posed, QueryShape};
 
 /// One mounted tile.
@@ -198,24 +198,18 @@ impl Mounted {
         }
     }
 
-    /// Whether `ray` may meet the tile's box for `t` in `[0, max_t]`.
-    fn meets_ray(&self, ray: &Ray, max_t: f32) -> bool {
-        let (mut t0, mut t1) = (0.0f32, max_t);
-        for k in 0..3 {
-            let (o, d) = (ray.origin[k], ray.dir[k]);
-            if d == 0.0 {
-                if o < self.lo[k] || o > self.hi[k] {
-                    return false;
-                }
-                continue;
-            }
-            let (a, b) = ((self.lo[k] - o) / d, (self.hi[k] - o) / d);
-            t0 = t0.max(a.min(b));
-            t1 = t1.min(a.max(b));
-        }
-        // NaN (an infinite range met at zero) keeps the tile: the level's
-        // own walk decides
-        t0.partial_cmp(&t1) != Some(std::cmp::Ordering::Greater)
+    /// `ray` (to `max_t`) asked of the tile's level in its own frame, the
+    /// hit moved back to the world's.
+    fn raycast(&self, ray: &Ray, max_t: f32, filter: &Filter) -> Option<RayHit> {
+        let r = Ray {
+            origin: ray.origin - self.offset,
+            dir: ray.dir,
+            max_t,
+        };
+        let mut h = Scope::of(&self.level).raycast(&r, &self.filter(filter))?;
+        h.point += self.offset;
+        h.object = self.object(h.object);
+        Some(h)
     }
 
     /// Moves it to the world frame of `origin`.
@@ -241,6 +235,39 @@ impl Mounted {
 /// A position a world accepts: finite, within the manifest's limit.
 fn valid_at(p: DVec3) -> bool {
     p.is_finite() && p.abs().max_element() <= MAX_ORIGIN
+}
+
+/// What [`Mounted::ray_entry`] takes of `ray` out to `max_t`: its
+/// direction's reciprocal, and the box around its segment (endless for an
+/// endless ray).
+fn ray_reach(ray: &Ray, max_t: f32) -> (Vec3, (Vec3, Vec3)) {
+    let end = ray.origin + ray.dir * max_t;
+    let reach = if end.is_finite() {
+        (ray.origin.min(end), ray.origin.max(end))
+    } else {
+        (Vec3::NEG_INFINITY, Vec3::INFINITY)
+    };
+    (ray.dir.recip(), reach)
+}
+
+/// The f32 box that culls tiles for `shape` at `pose` (`None`: the shape
+/// touches nothing): a sphere's straight from its centre, any other
+/// shape's from its placed bounds.
+fn shape_box(shape: &QueryShape, pose: &Pose) -> Option<(Vec3, Vec3)> {
+    let (c, h) = match *shape {
+        QueryShape::Sphere { radius } => (radius >= 0.0 && pose.translation.is_finite())
+            .then(|| (pose.translation.as_dvec3(), DVec3::splat(f64::from(radius))))?,
+        _ => Posed::new(shape, pose)?.bounds(),
+    };
+    Some(cull_box(c, h))
+}
+
+/// `pose` moved into the frame of tile `m`.
+fn in_tile(pose: &Pose, m: &Mounted) -> Pose {
+    Pose {
+        rotation: pose.rotation,
+        translation: pose.translation - m.offset,
+    }
 }
 
 /// `pose` moved by `delta` (added in f64, rounded once).
@@ -494,73 +521,29 @@ impl World {
     ) -> Option<RayHit> {
         // the tiles the ray meets, nearest entry first, so a hit in a near
         // tile shortens the ray before the far ones are walked (on the
-        // stack: a world mounts tens of tiles, not thousands)
+        // stack; past 64 tiles met, the rest in mount order after them)
+        let (inv, reach) = ray_reach(ray, best.map_or(ray.max_t, |h| h.t));
         let mut order = [(0.0f32, 0u32); 64];
         let mut n = 0;
-        let max_t = best.map_or(ray.max_t, |h| h.t);
-        let inv = ray.dir.recip();
-        let end = ray.origin + ray.dir * max_t;
-        let reach = if end.is_finite() {
-            (ray.origin.min(end), ray.origin.max(end))
-        } else {
-            (Vec3::NEG_INFINITY, Vec3::INFINITY)
-        };
+        let mut rest = Vec::new();
         for (k, m) in self.tiles.mounted.iter().enumerate() {
-            if let Some(t) = m.ray_entry(ray, inv, reach, max_t) {
-                if n == order.len() {
-                    // more than fit: every tile in mount order
-                    return self.tiles_raycast_all(ray, filter, best);
+            if let Some(t) = m.ray_entry(ray, inv, reach, best.map_or(ray.max_t, |h| h.t)) {
+                if n < order.len() {
+                    order[n] = (t, k as u32);
+                    n += 1;
+                } else {
+                    rest.push((t, k as u32));
                 }
-                order[n] = (t, k as u32);
-                n += 1;
             }
         }
         let order = &mut order[..n];
         order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        for &(entry, k) in order.iter() {
-            let m = &self.tiles.mounted[k as usize];
+        for &(entry, k) in order.iter().chain(&rest) {
             let max_t = best.map_or(ray.max_t, |h| h.t);
-            if entry > max_t {
-                break;
-            }
-            let r = Ray {
-                origin: ray.origin - m.offset,
-                dir: ray.dir,
-                max_t,
-            };
-            if let Some(mut h) = Scope::of(&m.level).raycast(&r, &m.filter(filter))
+            if entry <= max_t
+                && let Some(h) = self.tiles.mounted[k as usize].raycast(ray, max_t, filter)
                 && best.is_none_or(|b| h.t < b.t)
             {
-                h.point += m.offset;
-                h.object = m.object(h.object);
-                best = Some(h);
-            }
-        }
-        best
-    }
-
-    /// [`World::tiles_raycast`] over every tile in mount order.
-    fn tiles_raycast_all(
-        &self,
-        ray: &Ray,
-        filter: &Filter,
-        mut best: Option<RayHit>,
-    ) -> Option<RayHit> {
-        for m in &self.tiles.mounted {
-            let max_t = best.map_or(ray.max_t, |h| h.t);
-            if !m.meets_ray(ray, max_t) {
-                continue;
-            }
-            let r = Ray {
-                origin: ray.origin - m.offset,
-                dir: ray.dir,
-                max_t,
-            };
-            if let Some(mut h) = Scope::of(&m.level).raycast(&r, &m.filter(filter))
-                && best.is_none_or(|b| h.t < b.t)
-            {
-                h.point += m.offset;
-                h.object = m.object(h.object);
                 best = Some(h);
             }
         }
@@ -568,8 +551,9 @@ impl World {
     }
 
     pub(super) fn tiles_raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
+        let (inv, reach) = ray_reach(ray, ray.max_t);
         self.tiles.mounted.iter().any(|m| {
-            m.meets_ray(ray, ray.max_t) && {
+            m.ray_entry(ray, inv, reach, ray.max_t).is_some() && {
                 let r = Ray {
                     origin: ray.origin - m.offset,
                     ..*ray
@@ -586,23 +570,11 @@ impl World {
         shape: &QueryShape,
         pose: &Pose,
     ) -> impl Iterator<Item = (&'s Mounted, Pose)> + 's {
-        let bounds = Posed::new(shape, pose).map(|p| {
-            let (c, h) = p.bounds();
-            let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
-            ((c - h - pad).as_vec3(), (c + h + pad).as_vec3())
-        });
+        let bounds = shape_box(shape, pose);
         let pose = *pose;
         self.tiles.mounted.iter().filter_map(move |m| {
             let (lo, hi) = bounds?;
-            m.meets(lo, hi).then(|| {
-                (
-                    m,
-                    Pose {
-                        rotation: pose.rotation,
-                        translation: pose.translation - m.offset,
-                    },
-                )
-            })
+            m.meets(lo, hi).then(|| (m, in_tile(&pose, m)))
         })
     }
 
@@ -622,34 +594,27 @@ impl World {
         let first = out.len();
         // (name, tile, instance) of the pieces near the shape
         let mut pieces: Vec<(std::borrow::Cow<'_, str>, usize, u32)> = Vec::new();
-        let bounds = match *shape {
-            QueryShape::Sphere { radius } if radius >= 0.0 && pose.translation.is_finite() => {
-                Some((pose.translation.as_dvec3(), DVec3::splat(f64::from(radius))))
-            }
-            QueryShape::Sphere { .. } => None,
-            _ => Posed::new(shape, pose).map(|p| p.bounds()),
+        let Some((lo, hi)) = shape_box(shape, pose) else {
+            return;
         };
         for (k, m) in self.tiles.mounted.iter().enumerate() {
-            let Some((c, h)) = bounds else { break };
-            let pad = h * 1e-5 + c.abs() * 1e-6 + 1e-6;
-            let (lo, hi) = ((c - h - pad).as_vec3(), (c + h + pad).as_vec3());
             if !m.meets(lo, hi) {
                 continue;
             }
-            let p = Pose {
-                rotation: pose.rotation,
-                translation: pose.translation - m.offset,
-            };
+            let p = in_tile(pose, m);
             let start = out.len();
             let f = m.filter(filter);
+            let scope = Scope::of(&m.level);
             if sphere {
                 // a sphere's contact with a mesh is its closest point, which
                 // needs no neighbour: pieces answer alone, the deepest kept
-                Scope::of(&m.level).overlap_append(shape, &p, &f, out);
+                scope.overlap_append(shape, &p, &f, out);
             } else {
-                let scope = Scope::of(&m.level);
-                scope.overlap_append(shape, &p, &f.without_pieces(), out);
+                // the pieces are asked together below, the rest here
                 let a = m.level.archive();
+                let not_piece =
+                    |id: ObjectId| !a.instances[id.index() as usize].is_piece() && f.keeps(id);
+                scope.overlap_append(shape, &p, &f.keeping(&not_piece), out);
                 scope.near(lo - m.offset, hi - m.offset, &f, |id, _, _| {
                     if a.instances[id.index() as usize].is_piece() {
                         let name = m.level.object_name(ObjectId::level(id.index()));
@@ -672,10 +637,17 @@ impl World {
 
     /// Whether `id` is a mounted tile's piece of a cut mesh, and its name.
     fn piece_name(&self, id: ObjectId) -> Option<std::borrow::Cow<'_, str>> {
+        let (m, local) = self.piece(id)?;
+        Some(m.level.object_name(local).unwrap_or_default())
+    }
+
+    /// The tile and level id of `id`, if it names a mounted tile's piece
+    /// of a cut mesh.
+    fn piece(&self, id: ObjectId) -> Option<(&Mounted, ObjectId)> {
         let (m, local) = self.tile_object(id)?;
         m.level.archive().instances[local.index() as usize]
             .is_piece()
-            .then(|| m.level.object_name(local).unwrap_or_default())
+            .then_some((m, local))
     }
 
     /// Keeps one answer per cut mesh among `out[first..]`: its pieces'
@@ -685,21 +657,16 @@ impl World {
         if out.len() < first + 2 {
             return;
         }
-        let is_piece = |o: &ShapeOverlap| {
-            self.tile_object(o.object).is_some_and(|(m, local)| {
-                m.level.archive().instances[local.index() as usize].is_piece()
-            })
-        };
-        if out[first..].iter().filter(|o| is_piece(o)).nth(1).is_none() {
+        let pieces = out[first..]
+            .iter()
+            .filter(|o| self.piece(o.object).is_some());
+        if pieces.count() < 2 {
             return;
         }
         let named: Vec<Option<std::borrow::Cow<'_, str>>> = out[first..]
             .iter()
             .map(|o| self.piece_name(o.object))
             .collect();
-        if named.iter().flatten().count() < 2 {
-            return;
-        }
         let mut keep = vec![true; named.len()];
         for i in 0..named.len() {
             let Some(a) = &named[i] else { continue };
@@ -799,19 +766,14 @@ impl World {
         };
         // the swept box, for every tile; each tile's own walk culls finely
         let (c, h) = posed.bounds();
-        let end = c + cast.motion.as_dvec3() * f64::from(cast.max_t);
-        let pad = h * 1e-5 + c.abs().max(end.abs()) * 1e-6 + 1e-6;
-        let lo = (c.min(end) - h - pad).as_vec3();
-        let hi = (c.max(end) + h + pad).as_vec3();
+        let half_way = cast.motion.as_dvec3() * (0.5 * f64::from(cast.max_t));
+        let (lo, hi) = cull_box(c + half_way, h + half_way.abs());
         for m in &self.tiles.mounted {
             if !m.meets(lo, hi) {
                 continue;
             }
             let moved = ShapeCast {
-                pose: Pose {
-                    rotation: cast.pose.rotation,
-                    translation: cast.pose.translation - m.offset,
-                },
+                pose: in_tile(&cast.pose, m),
                 ..*cast
             };
             if let Some((mut hit, rank)) =
