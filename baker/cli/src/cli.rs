@@ -160,6 +160,10 @@ struct SettingsArgs {
     /// Project file (default: `kiln.toml` beside each input, if there is one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Read no project file, not even a `kiln.toml` beside the input (a
+    /// hermetic build action that declares none: the Bazel rules pass it).
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
     /// Bounding volumes of every triangle mesh's tree (terrain, level
     /// geometry): aabb or sphere [default: aabb]. Sphere trees measured
     /// slower for every query kind (rays 5 to 9 times slower: BENCHMARKS.md).
@@ -232,8 +236,11 @@ impl SettingsArgs {
     }
 
     /// The project file for `input`, if there is one: `--config` (which
-    /// must exist), else `kiln.toml` beside it.
+    /// must exist), else `kiln.toml` beside it; none with `--no-config`.
     fn config_for(&self, input: &Path) -> Option<PathBuf> {
+        if self.no_config {
+            return None;
+        }
         let path = self.config_path(input);
         (self.config.is_some() || path.is_file()).then_some(path)
     }
@@ -596,16 +603,36 @@ fn write_manifest(dir: &Path, path: &Path, tiles: &[(String, [f64; 3])]) -> Resu
     Ok(true)
 }
 
+/// `path` made absolute and its `.` and `..` taken out by name, without
+/// following links (unlike `canonicalize`).
+fn lexical_absolute(path: &Path) -> std::io::Result<PathBuf> {
+    let path = if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    };
+    let mut out = PathBuf::new();
+    for c in std::path::absolute(path)?.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
 /// `baker world`: the manifest `out` of the archives `tiles` names
 /// (`ARCHIVE@X,Y,Z`), each in `out`'s folder or below.
 fn write_world(out: &Path, tiles: &[String]) -> Result<bool> {
     let dir = out.parent().unwrap_or(Path::new(""));
-    let base = std::fs::canonicalize(if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    })
-    .with_context(|| format!("{}: the manifest's folder", dir.display()))?;
+    // paths as written, not through links: a build system's sandbox links
+    // each input archive to where it was built, and the manifest must name
+    // the archive beside it, not that link's target
+    let base = lexical_absolute(dir)
+        .with_context(|| format!("{}: the manifest's folder", dir.display()))?;
     let mut placed = Vec::with_capacity(tiles.len());
     for t in tiles {
         let (file, at) = t
@@ -619,7 +646,11 @@ fn write_world(out: &Path, tiles: &[String]) -> Result<bool> {
         let origin: [f64; 3] = origin
             .try_into()
             .map_err(|_| Usage(format!("{t:?}: the origin {at:?} is not X,Y,Z")))?;
-        let full = std::fs::canonicalize(file).with_context(|| format!("{file}: cannot read"))?;
+        let full =
+            lexical_absolute(Path::new(file)).with_context(|| format!("{file}: cannot read"))?;
+        if !full.is_file() {
+            bail!("{file}: cannot read: no such file");
+        }
         let rel = full.strip_prefix(&base).map_err(|_| {
             Usage(format!(
                 "{file}: not in {} or below, where the manifest's paths start",

@@ -1466,6 +1466,60 @@ fn kiln_toml_tiles_cut_on_its_grid_place_tiles_authored_apart_and_depfiles_list_
         assert_eq!(o.status.code(), Some(2), "{tile}: {err}");
         assert!(err.contains(want), "{tile}: {err}");
     }
+    // paths are taken as written (`..` by name, links not followed), and
+    // an archive that is not there is named
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "world",
+            "-o",
+            "apart/./again.kilnworld",
+            "grid/../apart/course.kiln@0,0,0",
+            "apart/harbour.kiln@100000,5,-30",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = baker()
+        .current_dir(&dir)
+        .args([
+            "world",
+            "-o",
+            "apart/bad.kilnworld",
+            "apart/gone.kiln@0,0,0",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("apart/gone.kiln: cannot read"),
+        "{err}"
+    );
+    // --no-config reads no kiln.toml beside the input (a broken one here)
+    std::fs::write(dir.join("kiln.toml"), "[settings]\nmax_planes = 1\n").unwrap();
+    let o = baker()
+        .current_dir(&dir)
+        .args(["bake", "course.gltf", "-o", "plain.kiln"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("kiln.toml") && err.contains("max_planes"),
+        "{err}"
+    );
+    let o = baker()
+        .current_dir(&dir)
+        .args(["bake", "course.gltf", "-o", "plain.kiln", "--no-config"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = baker()
+        .current_dir(&dir)
+        .args(["bake", "course.gltf", "-o", "plain.kiln", "--no-config"])
+        .args(["--config", "kiln.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
     // a bad [tiles] table is an error naming the file
     std::fs::write(dir.join("kiln.toml"), "[tiles]\nsize = -1\n").unwrap();
     let o = baker()

@@ -1,5 +1,8 @@
 //! What the `baker` binary's test files share.
 
+// each test file is its own crate and uses part of this module
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
