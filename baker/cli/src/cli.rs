@@ -109,6 +109,16 @@ enum Command {
         /// is one bake).
         #[arg(long, value_name = "MS", default_value_t = 200)]
         debounce: u64,
+        /// Bake each input as a world of tiles of this many metres, as
+        /// `bake --tile-size` does: a change bakes only the tiles whose
+        /// objects changed [default: kiln.toml's [tiles] size, if any].
+        #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
+        tile_size: Option<f64>,
+        /// Bake the inputs as tiles authored apart, each its own archive,
+        /// and keep DIR/NAME.kilnworld listing them at the origins
+        /// kiln.toml's [tiles.origins] gives their file names.
+        #[arg(long, value_name = "NAME", conflicts_with = "tile_size")]
+        world: Option<String>,
         #[command(flatten)]
         settings: SettingsArgs,
     },
@@ -377,8 +387,18 @@ pub fn main() -> ExitCode {
             poll,
             json,
             debounce,
+            tile_size,
+            world,
             settings,
-        } => {
+        } => 'watch: {
+            if let Some(size) = tile_size
+                && !(size.is_finite() && size > 0.0)
+            {
+                break 'watch Err(Usage(format!(
+                    "--tile-size {size} is not a positive number of metres"
+                ))
+                .into());
+            }
             let first = paths.first().cloned().unwrap_or_default();
             // one project file for a watch: --config, else beside the first path
             let anchor = if first.is_dir() {
@@ -387,9 +407,10 @@ pub fn main() -> ExitCode {
                 first
             };
             let resolve = || {
-                settings
-                    .resolve(&anchor)
-                    .map(|(s, project)| (s, project.unwrap_or_default().watch))
+                settings.resolve(&anchor).map(|(s, project)| {
+                    let p = project.unwrap_or_default();
+                    (s, p.watch, p.tiles)
+                })
             };
             let project = crate::watch::Project {
                 path: settings.config_path(&anchor),
@@ -398,6 +419,8 @@ pub fn main() -> ExitCode {
             let opts = crate::watch::Options {
                 poll,
                 json,
+                tile_size,
+                world,
                 debounce: std::time::Duration::from_millis(debounce),
             };
             crate::watch::watch(&paths, &out_dir, &opts, &project).map(|_| true)
@@ -590,7 +613,11 @@ fn bake_world(
 
 /// Writes the manifest `path` of the archives `tiles` (paths relative to
 /// `dir`, at their origins) and says what it lists.
-fn write_manifest(dir: &Path, path: &Path, tiles: &[(String, [f64; 3])]) -> Result<bool> {
+pub(crate) fn write_manifest(
+    dir: &Path,
+    path: &Path,
+    tiles: &[(String, [f64; 3])],
+) -> Result<bool> {
     let (manifest, bytes) = kiln_baker::tile::world_of_archives(dir, tiles)?;
     write::write_atomic(path, &bytes)
         .with_context(|| format!("{}: cannot write", path.display()))?;

@@ -11,12 +11,17 @@
 //! ignored. `--poll` polls instead of subscribing to events (network
 //! shares, containers): every 250 ms, comparing contents (the poller's
 //! modification times have whole-second resolution).
+//!
+//! Worlds: with a grid (`--tile-size`, or `[tiles] size`), each input is
+//! baked as tiles, and a change bakes only the tiles whose objects changed;
+//! with `--world NAME`, each input is a tile authored apart and the
+//! manifest is written again whenever a tile's archive changes.
 
 use crate::print::report_one;
 use anyhow::{Context, Result};
 use kiln_baker::BakeSettings;
 use kiln_baker::Outcome;
-use kiln_baker::config::WatchTable;
+use kiln_baker::config::{TilesTable, WatchTable};
 use notify_debouncer_full::notify::{self, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer, new_debouncer_opt};
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,9 +109,11 @@ pub struct Project<'a> {
     /// `--config`, else `kiln.toml` beside the first path (watched even
     /// when absent, so creating one takes effect).
     pub path: PathBuf,
-    /// Reads the settings and filter again.
-    pub resolve:
-        &'a dyn Fn() -> Result<(BakeSettings, WatchTable), kiln_baker::config::ConfigError>,
+    /// Reads the settings, filter and tiles table again.
+    pub resolve: &'a dyn Fn() -> Result<
+        (BakeSettings, WatchTable, TilesTable),
+        kiln_baker::config::ConfigError,
+    >,
 }
 
 /// How `watch` listens and reports.
@@ -117,6 +124,66 @@ pub struct Options {
     pub json: bool,
     /// How long events settle before a bake.
     pub debounce: Duration,
+    /// `--tile-size`: bake each input as tiles of this size (else the
+    /// project's `[tiles] size`, if any).
+    pub tile_size: Option<f64>,
+    /// `--world NAME`: the inputs are tiles authored apart, listed in
+    /// `NAME.kilnworld`.
+    pub world: Option<String>,
+}
+
+/// What an input becomes.
+#[derive(Clone, Copy)]
+enum Tiling {
+    /// One archive, `DIR/STEM.kiln` (also each tile of `--world`).
+    Whole,
+    /// Tiles of this size: `DIR/STEM.kilnworld` and its tiles.
+    Grid(f64),
+}
+
+/// How inputs are baked under the options and the project's tiles table.
+fn tiling(opts: &Options, tiles: &TilesTable) -> Tiling {
+    match (opts.world.is_some(), opts.tile_size.or(tiles.size)) {
+        (false, Some(size)) => Tiling::Grid(size),
+        _ => Tiling::Whole,
+    }
+}
+
+/// Writes `dir/NAME.kilnworld` listing each input's archive at its origin
+/// in `tiles`, unless it would hold the bytes it holds already. Inputs
+/// without an origin or an archive yet are left out, and said so.
+fn write_world(
+    dir: &Path,
+    name: &str,
+    inputs: &BTreeSet<PathBuf>,
+    tiles: &TilesTable,
+) -> Result<()> {
+    let mut listed = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let file = input
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = input.file_stem().unwrap_or(input.as_os_str());
+        let archive = Path::new(stem).with_extension("kiln");
+        match tiles.origins.get(&file) {
+            None => eprintln!(
+                "warning: {}: no origin for it in kiln.toml ([tiles.origins] \"{file}\" = [x, y, z]): left out of {name}.kilnworld",
+                input.display()
+            ),
+            Some(_) if !dir.join(&archive).is_file() => eprintln!(
+                "warning: {}: not baked yet: left out of {name}.kilnworld",
+                input.display()
+            ),
+            Some(&origin) => listed.push((archive.to_string_lossy().into_owned(), origin)),
+        }
+    }
+    let path = dir.join(format!("{name}.kilnworld"));
+    let (_, bytes) = kiln_baker::tile::world_of_archives(dir, &listed)?;
+    if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    crate::cli::write_manifest(dir, &path, &listed).map(|_| ())
 }
 
 /// Runs until Ctrl-C. Returns when interrupted.
@@ -125,8 +192,9 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
         poll,
         json,
         debounce,
+        ..
     } = *opts;
-    let (mut settings, mut filter) = (project.resolve)()?;
+    let (mut settings, mut filter, mut tiles) = (project.resolve)()?;
     let project_path = absolute(&project.path);
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
@@ -194,14 +262,66 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
                     total: usize,
                     deps: &mut BTreeMap<PathBuf, Vec<PathBuf>>,
                     settings: &BakeSettings,
+                    how: Tiling,
                     d: &mut Box<dyn WatchRoots>|
      -> Result<()> {
-        let output = output_of(input);
-        let outcome = kiln_baker::bake_to_file(input, &output, false, false, settings);
-        report_one(n, total, input, &output, &outcome, json, &|l| {
-            eprintln!("{l}")
-        });
-        if let Outcome::Baked(_, files) | Outcome::UpToDate(files) = &outcome {
+        let read = match how {
+            Tiling::Whole => {
+                let output = output_of(input);
+                let outcome = kiln_baker::bake_to_file(input, &output, false, false, settings);
+                report_one(n, total, input, &output, &outcome, json, &|l| {
+                    eprintln!("{l}")
+                });
+                match outcome {
+                    Outcome::Baked(_, files) | Outcome::UpToDate(files) => Some(files),
+                    Outcome::Failed(_) => None,
+                }
+            }
+            Tiling::Grid(size) => {
+                match kiln_baker::tile::bake_tiled_to_dir(input, &out_dir, size, false, settings) {
+                    Ok(r) => {
+                        eprintln!(
+                            "[{n}/{total}] {} -> {}: {} tiles of {size} m ({} baked, {} up to date, {} removed), {} objects",
+                            input.display(),
+                            r.manifest.display(),
+                            r.tiles,
+                            r.baked,
+                            r.up_to_date,
+                            r.removed,
+                            r.objects
+                        );
+                        if json {
+                            println!(
+                                "{}",
+                                serde_json::json!({
+                                    "input": input.display().to_string(),
+                                    "output": r.manifest.display().to_string(),
+                                    "tiles": r.tiles,
+                                    "baked": r.baked,
+                                    "up_to_date": r.up_to_date,
+                                    "removed": r.removed,
+                                })
+                            );
+                        }
+                        Some(r.files)
+                    }
+                    Err(e) => {
+                        eprintln!("[{n}/{total}] {}: {e}", input.display());
+                        if json {
+                            println!(
+                                "{}",
+                                serde_json::json!({
+                                    "input": input.display().to_string(),
+                                    "error": e.to_string(),
+                                })
+                            );
+                        }
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(files) = read {
             let files: Vec<PathBuf> = files.iter().map(|f| absolute(f)).collect();
             for f in &files {
                 if let Some(parent) = f.parent() {
@@ -213,8 +333,22 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
         Ok(())
     };
     let total = inputs.len();
+    let mut how = tiling(opts, &tiles);
     for (n, input) in inputs.iter().enumerate() {
-        bake(input, n + 1, total, &mut deps, &settings, &mut debouncer)?;
+        bake(
+            input,
+            n + 1,
+            total,
+            &mut deps,
+            &settings,
+            how,
+            &mut debouncer,
+        )?;
+    }
+    if let Some(name) = &opts.world
+        && let Err(e) = write_world(&out_dir, name, &inputs, &tiles)
+    {
+        eprintln!("error: {e:#}");
     }
     eprintln!(
         "watching {} input(s) for changes (Ctrl-C to stop){}",
@@ -256,9 +390,10 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
         let mut todo: BTreeSet<PathBuf> = BTreeSet::new();
         if changed.contains(&project_path) {
             match (project.resolve)() {
-                Ok((s, f)) => {
+                Ok((s, f, t)) => {
                     eprintln!("{}: changed, re-baking", project.path.display());
-                    (settings, filter) = (s, f);
+                    (settings, filter, tiles) = (s, f, t);
+                    how = tiling(opts, &tiles);
                     for a in args {
                         documents(a, &out_dir, &filter, &mut inputs);
                     }
@@ -284,7 +419,22 @@ pub fn watch(args: &[PathBuf], out_dir: &Path, opts: &Options, project: &Project
         let total = todo.len();
         for (n, input) in todo.iter().enumerate() {
             inputs.insert(input.clone());
-            bake(input, n + 1, total, &mut deps, &settings, &mut debouncer)?;
+            bake(
+                input,
+                n + 1,
+                total,
+                &mut deps,
+                &settings,
+                how,
+                &mut debouncer,
+            )?;
+        }
+        // the manifest follows its tiles (and origins the project file moved)
+        if let Some(name) = &opts.world
+            && (total > 0 || changed.contains(&project_path))
+            && let Err(e) = write_world(&out_dir, name, &inputs, &tiles)
+        {
+            eprintln!("error: {e:#}");
         }
     }
     eprintln!("stopped");

@@ -799,6 +799,114 @@ fn watch_rereads_the_project_file_when_it_changes() {
     drop(child);
 }
 
+/// Writes the walk course to `path` with its `high_step` raised by `dy`.
+fn course_with_step_raised(path: &Path, dy: f64) {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sample("walk_course.gltf")).unwrap()).unwrap();
+    for node in doc["nodes"].as_array_mut().unwrap() {
+        if node["name"] == "high_step" {
+            let y = node["translation"][1].as_f64().unwrap();
+            node["translation"][1] = (y + dy).into();
+        }
+    }
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+#[test]
+fn watch_bakes_only_the_tile_that_changed_and_keeps_a_world_manifest_current() {
+    let dir = tmpdir("watch-tiles");
+    let log_has = |log: &Path, s: &str| std::fs::read_to_string(log).unwrap().contains(s);
+    // a grid from kiln.toml: an edit bakes the one tile it touches
+    let src = dir.join("grid-src");
+    std::fs::create_dir_all(&src).unwrap();
+    course_with_step_raised(&src.join("course.gltf"), 0.0);
+    std::fs::write(src.join("kiln.toml"), "[tiles]\nsize = 10\n").unwrap();
+    let (out, log) = (dir.join("grid"), dir.join("grid.txt"));
+    let child = spawn_watch(&src, &out, &log, &[]);
+    wait_for("the first bake", || {
+        log_has(&log, "4 tiles of 10 m (4 baked, 0 up to date, 0 removed)")
+    });
+    wait_for("the watch to start", || log_has(&log, "watching"));
+    let tiles = || {
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".kiln"))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| (std::fs::read(out.join(&n)).unwrap(), n))
+            .collect::<Vec<_>>()
+    };
+    let before = tiles();
+    assert_eq!(before.len(), 4);
+    course_with_step_raised(&src.join("course.gltf"), 0.05);
+    wait_for("the edit", || {
+        log_has(&log, "4 tiles of 10 m (1 baked, 3 up to date, 0 removed)")
+    });
+    let after = tiles();
+    let changed: Vec<&String> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b.0 != a.0)
+        .map(|(b, _)| &b.1)
+        .collect();
+    assert_eq!(changed, [&"course.0.0.kiln".to_string()]);
+    drop(child);
+    // with --world: tiles authored apart, and the manifest follows them
+    let src = dir.join("apart-src");
+    std::fs::create_dir_all(&src).unwrap();
+    for name in ["a.gltf", "b.gltf"] {
+        course_with_step_raised(&src.join(name), 0.0);
+    }
+    let toml = "[tiles.origins]\n\"a.gltf\" = [0.0, 0.0, 0.0]\n\"b.gltf\" = [40.0, 0.0, 0.0]\n";
+    std::fs::write(src.join("kiln.toml"), toml).unwrap();
+    let (out, log) = (dir.join("apart"), dir.join("apart.txt"));
+    let child = spawn_watch(&src, &out, &log, &["--world", "town"]);
+    let manifest = out.join("town.kilnworld");
+    let listed = || {
+        kiln_runtime::WorldManifest::open(&manifest)
+            .ok()
+            .map(|m| {
+                m.tiles()
+                    .iter()
+                    .map(|t| (t.file.clone(), t.origin, t.content_hash))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    wait_for("the manifest", || listed().len() == 2);
+    wait_for("the watch to start", || log_has(&log, "watching"));
+    let first = listed();
+    assert_eq!(first[1].0, "b.kiln");
+    assert_eq!(first[1].1, [40.0, 0.0, 0.0]);
+    course_with_step_raised(&src.join("b.gltf"), 0.05);
+    wait_for("b's new hash in the manifest", || {
+        let now = listed();
+        now.len() == 2 && now[1].2 != first[1].2
+    });
+    assert_eq!(listed()[0], first[0], "a.kiln did not change");
+    // a new tile without an origin is named and left out until it has one
+    course_with_step_raised(&src.join("c.gltf"), 0.0);
+    wait_for("the warning", || log_has(&log, "c.gltf: no origin for it"));
+    assert_eq!(listed().len(), 2);
+    std::fs::write(
+        src.join("kiln.toml"),
+        format!("{toml}\"c.gltf\" = [0.0, 0.0, 40.0]\n"),
+    )
+    .unwrap();
+    wait_for("c in the manifest", || listed().len() == 3);
+    assert_eq!(listed()[2].1, [0.0, 0.0, 40.0]);
+    drop(child);
+    // a bad grid is a usage error
+    let o = baker()
+        .args(["watch", "x", "--out-dir", "y", "--tile-size", "-3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
 /// The buffer of [`triangle_with_bin`]'s triangle at height `z`.
 fn tri_bytes(z: f32) -> Vec<u8> {
     [0.0f32, 0.0, z, 1.0, 0.0, z, 0.0, 1.0, z]
