@@ -47,15 +47,25 @@ impl WorldManifest {
             path: path.to_path_buf(),
             error,
         })?;
-        let aligned = kiln_formats::aligned(&bytes);
-        let (_, m) = access_world_file(&aligned).map_err(|error| OpenError::Invalid {
+        let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        WorldManifest::from_bytes(&bytes, folder).map_err(|error| OpenError::Invalid {
             path: path.to_path_buf(),
             error,
-        })?;
+        })
+    }
+
+    /// Validates a manifest read elsewhere (an engine's asset system), its
+    /// tile paths relative to `folder`.
+    pub fn from_bytes(
+        bytes: &[u8],
+        folder: impl Into<PathBuf>,
+    ) -> Result<WorldManifest, kiln_formats::ArchiveError> {
+        let aligned = kiln_formats::aligned(bytes);
+        let (_, m) = access_world_file(&aligned)?;
         Ok(WorldManifest {
             tile_size: m.tile_size.to_native(),
             tiles: m.tiles.iter().map(|t| t.to_tile()).collect(),
-            folder: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            folder: folder.into(),
         })
     }
 

@@ -15,6 +15,13 @@
 //!   archive) makes the level the world's. Its movers and triggers appear
 //!   as child entities named as in the source ([`KilnMover`],
 //!   [`KilnTrigger`]): move a mover by its `Transform`.
+//! - **Worlds of tiles.** `.kilnworld` manifests load as
+//!   [`KilnWorldManifest`] assets; an entity with [`KilnTiles`] streams
+//!   its tiles around the entities marked [`KilnFocus`] (loaded ahead by
+//!   the asset server, mounted within a radius, dropped past a band, each
+//!   reloaded in place when its archive changes on disk), with an f64
+//!   origin for Bevy's zero; [`KilnTileEvent`] messages say what came and
+//!   went.
 //! - **Bodies.** An entity with a [`KilnBody`] and a `Transform` is a body
 //!   of the world, kept at its `GlobalTransform` every frame; spawning and
 //!   despawning it inserts and removes it.
@@ -74,6 +81,7 @@ mod convert;
 #[cfg(feature = "gizmos")]
 mod gizmos;
 mod query;
+mod tiles;
 mod world;
 
 pub use asset::{KilnArchive, KilnArchiveLoader, KilnLoadError};
@@ -92,6 +100,9 @@ pub use character::{KilnCharacter, KilnContact};
 pub use gizmos::{KilnGizmos, kind_colour};
 pub use kiln_runtime;
 pub use query::{KilnCastHit, KilnFilter, KilnOverlap, KilnQuery, KilnRayHit};
+pub use tiles::{
+    KilnFocus, KilnTileChange, KilnTileEvent, KilnTiles, KilnWorldManifest, KilnWorldManifestLoader,
+};
 pub use world::{
     KilnAuthoredBody, KilnLevel, KilnLevelFailed, KilnMover, KilnSystems, KilnTrigger,
     KilnTriggerEvent, KilnWorld,
@@ -114,6 +125,9 @@ impl Plugin for KilnPlugin {
     fn build(&self, app: &mut App) {
         app.init_asset::<KilnArchive>()
             .register_asset_loader(KilnArchiveLoader)
+            .init_asset::<KilnWorldManifest>()
+            .register_asset_loader(KilnWorldManifestLoader)
+            .add_message::<KilnTileEvent>()
             .init_resource::<KilnWorld>()
             .add_message::<KilnTriggerEvent>()
             .add_message::<KilnLevelFailed>()
@@ -127,6 +141,7 @@ impl Plugin for KilnPlugin {
                 PostUpdate,
                 (
                     world::sync_level,
+                    tiles::sync_tiles,
                     world::sync_movers,
                     body::sync_bodies,
                     world::step,

@@ -130,9 +130,15 @@ impl KilnQuery<'_> {
         self.kiln.world()?.object_name(object)
     }
 
-    /// The mask bit of the level's layer called `name`.
+    /// The mask bit of the world's layer called `name` (its level's
+    /// layers, then those its tiles added).
     pub fn layer(&self, name: &str) -> Option<u32> {
-        self.kiln.level()?.layer(name)
+        self.kiln
+            .world()?
+            .layer_names()
+            .position(|n| n == name)
+            .filter(|&k| k < 32)
+            .map(|k| 1 << k)
     }
 
     fn entity(&self, object: ObjectId) -> Entity {
@@ -144,19 +150,28 @@ impl KilnQuery<'_> {
     fn ask<R>(&self, f: &KilnFilter, ask: impl FnOnce(&World, &Filter) -> R) -> Option<R> {
         let world = self.kiln.world()?;
         let mut skip = Vec::new();
-        let mut no_level = false;
+        let (mut no_level, mut no_tiles) = (false, false);
         for &e in &f.excluded {
             match self.kiln.object(e) {
                 Some(o) => skip.push(o),
-                None => no_level |= Some(e) == self.kiln.level_entity(),
+                None => {
+                    no_level |= Some(e) == self.kiln.level_entity();
+                    no_tiles |= Some(e) == self.kiln.tiles_entity();
+                }
             }
         }
-        // the level entity stands for the level's static objects: those
-        // with no entity of their own
-        let own = |o: ObjectId| o.is_body() || self.kiln.own_entity(o).is_some();
+        // the level entity stands for the level's static objects (those
+        // with no entity of their own), the tiles entity for its tiles'
+        let keep = |o: ObjectId| {
+            if o.tile().is_some() {
+                !no_tiles
+            } else {
+                !no_level || o.is_body() || self.kiln.own_entity(o).is_some()
+            }
+        };
         let mut filter = Filter::skip(&skip).layers(f.layers).triggers(f.triggers);
-        if no_level {
-            filter = filter.keep(&own);
+        if no_level || no_tiles {
+            filter = filter.keep(&keep);
         }
         Some(ask(world, &filter))
     }

@@ -99,6 +99,8 @@ pub struct KilnWorld {
     entities: HashMap<ObjectId, Entity>,
     objects: HashMap<Entity, ObjectId>,
     steps: u64,
+    /// The tiles a [`crate::KilnTiles`] entity streams into the world.
+    pub(crate) tiles: Option<crate::tiles::Stream>,
 }
 
 impl KilnWorld {
@@ -113,10 +115,40 @@ impl KilnWorld {
     }
 
     /// The entity of an object: a body's or mover's own, the level
-    /// entity for the level's static objects.
+    /// entity for the level's static objects, the [`crate::KilnTiles`]
+    /// entity for the objects of its tiles.
     pub fn entity(&self, object: ObjectId) -> Option<Entity> {
-        self.own_entity(object)
-            .or_else(|| self.level_entity().filter(|_| !object.is_body()))
+        self.own_entity(object).or_else(|| match object.tile() {
+            Some(_) => self.tiles_entity(),
+            None => self.level_entity().filter(|_| !object.is_body()),
+        })
+    }
+
+    /// The [`crate::KilnTiles`] entity whose tiles are streamed into the
+    /// world, if any.
+    pub fn tiles_entity(&self) -> Option<Entity> {
+        self.world
+            .as_ref()
+            .and(self.tiles.as_ref())
+            .map(|s| s.entity)
+    }
+
+    /// A world of tiles alone, made by the tile stream (no level yet).
+    pub(crate) fn set_tiled_world(&mut self, world: World) {
+        self.world = Some(world);
+        self.level = None;
+    }
+
+    /// Ends the world (its level or tiles gone): every body's entity
+    /// waits for the next one.
+    pub(crate) fn retire_world(&mut self, pending: &mut Pending) {
+        self.world = None;
+        self.level = None;
+        let mapped: Vec<Entity> = self.objects.keys().copied().collect();
+        for e in mapped {
+            self.unmap(e);
+            pending.0.push(e);
+        }
     }
 
     /// The level entity (`None` until the level has loaded).
@@ -197,7 +229,20 @@ pub(crate) fn sync_level(
         })
         .collect();
     let Some((entity, wanted)) = levels.iter().next() else {
-        if kiln.world.take().is_some() {
+        if kiln.level.is_some() && kiln.tiles.is_some() {
+            // the level entity is gone but tiles stream on: an empty level
+            // (its movers and their entities went with it)
+            let mapped: Vec<Entity> = kiln.objects.keys().copied().collect();
+            for e in mapped {
+                if !spawned.contains(e) && !kiln.objects[&e].is_body() {
+                    kiln.unmap(e);
+                }
+            }
+            if let Some(world) = kiln.world.as_mut() {
+                world.set_level(Level::empty());
+            }
+            kiln.level = None;
+        } else if kiln.level.is_some() && kiln.world.take().is_some() {
             // the level entity is gone (its mover children with it): the
             // bodies wait for the next level
             let mapped: Vec<Entity> = kiln.objects.keys().copied().collect();
