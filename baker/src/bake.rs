@@ -142,20 +142,7 @@ pub fn scene_hash(scene: &Scene, settings: &BakeSettings) -> [u8; 16] {
         );
     }
     for i in &scene.instances {
-        hasher.update(i.name.as_bytes());
-        hasher.update(&(i.mesh as u64).to_le_bytes());
-        for v in i.transform.to_cols_array() {
-            hasher.update(&v.to_le_bytes());
-        }
-        // what classification reads besides the name
-        let extras = i.extras_collider.as_deref().unwrap_or("");
-        hasher.update(format!("|{}|{extras}|", extras.len()).as_bytes());
-        hasher.update(format!("{:?}", i.layers).as_bytes());
-        hasher.update(format!("|{}|{}|", i.motion.name(), i.trigger).as_bytes());
-        if let Some(a) = &i.physics {
-            hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
-        }
-        hasher.update(format!("{:?}|", i.body).as_bytes());
+        hash_instance(&mut hasher, i);
     }
     for b in &scene.bodies {
         // Debug of f64 is exact (shortest round-trip)
@@ -184,6 +171,25 @@ pub fn scene_hash(scene: &Scene, settings: &BakeSettings) -> [u8; 16] {
     }
     hasher.update(settings.fingerprint().as_bytes());
     hasher.digest128().to_le_bytes()
+}
+
+/// Hands `hasher` what the content hash covers of instance `i`: its name,
+/// mesh number, placement and what classification reads.
+pub(crate) fn hash_instance(hasher: &mut xxhash_rust::xxh3::Xxh3, i: &crate::scene::SceneInstance) {
+    hasher.update(i.name.as_bytes());
+    hasher.update(&(i.mesh as u64).to_le_bytes());
+    for v in i.transform.to_cols_array() {
+        hasher.update(&v.to_le_bytes());
+    }
+    // what classification reads besides the name
+    let extras = i.extras_collider.as_deref().unwrap_or("");
+    hasher.update(format!("|{}|{extras}|", extras.len()).as_bytes());
+    hasher.update(format!("{:?}", i.layers).as_bytes());
+    hasher.update(format!("|{}|{}|", i.motion.name(), i.trigger).as_bytes());
+    if let Some(a) = &i.physics {
+        hasher.update(format!("{}|{}|", a.kind.name(), a.rule).as_bytes());
+    }
+    hasher.update(format!("{:?}|", i.body).as_bytes());
 }
 
 /// [`bake_scene`] with its content hash already known ([`scene_hash`]).

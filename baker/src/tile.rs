@@ -29,6 +29,12 @@ pub enum TileError {
     /// The tile size is not a positive finite number.
     #[error("tile size {0} is not a positive number of metres")]
     Size(f64),
+    /// A cut cache that disagrees with the scene it is keyed to (written
+    /// by something else): delete it and bake again.
+    #[error(
+        "the cut cache has no piece for cell {0:?}: it does not match the scene; delete the .kilncut file"
+    )]
+    StaleCut([i32; 2]),
     /// An object lies in a cell past what the manifest can number.
     #[error("object {object:?} lies in cell {cell:?}, past ±2³¹ tiles of {size} m")]
     Cell {
@@ -55,21 +61,25 @@ pub struct TiledWorld {
 /// The world box of instance `i` of `scene` (its translation alone for an
 /// empty mesh).
 fn world_box(scene: &Scene, i: usize) -> (DVec3, DVec3) {
+    use rayon::prelude::*;
     let inst = &scene.instances[i];
     let positions = &scene.meshes[inst.mesh].positions;
     if positions.is_empty() {
         return (inst.transform.translation, inst.transform.translation);
     }
-    let mut lo = DVec3::splat(f64::INFINITY);
-    let mut hi = DVec3::splat(f64::NEG_INFINITY);
-    for p in positions {
-        let w = inst
-            .transform
-            .transform_point3(DVec3::from(p.map(f64::from)));
-        lo = lo.min(w);
-        hi = hi.max(w);
-    }
-    (lo, hi)
+    let empty = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    // min and max are exact: the same box whatever the chunks
+    positions
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            chunk.iter().fold(empty, |(lo, hi), p| {
+                let w = inst
+                    .transform
+                    .transform_point3(DVec3::from(p.map(f64::from)));
+                (lo.min(w), hi.max(w))
+            })
+        })
+        .reduce(|| empty, |a, b| (a.0.min(b.0), a.1.max(b.1)))
 }
 
 /// The box around every object of `scene`, rounded outward to f32.
@@ -121,15 +131,86 @@ struct Piece {
     rule: String,
 }
 
-/// What a tile holds: an instance of the scene whole, or a piece.
+/// What a tile holds: an instance of the scene whole, a piece already cut
+/// (an index into a list of pieces), or the tile's piece of a cut mesh not
+/// cut yet (an index into [`Plan`]'s cut meshes).
 #[derive(Clone, Copy)]
 enum Member {
     Whole(usize),
     Piece(usize),
+    Cut(usize),
 }
 
-/// The pieces of instance `i`'s mesh (welded: `w`, edge flags: `flags`),
-/// each triangle in the cell of its world centroid, by ascending cell.
+/// The world centroid of triangle `tri` under `xf`: the local centroid
+/// placed (one transform a triangle; every cut uses this one formula, so
+/// a triangle falls in the same cell however the mesh is cut).
+fn centroid(xf: &DAffine3, mesh: &SceneMesh, tri: [u32; 3]) -> DVec3 {
+    let local = tri
+        .iter()
+        .map(|&v| DVec3::from(mesh.positions[v as usize].map(f64::from)))
+        .sum::<DVec3>()
+        / 3.0;
+    xf.transform_point3(local)
+}
+
+/// Each triangle's cell, for instance `i` of `scene`.
+fn triangle_cells(scene: &Scene, i: usize, size: f64) -> Result<Vec<[i32; 2]>, TileError> {
+    use rayon::prelude::*;
+    let inst = &scene.instances[i];
+    let mesh = &scene.meshes[inst.mesh];
+    mesh.triangles
+        .par_iter()
+        .map(|&tri| cell_of(centroid(&inst.transform, mesh, tri), size, &inst.name))
+        .collect()
+}
+
+/// The piece of instance `i`'s mesh made of triangles `tris` (its edge
+/// flags: `flags` of the whole), its vertices numbered in order of first
+/// use. `index` maps the whole's vertices and is left all `u32::MAX`.
+fn piece(
+    scene: &Scene,
+    i: usize,
+    tris: &[usize],
+    flags: &[u8],
+    rule: &str,
+    index: &mut [u32],
+) -> Piece {
+    let mesh = &scene.meshes[scene.instances[i].mesh];
+    let mut positions = Vec::new();
+    let mut used = Vec::new();
+    let triangles = tris
+        .iter()
+        .map(|&t| {
+            mesh.triangles[t].map(|v| {
+                if index[v as usize] == u32::MAX {
+                    index[v as usize] = positions.len() as u32;
+                    positions.push(mesh.positions[v as usize]);
+                    used.push(v);
+                }
+                index[v as usize]
+            })
+        })
+        .collect();
+    for v in used {
+        index[v as usize] = u32::MAX;
+    }
+    Piece {
+        instance: i,
+        mesh: SceneMesh {
+            name: mesh.name.clone(),
+            positions,
+            triangles,
+            source_ids: tris.iter().map(|&t| mesh.source_ids[t]).collect(),
+            degenerate: 0,
+            proxy: mesh.proxy,
+        },
+        flags: tris.iter().map(|&t| flags[t]).collect(),
+        rule: rule.to_string(),
+    }
+}
+
+/// The pieces of instance `i`'s mesh (edge flags: `flags`), each triangle
+/// in the cell of its world centroid, by ascending cell.
 fn cut(
     scene: &Scene,
     i: usize,
@@ -137,85 +218,83 @@ fn cut(
     flags: &[u8],
     rule: &str,
 ) -> Result<Vec<([i32; 2], Piece)>, TileError> {
-    let inst = &scene.instances[i];
-    let mesh = &scene.meshes[inst.mesh];
     let mut by_cell: BTreeMap<[i32; 2], Vec<usize>> = BTreeMap::new();
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        let centroid = tri
-            .iter()
-            .map(|&v| {
-                inst.transform
-                    .transform_point3(DVec3::from(mesh.positions[v as usize].map(f64::from)))
-            })
-            .sum::<DVec3>()
-            / 3.0;
-        by_cell
-            .entry(cell_of(centroid, size, &inst.name)?)
-            .or_default()
-            .push(t);
+    for (t, cell) in triangle_cells(scene, i, size)?.into_iter().enumerate() {
+        by_cell.entry(cell).or_default().push(t);
     }
     // one vertex map for every piece, reset after each where it was used
     // (a fresh one per piece made cutting quadratic: cells × vertices)
+    let mesh = &scene.meshes[scene.instances[i].mesh];
     let mut index = vec![u32::MAX; mesh.positions.len()];
     Ok(by_cell
         .into_iter()
-        .map(|(cell, tris)| {
-            // the vertices the piece uses, numbered in order of first use
-            let mut positions = Vec::new();
-            let mut used = Vec::new();
-            let triangles = tris
-                .iter()
-                .map(|&t| {
-                    mesh.triangles[t].map(|v| {
-                        if index[v as usize] == u32::MAX {
-                            index[v as usize] = positions.len() as u32;
-                            positions.push(mesh.positions[v as usize]);
-                            used.push(v);
-                        }
-                        index[v as usize]
-                    })
-                })
-                .collect();
-            for v in used {
-                index[v as usize] = u32::MAX;
-            }
-            let piece = SceneMesh {
-                name: mesh.name.clone(),
-                positions,
-                triangles,
-                source_ids: tris.iter().map(|&t| mesh.source_ids[t]).collect(),
-                degenerate: 0,
-                proxy: mesh.proxy,
-            };
-            (
-                cell,
-                Piece {
-                    instance: i,
-                    mesh: piece,
-                    flags: tris.iter().map(|&t| flags[t]).collect(),
-                    rule: rule.to_string(),
-                },
-            )
-        })
+        .map(|(cell, tris)| (cell, piece(scene, i, &tris, flags, rule, &mut index)))
         .collect())
 }
 
+/// The piece of instance `i`'s mesh in cell `cell` alone (as [`cut`]
+/// makes it: the triangles whose centroid lies there, in order).
+fn cut_cell(
+    scene: &Scene,
+    i: usize,
+    size: f64,
+    cell: [i32; 2],
+    how: &WideCut,
+) -> Result<Piece, TileError> {
+    use rayon::prelude::*;
+    let (flags, rule) = (&how.flags, &how.rule);
+    let inst = &scene.instances[i];
+    let mesh = &scene.meshes[inst.mesh];
+    let mut index = vec![u32::MAX; mesh.positions.len()];
+    // the cell's runs, when kept and in range
+    let first = how.runs.partition_point(|r| r.0 < cell);
+    let runs = &how.runs[first..first + how.runs[first..].partition_point(|r| r.0 == cell)];
+    if !runs.is_empty()
+        && runs
+            .iter()
+            .all(|r| r.1 < r.2 && r.2 as usize <= mesh.triangles.len())
+    {
+        let tris: Vec<usize> = runs
+            .iter()
+            .flat_map(|r| r.1 as usize..r.2 as usize)
+            .collect();
+        return Ok(piece(scene, i, &tris, flags, rule, &mut index));
+    }
+    // in order (rayon's collect keeps it), the first error if any
+    let tris: Vec<usize> = mesh
+        .triangles
+        .par_iter()
+        .enumerate()
+        .filter_map(|(t, &tri)| {
+            match cell_of(centroid(&inst.transform, mesh, tri), size, &inst.name) {
+                Ok(c) => (c == cell).then_some(Ok(t)),
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(piece(scene, i, &tris, flags, rule, &mut index))
+}
+
 /// The part of `scene` that decides how instances `wide` are classified:
-/// them, and every object named with an Unreal collider prefix; with, for
-/// each of its instances, its index in `scene`.
-fn classified_part(scene: &Scene, wide: &[usize]) -> (Scene, Vec<usize>) {
-    let of: Vec<usize> = (0..scene.instances.len())
+/// them, and every object named with an Unreal collider prefix (by
+/// index into `scene`).
+fn classified_indices(scene: &Scene, wide: &[usize]) -> Vec<usize> {
+    (0..scene.instances.len())
         .filter(|&i| {
             wide.binary_search(&i).is_ok()
                 || crate::classify::unreal_prefix(&scene.instances[i].name).is_some()
         })
-        .collect();
+        .collect()
+}
+
+/// The instances `of` of `scene` as a scene of their own (each mesh once).
+fn classified_part(scene: &Scene, of: &[usize]) -> Scene {
     let mut mesh_of: BTreeMap<usize, usize> = BTreeMap::new();
     let mut sub = Scene {
         authored_physics: scene.authored_physics.clone(),
         ..Scene::default()
     };
-    for &i in &of {
+    for &i in of {
         let mut inst = scene.instances[i].clone();
         let next = sub.meshes.len();
         let m = *mesh_of.entry(inst.mesh).or_insert(next);
@@ -226,7 +305,553 @@ fn classified_part(scene: &Scene, wide: &[usize]) -> (Scene, Vec<usize>) {
         inst.body = None;
         sub.instances.push(inst);
     }
-    (sub, of)
+    sub
+}
+
+/// A digest of a mesh's positions and triangles, its chunks hashed side by
+/// side (the same digest at any thread count).
+fn mesh_digest(mesh: &SceneMesh) -> [u8; 16] {
+    use rayon::prelude::*;
+    const WORDS: usize = 1 << 18;
+    /// The little-endian bytes of each chunk of `words`, hashed: read in
+    /// place where the machine is little-endian, else copied out.
+    fn chunks<W: bytemuck::Pod + Sync>(words: &[W], bytes: fn(W) -> [u8; 4]) -> Vec<u64> {
+        words
+            .par_chunks(WORDS)
+            .map(|c| {
+                if cfg!(target_endian = "little") {
+                    xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(c))
+                } else {
+                    let mut buf = vec![0u8; 4 * c.len()];
+                    for (b, &w) in buf.chunks_exact_mut(4).zip(c) {
+                        b.copy_from_slice(&bytes(w));
+                    }
+                    xxhash_rust::xxh3::xxh3_64(&buf)
+                }
+            })
+            .collect()
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&(mesh.positions.len() as u64).to_le_bytes());
+    for d in chunks(mesh.positions.as_flattened(), f32::to_le_bytes) {
+        h.update(&d.to_le_bytes());
+    }
+    h.update(&(mesh.triangles.len() as u64).to_le_bytes());
+    for d in chunks(mesh.triangles.as_flattened(), u32::to_le_bytes) {
+        h.update(&d.to_le_bytes());
+    }
+    h.digest128().to_le_bytes()
+}
+
+/// The key of cutting instances `wide` of `scene` on a `size` m grid: the
+/// settings, and every instance their classification reads (`of`), with
+/// its mesh's digest; and those digests, by mesh.
+fn cut_key(
+    scene: &Scene,
+    of: &[usize],
+    wide: &[usize],
+    settings: &BakeSettings,
+    size: f64,
+) -> ([u8; 16], BTreeMap<usize, [u8; 16]>) {
+    let mut digests: BTreeMap<usize, [u8; 16]> = BTreeMap::new();
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(b"kiln cut 1|");
+    h.update(settings.fingerprint().as_bytes());
+    h.update(&size.to_bits().to_le_bytes());
+    for &i in of {
+        let inst = &scene.instances[i];
+        let d = *digests
+            .entry(inst.mesh)
+            .or_insert_with(|| mesh_digest(&scene.meshes[inst.mesh]));
+        h.update(&d);
+        crate::bake::hash_instance(&mut h, inst);
+        h.update(&[u8::from(wide.binary_search(&i).is_ok())]);
+    }
+    if let Some(ext) = &scene.authored_physics {
+        h.update(ext.as_bytes());
+    }
+    (h.digest128().to_le_bytes(), digests)
+}
+
+/// What decides the pieces of wide instance `i` (mesh digest `digest`)
+/// cut as `how`: its mesh, placement, rule and edge flags (not the other
+/// instances its classification read: a tile's key changes only when its
+/// own pieces do).
+fn piece_key(scene: &Scene, i: usize, digest: &[u8; 16], how: &WideCut) -> [u8; 16] {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(b"kiln piece 1|");
+    h.update(digest);
+    crate::bake::hash_instance(&mut h, &scene.instances[i]);
+    h.update(&(how.rule.len() as u64).to_le_bytes());
+    h.update(how.rule.as_bytes());
+    h.update(&xxhash_rust::xxh3::xxh3_128(&how.flags).to_le_bytes());
+    h.digest128().to_le_bytes()
+}
+
+/// How one wide instance is cut: whether it is a triangle mesh (else it
+/// goes whole to one tile), and if so the rule that made it one, each
+/// triangle's edge flags in the whole mesh, and the cells its triangles
+/// fall in.
+#[derive(Clone, Debug, PartialEq)]
+struct WideCut {
+    trimesh: bool,
+    rule: String,
+    flags: Vec<u8>,
+    cells: Vec<[i32; 2]>,
+    /// Where each cell's triangles are, as runs of consecutive triangles
+    /// `(cell, first, past the last)` by cell, then first: a cell's piece
+    /// gathered without looking at every triangle. Empty when the runs
+    /// would be many (a mesh whose triangles are not in spatial order).
+    runs: Vec<([i32; 2], u32, u32)>,
+}
+
+/// The runs of consecutive triangles in one cell, by cell then first,
+/// for triangles in `cells` (each triangle's cell); none when there would
+/// be more than one run per 4 triangles.
+fn runs_of(cells: &[[i32; 2]]) -> Vec<([i32; 2], u32, u32)> {
+    let mut runs: Vec<([i32; 2], u32, u32)> = Vec::new();
+    for (t, &cell) in cells.iter().enumerate() {
+        match runs.last_mut() {
+            Some((c, _, end)) if *c == cell && *end as usize == t => *end += 1,
+            _ => {
+                if runs.len() > cells.len() / 4 + 16 {
+                    return Vec::new();
+                }
+                runs.push((cell, t as u32, t as u32 + 1));
+            }
+        }
+    }
+    runs.sort_unstable();
+    runs
+}
+
+/// What cutting a scene's wide static meshes at tile borders takes from
+/// the whole of them — how they are classified, each triangle's edge
+/// flags, the cells their triangles fall in — kept from one bake of a
+/// world to the next and keyed by everything that decides it (the meshes'
+/// contents, placements, names, the settings and the grid). With it a
+/// re-bake after an edit elsewhere does not classify, weld and flag the
+/// terrain again, and cuts only the tiles that changed; the bytes are the
+/// same as a full bake's. [`bake_tiled_to_dir`] keeps it beside the
+/// manifest (`.STEM.kilncut`).
+#[derive(Clone, Debug, Default)]
+pub struct CutCache {
+    entry: Option<([u8; 16], std::sync::Arc<Vec<WideCut>>)>,
+}
+
+/// The first bytes of a cut cache file.
+const CUT_MAGIC: &[u8; 12] = b"KILNCUT\0\x02\0\0\0";
+
+impl CutCache {
+    /// An empty cache.
+    pub fn new() -> CutCache {
+        CutCache::default()
+    }
+
+    /// Whether it holds the cut of a world.
+    pub fn is_empty(&self) -> bool {
+        self.entry.is_none()
+    }
+
+    /// Reads a cache file; anything missing, damaged or of another
+    /// version is an empty cache (the cut is made again).
+    pub fn read(path: &std::path::Path) -> CutCache {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| CutCache::from_bytes(&b))
+            .unwrap_or_default()
+    }
+
+    /// Writes it to `path` atomically (nothing if it is empty).
+    pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        match self.to_bytes() {
+            Some(bytes) => crate::write::write_atomic(path, &bytes),
+            None => Ok(()),
+        }
+    }
+
+    /// The cache file's bytes (`None` if it is empty): a magic and
+    /// version, the key, each cut mesh's kind, rule, edge flags, cells and
+    /// runs, and an xxh3 checksum of all of it.
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        let (key, cuts) = self.entry.as_ref()?;
+        let mut b = CUT_MAGIC.to_vec();
+        b.extend_from_slice(key);
+        b.extend_from_slice(&(cuts.len() as u64).to_le_bytes());
+        for c in cuts.iter() {
+            b.push(u8::from(c.trimesh));
+            b.extend_from_slice(&(c.rule.len() as u64).to_le_bytes());
+            b.extend_from_slice(c.rule.as_bytes());
+            b.extend_from_slice(&(c.flags.len() as u64).to_le_bytes());
+            b.extend_from_slice(&c.flags);
+            b.extend_from_slice(&(c.cells.len() as u64).to_le_bytes());
+            for cell in &c.cells {
+                b.extend_from_slice(&cell[0].to_le_bytes());
+                b.extend_from_slice(&cell[1].to_le_bytes());
+            }
+            b.extend_from_slice(&(c.runs.len() as u64).to_le_bytes());
+            for (cell, first, end) in &c.runs {
+                for w in [cell[0].to_le_bytes(), cell[1].to_le_bytes()] {
+                    b.extend_from_slice(&w);
+                }
+                b.extend_from_slice(&first.to_le_bytes());
+                b.extend_from_slice(&end.to_le_bytes());
+            }
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        Some(b)
+    }
+
+    /// A cache from a file's bytes; `None` for anything but what
+    /// [`CutCache::to_bytes`] writes (another version, a bad checksum, a
+    /// length past the end, bytes left over).
+    pub fn from_bytes(bytes: &[u8]) -> Option<CutCache> {
+        let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+        if xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum {
+            return None;
+        }
+        let mut r = Reader(body.strip_prefix(CUT_MAGIC.as_slice())?);
+        let key: [u8; 16] = r.take(16)?.try_into().ok()?;
+        let mut cuts = Vec::new();
+        for _ in 0..r.len()? {
+            let trimesh = match r.take(1)?[0] {
+                0 => false,
+                1 => true,
+                _ => return None,
+            };
+            let k = r.len()?;
+            let rule = String::from_utf8(r.take(k)?.to_vec()).ok()?;
+            let k = r.len()?;
+            let flags = r.take(k)?.to_vec();
+            let k = r.len()?;
+            let cells = r
+                .take(k.checked_mul(8)?)?
+                .chunks_exact(8)
+                .map(|c| {
+                    let word = |b: &[u8]| i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    [word(&c[..4]), word(&c[4..])]
+                })
+                .collect();
+            let k = r.len()?;
+            let runs = r
+                .take(k.checked_mul(16)?)?
+                .chunks_exact(16)
+                .map(|c| {
+                    let i = |b: &[u8]| i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    let u = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    ([i(&c[..4]), i(&c[4..8])], u(&c[8..12]), u(&c[12..]))
+                })
+                .collect();
+            cuts.push(WideCut {
+                trimesh,
+                rule,
+                flags,
+                cells,
+                runs,
+            });
+        }
+        if !r.0.is_empty() {
+            return None;
+        }
+        Some(CutCache {
+            entry: Some((key, std::sync::Arc::new(cuts))),
+        })
+    }
+}
+
+/// Reads a cut cache file's fields, refusing to read past its end.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(a)
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        usize::try_from(u64::from_le_bytes(self.take(8)?.try_into().ok()?)).ok()
+    }
+}
+
+/// A scene's tiles on a grid, planned ([`plan`]): which objects each tile
+/// holds and its content key, known before any mesh is cut, so a re-bake
+/// cuts and bakes only the tiles whose key changed.
+pub struct Plan<'a> {
+    scene: &'a Scene,
+    size: f64,
+    /// Each tile's cell, members and content key, by ascending cell.
+    tiles: Vec<([i32; 2], Vec<Member>, [u8; 16])>,
+    /// The meshes cut at borders: instance, and its cut in `wide`.
+    cuts: Vec<(usize, usize)>,
+    wide: std::sync::Arc<Vec<WideCut>>,
+}
+
+impl Plan<'_> {
+    /// How many tiles.
+    pub fn len(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// Whether the world has no tile (an empty scene).
+    pub fn is_empty(&self) -> bool {
+        self.tiles.is_empty()
+    }
+
+    /// Tile `k`'s cell.
+    pub fn cell(&self, k: usize) -> [i32; 2] {
+        self.tiles[k].0
+    }
+
+    /// Tile `k`'s content key: its archive's content hash, covering the
+    /// settings, its whole objects and the cut meshes its pieces come
+    /// from.
+    pub fn key(&self, k: usize) -> [u8; 16] {
+        self.tiles[k].2
+    }
+
+    /// Tile `k`'s scene, its placements moved by minus its origin (only
+    /// its own pieces cut).
+    pub fn scene(&self, k: usize) -> Result<Scene, TileError> {
+        let (cell, members, _) = &self.tiles[k];
+        let mut pieces = Vec::new();
+        let mut own = Vec::with_capacity(members.len());
+        for &m in members {
+            own.push(match m {
+                Member::Cut(c) => {
+                    let (i, w) = self.cuts[c];
+                    pieces.push(cut_cell(self.scene, i, self.size, *cell, &self.wide[w])?);
+                    Member::Piece(pieces.len() - 1)
+                }
+                m => m,
+            });
+        }
+        let origin = DVec3::from(Tile::grid_origin(*cell, self.size));
+        Ok(tile_scene(self.scene, &own, &pieces, origin))
+    }
+
+    /// Every tile's scene, each cut mesh cut once.
+    pub fn scenes(&self) -> Result<Vec<Scene>, TileError> {
+        let all: Vec<usize> = (0..self.tiles.len()).collect();
+        self.scenes_of(&all)
+    }
+
+    /// The scenes of tiles `ks`: each cut on its own when they are few,
+    /// else every cut mesh cut once.
+    pub fn scenes_of(&self, ks: &[usize]) -> Result<Vec<Scene>, TileError> {
+        use rayon::prelude::*;
+        if ks.len() <= 2 || self.cuts.is_empty() {
+            return ks.iter().map(|&k| self.scene(k)).collect();
+        }
+        let mut pieces = Vec::new();
+        let mut piece_of: BTreeMap<(usize, [i32; 2]), usize> = BTreeMap::new();
+        for (c, &(i, w)) in self.cuts.iter().enumerate() {
+            let how = &self.wide[w];
+            for (cell, p) in cut(self.scene, i, self.size, &how.flags, &how.rule)? {
+                piece_of.insert((c, cell), pieces.len());
+                pieces.push(p);
+            }
+        }
+        ks.par_iter()
+            .map(|&k| {
+                let (cell, members, _) = &self.tiles[k];
+                let own = members
+                    .iter()
+                    .map(|&m| match m {
+                        Member::Cut(c) => piece_of
+                            .get(&(c, *cell))
+                            .map(|&p| Member::Piece(p))
+                            .ok_or(TileError::StaleCut(*cell)),
+                        m => Ok(m),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let origin = DVec3::from(Tile::grid_origin(*cell, self.size));
+                Ok(tile_scene(self.scene, &own, &pieces, origin))
+            })
+            .collect()
+    }
+}
+
+/// Plans the tiles of `scene` on a grid of `size` m (see [`split`]):
+/// which objects go whole to which tile, which static triangle meshes are
+/// cut at borders and into which tiles, and each tile's content key.
+/// What cutting needs from a whole mesh comes from `cache` when the cut
+/// meshes, their placements and the settings are as it holds; else it is
+/// worked out and `cache` keeps it.
+pub fn plan<'a>(
+    scene: &'a Scene,
+    settings: &BakeSettings,
+    size: f64,
+    cache: &mut CutCache,
+) -> Result<Plan<'a>, TileError> {
+    use rayon::prelude::*;
+    if !(size.is_finite() && size > 0.0) {
+        return Err(TileError::Size(size));
+    }
+    // which instances are static triangle meshes over a border
+    let boxes: Vec<(DVec3, DVec3)> = (0..scene.instances.len())
+        .into_par_iter()
+        .map(|i| world_box(scene, i))
+        .collect();
+    let spans = |i: usize| -> Result<bool, TileError> {
+        let (lo, hi) = boxes[i];
+        let name = &scene.instances[i].name;
+        Ok(cell_of(lo, size, name)? != cell_of(hi, size, name)?)
+    };
+    let mut wide = Vec::new();
+    for (i, inst) in scene.instances.iter().enumerate() {
+        let still = inst.motion == crate::scene::Motion::Static && !inst.trigger;
+        if still && inst.body.is_none() && spans(i)? {
+            wide.push(i);
+        }
+    }
+    let (wide_cuts, piece_keys) = if wide.is_empty() {
+        (std::sync::Arc::new(Vec::new()), Vec::new())
+    } else {
+        let of = classified_indices(scene, &wide);
+        let (key, digests) = cut_key(scene, &of, &wide, settings, size);
+        let fits = |cuts: &Vec<WideCut>| {
+            cuts.len() == wide.len()
+                && cuts.iter().zip(&wide).all(|(c, &i)| {
+                    !c.trimesh
+                        || c.flags.len() == scene.meshes[scene.instances[i].mesh].triangles.len()
+                })
+        };
+        let cuts = match &cache.entry {
+            Some((k, cuts)) if *k == key && fits(cuts) => cuts.clone(),
+            _ => {
+                let cuts = std::sync::Arc::new(work_out_cuts(scene, &of, &wide, settings, size)?);
+                cache.entry = Some((key, cuts.clone()));
+                cuts
+            }
+        };
+        let piece_keys = wide
+            .iter()
+            .zip(cuts.iter())
+            .map(|(&i, how)| {
+                let digest = &digests[&scene.instances[i].mesh];
+                piece_key(scene, i, digest, how)
+            })
+            .collect();
+        (cuts, piece_keys)
+    };
+    // each instance's cell: its body's origin's, else its own centre's;
+    // a cut one's pieces, each in its own
+    let mut cells: BTreeMap<[i32; 2], Vec<Member>> = BTreeMap::new();
+    let mut cuts = Vec::new();
+    for (i, inst) in scene.instances.iter().enumerate() {
+        if let Ok(w) = wide.binary_search(&i)
+            && wide_cuts[w].trimesh
+        {
+            for &cell in &wide_cuts[w].cells {
+                cells.entry(cell).or_default().push(Member::Cut(cuts.len()));
+            }
+            cuts.push((i, w));
+            continue;
+        }
+        let at = match inst.body {
+            Some(b) => scene.bodies[b].transform.translation,
+            None => (boxes[i].0 + boxes[i].1) * 0.5,
+        };
+        cells
+            .entry(cell_of(at, size, &inst.name)?)
+            .or_default()
+            .push(Member::Whole(i));
+    }
+    // each tile's key: its whole objects as a tile scene of their own, and
+    // which cut meshes' pieces it holds where
+    let tiles = cells
+        .into_par_iter()
+        .map(|(cell, members)| {
+            let whole: Vec<Member> = members
+                .iter()
+                .copied()
+                .filter(|m| matches!(m, Member::Whole(_)))
+                .collect();
+            let origin = DVec3::from(Tile::grid_origin(cell, size));
+            let part = tile_scene(scene, &whole, &[], origin);
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            h.update(b"kiln tile 1|");
+            h.update(&size.to_bits().to_le_bytes());
+            h.update(&cell[0].to_le_bytes());
+            h.update(&cell[1].to_le_bytes());
+            h.update(&crate::bake::scene_hash(&part, settings));
+            for m in &members {
+                match *m {
+                    Member::Cut(c) => {
+                        h.update(b"C");
+                        h.update(&piece_keys[cuts[c].1]);
+                    }
+                    _ => h.update(b"W"),
+                }
+            }
+            (cell, members, h.digest128().to_le_bytes())
+        })
+        .collect();
+    Ok(Plan {
+        scene,
+        size,
+        tiles,
+        cuts,
+        wide: wide_cuts,
+    })
+}
+
+/// Classifies the wide instances among the instances `of` that decide
+/// it and, for each that is a triangle mesh, works out its edge flags in
+/// the whole mesh and the cells its triangles fall in.
+fn work_out_cuts(
+    scene: &Scene,
+    of: &[usize],
+    wide: &[usize],
+    settings: &BakeSettings,
+    size: f64,
+) -> Result<Vec<WideCut>, TileError> {
+    // classified among themselves and the objects whose names may speak
+    // for them (Unreal's UCX_ colliders name their render meshes): the
+    // whole scene's shell test over every closed prop is what a tile's
+    // own bake does, and would cost far more here
+    let sub = classified_part(scene, of);
+    let welded = crate::geom::weld::weld_all(&sub);
+    let (choices, _) = crate::classify::classify(&sub, &welded, settings);
+    let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(wide.len());
+    for &i in wide {
+        let j = of.binary_search(&i).expect("a wide instance is classified");
+        if choices[j].kind != crate::kind::ColliderKind::TriMesh {
+            out.push(WideCut {
+                trimesh: false,
+                rule: String::new(),
+                flags: Vec::new(),
+                cells: Vec::new(),
+                runs: Vec::new(),
+            });
+            continue;
+        }
+        let m = sub.instances[j].mesh;
+        let flags = flags_of
+            .entry(m)
+            .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]))
+            .clone();
+        let each = triangle_cells(scene, i, size)?;
+        let runs = if u32::try_from(each.len()).is_ok() {
+            runs_of(&each)
+        } else {
+            Vec::new()
+        };
+        let mut cells = each;
+        cells.sort_unstable();
+        cells.dedup();
+        out.push(WideCut {
+            trimesh: true,
+            rule: choices[j].rule.clone(),
+            flags,
+            cells,
+            runs,
+        });
+    }
+    Ok(out)
 }
 
 /// Splits `scene` on a grid of `size` m: each cell's scene, its
@@ -245,77 +870,9 @@ pub fn split(
     settings: &BakeSettings,
     size: f64,
 ) -> Result<Vec<([i32; 2], Scene)>, TileError> {
-    if !(size.is_finite() && size > 0.0) {
-        return Err(TileError::Size(size));
-    }
-    // which instances are static triangle meshes over a border
-    let boxes: Vec<(DVec3, DVec3)> = (0..scene.instances.len())
-        .map(|i| world_box(scene, i))
-        .collect();
-    let spans = |i: usize| -> Result<bool, TileError> {
-        let (lo, hi) = boxes[i];
-        let name = &scene.instances[i].name;
-        Ok(cell_of(lo, size, name)? != cell_of(hi, size, name)?)
-    };
-    let mut wide = Vec::new();
-    for (i, inst) in scene.instances.iter().enumerate() {
-        let still = inst.motion == crate::scene::Motion::Static && !inst.trigger;
-        if still && inst.body.is_none() && spans(i)? {
-            wide.push(i);
-        }
-    }
-    let mut cut_pieces: BTreeMap<usize, Vec<([i32; 2], Piece)>> = BTreeMap::new();
-    if !wide.is_empty() {
-        // classified among themselves and the objects whose names may
-        // speak for them (Unreal's UCX_ colliders name their render
-        // meshes): the whole scene's shell test over every closed prop
-        // is what a tile's own bake does, and would cost far more here
-        let (sub, of) = classified_part(scene, &wide);
-        let welded = crate::geom::weld::weld_all(&sub);
-        let (choices, _) = crate::classify::classify(&sub, &welded, settings);
-        let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-        for (j, &i) in of.iter().enumerate() {
-            if !wide.contains(&i) || choices[j].kind != crate::kind::ColliderKind::TriMesh {
-                continue;
-            }
-            let m = sub.instances[j].mesh;
-            let flags = flags_of
-                .entry(m)
-                .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]));
-            cut_pieces.insert(i, cut(scene, i, size, flags, &choices[j].rule)?);
-        }
-    }
-    // each instance's cell: its body's origin's, else its own centre's;
-    // a cut one's pieces, each in its own
-    let mut cells: BTreeMap<[i32; 2], Vec<Member>> = BTreeMap::new();
-    let mut pieces: Vec<Piece> = Vec::new();
-    for (i, inst) in scene.instances.iter().enumerate() {
-        if let Some(cut) = cut_pieces.remove(&i) {
-            for (cell, piece) in cut {
-                cells
-                    .entry(cell)
-                    .or_default()
-                    .push(Member::Piece(pieces.len()));
-                pieces.push(piece);
-            }
-            continue;
-        }
-        let at = match inst.body {
-            Some(b) => scene.bodies[b].transform.translation,
-            None => (boxes[i].0 + boxes[i].1) * 0.5,
-        };
-        cells
-            .entry(cell_of(at, size, &inst.name)?)
-            .or_default()
-            .push(Member::Whole(i));
-    }
-    Ok(cells
-        .into_iter()
-        .map(|(cell, members)| {
-            let o = Tile::grid_origin(cell, size);
-            (cell, tile_scene(scene, &members, &pieces, DVec3::from(o)))
-        })
-        .collect())
+    let plan = plan(scene, settings, size, &mut CutCache::new())?;
+    let scenes = plan.scenes()?;
+    Ok((0..plan.len()).map(|k| plan.cell(k)).zip(scenes).collect())
 }
 
 /// The scene of `members` of `scene` (its instances and `pieces`), moved
@@ -334,6 +891,8 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
         let i = match member {
             Member::Whole(i) => i,
             Member::Piece(k) => pieces[k].instance,
+            // a plan's uncut piece: cut before a scene is made of it
+            Member::Cut(_) => continue,
         };
         let mut inst = scene.instances[i].clone();
         match member {
@@ -348,6 +907,7 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
                 }
                 inst.mesh = m;
             }
+            Member::Cut(_) => continue,
             Member::Piece(k) => {
                 let p = &pieces[k];
                 inst.mesh = out.meshes.len();
@@ -374,26 +934,41 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
 
 /// Bakes `scene` as tiles of `size` m named `{stem}.{i}.{k}.kiln` (the
 /// manifest's paths, beside it), each as
-/// [`bake_scene`](crate::bake::bake_scene) would: the same
-/// bytes whatever else is in the world.
+/// [`bake_scene_hashed`](crate::bake::bake_scene_hashed) bakes its part
+/// with its [`Plan::key`]: the same bytes whatever else is in the world.
 pub fn bake_tiled(
     scene: &Scene,
     settings: &BakeSettings,
     size: f64,
     stem: &str,
 ) -> Result<TiledWorld, TileError> {
+    bake_tiled_cached(scene, settings, size, stem, &mut CutCache::new())
+}
+
+/// [`bake_tiled`], taking what cutting needs from `cache` (and leaving
+/// this world's cut in it for the next bake).
+pub fn bake_tiled_cached(
+    scene: &Scene,
+    settings: &BakeSettings,
+    size: f64,
+    stem: &str,
+    cache: &mut CutCache,
+) -> Result<TiledWorld, TileError> {
     use rayon::prelude::*;
+    let plan = plan(scene, settings, size, cache)?;
     // tiles bake side by side (each its own bake, the same bytes at any
     // thread count), each bake's own steps parallel within it too
-    let (tiles, baked): (Vec<Tile>, Vec<Baked>) = split(scene, settings, size)?
+    let (tiles, baked): (Vec<Tile>, Vec<Baked>) = plan
+        .scenes()?
         .into_par_iter()
-        .map(|(cell, part)| {
-            let hash = crate::bake::scene_hash(&part, settings);
+        .enumerate()
+        .map(|(k, part)| {
+            let (cell, hash) = (plan.cell(k), plan.key(k));
             let b = crate::bake::bake_scene_hashed(&part, settings, hash);
             let objects = b.report.instances as u32;
             let bytes = b.bytes.len() as u64;
             (
-                tile_entry(cell, size, &part, stem, hash, (objects, bytes)),
+                tile_entry(cell, size, bounds(&part), stem, hash, (objects, bytes)),
                 b,
             )
         })
@@ -415,13 +990,13 @@ fn tile_file(stem: &str, cell: [i32; 2]) -> String {
     format!("{stem}.{}.{}.kiln", cell[0], cell[1])
 }
 
-/// The manifest's entry for cell `cell` of a `size` m grid holding scene
-/// `part`, baked with content hash `hash` into an archive of
+/// The manifest's entry for cell `cell` of a `size` m grid whose objects
+/// lie in `bounds`, baked with content hash `hash` into an archive of
 /// `(objects, bytes)`.
 fn tile_entry(
     cell: [i32; 2],
     size: f64,
-    part: &Scene,
+    bounds: [[f32; 3]; 2],
     stem: &str,
     hash: [u8; 16],
     (objects, bytes): (u32, u64),
@@ -429,7 +1004,7 @@ fn tile_entry(
     Tile {
         cell,
         origin: Tile::grid_origin(cell, size),
-        bounds: bounds(part),
+        bounds,
         file: tile_file(stem, cell),
         objects,
         content_hash: hash,
@@ -523,13 +1098,18 @@ pub fn bake_tiled_to_dir(
 ) -> Result<TiledReport, TiledError> {
     let source = crate::ingest::Source::read(input)?;
     let scene = source.scene()?;
-    let parts = split(&scene, settings, size).map_err(|source| TiledError::Tile {
-        input: input.display().to_string(),
-        source,
-    })?;
     let stem = input
         .file_stem()
         .map_or("world".into(), |s| s.to_string_lossy().into_owned());
+    let tiled = |source| TiledError::Tile {
+        input: input.display().to_string(),
+        source,
+    };
+    // what cutting the terrain takes, kept from the last bake
+    let cache_path = out_dir.join(format!(".{stem}.kilncut"));
+    let mut cache = CutCache::read(&cache_path);
+    let before = cache.entry.as_ref().map(|(k, _)| *k);
+    let plan = plan(&scene, settings, size, &mut cache).map_err(tiled)?;
     let manifest_path = out_dir.join(format!("{stem}.kilnworld"));
     // the old manifest's tiles, by cell
     let old: BTreeMap<[i32; 2], Tile> = std::fs::read(&manifest_path)
@@ -553,45 +1133,54 @@ pub fn bake_tiled_to_dir(
     };
     let mut report = TiledReport {
         manifest: manifest_path.clone(),
-        tiles: parts.len(),
+        tiles: plan.len(),
         files: source.files(),
         ..TiledReport::default()
     };
-    // each tile: kept if up to date, else baked and written, side by side
+    // each tile kept if its archive is what its bake would write
     use rayon::prelude::*;
-    let done: Vec<Result<(Tile, bool, std::path::PathBuf), TiledError>> = parts
-        .par_iter()
-        .map(|(cell, part)| {
-            let hash = crate::bake::scene_hash(part, settings);
-            let file = tile_file(&stem, *cell);
-            let path = out_dir.join(&file);
-            let kept = old
-                .get(cell)
-                .filter(|t| !force && t.content_hash == hash && t.file == file)
-                .and_then(|t| crate::bake::up_to_date_size(&path, hash).map(|bytes| (t, bytes)));
-            let (objects, bytes, fresh) = match kept {
-                Some((t, bytes)) => (t.objects, bytes, false),
-                None => {
-                    let b = crate::bake::bake_scene_hashed(part, settings, hash);
-                    write(&path, &b.bytes)?;
-                    (b.report.instances as u32, b.bytes.len() as u64, true)
-                }
-            };
-            let entry = tile_entry(*cell, size, part, &stem, hash, (objects, bytes));
-            Ok((entry, fresh, path))
+    let kept: Vec<Option<Tile>> = (0..plan.len())
+        .into_par_iter()
+        .map(|k| {
+            let (cell, hash) = (plan.cell(k), plan.key(k));
+            let file = tile_file(&stem, cell);
+            let t = old
+                .get(&cell)
+                .filter(|t| !force && t.content_hash == hash && t.file == file)?;
+            let bytes = crate::bake::up_to_date_size(&out_dir.join(&file), hash)?;
+            Some(Tile { bytes, ..t.clone() })
         })
         .collect();
-    let mut tiles = Vec::with_capacity(parts.len());
-    for d in done {
-        let (entry, fresh, path) = d?;
-        if fresh {
-            report.baked += 1;
-        } else {
-            report.up_to_date += 1;
-        }
+    // the others cut (only their own pieces when few), baked and written
+    let todo: Vec<usize> = (0..plan.len()).filter(|&k| kept[k].is_none()).collect();
+    let scenes = plan.scenes_of(&todo).map_err(tiled)?;
+    let fresh: Vec<Result<Tile, TiledError>> = todo
+        .par_iter()
+        .zip(scenes)
+        .map(|(&k, part)| {
+            let (cell, hash) = (plan.cell(k), plan.key(k));
+            let b = crate::bake::bake_scene_hashed(&part, settings, hash);
+            write(&out_dir.join(tile_file(&stem, cell)), &b.bytes)?;
+            let sizes = (b.report.instances as u32, b.bytes.len() as u64);
+            Ok(tile_entry(cell, size, bounds(&part), &stem, hash, sizes))
+        })
+        .collect();
+    let mut fresh = fresh.into_iter();
+    let mut tiles = Vec::with_capacity(plan.len());
+    for kept in &kept {
+        let entry = match kept {
+            Some(t) => {
+                report.up_to_date += 1;
+                t.clone()
+            }
+            None => {
+                report.baked += 1;
+                fresh.next().expect("a bake per tile to do")?
+            }
+        };
         report.objects += entry.objects as usize;
         report.bytes += entry.bytes;
-        report.archives.push(path);
+        report.archives.push(out_dir.join(&entry.file));
         tiles.push(entry);
     }
     let manifest = WorldManifest {
@@ -599,6 +1188,10 @@ pub fn bake_tiled_to_dir(
         tiles,
     };
     write(&manifest_path, &encode_manifest(&manifest))?;
+    // the cut for the next bake (a cache: a failed write costs only time)
+    if cache.entry.as_ref().map(|(k, _)| *k) != before {
+        let _ = cache.write(&cache_path);
+    }
     // the archives of cells that are empty now
     for (cell, t) in &old {
         if manifest.tiles.iter().all(|n| n.cell != *cell)

@@ -737,3 +737,110 @@ fn a_terrain_cut_into_16_tiles_answers_as_the_whole_along_every_border() {
         assert!(crossed >= 1, "the walk from {} crossed no border", walk.0);
     }
 }
+
+/// A re-bake with the cut kept from the last bake (`CutCache`, a file
+/// beside the manifest) gives the full bake's bytes: each tile cut on its
+/// own as each cut together, a cache read back from its file as one just
+/// made, an edit to one crate changing that tile's key alone, a terrain
+/// edit re-cutting; a damaged cache file reads as empty.
+#[test]
+fn a_re_bake_from_the_kept_cut_gives_the_full_bake_s_bytes() {
+    use kiln_baker::tile::{CutCache, bake_tiled, bake_tiled_cached, plan};
+    let scene = kiln_tests::scenes::terrain_world(64, 1.0, 40, 16);
+    let settings = BakeSettings::default();
+    let full = bake_tiled(&scene, &settings, 16.0, "t").unwrap();
+    let mut cache = CutCache::new();
+    let cached = bake_tiled_cached(&scene, &settings, 16.0, "t", &mut cache).unwrap();
+    assert_eq!(full.manifest_bytes, cached.manifest_bytes);
+    assert!(!cache.is_empty());
+    // each tile cut alone (what a re-bake of one tile does) = cut together
+    let p = plan(&scene, &settings, 16.0, &mut cache).unwrap();
+    let together = p.scenes().unwrap();
+    for (k, cut_together) in together.iter().enumerate() {
+        let alone = p.scene(k).unwrap();
+        let bake = |s: &Scene| kiln_baker::bake::bake_scene_hashed(s, &settings, p.key(k)).bytes;
+        assert!(bake(&alone) == bake(cut_together), "tile {k}");
+        assert!(bake(&alone) == full.tiles[k].bytes, "tile {k}");
+        assert_eq!(p.key(k), full.manifest.tiles[k].content_hash);
+    }
+    // through a file
+    let dir = std::env::temp_dir().join(format!("kiln-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(".t.kilncut");
+    cache.write(&file).unwrap();
+    let mut read = CutCache::read(&file);
+    assert!(!read.is_empty());
+    let again = bake_tiled_cached(&scene, &settings, 16.0, "t", &mut read).unwrap();
+    assert_eq!(full.manifest_bytes, again.manifest_bytes);
+    // damaged: empty, and the bake still right
+    let bytes = std::fs::read(&file).unwrap();
+    for bad in [
+        bytes[..bytes.len() / 2].to_vec(),
+        {
+            let mut b = bytes.clone();
+            b[40] ^= 1;
+            b
+        },
+        Vec::new(),
+        b"KILNCUT".to_vec(),
+    ] {
+        std::fs::write(&file, &bad).unwrap();
+        assert!(CutCache::read(&file).is_empty());
+    }
+    // one crate moved: its tile's key alone changes, from the kept cut
+    let mut edited = scene.clone();
+    let c = edited
+        .instances
+        .iter()
+        .position(|i| i.name != "terrain")
+        .unwrap();
+    edited.instances[c].transform =
+        DAffine3::from_translation(DVec3::new(0.25, 0.0, 0.0)) * edited.instances[c].transform;
+    let p2 = plan(&edited, &settings, 16.0, &mut cache).unwrap();
+    let changed: Vec<usize> = (0..p2.len()).filter(|&k| p2.key(k) != p.key(k)).collect();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    let fresh = bake_tiled(&edited, &settings, 16.0, "t").unwrap();
+    let k = changed[0];
+    let alone = p2.scene(k).unwrap();
+    assert!(
+        kiln_baker::bake::bake_scene_hashed(&alone, &settings, p2.key(k)).bytes
+            == fresh.tiles[k].bytes
+    );
+    // the terrain raised: every tile's key changes, and the cut is made again
+    let mut raised = scene.clone();
+    let t = raised
+        .instances
+        .iter()
+        .position(|i| i.name == "terrain")
+        .unwrap();
+    let m = raised.instances[t].mesh;
+    for v in &mut raised.meshes[m].positions {
+        v[1] += 0.5;
+    }
+    let p3 = plan(&raised, &settings, 16.0, &mut cache).unwrap();
+    assert!((0..p3.len()).all(|k| p3.key(k) != p.key(k)));
+    let fresh = bake_tiled(&raised, &settings, 16.0, "t").unwrap();
+    assert!(
+        kiln_baker::bake::bake_scene_hashed(&p3.scene(5).unwrap(), &settings, p3.key(5)).bytes
+            == fresh.tiles[5].bytes
+    );
+    // triangles in no spatial order (no runs kept): a cell's piece is
+    // found by looking at every triangle, with the same result
+    let mut shuffled = scene.clone();
+    let mesh = &mut shuffled.meshes[m];
+    let n = mesh.triangles.len();
+    let order: Vec<usize> = (0..n).map(|t| t * 7919 % n).collect();
+    mesh.triangles = order.iter().map(|&t| mesh.triangles[t]).collect();
+    mesh.source_ids = order.iter().map(|&t| mesh.source_ids[t]).collect();
+    let mut fresh_cache = CutCache::new();
+    let p4 = plan(&shuffled, &settings, 16.0, &mut fresh_cache).unwrap();
+    let together = p4.scenes().unwrap();
+    for k in [0, 5, 15] {
+        let bake = |s: &Scene| kiln_baker::bake::bake_scene_hashed(s, &settings, p4.key(k)).bytes;
+        assert!(
+            bake(&p4.scene(k).unwrap()) == bake(&together[k]),
+            "tile {k}"
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

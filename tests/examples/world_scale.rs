@@ -4,8 +4,9 @@
 //! world that size pays:
 //!
 //! - the full tiled bake on 1 and 2 threads;
-//! - the re-bake after one crate moved: the split and hashes that find the
-//!   one tile changed, and that tile's bake;
+//! - the re-bake after one crate moved: the plan (with the terrain's cut
+//!   kept from the full bake) whose keys find the one tile changed, its
+//!   cut and its bake; and the plan without the kept cut;
 //! - mounting a tile (open, map, validate, mount), before page faults;
 //! - resident memory with a 3×3 window of tiles mounted;
 //! - rays, sphere overlaps and a walking character over the window's
@@ -22,7 +23,7 @@
 //! (about 2 GB of archives; 10 GB of memory while baking).
 
 use glam::{DAffine3, DQuat, DVec3, Vec3};
-use kiln_baker::tile::{bake_tiled, split};
+use kiln_baker::tile::{CutCache, bake_tiled_cached, plan};
 use kiln_baker::{BakeSettings, Scene, SceneInstance, SceneMesh, bake_scene};
 use kiln_runtime::character::Character;
 use kiln_runtime::{Filter, Level, Pose, QueryShape, Ray, World};
@@ -141,10 +142,12 @@ fn main() {
 
     // the full bake, on 1 and 2 threads
     let mut baked = None;
+    let mut cache = CutCache::new();
     for threads in [1, 2] {
         let t = Instant::now();
+        cache = CutCache::new();
         let b = on_threads(threads, || {
-            bake_tiled(&scene, &settings, tile, "world").unwrap()
+            bake_tiled_cached(&scene, &settings, tile, "world", &mut cache).unwrap()
         });
         println!(
             "full tiled bake, {threads} thread(s): {:.1} s ({} tiles, {:.1} MB of archives)",
@@ -167,34 +170,44 @@ fn main() {
         .collect();
     drop(baked);
 
-    // one crate moved: split and hash to find the tile, bake it alone
+    // one crate moved: plan (the terrain's cut kept from the full bake) to
+    // find the tile by its key, cut and bake it alone
     let mut edited = scene.clone();
     let moved = edited.instances.len() / 2;
     edited.instances[moved].transform =
         DAffine3::from_translation(DVec3::new(0.5, 0.0, 0.0)) * edited.instances[moved].transform;
     let t = Instant::now();
-    let parts = on_threads(2, || split(&edited, &settings, tile).unwrap());
-    let split_s = t.elapsed().as_secs_f64();
+    let parts = on_threads(2, || plan(&edited, &settings, tile, &mut cache).unwrap());
+    let plan_s = t.elapsed().as_secs_f64();
+    let changed: Vec<usize> = (0..parts.len())
+        .filter(|&k| parts.key(k) != hashes[k])
+        .collect();
     let t = Instant::now();
-    let changed: Vec<usize> = on_threads(2, || {
-        use rayon::prelude::*;
-        parts
-            .par_iter()
-            .enumerate()
-            .filter(|(k, (_, part))| kiln_baker::bake::scene_hash(part, &settings) != hashes[*k])
-            .map(|(k, _)| k)
-            .collect()
-    });
-    let hash_s = t.elapsed().as_secs_f64();
+    let scenes = on_threads(2, || parts.scenes_of(&changed).unwrap());
+    let cut_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    for &k in &changed {
-        on_threads(2, || bake_scene(&parts[k].1, &settings));
+    for (&k, part) in changed.iter().zip(&scenes) {
+        on_threads(2, || {
+            kiln_baker::bake::bake_scene_hashed(part, &settings, parts.key(k))
+        });
     }
+    let bake_s = t.elapsed().as_secs_f64();
     println!(
-        "re-bake after moving one crate: {} tile(s) changed; split {split_s:.2} s, hashes {hash_s:.2} s, the tile's bake {:.3} s",
+        "re-bake after moving one crate: {} tile(s) changed; plan {plan_s:.2} s (the cut kept), its cut {cut_s:.2} s, its bake {bake_s:.3} s: {:.2} s in all",
         changed.len(),
+        plan_s + cut_s + bake_s
+    );
+    // the same without the kept cut: classify, weld and flag the terrain
+    let t = Instant::now();
+    let cold = on_threads(2, || {
+        plan(&edited, &settings, tile, &mut CutCache::new()).unwrap()
+    });
+    println!(
+        "  planning without the kept cut (what a first bake does): {:.2} s",
         t.elapsed().as_secs_f64()
     );
+    drop(cold);
+    drop(scenes);
     drop(parts);
     drop(edited);
 
