@@ -772,7 +772,7 @@ pub fn plan<'a>(
             let origin = DVec3::from(Tile::grid_origin(cell, size));
             let part = tile_scene(scene, &whole, &[], origin);
             let mut h = xxhash_rust::xxh3::Xxh3::new();
-            h.update(b"kiln tile 1|");
+            h.update(b"kiln tile 2|");
             h.update(&size.to_bits().to_le_bytes());
             h.update(&cell[0].to_le_bytes());
             h.update(&cell[1].to_le_bytes());
@@ -875,6 +875,19 @@ pub fn split(
     Ok((0..plan.len()).map(|k| plan.cell(k)).zip(scenes).collect())
 }
 
+/// `positions` placed by `xf`, if every coordinate comes out exactly an
+/// f32 (so the placed mesh is the same mesh, its transform the identity).
+fn placed_exactly(positions: &[[f32; 3]], xf: &DAffine3) -> Option<Vec<[f32; 3]>> {
+    positions
+        .iter()
+        .map(|p| {
+            let w = xf.transform_point3(DVec3::from(p.map(f64::from)));
+            let f = w.as_vec3();
+            (f.as_dvec3() == w).then_some(f.to_array())
+        })
+        .collect()
+}
+
 /// The scene of `members` of `scene` (its instances and `pieces`), moved
 /// by `-origin`, with only the meshes and bodies they use.
 fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3) -> Scene {
@@ -911,7 +924,16 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
             Member::Piece(k) => {
                 let p = &pieces[k];
                 inst.mesh = out.meshes.len();
-                out.meshes.push(p.mesh.clone());
+                let mut mesh = p.mesh.clone();
+                // a piece is its own mesh: placed in the tile's frame by
+                // its vertices where f32 holds them exactly (a query on an
+                // unplaced mesh skips moving into its frame), else by its
+                // placement
+                if let Some(placed) = placed_exactly(&mesh.positions, &(shift * inst.transform)) {
+                    mesh.positions = placed;
+                    inst.transform = DAffine3::from_translation(origin);
+                }
+                out.meshes.push(mesh);
                 out.edge_flags.insert(inst.mesh, p.flags.clone());
                 out.cut_from.insert(out.instances.len(), p.rule.clone());
             }
