@@ -9,7 +9,8 @@
 //! origin in f64 before anything is rounded to f32, so a tile 100 km out
 //! keeps the precision of one at the world's origin.
 //!
-//! A static triangle mesh over a border (terrain, a long floor) is cut
+//! A static triangle mesh at least half a tile across over a border
+//! (terrain, a long floor) is cut
 //! there, triangle by triangle, each piece keeping the whole mesh's edge
 //! flags (see [`split`]).
 
@@ -373,6 +374,44 @@ fn cut_key(
     (h.digest128().to_le_bytes(), digests)
 }
 
+/// Each wide instance's own key: the settings, the grid, the instance
+/// and its mesh's digest (`digests`), and the instances among `of` whose
+/// names may speak for it (Unreal's collider prefixes).
+fn local_keys(
+    scene: &Scene,
+    of: &[usize],
+    wide: &[usize],
+    digests: &BTreeMap<usize, [u8; 16]>,
+    settings: &BakeSettings,
+    size: f64,
+) -> Vec<[u8; 16]> {
+    let mut named = xxhash_rust::xxh3::Xxh3::new();
+    for &i in of {
+        if wide.binary_search(&i).is_err() {
+            let inst = &scene.instances[i];
+            named.update(&digests[&inst.mesh]);
+            crate::bake::hash_instance(&mut named, inst);
+        }
+    }
+    let named = named.digest128().to_le_bytes();
+    wide.iter()
+        .map(|&i| {
+            let inst = &scene.instances[i];
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            h.update(b"kiln cut 2|");
+            h.update(settings.fingerprint().as_bytes());
+            h.update(&size.to_bits().to_le_bytes());
+            h.update(&digests[&inst.mesh]);
+            crate::bake::hash_instance(&mut h, inst);
+            h.update(&named);
+            if let Some(ext) = &scene.authored_physics {
+                h.update(ext.as_bytes());
+            }
+            h.digest128().to_le_bytes()
+        })
+        .collect()
+}
+
 /// What decides the pieces of wide instance `i` (mesh digest `digest`)
 /// cut as `how`: its mesh, placement, rule and edge flags (not the other
 /// instances its classification read: a tile's key changes only when its
@@ -436,11 +475,25 @@ fn runs_of(cells: &[[i32; 2]]) -> Vec<([i32; 2], u32, u32)> {
 /// manifest (`.STEM.kilncut`).
 #[derive(Clone, Debug, Default)]
 pub struct CutCache {
-    entry: Option<([u8; 16], std::sync::Arc<Vec<WideCut>>)>,
+    /// Each cut mesh's cut by its own key ([`local_keys`]).
+    entries: BTreeMap<[u8; 16], std::sync::Arc<CutEntry>>,
+    /// How many times a plan worked the cut out (not found here).
+    worked: u64,
+}
+
+/// One wide instance's cut as the cache keeps it. An open mesh's kind
+/// depends on it alone (and the names that may speak for it); a closed
+/// one's also on the objects it may enclose (the shell test), so it holds
+/// only while every wide instance is as it was (`joint`).
+#[derive(Clone, Debug, PartialEq)]
+struct CutEntry {
+    cut: WideCut,
+    closed: bool,
+    joint: [u8; 16],
 }
 
 /// The first bytes of a cut cache file.
-const CUT_MAGIC: &[u8; 12] = b"KILNCUT\0\x02\0\0\0";
+const CUT_MAGIC: &[u8; 12] = b"KILNCUT\0\x03\0\0\0";
 
 impl CutCache {
     /// An empty cache.
@@ -448,9 +501,15 @@ impl CutCache {
         CutCache::default()
     }
 
+    /// How many times a plan has had to work the cut out since this
+    /// cache was made or read (0: every plan found it here).
+    pub fn misses(&self) -> u64 {
+        self.worked
+    }
+
     /// Whether it holds the cut of a world.
     pub fn is_empty(&self) -> bool {
-        self.entry.is_none()
+        self.entries.is_empty()
     }
 
     /// Reads a cache file; anything missing, damaged or of another
@@ -474,11 +533,16 @@ impl CutCache {
     /// version, the key, each cut mesh's kind, rule, edge flags, cells and
     /// runs, and an xxh3 checksum of all of it.
     pub fn to_bytes(&self) -> Option<Vec<u8>> {
-        let (key, cuts) = self.entry.as_ref()?;
+        if self.entries.is_empty() {
+            return None;
+        }
         let mut b = CUT_MAGIC.to_vec();
-        b.extend_from_slice(key);
-        b.extend_from_slice(&(cuts.len() as u64).to_le_bytes());
-        for c in cuts.iter() {
+        b.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        for (key, e) in &self.entries {
+            b.extend_from_slice(key);
+            b.push(u8::from(e.closed));
+            b.extend_from_slice(&e.joint);
+            let c = &e.cut;
             b.push(u8::from(c.trimesh));
             b.extend_from_slice(&(c.rule.len() as u64).to_le_bytes());
             b.extend_from_slice(c.rule.as_bytes());
@@ -512,14 +576,17 @@ impl CutCache {
             return None;
         }
         let mut r = Reader(body.strip_prefix(CUT_MAGIC.as_slice())?);
-        let key: [u8; 16] = r.take(16)?.try_into().ok()?;
-        let mut cuts = Vec::new();
+        let mut entries = BTreeMap::new();
+        let flag = |b: u8| match b {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        };
         for _ in 0..r.len()? {
-            let trimesh = match r.take(1)?[0] {
-                0 => false,
-                1 => true,
-                _ => return None,
-            };
+            let key: [u8; 16] = r.take(16)?.try_into().ok()?;
+            let closed = flag(r.take(1)?[0])?;
+            let joint: [u8; 16] = r.take(16)?.try_into().ok()?;
+            let trimesh = flag(r.take(1)?[0])?;
             let k = r.len()?;
             let rule = String::from_utf8(r.take(k)?.to_vec()).ok()?;
             let k = r.len()?;
@@ -543,20 +610,24 @@ impl CutCache {
                     ([i(&c[..4]), i(&c[4..8])], u(&c[8..12]), u(&c[12..]))
                 })
                 .collect();
-            cuts.push(WideCut {
+            let cut = WideCut {
                 trimesh,
                 rule,
                 flags,
                 cells,
                 runs,
-            });
+            };
+            let e = CutEntry { cut, closed, joint };
+            // keys strictly ascending, as written
+            if entries.last_key_value().is_some_and(|(k, _)| *k >= key) {
+                return None;
+            }
+            entries.insert(key, std::sync::Arc::new(e));
         }
         if !r.0.is_empty() {
             return None;
         }
-        Some(CutCache {
-            entry: Some((key, std::sync::Arc::new(cuts))),
-        })
+        Some(CutCache { entries, worked: 0 })
     }
 }
 
@@ -694,10 +765,15 @@ pub fn plan<'a>(
         .into_par_iter()
         .map(|i| world_box(scene, i))
         .collect();
+    // over a border and at least half a tile across: a smaller object
+    // goes whole to the tile of its centre, whatever its kind (cutting it
+    // would gain nothing, and would tie the terrain's cut to every prop
+    // that happens to straddle a border)
     let spans = |i: usize| -> Result<bool, TileError> {
         let (lo, hi) = boxes[i];
         let name = &scene.instances[i].name;
-        Ok(cell_of(lo, size, name)? != cell_of(hi, size, name)?)
+        let across = (hi - lo).x.max((hi - lo).z);
+        Ok(across >= 0.5 * size && cell_of(lo, size, name)? != cell_of(hi, size, name)?)
     };
     let mut wide = Vec::new();
     for (i, inst) in scene.instances.iter().enumerate() {
@@ -710,20 +786,40 @@ pub fn plan<'a>(
         (std::sync::Arc::new(Vec::new()), Vec::new())
     } else {
         let of = classified_indices(scene, &wide);
-        let (key, digests) = cut_key(scene, &of, &wide, settings, size);
-        let fits = |cuts: &Vec<WideCut>| {
-            cuts.len() == wide.len()
-                && cuts.iter().zip(&wide).all(|(c, &i)| {
-                    !c.trimesh
-                        || c.flags.len() == scene.meshes[scene.instances[i].mesh].triangles.len()
-                })
+        let (joint, digests) = cut_key(scene, &of, &wide, settings, size);
+        let local = local_keys(scene, &of, &wide, &digests, settings, size);
+        // each wide instance's cut from the cache, if it holds there
+        let fits = |i: usize, e: &CutEntry| {
+            (!e.closed || e.joint == joint)
+                && (!e.cut.trimesh
+                    || e.cut.flags.len() == scene.meshes[scene.instances[i].mesh].triangles.len())
         };
-        let cuts = match &cache.entry {
-            Some((k, cuts)) if *k == key && fits(cuts) => cuts.clone(),
-            _ => {
-                let cuts = std::sync::Arc::new(work_out_cuts(scene, &of, &wide, settings, size)?);
-                cache.entry = Some((key, cuts.clone()));
-                cuts
+        let kept: Option<Vec<WideCut>> = wide
+            .iter()
+            .zip(&local)
+            .map(|(&i, k)| {
+                let e = cache.entries.get(k)?;
+                fits(i, e).then(|| e.cut.clone())
+            })
+            .collect();
+        let cuts = match kept {
+            Some(cuts) => std::sync::Arc::new(cuts),
+            None => {
+                let worked = work_out_cuts(scene, &of, &wide, settings, size)?;
+                cache.worked += 1;
+                cache.entries = local
+                    .iter()
+                    .zip(&worked)
+                    .map(|(k, (cut, closed))| {
+                        let e = CutEntry {
+                            cut: cut.clone(),
+                            closed: *closed,
+                            joint,
+                        };
+                        (*k, std::sync::Arc::new(e))
+                    })
+                    .collect();
+                std::sync::Arc::new(worked.into_iter().map(|(c, _)| c).collect())
             }
         };
         let piece_keys = wide
@@ -807,7 +903,7 @@ fn work_out_cuts(
     wide: &[usize],
     settings: &BakeSettings,
     size: f64,
-) -> Result<Vec<WideCut>, TileError> {
+) -> Result<Vec<(WideCut, bool)>, TileError> {
     // classified among themselves and the objects whose names may speak
     // for them (Unreal's UCX_ colliders name their render meshes): the
     // whole scene's shell test over every closed prop is what a tile's
@@ -817,19 +913,24 @@ fn work_out_cuts(
     let (choices, _) = crate::classify::classify(&sub, &welded, settings);
     let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
     let mut out = Vec::with_capacity(wide.len());
+    let mut closed_of: BTreeMap<usize, bool> = BTreeMap::new();
     for &i in wide {
         let j = of.binary_search(&i).expect("a wide instance is classified");
+        let m = sub.instances[j].mesh;
+        let closed = *closed_of.entry(m).or_insert_with(|| {
+            crate::geom::topology::closed_and_volume(&welded[m].vertices, &welded[m].triangles).0
+        });
         if choices[j].kind != crate::kind::ColliderKind::TriMesh {
-            out.push(WideCut {
+            let cut = WideCut {
                 trimesh: false,
                 rule: String::new(),
                 flags: Vec::new(),
                 cells: Vec::new(),
                 runs: Vec::new(),
-            });
+            };
+            out.push((cut, closed));
             continue;
         }
-        let m = sub.instances[j].mesh;
         let flags = flags_of
             .entry(m)
             .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]))
@@ -843,13 +944,14 @@ fn work_out_cuts(
         let mut cells = each;
         cells.sort_unstable();
         cells.dedup();
-        out.push(WideCut {
+        let cut = WideCut {
             trimesh: true,
             rule: choices[j].rule.clone(),
             flags,
             cells,
             runs,
-        });
+        };
+        out.push((cut, closed));
     }
     Ok(out)
 }
@@ -858,7 +960,8 @@ fn work_out_cuts(
 /// placements moved by minus the cell's origin, by ascending cell.
 ///
 /// A static triangle mesh (as `settings` classify it: terrain, floors)
-/// whose box reaches over a cell border is cut there: each triangle goes
+/// at least half a cell across whose box reaches over a cell border is cut
+/// there: each triangle goes
 /// to the cell of its centroid, whole (the tiles hold exactly the whole
 /// mesh's triangles, so they answer as the whole does), and keeps the
 /// edge flags the whole mesh gave it, so an edge the cut made a border is
@@ -1130,7 +1233,7 @@ pub fn bake_tiled_to_dir(
     // what cutting the terrain takes, kept from the last bake
     let cache_path = out_dir.join(format!(".{stem}.kilncut"));
     let mut cache = CutCache::read(&cache_path);
-    let before = cache.entry.as_ref().map(|(k, _)| *k);
+    let before = cache.worked;
     let plan = plan(&scene, settings, size, &mut cache).map_err(tiled)?;
     let manifest_path = out_dir.join(format!("{stem}.kilnworld"));
     // the old manifest's tiles, by cell
@@ -1211,7 +1314,7 @@ pub fn bake_tiled_to_dir(
     };
     write(&manifest_path, &encode_manifest(&manifest))?;
     // the cut for the next bake (a cache: a failed write costs only time)
-    if cache.entry.as_ref().map(|(k, _)| *k) != before {
+    if cache.worked != before {
         let _ = cache.write(&cache_path);
     }
     // the archives of cells that are empty now

@@ -799,9 +799,30 @@ fn a_re_bake_from_the_kept_cut_gives_the_full_bake_s_bytes() {
         .unwrap();
     edited.instances[c].transform =
         DAffine3::from_translation(DVec3::new(0.25, 0.0, 0.0)) * edited.instances[c].transform;
+    let misses = cache.misses();
     let p2 = plan(&edited, &settings, 16.0, &mut cache).unwrap();
     let changed: Vec<usize> = (0..p2.len()).filter(|&k| p2.key(k) != p.key(k)).collect();
     assert_eq!(changed.len(), 1, "{changed:?}");
+    // a crate moved onto a border: whole in the tile of its centre, and
+    // the terrain's cut still found in the cache
+    let mut straddling = edited.clone();
+    let at = &mut straddling.instances[c].transform.translation;
+    (at.x, at.z) = (16.0, 40.0);
+    let p5 = plan(&straddling, &settings, 16.0, &mut cache).unwrap();
+    assert_eq!(
+        cache.misses(),
+        misses,
+        "the terrain's cut was worked out again"
+    );
+    let fresh = bake_tiled(&straddling, &settings, 16.0, "t").unwrap();
+    let changed: Vec<usize> = (0..p5.len()).filter(|&k| p5.key(k) != p2.key(k)).collect();
+    for &k in &changed {
+        let alone = p5.scene(k).unwrap();
+        assert!(
+            kiln_baker::bake::bake_scene_hashed(&alone, &settings, p5.key(k)).bytes
+                == fresh.tiles[k].bytes
+        );
+    }
     let fresh = bake_tiled(&edited, &settings, 16.0, "t").unwrap();
     let k = changed[0];
     let alone = p2.scene(k).unwrap();
@@ -821,6 +842,7 @@ fn a_re_bake_from_the_kept_cut_gives_the_full_bake_s_bytes() {
         v[1] += 0.5;
     }
     let p3 = plan(&raised, &settings, 16.0, &mut cache).unwrap();
+    assert_eq!(cache.misses(), misses + 1);
     assert!((0..p3.len()).all(|k| p3.key(k) != p.key(k)));
     let fresh = bake_tiled(&raised, &settings, 16.0, "t").unwrap();
     assert!(
