@@ -216,12 +216,30 @@ fn cut(
     scene: &Scene,
     i: usize,
     size: f64,
-    flags: &[u8],
-    rule: &str,
+    how: &WideCut,
 ) -> Result<Vec<([i32; 2], Piece)>, TileError> {
+    let (flags, rule) = (&how.flags, &how.rule);
+    let triangles = scene.meshes[scene.instances[i].mesh].triangles.len();
     let mut by_cell: BTreeMap<[i32; 2], Vec<usize>> = BTreeMap::new();
-    for (t, cell) in triangle_cells(scene, i, size)?.into_iter().enumerate() {
-        by_cell.entry(cell).or_default().push(t);
+    let runs_fit = !how.runs.is_empty()
+        && how
+            .runs
+            .iter()
+            .all(|r| r.1 < r.2 && r.2 as usize <= triangles)
+        && how.runs.iter().map(|r| (r.2 - r.1) as usize).sum::<usize>() == triangles;
+    if runs_fit {
+        // the cells' runs, kept from working the cut out: no second pass
+        // over every triangle's centroid
+        for &(cell, first, end) in &how.runs {
+            by_cell
+                .entry(cell)
+                .or_default()
+                .extend(first as usize..end as usize);
+        }
+    } else {
+        for (t, cell) in triangle_cells(scene, i, size)?.into_iter().enumerate() {
+            by_cell.entry(cell).or_default().push(t);
+        }
     }
     // one vertex map for every piece, reset after each where it was used
     // (a fresh one per piece made cutting quadratic: cells × vertices)
@@ -719,7 +737,7 @@ impl Plan<'_> {
         let mut piece_of: BTreeMap<(usize, [i32; 2]), usize> = BTreeMap::new();
         for (c, &(i, w)) in self.cuts.iter().enumerate() {
             let how = &self.wide[w];
-            for (cell, p) in cut(self.scene, i, self.size, &how.flags, &how.rule)? {
+            for (cell, p) in cut(self.scene, i, self.size, how)? {
                 piece_of.insert((c, cell), pieces.len());
                 pieces.push(p);
             }
@@ -913,14 +931,13 @@ fn work_out_cuts(
     let (choices, _) = crate::classify::classify(&sub, &welded, settings);
     let mut flags_of: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
     let mut out = Vec::with_capacity(wide.len());
-    let mut closed_of: BTreeMap<usize, bool> = BTreeMap::new();
     for &i in wide {
         let j = of.binary_search(&i).expect("a wide instance is classified");
         let m = sub.instances[j].mesh;
-        let closed = *closed_of.entry(m).or_insert_with(|| {
-            crate::geom::topology::closed_and_volume(&welded[m].vertices, &welded[m].triangles).0
-        });
         if choices[j].kind != crate::kind::ColliderKind::TriMesh {
+            // taken as closed (its cut holds only while every wide object
+            // is as it was): finding out would cost a pass over its edges
+            let closed = true;
             let cut = WideCut {
                 trimesh: false,
                 rule: String::new(),
@@ -935,6 +952,9 @@ fn work_out_cuts(
             .entry(m)
             .or_insert_with(|| crate::collider::tri_mesh::edge_flags(&welded[m]))
             .clone();
+        // a border edge (one triangle's alone) makes it open for sure; with
+        // none it is taken as closed
+        let closed = !flags.iter().any(|f| f & 0b11_1000 != 0);
         let each = triangle_cells(scene, i, size)?;
         let runs = if u32::try_from(each.len()).is_ok() {
             runs_of(&each)
