@@ -111,7 +111,7 @@ enum Command {
         debounce: u64,
         /// Bake each input as a world of tiles of this many metres, as
         /// `bake --tile-size` does: a change bakes only the tiles whose
-        /// objects changed [default: kiln.toml's [tiles] size, if any].
+        /// objects changed [default: kiln.toml's `[tiles] size`, if any].
         #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
         tile_size: Option<f64>,
         /// Bake the inputs as tiles authored apart, each its own archive,
