@@ -403,9 +403,11 @@ fn local_keys(
     settings: &BakeSettings,
     size: f64,
 ) -> Vec<[u8; 16]> {
+    // every instance named with an Unreal collider prefix, wide or not:
+    // any of them may name another's render mesh
     let mut named = xxhash_rust::xxh3::Xxh3::new();
     for &i in of {
-        if wide.binary_search(&i).is_err() {
+        if crate::classify::unreal_prefix(&scene.instances[i].name).is_some() {
             let inst = &scene.instances[i];
             named.update(&digests[&inst.mesh]);
             crate::bake::hash_instance(&mut named, inst);

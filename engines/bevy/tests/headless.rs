@@ -24,6 +24,10 @@ use std::f32::consts::FRAC_PI_2;
 mod common;
 use common::{assets, bake, bake_edited, root, until};
 
+/// Worlds of tiles streamed around focus entities.
+#[path = "headless/tiles.rs"]
+mod tiles;
+
 /// Replaces `path` at once, as the baker does (write aside, rename).
 fn replace(path: &Path, bytes: &[u8]) {
     let aside = path.with_extension("part");

@@ -1,4 +1,5 @@
-//! A world of tiles in a headless Bevy app: a `.kilnworld` manifest as an
+//! A world of tiles in a headless Bevy app (a module of the headless test
+//! program: one Bevy link, not two): a `.kilnworld` manifest as an
 //! asset, its tiles streamed around a focus entity 100 km out (Bevy's zero
 //! moved there), a tile replaced on disk reloaded in place, tiles dropped
 //! and their archives freed when the focus leaves, and a missing tile
@@ -17,8 +18,7 @@ use kiln_bevy::{
     KilnRayHit, KilnSystems, KilnTileChange, KilnTileEvent, KilnTiles, KilnWorld,
 };
 
-mod common;
-use common::{assets, root, until};
+use crate::common::{assets, root, until};
 
 /// Where the course's tiles sit in the world: Bevy's zero is put there.
 const OUT: DVec3 = DVec3::new(100_000.0, 0.0, -30_000.0);
