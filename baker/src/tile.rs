@@ -1026,15 +1026,9 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
         ..Scene::default()
     };
     for &member in members {
-        let i = match member {
-            Member::Whole(i) => i,
-            Member::Piece(k) => pieces[k].instance,
-            // a plan's uncut piece: cut before a scene is made of it
-            Member::Cut(_) => continue,
-        };
-        let mut inst = scene.instances[i].clone();
-        match member {
-            Member::Whole(_) => {
+        let mut inst = match member {
+            Member::Whole(i) => {
+                let mut inst = scene.instances[i].clone();
                 let next = out.meshes.len();
                 let m = *mesh_map.entry(inst.mesh).or_insert(next);
                 if m == out.meshes.len() {
@@ -1044,26 +1038,31 @@ fn tile_scene(scene: &Scene, members: &[Member], pieces: &[Piece], origin: DVec3
                     }
                 }
                 inst.mesh = m;
+                inst.transform = shift * inst.transform;
+                inst
             }
-            Member::Cut(_) => continue,
             Member::Piece(k) => {
                 let p = &pieces[k];
+                let mut inst = scene.instances[p.instance].clone();
                 inst.mesh = out.meshes.len();
                 let mut mesh = p.mesh.clone();
+                inst.transform = shift * inst.transform;
                 // a piece is its own mesh: placed in the tile's frame by
                 // its vertices where f32 holds them exactly (a query on an
                 // unplaced mesh skips moving into its frame), else by its
                 // placement
-                if let Some(placed) = placed_exactly(&mesh.positions, &(shift * inst.transform)) {
+                if let Some(placed) = placed_exactly(&mesh.positions, &inst.transform) {
                     mesh.positions = placed;
-                    inst.transform = DAffine3::from_translation(origin);
+                    inst.transform = DAffine3::IDENTITY;
                 }
                 out.meshes.push(mesh);
                 out.edge_flags.insert(inst.mesh, p.flags.clone());
                 out.cut_from.insert(out.instances.len(), p.rule.clone());
+                inst
             }
-        }
-        inst.transform = shift * inst.transform;
+            // a plan's uncut piece: cut before a scene is made of it
+            Member::Cut(_) => continue,
+        };
         inst.body = inst.body.map(|b| {
             let next = body_map.len();
             let k = *body_map.entry(b).or_insert(next);

@@ -588,10 +588,7 @@ fn bake_world(
     // every origin first: a missing one stops before anything is baked
     let mut tiles = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let file = input
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (file, archive) = tile_names(input);
         let origin = settings
             .project(input)?
             .and_then(|p| p.tiles.origins.get(&file).copied())
@@ -601,14 +598,24 @@ fn bake_world(
                     input.display()
                 ))
             })?;
-        let stem = input.file_stem().unwrap_or(input.as_os_str());
-        let archive = Path::new(stem).with_extension("kiln");
-        tiles.push((archive.to_string_lossy().into_owned(), origin));
+        tiles.push((archive, origin));
     }
     if !bake(inputs, None, Some(dir), opts, settings)? {
         return Ok(false);
     }
     write_manifest(dir, &dir.join(format!("{name}.kilnworld")), &tiles)
+}
+
+/// A tile authored apart: its input's file name (its key in
+/// `[tiles.origins]`) and its archive's (`STEM.kiln`, beside the manifest).
+pub(crate) fn tile_names(input: &Path) -> (String, String) {
+    let file = input
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = input.file_stem().unwrap_or(input.as_os_str());
+    let archive = Path::new(stem).with_extension("kiln");
+    (file, archive.to_string_lossy().into_owned())
 }
 
 /// Writes the manifest `path` of the archives `tiles` (paths relative to

@@ -160,12 +160,7 @@ fn write_world(
 ) -> Result<()> {
     let mut listed = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let file = input
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = input.file_stem().unwrap_or(input.as_os_str());
-        let archive = Path::new(stem).with_extension("kiln");
+        let (file, archive) = crate::cli::tile_names(input);
         match tiles.origins.get(&file) {
             None => eprintln!(
                 "warning: {}: no origin for it in kiln.toml ([tiles.origins] \"{file}\" = [x, y, z]): left out of {name}.kilnworld",
@@ -175,7 +170,7 @@ fn write_world(
                 "warning: {}: not baked yet: left out of {name}.kilnworld",
                 input.display()
             ),
-            Some(&origin) => listed.push((archive.to_string_lossy().into_owned(), origin)),
+            Some(&origin) => listed.push((archive, origin)),
         }
     }
     let path = dir.join(format!("{name}.kilnworld"));

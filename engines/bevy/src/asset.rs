@@ -63,6 +63,22 @@ pub enum KilnLoadError {
     },
 }
 
+/// Every byte of an asset, a read error named by its path.
+pub(crate) async fn read_all(
+    reader: &mut dyn Reader,
+    path: &str,
+) -> Result<Vec<u8>, KilnLoadError> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|error| KilnLoadError::Io {
+            path: path.to_string(),
+            error,
+        })?;
+    Ok(bytes)
+}
+
 impl AssetLoader for KilnArchiveLoader {
     type Asset = KilnArchive;
     type Settings = ();
@@ -75,14 +91,7 @@ impl AssetLoader for KilnArchiveLoader {
         load_context: &mut LoadContext<'_>,
     ) -> Result<KilnArchive, KilnLoadError> {
         let path = load_context.path().to_string();
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|error| KilnLoadError::Io {
-                path: path.clone(),
-                error,
-            })?;
+        let bytes = read_all(reader, &path).await?;
         if let Some(reason) = bytes.strip_prefix(BAKE_FAILED) {
             return Err(KilnLoadError::BakeFailed {
                 path,

@@ -62,14 +62,7 @@ impl AssetLoader for KilnWorldManifestLoader {
         load_context: &mut LoadContext<'_>,
     ) -> Result<KilnWorldManifest, KilnLoadError> {
         let path = load_context.path().clone_owned();
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|error| KilnLoadError::Io {
-                path: path.to_string(),
-                error,
-            })?;
+        let bytes = crate::asset::read_all(reader, &path.to_string()).await?;
         let folder = path.path().parent().map(|p| p.to_path_buf());
         let manifest =
             WorldManifest::from_bytes(&bytes, folder.unwrap_or_default()).map_err(|error| {
