@@ -117,5 +117,5 @@ pub use world::{Body, TriggerEvent, World};
 /// to semantic versioning. A game's bodies go through [`World`].
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::dynamic::tree::{Aabb, DynamicTree, Proxy};
+    pub use crate::dynamic::tree::{Aabb, DynamicTree, Proxy, Update};
 }

@@ -107,6 +107,31 @@ impl KilnSide {
         self.tree.optimize(budget(n));
     }
 
+    /// One game frame ([`Frame`]): the awake bodies step, a few teleport,
+    /// the frame's queries run, then the optimisation step; returns what
+    /// the queries found.
+    fn game_frame(&mut self, f: &Frame) -> usize {
+        let (tree, proxies) = (&mut self.tree, &self.proxies);
+        walk(&mut self.boxes[..f.awake], &mut self.rng, f.step, |i, b| {
+            if let Some(p) = proxies[i] {
+                tree.set_box(p, *b);
+            }
+        });
+        let n = self.boxes.len();
+        for _ in 0..f.teleports {
+            let i = self.rng.below(n);
+            let b = teleported(&self.boxes[i], &mut self.rng, f.span);
+            self.boxes[i] = b;
+            if let Some(p) = self.proxies[i] {
+                self.tree.set_box(p, b);
+            }
+        }
+        let found = kiln_queries(&self.tree, &self.boxes, f);
+        let m = self.tree.len();
+        self.tree.optimize(budget(m));
+        found
+    }
+
     /// One frame of churn: `k` bodies taken out and `k` put back elsewhere.
     fn churn(&mut self, k: usize) {
         let n = self.boxes.len();
@@ -150,6 +175,32 @@ impl ParrySide {
         });
         self.tree.refit(&mut self.ws);
         self.tree.optimize_incremental(&mut self.ws);
+    }
+
+    /// One game frame, as [`KilnSide::game_frame`], with parry3d's refit
+    /// before the queries (its boxes above the moved leaves are stale
+    /// until then) and its incremental optimisation after.
+    fn game_frame(&mut self, f: &Frame) -> usize {
+        let (tree, live) = (&mut self.tree, &self.live);
+        walk(&mut self.boxes[..f.awake], &mut self.rng, f.step, |i, b| {
+            if live[i] {
+                tree.insert_or_update_partially(pa(b), i as u32, MARGIN);
+            }
+        });
+        let n = self.boxes.len();
+        for _ in 0..f.teleports {
+            let i = self.rng.below(n);
+            let b = teleported(&self.boxes[i], &mut self.rng, f.span);
+            self.boxes[i] = b;
+            if self.live[i] {
+                self.tree
+                    .insert_or_update_partially(pa(&b), i as u32, MARGIN);
+            }
+        }
+        self.tree.refit(&mut self.ws);
+        let found = parry_queries(&self.tree, &self.boxes, f);
+        self.tree.optimize_incremental(&mut self.ws);
+        found
     }
 
     fn churn(&mut self, k: usize) {
@@ -196,6 +247,123 @@ fn ray_box(o: Vec3, inv: Vec3, b: &Aabb, max_t: f32) -> Option<f32> {
     let near = t0.min(t1).max_element().max(0.0);
     let far = t0.max(t1).min_element().min(max_t);
     (near <= far).then_some(near)
+}
+
+/// What one game frame does: the first `awake` bodies take a random step
+/// of up to `step` m per axis (the rest sleep), `teleports` bodies chosen
+/// at random jump anywhere in the world, then `rays` rays (the nearest
+/// tight box) and `boxes` box overlaps (every tight box met) are asked.
+struct Frame {
+    awake: usize,
+    step: f32,
+    teleports: usize,
+    span: f32,
+    rays: Vec<(Vec3, Vec3)>,
+    boxes: Vec<Aabb>,
+}
+
+/// `b` moved to a random place in the world (half-width `span`).
+fn teleported(b: &Aabb, rng: &mut Rng, span: f32) -> Aabb {
+    let c = v(rng, span);
+    let h = (b.hi - b.lo) * 0.5;
+    Aabb::new(c - h, c + h)
+}
+
+/// Rays from outside the bodies' cube through it, as the row's queries use.
+fn rays_through(rng: &mut Rng, span: f32, count: usize) -> Vec<(Vec3, Vec3)> {
+    (0..count)
+        .map(|_| {
+            let o = v(rng, span * 1.2);
+            let target = v(rng, span * 0.8);
+            (o, (target - o).normalize())
+        })
+        .collect()
+}
+
+/// 2 m boxes in the bodies' cube.
+fn boxes_in(rng: &mut Rng, span: f32, count: usize) -> Vec<Aabb> {
+    (0..count)
+        .map(|_| {
+            let c = v(rng, span);
+            Aabb::new(c - 1.0, c + 1.0)
+        })
+        .collect()
+}
+
+/// Kiln's answers to the frame's rays and boxes: hits plus bodies met.
+fn kiln_queries(tree: &DynamicTree, tight: &[Aabb], f: &Frame) -> usize {
+    let mut found = 0;
+    for &(o, d) in &f.rays {
+        let inv = d.recip();
+        let mut best = None;
+        tree.raycast(o, d, 1e4, |i, t_max| {
+            if let Some(t) = ray_box(o, inv, &tight[i as usize], *t_max) {
+                *t_max = t;
+                best = Some(i);
+            }
+            false
+        });
+        found += usize::from(best.is_some());
+    }
+    for q in &f.boxes {
+        tree.query(q, |i| {
+            found += usize::from(tight[i as usize].overlaps(q));
+            false
+        });
+    }
+    found
+}
+
+/// parry3d's answers to the same.
+fn parry_queries(tree: &Bvh, tight: &[Aabb], f: &Frame) -> usize {
+    let mut found = 0;
+    for &(o, d) in &f.rays {
+        let inv = d.recip();
+        let ray = parry3d::query::Ray::new(Vector::new(o.x, o.y, o.z), Vector::new(d.x, d.y, d.z));
+        let hit = tree.cast_ray(&ray, 1e4, |i, t_max| {
+            ray_box(o, inv, &tight[i as usize], t_max)
+        });
+        found += usize::from(hit.is_some());
+    }
+    for q in &f.boxes {
+        for i in tree.intersect_aabb(&pa(q)) {
+            found += usize::from(tight[i as usize].overlaps(q));
+        }
+    }
+    found
+}
+
+/// The whole-frame rows for `n` bodies: 10% and 100% awake, each frame
+/// with a thousandth of the bodies teleporting (at least one) and a
+/// hundredth of `n` rays and as many box overlaps (at least 10 each).
+fn frame_rows(n: usize, quick: bool, rows: &mut Vec<Row>) {
+    let label = format!("{}k bodies", n / 1000);
+    let start = bodies(n, 48);
+    let span = (n as f32).cbrt() * 2.0;
+    let frames = if quick { 5 } else { 30 };
+    for awake_pct in [10, 100] {
+        let mut rng = Rng(11);
+        let q = (n / 100).max(10);
+        let f = Frame {
+            awake: n * awake_pct / 100,
+            step: 0.05,
+            teleports: (n / 1000).max(1),
+            span,
+            rays: rays_through(&mut rng, span, q),
+            boxes: boxes_in(&mut rng, span, q),
+        };
+        let mut k = KilnSide::new(&start, 5);
+        let mut p = ParrySide::new(&start, 5);
+        compare(
+            rows,
+            &label,
+            &format!("frames/s ({awake_pct}% awake)"),
+            "found",
+            frames,
+            || (0..frames).map(|_| k.game_frame(&f)).sum(),
+            || (0..frames).map(|_| p.game_frame(&f)).sum(),
+        );
+    }
 }
 
 /// The dynamic-tree rows for `n` bodies.
@@ -443,6 +611,7 @@ pub fn dynamic_rows(quick: bool, rows: &mut Vec<Row>) {
     } else {
         [10_000, 100_000]
     } {
+        frame_rows(n, quick, rows);
         rows_for(n, quick, rows);
     }
 }

@@ -3,8 +3,13 @@
 //! A binary tree of axis-aligned boxes whose leaves hold enlarged ("fat")
 //! boxes, so a small move that stays inside its fat box touches nothing
 //! (Catto, "Dynamic Bounding Volume Hierarchies", GDC 2019; Box2D's
-//! `b2DynamicTree`). A leaf that leaves its fat box is taken out and
-//! inserted again:
+//! `b2DynamicTree`). A leaf that steps out of its fat box by less than
+//! the margin again keeps its place in the tree: it gets a fresh fat box
+//! and the boxes above it are refitted, exactly, up to the first that
+//! comes out unchanged (a leaf grown in place, as parry3d's `Bvh` grows
+//! one, though parry3d defers the refit to the whole tree each frame).
+//! The incremental optimisation repairs the structure such steps wear.
+//! A leaf that jumps farther is taken out and inserted again:
 //!
 //! - **Insertion** picks the sibling that adds least surface area to the
 //!   tree: the cost of making node `n` the sibling is the area of `n ∪ D`
@@ -155,6 +160,25 @@ impl Node {
     }
 }
 
+/// What [`DynamicTree::set_box`] did with a leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// The new box lies inside the leaf's fat box: nothing changed.
+    Unchanged,
+    /// The leaf got a fresh fat box where it is, and the boxes above it
+    /// were refitted.
+    InPlace,
+    /// The leaf was taken out and inserted again.
+    Reinserted,
+}
+
+impl Update {
+    /// Whether the tree changed.
+    pub fn changed(self) -> bool {
+        self != Update::Unchanged
+    }
+}
+
 /// A leaf of a [`DynamicTree`]: what [`DynamicTree::insert`] returns and
 /// the other methods take, valid until it is removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -164,15 +188,17 @@ pub struct Proxy(u32);
 /// methods it is built on.
 ///
 /// ```
-/// use kiln_runtime::{internals::{Aabb, DynamicTree}, Vec3};
+/// use kiln_runtime::{internals::{Aabb, DynamicTree, Update}, Vec3};
 /// let mut tree = DynamicTree::new(0.1);
 /// let unit = |c: Vec3| Aabb::new(c - 0.5, c + 0.5);
 /// let a = tree.insert(unit(Vec3::ZERO), 7);
 /// let b = tree.insert(unit(Vec3::new(5.0, 0.0, 0.0)), 8);
 /// // a move of 5 cm stays inside the fat box: nothing changes
-/// assert!(!tree.set_box(a, unit(Vec3::new(0.05, 0.0, 0.0))));
+/// assert_eq!(tree.set_box(a, unit(Vec3::new(0.05, 0.0, 0.0))), Update::Unchanged);
+/// // 15 cm in all: a fresh fat box where the leaf is
+/// assert_eq!(tree.set_box(a, unit(Vec3::new(0.15, 0.0, 0.0))), Update::InPlace);
 /// // a move of 3 m re-inserts the leaf
-/// assert!(tree.set_box(a, unit(Vec3::new(3.0, 0.0, 0.0))));
+/// assert_eq!(tree.set_box(a, unit(Vec3::new(3.0, 0.0, 0.0))), Update::Reinserted);
 /// let mut found = Vec::new();
 /// tree.query(&Aabb::new(Vec3::new(2.0, -1.0, -1.0), Vec3::new(4.0, 1.0, 1.0)), |d| {
 ///     found.push(d);
@@ -321,12 +347,15 @@ impl DynamicTree {
     /// Moves `proxy`'s thing to `tight`: nothing happens while `tight`
     /// stays inside the leaf's fat box (and that box is not more than
     /// four times the area a fresh one would have); otherwise the leaf
-    /// gets a fresh fat box and is inserted again. Returns whether the
-    /// tree changed.
+    /// gets a fresh fat box, in place with its ancestors refitted while
+    /// `tight` lies within the old fat box grown by the margin (a step,
+    /// the common case, which costs a few nodes), else by re-insertion (a
+    /// jump, which costs a descent from the root). Returns which of the
+    /// three it did.
     ///
     /// # Panics
     /// If `proxy` is not one of this tree's leaves.
-    pub fn set_box(&mut self, proxy: Proxy, tight: Aabb) -> bool {
+    pub fn set_box(&mut self, proxy: Proxy, tight: Aabb) -> Update {
         let i = proxy.0;
         let n = &self.nodes[i as usize];
         assert!(n.is_live_leaf(), "not a leaf");
@@ -334,17 +363,27 @@ impl DynamicTree {
         if n.lo.cmple(tight.lo.into()).all() && n.hi.cmpge(tight.hi.into()).all() {
             let fresh = tight.grown(self.margin).half_area();
             if n.aabb().half_area() <= 4.0 * fresh {
-                return false;
+                return Update::Unchanged;
             }
         }
         let fat = self.fatten(&tight);
-        if n.aabb() == fat {
-            return false;
+        let old = n.aabb();
+        if old == fat {
+            return Update::Unchanged;
+        }
+        let parent = n.parent;
+        if old.grown(self.margin).contains(&tight) {
+            // a step past the fat box: the leaf keeps its place and the
+            // boxes above it are refitted (no rotations: they cost more
+            // than they saved in the tree's cost after a million moves)
+            self.nodes[i as usize].set(&fat);
+            self.refit_up(parent, false);
+            return Update::InPlace;
         }
         self.remove_leaf(i);
         self.nodes[i as usize].set(&fat);
         self.insert_leaf(i);
-        true
+        Update::Reinserted
     }
 
     /// Gives leaf `proxy` a fat box around `tight` and leaves the tree
@@ -1061,6 +1100,88 @@ mod tests {
         let mut fresh = tree.clone();
         fresh.rebuild();
         fresh.check();
+        let (online, built) = (tree.sah_cost(), fresh.sah_cost());
+        assert!(
+            online < built * 1.10,
+            "online {online:.2}, fresh build {built:.2}"
+        );
+    }
+
+    /// A step just past the fat box keeps the leaf under its parent, with
+    /// every box above it exact; a jump re-inserts it elsewhere.
+    #[test]
+    fn a_step_grows_the_leaf_in_place_and_a_jump_reinserts_it() {
+        let mut tree = DynamicTree::new(0.1);
+        let unit = |c: Vec3| Aabb::new(c - 0.5, c + 0.5);
+        let far = Vec3::new(40.0, 0.0, 0.0);
+        let a = tree.insert(unit(Vec3::ZERO), 0);
+        let _b = tree.insert(unit(Vec3::new(1.0, 0.0, 0.0)), 1);
+        let _c = tree.insert(unit(far), 2);
+        let _d = tree.insert(unit(far + Vec3::X), 3);
+        let parent = |t: &DynamicTree| t.nodes[a.0 as usize].parent;
+        let sibling = |t: &DynamicTree| {
+            let p = t.nodes[parent(t) as usize];
+            if p.left == a.0 { p.right } else { p.left }
+        };
+        let (p0, s0) = (parent(&tree), sibling(&tree));
+        // 15 cm: past the 10 cm margin, within twice it
+        assert_eq!(
+            tree.set_box(a, unit(Vec3::new(-0.15, 0.0, 0.0))),
+            Update::InPlace
+        );
+        assert_eq!((parent(&tree), sibling(&tree)), (p0, s0), "kept its place");
+        tree.check();
+        assert_eq!(
+            tree.fat_box(a),
+            unit(Vec3::new(-0.15, 0.0, 0.0)).grown(0.1),
+            "a fresh fat box"
+        );
+        // a jump next to the far pair: re-inserted beside them
+        assert_eq!(
+            tree.set_box(a, unit(far + Vec3::new(0.5, 1.0, 0.0))),
+            Update::Reinserted
+        );
+        assert_ne!(sibling(&tree), s0, "re-inserted");
+        tree.check();
+        let mut got = Vec::new();
+        tree.query(&unit(far + Vec3::Y), |d| {
+            got.push(d);
+            false
+        });
+        got.sort_unstable();
+        assert_eq!(got, [0, 2, 3]);
+    }
+
+    /// Endless small steps (every leaf grown in place again and again)
+    /// with the frame's incremental optimisation keep the tree near a
+    /// fresh build.
+    #[test]
+    fn leaves_grown_in_place_stay_near_a_fresh_build() {
+        let mut rng = Rng(9);
+        let mut tree = DynamicTree::new(0.1);
+        let mut live: Vec<(Proxy, Aabb)> = (0..2000)
+            .map(|i| {
+                let b = rand_box(&mut rng, 25.0);
+                (tree.insert(b, i), b)
+            })
+            .collect();
+        let mut in_place = 0;
+        for _ in 0..300 {
+            for (p, b) in live.iter_mut() {
+                let d = Vec3::new(
+                    rng.range(-0.05, 0.05),
+                    rng.range(-0.05, 0.05),
+                    rng.range(-0.05, 0.05),
+                );
+                *b = Aabb::new(b.lo + d, b.hi + d);
+                in_place += usize::from(tree.set_box(*p, *b) == Update::InPlace);
+            }
+            tree.optimize(20);
+        }
+        assert!(in_place > 10_000, "{in_place} leaves grown in place");
+        tree.check();
+        let mut fresh = tree.clone();
+        fresh.rebuild();
         let (online, built) = (tree.sah_cost(), fresh.sah_cost());
         assert!(
             online < built * 1.10,
