@@ -288,7 +288,9 @@ impl World {
     /// trigger volume since the last step ([`World::trigger_events`]), and
     /// re-inserts a few of the
     /// dynamic tree's leaves so it stays near the quality of a fresh build
-    /// under endless motion (a hundredth of the bodies, at least 8).
+    /// under endless motion (a hundredth of the bodies, at least 8), or
+    /// rebuilds the tree when more than half the bodies were inserted or
+    /// jumped since the last step (a bulk load).
     ///
     /// A character (or any query shape) that should set off triggers is
     /// a body: insert its shape, `set_pose` it every frame, and skip it
