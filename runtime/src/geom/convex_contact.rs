@@ -14,6 +14,7 @@ use super::gjk::{
     self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
 };
 use super::sat::{self, Polyhedral};
+use crate::shape::PosedHull;
 use glam::DVec3;
 
 /// A contact between a query shape and a collider piece.
@@ -113,7 +114,7 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
         CoreRef::Segment(s) => return Some(from_core(s.0, s.1, p, rq, rc)),
         // as a capsule whose ends meet
         CoreRef::Point(a) => return Some(from_core(a.0, a.0, p, rq, rc)),
-        CoreRef::Other => return None,
+        CoreRef::Hull(h) => return hull_point_touch(h, rq, p, rc),
     };
     let d = on_q - p;
     let distance = d.length();
@@ -184,9 +185,60 @@ pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<b
         CoreRef::Cuboid(b) => box_closest(b, p).0,
         CoreRef::Segment(s) => on_segment(s.0, s.1, p),
         CoreRef::Point(a) => a.0,
-        CoreRef::Other => return None,
+        CoreRef::Hull(h) => {
+            let (most, _, tol) = h.plane_excess(p);
+            return if most > rq + rc + tol {
+                Some(false)
+            } else if most <= 0.0 {
+                Some(true)
+            } else {
+                None
+            };
+        }
     };
     Some((on_q - p).length() <= rq + rc)
+}
+
+/// [`point_touch`] for a hull: where `p` lies inside the hull, the way out
+/// is through the face plane nearest it (the least translation that
+/// frees a point from a convex polytope is to its nearest face plane);
+/// where `p` lies beyond one face plane by more than `rq + rc`, they are
+/// apart (a point's distance to a convex set is at least its height over
+/// any of its face planes). Between the two, where the foot of `p` on its
+/// highest face plane lies in the hull, that foot is the closest point;
+/// else (an edge or corner closest) `None`: the general path measures
+/// the distance.
+fn hull_point_touch(h: &PosedHull, rq: f64, p: DVec3, rc: f64) -> Option<Option<Touch>> {
+    let (most, face, tol) = h.plane_excess(p);
+    let r = rq + rc;
+    if most > r + tol {
+        return Some(None);
+    }
+    if face == DVec3::ZERO {
+        return None;
+    }
+    // the hull moves away from p along −face
+    let n = -face;
+    if most > 0.0 {
+        // outside, within reach: where p's foot on that face's plane lies
+        // in the hull, it is the hull's closest point to p and `most` the
+        // distance (else an edge or corner is closest: the general path)
+        let foot = p - face * most;
+        let (foot_most, _, foot_tol) = h.plane_excess(foot);
+        if foot_most > foot_tol {
+            return None;
+        }
+        return Some((most <= r).then(|| Touch {
+            point: p + n * rc,
+            normal: n,
+            depth: r - most,
+        }));
+    }
+    Some(Some(Touch {
+        point: p + n * rc,
+        normal: n,
+        depth: -most + r,
+    }))
 }
 
 /// A query core as the closed forms see it.
@@ -197,8 +249,8 @@ pub(crate) enum CoreRef<'a> {
     Segment(&'a Segment),
     /// A box.
     Cuboid(&'a OrientedBox),
-    /// Anything else (hulls).
-    Other,
+    /// A convex hull.
+    Hull(&'a PosedHull<'a>),
 }
 
 /// The contact of cores `s` apart, grown by `rq` and `rc`, if they touch.
@@ -651,13 +703,14 @@ mod tests {
     /// The closed forms against a sphere collider (a point grown by a
     /// radius) agree with the general path — GJK apart, the expanding
     /// polytope or separating axes inside — for boxes, capsule segments
-    /// and points: the same yes/no answers away from the tolerance of
-    /// touching, the same depth, normal and contact point (a box holding
-    /// the centre leaves through its nearest face).
+    /// points and hulls: the same yes/no answers away from the tolerance
+    /// of touching, the same depth, normal and contact point (a box or
+    /// hull holding the centre leaves through its nearest face).
     #[test]
     fn sphere_collider_closed_forms_agree_with_the_general_path() {
         let mut r = Rng(0x5fe7_e0c1_05ed_0002);
         let (mut touching, mut inside, mut apart) = (0, 0, 0);
+        let (mut hull_inside, mut hull_answered) = (0, 0);
         for i in 0..30_000 {
             let at = r.v(1.0) * if i % 4 == 0 { 1e3 } else { 1.0 };
             let p = at + r.v(0.7);
@@ -676,15 +729,21 @@ mod tests {
                 let (yes_general, t_general) = general();
                 let yes = point_touches(&closed, rq, p, rc);
                 let t = point_touch(&closed, rq, p, rc);
-                let (Some(yes), Some(t)) = (yes, t) else {
-                    return None;
-                };
-                assert_eq!(yes, t.is_some(), "case {i}");
-                // away from touching, the same yes/no
-                let near_edge = t.is_some_and(|t| t.depth < 1e-9 * size)
+                // each closed form judged alone (a hull's yes/no has one
+                // where its contact has none, and the other way about)
+                let near_edge = t.flatten().is_some_and(|t| t.depth < 1e-9 * size)
                     || t_general.is_some_and(|t| t.depth < 1e-9 * size);
-                if !near_edge {
+                if let (Some(yes), Some(t)) = (yes, t) {
+                    assert_eq!(yes, t.is_some(), "case {i}");
+                }
+                if let Some(yes) = yes
+                    && !near_edge
+                {
                     assert_eq!(yes, yes_general, "case {i}");
+                }
+                let t = t?;
+                // away from touching, the same yes/no
+                if !near_edge {
                     assert_eq!(t.is_some(), t_general.is_some(), "case {i}");
                 }
                 if let (Some(a), Some(b)) = (t, t_general) {
@@ -723,17 +782,39 @@ mod tests {
                     touch(&pt, rq, &Point(p), rc),
                 )
             });
-            for t in [tb, ts, tp].into_iter().flatten() {
+            // a hull of a dozen points about `at`, turned
+            let pts: Vec<glam::Vec3> = (0..12).map(|_| r.v(0.6).as_vec3()).collect();
+            let th = crate::shape::ConvexHull::new(&pts).ok().and_then(|hull| {
+                let q = glam::DQuat::from_axis_angle(r.unit(), r.f() * std::f64::consts::TAU);
+                let pose = crate::Pose::new(q.as_quat(), at.as_vec3());
+                let posed = crate::shape::Posed::new(&crate::QueryShape::Hull(&hull), &pose)?;
+                let crate::shape::Core::Hull(ph) = &posed.core else {
+                    unreachable!("a hull poses as a hull")
+                };
+                let t = check(CoreRef::Hull(ph), &|| {
+                    (touches(ph, rq, &Point(p), rc), touch(ph, rq, &Point(p), rc))
+                });
+                hull_inside += usize::from(t.flatten().is_some_and(|t| t.depth >= rq + rc));
+                hull_answered += usize::from(t.is_some());
+                t
+            });
+            for t in [tb, ts, tp, th].into_iter().flatten() {
                 touching += usize::from(t.is_some());
                 apart += usize::from(t.is_none());
             }
             // the box holding the centre
             inside += usize::from(tb.flatten().is_some_and(|t| t.depth >= rq + rc));
         }
-        eprintln!("{touching} touching, {apart} apart, {inside} boxes holding the centre");
+        eprintln!(
+            "{touching} touching, {apart} apart, {inside} boxes and {hull_inside} hulls holding the centre, {hull_answered} hulls in closed form"
+        );
         assert!(
             touching > 20_000 && inside > 1000 && apart > 20_000,
             "{touching} {inside} {apart}"
+        );
+        assert!(
+            hull_inside > 1000 && hull_answered > hull_inside + 5000,
+            "{hull_inside} {hull_answered}"
         );
     }
 

@@ -46,6 +46,30 @@ impl Support for PosedHull<'_> {
 }
 
 impl PosedHull<'_> {
+    /// The most a face plane is exceeded by `x` (negative inside: the
+    /// depth below the nearest face), that face's world normal (the first
+    /// such face on ties), and how far rounding may have moved that
+    /// figure (a few ulps of the lengths in play).
+    pub(crate) fn plane_excess(&self, x: DVec3) -> (f64, DVec3, f64) {
+        // in the hull's own frame
+        let local = self.rotation.inverse() * (x - self.translation);
+        let (mut most, mut k, mut reach) = (f64::NEG_INFINITY, 0, 0.0f64);
+        for (i, (n, &h)) in self.hull.normals.iter().zip(&self.hull.offsets).enumerate() {
+            let s = n.dot(local) - h;
+            reach = reach.max(h.abs());
+            if s > most {
+                (most, k) = (s, i);
+            }
+        }
+        let n = self
+            .hull
+            .normals
+            .get(k)
+            .map_or(DVec3::ZERO, |&n| self.rotation * n);
+        let tol = 1e-12 * (1.0 + reach + local.abs().max_element());
+        (most, n, tol)
+    }
+
     /// Appends the hull's faces in world space.
     fn push_faces(&self, faces: &mut Vec<Face>) {
         let (r, t) = (self.rotation, self.translation);
@@ -67,15 +91,7 @@ impl Polyhedral for PosedHull<'_> {
         self.hull.normals.len() > 2
     }
     fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
-        // in the hull's own frame: the most a face plane is exceeded by
-        let local = self.rotation.inverse() * (x - self.translation);
-        let most = self
-            .hull
-            .normals
-            .iter()
-            .zip(&self.hull.offsets)
-            .map(|(n, h)| n.dot(local) - h)
-            .fold(f64::NEG_INFINITY, f64::max);
+        let (most, ..) = self.plane_excess(x);
         // outside the planes, a grown hull's corners are rounded: exact
         // only without a radius
         (most <= tol || r == 0.0).then_some(most <= r + tol)
@@ -129,7 +145,7 @@ impl Core<'_> {
             Core::Point(p) => CoreRef::Point(p),
             Core::Segment(s) => CoreRef::Segment(s),
             Core::Cuboid(b) => CoreRef::Cuboid(b),
-            Core::Hull(_) => CoreRef::Other,
+            Core::Hull(h) => CoreRef::Hull(h),
         }
     }
 }
