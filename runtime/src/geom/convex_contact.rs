@@ -14,7 +14,6 @@ use super::gjk::{
     self, Gap, Moved, OrientedBox, Point, Segment, Separation, Support, contact_eps, scale,
 };
 use super::sat::{self, Polyhedral};
-use crate::shape::PosedHull;
 use glam::DVec3;
 
 /// A contact between a query shape and a collider piece.
@@ -114,7 +113,7 @@ pub(crate) fn point_touch(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<Opt
         CoreRef::Segment(s) => return Some(from_core(s.0, s.1, p, rq, rc)),
         // as a capsule whose ends meet
         CoreRef::Point(a) => return Some(from_core(a.0, a.0, p, rq, rc)),
-        CoreRef::Hull(h) => return hull_point_touch(h, rq, p, rc),
+        CoreRef::Hull(h) => return hull_point_touch(*h, rq, p, rc),
     };
     let d = on_q - p;
     let distance = d.length();
@@ -208,7 +207,7 @@ pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<b
 /// highest face plane lies in the hull, that foot is the closest point;
 /// else (an edge or corner closest) `None`: the general path measures
 /// the distance.
-fn hull_point_touch(h: &PosedHull, rq: f64, p: DVec3, rc: f64) -> Option<Option<Touch>> {
+fn hull_point_touch(h: &dyn FacePlanes, rq: f64, p: DVec3, rc: f64) -> Option<Option<Touch>> {
     let (most, face, tol) = h.plane_excess(p);
     let r = rq + rc;
     if most > r + tol {
@@ -249,8 +248,18 @@ pub(crate) enum CoreRef<'a> {
     Segment(&'a Segment),
     /// A box.
     Cuboid(&'a OrientedBox),
-    /// A convex hull.
-    Hull(&'a PosedHull<'a>),
+    /// A convex hull, by its face planes.
+    Hull(&'a dyn FacePlanes),
+}
+
+/// A convex hull's face planes, as the closed forms against a point read
+/// them.
+pub(crate) trait FacePlanes {
+    /// The most a face plane is exceeded by `x` (negative inside: the
+    /// depth below the nearest face), that face's outward unit normal
+    /// (the first such face on ties; zero for a hull without faces), and
+    /// how far rounding may have moved that figure.
+    fn plane_excess(&self, x: DVec3) -> (f64, DVec3, f64);
 }
 
 /// The contact of cores `s` apart, grown by `rq` and `rc`, if they touch.

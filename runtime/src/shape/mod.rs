@@ -10,7 +10,7 @@ mod posed;
 
 pub use hull::{ConvexHull, HullError};
 pub use pose::Pose;
-pub(crate) use posed::{Core, Posed, PosedHull};
+pub(crate) use posed::{Core, Posed};
 
 use glam::{Quat, Vec3};
 

@@ -46,11 +46,18 @@ impl Support for PosedHull<'_> {
 }
 
 impl PosedHull<'_> {
-    /// The most a face plane is exceeded by `x` (negative inside: the
-    /// depth below the nearest face), that face's world normal (the first
-    /// such face on ties), and how far rounding may have moved that
-    /// figure (a few ulps of the lengths in play).
-    pub(crate) fn plane_excess(&self, x: DVec3) -> (f64, DVec3, f64) {
+    /// Appends the hull's faces in world space.
+    fn push_faces(&self, faces: &mut Vec<Face>) {
+        let (r, t) = (self.rotation, self.translation);
+        for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
+            let n = r * n;
+            faces.push(Face { n, h: h + n.dot(t) });
+        }
+    }
+}
+
+impl crate::geom::convex_contact::FacePlanes for PosedHull<'_> {
+    fn plane_excess(&self, x: DVec3) -> (f64, DVec3, f64) {
         // in the hull's own frame
         let local = self.rotation.inverse() * (x - self.translation);
         let (mut most, mut k, mut reach) = (f64::NEG_INFINITY, 0, 0.0f64);
@@ -69,15 +76,6 @@ impl PosedHull<'_> {
         let tol = 1e-12 * (1.0 + reach + local.abs().max_element());
         (most, n, tol)
     }
-
-    /// Appends the hull's faces in world space.
-    fn push_faces(&self, faces: &mut Vec<Face>) {
-        let (r, t) = (self.rotation, self.translation);
-        for (&n, &h) in self.hull.normals.iter().zip(&self.hull.offsets) {
-            let n = r * n;
-            faces.push(Face { n, h: h + n.dot(t) });
-        }
-    }
 }
 
 impl Polyhedral for PosedHull<'_> {
@@ -91,6 +89,7 @@ impl Polyhedral for PosedHull<'_> {
         self.hull.normals.len() > 2
     }
     fn holds_point(&self, x: DVec3, r: f64, tol: f64) -> Option<bool> {
+        use crate::geom::convex_contact::FacePlanes;
         let (most, ..) = self.plane_excess(x);
         // outside the planes, a grown hull's corners are rounded: exact
         // only without a radius
