@@ -738,8 +738,8 @@ mod tests {
                 let (yes_general, t_general) = general();
                 let yes = point_touches(&closed, rq, p, rc);
                 let t = point_touch(&closed, rq, p, rc);
-                // each closed form judged alone (a hull's yes/no has one
-                // where its contact has none, and the other way about)
+                // each closed form judged alone (a hull's contact has one
+                // where its yes/no has none: a centre just over a face)
                 let near_edge = t.flatten().is_some_and(|t| t.depth < 1e-9 * size)
                     || t_general.is_some_and(|t| t.depth < 1e-9 * size);
                 if let (Some(yes), Some(t)) = (yes, t) {
