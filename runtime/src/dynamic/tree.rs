@@ -384,8 +384,10 @@ impl DynamicTree {
         let parent = n.parent;
         if old.grown(self.margin).contains(&tight) {
             // a step past the fat box: the leaf keeps its place and the
-            // boxes above it are refitted (no rotations: they cost more
-            // than they saved in the tree's cost after a million moves)
+            // boxes above it are refitted (rotations here measured mixed,
+            // one run: moves 0.98 / 1.35 of parry3d's rate against 1.29 /
+            // 1.12 at 10k / 100k bodies, the tree's cost after a million
+            // moves no better at 10k, better at 100k)
             self.nodes[i as usize].set(&fat);
             self.refit_up(parent, false);
             return Update::InPlace;
