@@ -95,18 +95,6 @@ impl KilnSide {
         }
     }
 
-    /// One frame of the random walk, then the frame's optimisation.
-    fn frame(&mut self, step: f32) {
-        let (tree, proxies) = (&mut self.tree, &self.proxies);
-        walk(&mut self.boxes, &mut self.rng, step, |i, b| {
-            if let Some(p) = proxies[i] {
-                tree.set_box(p, *b);
-            }
-        });
-        let n = self.tree.len();
-        self.tree.optimize(budget(n));
-    }
-
     /// One game frame ([`Frame`]): the awake bodies step, a few teleport,
     /// the frame's queries run, then the optimisation step; returns what
     /// the queries found.
@@ -164,17 +152,6 @@ impl ParrySide {
             boxes: boxes.to_vec(),
             rng: Rng(seed),
         }
-    }
-
-    fn frame(&mut self, step: f32) {
-        let (tree, live) = (&mut self.tree, &self.live);
-        walk(&mut self.boxes, &mut self.rng, step, |i, b| {
-            if live[i] {
-                tree.insert_or_update_partially(pa(b), i as u32, MARGIN);
-            }
-        });
-        self.tree.refit(&mut self.ws);
-        self.tree.optimize_incremental(&mut self.ws);
     }
 
     /// One game frame, as [`KilnSide::game_frame`], with parry3d's refit
@@ -260,6 +237,21 @@ struct Frame {
     span: f32,
     rays: Vec<(Vec3, Vec3)>,
     boxes: Vec<Aabb>,
+}
+
+impl Frame {
+    /// Every one of `n` bodies steps up to `step` m an axis; nothing
+    /// teleports, nothing is asked (the random-walk rows).
+    fn walk(n: usize, step: f32) -> Frame {
+        Frame {
+            awake: n,
+            step,
+            teleports: 0,
+            span: 0.0,
+            rays: Vec::new(),
+            boxes: Vec::new(),
+        }
+    }
 }
 
 /// `b` moved to a random place in the world (half-width `span`).
@@ -375,6 +367,7 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
 
     // moves: every body one step of up to 5 cm per axis per frame (most
     // stay inside their fat boxes, as in a game)
+    let (walk_5cm, stride) = (Frame::walk(n, 0.05), Frame::walk(n, 1.0));
     let mut k = KilnSide::new(&start, 1);
     let mut p = ParrySide::new(&start, 1);
     compare(
@@ -385,13 +378,13 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
         n * frames,
         || {
             for _ in 0..frames {
-                k.frame(0.05);
+                k.game_frame(&walk_5cm);
             }
             n * frames
         },
         || {
             for _ in 0..frames {
-                p.frame(0.05);
+                p.game_frame(&walk_5cm);
             }
             n * frames
         },
@@ -439,12 +432,12 @@ fn rows_for(n: usize, quick: bool, rows: &mut Vec<Row>) {
     let moves = if quick { 100_000 } else { 1_000_000 };
     let t0 = Instant::now();
     for f in 0..moves / n {
-        k.frame(if f % 10 == 0 { 1.0 } else { 0.05 });
+        k.game_frame(if f % 10 == 0 { &stride } else { &walk_5cm });
     }
     let kiln_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     for f in 0..moves / n {
-        p.frame(if f % 10 == 0 { 1.0 } else { 0.05 });
+        p.game_frame(if f % 10 == 0 { &stride } else { &walk_5cm });
     }
     let parry_s = t0.elapsed().as_secs_f64();
     let mut fresh = k.tree.clone();

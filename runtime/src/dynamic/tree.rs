@@ -177,13 +177,6 @@ pub enum Update {
     Reinserted,
 }
 
-impl Update {
-    /// Whether the tree changed.
-    pub fn changed(self) -> bool {
-        self != Update::Unchanged
-    }
-}
-
 /// A leaf of a [`DynamicTree`]: what [`DynamicTree::insert`] returns and
 /// the other methods take, valid until it is removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1058,12 +1051,27 @@ mod tests {
     use super::*;
     use kiln_geometry::rng::Rng;
 
-    fn rand_box(rng: &mut Rng, span: f32) -> Aabb {
-        let c = Vec3::new(
-            rng.range(-span, span),
-            rng.range(-span, span),
-            rng.range(-span, span),
+    /// Uniform in the cube [−s, s]³.
+    fn offset(rng: &mut Rng, s: f32) -> Vec3 {
+        Vec3::new(rng.range(-s, s), rng.range(-s, s), rng.range(-s, s))
+    }
+
+    /// The tree's invariants hold and its cost is within 10% of a fresh
+    /// binned-SAH build over the same boxes.
+    fn assert_near_a_fresh_build(tree: &DynamicTree) {
+        tree.check();
+        let mut fresh = tree.clone();
+        fresh.rebuild();
+        fresh.check();
+        let (online, built) = (tree.sah_cost(), fresh.sah_cost());
+        assert!(
+            online < built * 1.10,
+            "online {online:.2}, fresh build {built:.2}"
         );
+    }
+
+    fn rand_box(rng: &mut Rng, span: f32) -> Aabb {
+        let c = offset(rng, span);
         let h = Vec3::new(
             rng.range(0.1, 1.0),
             rng.range(0.1, 1.0),
@@ -1094,11 +1102,7 @@ mod tests {
                 } else {
                     let k = rng.below(live.len());
                     let step = if op < 8 { 0.1 } else { 30.0 };
-                    let d = Vec3::new(
-                        rng.range(-step, step),
-                        rng.range(-step, step),
-                        rng.range(-step, step),
-                    );
+                    let d = offset(&mut rng, step);
                     let b = Aabb::new(live[k].1.lo + d, live[k].1.hi + d);
                     tree.set_box(live[k].0, b);
                     live[k].1 = b;
@@ -1135,16 +1139,8 @@ mod tests {
             }
             // rays: the nearest tight box a ray enters, found through the walk
             for _ in 0..20 {
-                let o = Vec3::new(
-                    rng.range(-60.0, 60.0),
-                    rng.range(-60.0, 60.0),
-                    rng.range(-60.0, 60.0),
-                );
-                let dir = Vec3::new(
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                );
+                let o = offset(&mut rng, 60.0);
+                let dir = offset(&mut rng, 1.0);
                 let ray = SlabRay::new(o, dir);
                 let tight = |d: u32| live.iter().find(|l| l.2 == d).unwrap().1;
                 let mut best: Option<(f32, u32)> = None;
@@ -1187,25 +1183,13 @@ mod tests {
         // few for a rebuild), the others stay
         for step in 0..150 {
             for (p, b) in live.iter_mut().skip(step % 3).step_by(3) {
-                let d = Vec3::new(
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                    rng.range(-1.0, 1.0),
-                );
+                let d = offset(&mut rng, 1.0);
                 *b = Aabb::new(b.lo + d, b.hi + d);
                 tree.set_box(*p, *b);
             }
             assert_eq!(tree.optimize(20), 20, "no rebuild");
         }
-        tree.check();
-        let mut fresh = tree.clone();
-        fresh.rebuild();
-        fresh.check();
-        let (online, built) = (tree.sah_cost(), fresh.sah_cost());
-        assert!(
-            online < built * 1.10,
-            "online {online:.2}, fresh build {built:.2}"
-        );
+        assert_near_a_fresh_build(&tree);
     }
 
     /// A step just past the fat box keeps the leaf under its parent, with
@@ -1269,25 +1253,14 @@ mod tests {
         let mut in_place = 0;
         for _ in 0..300 {
             for (p, b) in live.iter_mut() {
-                let d = Vec3::new(
-                    rng.range(-0.05, 0.05),
-                    rng.range(-0.05, 0.05),
-                    rng.range(-0.05, 0.05),
-                );
+                let d = offset(&mut rng, 0.05);
                 *b = Aabb::new(b.lo + d, b.hi + d);
                 in_place += usize::from(tree.set_box(*p, *b) == Update::InPlace);
             }
             tree.optimize(20);
         }
         assert!(in_place > 10_000, "{in_place} leaves grown in place");
-        tree.check();
-        let mut fresh = tree.clone();
-        fresh.rebuild();
-        let (online, built) = (tree.sah_cost(), fresh.sah_cost());
-        assert!(
-            online < built * 1.10,
-            "online {online:.2}, fresh build {built:.2}"
-        );
+        assert_near_a_fresh_build(&tree);
     }
 
     /// A tree grown by inserting every leaf is rebuilt by the next

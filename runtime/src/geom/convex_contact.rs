@@ -184,16 +184,10 @@ pub(crate) fn point_touches(q: &CoreRef, rq: f64, p: DVec3, rc: f64) -> Option<b
         CoreRef::Cuboid(b) => box_closest(b, p).0,
         CoreRef::Segment(s) => on_segment(s.0, s.1, p),
         CoreRef::Point(a) => a.0,
-        CoreRef::Hull(h) => {
-            let (most, _, tol) = h.plane_excess(p);
-            return if most > rq + rc + tol {
-                Some(false)
-            } else if most <= 0.0 {
-                Some(true)
-            } else {
-                None
-            };
-        }
+        // GJK's yes/no stops at the first separating direction; the face
+        // planes' pass cost more than it saved (hull yes/no on 2,000 balls:
+        // 3.09-3.30 M a second with it, 3.93 M without)
+        CoreRef::Hull(_) => return None,
     };
     Some((on_q - p).length() <= rq + rc)
 }
@@ -738,8 +732,8 @@ mod tests {
                 let (yes_general, t_general) = general();
                 let yes = point_touches(&closed, rq, p, rc);
                 let t = point_touch(&closed, rq, p, rc);
-                // each closed form judged alone (a hull's contact has one
-                // where its yes/no has none: a centre just over a face)
+                // each closed form judged alone (a hull has one for its
+                // contact, none for its yes/no)
                 let near_edge = t.flatten().is_some_and(|t| t.depth < 1e-9 * size)
                     || t_general.is_some_and(|t| t.depth < 1e-9 * size);
                 if let (Some(yes), Some(t)) = (yes, t) {

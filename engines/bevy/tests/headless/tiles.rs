@@ -8,14 +8,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bevy::asset::AssetPlugin;
+use bevy::asset::AssetMode;
 use bevy::ecs::system::RunSystemOnce;
 use bevy::math::DVec3;
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use kiln_bevy::{
-    KilnArchive, KilnBody, KilnFilter, KilnFocus, KilnLevelFailed, KilnPlugin, KilnQuery,
-    KilnRayHit, KilnSystems, KilnTileChange, KilnTileEvent, KilnTiles, KilnWorld,
+    KilnArchive, KilnBody, KilnFilter, KilnFocus, KilnQuery, KilnRayHit, KilnSystems,
+    KilnTileChange, KilnTileEvent, KilnTiles, KilnWorld,
 };
 
 use crate::common::{assets, root, until};
@@ -23,39 +22,37 @@ use crate::common::{assets, root, until};
 /// Where the course's tiles sit in the world: Bevy's zero is put there.
 const OUT: DVec3 = DVec3::new(100_000.0, 0.0, -30_000.0);
 
+/// The tile events Kiln wrote, collected as they come (its other
+/// messages: the headless program's `Seen`).
 #[derive(Resource, Default)]
-struct Seen {
-    tiles: Vec<KilnTileEvent>,
-    failures: Vec<KilnLevelFailed>,
+struct TileEvents(Vec<KilnTileEvent>);
+
+fn collect_tiles(mut seen: ResMut<TileEvents>, mut t: MessageReader<KilnTileEvent>) {
+    seen.0.extend(t.read().cloned());
 }
 
-fn collect(
-    mut seen: ResMut<Seen>,
-    mut t: MessageReader<KilnTileEvent>,
-    mut f: MessageReader<KilnLevelFailed>,
-) {
-    seen.tiles.extend(t.read().cloned());
-    seen.failures.extend(f.read().cloned());
-}
-
+/// The headless program's app over `dir/assets`, collecting tile events.
 fn app(dir: &Path, watch: bool) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: dir.join("assets").display().to_string(),
-            watch_for_changes_override: Some(watch),
-            ..default()
-        },
-        TransformPlugin,
-        KilnPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-        1.0 / 60.0,
-    )))
-    .init_resource::<Seen>()
-    .add_systems(PostUpdate, collect.after(KilnSystems::Sync));
+    let mut app = super::app(dir, AssetMode::Unprocessed, watch);
+    app.init_resource::<TileEvents>()
+        .add_systems(PostUpdate, collect_tiles.after(KilnSystems::Sync));
     app
+}
+
+fn events(app: &App) -> &[KilnTileEvent] {
+    &app.world().resource::<TileEvents>().0
+}
+
+/// The course's manifest loaded and streamed by a `KilnTiles` entity, its
+/// zero at [`OUT`], 2 m around every focus.
+fn spawn_tiles(app: &mut App) -> Entity {
+    let manifest = app
+        .world()
+        .resource::<AssetServer>()
+        .load("course.kilnworld");
+    app.world_mut()
+        .spawn(KilnTiles::new(manifest, 2.0).with_origin(OUT))
+        .id()
 }
 
 /// The walk course cut into 10 m tiles (with `edit` applied to its glTF
@@ -109,12 +106,7 @@ fn down_at(x: f32, z: f32, f: KilnFilter) -> impl Fn(KilnQuery) -> Option<(KilnR
 }
 
 fn count(app: &App, change: &KilnTileChange) -> usize {
-    app.world()
-        .resource::<Seen>()
-        .tiles
-        .iter()
-        .filter(|e| &e.change == change)
-        .count()
+    events(app).iter().filter(|e| &e.change == change).count()
 }
 
 fn mounted(app: &App) -> usize {
@@ -138,14 +130,7 @@ fn tiles_stream_around_a_focus_entity_far_out_and_reload_in_place() {
     assert_eq!(tiles.len(), 4);
     write_world(&dir, &tiles);
     let mut app = app(&dir, true);
-    let manifest = app
-        .world()
-        .resource::<AssetServer>()
-        .load("course.kilnworld");
-    let world = app
-        .world_mut()
-        .spawn(KilnTiles::new(manifest, 2.0).with_origin(OUT))
-        .id();
+    let world = spawn_tiles(&mut app);
     let focus = app
         .world_mut()
         .spawn((KilnFocus, Transform::from_xyz(3.0, 1.0, 3.0)))
@@ -157,10 +142,7 @@ fn tiles_stream_around_a_focus_entity_far_out_and_reload_in_place() {
     }
     assert_eq!(mounted(&app), 1);
     assert_eq!(count(&app, &KilnTileChange::Mounted), 1);
-    assert_eq!(
-        app.world().resource::<Seen>().tiles[0].file,
-        "course.0.0.kiln"
-    );
+    assert_eq!(events(&app)[0].file, "course.0.0.kiln");
     let (hit, name) = ask(&mut app, down_at(3.0, 3.0, KilnFilter::default())).unwrap();
     assert_eq!((hit.entity, name.as_str()), (world, "floor_0"));
     assert!(hit.point.y.abs() < 1e-5, "{hit:?}");
@@ -212,10 +194,7 @@ fn tiles_stream_around_a_focus_entity_far_out_and_reload_in_place() {
     until(&mut app, "the tile reloads", |app| {
         count(app, &KilnTileChange::Reloaded) == 1
     });
-    let reloaded = app
-        .world()
-        .resource::<Seen>()
-        .tiles
+    let reloaded = events(&app)
         .iter()
         .find(|e| e.change == KilnTileChange::Reloaded)
         .unwrap()
@@ -238,7 +217,7 @@ fn tiles_stream_around_a_focus_entity_far_out_and_reload_in_place() {
     // the crate is still a body of the world
     let (hit, _) = ask(&mut app, down_at(3.0, 3.0, KilnFilter::default())).unwrap();
     assert_eq!(hit.entity, crate_);
-    assert!(app.world().resource::<Seen>().failures.is_empty());
+    assert!(app.world().resource::<super::Seen>().failures.is_empty());
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -249,32 +228,19 @@ fn a_missing_tile_is_reported_and_the_others_mount() {
     write_world(&dir, &tiles);
     std::fs::remove_file(dir.join("assets").join(&tiles[3].0)).unwrap();
     let mut app = app(&dir, false);
-    let manifest = app
-        .world()
-        .resource::<AssetServer>()
-        .load("course.kilnworld");
-    let world = app
-        .world_mut()
-        .spawn(KilnTiles::new(manifest, 2.0).with_origin(OUT))
-        .id();
+    let world = spawn_tiles(&mut app);
     app.world_mut()
         .spawn((KilnFocus, Transform::from_xyz(9.5, 1.0, 9.5)));
     until(&mut app, "three tiles and a failure", |app| {
         mounted(app) == 3
-            && app
-                .world()
-                .resource::<Seen>()
-                .tiles
+            && events(app)
                 .iter()
                 .any(|e| matches!(e.change, KilnTileChange::Failed(_)))
     });
     for _ in 0..10 {
         app.update();
     }
-    let failed: Vec<KilnTileEvent> = app
-        .world()
-        .resource::<Seen>()
-        .tiles
+    let failed: Vec<KilnTileEvent> = events(&app)
         .iter()
         .filter(|e| matches!(e.change, KilnTileChange::Failed(_)))
         .cloned()
