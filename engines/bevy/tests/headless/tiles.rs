@@ -9,7 +9,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use bevy::asset::AssetMode;
-use bevy::ecs::system::RunSystemOnce;
 use bevy::math::DVec3;
 use bevy::prelude::*;
 use kiln_bevy::{
@@ -17,6 +16,7 @@ use kiln_bevy::{
     KilnTileChange, KilnTileEvent, KilnTiles, KilnWorld,
 };
 
+use super::{ask, replace};
 use crate::common::{assets, root, until};
 
 /// Where the course's tiles sit in the world: Bevy's zero is put there.
@@ -89,12 +89,6 @@ fn write_world(dir: &Path, tiles: &[(String, Vec<u8>, [f64; 3])]) {
     }
     let (_, bytes) = kiln_baker::tile::world_of_archives(&folder, &listed).unwrap();
     std::fs::write(folder.join("course.kilnworld"), bytes).unwrap();
-}
-
-fn ask<R: 'static>(app: &mut App, query: impl Fn(KilnQuery) -> R + Send + Sync + 'static) -> R {
-    app.world_mut()
-        .run_system_once(move |q: KilnQuery| query(q))
-        .expect("the system runs")
 }
 
 fn down_at(x: f32, z: f32, f: KilnFilter) -> impl Fn(KilnQuery) -> Option<(KilnRayHit, String)> {
@@ -187,10 +181,7 @@ fn tiles_stream_around_a_focus_entity_far_out_and_reload_in_place() {
         .map(|(new, _)| new)
         .unwrap();
     std::thread::sleep(Duration::from_millis(50));
-    let path = dir.join("assets").join(file);
-    let aside = path.with_extension("part");
-    std::fs::write(&aside, bytes).unwrap();
-    std::fs::rename(&aside, &path).unwrap();
+    replace(&dir.join("assets").join(file), bytes);
     until(&mut app, "the tile reloads", |app| {
         count(app, &KilnTileChange::Reloaded) == 1
     });
