@@ -380,7 +380,31 @@ pub fn answer_digest(seed: u64, scenes: usize, queries: usize) -> u64 {
         let scene = scene(&mut dice);
         let level = Level::from_bytes(&bake_scene(&scene, &BakeSettings::default()).bytes)
             .expect("the baker's own archive opens");
-        let objs = judge::objects(&level);
+        let mut objs = judge::objects(&level);
+        // a mesh's triangles in an order of their own, not the archive's
+        // leaf order, so that a change to the tree's layout asks the same
+        // queries
+        for o in &mut objs {
+            let key = |p: &judge::Piece| {
+                let v: Vec<[u64; 3]> = p
+                    .core
+                    .vertices()
+                    .iter()
+                    .map(|v| v.to_array().map(f64::to_bits))
+                    .collect();
+                (v, p.radius.to_bits())
+            };
+            let mut order: Vec<usize> = (0..o.pieces.len()).collect();
+            order.sort_by_cached_key(|&k| key(&o.pieces[k]));
+            let mut old: Vec<Option<judge::Piece>> = std::mem::take(&mut o.pieces)
+                .into_iter()
+                .map(Some)
+                .collect();
+            o.pieces = order.iter().filter_map(|&k| old[k].take()).collect();
+            if o.flat.len() == order.len() {
+                o.flat = order.iter().map(|&k| o.flat[k]).collect();
+            }
+        }
         for i in 0..queries {
             let q = query(&objs, &mut dice, i);
             let (shape, pose) = (q.shape(), q.pose);

@@ -391,8 +391,13 @@ fn surface_point(
                 let Some(p) = convex_contact::settled_point(core, radius, &tri, 0.0, own) else {
                     continue;
                 };
-                if best.is_none_or(|(b, _)| p.dot(t.normal) > b.dot(t.normal)) {
-                    best = Some((p, tri_mesh::slot_source(mesh, slot)));
+                let source = tri_mesh::slot_source(mesh, slot);
+                // ties to the lower source id, whatever the walk's order
+                if best.is_none_or(|(b, bs)| {
+                    let (h, bh) = (p.dot(t.normal), b.dot(t.normal));
+                    h > bh || (h == bh && source < bs)
+                }) {
+                    best = Some((p, source));
                 }
             }
         }
@@ -442,8 +447,10 @@ fn last_touch(
                 },
             };
             let into = gjk::distance(core, &Point(p)).map_or(0.0, |s| s.distance) - radius;
-            if best.is_none_or(|(_, _, x)| into < x) {
-                best = Some((p, tri_mesh::slot_source(mesh, slot), into));
+            let source = tri_mesh::slot_source(mesh, slot);
+            // ties to the lower source id, whatever the walk's order
+            if best.is_none_or(|(_, bs, x)| into < x || (into == x && source < bs)) {
+                best = Some((p, source, into));
             }
         }
         false

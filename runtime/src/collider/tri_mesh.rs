@@ -38,6 +38,15 @@ pub(crate) fn slot_source(mesh: &ArchivedTriMesh, slot: u32) -> u32 {
     mesh.source_id((slot >> 1) as usize, slot & 1)
 }
 
+/// Whether triangle `slot` wins a tie (the same distance, time or depth)
+/// against the best so far, `best`: the lower source id does, so that an
+/// answer never depends on the order a walk meets the triangles in (the
+/// tree's shape), only on the triangles.
+#[inline]
+fn wins_tie(mesh: &ArchivedTriMesh, slot: u32, best: u32) -> bool {
+    slot_source(mesh, slot) < slot_source(mesh, best)
+}
+
 /// The flat-edge bits of the triangle in leaf slot `slot`: bit `k` marks
 /// edge `k` (corner `k` to `k + 1`) as one between coplanar triangles.
 pub(crate) fn flat_mask(mesh: &ArchivedTriMesh, slot: u32) -> u8 {
@@ -82,11 +91,14 @@ impl RayVisitor for MeshSearch<'_> {
         let (a, b, c) = (p(0), p(1), p(2));
         let tris = [(a, b, c), (c, b, if count == 2 { p(3) } else { c })];
         for (k, &(x, y, z)) in tris.iter().take(count).enumerate() {
+            let slot = leaf << 1 | k as u32;
             if let Some(th) = WatertightRay::hit(x, y, z, self.t_max)
-                && (self.hit.is_none() || th < self.t_max)
+                && self.hit.is_none_or(|(bt, best)| {
+                    th < bt || (th == bt && wins_tie(self.mesh, slot, best))
+                })
             {
                 self.t_max = th;
-                self.hit = Some((th, leaf << 1 | k as u32));
+                self.hit = Some((th, slot));
                 if self.any {
                     return true;
                 }
@@ -246,7 +258,7 @@ pub(crate) fn closest(
             let [a, b, cc] = world_triangle(place, mesh, slot);
             if let Some(hit) = sphere_triangle::overlap(c, r, a, b, cc) {
                 let d = (c - hit.point).length();
-                if best.is_none_or(|(_, bd, _)| d < bd) {
+                if best.is_none_or(|(_, bd, bs)| d < bd || (d == bd && wins_tie(mesh, slot, bs))) {
                     best = Some((hit, d, slot));
                 }
             }
@@ -312,7 +324,10 @@ impl RayVisitor for SweepMesh<'_, '_> {
             else {
                 continue;
             };
-            if self.best.is_none() || hit.t < self.limit {
+            let better = self.best.is_none_or(|(bh, best)| {
+                hit.t < bh.t || (hit.t == bh.t && wins_tie(self.mesh, slot, best))
+            });
+            if better {
                 self.limit = hit.t;
                 // widen the f32 cull range by an ulp so equal-time contacts
                 // elsewhere are not culled by rounding
@@ -412,8 +427,9 @@ pub(crate) fn shape_touches(place: &Placement, mesh: &ArchivedTriMesh, posed: &P
 struct Candidate {
     /// An upper bound of its contact's depth ([`depth_bound`]).
     bound: f64,
-    /// Its place in the tree walk (ties go to the earlier).
-    order: u32,
+    /// Its tie key, `part << 32 | source id`: among equally deep contacts
+    /// the lower wins, whatever order the walk met them in.
+    order: u64,
     /// Which of the meshes asked together it is in ([`Part`]).
     part: u32,
     slot: u32,
@@ -470,8 +486,8 @@ fn depth_bound(q: &impl Support, rq: f64, tri: &[DVec3; 3], centre: DVec3) -> f6
 /// from the highest bound down, stopping where the bound falls below the
 /// deepest contact found (by more than rounding could blur). Triangles
 /// under a query shape that rests on a surface are many, but one or two are
-/// the deepest; the answer is the one testing them all in walk order
-/// would give.
+/// the deepest; the answer is the one testing them all would give (of
+/// equally deep ones, the lowest source id's).
 pub(crate) fn shape_touch(
     place: &Placement,
     mesh: &ArchivedTriMesh,
@@ -531,7 +547,7 @@ fn shape_touch_in(
                 }
                 cands.push(Candidate {
                     bound: depth_bound(core, radius, &tri, centre),
-                    order: cands.len() as u32,
+                    order: (k as u64) << 32 | u64::from(slot_source(mesh, slot)),
                     part: k as u32,
                     slot,
                     tri,
@@ -543,9 +559,9 @@ fn shape_touch_in(
     // rounding of the bound and the exact tests, and the expanding
     // polytope's tolerance, stay far below this
     let slack = 1e-8 * (c.abs().max_element() + h.max_element() + radius + 1.0);
-    // highest bound first; equal bounds in walk order
+    // highest bound first; equal bounds by tie key
     cands.sort_unstable_by(|a, b| b.bound.total_cmp(&a.bound).then(a.order.cmp(&b.order)));
-    let mut best: Option<(Touch, u32, u32, [DVec3; 3], bool, usize)> = None;
+    let mut best: Option<(Touch, u32, u64, [DVec3; 3], bool, usize)> = None;
     for cand in cands.iter() {
         let mesh = parts[cand.part as usize].1;
         // no contact is deeper than its bound, and every depth is ≥ 0
@@ -710,14 +726,19 @@ impl RayVisitor for MeshCast<'_, '_> {
             };
             // the first contact; of those at the start, the deepest (as an
             // overlap answers)
+            let source = slot_source(self.mesh, slot);
             let better = match self.best {
                 None => true,
-                Some((bt, bh, _)) => t < bt || (t == 0.0 && bt == 0.0 && hit.depth > bh.depth),
+                Some((bt, bh, bs)) => {
+                    t < bt
+                        || (t == 0.0 && bt == 0.0 && hit.depth > bh.depth)
+                        || (t == bt && (t > 0.0 || hit.depth == bh.depth) && source < bs)
+                }
             };
             if better {
                 self.limit = t;
                 self.t_cull = next_up(t as f32);
-                self.best = Some((t, hit, slot_source(self.mesh, slot)));
+                self.best = Some((t, hit, source));
             }
         }
         false
@@ -859,8 +880,8 @@ mod tests {
     use kiln_baker::SceneMesh;
     use kiln_geometry::rng::Rng;
 
-    /// The deepest touch over every triangle the query shape's box meets, in
-    /// walk order, the first of equally deep ones: what [`shape_touch`]
+    /// The deepest touch over every triangle the query shape's box meets,
+    /// the lowest source id of equally deep ones: what [`shape_touch`]
     /// must answer.
     fn every_triangle(
         place: &Placement,
@@ -876,7 +897,7 @@ mod tests {
             for slot in first << 1..(first << 1) + count {
                 all.push(Candidate {
                     bound: 0.0,
-                    order: all.len() as u32,
+                    order: u64::from(slot_source(mesh, slot)),
                     part: 0,
                     slot,
                     tri: world_triangle(place, mesh, slot),
@@ -890,7 +911,9 @@ mod tests {
             let flat = flat_mask(mesh, c.slot);
             if let Some(t) = convex_contact::touch(&posed.core, posed.radius, &tri, 0.0)
                 .map(|t| flat_region(t, &tri.0, flat, &posed.core, posed.radius, centre, &all))
-                && best.is_none_or(|(b, ..)| t.depth > b.depth)
+                && best.is_none_or(|(b, bs, _)| {
+                    t.depth > b.depth || (t.depth == b.depth && slot_source(mesh, c.slot) < bs)
+                })
             {
                 best = Some((t, slot_source(mesh, c.slot), tri));
             }
@@ -976,8 +999,8 @@ mod tests {
     }
 
     /// The bounded search gives exactly the answer of testing every
-    /// triangle in walk order — the same contact, bit for bit, and the
-    /// same triangle among equally deep ones — for hulls, boxes and
+    /// triangle — the same contact, bit for bit, and the same triangle
+    /// among equally deep ones — for hulls, boxes and
     /// capsules resting on, sinking into and hovering over flat ground,
     /// creases and bumps, under an identity and a turned, scaled
     /// placement.
