@@ -1,11 +1,11 @@
-//! The TriMesh collider: a triangle mesh under a 4-wide tree (terrain, and
+//! The TriMesh collider: a triangle mesh under a wide tree (terrain, and
 //! any mesh that is neither convex nor a primitive).
 //!
 //! Triangles are stored as **leaves** of one or two triangles that share
 //! an edge, as 12-byte quads ([`Leaf`]) that carry their first source
 //! id. The tree stores inner nodes only, each holding its children's
-//! bounds (quantised boxes, [`BoxNode`], or quantised spheres,
-//! [`SphereNode`]) and two [`Links`] words: a node's inner children are
+//! bounds (up to eight quantised boxes, [`WideNode`], or four quantised
+//! spheres, [`SphereNode`]) and two [`Links`] words: a node's inner children are
 //! consecutive nodes and its leaf children consecutive leaves, so a node
 //! names only the first of each and which slots hold leaves. Nodes are in
 //! breadth-first order (each node's children follow those of the node
@@ -19,7 +19,7 @@ use rkyv::{Archive, Serialize};
 /// (the references walks pass around; see [`Links::child`]).
 pub const LEAF_BIT: u32 = 1 << 31;
 
-/// Children per mesh-tree node.
+/// Children per node of a 4-wide tree: sphere trees and the top-level tree.
 pub const WIDTH: usize = 4;
 
 /// Most inner nodes a tree can index ([`Links`] keeps 28 bits for a node
@@ -78,6 +78,34 @@ impl Links {
         })
     }
 
+    /// Unpacks the two stored words of a [`WideNode`]: `first_node << 8 |
+    /// leaf_mask` and `first_leaf << 3 | (used - 1)`.
+    #[inline(always)]
+    pub const fn unpack_wide(w: [u32; 2]) -> Links {
+        Links {
+            first_node: w[0] >> 8,
+            first_leaf: w[1] >> 3,
+            leaf_mask: w[0] & 0xff,
+            used: (w[1] & 7) + 1,
+        }
+    }
+
+    /// Packs into a [`WideNode`]'s two words; `None` when an index or
+    /// count is out of range (see [`MAX_WIDE_NODES`], [`MAX_WIDE_LEAVES`])
+    /// or a leaf bit names an unused slot.
+    pub fn pack_wide(self) -> Option<[u32; 2]> {
+        let ok = (self.first_node as usize) < MAX_WIDE_NODES
+            && (self.first_leaf as usize) < MAX_WIDE_LEAVES
+            && (2..=WIDE as u32).contains(&self.used)
+            && self.leaf_mask >> self.used == 0;
+        ok.then(|| {
+            [
+                self.first_node << 8 | self.leaf_mask,
+                self.first_leaf << 3 | (self.used - 1),
+            ]
+        })
+    }
+
     /// Leaf children.
     #[inline(always)]
     pub const fn leaves(&self) -> u32 {
@@ -107,7 +135,8 @@ impl Links {
 /// Steps of the 8-bit child-box codes of a [`BoxNode`].
 pub const BOX_STEPS: f32 = 255.0;
 
-/// An inner node of a mesh's box tree: the boxes of up to four children,
+/// An inner node of a 4-wide box tree (a large level's top-level tree,
+/// [`crate::level::TopNodes`]): the boxes of up to four children,
 /// quantised to 8 bits per face against this node's own decoded box, and
 /// where the children are ([`Links`]). Leaves are not nodes. Inner nodes
 /// are in breadth-first order (the root is node 0). Codes are stored per
@@ -129,6 +158,57 @@ pub struct BoxNode {
     pub hi: [[u8; WIDTH]; 3],
     /// The children, packed (see [`Links`]).
     pub links: [u32; 2],
+}
+
+/// Children per node of a mesh's box tree ([`WideNode`]).
+pub const WIDE: usize = 8;
+
+/// Most inner nodes a box tree of [`WideNode`]s can index (its links keep
+/// 24 bits for a node index).
+pub const MAX_WIDE_NODES: usize = 1 << 24;
+
+/// Most leaves a box tree of [`WideNode`]s can index (its links keep 29
+/// bits for a leaf index).
+pub const MAX_WIDE_LEAVES: usize = 1 << 29;
+
+/// An inner node of a mesh's box tree: its own exact box, the boxes of up
+/// to eight children quantised to 8 bits per face against that box, and
+/// where the children are ([`Links`], packed as [`Links::pack_wide`]).
+/// Leaves are not nodes; inner nodes are in breadth-first order (the root
+/// is node 0).
+///
+/// The node carries its own frame (a "self-framed" node), so a walk needs
+/// nothing from the node's parent to decode it: its stack holds a
+/// reference and a distance, not a box. Child `c`'s box on axis `k` is
+/// `min + lo[k][c] · step ..= max - hi[k][c] · step` with `step =
+/// box_step(min[k], max[k])` ([`decode_lo`], [`decode_hi`]), as in
+/// [`BoxNode`]; the baker rounds outward against exactly that. Codes are
+/// stored per axis, then per child, so a walk decodes and tests all eight
+/// children with one SIMD lane each (the wide trees of Ylitie, Karras and
+/// Laine, "Efficient Incoherent Ray Traversal on GPUs Through Compressed
+/// Wide BVHs", HPG 2017, whose nodes also carry their own frame). 80
+/// bytes.
+#[derive(Archive, Serialize, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct WideNode {
+    /// The node's lower corner (the exact box of everything under it).
+    pub min: [f32; 3],
+    /// The node's upper corner.
+    pub max: [f32; 3],
+    /// Lower-face codes, `[axis][child]`.
+    pub lo: [[u8; WIDE]; 3],
+    /// Upper-face codes (steps down from the node's upper face), `[axis][child]`.
+    pub hi: [[u8; WIDE]; 3],
+    /// The children, packed (see [`Links::pack_wide`]).
+    pub links: [u32; 2],
+}
+
+impl ArchivedWideNode {
+    /// Where this node's children are.
+    #[inline(always)]
+    pub fn links(&self) -> Links {
+        Links::unpack_wide(self.links.map(|w| w.to_native()))
+    }
 }
 
 /// An inner node of a mesh's sphere tree: the spheres of up to four
@@ -210,7 +290,7 @@ pub struct SphereFrame {
 /// box; spheres stay for measuring and for content where they might win.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TreeKind {
-    /// Axis-aligned boxes ([`BoxNode`]).
+    /// Axis-aligned boxes ([`WideNode`]).
     #[default]
     Aabb,
     /// Spheres ([`SphereNode`]).
@@ -255,13 +335,13 @@ impl SphereFrame {
     }
 }
 
-/// A mesh's tree: 4-wide inner nodes holding their children's quantised
-/// boxes or spheres, in breadth-first order (the root is node 0).
+/// A mesh's tree: inner nodes holding their children's quantised boxes
+/// (8-wide) or spheres (4-wide), in breadth-first order (the root is node
+/// 0).
 #[derive(Archive, Serialize, Clone, Debug, PartialEq)]
 pub enum MeshTree {
-    /// Box nodes, decoded against the mesh's exact box ([`TriMesh::min`],
-    /// [`TriMesh::max`]) and then each node's decoded box.
-    Boxes(Vec<BoxNode>),
+    /// Box nodes, each decoded against its own stored box.
+    Boxes(Vec<WideNode>),
     /// Sphere nodes with their decoding frame.
     Spheres(SphereTree),
 }
@@ -318,7 +398,7 @@ impl ArchivedMeshTree {
     /// Bytes of inner nodes.
     pub fn node_bytes(&self) -> usize {
         match self {
-            ArchivedMeshTree::Boxes(n) => n.len() * std::mem::size_of::<ArchivedBoxNode>(),
+            ArchivedMeshTree::Boxes(n) => n.len() * std::mem::size_of::<ArchivedWideNode>(),
             ArchivedMeshTree::Spheres(t) => {
                 t.nodes.len() * std::mem::size_of::<ArchivedSphereNode>()
             }

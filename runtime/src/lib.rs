@@ -118,4 +118,5 @@ pub use world::{Body, TriggerEvent, World};
 #[doc(hidden)]
 pub mod internals {
     pub use crate::dynamic::tree::{Aabb, DynamicTree, Proxy, Update};
+    pub use crate::walk::with_portable_lanes;
 }

@@ -180,7 +180,9 @@ fn hostile_tree_links_are_rejected_not_followed() {
     let x_at = x_lo as *const _ as usize - base;
     let above = (top.hi[0][0].to_native() + 1.0).to_le_bytes();
     // the first inner child set to the node itself, its leaf bits kept
+    // (four in a top-level node's word, eight in a mesh box node's)
     let own = |r: &rkyv::rend::u32_le| (r.to_native() & 0xf).to_le_bytes();
+    let own_wide = |r: &rkyv::rend::u32_le| (r.to_native() & 0xff).to_le_bytes();
     // one used slot, where a node has two to four
     let one_slot = (top.links[1].to_native() & !3).to_le_bytes();
     assert_rejected(
@@ -188,7 +190,7 @@ fn hostile_tree_links_are_rejected_not_followed() {
         vec![
             (
                 at(&boxes[0].links[0]),
-                own(&boxes[0].links[0]),
+                own_wide(&boxes[0].links[0]),
                 "node 0: children start at node 0 and leaf 0, expected 1 and 0",
             ),
             (
@@ -737,14 +739,14 @@ fn hostile_bsp_trees_are_rejected_by_verification() {
 /// The one-pass check `Level::open` runs on mesh trees
 /// (`verify_mesh_tree`) must reject exactly what a breadth-first walk
 /// from the root rejects ([`walk_verdict`], written apart from it): 4,000
-/// damaged words of links and box codes per tree kind, each trying a value
+/// damaged words of links, node boxes and codes per tree kind, each trying a value
 /// a walker could be fooled by (a small number, all ones, a leaf-looking
 /// word, a flipped bit, a random word); on a small tree (one serial pass)
 /// and on one large enough to be checked in parallel chunks. The
 /// statistics walk (`mesh_tree_stats`) follows every accepted tree.
 #[test]
 fn the_fast_mesh_tree_check_rejects_what_the_full_walk_rejects() {
-    for (u, v) in [(60, 12), (700, 24)] {
+    for (u, v) in [(60, 12), (1400, 24)] {
         fast_and_full_tree_checks_agree(u, v);
     }
 }
@@ -835,8 +837,9 @@ fn fast_and_full_tree_checks_agree(u: u32, v: u32) {
 
 /// A mesh tree's verdict by a breadth-first walk from the root: nodes
 /// dequeued in index order, each storing the next node and leaf numbers
-/// (even with no child of a kind), two to four used slots with leaf bits
-/// only on them, box codes that do not cross, every node and leaf met,
+/// (even with no child of a kind), at least two used slots with leaf bits
+/// only on them, a box node's own box finite, not inverted and of a finite
+/// size, box codes that do not cross, every node and leaf met,
 /// inner nodes fewer than `MAX_DEPTH` levels deep.
 fn walk_verdict(mesh: &kiln_formats::tri_mesh::ArchivedTriMesh) -> bool {
     use kiln_formats::level::MAX_DEPTH;
@@ -857,10 +860,14 @@ fn walk_verdict(mesh: &kiln_formats::tri_mesh::ArchivedTriMesh) -> bool {
             ArchivedMeshTree::Boxes(b) => {
                 let node = &b[i];
                 let l = node.links();
-                let crossed = (0..(l.used as usize).min(4)).any(|c| {
+                let crossed = (0..(l.used as usize).min(8)).any(|c| {
                     (0..3).any(|k| u16::from(node.lo[k][c]) + u16::from(node.hi[k][c]) > 255)
                 });
-                if crossed {
+                let bounded = (0..3).all(|k| {
+                    let (lo, hi) = (node.min[k].to_native(), node.max[k].to_native());
+                    lo.is_finite() && hi.is_finite() && lo <= hi && (hi - lo).is_finite()
+                });
+                if crossed || !bounded {
                     return false;
                 }
                 l

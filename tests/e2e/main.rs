@@ -19,6 +19,7 @@ mod rays;
 mod regressions;
 mod reload;
 mod shells;
+mod simd;
 mod solid_colliders;
 mod spheres;
 mod tiles;

@@ -295,12 +295,13 @@ fn top_tree(nodes: &[BinNode]) -> (TopTree, Vec<usize>) {
     (top, order)
 }
 
-/// A BuiltTriMesh as an archived TriMesh: the binary tree collapsed to 4-wide
-/// inner nodes holding their children's quantised volumes.
+/// A BuiltTriMesh as an archived TriMesh: the binary tree collapsed to
+/// wide inner nodes (8-wide boxes, 4-wide spheres) holding their
+/// children's quantised volumes.
 pub fn tri_mesh(t: BuiltTriMesh) -> TriMesh {
     let (root, order, tree) = match t.kind {
         TreeKind::Aabb => {
-            let e = quantize::encode_boxes(&t.nodes);
+            let e = quantize::encode_wide_boxes(&t.nodes);
             (e.root, e.leaves, MeshTree::Boxes(e.nodes))
         }
         TreeKind::Sphere => {

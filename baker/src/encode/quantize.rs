@@ -14,30 +14,26 @@
 use crate::geom::sah::BinNode as Node;
 use glam::{DVec3, Vec4};
 use kiln_formats::tri_mesh::{
-    BoxNode, FloatBoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, SphereFrame, SphereNode, WIDTH,
-    box_step,
+    BoxNode, FloatBoxNode, LEAF_BIT, Links, MAX_LEAVES, MAX_NODES, MAX_WIDE_LEAVES, MAX_WIDE_NODES,
+    SphereFrame, SphereNode, WIDE, WIDTH, WideNode, box_step,
 };
 use kiln_formats::vertices::dequantize;
 use rayon::prelude::*;
 
-/// Groups the binary skip-count tree into nodes of up to [`WIDTH`]
-/// children by dynamic programming over the binary tree (the collapse of
+/// Groups the binary skip-count tree into nodes of up to `W` children
+/// (8 for a mesh's box tree, 4 for the others) by dynamic programming over the binary tree (the collapse of
 /// Ylitie, Karras and Laine, "Efficient Incoherent Ray Traversal on GPUs
 /// Through Compressed Wide BVHs", HPG 2017): each binary subtree is either
-/// a wide node of its own or spread over up to four slots of its parent,
+/// a wide node of its own or spread over up to `W - 1` slots of its parent,
 /// whichever gives the lower cost; a wide node costs its surface area (the
 /// chance a query enters it) plus [`NODE_PENALTY`] of the root's, and
 /// leaves cost the same however they are grouped. Leaves keep their
 /// left-to-right order. Returns the wide nodes in breadth-first order (the
 /// archive's), none for a tree of one leaf; binary nodes that are neither a
 /// wide node nor a leaf went to their parent's slots.
-fn collapse(nodes: &[Node]) -> Vec<Wide> {
+fn collapse<const W: usize>(nodes: &[Node]) -> Vec<Wide<W>> {
     collapse_with(nodes, NODE_PENALTY)
 }
-
-/// The slots a binary subtree may take of its parent's: it shares them
-/// with its sibling.
-const SHARED: usize = WIDTH - 1;
 
 /// Levels of the collapse with fewer wide nodes than this are made on the
 /// current thread.
@@ -50,7 +46,7 @@ fn is_leaf(nodes: &[Node], i: usize) -> bool {
 }
 
 /// [`collapse`] with a node penalty of `share` of the root's area.
-fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
+fn collapse_with<const W: usize>(nodes: &[Node], share: f64) -> Vec<Wide<W>> {
     let area = |i: usize| half_area(&nodes[i]);
     let mut wide = Vec::with_capacity(nodes.len() / 4 + 1);
     if nodes.is_empty() || is_leaf(nodes, 0) {
@@ -60,7 +56,13 @@ fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
     let pick = picks(nodes, penalty);
     // the slots subtree `i` takes when given `j`, in left-to-right order,
     // written at `w.children[w.len..]`
-    fn slots(i: usize, j: usize, nodes: &[Node], pick: &[Pick], w: &mut Wide) {
+    fn slots<const W: usize>(
+        i: usize,
+        j: usize,
+        nodes: &[Node],
+        pick: &[Pick<W>],
+        w: &mut Wide<W>,
+    ) {
         let leaf = is_leaf(nodes, i);
         let k = if leaf { 0 } else { usize::from(pick[i][j - 1]) };
         if k == 0 {
@@ -79,16 +81,16 @@ fn collapse_with(nodes: &[Node], share: f64) -> Vec<Wide> {
     // wide node `b`: its own two children spread over its slots
     let make = |b: usize| {
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
-        let best = usize::from(pick[b][WIDTH - 1]);
+        let best = usize::from(pick[b][W - 1]);
         let mut w = Wide {
             node: b as u32,
-            children: [0; WIDTH],
+            children: [0; W],
             leaf_mask: 0,
             len: 0,
-            leaf_data: [0; WIDTH],
+            leaf_data: [0; W],
         };
         slots(l, best, nodes, &pick, &mut w);
-        slots(r, WIDTH - best, nodes, &pick, &mut w);
+        slots(r, W - best, nodes, &pick, &mut w);
         w
     };
     // breadth-first, a level at a time: each node's inner children after
@@ -122,12 +124,12 @@ fn half_area(n: &Node) -> f64 {
     d[0] * d[1] + d[1] * d[2] + d[2] * d[0]
 }
 
-/// How binary subtree `i` is best collapsed: `pick[j - 1]` for `j` ≤ 3
-/// (a child shares its parent's four slots with its sibling) is 0 for a
-/// wide node of its own, else the slots its left child takes when the
-/// subtree has `j` slots of its parent; `pick[3]` the slots its left child
-/// takes when `i` is a wide node.
-type Pick = [u8; WIDTH];
+/// How binary subtree `i` is best collapsed into nodes of `W` slots:
+/// `pick[j - 1]` for `j` < `W` (a child shares its parent's slots with its
+/// sibling) is 0 for a wide node of its own, else the slots its left child
+/// takes when the subtree has `j` slots of its parent; `pick[W - 1]` the
+/// slots its left child takes when `i` is a wide node.
+type Pick<const W: usize> = [u8; W];
 
 /// Every binary node's [`Pick`] under a node penalty `penalty`, by
 /// dynamic programming over the subtrees' costs (Ylitie, Karras and Laine
@@ -141,8 +143,8 @@ type Pick = [u8; WIDTH];
 /// alone, 4 bytes a node (on one thread in reverse order, with the costs
 /// stored, it had been 15 ms of the 2.1M terrain's bake at any number of
 /// threads).
-fn picks(nodes: &[Node], penalty: f64) -> Vec<Pick> {
-    let mut pick = vec![[0u8; WIDTH]; nodes.len()];
+fn picks<const W: usize>(nodes: &[Node], penalty: f64) -> Vec<Pick<W>> {
+    let mut pick = vec![[0u8; W]; nodes.len()];
     if !nodes.is_empty() {
         fill_picks(nodes, 0, &mut pick, penalty);
     }
@@ -154,11 +156,17 @@ fn picks(nodes: &[Node], penalty: f64) -> Vec<Pick> {
 const PICK_GRAIN: usize = 1 << 15;
 
 /// Fills the picks of subtree `i`, `pick` being its rows (`i..end`), and
-/// returns its costs in at most 1, 2 and 3 slots of its parent (f32, the
-/// sums in the same order as ever, so the same picks).
-fn fill_picks(nodes: &[Node], i: usize, pick: &mut [Pick], penalty: f64) -> [f32; SHARED] {
+/// returns its costs in at most 1, 2, … `W - 1` slots of its parent
+/// (entry `W - 1` unused; f32, the sums in the same order as ever, so the
+/// same picks).
+fn fill_picks<const W: usize>(
+    nodes: &[Node],
+    i: usize,
+    pick: &mut [Pick<W>],
+    penalty: f64,
+) -> [f32; W] {
     if is_leaf(nodes, i) {
-        return [0.0; SHARED];
+        return [0.0; W];
     }
     let (l, r) = (i + 1, nodes[i + 1].end as usize);
     let parallel = pick.len() > PICK_GRAIN;
@@ -175,11 +183,12 @@ fn fill_picks(nodes: &[Node], i: usize, pick: &mut [Pick], penalty: f64) -> [f32
             fill_picks(nodes, r, right, penalty),
         )
     };
-    let (best, split) = best_split(&cl, &cr, WIDTH);
+    let (best, split) = best_split(&cl, &cr, W);
     let own = (half_area(&nodes[i]) + penalty) as f32 + best;
-    let mut c = [own; SHARED];
-    *row = [0, 0, 0, split as u8];
-    for j in 2..=SHARED {
+    let mut c = [own; W];
+    *row = [0; W];
+    row[W - 1] = split as u8;
+    for j in 2..W {
         let (s, k) = best_split(&cl, &cr, j);
         if s < c[j - 1] {
             (c[j - 1], row[j - 1]) = (s, k as u8);
@@ -191,7 +200,7 @@ fn fill_picks(nodes: &[Node], i: usize, pick: &mut [Pick], penalty: f64) -> [f32
 /// The cheapest way to spread two sibling subtrees, of costs `l` and `r`,
 /// over `j` slots: its cost and the slots the left takes (the first on
 /// ties).
-fn best_split(l: &[f32; SHARED], r: &[f32; SHARED], j: usize) -> (f32, usize) {
+fn best_split<const W: usize>(l: &[f32; W], r: &[f32; W], j: usize) -> (f32, usize) {
     (1..j)
         .map(|k| (l[k - 1] + r[j - k - 1], k))
         .fold((f32::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b })
@@ -210,17 +219,17 @@ const NODE_PENALTY: f64 = 2e-5;
 /// through the wide nodes in order on one thread, then read no binary node
 /// (their scattered reads had been 16 ms of the 2.1M terrain's bake on two
 /// threads).
-struct Wide {
+struct Wide<const W: usize> {
     node: u32,
-    children: [u32; WIDTH],
+    children: [u32; W],
     /// Bit `c`: child `c` is a leaf.
     leaf_mask: u8,
     len: u8,
     /// Child `c`'s [`Node::data`] where it is a leaf (else 0).
-    leaf_data: [u32; WIDTH],
+    leaf_data: [u32; W],
 }
 
-impl Wide {
+impl<const W: usize> Wide<W> {
     /// The binary nodes that are this node's children, in slot order.
     fn kids(&self) -> impl DoubleEndedIterator<Item = usize> + ExactSizeIterator + '_ {
         self.children[..self.len()].iter().map(|&b| b as usize)
@@ -258,7 +267,7 @@ struct Layout {
 /// [`collapse`]): each node's inner children and leaves follow those of
 /// the node before it, as [`Links`] stores them. A tree of one leaf has
 /// that leaf for a root and no nodes; an empty one nothing.
-fn layout(wide: &[Wide], nodes: &[Node]) -> Layout {
+fn layout<const W: usize>(wide: &[Wide<W>], nodes: &[Node]) -> Layout {
     if wide.is_empty() {
         return Layout {
             root: if nodes.is_empty() { 0 } else { LEAF_BIT },
@@ -292,10 +301,16 @@ fn layout(wide: &[Wide], nodes: &[Node]) -> Layout {
             leaf_mask: u32::from(w.leaf_mask),
             used: w.len as u32,
         };
-        links.push(l.pack().unwrap_or_else(|| {
+        let packed = if W == WIDE { l.pack_wide() } else { l.pack() };
+        links.push(packed.unwrap_or_else(|| {
+            let (most_nodes, most_leaves) = if W == WIDE {
+                (MAX_WIDE_NODES, MAX_WIDE_LEAVES)
+            } else {
+                (MAX_NODES, MAX_LEAVES)
+            };
             panic!(
                 "a tree of {} nodes and {} leaves is larger than an archive indexes \
-                 ({MAX_NODES} nodes, {MAX_LEAVES} leaves)",
+                 ({most_nodes} nodes, {most_leaves} leaves)",
                 wide.len(),
                 leaves.len()
             )
@@ -317,7 +332,7 @@ fn layout(wide: &[Wide], nodes: &[Node]) -> Layout {
 /// only on its parent's, so the output is the same on any number of
 /// threads.
 pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
-    let wide = collapse(nodes);
+    let wide = collapse::<WIDTH>(nodes);
     let layout = layout(&wide, nodes);
     let mut out = vec![BLANK; wide.len()];
     // each node's decoded box, set by its parent's level
@@ -386,11 +401,59 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
     }
 }
 
+/// A mesh's box tree in archive form: 8-wide self-framed nodes
+/// ([`WideNode`]), each holding its own exact box (its binary node's) and
+/// its children's codes against that box, four slots at a time by
+/// [`encode_box_node`]. No node's codes depend on another node, so the
+/// nodes are encoded in parallel, in order: the same output on any number
+/// of threads.
+pub fn encode_wide_boxes(nodes: &[Node]) -> Encoded<WideNode> {
+    let wide = collapse::<WIDE>(nodes);
+    let layout = layout(&wide, nodes);
+    let make = |(w, &links): (&Wide<WIDE>, &[u32; 2])| {
+        let own = &nodes[w.node as usize];
+        let mut out = WideNode {
+            min: own.min,
+            max: own.max,
+            lo: [[0; WIDE]; 3],
+            hi: [[0; WIDE]; 3],
+            links,
+        };
+        for first in (0..w.len()).step_by(WIDTH) {
+            let len = (w.len() - first).min(WIDTH);
+            let kids: Kids = std::array::from_fn(|c| {
+                let c = first + c.min(len - 1);
+                let b = w.children[c] as usize;
+                (nodes[b].min, nodes[b].max, w.leaf_mask >> c & 1 != 0)
+            });
+            let (codes, _) = encode_box_node(&kids, len, (own.min, own.max));
+            for k in 0..3 {
+                out.lo[k][first..first + len].copy_from_slice(&codes.lo[k][..len]);
+                out.hi[k][first..first + len].copy_from_slice(&codes.hi[k][..len]);
+            }
+        }
+        out
+    };
+    let out = if wide.len() >= ENCODE_GRAIN {
+        wide.par_iter()
+            .zip(layout.links.par_iter())
+            .map(make)
+            .collect()
+    } else {
+        wide.iter().zip(&layout.links).map(make).collect()
+    };
+    Encoded {
+        root: layout.root,
+        nodes: out,
+        leaves: layout.leaves,
+    }
+}
+
 /// Box tree in archive form with plain f32 child boxes
 /// ([`FloatBoxNode`]): the same collapse and layout as [`encode_boxes`],
 /// each child's box its exact one (nothing to round).
 pub fn encode_float_boxes(nodes: &[Node]) -> Encoded<FloatBoxNode> {
-    let wide = collapse(nodes);
+    let wide = collapse::<WIDTH>(nodes);
     let layout = layout(&wide, nodes);
     let out = wide
         .iter()
@@ -562,7 +625,7 @@ pub fn encode_spheres(
     nodes: &[Node],
     leaf_points: impl Fn(u32) -> Vec<[f32; 3]>,
 ) -> (Encoded<SphereNode>, SphereFrame) {
-    let wide = collapse(nodes);
+    let wide = collapse::<WIDTH>(nodes);
     let layout = layout(&wide, nodes);
     let Some(root) = nodes.first() else {
         let empty = Encoded {
@@ -725,15 +788,15 @@ mod tests {
     /// The cheapest collapse by enumeration: every way to cut a wide
     /// node's binary subtree into at most four slots, each inner slot
     /// costed the same way.
-    fn brute_cost(nodes: &[Node], b: usize, penalty: f64) -> f64 {
-        // every frontier (list of slots) of subtree i with at most 4 slots
-        fn frontiers(nodes: &[Node], i: usize) -> Vec<Vec<usize>> {
+    fn brute_cost(nodes: &[Node], b: usize, penalty: f64, width: usize) -> f64 {
+        // every frontier (list of slots) of subtree i with at most `width` slots
+        fn frontiers(nodes: &[Node], i: usize, width: usize) -> Vec<Vec<usize>> {
             let mut all = vec![vec![i]];
             if nodes[i].end as usize != i + 1 {
                 let (l, r) = (i + 1, nodes[i + 1].end as usize);
-                for a in frontiers(nodes, l) {
-                    for c in frontiers(nodes, r) {
-                        if a.len() + c.len() <= WIDTH {
+                for a in frontiers(nodes, l, width) {
+                    for c in frontiers(nodes, r, width) {
+                        if a.len() + c.len() <= width {
                             all.push([a.clone(), c].concat());
                         }
                     }
@@ -743,16 +806,16 @@ mod tests {
         }
         let (l, r) = (b + 1, nodes[b + 1].end as usize);
         let mut best = f64::INFINITY;
-        for a in frontiers(nodes, l) {
-            for c in frontiers(nodes, r) {
-                if a.len() + c.len() > WIDTH {
+        for a in frontiers(nodes, l, width) {
+            for c in frontiers(nodes, r, width) {
+                if a.len() + c.len() > width {
                     continue;
                 }
                 let sum: f64 = a
                     .iter()
                     .chain(&c)
                     .filter(|&&s| nodes[s].end as usize != s + 1)
-                    .map(|&s| brute_cost(nodes, s, penalty))
+                    .map(|&s| brute_cost(nodes, s, penalty, width))
                     .sum();
                 best = best.min(sum);
             }
@@ -762,22 +825,27 @@ mod tests {
 
     #[test]
     fn the_collapse_is_the_cheapest_by_enumeration() {
+        cheapest_by_enumeration::<WIDTH>();
+        cheapest_by_enumeration::<WIDE>();
+    }
+
+    fn cheapest_by_enumeration<const W: usize>() {
         let mut seed = Rng::new(0x9E37_79B9);
         for case in 0..400 {
             let nodes = random_tree(&mut seed, 2 + case % 11);
             let share = [0.0, NODE_PENALTY, 0.02, 0.3][case as usize % 4];
-            let wide = collapse_with(&nodes, share);
+            let wide = collapse_with::<W>(&nodes, share);
             let area = |i: usize| half_area(&nodes[i]);
             let penalty = area(0) * share;
             // the built tree's cost: every binary node made a wide node
             let got: f64 = wide.iter().map(|w| area(w.node as usize) + penalty).sum();
-            let want = brute_cost(&nodes, 0, penalty);
+            let want = brute_cost(&nodes, 0, penalty, W);
             assert!(
                 (got - want).abs() <= 1e-5 * want,
                 "case {case}: {got} vs {want}"
             );
             // and it holds every leaf once, left to right, in 2..=4 slots
-            let made: std::collections::HashMap<usize, &Wide> =
+            let made: std::collections::HashMap<usize, &Wide<W>> =
                 wide.iter().map(|w| (w.node as usize, w)).collect();
             let mut leaves = Vec::new();
             let mut stack = vec![0];
@@ -787,7 +855,7 @@ mod tests {
                     continue;
                 }
                 let w = made[&b];
-                assert!((2..=WIDTH).contains(&w.len()));
+                assert!((2..=W).contains(&w.len()));
                 for (c, b) in w.kids().enumerate() {
                     // the mask and payloads the layout reads instead of the nodes
                     assert_eq!(w.leaf_mask >> c & 1 != 0, is_leaf(&nodes, b), "case {case}");
@@ -816,7 +884,7 @@ mod tests {
         let (_, nodes) = crate::geom::sah::build_boxes(boxes.par_iter().copied());
         let on = |threads| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-            let wide = pool.unwrap().install(|| collapse(&nodes));
+            let wide = pool.unwrap().install(|| collapse::<WIDE>(&nodes));
             wide.iter()
                 .map(|w| {
                     (

@@ -66,7 +66,7 @@
  field of an archive's header; `baker inspect` prints it). An archive of
  another version is refused with `KilnStatus::BadArchive`.
  */
-#define KILN_FORMAT_VERSION 22
+#define KILN_FORMAT_VERSION 23
 
 /*
  `KilnRayHit::feature` and friends when no feature is named.

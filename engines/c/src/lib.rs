@@ -173,7 +173,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
 /// field of an archive's header; `baker inspect` prints it). An archive of
 /// another version is refused with [`KilnStatus::BadArchive`].
-pub const KILN_FORMAT_VERSION: u32 = 22;
+pub const KILN_FORMAT_VERSION: u32 = 23;
 
 /// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]

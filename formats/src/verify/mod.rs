@@ -622,7 +622,7 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
         top.nodes.len(),
         (top.leaves.to_native() as usize).min(level.instances.len()),
     );
-    if !tri_mesh::node_count(inner, leaves)? {
+    if !tri_mesh::node_count(inner, leaves, crate::tri_mesh::WIDTH)? {
         return Ok(());
     }
     let (min, max) = (

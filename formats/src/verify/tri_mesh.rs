@@ -1,12 +1,12 @@
-//! Verification of the TriMesh shape: vertices, leaves and the 4-wide
-//! tree (see [`crate::tri_mesh`]).
+//! Verification of the TriMesh shape: vertices, leaves and the wide tree
+//! (see [`crate::tri_mesh`]).
 
 use super::{TreeError, TreeStats, VerifyError};
 use crate::level::MAX_DEPTH;
 use crate::tri_mesh::{
     ArchivedBoxNode, ArchivedFloatBoxNode, ArchivedLeaf, ArchivedMeshTree, ArchivedSphereNode,
-    ArchivedTriMesh, LEAF_BIT, LEAF_CHUNK, Links, SphereFrame, WIDTH, box_step, decode_hi,
-    decode_lo,
+    ArchivedTriMesh, ArchivedWideNode, LEAF_BIT, LEAF_CHUNK, Links, SphereFrame, WIDE, WIDTH,
+    box_step, decode_hi, decode_lo,
 };
 use crate::vertices::{Axis, dequantize, layout_of};
 use rayon::prelude::*;
@@ -31,10 +31,11 @@ impl Vol {
     }
 }
 
-/// Checks a mesh's tree: node count, each node's two to four used slots
-/// ([`Links`]) and box codes that cannot cross (lower + upper code ≤ 255
-/// per axis), the breadth-first numbering of nodes and leaves, and depth
-/// (`check_links`).
+/// Checks a mesh's tree: node count, each node's used slots (two to
+/// eight in a box node, to four in a sphere node, [`Links`]), a box node's
+/// own box (finite, not inverted, a finite size) and codes that cannot
+/// cross (lower + upper code ≤ 255 per axis), the breadth-first numbering
+/// of nodes and leaves, and depth (`check_links`).
 ///
 /// A leaf's triangle count is the leaf's own (`d ≠ c`, see
 /// [`crate::tri_mesh::Leaf::is_pair`]); the tree does not repeat it.
@@ -42,15 +43,17 @@ pub fn verify_mesh_tree(mesh: &ArchivedTriMesh) -> Result<(), TreeError> {
     let leaves = mesh.leaves.len();
     let root = mesh.root.to_native();
     match &mesh.tree {
-        ArchivedMeshTree::Boxes(nodes) => check_links(root, leaves, &BoxNodes(nodes)),
+        ArchivedMeshTree::Boxes(nodes) => check_links(root, leaves, &WideNodes(nodes)),
         ArchivedMeshTree::Spheres(t) => check_links(root, leaves, &SphereNodes(&t.nodes)),
     }
 }
 
-/// A 4-wide tree as [`check_links`] reads it. Its node check is a method
-/// of a type rather than a closure so that it always folds into the
-/// scan's loop.
+/// A tree as [`check_links`] reads it. Its node check is a method of a
+/// type rather than a closure so that it always folds into the scan's
+/// loop.
 pub(super) trait Wide: Sync {
+    /// Most children of a node.
+    const WIDTH: usize = WIDTH;
     /// Number of inner nodes.
     fn len(&self) -> usize;
     /// Checks inner node `i` on its own (slots, codes) and gives its links.
@@ -62,6 +65,9 @@ pub(super) struct BoxNodes<'a>(pub &'a [ArchivedBoxNode]);
 
 /// The top-level tree's float nodes.
 pub(super) struct FloatNodes<'a>(pub &'a [ArchivedFloatBoxNode]);
+
+/// A mesh's box nodes (8-wide, each with its own box).
+struct WideNodes<'a>(&'a [ArchivedWideNode]);
 
 /// A mesh's sphere nodes.
 struct SphereNodes<'a>(&'a [ArchivedSphereNode]);
@@ -98,6 +104,18 @@ impl Wide for BoxNodes<'_> {
     }
 }
 
+impl Wide for WideNodes<'_> {
+    const WIDTH: usize = WIDE;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn node(&self, i: usize) -> Result<Links, TreeError> {
+        wide_node(&self.0[i], i)
+    }
+}
+
 impl Wide for SphereNodes<'_> {
     #[inline(always)]
     fn len(&self) -> usize {
@@ -130,11 +148,43 @@ fn box_node(n: &ArchivedBoxNode, i: usize) -> Result<Links, TreeError> {
     Ok(links)
 }
 
-/// Whether a 4-wide tree of `inner` nodes can hold `leaves` leaves: a node
-/// has 2 to 4 children, so L leaves need between ⌈(L-1)/3⌉ and L-1 nodes.
-/// `Ok(false)` for the empty tree (nothing to walk).
-pub(super) fn node_count(inner: usize, leaves: usize) -> Result<bool, TreeError> {
-    if leaves == 0 || inner > leaves - 1 || inner * (WIDTH - 1) < leaves - 1 {
+/// Checks wide box node `n` (index `i`) on its own: its slots, its own box
+/// (finite, not inverted, of a finite size, so its codes decode to finite
+/// faces) and that no used child's lower and upper codes cross; gives its
+/// links.
+#[inline(always)]
+fn wide_node(n: &ArchivedWideNode, i: usize) -> Result<Links, TreeError> {
+    let links = slots(n.links(), i)?;
+    let (min, max) = (n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native()));
+    let bounded = (0..3).all(|k| {
+        min[k].is_finite()
+            && max[k].is_finite()
+            && min[k] <= max[k]
+            && (max[k] - min[k]).is_finite()
+    });
+    if !bounded {
+        return Err(TreeError::Bounds { node: i, min, max });
+    }
+    // as `box_node`, eight slots at once per axis
+    let mut carry = 0u64;
+    for k in 0..3 {
+        let (l, h) = (u64::from_le_bytes(n.lo[k]), u64::from_le_bytes(n.hi[k]));
+        let low = (l & 0x7f7f_7f7f_7f7f_7f7f) + (h & 0x7f7f_7f7f_7f7f_7f7f);
+        carry |= (l & h) | ((l | h) & low);
+    }
+    let used_bytes = u64::MAX >> (64 - 8 * links.used);
+    if carry & 0x8080_8080_8080_8080 & used_bytes != 0 {
+        return Err(TreeError::Crossed { node: i });
+    }
+    Ok(links)
+}
+
+/// Whether a tree of `inner` nodes of up to `width` children can hold
+/// `leaves` leaves: a node has 2 to `width` children, so L leaves need
+/// between ⌈(L-1)/(width-1)⌉ and L-1 nodes. `Ok(false)` for the empty
+/// tree (nothing to walk).
+pub(super) fn node_count(inner: usize, leaves: usize, width: usize) -> Result<bool, TreeError> {
+    if leaves == 0 || inner > leaves - 1 || inner * (width - 1) < leaves - 1 {
         if leaves == 0 && inner == 0 {
             return Ok(false);
         }
@@ -146,7 +196,8 @@ pub(super) fn node_count(inner: usize, leaves: usize) -> Result<bool, TreeError>
     Ok(true)
 }
 
-/// A node's slots: two to four used, no leaf bit on an unused slot.
+/// A node's slots: at least two used (the packing bounds the most), no
+/// leaf bit on an unused slot.
 #[inline(always)]
 fn slots(links: Links, node: usize) -> Result<Links, TreeError> {
     if links.used < 2 || links.leaf_mask >> links.used != 0 {
@@ -162,7 +213,7 @@ pub const PARALLEL_TREE_NODES: usize = 1 << 12;
 /// Inner nodes per chunk of a large tree's check.
 const TREE_CHUNK: usize = 1 << 11;
 
-/// Checks the numbering of a 4-wide tree over `leaves` leaves, rooted at
+/// Checks the numbering of a tree over `leaves` leaves, rooted at
 /// `root`, in one pass over its nodes in storage order: node `i`'s first
 /// inner child and first leaf must be the counts of inner children and
 /// leaves that the nodes before it have (counting from 1 and 0: the root
@@ -181,9 +232,9 @@ const TREE_CHUNK: usize = 1 << 11;
 /// counts its first node claims; the chunks must then chain from (1, 0)
 /// to the totals. Only when that fails does the serial scan run, to name
 /// the first error, so the error does not depend on the thread count.
-pub(super) fn check_links(root: u32, leaves: usize, tree: &impl Wide) -> Result<(), TreeError> {
+pub(super) fn check_links<T: Wide>(root: u32, leaves: usize, tree: &T) -> Result<(), TreeError> {
     let inner = tree.len();
-    if !node_count(inner, leaves)? {
+    if !node_count(inner, leaves, T::WIDTH)? {
         return Ok(());
     }
     let expected_root = if inner == 0 { LEAF_BIT } else { 0 };
@@ -287,7 +338,7 @@ pub fn mesh_tree_stats(mesh: &ArchivedTriMesh) -> Result<TreeStats, TreeError> {
             mesh.root.to_native(),
             Vol::Box(f(&mesh.min), f(&mesh.max)),
             |i| nodes[i].links(),
-            |i, c, vol| box_child(&nodes[i], c, vol),
+            |i, c, _| wide_child(&nodes[i], c),
             |leaf, vol| vol.area() * count(leaf),
         ),
         ArchivedMeshTree::Spheres(t) => {
@@ -326,6 +377,16 @@ pub(super) fn box_child(n: &ArchivedBoxNode, c: usize, vol: Vol) -> Vol {
     )
 }
 
+/// Child `c`'s box of wide node `n` (decoded against the node's own box).
+pub(super) fn wide_child(n: &ArchivedWideNode, c: usize) -> Vol {
+    let (min, max) = (n.min.map(|v| v.to_native()), n.max.map(|v| v.to_native()));
+    let step: [f32; 3] = std::array::from_fn(|k| box_step(min[k], max[k]));
+    Vol::Box(
+        std::array::from_fn(|k| decode_lo(min[k], step[k], n.lo[k][c])),
+        std::array::from_fn(|k| decode_hi(max[k], step[k], n.hi[k][c])),
+    )
+}
+
 /// Child `c`'s box of float node `n`.
 pub(super) fn float_child(n: &ArchivedFloatBoxNode, c: usize) -> Vol {
     Vol::Box(
@@ -346,7 +407,7 @@ pub(super) fn stats_walk(
 ) -> TreeStats {
     let mut stats = TreeStats::default();
     let mut sah = 0.0f64;
-    let mut stack = Vec::with_capacity(WIDTH * MAX_DEPTH);
+    let mut stack = Vec::with_capacity(WIDE * MAX_DEPTH);
     stack.push((root, 1usize, root_vol));
     while let Some((r, depth, vol)) = stack.pop() {
         stats.depth = stats.depth.max(depth);

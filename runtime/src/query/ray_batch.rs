@@ -25,11 +25,14 @@ use crate::geom::ray_box::SlabRay;
 use crate::level::Level;
 use crate::object::ObjectId;
 use crate::placement::Mat3x4;
+#[cfg(target_arch = "x86_64")]
+use crate::walk::wide::{Avx2, with_avx2};
+use crate::walk::wide::{Portable, WideTreeView};
 use crate::walk::{
-    Ball, BoxTreeView, Found, Grow, NodeBox, Ordered, RayVisitor, SphereTreeView, TopTreeView,
-    Tree, TreeRef, ray_root, top_tree,
+    Ball, Found, Grow, Ordered, RayVisitor, SphereTreeView, TopTreeView, Tree, TreeRef, Unframed,
+    ray_root, top_tree,
 };
-use kiln_formats::tri_mesh::{LEAF_BIT, WIDTH};
+use kiln_formats::tri_mesh::{LEAF_BIT, WIDE, WIDTH};
 
 /// Rays in flight at once on one thread. On the 2.1M-triangle benchmark
 /// terrain four, eight and sixteen measured the same (what limits a batch
@@ -43,7 +46,12 @@ type Waiting<V> = Vec<(u32, f32, V)>;
 
 /// The walk of the mesh an instance leaf led to, in its kind of tree.
 enum MeshWalk<'a> {
-    Boxes(BoxTreeView<'a>, Ordered<NodeBox, Waiting<NodeBox>>),
+    Boxes(
+        WideTreeView<'a, Portable>,
+        Ordered<Unframed, Waiting<Unframed>>,
+    ),
+    #[cfg(target_arch = "x86_64")]
+    BoxesAvx2(WideTreeView<'a, Avx2>, Ordered<Unframed, Waiting<Unframed>>),
     Spheres(SphereTreeView<'a>, Ordered<Ball, Waiting<Ball>>),
 }
 
@@ -65,7 +73,7 @@ struct MeshLane<'a> {
 /// (`V`: what the top-level tree's walk carries).
 struct Spare<V> {
     top: Waiting<V>,
-    boxes: Waiting<NodeBox>,
+    boxes: Waiting<Unframed>,
     balls: Waiting<Ball>,
 }
 
@@ -84,7 +92,7 @@ struct Lane<'a, V: Copy> {
 /// Scratch space for one step's children.
 struct Scratch<V> {
     top: Found<V>,
-    boxes: Found<NodeBox>,
+    boxes: Found<Unframed>,
     balls: Found<Ball>,
 }
 
@@ -101,6 +109,8 @@ impl<'a, V: Copy> Lane<'a, V> {
             let h = m.search.answer();
             match m.walk {
                 MeshWalk::Boxes(_, w) => recycle(w, &mut self.spare.boxes),
+                #[cfg(target_arch = "x86_64")]
+                MeshWalk::BoxesAvx2(_, w) => recycle(w, &mut self.spare.boxes),
                 MeshWalk::Spheres(_, w) => recycle(w, &mut self.spare.balls),
             }
             if self
@@ -178,6 +188,13 @@ impl<'a, V: Copy> Lane<'a, V> {
                 };
                 MeshWalk::Boxes(t, w)
             }
+            #[cfg(target_arch = "x86_64")]
+            TreeRef::BoxesAvx2(t) => {
+                let Some(w) = start_walk(&t, &ray, t_max, &mut self.spare.boxes) else {
+                    return false;
+                };
+                MeshWalk::BoxesAvx2(t, w)
+            }
             TreeRef::Spheres(t) => {
                 let Some(w) = start_walk(&t, &ray, t_max, &mut self.spare.balls) else {
                     return false;
@@ -241,6 +258,8 @@ impl MeshLane<'_> {
         let (ray, search, primed) = (&self.ray, &mut self.search, &mut self.primed);
         match &mut self.walk {
             MeshWalk::Boxes(t, w) => step_mesh(t, w, ray, search, primed, &mut scratch.boxes),
+            #[cfg(target_arch = "x86_64")]
+            MeshWalk::BoxesAvx2(t, w) => step_mesh(t, w, ray, search, primed, &mut scratch.boxes),
             MeshWalk::Spheres(t, w) => step_mesh(t, w, ray, search, primed, &mut scratch.balls),
         }
     }
@@ -269,9 +288,12 @@ fn step_mesh<T: Tree>(
     }
     *primed = false;
     let t_max = search.t_max();
-    if let Some(leaf) = walk.step(tree, found, |t, node, vol, found| {
-        t.ray_children(node, vol, ray, &Grow::NONE, t_max, found)
-    }) && search.leaf(leaf)
+    if let Some(leaf) = walk.step(
+        tree,
+        found,
+        #[inline(always)]
+        |t, node, vol, found| t.ray_children(node, vol, ray, &Grow::NONE, t_max, found),
+    ) && search.leaf(leaf)
     {
         return false;
     }
@@ -314,6 +336,29 @@ impl Level {
             }
             return;
         }
+        // compiled for AVX2 where the CPU has it, so that the meshes'
+        // AVX2 node pass inlines into the lanes' steps
+        #[cfg(target_arch = "x86_64")]
+        if let Some(cpu) = Avx2::detect() {
+            return with_avx2(
+                cpu,
+                #[inline(always)]
+                || self.interleave_top(rays, filter, any, answer),
+            );
+        }
+        self.interleave_top(rays, filter, any, answer)
+    }
+
+    /// [`Level::search_many`]'s rays side by side, in the level's form of
+    /// top-level tree.
+    #[inline(always)]
+    fn interleave_top(
+        &self,
+        rays: &[Ray],
+        filter: &Filter,
+        any: bool,
+        answer: impl FnMut(usize, Option<RayFound>),
+    ) {
         match top_tree(self.archive()) {
             TopTreeView::Floats(t) => self.interleave(&t, rays, filter, any, answer),
             TopTreeView::Boxes(t) => self.interleave(&t, rays, filter, any, answer),
@@ -322,6 +367,7 @@ impl Level {
 
     /// [`Level::search_many`]'s rays side by side, with `top` the level's
     /// top-level tree.
+    #[inline(always)]
     fn interleave<T: Tree>(
         &self,
         top: &T,
@@ -346,7 +392,7 @@ impl Level {
             mesh: None,
             spare: Spare {
                 top: Vec::with_capacity(4 * WIDTH),
-                boxes: Vec::with_capacity(8 * WIDTH),
+                boxes: Vec::with_capacity(8 * WIDE),
                 balls: Vec::new(),
             },
         };
@@ -357,9 +403,9 @@ impl Level {
             return;
         };
         let mut scratch = Scratch {
-            top: [(0, 0.0, root_vol); WIDTH],
-            boxes: [(0, 0.0, NodeBox::EMPTY); WIDTH],
-            balls: [(0, 0.0, Ball::EMPTY); WIDTH],
+            top: [(0, 0.0, root_vol); WIDE],
+            boxes: [(0, 0.0, Unframed); WIDE],
+            balls: [(0, 0.0, Ball::EMPTY); WIDE],
         };
         let mut next = 0;
         // the next ray that needs a walk, into `lane`; rays answered

@@ -1,12 +1,12 @@
-//! The tree walkers, written once over the [`Tree`] trait: mesh trees (up
-//! to four children's quantised boxes or spheres in every inner node,
-//! decoded on the fly; box children are decoded and tested four at a
-//! time, one SIMD lane each) and the top-level tree (the same 4-wide form,
+//! The tree walkers, written once over the [`Tree`] trait: mesh trees
+//! (eight children's quantised boxes in every inner node of a box tree,
+//! decoded and tested in one SIMD pass, [`wide`]; four children's
+//! quantised spheres in a sphere tree's) and the top-level tree (4-wide,
 //! its children's boxes as plain floats for a level of up to a few
-//! thousand objects, [`FloatTreeView`], else quantised as a mesh's,
-//! [`TopTreeView`]). A walk carries each node's decoded [`Volume`], because
-//! box children are quantised against their parent's box; a float tree's
-//! walk carries nothing ([`Unframed`]).
+//! thousand objects, [`FloatTreeView`], else quantised against their
+//! parent's box, [`BoxTreeView`]). A walk of the quantised top-level tree
+//! carries each node's decoded [`Volume`]; a walk of a float tree or of a
+//! mesh's self-framed box tree carries nothing ([`Unframed`]).
 //!
 //! - [`walk_ray`]: front to back, with a visitor for leaves that shrinks the
 //!   ray's range as it finds hits (closest hit) or stops the walk (any hit).
@@ -15,17 +15,23 @@
 //! Safety of the walk rests on `kiln_formats::verify`: child references are
 //! in range and numbered breadth-first (so every step goes to a larger
 //! node index, and the walk ends), and no tree is deeper than
-//! `MAX_DEPTH`, so the fixed stacks (at most `WIDTH - 1` entries per level
-//! of the current path) cannot overflow.
+//! `MAX_DEPTH`, so the fixed stacks (at most a node's width less one
+//! entries per level of the current path) cannot overflow.
+
+pub(crate) mod wide;
 
 use crate::geom::ray_box::SlabRay;
 use glam::{Vec3, Vec3A, Vec4};
 use kiln_formats::level::{ArchivedLevel, ArchivedTopNodes, MAX_DEPTH};
 use kiln_formats::tri_mesh::{
     ArchivedBoxNode, ArchivedFloatBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
-    BOX_STEPS, LEAF_BIT, Links, WIDTH,
+    BOX_STEPS, LEAF_BIT, Links, WIDE, WIDTH,
 };
+use std::cell::Cell;
 use std::mem::MaybeUninit;
+#[cfg(target_arch = "x86_64")]
+use wide::Avx2;
+use wide::{Portable, WideTreeView};
 
 /// How much a query grows every volume before testing it (a sphere sweep
 /// is a ray against volumes grown by the sphere: van den Bergen, GDC 2013). `ext` and
@@ -105,14 +111,6 @@ pub(crate) struct NodeBox {
     max: Vec3A,
 }
 
-impl NodeBox {
-    /// A placeholder (an empty box), for buffers filled before use.
-    pub(crate) const EMPTY: NodeBox = NodeBox {
-        min: Vec3A::INFINITY,
-        max: Vec3A::NEG_INFINITY,
-    };
-}
-
 impl Volume for NodeBox {
     #[inline]
     fn ray_entry(&self, ray: &SlabRay, grow: &Grow, t_max: f32) -> Option<f32> {
@@ -169,8 +167,11 @@ impl Volume for Ball {
 }
 
 /// Children found by a walk step: `(reference, entry distance, volume)`
-/// in the first `n` slots.
-pub(crate) type Found<V> = [(u32, f32, V); WIDTH];
+/// in the first `n` slots (room for the widest node, a mesh box tree's).
+pub(crate) type Found<V> = [(u32, f32, V); WIDE];
+
+/// A fixed stack for walks of a tree of nodes up to `WIDTH` wide.
+type Stack4<E> = Stack<E, { (WIDTH - 1) * MAX_DEPTH }>;
 
 /// What the walkers need of a tree. References are inner-node indices, or
 /// [`LEAF_BIT`] | leaf index (a mesh's leaf, or the top-level tree's
@@ -178,6 +179,9 @@ pub(crate) type Found<V> = [(u32, f32, V); WIDTH];
 pub(crate) trait Tree {
     /// The tree's bounding volume.
     type Vol: Volume;
+    /// A fixed stack deep enough for any walk of a verified tree of this
+    /// kind (a node's width less one entries per level).
+    type Stack<E: Copy>: Waiting<E> + Fresh;
     /// The root reference and volume; `None` for an empty tree.
     fn root(&self) -> Option<(u32, Self::Vol)>;
     /// The children of inner node `node` (volume `vol`) whose volume,
@@ -328,6 +332,7 @@ impl FloatTreeView<'_> {
 
 impl Tree for FloatTreeView<'_> {
     type Vol = Unframed;
+    type Stack<E: Copy> = Stack4<E>;
     #[inline]
     fn root(&self) -> Option<(u32, Unframed)> {
         self.root.map(|r| (r, Unframed))
@@ -367,7 +372,7 @@ impl Tree for FloatTreeView<'_> {
     }
 }
 
-/// A mesh's box tree.
+/// A 4-wide box tree of quantised nodes (a large level's top-level tree).
 pub(crate) struct BoxTreeView<'a> {
     nodes: &'a [ArchivedBoxNode],
     root: Option<(u32, NodeBox)>,
@@ -554,7 +559,7 @@ pub(crate) fn prefetch_bytes(v: Option<&[u8]>) {
 /// only when they differ cost more in mispredicted branches than the
 /// second prefetch does).
 #[inline(always)]
-fn prefetch_span(p: *const i8, len: usize) {
+pub(crate) fn prefetch_span(p: *const i8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
@@ -592,6 +597,7 @@ fn slab4(near: &mut Vec4, far: &mut Vec4, l: Vec4, h: Vec4, o: f32, inv: f32) {
 
 impl Tree for BoxTreeView<'_> {
     type Vol = NodeBox;
+    type Stack<E: Copy> = Stack4<E>;
     #[inline]
     fn root(&self) -> Option<(u32, NodeBox)> {
         self.root
@@ -729,6 +735,7 @@ impl SphereTreeView<'_> {
 
 impl Tree for SphereTreeView<'_> {
     type Vol = Ball;
+    type Stack<E: Copy> = Stack4<E>;
     #[inline]
     fn root(&self) -> Option<(u32, Ball)> {
         self.root
@@ -775,10 +782,51 @@ impl Tree for SphereTreeView<'_> {
 
 /// A mesh's tree, whichever kind it is.
 pub(crate) enum TreeRef<'a> {
-    /// Box nodes.
-    Boxes(BoxTreeView<'a>),
+    /// Box nodes, tested lane by lane.
+    Boxes(WideTreeView<'a, Portable>),
+    /// Box nodes, tested with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    BoxesAvx2(WideTreeView<'a, Avx2>),
     /// Sphere nodes.
     Spheres(SphereTreeView<'a>),
+}
+
+thread_local! {
+    /// Set while [`with_portable_lanes`] runs on this thread.
+    static PORTABLE_LANES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with every mesh box tree this thread walks tested by the
+/// portable pass ([`wide::Portable`]) even where the CPU has AVX2: for
+/// tests that compare the two passes' answers.
+pub fn with_portable_lanes<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            PORTABLE_LANES.set(self.0);
+        }
+    }
+    let _reset = Reset(PORTABLE_LANES.replace(true));
+    f()
+}
+
+/// Runs `$body` with `$t` bound to the box or sphere tree of `$tree` (a
+/// [`TreeRef`]), an AVX2 tree's walk compiled for AVX2.
+macro_rules! each_tree {
+    ($tree:expr, $t:ident => $body:expr) => {
+        match $tree {
+            TreeRef::Boxes($t) => $body,
+            #[cfg(target_arch = "x86_64")]
+            // the walks are always inlined, so the whole walk is compiled
+            // for AVX2 here
+            TreeRef::BoxesAvx2($t) => wide::with_avx2(
+                $t.lanes,
+                #[inline(always)]
+                || $body,
+            ),
+            TreeRef::Spheres($t) => $body,
+        }
+    };
 }
 
 impl<'a> TreeRef<'a> {
@@ -803,15 +851,19 @@ impl<'a> TreeRef<'a> {
                 TreeRef::Spheres(t)
             }
             ArchivedMeshTree::Boxes(nodes) => {
-                let vol = NodeBox {
-                    min: vec3a(&mesh.min),
-                    max: vec3a(&mesh.max),
-                };
-                TreeRef::Boxes(BoxTreeView::new(
+                let t = WideTreeView::new(
                     nodes.as_slice(),
                     mesh.leaves.as_slice(),
-                    (!empty).then_some((root, vol)),
-                ))
+                    (!empty).then_some(root),
+                    Portable,
+                );
+                #[cfg(target_arch = "x86_64")]
+                if !PORTABLE_LANES.get()
+                    && let Some(cpu) = Avx2::detect()
+                {
+                    return TreeRef::BoxesAvx2(t.with_lanes(cpu));
+                }
+                TreeRef::Boxes(t)
             }
         }
     }
@@ -819,19 +871,13 @@ impl<'a> TreeRef<'a> {
     /// [`walk_ray`] on this tree.
     #[inline]
     pub(crate) fn walk_ray<V: RayVisitor>(&self, ray: &SlabRay, grow: &Grow, v: &mut V) {
-        match self {
-            TreeRef::Boxes(t) => walk_ray(t, ray, grow, v),
-            TreeRef::Spheres(t) => walk_ray(t, ray, grow, v),
-        }
+        each_tree!(self, t => walk_ray(t, ray, grow, v))
     }
 
     /// [`walk_nearest`] on this tree.
     #[inline]
     pub(crate) fn walk_nearest<V: NearVisitor>(&self, c: Vec3, v: &mut V) {
-        match self {
-            TreeRef::Boxes(t) => walk_nearest(t, c.into(), v),
-            TreeRef::Spheres(t) => walk_nearest(t, c.into(), v),
-        }
+        each_tree!(self, t => walk_nearest(t, c.into(), v))
     }
 
     /// The leaves whose volume may touch the box `lo..=hi`.
@@ -841,10 +887,7 @@ impl<'a> TreeRef<'a> {
             lo: lo.into(),
             hi: hi.into(),
         };
-        match self {
-            TreeRef::Boxes(t) => walk_overlap(t, &region, leaf),
-            TreeRef::Spheres(t) => walk_overlap(t, &region, leaf),
-        }
+        each_tree!(self, t => walk_overlap(t, &region, leaf))
     }
 }
 
@@ -856,33 +899,36 @@ pub(crate) trait RayVisitor {
     fn leaf(&mut self, data: u32) -> bool;
 }
 
-/// Most entries a walk can leave waiting: `WIDTH - 1` per level.
-const STACK: usize = (WIDTH - 1) * MAX_DEPTH;
-
-/// A fixed stack of at most [`STACK`] entries that is never initialised as
-/// a whole (a walk is short; clearing kilobytes per query would cost more
-/// than the walk).
-struct Stack<E: Copy> {
-    slots: [MaybeUninit<E>; STACK],
+/// A fixed stack of at most `N` entries (a tree's width less one per
+/// level of [`MAX_DEPTH`]) that is never initialised as a whole (a walk
+/// is short; clearing kilobytes per query would cost more than the walk).
+pub(crate) struct Stack<E: Copy, const N: usize> {
+    slots: [MaybeUninit<E>; N],
     len: usize,
 }
 
-impl<E: Copy> Stack<E> {
+/// A walk's stack, made empty.
+pub(crate) trait Fresh {
+    /// An empty stack.
+    fn fresh() -> Self;
+}
+
+impl<E: Copy, const N: usize> Fresh for Stack<E, N> {
     #[inline]
-    fn new() -> Self {
+    fn fresh() -> Self {
         Stack {
-            slots: [const { MaybeUninit::uninit() }; STACK],
+            slots: [const { MaybeUninit::uninit() }; N],
             len: 0,
         }
     }
 }
 
-impl<E: Copy> Waiting<E> for Stack<E> {
+impl<E: Copy, const N: usize> Waiting<E> for Stack<E, N> {
     #[inline(always)]
     fn push(&mut self, e: E) {
-        // bounds-checked: a verified tree never needs more than STACK
-        // entries (WIDTH - 1 per level of the current path), so this
-        // cannot panic
+        // bounds-checked: a verified tree never needs more than N entries
+        // (the tree's width less one per level of the current path), so
+        // this cannot panic
         self.slots[self.len] = MaybeUninit::new(e);
         self.len += 1;
     }
@@ -906,7 +952,7 @@ impl<E: Copy> Waiting<E> for Stack<E> {
 /// top, so they are dropped unseen once a closer hit shrinks the range.
 /// Every volume is grown by `grow` first: nothing for rays, the sphere for
 /// sweeps.
-#[inline]
+#[inline(always)]
 pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     tree: &T,
     ray: &SlabRay,
@@ -928,6 +974,7 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
         root,
         v,
         |v, data| v.leaf(data),
+        #[inline(always)]
         |tree, node, vol, v, found| tree.ray_children(node, vol, ray, grow, v.t_max(), found),
         // a waiting subtree is entered only while still in range
         |v, t_entry| t_entry <= v.t_max(),
@@ -948,7 +995,7 @@ pub(crate) fn ray_root<T: Tree + ?Sized>(
     Some((r, vol))
 }
 
-/// Orders a node's children by distance (n ≤ 4), leaves all but the
+/// Orders a node's children by distance (n ≤ 8), leaves all but the
 /// nearest waiting on the stack, nearer ones on top, and returns the
 /// nearest to enter.
 #[inline(always)]
@@ -1116,13 +1163,16 @@ fn ordered_walk<T: Tree + ?Sized, V>(
     children: impl Fn(&T, u32, &T::Vol, &V, &mut Found<T::Vol>) -> usize,
     keep: impl Fn(&V, f32) -> bool,
 ) {
-    let mut stack = Stack::<(u32, f32, T::Vol)>::new();
-    let mut found: Found<T::Vol> = [(0, 0.0, root.1); WIDTH];
+    let mut stack = T::Stack::<(u32, f32, T::Vol)>::fresh();
+    let mut found: Found<T::Vol> = [(0, 0.0, root.1); WIDE];
     let mut w = Ordered::new(root, &mut stack);
     loop {
-        if let Some(data) = w.step(tree, &mut found, |t, node, vol, found| {
-            children(t, node, vol, v, found)
-        }) && leaf(v, data)
+        if let Some(data) = w.step(
+            tree,
+            &mut found,
+            #[inline(always)]
+            |t, node, vol, found| children(t, node, vol, v, found),
+        ) && leaf(v, data)
         {
             return;
         }
@@ -1135,7 +1185,7 @@ fn ordered_walk<T: Tree + ?Sized, V>(
 /// Visits, depth first, every leaf whose volume may touch `region`,
 /// skipping whole subtrees whose volume does not. The leaf visitor returns
 /// `true` to stop.
-#[inline]
+#[inline(always)]
 pub(crate) fn walk_overlap<T: Tree + ?Sized>(
     tree: &T,
     region: &Region,
@@ -1147,8 +1197,8 @@ pub(crate) fn walk_overlap<T: Tree + ?Sized>(
     if vol.region_key(region).is_none() {
         return;
     }
-    let mut stack = Stack::<(u32, T::Vol)>::new();
-    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDTH];
+    let mut stack = T::Stack::<(u32, T::Vol)>::fresh();
+    let mut found: Found<T::Vol> = [(0, 0.0, vol); WIDE];
     loop {
         if r & LEAF_BIT != 0 {
             if leaf(r & !LEAF_BIT) {
@@ -1184,7 +1234,7 @@ pub(crate) trait NearVisitor {
 /// first, dropping every waiting subtree that lies beyond the radius once
 /// it shrinks (branch and bound: a closest-point search visits the few
 /// leaves near the answer, not every leaf in the first radius).
-#[inline]
+#[inline(always)]
 pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A, v: &mut V) {
     let Some((r, vol)) = tree.root() else {
         return;
@@ -1198,6 +1248,7 @@ pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A,
         (r, vol),
         v,
         |v, data| v.leaf(data),
+        #[inline(always)]
         |tree, node, vol, v, found| {
             tree.children_in(node, vol, &Region::Ball { c, r: v.radius() }, found)
         },
