@@ -77,7 +77,7 @@ impl RayVisitor for MeshSearch<'_> {
     fn t_max(&self) -> f32 {
         self.t_max
     }
-    #[inline]
+    #[inline(always)]
     fn leaf(&mut self, data: u32) -> bool {
         let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
         let (q, count) = (
