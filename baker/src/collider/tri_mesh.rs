@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 /// A built TriMesh: welded vertices, leaves in tree order and the binary
 /// SAH tree over them (one leaf per pair). `encode` collapses the tree to
-/// 4-wide quantised nodes of `kind`.
+/// wide quantised nodes of `kind` (8-wide boxes, 4-wide spheres).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuiltTriMesh {
     /// Source mesh name.

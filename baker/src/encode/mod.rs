@@ -1,6 +1,6 @@
 //! Encode: the builders' colliders and placements flattened into the
 //! archive's types (`kiln_formats`), ready for rkyv. Mesh trees are
-//! collapsed to 4-wide nodes and quantised here ([`quantize`]); vertex
+//! collapsed to wide nodes and quantised here ([`quantize`]); vertex
 //! axes that lie on a grid are stored as exact 16-bit steps ([`grid`]);
 //! leaves place their corners and source ids by runs ([`leaves`]).
 
@@ -267,7 +267,7 @@ fn polytope(p: &BuiltPolytope) -> Polytope {
 /// core's second-level cache.
 pub const FLOAT_TOP_LEAVES: usize = 4096;
 
-/// The top-level tree in the 4-wide form of a mesh's box tree (float
+/// The top-level tree in 4-wide box nodes (float
 /// nodes up to [`FLOAT_TOP_LEAVES`] instances, quantised above), and its
 /// leaf order: leaf `k` holds the placement `order[k]` (its builder
 /// leaves hold `leaf_data(placement, 1)`), so instance `k` must be that

@@ -970,6 +970,62 @@ mod tests {
     }
 
     #[test]
+    fn wide_nodes_hold_their_own_box_and_children_inside_it() {
+        // thin boxes far from the origin, as above, under 8-wide nodes
+        let mut s = Rng::new(8);
+        let mut rnd = || (s.next_u64() % 10_000) as f32 / 10_000.0;
+        let leaves: Vec<([f32; 3], [f32; 3])> = (0..700)
+            .map(|_| {
+                let x = 5000.0 + 2048.0 * rnd();
+                let y = -4.64 + 22.3964 * rnd();
+                ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
+            })
+            .collect();
+        let (order, nodes) = crate::geom::sah::build_boxes(leaves.par_iter().copied());
+        let e = encode_wide_boxes(&nodes);
+        assert_eq!(e.root, 0);
+        // 8-wide: between 699/7 and 699 nodes, and fewer than 4-wide takes
+        let four = encode_boxes(&nodes).nodes.len();
+        assert!(
+            e.nodes.len() >= 100 && e.nodes.len() < four,
+            "{} / {four}",
+            e.nodes.len()
+        );
+        assert_eq!(
+            (e.nodes[0].min, e.nodes[0].max),
+            (nodes[0].min, nodes[0].max)
+        );
+        let inside =
+            |(lo, hi): Decoded, (a, b): Decoded| (0..3).all(|k| lo[k] <= a[k] && b[k] <= hi[k]);
+        let mut met = vec![false; e.leaves.len()];
+        let mut stack = vec![(0u32, (nodes[0].min, nodes[0].max))];
+        while let Some((r, decoded)) = stack.pop() {
+            if r & LEAF_BIT != 0 {
+                let k = (r & !LEAF_BIT) as usize;
+                assert!(!met[k], "leaf {k} met twice");
+                met[k] = true;
+                let (j, _) = crate::geom::sah::leaf_range(e.leaves[k]);
+                assert!(inside(decoded, leaves[order[j as usize] as usize]));
+                continue;
+            }
+            let n = &e.nodes[r as usize];
+            // the parent's decoded box holds the node's own (exact) box
+            assert!(inside(decoded, (n.min, n.max)));
+            let l = Links::unpack_wide(n.links);
+            assert!((2..=WIDE as u32).contains(&l.used));
+            let step: [f32; 3] = std::array::from_fn(|k| box_step(n.min[k], n.max[k]));
+            for c in 0..l.used as usize {
+                let lo = std::array::from_fn(|k| decode_lo(n.min[k], step[k], n.lo[k][c]));
+                let hi = std::array::from_fn(|k| decode_hi(n.max[k], step[k], n.hi[k][c]));
+                let child = l.child(c);
+                assert!(child & LEAF_BIT != 0 || child > r);
+                stack.push((child, (lo, hi)));
+            }
+        }
+        assert!(met.iter().all(|&m| m) && met.len() == 700);
+    }
+
+    #[test]
     fn the_four_slot_encoder_gives_the_scalar_codes() {
         let mut s = Rng::new(0x2545_F491);
         let mut rnd = || (s.next_u64() % 1_000_000) as f32 / 1_000_000.0;

@@ -18,7 +18,7 @@ use std::mem::MaybeUninit;
 /// One node of the builder's binary tree, in a depth-first array: the
 /// skip-count layout of the archive's top-level tree (left child at
 /// `i + 1`, `end` one past the subtree, a leaf when `end == i + 1`).
-/// Encoding turns it into archived nodes (the top-level tree) or 4-wide
+/// Encoding turns it into archived nodes (the top-level tree) or wide
 /// quantised nodes (mesh trees).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BinNode {

@@ -2,7 +2,7 @@
 //! One file per collider family; [`verify_level`] dispatches on the collider.
 //!
 //! After [`verify_level`] accepts an archive, every index a query can follow
-//! is in range, every tree is a proper 4-wide tree in breadth-first order
+//! is in range, every tree is a proper wide tree in breadth-first order
 //! no deeper than
 //! [`MAX_DEPTH`], its leaves cover the primitives exactly once and in
 //! order, and every number a query reads is finite. Queries rely on this

@@ -1,4 +1,4 @@
-//! Queries on the TriMesh shape: its 4-wide tree walked in local space,
+//! Queries on the TriMesh shape: its wide tree walked in local space,
 //! exact triangle tests at the leaves.
 //!
 //! Rays are transformed into local space once and tested with the
