@@ -404,7 +404,7 @@ pub fn encode_boxes(nodes: &[Node]) -> Encoded<BoxNode> {
 /// A mesh's box tree in archive form: 8-wide self-framed nodes
 /// ([`WideNode`]), each holding its own exact box (its binary node's) and
 /// its children's codes against that box, four slots at a time by
-/// [`encode_box_node`]. No node's codes depend on another node, so the
+/// `encode_box_node`. No node's codes depend on another node, so the
 /// nodes are encoded in parallel, in order: the same output on any number
 /// of threads.
 pub fn encode_wide_boxes(nodes: &[Node]) -> Encoded<WideNode> {

@@ -797,7 +797,7 @@ thread_local! {
 }
 
 /// Runs `f` with every mesh box tree this thread walks tested by the
-/// portable pass ([`wide::Portable`]) even where the CPU has AVX2: for
+/// portable pass (written lane by lane) even where the CPU has AVX2: for
 /// tests that compare the two passes' answers.
 pub fn with_portable_lanes<R>(f: impl FnOnce() -> R) -> R {
     struct Reset(bool);
@@ -1037,7 +1037,7 @@ impl<E: Copy, W: Waiting<E>> Waiting<E> for &mut W {
 }
 
 /// A heap stack, for walks kept side by side (a batch's lanes): it grows
-/// to the deepest path met, never past [`STACK`] entries on a verified
+/// to the deepest path met, never past a fixed stack's entries on a verified
 /// tree.
 impl<E: Copy> Waiting<E> for Vec<E> {
     #[inline(always)]
