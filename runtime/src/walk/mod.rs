@@ -236,7 +236,6 @@ pub(crate) fn top_tree(level: &ArchivedLevel) -> TopTreeView<'_> {
         }),
         ArchivedTopNodes::Boxes(n) => TopTreeView::Boxes(BoxTreeView::new(
             n.as_slice(),
-            &[],
             root.then(|| {
                 (
                     t.root.to_native(),
@@ -376,9 +375,6 @@ impl Tree for FloatTreeView<'_> {
 pub(crate) struct BoxTreeView<'a> {
     nodes: &'a [ArchivedBoxNode],
     root: Option<(u32, NodeBox)>,
-    /// A mesh's leaf rows, for prefetching the rows of leaves a ray
-    /// enters (empty for the top-level tree).
-    leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
     /// Whether walks ask for children's lines ahead ([`prefetch`]): not
     /// for a tree that lives in the L1 cache, such as a small level's
     /// top-level tree, where a hint is only an instruction.
@@ -391,19 +387,14 @@ pub(crate) struct BoxTreeView<'a> {
 const PREFETCH_FROM_BYTES: usize = 32 << 10;
 
 impl<'a> BoxTreeView<'a> {
-    /// A tree over `nodes` and `leaves`, with `root`.
+    /// A tree over `nodes`, with `root` (its leaves are instances: a
+    /// walk asks memory for nodes alone).
     #[inline]
-    fn new(
-        nodes: &'a [ArchivedBoxNode],
-        leaves: &'a [kiln_formats::tri_mesh::ArchivedLeaf],
-        root: Option<(u32, NodeBox)>,
-    ) -> Self {
-        let bytes = std::mem::size_of_val(nodes) + std::mem::size_of_val(leaves);
+    fn new(nodes: &'a [ArchivedBoxNode], root: Option<(u32, NodeBox)>) -> Self {
         BoxTreeView {
             nodes,
             root,
-            leaves,
-            ahead: bytes > PREFETCH_FROM_BYTES,
+            ahead: std::mem::size_of_val(nodes) > PREFETCH_FROM_BYTES,
         }
     }
 }
@@ -449,10 +440,10 @@ impl Boxes4 {
 }
 
 impl BoxTreeView<'_> {
-    /// Starts loading what a walk reads next: the found children's nodes
-    /// and leaf rows, so the misses overlap instead of coming one after
-    /// another (on the 2.1M terrain's rays, 10–20% faster when children
-    /// were stored apart).
+    /// Starts loading what a walk reads next: the found children's nodes,
+    /// so the misses overlap instead of coming one after another (on the
+    /// 2.1M terrain's rays, 10–20% faster when children were stored
+    /// apart).
     #[inline(always)]
     fn prefetch_found(&self, found: &[(u32, f32, NodeBox)]) {
         for &(c, _, _) in found {
@@ -609,8 +600,6 @@ impl Tree for BoxTreeView<'_> {
         }
         if r & LEAF_BIT == 0 {
             prefetch(self.nodes.get(r as usize));
-        } else {
-            prefetch(self.leaves.get((r & !LEAF_BIT) as usize));
         }
     }
     #[inline(always)]
