@@ -270,6 +270,33 @@ impl Volume for Unframed {
     }
 }
 
+/// Writes the children of a node whose bit is set in `hit` (used slots
+/// only; keys `key`, one per slot) to `out` in slot order, asks memory for
+/// them, and returns how many: the gathering step of every tree whose
+/// walk carries no volume (float nodes, self-framed nodes).
+#[inline(always)]
+pub(crate) fn found_unframed<T: Tree<Vol = Unframed> + ?Sized>(
+    tree: &T,
+    links: &Links,
+    hit: u32,
+    key: &[f32],
+    out: &mut Found<Unframed>,
+) -> usize {
+    let mut bits = hit & ((1 << links.used) - 1);
+    let mut n = 0;
+    while bits != 0 {
+        let c = bits.trailing_zeros() as usize & (WIDE - 1);
+        bits &= bits - 1;
+        // `n` counts the set bits before this one, below the node's width
+        out[n & (WIDE - 1)] = (links.child(c), key[c], Unframed);
+        n += 1;
+    }
+    for &(r, _, _) in &out[..n] {
+        tree.prefetch_ref(r);
+    }
+    n
+}
+
 /// A box tree of float nodes (the top-level tree of a level of up to a few
 /// thousand objects).
 pub(crate) struct FloatTreeView<'a> {
@@ -312,20 +339,7 @@ impl FloatTreeView<'_> {
         t: Vec4,
         out: &mut Found<Unframed>,
     ) -> usize {
-        let mut bits = mask.bitmask() & ((1 << links.used) - 1);
-        let t = <[f32; 4]>::from(t);
-        let mut n = 0;
-        while bits != 0 {
-            let c = bits.trailing_zeros() as usize & (WIDTH - 1);
-            bits &= bits - 1;
-            // `n` counts the set bits before this one, so it is below 4
-            out[n & (WIDTH - 1)] = (links.child(c), t[c], Unframed);
-            n += 1;
-        }
-        for &(c, _, _) in &out[..n] {
-            self.prefetch_ref(c);
-        }
-        n
+        found_unframed(self, links, mask.bitmask(), &<[f32; 4]>::from(t), out)
     }
 }
 

@@ -15,7 +15,7 @@
 
 use super::{Found, Grow, Region, Tree, Unframed, prefetch_span};
 use crate::geom::ray_box::{EXIT_SCALE, SlabRay};
-use kiln_formats::tri_mesh::{ArchivedLeaf, ArchivedWideNode, BOX_STEPS, LEAF_BIT, Links, WIDE};
+use kiln_formats::tri_mesh::{ArchivedLeaf, ArchivedWideNode, BOX_STEPS, LEAF_BIT, WIDE};
 
 /// One pass over a node's eight children: which of them (bit `c` for
 /// child `c`, unused slots included: the caller masks them) pass, and
@@ -357,31 +357,6 @@ impl<'a, L: Lanes> WideTreeView<'a, L> {
             lanes,
         }
     }
-
-    /// Writes the children in `hit` (used slots only, with keys `key`) to
-    /// `out` in slot order, asks memory for them, and returns how many.
-    #[inline(always)]
-    fn found(
-        &self,
-        links: &Links,
-        hit: u32,
-        key: &[f32; WIDE],
-        out: &mut Found<Unframed>,
-    ) -> usize {
-        let mut bits = hit & ((1 << links.used) - 1);
-        let mut n = 0;
-        while bits != 0 {
-            let c = bits.trailing_zeros() as usize & (WIDE - 1);
-            bits &= bits - 1;
-            // `n` counts the set bits before this one, so it is below 8
-            out[n & (WIDE - 1)] = (links.child(c), key[c], Unframed);
-            n += 1;
-        }
-        for &(r, _, _) in &out[..n] {
-            self.prefetch_ref(r);
-        }
-        n
-    }
 }
 
 impl<L: Lanes> Tree for WideTreeView<'_, L> {
@@ -423,7 +398,7 @@ impl<L: Lanes> Tree for WideTreeView<'_, L> {
     ) -> usize {
         let n = &self.nodes[node as usize];
         let (hit, near) = self.lanes.ray(n, ray, grow, t_max);
-        self.found(&n.links(), hit, &near, out)
+        super::found_unframed(self, &n.links(), hit, &near, out)
     }
 
     #[inline(always)]
@@ -436,7 +411,7 @@ impl<L: Lanes> Tree for WideTreeView<'_, L> {
     ) -> usize {
         let n = &self.nodes[node as usize];
         let (hit, key) = self.lanes.region(n, region);
-        self.found(&n.links(), hit, &key, out)
+        super::found_unframed(self, &n.links(), hit, &key, out)
     }
 }
 
