@@ -78,6 +78,10 @@ impl RayVisitor for MeshSearch<'_> {
         self.t_max
     }
     #[inline(always)]
+    fn sorted(&self) -> bool {
+        !self.any
+    }
+    #[inline(always)]
     fn leaf(&mut self, data: u32) -> bool {
         let (leaf, l) = (data, &self.mesh.leaves[data as usize]);
         let (q, count) = (

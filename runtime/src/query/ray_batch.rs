@@ -125,7 +125,7 @@ impl<'a, V: Copy> Lane<'a, V> {
             return false;
         };
         let (ray, t_max) = (&self.ray, self.search.t_max);
-        let leaf = walk.step(top, &mut scratch.top, |t, node, vol, found| {
+        let leaf = walk.step(top, &mut scratch.top, true, |t, node, vol, found| {
             t.ray_children(node, vol, ray, &Grow::NONE, t_max, found)
         });
         if let Some(inst) = leaf {
@@ -288,9 +288,11 @@ fn step_mesh<T: Tree>(
     }
     *primed = false;
     let t_max = search.t_max();
+    let sorted = search.sorted();
     if let Some(leaf) = walk.step(
         tree,
         found,
+        sorted,
         #[inline(always)]
         |t, node, vol, found| t.ray_children(node, vol, ray, &Grow::NONE, t_max, found),
     ) && search.leaf(leaf)

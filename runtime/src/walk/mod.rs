@@ -900,6 +900,12 @@ pub(crate) trait RayVisitor {
     fn t_max(&self) -> f32;
     /// Visits a leaf's payload; returns `true` to stop the walk.
     fn leaf(&mut self, data: u32) -> bool;
+    /// Whether a node's children are entered nearest first (the default);
+    /// `false` where any hit will do.
+    #[inline(always)]
+    fn sorted(&self) -> bool {
+        true
+    }
 }
 
 /// A fixed stack of at most `N` entries (a tree's width less one per
@@ -972,10 +978,12 @@ pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
         v.leaf(root.0 & !LEAF_BIT);
         return;
     }
+    let sorted = v.sorted();
     ordered_walk(
         tree,
         root,
         v,
+        sorted,
         |v, data| v.leaf(data),
         #[inline(always)]
         |tree, node, vol, v, found| tree.ray_children(node, vol, ray, grow, v.t_max(), found),
@@ -1004,10 +1012,11 @@ pub(crate) fn ray_root<T: Tree + ?Sized>(
 #[inline(always)]
 fn nearest_first<V: Copy>(
     found: &mut [(u32, f32, V)],
+    sorted: bool,
     stack: &mut impl Waiting<(u32, f32, V)>,
 ) -> (u32, V) {
     let n = found.len();
-    for i in 1..n {
+    for i in (1..n).filter(|_| sorted) {
         let mut j = i;
         while j > 0 && found[j - 1].1 < found[j].1 {
             found.swap(j - 1, j);
@@ -1092,6 +1101,7 @@ impl<V: Copy, S: Waiting<(u32, f32, V)>> Ordered<V, S> {
         &mut self,
         tree: &T,
         found: &mut Found<V>,
+        sorted: bool,
         children: impl FnOnce(&T, u32, &V, &mut Found<V>) -> usize,
     ) -> Option<u32> {
         let r = self.node;
@@ -1104,7 +1114,7 @@ impl<V: Copy, S: Waiting<(u32, f32, V)>> Ordered<V, S> {
         }
         let n = children(tree, r, &self.vol, found);
         if n > 0 {
-            (self.node, self.vol) = nearest_first(&mut found[..n], &mut self.waiting);
+            (self.node, self.vol) = nearest_first(&mut found[..n], sorted, &mut self.waiting);
         }
         None
     }
@@ -1162,6 +1172,7 @@ fn ordered_walk<T: Tree + ?Sized, V>(
     tree: &T,
     root: (u32, T::Vol),
     v: &mut V,
+    sorted: bool,
     leaf: impl Fn(&mut V, u32) -> bool,
     children: impl Fn(&T, u32, &T::Vol, &V, &mut Found<T::Vol>) -> usize,
     keep: impl Fn(&V, f32) -> bool,
@@ -1173,6 +1184,7 @@ fn ordered_walk<T: Tree + ?Sized, V>(
         if let Some(data) = w.step(
             tree,
             &mut found,
+            sorted,
             #[inline(always)]
             |t, node, vol, found| children(t, node, vol, v, found),
         ) && leaf(v, data)
@@ -1250,6 +1262,7 @@ pub(crate) fn walk_nearest<T: Tree + ?Sized, V: NearVisitor>(tree: &T, c: Vec3A,
         tree,
         (r, vol),
         v,
+        true,
         |v, data| v.leaf(data),
         #[inline(always)]
         |tree, node, vol, v, found| {
