@@ -960,7 +960,8 @@ impl<E: Copy, const N: usize> Waiting<E> for Stack<E, N> {
 /// the others wait on the stack with their entry distances, nearer ones on
 /// top, so they are dropped unseen once a closer hit shrinks the range.
 /// Every volume is grown by `grow` first: nothing for rays, the sphere for
-/// sweeps.
+/// sweeps. A visitor whose `sorted` says `false` (any hit will do) has
+/// the children entered in the order found instead.
 #[inline(always)]
 pub(crate) fn walk_ray<T: Tree + ?Sized, V: RayVisitor>(
     tree: &T,
@@ -1008,7 +1009,10 @@ pub(crate) fn ray_root<T: Tree + ?Sized>(
 
 /// Orders a node's children by distance (n ≤ 8), leaves all but the
 /// nearest waiting on the stack, nearer ones on top, and returns the
-/// nearest to enter.
+/// nearest to enter. Unless `sorted`: then they wait in the order found
+/// and the last is entered (an any-hit walk, which the first hit ends:
+/// on sauer_pandora's rays sorting saved 2% of the nodes visited and cost
+/// 3–4% of the time).
 #[inline(always)]
 fn nearest_first<V: Copy>(
     found: &mut [(u32, f32, V)],
@@ -1095,7 +1099,8 @@ impl<V: Copy, S: Waiting<(u32, f32, V)>> Ordered<V, S> {
     /// Enters the next node (none: nothing happens). A leaf's payload is
     /// returned for the caller to visit; an inner node's children that
     /// `children` finds (each with a distance key) are ordered, the nearest
-    /// becomes the next node and the others wait, nearer ones on top.
+    /// becomes the next node and the others wait, nearer ones on top (with
+    /// `sorted` false, in the order found: see `nearest_first`).
     #[inline(always)]
     pub(crate) fn step<T: Tree<Vol = V> + ?Sized>(
         &mut self,
