@@ -912,53 +912,91 @@ mod tests {
         assert_eq!(inner, made[1..]);
     }
 
-    #[test]
-    fn decoded_child_boxes_contain_the_exact_boxes() {
-        // a balanced tree over random thin boxes far from the origin
-        let mut s = Rng::new(7);
+    /// `n` random thin boxes far from the origin (where rounding bites),
+    /// from `seed`.
+    fn thin_far_boxes(seed: u64, n: usize) -> Vec<Decoded> {
+        let mut s = Rng::new(seed);
         let mut rnd = || (s.next_u64() % 10_000) as f32 / 10_000.0;
-        let leaves: Vec<([f32; 3], [f32; 3])> = (0..256)
+        (0..n)
             .map(|_| {
                 let x = 5000.0 + 2048.0 * rnd();
                 let y = -4.64 + 22.3964 * rnd();
                 ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
             })
-            .collect();
+            .collect()
+    }
+
+    /// Whether box `inner` lies in box `outer`.
+    fn inside((lo, hi): Decoded, (a, b): Decoded) -> bool {
+        (0..3).all(|k| lo[k] <= a[k] && b[k] <= hi[k])
+    }
+
+    /// Walks an encoded tree from `root` (whose decoded box is `root_box`)
+    /// through `children` (a node and its decoded box → its children's
+    /// references and decoded boxes), and checks that every archived leaf
+    /// is met once, its decoded box holding the input box `input` of the
+    /// builder leaf that `leaves` (the encoding's leaf data) puts there,
+    /// `order` being the builder's leaf order.
+    fn walk_decoded(
+        root: u32,
+        root_box: Decoded,
+        leaves: &[u32],
+        order: &[u32],
+        input: &[Decoded],
+        mut children: impl FnMut(u32, Decoded) -> Vec<(u32, Decoded)>,
+    ) {
+        let mut met = vec![false; leaves.len()];
+        let mut stack = vec![(root, root_box)];
+        while let Some((r, decoded)) = stack.pop() {
+            if r & LEAF_BIT != 0 {
+                let k = (r & !LEAF_BIT) as usize;
+                assert!(!met[k], "leaf {k} met twice");
+                met[k] = true;
+                let (j, _) = crate::geom::sah::leaf_range(leaves[k]);
+                assert!(inside(decoded, input[order[j as usize] as usize]));
+                continue;
+            }
+            for (child, b) in children(r, decoded) {
+                // breadth-first: children after their parent
+                assert!(child & LEAF_BIT != 0 || child > r);
+                stack.push((child, b));
+            }
+        }
+        assert_eq!(met.len(), input.len());
+        assert!(met.iter().all(|&m| m), "a leaf never met");
+    }
+
+    #[test]
+    fn decoded_child_boxes_contain_the_exact_boxes() {
+        // a balanced tree over random thin boxes far from the origin
+        let leaves = thin_far_boxes(7, 256);
         let (order, nodes) = crate::geom::sah::build_boxes(leaves.par_iter().copied());
         let e = encode_boxes(&nodes);
         let (root, boxes) = (e.root, &e.nodes);
         assert_eq!(root, 0);
         // 4-wide: between 255/3 and 255 nodes
         assert!(boxes.len() >= 85 && boxes.len() < 255, "{}", boxes.len());
-        // walked through the links with decoded boxes, every archived
-        // leaf is met once, and its box holds the input box of the
-        // builder leaf that `e.leaves` puts there
-        let mut met = vec![false; e.leaves.len()];
-        let mut stack = vec![(root, (nodes[0].min, nodes[0].max))];
-        while let Some((r, (pmin, pmax))) = stack.pop() {
-            if r & LEAF_BIT != 0 {
-                let k = (r & !LEAF_BIT) as usize;
-                assert!(!met[k], "leaf {k} met twice");
-                met[k] = true;
-                let (j, _) = crate::geom::sah::leaf_range(e.leaves[k]);
-                let (lo, hi) = leaves[order[j as usize] as usize];
-                assert!((0..3).all(|a| pmin[a] <= lo[a] && hi[a] <= pmax[a]));
-                continue;
-            }
-            let n = &boxes[r as usize];
-            let l = Links::unpack(n.links);
-            let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
-            for c in 0..l.used as usize {
-                let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c]));
-                let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c]));
-                let child = l.child(c);
-                // breadth-first: children after their parent
-                assert!(child & LEAF_BIT != 0 || child > r);
-                stack.push((child, (lo, hi)));
-            }
-        }
-        assert_eq!(met.len(), 256);
-        assert!(met.iter().all(|&m| m));
+        // each node's children decode against the parent's decoded box
+        let root_box = (nodes[0].min, nodes[0].max);
+        walk_decoded(
+            root,
+            root_box,
+            &e.leaves,
+            &order,
+            &leaves,
+            |r, (pmin, pmax)| {
+                let n = &boxes[r as usize];
+                let l = Links::unpack(n.links);
+                let step: [f32; 3] = std::array::from_fn(|k| box_step(pmin[k], pmax[k]));
+                (0..l.used as usize)
+                    .map(|c| {
+                        let lo = std::array::from_fn(|k| decode_lo(pmin[k], step[k], n.lo[k][c]));
+                        let hi = std::array::from_fn(|k| decode_hi(pmax[k], step[k], n.hi[k][c]));
+                        (l.child(c), (lo, hi))
+                    })
+                    .collect()
+            },
+        );
         // encode_boxes asserts containment; here: codes are used (tight),
         // not all zero
         let used = boxes
@@ -972,15 +1010,7 @@ mod tests {
     #[test]
     fn wide_nodes_hold_their_own_box_and_children_inside_it() {
         // thin boxes far from the origin, as above, under 8-wide nodes
-        let mut s = Rng::new(8);
-        let mut rnd = || (s.next_u64() % 10_000) as f32 / 10_000.0;
-        let leaves: Vec<([f32; 3], [f32; 3])> = (0..700)
-            .map(|_| {
-                let x = 5000.0 + 2048.0 * rnd();
-                let y = -4.64 + 22.3964 * rnd();
-                ([x, y, 0.1], [x + 0.37 * rnd(), y + 0.01, 0.1])
-            })
-            .collect();
+        let leaves = thin_far_boxes(8, 700);
         let (order, nodes) = crate::geom::sah::build_boxes(leaves.par_iter().copied());
         let e = encode_wide_boxes(&nodes);
         assert_eq!(e.root, 0);
@@ -991,38 +1021,31 @@ mod tests {
             "{} / {four}",
             e.nodes.len()
         );
-        assert_eq!(
-            (e.nodes[0].min, e.nodes[0].max),
-            (nodes[0].min, nodes[0].max)
+        let root_box = (nodes[0].min, nodes[0].max);
+        assert_eq!((e.nodes[0].min, e.nodes[0].max), root_box);
+        // each node's children decode against the node's own box, which
+        // its parent's decoded box holds
+        walk_decoded(
+            e.root,
+            root_box,
+            &e.leaves,
+            &order,
+            &leaves,
+            |r, decoded| {
+                let n = &e.nodes[r as usize];
+                assert!(inside(decoded, (n.min, n.max)));
+                let l = Links::unpack_wide(n.links);
+                assert!((2..=WIDE as u32).contains(&l.used));
+                let step: [f32; 3] = std::array::from_fn(|k| box_step(n.min[k], n.max[k]));
+                (0..l.used as usize)
+                    .map(|c| {
+                        let lo = std::array::from_fn(|k| decode_lo(n.min[k], step[k], n.lo[k][c]));
+                        let hi = std::array::from_fn(|k| decode_hi(n.max[k], step[k], n.hi[k][c]));
+                        (l.child(c), (lo, hi))
+                    })
+                    .collect()
+            },
         );
-        let inside =
-            |(lo, hi): Decoded, (a, b): Decoded| (0..3).all(|k| lo[k] <= a[k] && b[k] <= hi[k]);
-        let mut met = vec![false; e.leaves.len()];
-        let mut stack = vec![(0u32, (nodes[0].min, nodes[0].max))];
-        while let Some((r, decoded)) = stack.pop() {
-            if r & LEAF_BIT != 0 {
-                let k = (r & !LEAF_BIT) as usize;
-                assert!(!met[k], "leaf {k} met twice");
-                met[k] = true;
-                let (j, _) = crate::geom::sah::leaf_range(e.leaves[k]);
-                assert!(inside(decoded, leaves[order[j as usize] as usize]));
-                continue;
-            }
-            let n = &e.nodes[r as usize];
-            // the parent's decoded box holds the node's own (exact) box
-            assert!(inside(decoded, (n.min, n.max)));
-            let l = Links::unpack_wide(n.links);
-            assert!((2..=WIDE as u32).contains(&l.used));
-            let step: [f32; 3] = std::array::from_fn(|k| box_step(n.min[k], n.max[k]));
-            for c in 0..l.used as usize {
-                let lo = std::array::from_fn(|k| decode_lo(n.min[k], step[k], n.lo[k][c]));
-                let hi = std::array::from_fn(|k| decode_hi(n.max[k], step[k], n.hi[k][c]));
-                let child = l.child(c);
-                assert!(child & LEAF_BIT != 0 || child > r);
-                stack.push((child, (lo, hi)));
-            }
-        }
-        assert!(met.iter().all(|&m| m) && met.len() == 700);
     }
 
     #[test]

@@ -1020,11 +1020,14 @@ fn nearest_first<V: Copy>(
     stack: &mut impl Waiting<(u32, f32, V)>,
 ) -> (u32, V) {
     let n = found.len();
-    for i in (1..n).filter(|_| sorted) {
-        let mut j = i;
-        while j > 0 && found[j - 1].1 < found[j].1 {
-            found.swap(j - 1, j);
-            j -= 1;
+    if sorted {
+        // insertion sort, farthest first: the nearest ends last
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && found[j - 1].1 < found[j].1 {
+                found.swap(j - 1, j);
+                j -= 1;
+            }
         }
     }
     for &e in &found[..n - 1] {
