@@ -198,12 +198,15 @@ fn fill_picks<const W: usize>(
 }
 
 /// The cheapest way to spread two sibling subtrees, of costs `l` and `r`,
-/// over `j` slots: its cost and the slots the left takes (the first on
-/// ties).
+/// over `j` (at least 2) slots: its cost and the slots the left takes (the
+/// first on ties, and the first where no cost is finite: boxes far enough
+/// out, 10¹⁹ m and more, have areas past f32's range, and a split of no
+/// slots would overfill the wide node).
 fn best_split<const W: usize>(l: &[f32; W], r: &[f32; W], j: usize) -> (f32, usize) {
-    (1..j)
-        .map(|k| (l[k - 1] + r[j - k - 1], k))
-        .fold((f32::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b })
+    let cost = |k: usize| (l[k - 1] + r[j - k - 1], k);
+    (2..j)
+        .map(cost)
+        .fold(cost(1), |b, c| if c.0 < b.0 { c } else { b })
 }
 
 /// What a wide node costs beyond its area, as a share of the root's area
@@ -867,6 +870,41 @@ mod tests {
             }
             let count = nodes.len().div_ceil(2) as u32;
             assert_eq!(leaves, (0..count).collect::<Vec<_>>(), "case {case}");
+        }
+    }
+
+    /// Boxes so far out that their areas overflow f32 (every cost the
+    /// same infinity) still collapse into valid wide nodes: every leaf in
+    /// one slot of one node, no node over its width (a level placed at
+    /// 10³⁰ m had panicked the bake).
+    #[test]
+    fn boxes_whose_areas_overflow_still_collapse() {
+        for far in [1e19f32, 1e30, 3e38] {
+            let boxes: Vec<([f32; 3], [f32; 3])> = (0..300)
+                .map(|i| {
+                    let p = [i as f32 * 0.5, (i % 7) as f32, 0.0];
+                    let p = if i % 2 == 0 { p.map(|v| v + far) } else { p };
+                    (p, p.map(|v| v + 1.0))
+                })
+                .collect();
+            let (_, nodes) = crate::geom::sah::build_boxes(boxes.par_iter().copied());
+            for wide in [
+                collapse::<WIDTH>(&nodes).len(),
+                collapse::<WIDE>(&nodes).len(),
+            ] {
+                assert!(wide > 0);
+            }
+            let four = collapse::<WIDTH>(&nodes);
+            let mut met = vec![0; boxes.len()];
+            for w in &four {
+                assert!(w.len() >= 2 && w.len() <= WIDTH, "{far}: {} slots", w.len());
+                for (c, _) in w.kids().enumerate() {
+                    if w.leaf_mask >> c & 1 != 0 {
+                        met[crate::geom::sah::leaf_range(w.leaf_data[c]).0 as usize] += 1;
+                    }
+                }
+            }
+            assert!(met.iter().all(|&m| m == 1), "{far}: leaves met {met:?}");
         }
     }
 
