@@ -479,7 +479,7 @@ impl ArchivedLevel {
 
     /// The local-from-world matrix of [`ArchivedLevel::rows`] alone (what
     /// a ray needs), the same f32 values.
-    #[inline]
+    #[inline(always)]
     pub fn local_from_world(&self, inst: &ArchivedInstance) -> [f32; 12] {
         let q = inst.rotation.map(|v| v.to_native());
         if q == [0.0; 4] {

@@ -123,8 +123,12 @@ pub fn similarity_local(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
 /// identity with +0 off the diagonal, `1/s² = 1`, and each row's
 /// translation `−(1·tᵣ + 0·tₐ + 0·t_b)` is exact in f32 as in f64, signed
 /// zeros included (a test compares the two over such values).
-#[inline]
-fn translation_rows(q: [f32; 4], t: [f32; 3]) -> Option<Rows> {
+///
+/// Public so that a reader can take this path itself, with the rows'
+/// known entries folded into its arithmetic (a ray's local form, see
+/// `kiln_runtime`'s `At::local_ray`): always inlined for that.
+#[inline(always)]
+pub fn translation_rows(q: [f32; 4], t: [f32; 3]) -> Option<Rows> {
     // bits, not values: a −0 in `q` puts −0 off the general path's diagonal
     if q.map(f32::to_bits) != [0, 0, 0, 1.0f32.to_bits()] || !t.iter().all(|v| v.is_finite()) {
         return None;

