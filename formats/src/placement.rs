@@ -124,9 +124,9 @@ pub fn similarity_local(q: [f32; 4], t: [f32; 3]) -> [f32; 12] {
 /// translation `−(1·tᵣ + 0·tₐ + 0·t_b)` is exact in f32 as in f64, signed
 /// zeros included (a test compares the two over such values).
 ///
-/// Public so that a reader can take this path itself, with the rows'
-/// known entries folded into its arithmetic (a ray's local form, see
-/// `kiln_runtime`'s `At::local_ray`): always inlined for that.
+/// Public, and always inlined, so that a reader that takes this path
+/// itself gets the rows' known ones and zeros folded into its own
+/// arithmetic (a ray moved into local space, say), with the same values.
 #[inline(always)]
 pub fn translation_rows(q: [f32; 4], t: [f32; 3]) -> Option<Rows> {
     // bits, not values: a −0 in `q` puts −0 off the general path's diagonal

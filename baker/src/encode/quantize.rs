@@ -888,23 +888,28 @@ mod tests {
                 })
                 .collect();
             let (_, nodes) = crate::geom::sah::build_boxes(boxes.par_iter().copied());
-            for wide in [
-                collapse::<WIDTH>(&nodes).len(),
-                collapse::<WIDE>(&nodes).len(),
-            ] {
-                assert!(wide > 0);
-            }
-            let four = collapse::<WIDTH>(&nodes);
-            let mut met = vec![0; boxes.len()];
-            for w in &four {
-                assert!(w.len() >= 2 && w.len() <= WIDTH, "{far}: {} slots", w.len());
-                for (c, _) in w.kids().enumerate() {
-                    if w.leaf_mask >> c & 1 != 0 {
-                        met[crate::geom::sah::leaf_range(w.leaf_data[c]).0 as usize] += 1;
+            fn leaves_met<const W: usize>(nodes: &[Node], n: usize, far: f32) -> Vec<u32> {
+                let mut met = vec![0; n];
+                for w in &collapse::<W>(nodes) {
+                    assert!(
+                        (2..=W).contains(&w.len()),
+                        "{far}: {} of {W} slots",
+                        w.len()
+                    );
+                    for (c, _) in w.kids().enumerate() {
+                        if w.leaf_mask >> c & 1 != 0 {
+                            met[crate::geom::sah::leaf_range(w.leaf_data[c]).0 as usize] += 1;
+                        }
                     }
                 }
+                met
             }
-            assert!(met.iter().all(|&m| m == 1), "{far}: leaves met {met:?}");
+            for met in [
+                leaves_met::<WIDTH>(&nodes, boxes.len(), far),
+                leaves_met::<WIDE>(&nodes, boxes.len(), far),
+            ] {
+                assert!(met.iter().all(|&m| m == 1), "{far}: leaves met {met:?}");
+            }
         }
     }
 

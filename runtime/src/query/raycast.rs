@@ -267,13 +267,15 @@ impl Scope<'_> {
             any,
             hit: None,
         };
-        self.walk_ray(
-            &SlabRay::new(ray.origin, ray.dir),
-            &Grow::NONE,
-            filter,
-            &mut v,
-        );
+        self.walk_line(ray, filter, &mut v);
         v.hit
+    }
+
+    /// [`Scope::walk_ray`] for the ray itself (nothing grown): what
+    /// [`Scope::search`] and [`Scope::raycast_any`] walk.
+    #[inline(always)]
+    fn walk_line(&self, ray: &Ray, filter: &Filter, v: &mut impl ObjectVisitor) {
+        self.walk_ray(&SlabRay::new(ray.origin, ray.dir), &Grow::NONE, filter, v);
     }
 
     /// The closest hit of a valid or invalid ray ([`Level::raycast`]).
@@ -294,12 +296,7 @@ impl Scope<'_> {
             ray: *ray,
             hit: false,
         };
-        self.walk_ray(
-            &SlabRay::new(ray.origin, ray.dir),
-            &Grow::NONE,
-            filter,
-            &mut v,
-        );
+        self.walk_line(ray, filter, &mut v);
         v.hit
     }
 }
