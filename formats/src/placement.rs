@@ -176,6 +176,22 @@ fn local_from(q: [f32; 4], t: [f32; 3], m: &[f64; 12]) -> [f32; 12] {
     local
 }
 
+/// Largest scale and translation a stored similarity may have (2⁴⁰), and
+/// the smallest scale (2⁻⁴⁰): inside these both of its matrices are finite
+/// and the inverse loses nothing to overflow. A placement outside them is
+/// stored in the affine table instead.
+pub const SIMILARITY_RANGE: f32 = (1u64 << 40) as f32;
+
+/// Whether the stored form `(q, t)` lies inside [`SIMILARITY_RANGE`]: its
+/// scale (`q`'s squared length, summed in f64) in `[2⁻⁴⁰, 2⁴⁰]` and every
+/// translation component at most 2⁴⁰ in size. NaN is never in range. The
+/// archive verifier and the baker's choice of stored form share this rule.
+pub fn similarity_in_range(q: [f32; 4], t: [f32; 3]) -> bool {
+    let scale = q.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>();
+    let range = f64::from(SIMILARITY_RANGE);
+    (1.0 / range..=range).contains(&scale) && t.iter().all(|v| v.abs() <= SIMILARITY_RANGE)
+}
+
 /// How far (in units of the scale) a stored similarity may move any entry
 /// of the 3×3 part from the transform it was made from: 4 f32 ulps, so a
 /// shape 1 km across moves by at most 0.24 mm at its far end.
@@ -186,6 +202,8 @@ pub const SIMILARITY_TOLERANCE: f64 = 1.0 / (1u64 << 22) as f64;
 /// [`SIMILARITY_TOLERANCE`] of its scale; `None` sends it to the affine
 /// table. The rotation is read from the matrix by Shepperd's method
 /// ("Quaternion from rotation matrix", J. Guidance and Control, 1978).
+/// A similarity outside [`SIMILARITY_RANGE`] (scaled or moved past 2⁴⁰) is
+/// also `None`: the archive accepts it only as an affine placement.
 pub fn similarity_from_rows(m: &[f64; 12]) -> Option<Similarity> {
     if !m.iter().all(|v| v.is_finite()) {
         return None;
@@ -235,7 +253,7 @@ pub fn similarity_from_rows(m: &[f64; 12]) -> Option<Similarity> {
     let f = s.sqrt() / len;
     let q = [x * f, y * f, z * f, w * f].map(|v| v as f32);
     let t = [m[3], m[7], m[11]].map(|v| v as f32);
-    if !q.iter().chain(&t).all(|v| v.is_finite()) {
+    if !similarity_in_range(q, t) {
         return None;
     }
     let back = similarity_world64(q, t);
@@ -414,5 +432,32 @@ mod tests {
         nan[3] = f64::NAN;
         assert_eq!(similarity_from_rows(&nan), None);
         assert_eq!(similarity_from_rows(&[0.0; 12]), None);
+    }
+
+    #[test]
+    fn similarities_past_the_range_go_to_the_affine_table() {
+        let edge = f64::from(SIMILARITY_RANGE);
+        for (s, t, stored) in [
+            (1.0, edge, true),
+            (1.0, -edge, true),
+            (1.0, 2.0 * edge, false),
+            (1.0, -1e30, false),
+            (edge * 0.5, 0.0, true),
+            (edge * 2.0, 0.0, false),
+            (2.0 / edge, 0.0, true),
+            (0.5 / edge, 0.0, false),
+        ] {
+            let m = turned([0.2, 1.0, -0.4], 0.9, s, [3.0, t, 1.0]);
+            let got = similarity_from_rows(&m);
+            assert_eq!(got.is_some(), stored, "scale {s}, translation {t}");
+            if let Some((q, t)) = got {
+                assert!(similarity_in_range(q, t));
+            }
+        }
+        assert!(!similarity_in_range([f32::NAN, 0.0, 0.0, 1.0], [0.0; 3]));
+        assert!(!similarity_in_range(
+            [0.0, 0.0, 0.0, 1.0],
+            [f32::NAN, 0.0, 0.0]
+        ));
     }
 }

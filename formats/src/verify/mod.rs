@@ -648,11 +648,6 @@ pub fn verify_top(level: &ArchivedLevel) -> Result<(), TreeError> {
     }
 }
 
-/// Largest scale and translation a similarity placement may have (2⁴⁰),
-/// and the smallest scale (2⁻⁴⁰): inside these both matrices are finite
-/// and the inverse loses nothing to overflow.
-const PLACEMENT_RANGE: f32 = (1u64 << 40) as f32;
-
 fn verify_instance(
     i: usize,
     inst: &ArchivedInstance,
@@ -673,9 +668,7 @@ fn verify_instance(
         // an affine placement: `[k, 0, 0]`, k an index into the table
         t[0] >= 0.0 && t[0].fract() == 0.0 && (t[0] as usize) < affines && t[1..] == [0.0, 0.0]
     } else {
-        let scale = q.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>();
-        let range = f64::from(PLACEMENT_RANGE);
-        (1.0 / range..=range).contains(&scale) && t.iter().all(|v| v.abs() <= PLACEMENT_RANGE)
+        crate::placement::similarity_in_range(q, t)
     };
     if !ok {
         return Err(VerifyError::Transform { instance: i });

@@ -642,4 +642,42 @@ mod tests {
         // the translation path was taken (else this compares a path with itself)
         assert!(translated >= 8, "{translated} translated instances");
     }
+    /// Instances moved or scaled past the compact similarity's range (2⁴⁰)
+    /// bake into the affine table instead of failing the archive's check,
+    /// and rays still find them where they were placed.
+    #[test]
+    fn far_out_and_huge_instances_bake_as_affine_placements() {
+        let far = (1u64 << 41) as f64;
+        let transforms = [
+            DAffine3::IDENTITY,
+            DAffine3::from_translation(DVec3::new(far, 0.0, 0.0)),
+            DAffine3::from_translation(DVec3::new(0.0, -1e30, 0.0)),
+            DAffine3::from_scale(DVec3::splat(far * 16.0)),
+            DAffine3::from_scale(DVec3::splat(1.0 / (far * 16.0))),
+        ];
+        let mesh = SceneMesh::cuboid("crate", [0.0; 3], [1.0, 1.0, 1.0]);
+        let level = testing::placed_copies(mesh, &transforms, "mesh");
+        let affine: Vec<bool> = level
+            .archive()
+            .instances
+            .iter()
+            .map(|inst| inst.rotation.iter().all(|v| v.to_native() == 0.0))
+            .collect();
+        assert_eq!(affine, [false, true, true, true, true]);
+        let filter = crate::Filter::default();
+        let down = |o: Vec3| {
+            let hit = level.raycast(&crate::Ray::new(o, Vec3::NEG_Z, f32::INFINITY), &filter);
+            hit.map(|h| h.t)
+        };
+        // the box's top face is at z = 1 (or 2⁴⁵ for the huge one)
+        assert_eq!(down(Vec3::new(far as f32, 0.0, 10.0)), Some(9.0));
+        assert_eq!(down(Vec3::new(0.0, -1e30, 10.0)), Some(9.0));
+        let huge = (far * 16.0) as f32;
+        let t = down(Vec3::new(0.5 * huge, 0.0, 2.0 * huge)).expect("the huge box");
+        assert!((t / huge - 1.0).abs() < 1e-6, "{t}");
+        // the tiny one sits inside the unit box (a triangle mesh, hollow):
+        // a ray from inside meets the tiny box's top before the floor
+        let t = down(Vec3::new(0.0, 0.0, 0.5)).expect("the tiny box");
+        assert!((t - 0.5).abs() < 1e-6, "{t}");
+    }
 }
