@@ -455,6 +455,14 @@ impl Level {
         interleave: bool,
     ) {
         assert_eq!(rays.len(), out.len(), "one output slot per query");
+        if !interleave {
+            // one at a time, each a whether-search (no answer kept)
+            let scope = Scope::of(self);
+            for (o, ray) in out.iter_mut().zip(rays) {
+                *o = scope.raycast_any(ray, filter);
+            }
+            return;
+        }
         self.search_many(rays, filter, true, interleave, |i, found| {
             out[i] = found.is_some()
         });
