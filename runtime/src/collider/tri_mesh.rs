@@ -89,7 +89,8 @@ impl RayVisitor for MeshSearch<'_> {
             1 + usize::from(l.is_pair()),
         );
         // each corner sheared once, b and c for both triangles
-        let p = |k: usize| self.ray.shear(Vec3::from(self.mesh.vertices.get(q[k])));
+        let v = self.mesh.vertices.get_corners(q, count == 2);
+        let p = |k: usize| self.ray.shear(Vec3::from(v[k]));
         // (a, b, c) and (c, b, d); a lone triangle's second slot is never
         // tested (`take(count)`), so `c` fills it and `d` is not loaded
         let (a, b, c) = (p(0), p(1), p(2));
