@@ -9,7 +9,8 @@
 //! no square root or division (Shoemake, "Animating rotation with
 //! quaternion curves", SIGGRAPH 1985, gives the unit form). That is 28
 //! bytes where two f32 matrices took 96. Everything else — shear,
-//! non-uniform scale, mirroring — keeps both f32 matrices in
+//! non-uniform scale, mirroring, and a similarity scaled or moved past
+//! [`SIMILARITY_RANGE`] — keeps both f32 matrices in
 //! [`crate::level::Level::affines`].
 //!
 //! Readers never use `q` directly: they take [`similarity_rows`], computed
