@@ -463,7 +463,8 @@ impl Level {
             }
             return;
         }
-        self.search_many(rays, filter, true, interleave, |i, found| {
+        // side by side (the lanes' walk carries `any`)
+        self.search_many(rays, filter, true, true, |i, found| {
             out[i] = found.is_some()
         });
     }
