@@ -95,6 +95,16 @@ fn check_level(path: &Path) -> Vec<(TreeKind, Tally)> {
         let max_t = ray.max_t as f64;
         let clear = oracle.closest(ray, -slack, max_t * (1.0 - 1e-6));
         let mut near_miss = None;
+        if ri % 256 == 0 {
+            // the oracle's boxes skip only what cannot answer
+            let near = oracle.closest(ray, slack, max_t);
+            assert_eq!(
+                clear,
+                oracle.closest_of_all(ray, -slack, max_t * (1.0 - 1e-6))
+            );
+            assert_eq!(near, oracle.closest_of_all(ray, slack, max_t), "{ray:?}");
+            near_miss = Some(near);
+        }
         for (((_, level, sources), tally), (many_hits, many_any)) in
             levels.iter().zip(&mut tallies).zip(&many)
         {
@@ -183,7 +193,14 @@ fn rays_match_brute_force_on_every_shared_level() {
         })
         .collect();
     files.sort();
-    let results: Vec<(String, TreeKind, Tally)> = {
+    // levels in parallel on a pool of this test's own: a level takes tens
+    // of seconds, and on the global pool it would hold the workers that the
+    // other tests' bakes wait for
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .build()
+        .expect("a thread pool");
+    let results: Vec<(String, TreeKind, Tally)> = pool.install(|| {
         use rayon::prelude::*;
         files
             .par_iter()
@@ -194,7 +211,7 @@ fn rays_match_brute_force_on_every_shared_level() {
                     .map(move |(kind, t)| (name.clone(), kind, t))
             })
             .collect()
-    };
+    });
     let mut failed = false;
     for (name, kind, t) in &results {
         let name = format!("{name} ({})", kind.name());

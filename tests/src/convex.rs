@@ -494,7 +494,12 @@ pub fn surface_distance(p: DVec3, c: &Core) -> f64 {
 /// First `t` in `[0, max_t]` at which core `q` moving by `motion · t` comes
 /// within `r` of core `c` (`gap(t) = distance − r`), or `None`.
 pub fn time_of_impact(q: &Core, motion: DVec3, max_t: f64, c: &Core, r: f64) -> Option<f64> {
-    crate::search::first_contact(|t| distance(&q.moved(motion * t), c) - r, max_t).0
+    // moving by `motion · t` changes the distance by at most |motion| a unit of t
+    crate::search::first_root(
+        |t| distance(&q.moved(motion * t), c) - r,
+        max_t,
+        motion.length(),
+    )
 }
 
 #[cfg(test)]

@@ -191,11 +191,24 @@ pub fn ray_mix(lo: Vec3, hi: Vec3, n: usize, seed: u64) -> Vec<TestRay> {
 /// disagreement from a ray that grazes an edge within rounding.
 pub struct Oracle {
     tris: Vec<WorldTriangle>,
-    /// World box per instance, to skip instances a ray cannot touch (the
-    /// answer is the same as testing their triangles).
-    boxes: Vec<(DVec3, DVec3, usize, usize)>,
+    /// World box per run of at most [`Oracle::RUN`] triangles of one
+    /// instance, in scene order, to skip triangles a ray cannot touch: each
+    /// box is padded to hold every point the margin test accepts, so the
+    /// answer is the same as testing every triangle (no tree, no sorting:
+    /// the runs are the scene's own order). With the run's triangles (`s..e`)
+    /// and how far their corners reach out per unit of margin (`grow`).
+    runs: Vec<Run>,
     /// (instance, source id) → index into `tris`.
     by_id: std::collections::HashMap<(usize, u32), usize>,
+}
+
+/// A run of the oracle's triangles and its box (see [`Oracle`]).
+struct Run {
+    lo: DVec3,
+    hi: DVec3,
+    start: usize,
+    end: usize,
+    grow: f64,
 }
 
 /// An oracle hit.
@@ -212,24 +225,45 @@ pub struct OracleHit {
 }
 
 impl Oracle {
+    /// Triangles a box covers at most.
+    const RUN: usize = 32;
+
     /// Prepares the oracle for a scene.
     pub fn new(scene: &Scene) -> Oracle {
         let tris = scene.world_triangles();
-        let mut boxes: Vec<(DVec3, DVec3, usize, usize)> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
         let mut start = 0;
         while start < tris.len() {
             let inst = tris[start].instance;
             let mut end = start;
             let mut lo = DVec3::splat(f64::INFINITY);
             let mut hi = DVec3::splat(f64::NEG_INFINITY);
-            while end < tris.len() && tris[end].instance == inst {
-                for v in tris[end].v {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
+            let mut grow = 0.0f64;
+            while end < tris.len() && end - start < Self::RUN && tris[end].instance == inst {
+                let v = tris[end].v;
+                for k in 0..3 {
+                    lo = lo.min(v[k]);
+                    hi = hi.max(v[k]);
+                    // the triangle with its edges moved out by m has this
+                    // corner m / sin(α/2) further out, α the corner's angle
+                    let (a, b) = (v[(k + 1) % 3] - v[k], v[(k + 2) % 3] - v[k]);
+                    let cos = a.dot(b) / (a.length() * b.length());
+                    let half_sin = ((1.0 - cos) * 0.5).max(0.0).sqrt();
+                    grow = grow.max(if half_sin > 0.0 {
+                        1.0 / half_sin
+                    } else {
+                        f64::INFINITY
+                    });
                 }
                 end += 1;
             }
-            boxes.push((lo, hi, start, end));
+            runs.push(Run {
+                lo,
+                hi,
+                start,
+                end,
+                grow,
+            });
             start = end;
         }
         let by_id = tris
@@ -237,7 +271,7 @@ impl Oracle {
             .enumerate()
             .map(|(i, t)| ((t.instance, t.source_id), i))
             .collect();
-        Oracle { tris, boxes, by_id }
+        Oracle { tris, runs, by_id }
     }
 
     /// All world triangles.
@@ -255,12 +289,46 @@ impl Oracle {
         let o = ray.origin.as_dvec3();
         let d = ray.dir.as_dvec3();
         let mut best: Option<OracleHit> = None;
-        for &(lo, hi, s, e) in &self.boxes {
-            let pad = (hi - lo).max_element() * 1e-6 + slack.abs() + 1e-9;
-            if !slab(o, d, lo - pad, hi + pad, max_t) {
+        // an accepted hit lies in its triangle's plane within slack / cos
+        // of the triangle (cos floored at 1e-3), so within that of its box
+        // (a margin of -reach moves a corner reach · grow out)
+        let reach = slack.max(0.0) * 1e3;
+        for run in &self.runs {
+            let out = if reach > 0.0 {
+                reach * run.grow * 1.01
+            } else {
+                0.0
+            };
+            let pad = (run.hi - run.lo).max_element() * 1e-6 + out + 1e-9;
+            if !slab(o, d, run.lo - pad, run.hi + pad, max_t) {
                 continue;
             }
-            for tri in &self.tris[s..e] {
+            self.closest_in(run.start..run.end, o, d, slack, max_t, &mut best);
+        }
+        best
+    }
+
+    /// [`Oracle::closest`] over every triangle, without the boxes: what the
+    /// boxes must not change.
+    pub fn closest_of_all(&self, ray: &TestRay, slack: f64, max_t: f64) -> Option<OracleHit> {
+        let mut best = None;
+        let (o, d) = (ray.origin.as_dvec3(), ray.dir.as_dvec3());
+        self.closest_in(0..self.tris.len(), o, d, slack, max_t, &mut best);
+        best
+    }
+
+    /// The closest accepted hit among `range`'s triangles nearer than `best`.
+    fn closest_in(
+        &self,
+        range: std::ops::Range<usize>,
+        o: DVec3,
+        d: DVec3,
+        slack: f64,
+        max_t: f64,
+        best: &mut Option<OracleHit>,
+    ) {
+        {
+            for tri in &self.tris[range] {
                 // beyond the range or the best so far: dropped on `t`
                 // alone, before the margin's lengths and divisions
                 let Some(c) = crossing(o, d, tri.v) else {
@@ -272,7 +340,7 @@ impl Oracle {
                 }
                 let h = c.hit(d, tri.v);
                 if h.margin >= -slack / h.cos.max(1e-3) {
-                    best = Some(OracleHit {
+                    *best = Some(OracleHit {
                         t: h.t,
                         instance: tri.instance,
                         source_id: tri.source_id,
@@ -281,7 +349,6 @@ impl Oracle {
                 }
             }
         }
-        best
     }
 
     /// Where the ray meets one specific triangle's plane, if the point is
@@ -416,6 +483,12 @@ pub fn dist_point_triangle(p: DVec3, v: [DVec3; 3]) -> f64 {
 pub fn sweep_oracle(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> (Option<f64>, f64) {
     let (t, least) = search::first_contact(|t| dist_point_triangle(c + d * t, v) - r, max_t);
     (t, least + r)
+}
+
+/// The time of [`sweep_oracle`] alone, found with fewer steps
+/// ([`search::first_root`]: the centre moves |d| a unit of `t`).
+pub fn sweep_toi(c: DVec3, d: DVec3, r: f64, max_t: f64, v: [DVec3; 3]) -> Option<f64> {
+    search::first_root(|t| dist_point_triangle(c + d * t, v) - r, max_t, d.length())
 }
 
 /// A scene baked with each tree kind, AABB first: every oracle test checks
@@ -683,5 +756,81 @@ impl SphereQueries for kiln_runtime::Level {
             &kiln_runtime::ShapeCast::new(ball, kiln_runtime::Pose::at(c), d, max_t).with(options),
             &kiln_runtime::Filter::ALL,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_baker::{SceneInstance, SceneMesh};
+
+    /// The oracle's boxes against every triangle, on needles (corners of a
+    /// thousandth of a radian, whose edges moved out by a margin reach far
+    /// past the box) and ordinary triangles, with rays aimed just past
+    /// their tips at grazing angles and the slacks the ray tests use.
+    #[test]
+    fn the_boxes_skip_only_triangles_that_cannot_answer() {
+        let mut rng = Rng::new(5);
+        let mut positions = Vec::new();
+        let mut tris = Vec::new();
+        for i in 0..200u32 {
+            let base = (rng.unit32() * 20.0).to_array();
+            let along = rng.unit32() * rng.range(0.5, 3.0);
+            let side = along.any_orthonormal_vector() * along.length() * 1e-3 * (i % 2) as f32;
+            let wide = rng.unit32() * rng.range(0.2, 1.0);
+            let b = Vec3::from(base);
+            positions.extend([base, (b + along).to_array(), (b + side + wide).to_array()]);
+            tris.push([3 * i, 3 * i + 1, 3 * i + 2]);
+        }
+        let scene = Scene {
+            meshes: vec![SceneMesh::new("needles", positions, &tris)],
+            instances: vec![SceneInstance {
+                name: "needles".into(),
+                mesh: 0,
+                ..SceneInstance::default()
+            }],
+            ..Scene::default()
+        };
+        let oracle = Oracle::new(&scene);
+        let (mut found, mut rays, mut far_out) = (0, 0, 0);
+        for tri in oracle.triangles().to_vec() {
+            let n = (tri.v[1] - tri.v[0]).cross(tri.v[2] - tri.v[0]).normalize();
+            for _ in 0..40 {
+                let slack = [1e-3, 1e-4][rng.below(2)];
+                // at an angle whose cosine is between 1e-4 and 1
+                let cos = 10f64.powf(-4.0 * f64::from(rng.f32()));
+                let in_plane = n.any_orthonormal_vector();
+                let dir = n * -cos + in_plane * (1.0 - cos * cos).sqrt();
+                // past a corner along its bisector, up to 1.5 times as far
+                // as the margin test accepts there
+                let k = rng.below(3);
+                let (a, b) = (tri.v[(k + 1) % 3] - tri.v[k], tri.v[(k + 2) % 3] - tri.v[k]);
+                let (a, b) = (a.normalize(), b.normalize());
+                let half_sin = ((1.0 - a.dot(b)) * 0.5).sqrt();
+                let allowed = slack / cos.max(1e-3) / half_sin;
+                let past = allowed * f64::from(rng.range(0.0, 1.5));
+                let target = tri.v[k] - (a + b).normalize() * past;
+                let origin = (target - dir * 5.0).as_vec3();
+                let ray = TestRay {
+                    origin,
+                    dir: target.as_vec3() - origin,
+                    max_t: 2.0,
+                };
+                for slack in [slack, -slack] {
+                    let got = oracle.closest(&ray, slack, 2.0);
+                    assert_eq!(
+                        got,
+                        oracle.closest_of_all(&ray, slack, 2.0),
+                        "{ray:?} slack {slack}"
+                    );
+                    found += usize::from(got.is_some());
+                    far_out += usize::from(got.is_some() && past > slack * 1e3 * 1.5);
+                    rays += 1;
+                }
+            }
+        }
+        // hits past a needle's tip, beyond a box padded by the margin alone
+        assert!(far_out > 100, "{far_out} hits far out");
+        assert!(found > rays / 10, "{found} hits of {rays}");
     }
 }

@@ -8,9 +8,9 @@
 //! Eng. 1983), which holds
 //! for convex and concave solids alike; distances are to the nearest
 //! triangle; a sweep's first touch is the earliest over the triangles
-//! ([`crate::sweep_oracle`]). Everything is f64, over every triangle.
+//! ([`crate::sweep_toi`]). Everything is f64, over every triangle.
 
-use crate::{dist_point_triangle, sweep_oracle};
+use crate::{dist_point_triangle, sweep_toi};
 use glam::DVec3;
 
 /// A closed, outward-facing triangle surface.
@@ -115,7 +115,7 @@ impl Solid {
                 let s = (*bc - c).dot(dir).clamp(0.0, len);
                 (c + dir * s).distance(*bc) <= r + br + 1e-9
             })
-            .filter_map(|(t, _)| sweep_oracle(c, d, r, max_t, *t).0)
+            .filter_map(|(t, _)| sweep_toi(c, d, r, max_t, *t))
             .min_by(f64::total_cmp)
     }
 }
