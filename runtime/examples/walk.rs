@@ -2,7 +2,7 @@
 //! printing its position and ground state every tenth of a second.
 //!
 //! ```text
-//! cargo run --release -p baker -- bake samples/walk_course.gltf -o target/walk.kiln
+//! cargo run --release --bin baker -- bake samples/walk_course.gltf -o target/walk.kiln
 //! cargo run --release -p kiln-runtime --example walk -- target/walk.kiln
 //! ```
 //!
@@ -18,7 +18,7 @@
 //! until it opens and through.
 //!
 //! ```text
-//! cargo run --release -p baker -- bake samples/moving_course.gltf -o target/moving.kiln
+//! cargo run --release --bin baker -- bake samples/moving_course.gltf -o target/moving.kiln
 //! cargo run --release -p kiln-runtime --example walk -- target/moving.kiln
 //! ```
 
