@@ -164,13 +164,8 @@ mod tests {
     /// start or the end, standing still).
     #[test]
     fn the_early_stopping_search_finds_what_the_full_one_finds() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::Rng::new(17);
+        let mut rand = || f64::from(rng.f32());
         let (mut roots, mut misses) = (0, 0);
         for i in 0..20_000 {
             let s = [0.0, 1e-3, 1.0, 40.0][i % 4] * (0.5 + rand());
