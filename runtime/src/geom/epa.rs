@@ -40,6 +40,9 @@ struct Face {
     v: [u32; 3],
     n: DVec3,
     d: f64,
+    /// The point of `A − B` at `v[0]`, kept here so that the test of
+    /// which faces a new point sees reads no vertex.
+    a: DVec3,
 }
 
 /// The polytope's storage, reused by every call on a thread.
@@ -47,7 +50,8 @@ struct Face {
 struct Scratch {
     points: Vec<Vertex>,
     faces: Vec<Face>,
-    horizon: Vec<(u32, u32)>,
+    /// The outline's directed edges, `from << 32 | to`.
+    horizon: Vec<u64>,
 }
 
 thread_local! {
@@ -93,7 +97,10 @@ fn grow(a: &impl Support, b: &impl Support, start: [Vertex; 4], s: &mut Scratch)
         faces.push(face(p, v.map(|x| x as u32), tol)?);
     }
     loop {
-        let f = faces.iter().min_by(|x, y| x.d.total_cmp(&y.d))?;
+        let (ni, f) = faces
+            .iter()
+            .enumerate()
+            .min_by(|x, y| x.1.d.total_cmp(&y.1.d))?;
         let (n, d, nearest) = (f.n, f.d, f.v);
         let x = Vertex::support(a, b, n);
         let w = x.w;
@@ -129,23 +136,28 @@ fn grow(a: &impl Support, b: &impl Support, start: [Vertex; 4], s: &mut Scratch)
         if points.len() >= MAX_POINTS {
             return None;
         }
+        // the nearest face must be among those `w` sees (it lies beyond
+        // it)
+        let sees = |f: &Face| f.n.dot(w - f.a) > 0.0;
+        if !sees(&faces[ni]) {
+            return None;
+        }
         let wi = points.len() as u32;
         points.push(x);
         // remove every face `w` sees, keeping their outline: edges of
         // one removed face only
         horizon.clear();
         let mut k = 0;
-        let mut saw_nearest = false;
         while k < faces.len() {
             let f = &faces[k];
-            if f.n.dot(w - points[f.v[0] as usize].w) > 0.0 {
-                saw_nearest |= f.v == nearest;
-                for e in [(f.v[0], f.v[1]), (f.v[1], f.v[2]), (f.v[2], f.v[0])] {
-                    match horizon.iter().position(|&(p, q)| (q, p) == e) {
+            if sees(f) {
+                let [p, q, r] = f.v.map(u64::from);
+                for (from, to) in [(p, q), (q, r), (r, p)] {
+                    match horizon.iter().position(|&e| e == to << 32 | from) {
                         Some(at) => {
                             horizon.swap_remove(at);
                         }
-                        None => horizon.push(e),
+                        None => horizon.push(from << 32 | to),
                     }
                 }
                 faces.swap_remove(k);
@@ -153,13 +165,12 @@ fn grow(a: &impl Support, b: &impl Support, start: [Vertex; 4], s: &mut Scratch)
             }
             k += 1;
         }
-        // the nearest face must be among them (w lies beyond it), and
         // the outline must be one loop
-        if !saw_nearest || horizon.len() < 3 || !one_loop(horizon) {
+        if horizon.len() < 3 || !one_loop(horizon) {
             return None;
         }
-        for &(p, q) in horizon.iter() {
-            faces.push(face(points, [p, q, wi], tol)?);
+        for &e in horizon.iter() {
+            faces.push(face(points, [(e >> 32) as u32, e as u32, wi], tol)?);
         }
     }
 }
@@ -175,21 +186,21 @@ fn face(p: &[Vertex], v: [u32; 3], tol: f64) -> Option<Face> {
     }
     let n = n / len;
     let d = n.dot(a);
-    (d >= -tol).then_some(Face { v, n, d })
+    (d >= -tol).then_some(Face { v, n, d, a })
 }
 
 /// Whether directed edges `e` (at least one) form a single closed loop,
 /// each vertex entered and left once: the outline of a connected set of
 /// faces, as the faces a point sees on a convex polytope are.
-fn one_loop(e: &[(u32, u32)]) -> bool {
-    let (first, mut at) = e[0];
+fn one_loop(e: &[u64]) -> bool {
+    let (first, mut at) = (e[0] >> 32, e[0] & 0xffff_ffff);
     let mut steps = 1;
     while at != first {
-        let mut next = e.iter().filter(|&&(p, _)| p == at);
-        let (Some(&(_, q)), None) = (next.next(), next.next()) else {
+        let mut next = e.iter().filter(|&&x| x >> 32 == at);
+        let (Some(&x), None) = (next.next(), next.next()) else {
             return false;
         };
-        at = q;
+        at = x & 0xffff_ffff;
         steps += 1;
         if steps > e.len() {
             return false;
