@@ -440,8 +440,11 @@ impl<'a> ColliderRef<'a> {
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
                 Piece::Cuboid(p) => convex_contact::touch(q, r, p, rc)
                     .map(|t| convex_contact::settle(q, r, p, rc, t)),
-                Piece::Polytope(p) => convex_contact::touch(q, r, p, rc)
-                    .map(|t| convex_contact::settle(q, r, p, rc, t)),
+                Piece::Polytope(p) => {
+                    p.prefetch();
+                    convex_contact::touch(q, r, p, rc)
+                        .map(|t| convex_contact::settle(q, r, p, rc, t))
+                }
             };
             // a convex piece: no one face stands for an edge or corner
             return t.map(|t| (t, None));

@@ -754,9 +754,10 @@ thread_local! {
 /// `None`: no such point was found — a shape wholly inside the
 /// collider, which then keeps the witness. (Returning `None` or the
 /// witness reports the same point; the tests for a shape wholly inside
-/// run in whichever order is cheapest: the collider proving the shape's
-/// bounding box inside without placing its faces
-/// ([`Polyhedral::holds_box`]), then its faces, then face by face the
+/// run in whichever order is cheapest: the collider proving the shape
+/// inside without placing its faces, face by face its bounding box or
+/// else its corners ([`Polyhedral::holds_corners`]), then its faces,
+/// then face by face the
 /// shape's box or corners ([`wholly_inside`]), its edges built only for
 /// a shape that is not.)
 pub(crate) fn settle(
@@ -1042,12 +1043,15 @@ fn settle_in(
             Body::of(q, qbuf, edges)?
         }
     };
-    // a shape whose bounding box the collider proves inside it without
-    // placing its faces: wholly inside (below, by its corners)
+    // a shape the collider proves inside it without placing its faces,
+    // face by face its bounding box or else its corners: wholly inside
+    // (below, by its corners)
     if rq == 0.0
         && rc == 0.0
         && let Body::Poly(qp) = &qb
-        && c.holds_box(qp.lo, qp.hi)
+        && c.holds_corners(qp.lo, qp.hi, &mut |f| {
+            quickly_all_corners(q, &mut *f).unwrap_or(false)
+        })
     {
         return None;
     }

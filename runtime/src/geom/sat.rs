@@ -46,9 +46,15 @@ impl Extent {
     /// Adds the edge `p`–`q`, its levels along `n`.
     #[inline]
     pub fn add(&mut self, p: DVec3, q: DVec3, n: DVec3) {
+        self.add_levels(p, q, p.dot(n), q.dot(n));
+    }
+
+    /// [`Extent::add`] with the ends' levels `a = p · n` and `b = q · n`
+    /// worked out already.
+    #[inline]
+    pub fn add_levels(&mut self, p: DVec3, q: DVec3, a: f64, b: f64) {
         self.lo = self.lo.min(p.min(q));
         self.hi = self.hi.max(p.max(q));
-        let (a, b) = (p.dot(n), q.dot(n));
         self.low = self.low.min(a.min(b));
         self.high = self.high.max(a.max(b));
     }
@@ -70,7 +76,13 @@ impl Near {
     /// Whether the edge `p`–`q` is kept.
     #[inline]
     pub fn keeps(&self, p: DVec3, q: DVec3) -> bool {
-        let (a, b) = (p.dot(self.n), q.dot(self.n));
+        self.keeps_levels(p, q, p.dot(self.n), q.dot(self.n))
+    }
+
+    /// [`Near::keeps`] with the ends' levels `a = p · n` and `b = q · n`
+    /// worked out already.
+    #[inline]
+    pub fn keeps_levels(&self, p: DVec3, q: DVec3, a: f64, b: f64) -> bool {
         a.min(b) <= self.high
             && a.max(b) >= self.low
             && p.min(q).cmple(self.hi).all()
@@ -91,6 +103,10 @@ pub(crate) struct Edge {
     pub n2: DVec3,
     pub out: DVec3,
 }
+
+/// A shape's corners, each handed to a test until one fails: whether
+/// all passed ([`Polyhedral::holds_corners`]).
+pub(crate) type Corners<'a> = &'a mut dyn FnMut(&mut dyn FnMut(DVec3) -> bool) -> bool;
 
 /// A convex polyhedron's separating-axis candidates: its face normals and
 /// edge directions (any length, either sign, repeats allowed), and, where
@@ -152,12 +168,15 @@ pub(crate) trait Polyhedral: Support {
         edges.truncate(k);
         Some(reach)
     }
-    /// Whether every point of the box `lo`–`hi` lies inside the solid off
-    /// its surface — by its own face planes in world space, as
-    /// `contact_point`'s wholly-inside test asks of a shape's corners —
-    /// where the shape can prove it without placing its faces; `false`
-    /// where it cannot, or the proof fails.
-    fn holds_box(&self, _lo: DVec3, _hi: DVec3) -> bool {
+    /// Whether every corner of a shape whose corners lie in the box
+    /// `lo`–`hi` lies inside the solid off its surface — by its own face
+    /// planes in world space, as `contact_point`'s wholly-inside test
+    /// asks of a shape's corners — where the shape can prove it without
+    /// placing its faces: face by face the box, and where a face does not
+    /// hold the box, the corners. `false` where it cannot, or the proof
+    /// fails. The corners must lie in the box: one that a face's test
+    /// finds outside it fails the proof.
+    fn holds_corners(&self, _lo: DVec3, _hi: DVec3, _corners: Corners<'_>) -> bool {
         false
     }
     /// Whether the shape is a solid — more faces than a flat shape's two

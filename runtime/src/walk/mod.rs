@@ -583,6 +583,18 @@ pub(crate) fn prefetch_span(p: *const i8, len: usize) {
     let _ = (p, len);
 }
 
+/// Asks for every cache line of `s`'s elements.
+#[inline(always)]
+pub(crate) fn prefetch_all<T>(s: &[T]) {
+    let (p, len) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
+    for at in (0..len).step_by(64) {
+        prefetch_span(p.wrapping_add(at), 1);
+    }
+    if len > 0 {
+        prefetch_span(p.wrapping_add(len - 1), 1);
+    }
+}
+
 /// One axis of the four-box slab test: narrows `near`/`far`.
 #[inline(always)]
 fn slab4(near: &mut Vec4, far: &mut Vec4, l: Vec4, h: Vec4, o: f32, inv: f32) {
