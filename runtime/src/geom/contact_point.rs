@@ -757,9 +757,8 @@ thread_local! {
 /// run in whichever order is cheapest: the collider proving the shape
 /// inside without placing its faces, face by face its bounding box or
 /// else its corners ([`Polyhedral::holds_corners`]), then its faces,
-/// then face by face the
-/// shape's box or corners ([`wholly_inside`]), its edges built only for
-/// a shape that is not.)
+/// then face by face the shape's box or corners ([`wholly_inside`]), its
+/// edges built only for a shape that is not.)
 pub(crate) fn settle(
     q: &impl Polyhedral,
     rq: f64,
