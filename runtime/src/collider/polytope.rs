@@ -797,6 +797,25 @@ mod tests {
             .collect()
     }
 
+    /// Calls `f` with each placement's index, its placed rock, the rock's
+    /// faces as placed, the placement's size (the sum of its matrix's
+    /// magnitudes) and `rng`, over [`rock_levels`] of `seed` with the
+    /// turned placements drawn from `rng`.
+    fn each_placed_rock(
+        rng: &mut Rng,
+        seed: u64,
+        mut f: impl FnMut(usize, &PlacedPolytope, &[Face], f64, &mut Rng),
+    ) {
+        let more = turned_placements(rng);
+        for (i, (transform, level)) in rock_levels(seed, &more).iter().enumerate() {
+            let p = placed_rock(level);
+            let mut faces = Vec::new();
+            assert!(p.solid_faces(&mut faces), "placement {i}");
+            let size = transform.matrix3.abs().to_cols_array().iter().sum::<f64>();
+            f(i, &p, &faces, size, rng);
+        }
+    }
+
     /// The rock of a [`rock_levels`] level, placed.
     fn placed_rock(level: &crate::Level) -> PlacedPolytope<'_> {
         let a = level.archive();
@@ -932,13 +951,7 @@ mod tests {
     fn a_box_a_placed_polytope_proves_inside_is_inside_every_face() {
         let mut rng = Rng(0xb0c5_1a51_de00_0001);
         let (mut proved, mut inside) = (0usize, 0usize);
-        let more = turned_placements(&mut rng);
-        for (i, (transform, level)) in rock_levels(0x00fa_ce5a_10e0_0002, &more).iter().enumerate()
-        {
-            let p = placed_rock(level);
-            let mut faces = Vec::new();
-            assert!(p.solid_faces(&mut faces), "placement {i}");
-            let size = transform.matrix3.abs().to_cols_array().iter().sum::<f64>();
+        each_placed_rock(&mut rng, 0x00fa_ce5a_10e0_0002, |i, p, faces, size, rng| {
             for case in 0..2000 {
                 // about a point of the rock (an average of supports), of
                 // any size from a hair to larger than the rock
@@ -957,7 +970,7 @@ mod tests {
                 proved += usize::from(says);
                 inside += usize::from(corners_in);
             }
-        }
+        });
         assert!(
             proved * 10 > inside * 9 && inside > 20_000,
             "{proved} proved of {inside} inside"
@@ -975,13 +988,7 @@ mod tests {
     fn corners_a_placed_polytope_proves_inside_are_inside_every_face() {
         let mut rng = Rng(0xc0e5_1a51_de00_0003);
         let (mut proved, mut inside, mut past_the_box) = (0usize, 0usize, 0usize);
-        let more = turned_placements(&mut rng);
-        for (i, (transform, level)) in rock_levels(0x00fa_ce5a_10e0_0004, &more).iter().enumerate()
-        {
-            let p = placed_rock(level);
-            let mut faces = Vec::new();
-            assert!(p.solid_faces(&mut faces), "placement {i}");
-            let size = transform.matrix3.abs().to_cols_array().iter().sum::<f64>();
+        each_placed_rock(&mut rng, 0x00fa_ce5a_10e0_0004, |i, p, faces, size, rng| {
             let centre = (0..8).map(|_| p.support(rng.unit())).sum::<DVec3>() / 8.0;
             for case in 0..2000 {
                 // corners about a point of the rock — a third of them about
@@ -1013,7 +1020,7 @@ mod tests {
                 inside += usize::from(all_in);
                 past_the_box += usize::from(says && !p.holds_within(lo, hi, None));
             }
-        }
+        });
         assert!(
             proved * 10 > inside * 9 && inside > 20_000 && past_the_box > 1_000,
             "{proved} proved of {inside} inside, {past_the_box} past the box"
