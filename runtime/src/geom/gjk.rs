@@ -132,8 +132,8 @@ impl Support for Hull<'_> {
 /// compares do not wait on one another — a query hull's support is the
 /// most called function of its casts on meshes (hull casts on the quick
 /// terrain 0.87 → 0.98 of parry3d's rate). A baked polytope's support
-/// (decoding quantised vertices) measured mixed this way: yes/no +10%,
-/// overlaps and casts −3%; it keeps its plain loop.
+/// has its own, four f32 vertices a step in AVX2 lanes
+/// (`collider::polytope`).
 #[inline]
 pub(crate) fn first_farthest(n: usize, along: impl Fn(usize) -> f64) -> usize {
     let mut best = [(f64::NEG_INFINITY, usize::MAX); 4];
