@@ -619,11 +619,12 @@ impl Polyhedral for PlacedPolytope<'_> {
 /// A polytope's support: the first of its vertices farthest along a
 /// local direction, by the f64 product `(x·dx + y·dy) + z·dz` of each
 /// f32 vertex. Two implementations give the same index bit for bit:
-/// [`farthest::portable`], one vertex at a time, and on x86-64 with AVX2
+/// [`farthest::portable`], the scalar search, and on x86-64 with AVX2
 /// (found at run time) four vertices a step in f64 lanes, the same
 /// products and sums in the same order, each lane keeping the first of
 /// its largest and the lanes merged by value, then by index.
 mod farthest {
+    use crate::geom::gjk::first_farthest;
     use glam::DVec3;
     use rkyv::rend::f32_le;
 
@@ -646,16 +647,10 @@ mod farthest {
         super::local_point(p).dot(d)
     }
 
-    /// [`first`] one vertex at a time: any CPU.
+    /// [`first`] on any CPU: the query hull's scalar search
+    /// ([`first_farthest`]), which answers the same index.
     pub(super) fn portable(v: &[[f32_le; 3]], d: DVec3) -> usize {
-        let mut best = (f64::NEG_INFINITY, 0usize);
-        for (i, p) in v.iter().enumerate() {
-            let x = along(p, d);
-            if x > best.0 {
-                best = (x, i);
-            }
-        }
-        best.1
+        first_farthest(v.len(), |i| along(&v[i], d))
     }
 
     /// [`first`] four vertices a step in AVX2's f64 lanes: lane `k` sees

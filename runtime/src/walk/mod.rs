@@ -565,34 +565,39 @@ pub(crate) fn prefetch_bytes(v: Option<&[u8]>) {
 /// second prefetch does).
 #[inline(always)]
 pub(crate) fn prefetch_span(p: *const i8, len: usize) {
+    prefetch_line(p);
+    prefetch_line(p.wrapping_add(len.max(1) - 1));
+}
+
+/// Asks for every cache line of `s`'s elements, once a line: one
+/// address every 64 bytes from the first, and the last byte's (the line
+/// the stride may step past when `s` does not start on one).
+#[inline(always)]
+pub(crate) fn prefetch_all<T>(s: &[T]) {
+    let (p, len) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
+    for at in (0..len).step_by(64) {
+        prefetch_line(p.wrapping_add(at));
+    }
+    if len > 0 {
+        prefetch_line(p.wrapping_add(len - 1));
+    }
+}
+
+/// Asks for the cache line holding the byte at `p`.
+#[inline(always)]
+fn prefetch_line(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has
         // (it is in the target's baseline). A prefetch is a hint: it
         // never faults, reads nothing into the program and writes
-        // nothing, whatever the address; here `p` and `p + len - 1` lie
-        // inside the object the caller borrowed, so both lines it spans
-        // are asked for.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(len.max(1) - 1));
-        }
+        // nothing, whatever the address (the callers pass bytes of
+        // objects they borrowed)
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
-}
-
-/// Asks for every cache line of `s`'s elements.
-#[inline(always)]
-pub(crate) fn prefetch_all<T>(s: &[T]) {
-    let (p, len) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
-    for at in (0..len).step_by(64) {
-        prefetch_span(p.wrapping_add(at), 1);
-    }
-    if len > 0 {
-        prefetch_span(p.wrapping_add(len - 1), 1);
-    }
+    let _ = p;
 }
 
 /// One axis of the four-box slab test: narrows `near`/`far`.
