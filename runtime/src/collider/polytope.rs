@@ -655,9 +655,9 @@ mod farthest {
 
     /// [`first`] four vertices a step in AVX2's f64 lanes: lane `k` sees
     /// vertices `4j + k`, keeps the first of its largest (a strict
-    /// compare, as the loop's), and the lanes merge to the largest value,
-    /// the lowest index among equals — the loop's answer. Indices ride in
-    /// f64 lanes (exact below 2⁵³).
+    /// compare, as the scalar search's), and the lanes merge to the
+    /// largest value, the lowest index among equals — the scalar answer.
+    /// Indices ride in f64 lanes (exact below 2⁵³).
     ///
     /// # Safety
     /// The CPU must have AVX2.
@@ -746,13 +746,14 @@ mod tests {
     use kiln_geometry::rng::Rng;
     use rkyv::rend::f32_le;
 
-    /// The support's AVX2 lanes and its one-vertex loop choose the same
+    /// The support's AVX2 lanes and its scalar search choose the same
     /// vertex on 40,000 sets of 0 to 80 vertices (every tail length),
     /// where most sets tie: vertices repeated, on a grid of few values so
     /// that products are equal, on one face whose normal is the
     /// direction, signed zeros, huge and tiny coordinates; directions
-    /// random, along an axis, zero, infinite and NaN. The loop is checked
-    /// against the plain search (largest product, then lowest index) too.
+    /// random, along an axis, zero, infinite and NaN. The scalar search
+    /// is checked against the plain search (largest product, then lowest
+    /// index) too.
     /// Skips, saying so, where the CPU has no AVX2.
     #[test]
     fn support_lanes_choose_as_the_loop() {
@@ -797,7 +798,7 @@ mod tests {
                 4 => DVec3::new(1.0, 1.0, 0.0),
                 _ => rng.unit(),
             };
-            let loop_says = farthest::portable(&v, d);
+            let scalar_says = farthest::portable(&v, d);
             // the plain search: the largest product, then the lowest index
             let values: Vec<f64> = v.iter().map(|p| farthest::along(p, d)).collect();
             let top = values
@@ -808,13 +809,13 @@ mod tests {
                 .iter()
                 .position(|&x| x == top && x > f64::NEG_INFINITY)
                 .unwrap_or(0);
-            assert_eq!(loop_says, plain, "round {round}: {v:?} along {d}");
+            assert_eq!(scalar_says, plain, "round {round}: {v:?} along {d}");
             ties += usize::from(values.iter().filter(|&&x| x == top).count() > 1);
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: AVX2 found just above
                 let lanes = unsafe { farthest::avx2(&v, d) };
-                assert_eq!(lanes, loop_says, "round {round}: {v:?} along {d}");
+                assert_eq!(lanes, scalar_says, "round {round}: {v:?} along {d}");
                 checked += 1;
             }
         }
