@@ -96,7 +96,7 @@ pub fn polytope_mesh(
     p: &kiln_formats::polytope::ArchivedPolytope,
 ) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
     let loops: Vec<Vec<u32>> = (0..p.planes.len())
-        .map(|k| p.face(k).iter().map(|v| v.to_native()).collect())
+        .map(|k| p.face(k).iter().map(|v| u32::from(v.to_native())).collect())
         .collect();
     let tris = fan(loops.iter().map(|l| &l[..]));
     (
@@ -611,7 +611,7 @@ pub fn to_physics_glb(a: &ArchivedLevel) -> Vec<u8> {
                         .map(|f| p
                             .face(f)
                             .iter()
-                            .map(|v| v.to_native())
+                            .map(|v| u32::from(v.to_native()))
                             .collect::<Vec<u32>>())
                         .collect::<Vec<_>>()
                 );

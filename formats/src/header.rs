@@ -26,7 +26,7 @@ pub const MAGIC: [u8; 8] = *b"KILNARC\0";
 
 /// Version of the archived layout. Any change to archived bytes bumps it and
 /// adds a line to `FORMAT_CHANGES.md`.
-pub const FORMAT_VERSION: u32 = 23;
+pub const FORMAT_VERSION: u32 = 24;
 
 /// Size of the fixed header; the rkyv body starts right after it. A multiple
 /// of 16 so that a page-aligned mapping gives the body the alignment rkyv needs.

@@ -35,10 +35,14 @@ pub struct Polytope {
     /// Vertices.
     pub vertices: Vec<[f32; 3]>,
     /// Start of each face's loop in `face_vertices`, one more entry than
-    /// there are faces (the last is `face_vertices.len()`).
-    pub face_starts: Vec<u32>,
-    /// Face loops: vertex indices, counter-clockwise seen from outside.
-    pub face_vertices: Vec<u32>,
+    /// there are faces (the last is `face_vertices.len()`). 16 bits hold
+    /// every start: a polytope within [`MAX_VERTICES`] has at most
+    /// `3 · MAX_VERTICES - 6` edges, so its loops at most twice that many
+    /// entries.
+    pub face_starts: Vec<u16>,
+    /// Face loops: vertex indices (below [`MAX_VERTICES`]),
+    /// counter-clockwise seen from outside.
+    pub face_vertices: Vec<u16>,
     /// For each loop entry, the face across the edge that starts there
     /// (from that vertex to the next of the loop), or [`NO_TWIN`]: the
     /// edges' two faces, so queries walk the edges and their Gauss map
@@ -73,11 +77,11 @@ impl Polytope {
                 [n[0] as f32, n[1] as f32, n[2] as f32, round_up(d)]
             })
             .collect();
-        let mut face_starts = vec![0u32];
+        let mut face_starts = vec![0u16];
         let mut face_vertices = Vec::new();
         for f in faces {
-            face_vertices.extend_from_slice(f);
-            face_starts.push(face_vertices.len() as u32);
+            face_vertices.extend(f.iter().map(|&v| narrow(v as usize, "vertex index")));
+            face_starts.push(narrow(face_vertices.len(), "face loop entries"));
         }
         // the face across each edge: the one that walks it the other way
         let mut walks = std::collections::HashMap::new();
@@ -110,6 +114,13 @@ impl Polytope {
     }
 }
 
+/// `x` as a 16-bit index. The baker keeps a polytope within
+/// [`MAX_PLANES`] and [`MAX_VERTICES`], so its indices and loop lengths
+/// stay far below 2¹⁶ (a wider one is a bug upstream, not input).
+fn narrow(x: usize, what: &str) -> u16 {
+    u16::try_from(x).unwrap_or_else(|_| panic!("polytope {what} {x} past 16 bits"))
+}
+
 /// The smallest f32 at or above `x` (finite `x`).
 pub fn round_up(x: f64) -> f32 {
     let f = x as f32;
@@ -127,7 +138,7 @@ pub fn round_up(x: f64) -> f32 {
 impl ArchivedPolytope {
     /// The vertex loop of face `k` (verified: in range).
     #[inline]
-    pub fn face(&self, k: usize) -> &[rkyv::rend::u32_le] {
+    pub fn face(&self, k: usize) -> &[rkyv::rend::u16_le] {
         let a = self.face_starts[k].to_native() as usize;
         let b = self.face_starts[k + 1].to_native() as usize;
         &self.face_vertices[a..b]
@@ -142,7 +153,7 @@ impl ArchivedPolytope {
             let lp = self.face(k);
             lp.windows(2)
                 .skip(1)
-                .map(move |e| [lp[0].to_native(), e[0].to_native(), e[1].to_native()])
+                .map(move |e| [lp[0], e[0], e[1]].map(|v| u32::from(v.to_native())))
         })
     }
 

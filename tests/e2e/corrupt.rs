@@ -537,14 +537,20 @@ fn hostile_shapes_are_rejected_by_verification() {
                     1e6f32.to_le_bytes(),
                     "outside the box",
                 ));
+                // 16-bit entries: each case rewrites one and writes the
+                // next back as it was
+                let two = |a: u16, b: u16| {
+                    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+                    [a[0], a[1], b[0], b[1]]
+                };
                 cases.push((
                     at(std::ptr::from_ref(&p.face_vertices[0]).cast()),
-                    9999u32.to_le_bytes(),
+                    two(9999, p.face_vertices[1].to_native()),
                     "a face uses vertex",
                 ));
                 cases.push((
                     at(std::ptr::from_ref(&p.face_starts[1]).cast()),
-                    1u32.to_le_bytes(),
+                    two(1, p.face_starts[2].to_native()),
                     "fewer than three",
                 ));
                 // a plane pulled inwards: the vertices stick out of it

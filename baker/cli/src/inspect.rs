@@ -122,8 +122,7 @@ fn polytope_bytes(p: &kiln_formats::polytope::ArchivedPolytope) -> (usize, usize
     (
         p.vertices.len() * 12,
         p.planes.len() * 16
-            + (p.face_starts.len() + p.face_vertices.len()) * 4
-            + p.face_twins.len() * 2,
+            + (p.face_starts.len() + p.face_vertices.len() + p.face_twins.len()) * 2,
     )
 }
 

@@ -66,7 +66,7 @@
  field of an archive's header; `baker inspect` prints it). An archive of
  another version is refused with `KilnStatus::BadArchive`.
  */
-#define KILN_FORMAT_VERSION 23
+#define KILN_FORMAT_VERSION 24
 
 /*
  `KilnRayHit::feature` and friends when no feature is named.

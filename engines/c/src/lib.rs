@@ -173,7 +173,7 @@ pub const KILN_VERSION_PATCH: u32 = 0;
 /// The archive format version this header's library reads (the `format`
 /// field of an archive's header; `baker inspect` prints it). An archive of
 /// another version is refused with [`KilnStatus::BadArchive`].
-pub const KILN_FORMAT_VERSION: u32 = 23;
+pub const KILN_FORMAT_VERSION: u32 = 24;
 
 /// The library's version, e.g. "0.3.0" (static text).
 #[unsafe(no_mangle)]
@@ -1307,10 +1307,10 @@ unsafe fn copy_polytope(
         o.copy_from_slice(&pl.map(|x| x.to_native()));
     }
     for (o, k) in starts.iter_mut().zip(p.face_starts.iter()) {
-        *o = k.to_native();
+        *o = u32::from(k.to_native());
     }
     for (o, k) in loops.iter_mut().zip(p.face_vertices.iter()) {
-        *o = k.to_native();
+        *o = u32::from(k.to_native());
     }
     Ok(())
 }
@@ -3605,12 +3605,12 @@ mod tests {
                     assert!(
                         st.iter()
                             .zip(p.face_starts.iter())
-                            .all(|(a, b)| *a == b.to_native())
+                            .all(|(a, b)| *a == u32::from(b.to_native()))
                     );
                     assert!(
                         lp.iter()
                             .zip(p.face_vertices.iter())
-                            .all(|(a, b)| *a == b.to_native())
+                            .all(|(a, b)| *a == u32::from(b.to_native()))
                     );
                 }
                 S::TriMesh(_) | S::Bsp(_) => {

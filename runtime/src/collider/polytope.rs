@@ -40,7 +40,7 @@ impl ConvexView for LocalPolytope<'_> {
     }
     #[inline]
     fn face_index(&self, k: usize, j: usize) -> u32 {
-        self.0.face(k)[j].to_native()
+        u32::from(self.0.face(k)[j].to_native())
     }
     #[inline]
     fn vertex_count(&self) -> usize {
@@ -344,8 +344,8 @@ impl<'a> PlacedPolytope<'a> {
             inv: place.local_matrix(),
         }
     }
-    fn local(&self, v: u32) -> DVec3 {
-        local_point(&self.p.vertices[v as usize])
+    fn local(&self, v: usize) -> DVec3 {
+        local_point(&self.p.vertices[v])
     }
 
     /// Whether every point of the box `lo`–`hi` — or, given `corners`,
@@ -405,7 +405,7 @@ impl<'a> PlacedPolytope<'a> {
             let Some(v0) = p.face(k).first() else {
                 return false;
             };
-            let h0 = n.dot(self.local(v0.to_native()));
+            let h0 = n.dot(self.local(v0.to_native().into()));
             let na = n.abs();
             let slack = 1e-12 * (x_size + na.dot(t.abs()) + na.dot(r) + h0.abs());
             m.dot(c) + m.abs().dot(e) - h0 + n.dot(t) + slack < 0.0
@@ -469,7 +469,7 @@ impl<'a> PlacedPolytope<'a> {
                 .p
                 .face(k)
                 .iter()
-                .map(|v| n.dot(self.local(v.to_native())))
+                .map(|v| n.dot(self.local(v.to_native().into())))
                 .fold(f64::NEG_INFINITY, f64::max);
             faces.push(Face {
                 n: m / len,
@@ -505,9 +505,7 @@ impl<'a> PlacedPolytope<'a> {
         let mut reach = Extent::EMPTY;
         let World { points, levels } = world;
         points.clear();
-        points.extend(
-            (0..self.p.vertices.len() as u32).map(|v| apply(&self.world, self.local(v), 1.0)),
-        );
+        points.extend((0..self.p.vertices.len()).map(|v| apply(&self.world, self.local(v), 1.0)));
         levels.clear();
         if let Some(keep) = keep {
             levels.extend(points.iter().map(|p| p.dot(keep.n)));
@@ -558,7 +556,7 @@ impl Support for PlacedPolytope<'_> {
             w[2] * d.x + w[6] * d.y + w[10] * d.z,
         );
         let best = farthest::first(self.p.vertices.as_slice(), ld);
-        apply(w, self.local(best as u32), 1.0)
+        apply(w, self.local(best), 1.0)
     }
     fn any_point(&self) -> DVec3 {
         apply(&self.world, self.local(0), 1.0)
@@ -609,7 +607,11 @@ impl Polyhedral for PlacedPolytope<'_> {
             for j in 0..lp.len() {
                 let (a, b) = (lp[j].to_native(), lp[(j + 1) % lp.len()].to_native());
                 if a < b {
-                    f(apply(&self.world, self.local(b) - self.local(a), 0.0));
+                    f(apply(
+                        &self.world,
+                        self.local(b.into()) - self.local(a.into()),
+                        0.0,
+                    ));
                 }
             }
         }
