@@ -519,9 +519,15 @@ impl<'a> PlacedPolytope<'a> {
                     edges.truncate(e0);
                     return None;
                 }
-                if a < b {
-                    let (p, q) = (points[a as usize], points[b as usize]);
-                    let kept = match keep {
+                // each edge is walked twice, once each way, and the way
+                // with `a < b` builds it. The reach and the kept test run
+                // on both ways (the same ends: the same extent; the test
+                // shares the reach's minima and maxima), combined with
+                // `a < b` without a branch: the two ways come at random,
+                // and a branch on them mispredicted about half the time
+                let (p, q) = (points[a as usize], points[b as usize]);
+                let kept = (a < b)
+                    & match keep {
                         Some(keep) => {
                             let (la, lb) = (levels[a as usize], levels[b as usize]);
                             reach.add_levels(p, q, la, lb);
@@ -529,16 +535,15 @@ impl<'a> PlacedPolytope<'a> {
                         }
                         None => true,
                     };
-                    if kept {
-                        let (n1, n2) = (faces[k].n, faces[usize::from(twin)].n);
-                        edges.push(Edge {
-                            p,
-                            q,
-                            n1,
-                            n2,
-                            out: n1 + n2,
-                        });
-                    }
+                if kept {
+                    let (n1, n2) = (faces[k].n, faces[usize::from(twin)].n);
+                    edges.push(Edge {
+                        p,
+                        q,
+                        n1,
+                        n2,
+                        out: n1 + n2,
+                    });
                 }
             }
         }

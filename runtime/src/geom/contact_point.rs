@@ -586,14 +586,17 @@ fn deepest(
                 (q_low.max(c_low) - tol, q_high.min(c_high) + tol)
             };
             let mut best = f64::NEG_INFINITY;
+            // `&`, not `&&`: each test is a few instructions, and which
+            // one fails varies from edge to edge, so one branch at the end
+            // beats a chain of mispredicted ones
             let near = |e: &Edge, best: f64| {
                 let (a, b) = (e.p.dot(n), e.q.dot(n));
                 let (low, high) = (a.min(b), a.max(b));
-                low <= top
-                    && high >= bottom
-                    && high >= best - tol
-                    && e.p.min(e.q).cmple(hi).all()
-                    && e.p.max(e.q).cmpge(lo).all()
+                (low <= top)
+                    & (high >= bottom)
+                    & (high >= best - tol)
+                    & e.p.min(e.q).cmple(hi).all()
+                    & e.p.max(e.q).cmpge(lo).all()
             };
             // the collider's edges in the shape: on its surface throughout
             for e in c.edges {
@@ -613,8 +616,17 @@ fn deepest(
             // which cut none of them and hold no end on the surface
             let c_near = match middle(q.lo, q.hi) {
                 Some((m, e)) => {
+                    // kept in order without a branch on each test (they
+                    // pass and fail at random): every half-space is
+                    // written, the count moves past the kept ones
                     hs.clear();
-                    hs.extend(c.hs.iter().filter(|h| !h.holds_box_clear(m, e, tol)));
+                    hs.resize(c.hs.len(), Half::new(DVec3::ZERO, 0.0));
+                    let mut kept = 0;
+                    for h in c.hs {
+                        hs[kept] = *h;
+                        kept += usize::from(!h.holds_box_clear(m, e, tol));
+                    }
+                    hs.truncate(kept);
                     Poly { hs, ..*c }
                 }
                 None => *c,
