@@ -631,7 +631,7 @@ impl Polyhedral for PlacedPolytope<'_> {
 /// products and sums in the same order, each lane keeping the first of
 /// its largest and the lanes merged by value, then by index.
 mod farthest {
-    use crate::geom::gjk::first_farthest;
+    use crate::geom::gjk::{finish_lanes, first_farthest};
     use glam::DVec3;
     use rkyv::rend::f32_le;
 
@@ -726,20 +726,13 @@ mod farthest {
             _mm256_storeu_pd(value.as_mut_ptr(), best);
             _mm256_storeu_pd(index.as_mut_ptr(), best_i);
         }
-        let mut lanes: [(f64, usize); 4] = std::array::from_fn(|k| (value[k], index[k] as usize));
-        for (k, p) in v[whole..].iter().enumerate() {
-            let x = along(p, d);
-            if x > lanes[k].0 {
-                lanes[k] = (x, whole + k);
-            }
-        }
-        let (mut bx, mut bi) = lanes[0];
-        for &(x, i) in &lanes[1..] {
-            if x > bx || (x == bx && i < bi) {
-                (bx, bi) = (x, i);
-            }
-        }
-        bi
+        // a lane that never rose keeps index 0, where the scalar search
+        // answers 0 too (the lanes written out: `array::from_fn` here was
+        // a call a lane)
+        let lane = |k: usize| (value[k], index[k] as usize);
+        finish_lanes([lane(0), lane(1), lane(2), lane(3)], whole, v.len(), |i| {
+            along(&v[i], d)
+        })
     }
 }
 
