@@ -631,7 +631,9 @@ impl Polyhedral for PlacedPolytope<'_> {
 /// products and sums in the same order, each lane keeping the first of
 /// its largest and the lanes merged by value, then by index.
 mod farthest {
-    use crate::geom::gjk::{finish_lanes, first_farthest};
+    #[cfg(target_arch = "x86_64")]
+    use crate::geom::gjk::FarLanes;
+    use crate::geom::gjk::first_farthest;
     use glam::DVec3;
     use rkyv::rend::f32_le;
 
@@ -683,10 +685,7 @@ mod farthest {
             _mm256_set1_pd(d.y),
             _mm256_set1_pd(d.z),
         );
-        let mut best = _mm256_set1_pd(f64::NEG_INFINITY);
-        let mut best_i = _mm256_setzero_pd();
-        let mut at = _mm256_setr_pd(0.0, 1.0, 2.0, 3.0);
-        let four = _mm256_set1_pd(4.0);
+        let mut lanes = FarLanes::new();
         let base = v.as_ptr().cast::<f32>();
         for j in (0..whole).step_by(4) {
             // SAFETY: vertices j..j + 4 exist (j + 4 <= whole <= len), so
@@ -708,31 +707,15 @@ mod farthest {
             let x = _mm_shuffle_ps::<0b10_00_11_00>(a, t1); // x0 x1 x2 x3
             let y = _mm_shuffle_ps::<0b11_00_10_00>(t0, t2); // y0 y1 y2 y3
             let z = _mm_shuffle_ps::<0b01_00_11_01>(t0, t3); // z0 z1 z2 z3
-            let s = _mm256_add_pd(
+            lanes.keep(_mm256_add_pd(
                 _mm256_add_pd(
                     _mm256_mul_pd(_mm256_cvtps_pd(x), dx),
                     _mm256_mul_pd(_mm256_cvtps_pd(y), dy),
                 ),
                 _mm256_mul_pd(_mm256_cvtps_pd(z), dz),
-            );
-            let more = _mm256_cmp_pd::<_CMP_GT_OQ>(s, best);
-            best = _mm256_blendv_pd(best, s, more);
-            best_i = _mm256_blendv_pd(best_i, at, more);
-            at = _mm256_add_pd(at, four);
+            ));
         }
-        let (mut value, mut index) = ([0.0f64; 4], [0.0f64; 4]);
-        // SAFETY: both arrays are 32 writable bytes; unaligned stores
-        unsafe {
-            _mm256_storeu_pd(value.as_mut_ptr(), best);
-            _mm256_storeu_pd(index.as_mut_ptr(), best_i);
-        }
-        // a lane that never rose keeps index 0, where the scalar search
-        // answers 0 too (the lanes written out: `array::from_fn` here was
-        // a call a lane)
-        let lane = |k: usize| (value[k], index[k] as usize);
-        finish_lanes([lane(0), lane(1), lane(2), lane(3)], whole, v.len(), |i| {
-            along(&v[i], d)
-        })
+        lanes.finish(whole, v.len(), |i| along(&v[i], d))
     }
 }
 

@@ -197,6 +197,64 @@ pub(crate) fn farthest_point(v: &[DVec3], d: DVec3) -> usize {
     first_farthest(v.len(), |i| v[i].dot(d))
 }
 
+/// The four f64 lanes of an AVX2 support search ([`farthest_point`]'s
+/// and a baked polytope's): lane `k` sees the points `4j + k` in turn,
+/// keeps its first largest by a strict compare, and the lanes end in
+/// [`finish_lanes`] as the scalar search's do. Indices ride in f64 lanes
+/// (exact below 2⁵³); a lane that never rose keeps −1, no index.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct FarLanes {
+    best: std::arch::x86_64::__m256d,
+    best_i: std::arch::x86_64::__m256d,
+    at: std::arch::x86_64::__m256d,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl FarLanes {
+    /// No point seen yet.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn new() -> FarLanes {
+        use std::arch::x86_64::*;
+        FarLanes {
+            best: _mm256_set1_pd(f64::NEG_INFINITY),
+            best_i: _mm256_set1_pd(-1.0),
+            at: _mm256_setr_pd(0.0, 1.0, 2.0, 3.0),
+        }
+    }
+
+    /// The next four points' values.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn keep(&mut self, s: std::arch::x86_64::__m256d) {
+        use std::arch::x86_64::*;
+        let more = _mm256_cmp_pd::<_CMP_GT_OQ>(s, self.best);
+        self.best = _mm256_blendv_pd(self.best, s, more);
+        self.best_i = _mm256_blendv_pd(self.best_i, self.at, more);
+        self.at = _mm256_add_pd(self.at, _mm256_set1_pd(4.0));
+    }
+
+    /// The first index of the largest value over `0..n`, the points
+    /// `whole..n` (fewer than four) taken by `along` one by one.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn finish(self, whole: usize, n: usize, along: impl Fn(usize) -> f64) -> usize {
+        use std::arch::x86_64::*;
+        let (mut value, mut index) = ([0.0f64; 4], [0.0f64; 4]);
+        // SAFETY: both arrays are 32 writable bytes; unaligned stores
+        unsafe {
+            _mm256_storeu_pd(value.as_mut_ptr(), self.best);
+            _mm256_storeu_pd(index.as_mut_ptr(), self.best_i);
+        }
+        // written out: `array::from_fn` here was a call a lane
+        let lane = |k: usize| {
+            let i = index[k];
+            (value[k], if i < 0.0 { usize::MAX } else { i as usize })
+        };
+        finish_lanes([lane(0), lane(1), lane(2), lane(3)], whole, n, along)
+    }
+}
+
 /// [`farthest_point`] four points a step in AVX2's f64 lanes: lane `k`
 /// sees points `4j + k`. Indices ride in f64 lanes (exact below 2⁵³).
 ///
@@ -214,10 +272,7 @@ unsafe fn farthest_point_avx2(v: &[DVec3], d: DVec3) -> usize {
         _mm256_set1_pd(d.y),
         _mm256_set1_pd(d.z),
     );
-    let mut best = _mm256_set1_pd(f64::NEG_INFINITY);
-    let mut best_i = _mm256_set1_pd(-1.0);
-    let mut at = _mm256_setr_pd(0.0, 1.0, 2.0, 3.0);
-    let four = _mm256_set1_pd(4.0);
+    let mut lanes = FarLanes::new();
     let base = v.as_ptr().cast::<f64>();
     for j in (0..whole).step_by(4) {
         // SAFETY: points j..j + 4 exist (j + 4 <= whole <= len), so the
@@ -235,30 +290,12 @@ unsafe fn farthest_point_avx2(v: &[DVec3], d: DVec3) -> usize {
         let x = _mm256_blend_pd::<0b1010>(a, b); // x0 x1 x2 x3
         let y = _mm256_shuffle_pd::<0b0101>(a, c); // y0 y1 y2 y3
         let z = _mm256_blend_pd::<0b1010>(b, c); // z0 z1 z2 z3
-        let s = _mm256_add_pd(
+        lanes.keep(_mm256_add_pd(
             _mm256_add_pd(_mm256_mul_pd(x, dx), _mm256_mul_pd(y, dy)),
             _mm256_mul_pd(z, dz),
-        );
-        let more = _mm256_cmp_pd::<_CMP_GT_OQ>(s, best);
-        best = _mm256_blendv_pd(best, s, more);
-        best_i = _mm256_blendv_pd(best_i, at, more);
-        at = _mm256_add_pd(at, four);
+        ));
     }
-    let (mut value, mut index) = ([0.0f64; 4], [0.0f64; 4]);
-    // SAFETY: both arrays are 32 writable bytes; unaligned stores
-    unsafe {
-        _mm256_storeu_pd(value.as_mut_ptr(), best);
-        _mm256_storeu_pd(index.as_mut_ptr(), best_i);
-    }
-    // a lane that never rose keeps −1: no index, as the scalar search's
-    // (written out: `array::from_fn` here was a call a lane)
-    let lane = |k: usize| {
-        let i = index[k];
-        (value[k], if i < 0.0 { usize::MAX } else { i as usize })
-    };
-    finish_lanes([lane(0), lane(1), lane(2), lane(3)], whole, v.len(), |i| {
-        v[i].dot(d)
-    })
+    lanes.finish(whole, v.len(), |i| v[i].dot(d))
 }
 
 /// The result of a distance query.
