@@ -47,16 +47,18 @@ type Welded = (Vec<[f32; 3]>, Vec<[u32; 3]>);
 /// numbering is found here mostly on the thread pool: equal positions
 /// meet in a radix sort by hash ([`representatives`]), and first uses are
 /// found chunk by chunk of the index buffer in parallel, then merged in
-/// chunk order. On one thread a small triangle soup takes the one hash
-/// pass instead ([`one_pass_pays`]): the same numbering either way.
+/// chunk order. A small triangle soup on few threads takes one hash pass
+/// instead ([`one_pass_pays`]): the same numbering either way.
 fn weld_positions(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> Welded {
     if triangles.is_empty() {
         return (Vec::new(), Vec::new());
     }
     let canon = |p: &[f32; 3]| p.map(|c| if c == 0.0 { 0.0 } else { c });
-    if rayon::current_num_threads() == 1
-        && one_pass_pays(positions.len(), triangles.len())
-        && let Some(welded) = weld_in_one_pass(positions, triangles, canon, table_hash)
+    if one_pass_pays(
+        positions.len(),
+        triangles.len(),
+        rayon::current_num_threads(),
+    ) && let Some(welded) = weld_in_one_pass(positions, triangles, canon, table_hash)
     {
         return welded;
     }
@@ -104,32 +106,35 @@ fn weld_positions(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> Welded {
     (vertices, tris)
 }
 
-/// Whether [`weld_in_one_pass`] beats the sort on one thread: for a
-/// triangle soup (about a position a corner: the sort then sorts every
-/// corner) whose table stays in a core's cache. Measured on one thread:
-/// sauer_pandora (182k corners, each its own position; 35,780 welded)
-/// 5.3 → 2.7–3.0 ms; where positions are shared (the 240k-triangle city,
-/// 718k corners over 182k positions) the one pass took 12.8 ms against
-/// the sort's 7.2, and on the 2.1M-triangle terrain, its table past the
-/// cache, 165 ms against 57.
-fn one_pass_pays(positions: usize, triangles: usize) -> bool {
+/// Whether [`weld_in_one_pass`] beats the sort on `threads` threads: for
+/// a triangle soup (about a position a corner: the sort then sorts every
+/// corner) whose table stays in a core's cache, where the sort runs on one
+/// thread anyway (below [`PARALLEL_SORT`] positions) or on two at most.
+/// Measured on sauer_pandora (182k corners, each its own position; 35,780
+/// welded): the sort 5.3 ms on one thread and 3.4 on two, the one pass
+/// 2.2–3.0. Where positions are shared (the 240k-triangle city, 718k
+/// corners over 182k positions) the one pass took 12.8 ms against the
+/// sort's 7.2 on one thread, and on the 2.1M-triangle terrain, its table
+/// past the cache, 165 ms against 57.
+fn one_pass_pays(positions: usize, triangles: usize, threads: usize) -> bool {
     let corners = 3 * triangles;
-    corners <= 2 * positions && positions.min(corners) <= ONE_PASS_MOST
+    corners <= 2 * positions
+        && positions.min(corners) <= ONE_PASS_MOST
+        && (threads <= 2 || positions < PARALLEL_SORT)
 }
 
 /// Most corners (or positions) [`weld_in_one_pass`] is used for.
 const ONE_PASS_MOST: usize = 1 << 18;
 
-/// [`weld_positions`] on one thread: one pass over the index buffer in
-/// order, each position looked up in an open-addressing table (linear
-/// probing, Knuth, TAOCP vol. 3, 6.4) of the welded vertices so far, and
-/// numbered when first met: meshoptimizer's own method, and the same
-/// numbering as the sort-based weld (the tests hold the two to each
-/// other). On one thread the sort's three radix passes, its scan of runs
-/// and the separate pass for first uses had cost twice this pass
-/// (sauer_pandora's 182k corners). `None` when the probes pass a budget
-/// linear in the corners: positions crafted to collide on the hash then
-/// go to the sort, which stays linear (see [`SCAN_DISTINCT`]).
+/// [`weld_positions`] in one pass over the index buffer in order, each
+/// position looked up in an open-addressing table (linear probing, Knuth,
+/// TAOCP vol. 3, 6.4) of the welded vertices so far, and numbered when
+/// first met: meshoptimizer's own method, and the same numbering as the
+/// sort-based weld (the tests hold the two to each other); see
+/// [`one_pass_pays`] for where it beats the sort. `None` when the probes
+/// pass a budget linear in the corners: positions crafted to collide on
+/// the hash then go to the sort, which stays linear (see
+/// [`SCAN_DISTINCT`]).
 fn weld_in_one_pass(
     positions: &[[f32; 3]],
     triangles: &[[u32; 3]],
@@ -616,7 +621,7 @@ mod tests {
         let (v, t) = weld_in_one_pass(&positions, &triangles, canon, table_hash).unwrap();
         assert_eq!((v.len(), t.len()), (30_000, 10_000));
         // and the weld itself, on one thread, where the one pass is taken
-        assert!(one_pass_pays(positions.len(), triangles.len()));
+        assert!(one_pass_pays(positions.len(), triangles.len(), 1));
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
