@@ -32,6 +32,21 @@ pub struct BinNode {
     pub data: u32,
 }
 
+impl BinNode {
+    /// The node over bounds `b` (its box), with `end` and `data`: written
+    /// lane by lane, where `to_array` had built each corner on the stack
+    /// and read it back across two stores (a stalled load a node).
+    #[inline(always)]
+    fn new(b: &Bounds, end: u32, data: u32) -> BinNode {
+        BinNode {
+            min: [b.min.x, b.min.y, b.min.z],
+            max: [b.max.x, b.max.y, b.max.z],
+            end,
+            data,
+        }
+    }
+}
+
 /// Encodes a leaf payload of a [`BinNode`]: `count` primitives from
 /// `first`.
 #[inline]
@@ -209,12 +224,7 @@ fn build_rec(
         if spare_is_work {
             spare[0] = prims[0];
         }
-        nodes[0].write(BinNode {
-            min: b.min.to_array(),
-            max: b.max.to_array(),
-            end,
-            data: leaf_data(first_prim, 1),
-        });
+        nodes[0].write(BinNode::new(&b, end, leaf_data(first_prim, 1)));
         return;
     }
     // a binned split moves the primitives into `spare`
@@ -236,12 +246,7 @@ fn build_rec(
         Some(s) => s,
         None => median_split(prims, &b),
     };
-    nodes[0].write(BinNode {
-        min: b.min.to_array(),
-        max: b.max.to_array(),
-        end,
-        data: axis as u32,
-    });
+    nodes[0].write(BinNode::new(&b, end, axis as u32));
     let (prims, spare, spare_is_work) = if moved {
         (spare, prims, !spare_is_work)
     } else {
