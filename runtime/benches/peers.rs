@@ -21,7 +21,8 @@
 //!     target/release/deps/peers-* --meshes --profile "sauer_pandora aabb rays/s"
 //!     # perf enabled when the row starts: the profile holds that row alone
 //! cargo bench -p kiln-runtime --bench peers -- --quick --meshes --profile "city 15k aabb build ms (1 thread)"
-//!     # one mesh's bake (ingest to validated bytes) over and over; with --peer, parry3d's build
+//!     # one mesh's bake (ingest to validated bytes) over and over; with --peer, parry3d's build;
+//!     # with --stages, first the fastest of 40 bakes' stage times (weld, build, encode, ...)
 //! ```
 //!
 //! Solid shapes: 2,000 convex hulls of random clouds of 8–256 points, and
@@ -482,6 +483,19 @@ fn run(
                         .collect();
                     std::hint::black_box(TriMesh::new(verts, tris.clone()).expect("a mesh"));
                 });
+            }
+            if std::env::args().any(|a| a == "--stages") {
+                // the fastest of 40 bakes, stage by stage (the bake's own
+                // report), before the row
+                let fastest = (0..40)
+                    .map(|_| {
+                        pools[slot]
+                            .install(|| bake_scene(&scene, &settings))
+                            .report
+                            .stages
+                    })
+                    .min_by(|a, b| a.building_ms().total_cmp(&b.building_ms()));
+                eprintln!("  stages of the fastest of 40 bakes: {fastest:?}");
             }
             soak(&label, 1, &mut || {
                 std::hint::black_box(pools[slot].install(|| bake_scene(&scene, &settings)));
