@@ -2,7 +2,8 @@
 //! builds its polytopes with [`hull`] and measures its colliders with
 //! [`sphere_triangle`]; the runtime makes hull query shapes with the same
 //! [`hull`] and answers spheres with the same [`sphere_triangle`]. Plain
-//! f64 functions on [`glam`] vectors; nothing here knows the archive.
+//! f64 functions on [`glam`] vectors, and the [`cache`] hint their hot
+//! loops share; nothing here knows the archive.
 //!
 //! ```
 //! use glam::DVec3;
@@ -14,6 +15,7 @@
 //! assert!((cube.volume() - 1.0).abs() < 1e-12);
 //! ```
 
+pub mod cache;
 pub mod frame;
 pub mod hull;
 pub mod ray_round;

@@ -3,6 +3,7 @@
 //! tree's quad pairing) starts from a welded mesh.
 
 use crate::scene::SceneMesh;
+use kiln_geometry::cache::prefetch;
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
@@ -62,7 +63,18 @@ fn weld_positions(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> Welded {
     {
         return welded;
     }
-    let rep = representatives(positions, canon);
+    weld_sorted(positions, triangles, canon)
+}
+
+/// [`weld_positions`] by the radix sort: equal positions found by
+/// [`representatives`], their first uses chunk by chunk of the index
+/// buffer on the pool, merged in chunk order.
+fn weld_sorted(
+    positions: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+    canon: impl Fn(&[f32; 3]) -> [f32; 3] + Sync,
+) -> Welded {
+    let rep = representatives(positions, &canon);
     // the first uses of representatives, chunk by chunk, in index order
     let indices = triangles.as_flattened();
     const CHUNK: usize = 1 << 16;
@@ -357,22 +369,6 @@ fn hash(b: &[u32; 3]) -> u32 {
     h ^ (h >> 16)
 }
 
-/// Asks for the cache line holding `v`.
-#[inline(always)]
-fn prefetch<T>(v: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it
-        // is in the target's baseline). A prefetch is a hint: it never
-        // faults, reads nothing into the program and writes nothing (and
-        // `v` is a borrowed, live object besides).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((v as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = v;
-}
-
 /// The one-pass weld's hash of a position's bits: the three words mixed
 /// through 64-bit multiplies, then the MurmurHash3 64-bit finaliser
 /// (Appleby 2008). [`hash`]'s 32-bit mix let grid-aligned positions
@@ -487,6 +483,35 @@ mod tests {
         (vertices, tris)
     }
 
+    /// `n_pos` positions from a few values a coordinate (so positions
+    /// repeat): -0.0 beside 0.0, NaNs with two payloads, an infinity, a
+    /// denormal; `n_tri` triangles over the first 90% of them (the rest
+    /// stay unused).
+    fn random_mesh(
+        next: &mut impl FnMut() -> u64,
+        n_pos: usize,
+        n_tri: usize,
+    ) -> (Vec<[f32; 3]>, Vec<[u32; 3]>) {
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5,
+            f32::NAN,
+            f32::from_bits(0x7fc0_0001),
+            f32::INFINITY,
+            1e-40,
+        ];
+        let positions = (0..n_pos)
+            .map(|_| [0; 3].map(|_| values[(next() % values.len() as u64) as usize]))
+            .collect();
+        let used = (n_pos * 9 / 10).max(1) as u64;
+        let triangles = (0..n_tri)
+            .map(|_| [0; 3].map(|_| (next() % used) as u32))
+            .collect();
+        (positions, triangles)
+    }
+
     fn bits(v: &[[f32; 3]]) -> Vec<[u32; 3]> {
         v.iter().map(|p| p.map(f32::to_bits)).collect()
     }
@@ -583,24 +608,8 @@ mod tests {
         // -0.0 against 0.0, two NaN payloads, infinities, a denormal; a
         // soup (a position a corner) and shared positions, unused ones,
         // tables that must grow
-        let values = [
-            0.0,
-            -0.0,
-            1.0,
-            -2.5,
-            f32::NAN,
-            f32::from_bits(0x7fc0_0001),
-            f32::INFINITY,
-            1e-40,
-        ];
         for (n_pos, n_tri) in [(3, 1), (300, 100), (30_000, 10_000), (9_000, 20_000)] {
-            let positions: Vec<[f32; 3]> = (0..n_pos)
-                .map(|_| [0; 3].map(|_| values[(next() % values.len() as u64) as usize]))
-                .collect();
-            let used = (n_pos * 9 / 10).max(1) as u64;
-            let triangles: Vec<[u32; 3]> = (0..n_tri)
-                .map(|_| [0; 3].map(|_| (next() % used) as u32))
-                .collect();
+            let (positions, triangles) = random_mesh(&mut next, n_pos, n_tri);
             let on = format!("{n_pos} positions, {n_tri} triangles");
             let want = meshopt_weld(&positions, &triangles);
             let (v, t) = weld_in_one_pass(&positions, &triangles, canon, table_hash).expect(&on);
@@ -634,39 +643,25 @@ mod tests {
     fn the_parallel_weld_numbers_vertices_as_meshoptimizer_does() {
         let mut rng = kiln_geometry::rng::Rng::new(0x9E37_79B9);
         let mut next = move || rng.next_u64();
-        // few distinct values, so positions repeat; -0.0, NaNs with two
-        // payloads, infinities; unused vertices; more triangles than one
-        // chunk of the index buffer
-        let values = [
-            0.0,
-            -0.0,
-            1.0,
-            -2.5,
-            f32::NAN,
-            f32::from_bits(0x7fc0_0001),
-            f32::INFINITY,
-            1e-40,
-        ];
+        let canon = |p: &[f32; 3]| p.map(|c| if c == 0.0 { 0.0 } else { c });
+        // few distinct values, so positions repeat; unused vertices; more
+        // triangles than one chunk of the index buffer. The sort itself on
+        // 1 to 3 threads (the weld takes the one pass for some of these:
+        // the soups on few threads), and the weld whichever way it goes
         for (n_pos, n_tri) in [(3, 1), (50, 40), (2_000, 30_000), (70_000, 25_000)] {
-            let positions: Vec<[f32; 3]> = (0..n_pos)
-                .map(|_| [0; 3].map(|_| values[(next() % values.len() as u64) as usize]))
-                .collect();
-            // indices from the first 90%: the rest stay unused
-            let used = (n_pos * 9 / 10).max(1) as u64;
-            let triangles: Vec<[u32; 3]> = (0..n_tri)
-                .map(|_| [0; 3].map(|_| (next() % used) as u32))
-                .collect();
-            let (v, t) = weld_positions(&positions, &triangles);
+            let (positions, triangles) = random_mesh(&mut next, n_pos, n_tri);
             let (mv, mt) = meshopt_weld(&positions, &triangles);
-            assert_eq!(bits(&v), bits(&mv), "{n_pos} positions, {n_tri} triangles");
-            assert_eq!(t, mt, "{n_pos} positions, {n_tri} triangles");
-            // and on one thread
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap();
-            let (v1, t1) = pool.install(|| weld_positions(&positions, &triangles));
-            assert_eq!((bits(&v1), t1), (bits(&v), t));
+            let want = (bits(&mv), mt);
+            for threads in [1, 2, 3] {
+                let on = format!("{n_pos} positions, {n_tri} triangles, {threads} threads");
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+                pool.unwrap().install(|| {
+                    let (v, t) = weld_sorted(&positions, &triangles, canon);
+                    assert_eq!((bits(&v), t), want, "the sort, {on}");
+                    let (v, t) = weld_positions(&positions, &triangles);
+                    assert_eq!((bits(&v), t), want, "the weld, {on}");
+                });
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ use kiln_formats::tri_mesh::{
     ArchivedBoxNode, ArchivedFloatBoxNode, ArchivedMeshTree, ArchivedSphereNode, ArchivedTriMesh,
     BOX_STEPS, LEAF_BIT, Links, WIDE, WIDTH,
 };
+use kiln_geometry::cache::prefetch_line;
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 #[cfg(target_arch = "x86_64")]
@@ -581,23 +582,6 @@ pub(crate) fn prefetch_all<T>(s: &[T]) {
     if len > 0 {
         prefetch_line(p.wrapping_add(len - 1));
     }
-}
-
-/// Asks for the cache line holding the byte at `p`.
-#[inline(always)]
-fn prefetch_line(p: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has
-        // (it is in the target's baseline). A prefetch is a hint: it
-        // never faults, reads nothing into the program and writes
-        // nothing, whatever the address (the callers pass bytes of
-        // objects they borrowed)
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// One axis of the four-box slab test: narrows `near`/`far`.
